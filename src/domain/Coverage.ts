@@ -1,0 +1,22 @@
+import { maxBig, type Micros } from "./Money.ts"
+
+export type PaymentCoverage = "no_payment" | "partial_payment" | "exact_payment" | "overpayment"
+
+export interface CoverageSummary {
+  readonly paymentCoverage: PaymentCoverage
+  readonly receivedMicros: Micros
+  readonly confirmedMicros: Micros
+  readonly remainingMicros: Micros
+  readonly overpaymentMicros: Micros
+}
+
+export const coverageOf = (amount: Micros, received: Micros): PaymentCoverage =>
+  received === 0n ? "no_payment" : received < amount ? "partial_payment" : received === amount ? "exact_payment" : "overpayment"
+
+export const summarize = (amount: Micros, received: Micros, confirmed: Micros): CoverageSummary => ({
+  paymentCoverage: coverageOf(amount, received),
+  receivedMicros: received,
+  confirmedMicros: confirmed,
+  remainingMicros: maxBig(0n, amount - received),
+  overpaymentMicros: maxBig(0n, received - amount)
+})

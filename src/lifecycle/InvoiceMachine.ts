@@ -1,0 +1,212 @@
+import { and, or, setup, stateIn } from "xstate"
+
+/** How much on-time payment the invoice has: the input of the detection-driven moves. */
+export type OnTimeLevel = "none" | "partial" | "sufficient" | "confirmed"
+/** How much valid payment the invoice has in all, late payments included. */
+export type TotalLevel = "none" | "partial" | "sufficient"
+
+export type ExceptionCloseAction = "accept_late_payment" | "mark_paid_out_of_band" | "close_unpaid"
+
+export type InvoiceEvent =
+  | { readonly type: "VOID" }
+  | { readonly type: "RECORD_PAYMENT" }
+  | { readonly type: "EVIDENCE"; readonly onTime: OnTimeLevel; readonly total: TotalLevel }
+  | { readonly type: "DEADLINE_PASSED" }
+  | { readonly type: "CLOSE_EXCEPTION"; readonly action: ExceptionCloseAction }
+
+export type WebhookEventName =
+  | "invoice_created"
+  | "invoice_partially_paid"
+  | "invoice_payment_detected"
+  | "invoice_confirmed"
+  | "invoice_expired"
+  | "invoice_voided"
+  | "invoice_payment_recorded"
+  | "invoice_exception_opened"
+  | "invoice_exception_closed"
+
+export type StampedField =
+  | "paymentDetectedAt"
+  | "confirmedAt"
+  | "paidOutOfBandAt"
+  | "voidedAt"
+  | "exceptionClosedAt"
+
+const onTimeIs = (level: OnTimeLevel) => ({ type: "onTimeIs" as const, params: { level } })
+const emit = (event: WebhookEventName) => ({ type: "emit" as const, params: { event } })
+const stamp = (field: StampedField) => ({ type: "stamp" as const, params: { field } })
+
+const toPartiallyPaid = { target: "partially_paid", guard: onTimeIs("partial"), actions: [emit("invoice_partially_paid")] }
+const toPaymentDetected = {
+  target: "payment_detected",
+  guard: onTimeIs("sufficient"),
+  actions: [stamp("paymentDetectedAt"), emit("invoice_payment_detected")]
+}
+const toConfirmed = {
+  target: "confirmed",
+  guard: onTimeIs("confirmed"),
+  actions: [stamp("paymentDetectedAt"), stamp("confirmedAt"), emit("invoice_confirmed")]
+}
+const toAwaiting = { target: "awaiting_payment", guard: onTimeIs("none") }
+const recordPayment = {
+  target: "paid_out_of_band",
+  actions: [stamp("paidOutOfBandAt"), { type: "recordOutOfBandNote" as const }, emit("invoice_payment_recorded")]
+}
+const closeException = [stamp("exceptionClosedAt"), { type: "recordExceptionClose" as const }, emit("invoice_exception_closed")]
+const inLateStatus = or([stateIn({ status: "expired" }), stateIn({ status: "voided" })])
+
+/**
+ * The invoice lifecycle: the only code that decides a status or an exception state.
+ * Two parallel regions: `status` (the spec's seven statuses) and `exception` (merchant review).
+ * Its actions are data (`emit`, `stamp`, ...) that the service executes in the same database
+ * transaction that saves the new state.
+ */
+export const invoiceMachine = setup({
+  types: {
+    events: {} as InvoiceEvent
+  },
+  guards: {
+    onTimeIs: ({ event }, params: { level: OnTimeLevel }) => event.type === "EVIDENCE" && event.onTime === params.level,
+    totalIs: ({ event }, params: { level: TotalLevel }) => event.type === "EVIDENCE" && event.total === params.level,
+    totalIsNot: ({ event }, params: { level: TotalLevel }) => event.type === "EVIDENCE" && event.total !== params.level,
+    actionIs: ({ event }, params: { action: ExceptionCloseAction }) =>
+      event.type === "CLOSE_EXCEPTION" && event.action === params.action
+  },
+  actions: {
+    emit: (_, _params: { event: WebhookEventName }) => {},
+    stamp: (_, _params: { field: StampedField }) => {},
+    recordOutOfBandNote: () => {},
+    recordExceptionClose: () => {},
+    openException: (_, _params: { exceptionType: "late_payment" | "partial_payment" }) => {}
+  }
+}).createMachine({
+  id: "invoice",
+  type: "parallel",
+  states: {
+    status: {
+      initial: "awaiting_payment",
+      states: {
+        awaiting_payment: {
+          entry: [],
+          on: {
+            VOID: { target: "voided", actions: [stamp("voidedAt"), emit("invoice_voided")] },
+            RECORD_PAYMENT: recordPayment,
+            EVIDENCE: [toPartiallyPaid, toPaymentDetected, toConfirmed],
+            DEADLINE_PASSED: { target: "expired", actions: [emit("invoice_expired")] }
+          }
+        },
+        partially_paid: {
+          on: {
+            RECORD_PAYMENT: recordPayment,
+            EVIDENCE: [toAwaiting, toPaymentDetected, toConfirmed],
+            DEADLINE_PASSED: { target: "expired", actions: [emit("invoice_expired")] }
+          }
+        },
+        payment_detected: {
+          on: {
+            EVIDENCE: [toAwaiting, toPartiallyPaid, toConfirmed]
+          }
+        },
+        confirmed: {},
+        paid_out_of_band: {},
+        expired: {
+          on: {
+            RECORD_PAYMENT: recordPayment,
+            CLOSE_EXCEPTION: [
+              {
+                target: "confirmed",
+                guard: and([{ type: "actionIs", params: { action: "accept_late_payment" } }, stateIn({ exception: { open: "late_payment" } })]),
+                actions: [stamp("confirmedAt"), emit("invoice_confirmed")]
+              },
+              {
+                target: "paid_out_of_band",
+                guard: and([{ type: "actionIs", params: { action: "mark_paid_out_of_band" } }, stateIn({ exception: "open" })]),
+                actions: [stamp("paidOutOfBandAt"), { type: "recordOutOfBandNote" }, emit("invoice_payment_recorded")]
+              }
+            ]
+          }
+        },
+        voided: {
+          on: {
+            CLOSE_EXCEPTION: [
+              {
+                target: "confirmed",
+                guard: and([{ type: "actionIs", params: { action: "accept_late_payment" } }, stateIn({ exception: { open: "late_payment" } })]),
+                actions: [stamp("confirmedAt"), emit("invoice_confirmed")]
+              },
+              {
+                target: "paid_out_of_band",
+                guard: and([{ type: "actionIs", params: { action: "mark_paid_out_of_band" } }, stateIn({ exception: "open" })]),
+                actions: [stamp("paidOutOfBandAt"), { type: "recordOutOfBandNote" }, emit("invoice_payment_recorded")]
+              }
+            ]
+          }
+        }
+      }
+    },
+    exception: {
+      initial: "none",
+      states: {
+        none: {
+          on: {
+            EVIDENCE: [
+              {
+                target: "open.late_payment",
+                guard: and([inLateStatus, { type: "totalIs", params: { level: "sufficient" } }]),
+                actions: [{ type: "openException", params: { exceptionType: "late_payment" } }, emit("invoice_exception_opened")]
+              },
+              {
+                target: "open.partial_payment",
+                guard: and([inLateStatus, { type: "totalIs", params: { level: "partial" } }]),
+                actions: [{ type: "openException", params: { exceptionType: "partial_payment" } }, emit("invoice_exception_opened")]
+              }
+            ],
+            DEADLINE_PASSED: {
+              target: "open.partial_payment",
+              guard: stateIn({ status: "partially_paid" }),
+              actions: [{ type: "openException", params: { exceptionType: "partial_payment" } }, emit("invoice_exception_opened")]
+            }
+          }
+        },
+        open: {
+          initial: "partial_payment",
+          states: {
+            partial_payment: {
+              on: {
+                EVIDENCE: {
+                  target: "late_payment",
+                  guard: { type: "totalIs", params: { level: "sufficient" } },
+                  actions: [{ type: "openException", params: { exceptionType: "late_payment" } }, emit("invoice_exception_opened")]
+                }
+              }
+            },
+            late_payment: {
+              on: {
+                EVIDENCE: {
+                  target: "partial_payment",
+                  guard: { type: "totalIsNot", params: { level: "sufficient" } },
+                  actions: [{ type: "openException", params: { exceptionType: "partial_payment" } }, emit("invoice_exception_opened")]
+                }
+              }
+            }
+          },
+          on: {
+            RECORD_PAYMENT: { target: "closed", guard: stateIn({ status: "expired" }), actions: closeException },
+            CLOSE_EXCEPTION: [
+              {
+                target: "closed",
+                guard: and([{ type: "actionIs", params: { action: "accept_late_payment" } }, stateIn({ exception: { open: "late_payment" } })]),
+                actions: closeException
+              },
+              { target: "closed", guard: { type: "actionIs", params: { action: "mark_paid_out_of_band" } }, actions: closeException },
+              { target: "closed", guard: { type: "actionIs", params: { action: "close_unpaid" } }, actions: closeException }
+            ]
+          }
+        },
+        closed: {}
+      }
+    }
+  }
+})
+
+export type InvoiceMachine = typeof invoiceMachine

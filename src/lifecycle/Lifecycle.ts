@@ -1,0 +1,120 @@
+import { initialTransition, transition } from "xstate"
+import {
+  type ExceptionCloseAction,
+  type InvoiceEvent,
+  invoiceMachine,
+  type StampedField,
+  type WebhookEventName
+} from "./InvoiceMachine.ts"
+
+export type InvoiceStatus =
+  | "awaiting_payment"
+  | "partially_paid"
+  | "payment_detected"
+  | "confirmed"
+  | "paid_out_of_band"
+  | "expired"
+  | "voided"
+
+export const INVOICE_STATUSES: ReadonlyArray<InvoiceStatus> = [
+  "awaiting_payment",
+  "partially_paid",
+  "payment_detected",
+  "confirmed",
+  "paid_out_of_band",
+  "expired",
+  "voided"
+]
+
+export type ExceptionType = "late_payment" | "partial_payment"
+export type ExceptionStatus = "open" | "closed"
+
+/** The part of an invoice that the lifecycle owns. */
+export interface LifecycleState {
+  readonly status: InvoiceStatus
+  readonly exceptionType: ExceptionType | null
+  readonly exceptionStatus: ExceptionStatus | null
+}
+
+/** What a transition asks the service to do, as plain data. */
+export type LifecycleEffect =
+  | { readonly kind: "emit"; readonly event: WebhookEventName }
+  | { readonly kind: "stamp"; readonly field: StampedField }
+  | { readonly kind: "recordOutOfBandNote" }
+  | { readonly kind: "recordExceptionClose" }
+  | { readonly kind: "openException"; readonly exceptionType: ExceptionType }
+
+export interface Decision {
+  readonly state: LifecycleState
+  readonly effects: ReadonlyArray<LifecycleEffect>
+}
+
+type Snapshot = ReturnType<typeof invoiceMachine.resolveState>
+
+const exceptionValue = (state: LifecycleState) =>
+  state.exceptionStatus === "open"
+    ? { open: state.exceptionType ?? "partial_payment" }
+    : state.exceptionStatus === "closed"
+    ? "closed"
+    : "none"
+
+export const toSnapshot = (state: LifecycleState): Snapshot =>
+  invoiceMachine.resolveState({ value: { status: state.status, exception: exceptionValue(state) } })
+
+const fromSnapshot = (snapshot: Snapshot, previous: LifecycleState, effects: ReadonlyArray<LifecycleEffect>): LifecycleState => {
+  const value = snapshot.value as { status: InvoiceStatus; exception: "none" | "closed" | { open: ExceptionType } }
+  const opened = effects.findLast((effect) => effect.kind === "openException")
+  if (value.exception === "none") return { status: value.status, exceptionType: null, exceptionStatus: null }
+  if (value.exception === "closed") {
+    return { status: value.status, exceptionType: previous.exceptionType, exceptionStatus: "closed" }
+  }
+  return {
+    status: value.status,
+    exceptionType: opened?.kind === "openException" ? opened.exceptionType : value.exception.open,
+    exceptionStatus: "open"
+  }
+}
+
+const toEffect = (action: { type: string; params: unknown }): LifecycleEffect | undefined => {
+  const params = (action.params ?? {}) as Record<string, unknown>
+  switch (action.type) {
+    case "emit":
+      return { kind: "emit", event: params.event as WebhookEventName }
+    case "stamp":
+      return { kind: "stamp", field: params.field as StampedField }
+    case "recordOutOfBandNote":
+      return { kind: "recordOutOfBandNote" }
+    case "recordExceptionClose":
+      return { kind: "recordExceptionClose" }
+    case "openException":
+      return { kind: "openException", exceptionType: params.exceptionType as ExceptionType }
+    default:
+      return undefined
+  }
+}
+
+const effectsOf = (actions: ReadonlyArray<{ type: string; params: unknown }>): Array<LifecycleEffect> =>
+  actions.flatMap((action) => {
+    const effect = toEffect(action)
+    return effect === undefined ? [] : [effect]
+  })
+
+export const initialDecision = (): Decision => {
+  const [snapshot] = initialTransition(invoiceMachine)
+  const state = fromSnapshot(snapshot, { status: "awaiting_payment", exceptionType: null, exceptionStatus: null }, [])
+  return { state, effects: [{ kind: "emit", event: "invoice_created" }] }
+}
+
+/**
+ * Applies one event to a stored lifecycle state. Returns undefined when the machine takes no
+ * transition for it (the event is not allowed, or changes nothing).
+ */
+export const decide = (state: LifecycleState, event: InvoiceEvent): Decision | undefined => {
+  const snapshot = toSnapshot(state)
+  if (!snapshot.can(event)) return undefined
+  const [next, actions] = transition(invoiceMachine, snapshot, event)
+  const effects = effectsOf(actions)
+  return { state: fromSnapshot(next, state, effects), effects }
+}
+
+export type { ExceptionCloseAction, InvoiceEvent, WebhookEventName }
