@@ -1,0 +1,31 @@
+import { Layer } from "effect"
+import { Accounts } from "./accounts/Accounts.ts"
+import { AppConfig } from "./config/AppConfig.ts"
+import { DatabaseLive } from "./db/Database.ts"
+import { DemoMerchantLive } from "./demo/DemoMerchant.ts"
+import { HttpServerLive } from "./http/Http.ts"
+import { IdempotencyStore } from "./http/IdempotencyStore.ts"
+import { InvoiceRepo } from "./invoices/InvoiceRepo.ts"
+import { Invoices } from "./invoices/Invoices.ts"
+import { CheckoutSettingsRepo } from "./payments/CheckoutSettingsRepo.ts"
+import { PriceOracle } from "./payments/PriceOracle.ts"
+import { RailSettingsService, railSettingsFromEnv } from "./payments/RailSettings.ts"
+
+const Repositories = Layer.mergeAll(InvoiceRepo.layer, CheckoutSettingsRepo.layer, Accounts.layer, IdempotencyStore.layer(24))
+
+/** Every domain service over the database (no HTTP server): what tests and scripts build on. */
+export const ServicesLive = (env: Readonly<Record<string, string | undefined>> = process.env) =>
+  Invoices.layer.pipe(
+    Layer.provideMerge(Repositories),
+    Layer.provideMerge(Layer.mergeAll(PriceOracle.fixed(), RailSettingsService.make(railSettingsFromEnv(env, "checkout")))),
+    Layer.provideMerge(DatabaseLive)
+  )
+
+/** The whole application for a configuration: services, demo data and the HTTP server. */
+export const makeApp = (config: Layer.Layer<AppConfig>, env: Readonly<Record<string, string | undefined>> = process.env) =>
+  Layer.mergeAll(HttpServerLive, DemoMerchantLive).pipe(
+    Layer.provideMerge(ServicesLive(env)),
+    Layer.provideMerge(config)
+  )
+
+export const AppLive = makeApp(AppConfig.fromEnv())

@@ -1,0 +1,8 @@
+import { Context } from "effect"
+
+/** The authenticated merchant of a request, provided by the authentication middleware. */
+export class CurrentMerchant extends Context.Service<CurrentMerchant, {
+  readonly merchantId: string
+  readonly billingStatus: "active" | "blocked"
+  readonly via: "api_key" | "session" | "bearer"
+}>()("Accounts/CurrentMerchant") {}

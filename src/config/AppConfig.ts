@@ -1,0 +1,115 @@
+import { Context, Layer } from "effect"
+
+export type CheckoutEnv = "development" | "production" | "test"
+export type Role = "api" | "workers" | "all"
+
+export interface AppConfigShape {
+  readonly env: CheckoutEnv
+  readonly host: string
+  readonly port: number
+  readonly databaseUrl: string | undefined
+  readonly dataDir: string
+  readonly publicUrl: string
+  readonly role: Role
+  readonly signup: "open" | "closed"
+  readonly webhookAllowLoopback: boolean
+  readonly jwtSecret: string | undefined
+  readonly encryptionKey: string | undefined
+  readonly apiRateLimitPerMinute: number
+  readonly solanaPrepareRateLimitPerMinute: number
+  readonly redisUrl: string | undefined
+  readonly demo: boolean
+  readonly sweepIntervalMs: number
+  readonly maxBodyBytes: number
+  readonly idempotencyTtlHours: number
+  readonly servicePrefix: string
+}
+
+export class ConfigError extends Error {
+  override readonly name = "ConfigError"
+}
+
+type Env = Readonly<Record<string, string | undefined>>
+
+const oneOf = <T extends string>(env: Env, name: string, allowed: ReadonlyArray<T>, fallback: T): T => {
+  const value = env[name]
+  if (value === undefined || value === "") return fallback
+  if ((allowed as ReadonlyArray<string>).includes(value)) return value as T
+  throw new ConfigError(`${name} must be one of ${allowed.join(", ")} (got "${value}")`)
+}
+
+const integer = (env: Env, name: string, fallback: number, min: number, max: number): number => {
+  const value = env[name]
+  if (value === undefined || value === "") return fallback
+  const parsed = Number(value)
+  if (!/^\d+$/.test(value) || parsed < min || parsed > max) {
+    throw new ConfigError(`${name} must be an integer from ${min} to ${max} (got "${value}")`)
+  }
+  return parsed
+}
+
+const bool = (env: Env, name: string, fallback: boolean): boolean => {
+  const value = env[name]
+  if (value === undefined || value === "") return fallback
+  if (value === "true" || value === "1") return true
+  if (value === "false" || value === "0") return false
+  throw new ConfigError(`${name} must be true or false (got "${value}")`)
+}
+
+const url = (env: Env, name: string, protocols: ReadonlyArray<string>): string | undefined => {
+  const value = env[name]
+  if (value === undefined || value === "") return undefined
+  try {
+    const parsed = new URL(value)
+    if (!protocols.includes(parsed.protocol)) throw new Error("protocol")
+    return value.replace(/\/+$/, "")
+  } catch {
+    throw new ConfigError(`${name} must be a URL starting with ${protocols.join(" or ")} (got "${value}")`)
+  }
+}
+
+const secret = (env: Env, name: string, production: boolean): string | undefined => {
+  const value = env[name]
+  if (value !== undefined && value !== "") {
+    if (value.length < 32) throw new ConfigError(`${name} must be at least 32 characters`)
+    return value
+  }
+  if (production) throw new ConfigError(`${name} is required when CHECKOUT_ENV=production`)
+  return undefined
+}
+
+/** Reads and validates the environment; throws ConfigError with a message naming the variable. */
+export const parseConfig = (env: Env): AppConfigShape => {
+  const checkoutEnv = oneOf<CheckoutEnv>(env, "CHECKOUT_ENV", ["development", "production", "test"], "development")
+  const production = checkoutEnv === "production"
+  const host = env.HOST !== undefined && env.HOST !== "" ? env.HOST : "127.0.0.1"
+  const port = integer(env, "PORT", 3000, 0, 65535)
+  const displayHost = host.includes(":") ? `[${host}]` : host === "0.0.0.0" ? "127.0.0.1" : host
+  return {
+    env: checkoutEnv,
+    host,
+    port,
+    databaseUrl: url(env, "DATABASE_URL", ["postgres:", "postgresql:"]),
+    dataDir: env.CHECKOUT_DATA_DIR !== undefined && env.CHECKOUT_DATA_DIR !== "" ? env.CHECKOUT_DATA_DIR : "./data",
+    publicUrl: url(env, "CHECKOUT_PUBLIC_URL", ["http:", "https:"]) ?? `http://${displayHost}:${port}`,
+    role: oneOf<Role>(env, "CHECKOUT_ROLE", ["api", "workers", "all"], "all"),
+    signup: oneOf(env, "CHECKOUT_SIGNUP", ["open", "closed"], "open"),
+    webhookAllowLoopback: bool(env, "CHECKOUT_WEBHOOK_ALLOW_LOOPBACK", !production),
+    jwtSecret: secret(env, "CHECKOUT_JWT_SECRET", production),
+    encryptionKey: secret(env, "CHECKOUT_ENCRYPTION_KEY", production),
+    apiRateLimitPerMinute: integer(env, "CHECKOUT_API_RATE_LIMIT", 100, 1, 1_000_000),
+    solanaPrepareRateLimitPerMinute: integer(env, "CHECKOUT_SOLANA_PREPARE_RATE_LIMIT", 10, 1, 1_000_000),
+    redisUrl: url(env, "REDIS_URL", ["redis:", "rediss:"]),
+    demo: bool(env, "CHECKOUT_DEMO", !production),
+    sweepIntervalMs: integer(env, "CHECKOUT_SWEEP_INTERVAL_MS", 5_000, 100, 3_600_000),
+    maxBodyBytes: integer(env, "CHECKOUT_MAX_BODY_BYTES", 65_536, 1_024, 10_485_760),
+    idempotencyTtlHours: 24,
+    servicePrefix: env.CHECKOUT_SERVICE_PREFIX !== undefined && env.CHECKOUT_SERVICE_PREFIX !== "" ? env.CHECKOUT_SERVICE_PREFIX : "checkout"
+  }
+}
+
+export class AppConfig extends Context.Service<AppConfig, AppConfigShape>()("Config/AppConfig") {
+  static readonly fromEnv = (env: Env = process.env) => Layer.sync(AppConfig, () => parseConfig(env))
+  static readonly layerWith = (overrides: Partial<AppConfigShape> = {}) =>
+    Layer.succeed(AppConfig, { ...parseConfig({ CHECKOUT_ENV: "test" }), ...overrides })
+}

@@ -1,0 +1,54 @@
+import { PGlite } from "@electric-sql/pglite"
+import { PGLiteSocketServer } from "@electric-sql/pglite-socket"
+import { PgClient } from "@effect/sql-pg"
+import { Effect, Layer, Redacted, String as Str } from "effect"
+import { Migrator, SqlClient } from "effect/sql"
+import { mkdirSync } from "node:fs"
+import { AppConfig } from "../config/AppConfig.ts"
+import migration0001 from "./migrations/0001_core_tables.ts"
+
+const naming = { transformQueryNames: Str.camelToSnake, transformResultNames: Str.snakeToCamel }
+
+/**
+ * The embedded PostgreSQL: PGlite served over the PostgreSQL wire protocol on a loopback port,
+ * so that the same pg client (and SQL dialect) serves both databases. One connection at a time.
+ */
+const embeddedServer = (dataDir: string) =>
+  Effect.acquireRelease(
+    Effect.promise(async () => {
+      if (!dataDir.startsWith("memory://")) mkdirSync(dataDir, { recursive: true })
+      const db = await PGlite.create(dataDir)
+      const server = new PGLiteSocketServer({ db, host: "127.0.0.1", port: 0, maxConnections: 1 })
+      await server.start()
+      const [host, port] = server.getServerConn().split(":")
+      return { db, server, host, port: Number(port) }
+    }),
+    ({ db, server }) => Effect.promise(async () => {
+      await server.stop()
+      await db.close()
+    })
+  )
+
+const embeddedClient = (dataDir: string) =>
+  Layer.unwrap(
+    Effect.map(embeddedServer(dataDir), ({ host, port }) =>
+      PgClient.layer({ host, port, database: "postgres", username: "postgres", maxConnections: 1, ...naming }))
+  )
+
+const serverClient = (url: string) => PgClient.layer({ url: Redacted.make(url), maxConnections: 10, ...naming })
+
+export const migrations = Migrator.fromRecord({ "0001_core_tables": migration0001 })
+
+export const runMigrations = Migrator.make({})({ loader: migrations })
+
+/** SqlClient for DATABASE_URL when set, else the embedded PGlite; migrated before use. */
+export const DatabaseLive = Layer.unwrap(
+  Effect.gen(function*() {
+    const config = yield* AppConfig
+    const client = config.databaseUrl !== undefined ? serverClient(config.databaseUrl) : embeddedClient(config.dataDir)
+    const migrated = Layer.effectDiscard(runMigrations.pipe(Effect.orDie))
+    return Layer.provideMerge(migrated, client)
+  })
+)
+
+export type { SqlClient }

@@ -1,0 +1,72 @@
+import { sha256 } from "@noble/hashes/sha2.js"
+import { base58 } from "@scure/base"
+import { Console, Effect, Layer } from "effect"
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs"
+import { join } from "node:path"
+import { Accounts } from "../accounts/Accounts.ts"
+import { AppConfig } from "../config/AppConfig.ts"
+import { CheckoutSettingsRepo, type MethodInput } from "../payments/CheckoutSettingsRepo.ts"
+
+export const DEMO_EMAIL = "demo@checkout.local"
+
+/**
+ * DEMO ONLY. Public test keys of the BIP39 test mnemonic "abandon ... about": anyone can spend
+ * funds sent to them. Never use them for real payments.
+ */
+export const DEMO_KEYS = {
+  bitcoinZpub:
+    "zpub6rFR7y4Q2AijBEqTUquhVz398htDFrtymD9xYYfG1m4wAcvPhXNfE3EfH1r1ADqtfSdVCToUG868RvUUkgDKf31mGDtKsAYz2oz2AGutZYs",
+  evmXpub:
+    "xpub6DCoCpSuQZB2jawqnGMEPS63ePKWkwWPH4TU45Q7LPXWuNd8TMtVxRrgjtEshuqpK3mdhaWHPFsBngh5GFZaM6si3yZdUsT8ddYM3PwnATt",
+  evmRecipient: "0x9858EfFD232B4033E47d90003D41EC34EcaEda94",
+  solanaRecipient: base58.encode(sha256(new TextEncoder().encode("checkout-demo-solana-recipient")))
+} as const
+
+/** One method per network, covering both rails: the demo merchant's configuration. */
+export const DEMO_METHODS: ReadonlyArray<MethodInput> = [
+  { network: "ethereum", assetCode: "USDC", railType: "wallet_contract", enabled: true, isDefault: true, recipientAddress: DEMO_KEYS.evmRecipient, xpub: null },
+  { network: "arbitrum", assetCode: "USDT", railType: "address_transfer", enabled: true, isDefault: false, recipientAddress: null, xpub: DEMO_KEYS.evmXpub },
+  { network: "base", assetCode: "USDC", railType: "address_transfer", enabled: true, isDefault: false, recipientAddress: null, xpub: DEMO_KEYS.evmXpub },
+  { network: "solana", assetCode: "USDC", railType: "address_transfer", enabled: true, isDefault: false, recipientAddress: DEMO_KEYS.solanaRecipient, xpub: null },
+  { network: "bitcoin", assetCode: "BTC", railType: "address_transfer", enabled: true, isDefault: false, recipientAddress: null, xpub: DEMO_KEYS.bitcoinZpub }
+]
+
+const keyFile = (dataDir: string) => join(dataDir, "demo-api-key.txt")
+
+/** Creates the demo merchant on an empty database and prints how to call the API. */
+export const DemoMerchantLive = Layer.effectDiscard(Effect.gen(function*() {
+  const config = yield* AppConfig
+  if (!config.demo) return
+  const accounts = yield* Accounts
+  const settings = yield* CheckoutSettingsRepo
+  const persistent = config.databaseUrl === undefined && !config.dataDir.startsWith("memory://")
+  let apiKey: string | undefined
+  const existing = yield* accounts.findMerchantByEmail(DEMO_EMAIL)
+  if (existing === undefined) {
+    const merchantId = yield* accounts.createMerchant({ email: DEMO_EMAIL, isDemo: true })
+    yield* settings.save(merchantId, {
+      issuedBy: "Demo Store",
+      timing: { mode: "immediate", expiresAfterMinutes: 60 },
+      methods: DEMO_METHODS
+    })
+    apiKey = (yield* accounts.createApiKey(merchantId, "demo")).rawKey
+    if (persistent) {
+      mkdirSync(config.dataDir, { recursive: true })
+      writeFileSync(keyFile(config.dataDir), `${apiKey}\n`, { mode: 0o600 })
+    }
+  } else if (persistent && existsSync(keyFile(config.dataDir))) {
+    apiKey = readFileSync(keyFile(config.dataDir), "utf8").trim()
+  }
+  const base = `http://${config.host.includes(":") ? `[${config.host}]` : config.host}:${config.port}`
+  yield* Console.log([
+    "",
+    `Checkout service listening on ${base} (public URL ${config.publicUrl})`,
+    `API docs: ${base}/docs   OpenAPI: ${base}/api/openapi.json`,
+    `Demo merchant ${DEMO_EMAIL} (DEMO KEYS ONLY: public test wallets, never for real funds)`,
+    apiKey === undefined ? "Demo API key: created earlier (not stored in plain text)" : `Demo API key: ${apiKey}`,
+    "",
+    "Create an invoice:",
+    `  curl -s -X POST ${base}/api/checkout/invoices -H 'Content-Type: application/json' -H 'X-Api-Key: ${apiKey ?? "<your key>"}' -d '{"amountUsd": 25.5, "productName": "T-shirt"}'`,
+    ""
+  ].join("\n"))
+}))

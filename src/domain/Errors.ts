@@ -1,0 +1,26 @@
+import { Data } from "effect"
+
+export class InvoiceNotFound extends Data.TaggedError("InvoiceNotFound")<{ readonly invoiceId: string }> {}
+export class InvalidRequest extends Data.TaggedError("InvalidRequest")<{ readonly message: string }> {}
+export class InvoiceTransitionRejected extends Data.TaggedError("InvoiceTransitionRejected")<{
+  readonly invoiceId: string
+  readonly operation: "void" | "record-payment" | "close-exception"
+  readonly status: string
+  readonly detail?: string | undefined
+}> {}
+export class CheckoutConfigurationNotFound extends Data.TaggedError("CheckoutConfigurationNotFound")<{}> {}
+export class IncompatibleTiming extends Data.TaggedError("IncompatibleTiming")<{ readonly message: string }> {}
+export class PaymentMethodUnavailable extends Data.TaggedError("PaymentMethodUnavailable")<{ readonly message: string }> {}
+export class PaymentBackendUnavailable extends Data.TaggedError("PaymentBackendUnavailable")<{ readonly message: string }> {}
+export class BitcoinAddressesPreparing extends Data.TaggedError("BitcoinAddressesPreparing")<{}> {}
+export class BillingBlocked extends Data.TaggedError("BillingBlocked")<{}> {}
+export class IdempotencyConflict extends Data.TaggedError("IdempotencyConflict")<{ readonly message: string }> {}
+
+export type InvoiceCreationError =
+  | InvalidRequest
+  | CheckoutConfigurationNotFound
+  | IncompatibleTiming
+  | PaymentMethodUnavailable
+  | PaymentBackendUnavailable
+  | BitcoinAddressesPreparing
+  | BillingBlocked

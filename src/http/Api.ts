@@ -1,0 +1,72 @@
+import { Schema } from "effect"
+import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
+import { BadGateway, Conflict, Forbidden, NotFound, ServiceUnavailable, TooManyRequests } from "./ApiErrors.ts"
+import { MerchantAuthentication } from "./Authentication.ts"
+import { CreateInvoiceBody, InvoiceIdParams, RecordPaymentBody, VoidBody } from "./RequestSchemas.ts"
+import { Invoice, InvoiceStatusPayload, PublicInvoice, PublicInvoiceStatusPayload } from "./ResponseSchemas.ts"
+import { SchemaErrors } from "./SchemaErrors.ts"
+
+const IdempotencyHeaders = {
+  "idempotency-key": Schema.optionalKey(Schema.String).annotate({
+    description: "1-255 characters. The same key and body replay the first outcome for 24 hours."
+  })
+}
+
+export const MerchantGroup = HttpApiGroup.make("merchant")
+  .add(
+    HttpApiEndpoint.post("create", "/api/checkout/invoices", {
+      payload: CreateInvoiceBody,
+      headers: IdempotencyHeaders,
+      success: Invoice.pipe(HttpApiSchema.status(201)),
+      error: [Forbidden, NotFound, Conflict, BadGateway, ServiceUnavailable]
+    }),
+    HttpApiEndpoint.get("detail", "/api/checkout/invoices/:id", {
+      params: InvoiceIdParams,
+      success: Invoice,
+      error: NotFound
+    }),
+    HttpApiEndpoint.get("status", "/api/checkout/invoices/:id/status", {
+      params: InvoiceIdParams,
+      success: InvoiceStatusPayload,
+      error: NotFound
+    }),
+    HttpApiEndpoint.post("void", "/api/checkout/invoices/:id/void", {
+      params: InvoiceIdParams,
+      payload: VoidBody,
+      headers: IdempotencyHeaders,
+      success: Invoice,
+      error: [NotFound, Conflict]
+    }),
+    HttpApiEndpoint.post("recordPayment", "/api/checkout/invoices/:id/record-payment", {
+      params: InvoiceIdParams,
+      payload: RecordPaymentBody,
+      headers: IdempotencyHeaders,
+      success: Invoice,
+      error: [NotFound, Conflict]
+    })
+  )
+  .middleware(MerchantAuthentication)
+  .annotate(OpenApi.Description, "Merchant endpoints: authenticate with the X-Api-Key header (server-side only).")
+
+export const PublicGroup = HttpApiGroup.make("public")
+  .add(
+    HttpApiEndpoint.get("invoice", "/api/checkout/pay/:id", {
+      params: InvoiceIdParams,
+      success: PublicInvoice,
+      error: NotFound
+    }),
+    HttpApiEndpoint.get("status", "/api/checkout/pay/:id/status", {
+      params: InvoiceIdParams,
+      success: PublicInvoiceStatusPayload,
+      error: NotFound
+    })
+  )
+  .annotate(OpenApi.Description, "Public payment page endpoints: no authentication, no merchant-only data.")
+
+export const Api = HttpApi.make("checkout")
+  .add(MerchantGroup, PublicGroup)
+  .middleware(SchemaErrors)
+  .annotate(OpenApi.Title, "Checkout invoicing API")
+  .annotate(OpenApi.Version, "1.0.0")
+
+export { TooManyRequests }

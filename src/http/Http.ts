@@ -1,0 +1,65 @@
+import { NodeHttpServer } from "@effect/platform-node"
+import { ByteSize, Cause, Effect, Layer } from "effect"
+import { HttpRouter, HttpServerResponse } from "effect/http"
+import { HttpIncomingMessage } from "effect/http"
+import { HttpApiBuilder, HttpApiScalar } from "effect/http-api"
+import { createServer } from "node:http"
+import { AppConfig } from "../config/AppConfig.ts"
+import { MerchantHttpLive, PublicHttpLive } from "../invoices/InvoicesHttp.ts"
+import { Api } from "./Api.ts"
+import { MerchantAuthenticationLive } from "./Authentication.ts"
+import { SchemaErrorsLive } from "./SchemaErrors.ts"
+
+const jsonError = (status: number, error: string) => HttpServerResponse.jsonUnsafe({ error }, { status })
+
+interface ServerErrorLike {
+  readonly _tag?: string
+  readonly reason?: { readonly _tag?: string; readonly reason?: string }
+}
+
+/**
+ * Router-wide behaviour: the request body cap, `{error}` bodies for unknown routes, unreadable
+ * or oversized bodies and wrong content types, and a 500 that never leaks internals.
+ */
+const ErrorBoundary = Layer.unwrap(Effect.gen(function*() {
+  const { maxBodyBytes } = yield* AppConfig
+  return HttpRouter.middleware((httpEffect) =>
+    httpEffect.pipe(
+      Effect.provideService(HttpIncomingMessage.MaxBodySize, ByteSize.bytes(maxBodyBytes)),
+      Effect.map((response) =>
+        response.status === 415 ? jsonError(400, "Content-Type must be application/json") : response
+      ),
+      Effect.catchCause((cause) => {
+        if (Cause.hasInterruptsOnly(cause)) return Effect.failCause(cause)
+        const error = Cause.squash(cause) as ServerErrorLike
+        if (error?._tag === "HttpServerError" && error.reason?._tag === "RouteNotFound") {
+          return Effect.succeed(jsonError(404, "Not found"))
+        }
+        if (error?._tag === "HttpServerError" && error.reason?._tag === "RequestParseError") {
+          return Effect.succeed(
+            error.reason.reason === "BodyTooLarge"
+              ? jsonError(413, `Request body too large (at most ${maxBodyBytes} bytes)`)
+              : jsonError(400, "Request body could not be read")
+          )
+        }
+        return Effect.logError("Unhandled failure", cause).pipe(Effect.as(jsonError(500, "Internal server error")))
+      })
+    ), { global: true })
+}))
+
+export const HttpAppLive = Layer.mergeAll(
+  HttpApiBuilder.layer(Api, { openapiPath: "/api/openapi.json" }),
+  HttpApiScalar.layer(Api, { path: "/docs" }),
+  ErrorBoundary
+).pipe(
+  Layer.provide([MerchantHttpLive, PublicHttpLive]),
+  Layer.provide([MerchantAuthenticationLive, SchemaErrorsLive])
+)
+
+/** The listening HTTP server; `HttpServer.HttpServer` stays visible for tests (bound port). */
+export const HttpServerLive = Layer.unwrap(Effect.gen(function*() {
+  const { host, port } = yield* AppConfig
+  return HttpRouter.serve(HttpAppLive, { disableLogger: true, disableListenLog: true }).pipe(
+    Layer.provideMerge(NodeHttpServer.layer(createServer, { port, host }))
+  )
+}))

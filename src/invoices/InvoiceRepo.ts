@@ -1,0 +1,135 @@
+import { Context, Effect, Layer } from "effect"
+import { SqlClient } from "effect/sql"
+import type { InvoiceRecord, OutboxEvent, PaymentOptionRecord, PaymentRecord } from "../domain/Invoice.ts"
+import { invoiceColumns, invoiceFromRow, optionFromRow, paymentFromRow } from "./InvoiceRows.ts"
+
+export interface InvoiceParts {
+  readonly invoice: InvoiceRecord
+  readonly options: ReadonlyArray<PaymentOptionRecord>
+  readonly payments: ReadonlyArray<PaymentRecord>
+}
+
+export interface NewOption extends PaymentOptionRecord {
+  readonly position: number
+  readonly reference: string | null
+  readonly derivationIndex: number | null
+}
+
+type Row = Record<string, unknown>
+
+/** sql.insert takes a non-empty tuple of rows; callers check emptiness first. */
+const rowsOf = (rows: ReadonlyArray<Row>) => rows as readonly [Row, ...Array<Row>]
+
+const optionColumns = (option: NewOption) => ({
+  id: option.id,
+  invoice_id: option.invoiceId,
+  position: option.position,
+  rail_type: option.railType,
+  asset_code: option.assetCode,
+  network: option.network,
+  token_contract: option.tokenContract,
+  decimals: option.decimals,
+  quoted_atomic: option.quotedAtomic.toString(),
+  quote_rate: option.quoteRate,
+  destination_address: option.destinationAddress,
+  payment_uri: option.paymentUri,
+  qr_code: option.qrCode,
+  status: option.status,
+  is_default: option.isDefault,
+  option_payload: option.optionPayload === null ? null : JSON.stringify(option.optionPayload),
+  required_confirmations: option.requiredConfirmations,
+  reference: option.reference,
+  derivation_index: option.derivationIndex
+})
+
+const MUTABLE_COLUMNS = [
+  "status",
+  "last_payment_option_id",
+  "last_transaction_hash",
+  "received_micros",
+  "confirmed_micros",
+  "confirmations",
+  "payment_detected_at",
+  "confirmed_at",
+  "paid_out_of_band_at",
+  "paid_out_of_band_note",
+  "voided_at",
+  "exception_type",
+  "exception_status",
+  "exception_action",
+  "exception_note",
+  "exception_closed_at",
+  "last_payment_observed_at",
+  "payable_until_at"
+] as const
+
+/**
+ * Persistence of invoices, their options, payments and outbox events. SQL failures are
+ * infrastructure failures: they become defects here, at the repository edge.
+ */
+export class InvoiceRepo extends Context.Service<InvoiceRepo, {
+  readonly insert: (invoice: InvoiceRecord, options: ReadonlyArray<NewOption>, events: ReadonlyArray<OutboxEvent>) => Effect.Effect<void>
+  readonly find: (id: string) => Effect.Effect<InvoiceParts | undefined>
+  readonly lockForUpdate: (id: string) => Effect.Effect<InvoiceRecord | undefined>
+  readonly save: (invoice: InvoiceRecord, events: ReadonlyArray<OutboxEvent>) => Effect.Effect<void>
+  readonly listPayments: (invoiceId: string) => Effect.Effect<ReadonlyArray<PaymentRecord>>
+  readonly listOptions: (invoiceId: string) => Effect.Effect<ReadonlyArray<PaymentOptionRecord>>
+  readonly withTransaction: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+}>()("Invoices/InvoiceRepo") {
+  static readonly layer = Layer.effect(
+    InvoiceRepo,
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+
+      const insertOutbox = (events: ReadonlyArray<OutboxEvent>) =>
+        events.length === 0
+          ? Effect.void
+          : sql`INSERT INTO outbox ${
+            sql.insert(rowsOf(events.map((event) => ({ invoice_id: event.invoiceId, merchant_id: event.merchantId, event: event.event }))))
+          }`.pipe(Effect.asVoid)
+
+      const listOptions = (invoiceId: string) =>
+        sql<Row>`SELECT * FROM payment_options WHERE invoice_id = ${invoiceId} ORDER BY position`.pipe(
+          Effect.map((rows) => rows.map(optionFromRow)),
+          Effect.orDie
+        )
+
+      const listPayments = (invoiceId: string) =>
+        sql<Row>`SELECT * FROM payments WHERE invoice_id = ${invoiceId} ORDER BY observed_at, id`.pipe(
+          Effect.map((rows) => rows.map(paymentFromRow)),
+          Effect.orDie
+        )
+
+      return {
+        withTransaction: (effect) => sql.withTransaction(effect).pipe(Effect.catchTag("SqlError", Effect.die)),
+        insert: (invoice, options, events) =>
+          Effect.gen(function*() {
+            yield* sql`INSERT INTO invoices ${sql.insert(invoiceColumns(invoice))}`
+            if (options.length > 0) yield* sql`INSERT INTO payment_options ${sql.insert(rowsOf(options.map(optionColumns)))}`
+            yield* insertOutbox(events)
+          }).pipe(sql.withTransaction, Effect.orDie),
+        find: (id) =>
+          Effect.gen(function*() {
+            const rows = yield* sql<Row>`SELECT * FROM invoices WHERE id = ${id}`
+            if (rows.length === 0) return undefined
+            const [options, payments] = yield* Effect.all([listOptions(id), listPayments(id)], { concurrency: "unbounded" })
+            return { invoice: invoiceFromRow(rows[0]), options, payments }
+          }).pipe(Effect.orDie),
+        lockForUpdate: (id) =>
+          sql<Row>`SELECT * FROM invoices WHERE id = ${id} FOR UPDATE`.pipe(
+            Effect.map((rows) => (rows.length === 0 ? undefined : invoiceFromRow(rows[0]))),
+            Effect.orDie
+          ),
+        save: (invoice, events) =>
+          Effect.gen(function*() {
+            const columns = invoiceColumns(invoice)
+            const values = Object.fromEntries(MUTABLE_COLUMNS.map((column) => [column, columns[column]]))
+            yield* sql`UPDATE invoices SET ${sql.update(values)} WHERE id = ${invoice.id}`
+            yield* insertOutbox(events)
+          }).pipe(Effect.orDie),
+        listPayments,
+        listOptions
+      }
+    })
+  )
+}

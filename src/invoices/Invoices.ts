@@ -1,0 +1,217 @@
+import { Clock, Context, Effect, Layer } from "effect"
+import { AppConfig } from "../config/AppConfig.ts"
+import {
+  BillingBlocked,
+  CheckoutConfigurationNotFound,
+  IncompatibleTiming,
+  InvalidRequest,
+  InvoiceNotFound,
+  InvoiceTransitionRejected,
+  PaymentBackendUnavailable,
+  PaymentMethodUnavailable
+} from "../domain/Errors.ts"
+import { applyDecision, type DecisionContext, type InvoiceRecord } from "../domain/Invoice.ts"
+import { usdNumberToMicros } from "../domain/Money.ts"
+import { resolveTiming } from "../domain/Timing.ts"
+import type { InvoiceEvent } from "../lifecycle/InvoiceMachine.ts"
+import { decide, initialDecision } from "../lifecycle/Lifecycle.ts"
+import { CheckoutSettingsRepo } from "../payments/CheckoutSettingsRepo.ts"
+import { isEvm } from "../payments/Networks.ts"
+import { buildOption, type PaymentMethod } from "../payments/OptionBuilder.ts"
+import { PriceOracle } from "../payments/PriceOracle.ts"
+import { RailSettingsService } from "../payments/RailSettings.ts"
+import type { CreateInvoiceBody } from "../http/RequestSchemas.ts"
+import { type InvoiceParts, InvoiceRepo, type NewOption } from "./InvoiceRepo.ts"
+import { timingFromOverride } from "./TimingOverride.ts"
+
+export interface Merchant {
+  readonly merchantId: string
+  readonly billingStatus: "active" | "blocked"
+}
+
+const needsDerivation = (method: PaymentMethod) =>
+  method.network === "bitcoin" || (isEvm(method.network) && method.railType === "address_transfer")
+
+const isStablecoin = (method: PaymentMethod) => method.assetCode === "USDT" || method.assetCode === "USDC"
+
+export const lifecycleStateOf = (invoice: InvoiceRecord) => ({
+  status: invoice.status,
+  exceptionType: invoice.exceptionType,
+  exceptionStatus: invoice.exceptionStatus
+})
+
+export class Invoices extends Context.Service<Invoices, {
+  readonly create: (merchant: Merchant, body: CreateInvoiceBody) => Effect.Effect<
+    InvoiceParts,
+    | InvalidRequest
+    | BillingBlocked
+    | CheckoutConfigurationNotFound
+    | IncompatibleTiming
+    | PaymentMethodUnavailable
+    | PaymentBackendUnavailable
+  >
+  readonly get: (merchantId: string, id: string) => Effect.Effect<InvoiceParts, InvoiceNotFound>
+  readonly getPublic: (id: string) => Effect.Effect<InvoiceParts, InvoiceNotFound>
+  readonly void: (merchantId: string, id: string) => Effect.Effect<InvoiceParts, InvoiceNotFound | InvoiceTransitionRejected>
+  readonly recordPayment: (merchantId: string, id: string, note: string) => Effect.Effect<InvoiceParts, InvoiceNotFound | InvoiceTransitionRejected>
+  /** Applies one lifecycle event under a row lock; the building block of every status change. */
+  readonly transition: (
+    id: string,
+    event: InvoiceEvent,
+    options: { readonly merchantId?: string | undefined; readonly operation: InvoiceTransitionRejected["operation"]; readonly note?: string | undefined }
+  ) => Effect.Effect<InvoiceRecord, InvoiceNotFound | InvoiceTransitionRejected>
+}>()("Invoices/Invoices") {
+  static readonly layer = Layer.effect(
+    Invoices,
+    Effect.gen(function*() {
+      const repo = yield* InvoiceRepo
+      const settingsRepo = yield* CheckoutSettingsRepo
+      const oracle = yield* PriceOracle
+      const rails = yield* RailSettingsService
+
+      const now = Clock.currentTimeMillis.pipe(Effect.map((millis) => new Date(millis)))
+
+      const find = (merchantId: string | undefined, id: string) =>
+        repo.find(id).pipe(
+          Effect.flatMap((parts) =>
+            parts === undefined || (merchantId !== undefined && parts.invoice.merchantId !== merchantId)
+              ? Effect.fail(new InvoiceNotFound({ invoiceId: id }))
+              : Effect.succeed(parts)
+          )
+        )
+
+      const transition = Effect.fn("Invoices.transition")(function*(
+        id: string,
+        event: InvoiceEvent,
+        options: { readonly merchantId?: string | undefined; readonly operation: InvoiceTransitionRejected["operation"]; readonly note?: string | undefined }
+      ) {
+        return yield* repo.withTransaction(Effect.gen(function*() {
+          const invoice = yield* repo.lockForUpdate(id)
+          if (invoice === undefined || (options.merchantId !== undefined && invoice.merchantId !== options.merchantId)) {
+            return yield* new InvoiceNotFound({ invoiceId: id })
+          }
+          const decision = decide(lifecycleStateOf(invoice), event)
+          if (decision === undefined) {
+            return yield* new InvoiceTransitionRejected({ invoiceId: id, operation: options.operation, status: invoice.status })
+          }
+          const context: DecisionContext = {
+            now: yield* now,
+            note: options.note,
+            closeAction: event.type === "CLOSE_EXCEPTION" ? event.action : undefined
+          }
+          const applied = applyDecision(invoice, decision, context)
+          yield* repo.save(applied.invoice, applied.events)
+          return applied.invoice
+        }))
+      })
+
+      const create = Effect.fn("Invoices.create")(function*(merchant: Merchant, body: CreateInvoiceBody) {
+        if (merchant.billingStatus === "blocked") return yield* new BillingBlocked()
+        const amountMicros = usdNumberToMicros(body.amountUsd, 2)
+        if (amountMicros === undefined) return yield* new InvalidRequest({ message: "amountUsd must have at most 2 decimal places" })
+        const settings = yield* settingsRepo.find(merchant.merchantId)
+        if (settings === undefined) return yield* new CheckoutConfigurationNotFound()
+        const timingInput = body.paymentTiming === undefined || body.paymentTiming === null
+          ? settings.timing
+          : timingFromOverride(body.paymentTiming)
+        if (timingInput instanceof InvalidRequest) return yield* timingInput
+        const createdAt = yield* now
+        const timing = resolveTiming(timingInput, createdAt)
+
+        let methods: ReadonlyArray<PaymentMethod> = settings.methods.filter((method) => method.enabled && rails.isAvailable(method))
+        if (timing.mode === "due_date") {
+          methods = methods.filter((method) => method.network !== "bitcoin")
+          if (!methods.some(isStablecoin)) {
+            return yield* new IncompatibleTiming({ message: "A due-date invoice requires an enabled USDT or USDC payment method" })
+          }
+        }
+        if (methods.length === 0) {
+          return yield* new PaymentMethodUnavailable({ message: "No enabled payment method is available for this invoice" })
+        }
+
+        const rates = new Map<string, bigint>()
+        for (const assetCode of new Set(methods.map((method) => method.assetCode))) {
+          const rate = yield* oracle.usdMicrosPerUnit(assetCode).pipe(
+            Effect.mapError(() => new PaymentBackendUnavailable({ message: `The ${assetCode} price source is unavailable` }))
+          )
+          rates.set(assetCode, rate)
+        }
+
+        const indexes = yield* settingsRepo.reserveIndexes(
+          methods.flatMap((method) => (needsDerivation(method) && method.xpub !== null ? [{ id: method.id, xpub: method.xpub }] : []))
+        )
+        const invoiceId = crypto.randomUUID()
+        const defaultMethod = methods.find((method) => method.isDefault) ?? methods[0]
+        const label = body.issuedBy ?? settings.issuedBy ?? "Checkout"
+        const options: Array<NewOption> = yield* Effect.forEach(methods, (method, position) =>
+          Effect.tryPromise({
+            try: () =>
+              buildOption({
+                invoiceId,
+                amountMicros,
+                label,
+                method,
+                optionId: crypto.randomUUID(),
+                isDefault: method === defaultMethod,
+                position,
+                rateMicros: rates.get(method.assetCode) ?? 1_000_000n,
+                derivationIndex: indexes.get(method.id)
+              }, rails.settings),
+            catch: (cause) =>
+              new PaymentBackendUnavailable({ message: `The ${method.network} ${method.assetCode} payment method backend is unavailable` })
+          }).pipe(Effect.map((option) => ({ ...option, position }))))
+
+        const initial = initialDecision()
+        const invoice: InvoiceRecord = {
+          id: invoiceId,
+          merchantId: merchant.merchantId,
+          amountMicros,
+          status: initial.state.status,
+          timing,
+          productName: body.productName ?? null,
+          issuedBy: body.issuedBy ?? settings.issuedBy,
+          billTo: body.billTo ?? null,
+          redirectUrl: body.redirectUrl ?? null,
+          merchantReference: body.merchantReference ?? null,
+          customerId: body.customerId ?? null,
+          customerEmail: body.customerEmail ?? null,
+          metadata: (body.metadata ?? null) as Record<string, unknown> | null,
+          defaultPaymentOptionId: options.find((option) => option.isDefault)?.id ?? null,
+          lastPaymentOptionId: null,
+          lastTransactionHash: null,
+          receivedMicros: 0n,
+          confirmedMicros: 0n,
+          confirmations: 0,
+          paymentDetectedAt: null,
+          confirmedAt: null,
+          paidOutOfBandAt: null,
+          paidOutOfBandNote: null,
+          voidedAt: null,
+          exceptionType: null,
+          exceptionStatus: null,
+          exceptionAction: null,
+          exceptionNote: null,
+          exceptionClosedAt: null,
+          createdAt,
+          lastPaymentObservedAt: null
+        }
+        const { events } = applyDecision(invoice, initial, { now: createdAt })
+        yield* repo.insert(invoice, options, events)
+        return { invoice, options, payments: [] }
+      })
+
+      return {
+        create,
+        get: (merchantId, id) => find(merchantId, id),
+        getPublic: (id) => find(undefined, id),
+        void: (merchantId, id) =>
+          transition(id, { type: "VOID" }, { merchantId, operation: "void" }).pipe(Effect.andThen(find(merchantId, id))),
+        recordPayment: (merchantId, id, note) =>
+          transition(id, { type: "RECORD_PAYMENT" }, { merchantId, operation: "record-payment", note }).pipe(
+            Effect.andThen(find(merchantId, id))
+          ),
+        transition
+      }
+    })
+  )
+}

@@ -1,0 +1,75 @@
+import { Effect } from "effect"
+import { HttpApiBuilder } from "effect/http-api"
+import { CurrentMerchant } from "../accounts/CurrentMerchant.ts"
+import { AppConfig } from "../config/AppConfig.ts"
+import { merchantInvoiceView, publicInvoiceView, publicStatusView, statusView } from "../domain/InvoiceViews.ts"
+import { Api } from "../http/Api.ts"
+import { mapDomainErrors } from "../http/ErrorMapping.ts"
+import { withIdempotency } from "../http/Idempotency.ts"
+import { Invoices } from "./Invoices.ts"
+
+type View = ReturnType<typeof merchantInvoiceView>
+
+export const MerchantHttpLive = HttpApiBuilder.group(Api, "merchant", (handlers) =>
+  Effect.gen(function*() {
+    const invoices = yield* Invoices
+    const { publicUrl } = yield* AppConfig
+    const view = (parts: Parameters<typeof merchantInvoiceView>[0]) => merchantInvoiceView(parts, publicUrl)
+    return handlers
+      .handle("create", ({ payload, headers }) =>
+        Effect.gen(function*() {
+          const merchant = yield* CurrentMerchant
+          return yield* withIdempotency(
+            { merchantId: merchant.merchantId, scope: "create", key: headers["idempotency-key"], payload, successStatus: 201 },
+            invoices.create(merchant, payload).pipe(
+              Effect.map(({ invoice, options }) => view({ invoice, options })),
+              mapDomainErrors
+            )
+          )
+        }))
+      .handle("detail", ({ params }) =>
+        Effect.gen(function*() {
+          const merchant = yield* CurrentMerchant
+          return view(yield* mapDomainErrors(invoices.get(merchant.merchantId, params.id)))
+        }))
+      .handle("status", ({ params }) =>
+        Effect.gen(function*() {
+          const merchant = yield* CurrentMerchant
+          return statusView(yield* mapDomainErrors(invoices.get(merchant.merchantId, params.id)))
+        }))
+      .handle("void", ({ params, payload, headers }) =>
+        Effect.gen(function*() {
+          const merchant = yield* CurrentMerchant
+          return yield* withIdempotency(
+            { merchantId: merchant.merchantId, scope: `void:${params.id}`, key: headers["idempotency-key"], payload, successStatus: 200 },
+            invoices.void(merchant.merchantId, params.id).pipe(Effect.map(view), mapDomainErrors)
+          )
+        }))
+      .handle("recordPayment", ({ params, payload, headers }) =>
+        Effect.gen(function*() {
+          const merchant = yield* CurrentMerchant
+          return yield* withIdempotency(
+            {
+              merchantId: merchant.merchantId,
+              scope: `record-payment:${params.id}`,
+              key: headers["idempotency-key"],
+              payload,
+              successStatus: 200
+            },
+            invoices.recordPayment(merchant.merchantId, params.id, payload.note).pipe(Effect.map(view), mapDomainErrors)
+          )
+        }))
+  }))
+
+export const PublicHttpLive = HttpApiBuilder.group(Api, "public", (handlers) =>
+  Effect.gen(function*() {
+    const invoices = yield* Invoices
+    const { publicUrl } = yield* AppConfig
+    return handlers
+      .handle("invoice", ({ params }) =>
+        invoices.getPublic(params.id).pipe(Effect.map((parts) => publicInvoiceView(parts, publicUrl)), mapDomainErrors))
+      .handle("status", ({ params }) =>
+        invoices.getPublic(params.id).pipe(Effect.map(publicStatusView), mapDomainErrors))
+  }))
+
+export type { View }

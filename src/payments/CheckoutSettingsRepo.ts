@@ -1,0 +1,120 @@
+import { Context, Effect, Layer } from "effect"
+import { SqlClient } from "effect/sql"
+import type { PaymentTimingInput } from "../domain/Timing.ts"
+import { toNumber, toStringOrNull } from "../db/Values.ts"
+import type { AssetCode, Network } from "./Networks.ts"
+import type { PaymentMethod } from "./OptionBuilder.ts"
+
+export interface CheckoutSettings {
+  readonly merchantId: string
+  readonly issuedBy: string | null
+  readonly timing: PaymentTimingInput
+  readonly methods: ReadonlyArray<PaymentMethod & { readonly enabled: boolean; readonly position: number }>
+}
+
+export interface MethodInput {
+  readonly network: Network
+  readonly assetCode: AssetCode
+  readonly railType: "wallet_contract" | "address_transfer"
+  readonly enabled: boolean
+  readonly isDefault: boolean
+  readonly recipientAddress: string | null
+  readonly xpub: string | null
+}
+
+type Row = Record<string, unknown>
+
+const timingFromRow = (row: Row): PaymentTimingInput =>
+  row.timingMode === "due_date"
+    ? { mode: "due_date", dueAfterDays: toNumber(row.dueAfterDays), gracePeriodDays: toNumber(row.gracePeriodDays) }
+    : { mode: "immediate", expiresAfterMinutes: toNumber(row.expiresAfterMinutes) }
+
+export class CheckoutSettingsRepo extends Context.Service<CheckoutSettingsRepo, {
+  readonly find: (merchantId: string) => Effect.Effect<CheckoutSettings | undefined>
+  readonly save: (merchantId: string, settings: { issuedBy: string | null; timing: PaymentTimingInput; methods: ReadonlyArray<MethodInput> }) => Effect.Effect<void>
+  /**
+   * Reserves fresh derivation indexes, counted per extended key, so that no two options (of any
+   * method or network sharing the key) ever get the same index. An index is never handed out twice.
+   */
+  readonly reserveIndexes: (methods: ReadonlyArray<{ readonly id: string; readonly xpub: string }>) => Effect.Effect<ReadonlyMap<string, number>>
+}>()("Payments/CheckoutSettingsRepo") {
+  static readonly layer = Layer.effect(
+    CheckoutSettingsRepo,
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      return {
+        find: (merchantId) =>
+          Effect.gen(function*() {
+            const settings = yield* sql<Row>`SELECT * FROM checkout_settings WHERE merchant_id = ${merchantId}`
+            if (settings.length === 0) return undefined
+            const methods = yield* sql<Row>`SELECT * FROM payment_methods WHERE merchant_id = ${merchantId} ORDER BY position, id`
+            return {
+              merchantId,
+              issuedBy: toStringOrNull(settings[0].issuedBy),
+              timing: timingFromRow(settings[0]),
+              methods: methods.map((row) => ({
+                id: String(row.id),
+                network: row.network as Network,
+                assetCode: row.assetCode as AssetCode,
+                railType: row.railType as "wallet_contract" | "address_transfer",
+                enabled: row.enabled === true,
+                isDefault: row.isDefault === true,
+                position: toNumber(row.position),
+                recipientAddress: toStringOrNull(row.recipientAddress),
+                xpub: toStringOrNull(row.xpub)
+              }))
+            }
+          }).pipe(Effect.orDie),
+        save: (merchantId, settings) =>
+          Effect.gen(function*() {
+            const timing = settings.timing
+            const columns = {
+              merchant_id: merchantId,
+              issued_by: settings.issuedBy,
+              timing_mode: timing.mode,
+              expires_after_minutes: timing.mode === "immediate" ? timing.expiresAfterMinutes : null,
+              due_after_days: timing.mode === "due_date" ? timing.dueAfterDays : null,
+              grace_period_days: timing.mode === "due_date" ? timing.gracePeriodDays : null
+            }
+            yield* sql`INSERT INTO checkout_settings ${sql.insert(columns)}
+              ON CONFLICT (merchant_id) DO UPDATE SET issued_by = EXCLUDED.issued_by, timing_mode = EXCLUDED.timing_mode,
+              expires_after_minutes = EXCLUDED.expires_after_minutes, due_after_days = EXCLUDED.due_after_days,
+              grace_period_days = EXCLUDED.grace_period_days, updated_at = now()`
+            for (const [position, method] of settings.methods.entries()) {
+              const row = {
+                id: crypto.randomUUID(),
+                merchant_id: merchantId,
+                network: method.network,
+                asset_code: method.assetCode,
+                rail_type: method.railType,
+                enabled: method.enabled,
+                is_default: method.isDefault,
+                position,
+                recipient_address: method.recipientAddress,
+                xpub: method.xpub
+              }
+              yield* sql`INSERT INTO payment_methods ${sql.insert(row)}
+                ON CONFLICT (merchant_id, network, asset_code, rail_type) DO UPDATE SET enabled = EXCLUDED.enabled,
+                is_default = EXCLUDED.is_default, position = EXCLUDED.position,
+                recipient_address = EXCLUDED.recipient_address,
+                xpub = EXCLUDED.xpub`
+            }
+          }).pipe(sql.withTransaction, Effect.orDie),
+        reserveIndexes: (methods) =>
+          Effect.gen(function*() {
+            const byKey = new Map<string, Array<string>>()
+            for (const method of methods) byKey.set(method.xpub, [...(byKey.get(method.xpub) ?? []), method.id])
+            const reserved = new Map<string, number>()
+            for (const [xpub, methodIds] of byKey) {
+              const rows = yield* sql<Row>`INSERT INTO derivation_counters (xpub, next_index) VALUES (${xpub}, ${methodIds.length})
+                ON CONFLICT (xpub) DO UPDATE SET next_index = derivation_counters.next_index + ${methodIds.length}
+                RETURNING next_index`
+              const first = toNumber(rows[0].nextIndex) - methodIds.length
+              methodIds.forEach((id, offset) => reserved.set(id, first + offset))
+            }
+            return reserved
+          }).pipe(Effect.orDie)
+      }
+    })
+  )
+}

@@ -1,0 +1,174 @@
+import QRCode from "qrcode"
+import type { Hex } from "viem"
+import type { PaymentOptionRecord } from "../domain/Invoice.ts"
+import { ceilDiv, formatAtomic, type Micros } from "../domain/Money.ts"
+import { bitcoinAddress, evmDepositAddress, forwarderAddress, parseAccountKey, solanaReference } from "./Derivation.ts"
+import { type AssetCode, DECIMALS, EVM_CHAIN_IDS, isEvm, type Network } from "./Networks.ts"
+
+export interface PaymentMethod {
+  readonly id: string
+  readonly network: Network
+  readonly assetCode: AssetCode
+  readonly railType: "wallet_contract" | "address_transfer"
+  readonly isDefault: boolean
+  readonly recipientAddress: string | null
+  readonly xpub: string | null
+}
+
+export interface RailSettings {
+  readonly tokenContract: (network: Network, assetCode: AssetCode) => string | undefined
+  readonly requiredConfirmations: (network: Network) => number
+  readonly forwarderFactory: (network: Network) => { readonly factory: Hex; readonly initCodeHash: Hex }
+  readonly servicePrefix: string
+}
+
+export interface OptionRequest {
+  readonly invoiceId: string
+  readonly amountMicros: Micros
+  readonly label: string
+  readonly method: PaymentMethod
+  readonly optionId: string
+  readonly isDefault: boolean
+  readonly position: number
+  /** USD per whole unit of the asset as micro-dollars (1_000_000 for stablecoins). */
+  readonly rateMicros: bigint
+  /** A fresh derivation index for xpub-derived addresses. */
+  readonly derivationIndex: number | undefined
+}
+
+/** Atomic amount due: rounded up, so the payer never underpays. */
+export const quoteAtomic = (amountMicros: Micros, rateMicros: bigint, decimals: number): bigint =>
+  ceilDiv(amountMicros * 10n ** BigInt(decimals), rateMicros)
+
+const rateText = (rateMicros: bigint) => formatAtomic(rateMicros, 6)
+
+export const bitcoinUri = (address: string, atomic: bigint) => `bitcoin:${address}?amount=${formatAtomic(atomic, 8)}`
+
+export const eip681Uri = (token: string, chainId: number, destination: string, atomic: bigint) =>
+  `ethereum:${token}@${chainId}/transfer?address=${destination}&uint256=${atomic}`
+
+export const solanaPayUri = (p: {
+  recipient: string
+  amount: string
+  mint: string
+  reference: string
+  label: string
+  memo: string
+}) =>
+  `solana:${p.recipient}?amount=${p.amount}&spl-token=${p.mint}&reference=${p.reference}&label=${
+    encodeURIComponent(p.label)
+  }&memo=${encodeURIComponent(p.memo)}`
+
+export const qrSvg = (text: string): Promise<string> => QRCode.toString(text, { type: "svg", errorCorrectionLevel: "M", margin: 2 })
+
+export class OptionBuildError extends Error {}
+
+/** Builds one payment option: addresses, URI, QR code and executable payload. */
+export const buildOption = async (request: OptionRequest, settings: RailSettings): Promise<PaymentOptionRecord & { reference: string | null; derivationIndex: number | null }> => {
+  const { method } = request
+  const decimals = DECIMALS[method.assetCode]
+  const quotedAtomic = quoteAtomic(request.amountMicros, request.rateMicros, decimals)
+  const requiredConfirmations = settings.requiredConfirmations(method.network)
+  const tokenContract = method.assetCode === "BTC" ? null : settings.tokenContract(method.network, method.assetCode) ?? null
+  if (method.assetCode !== "BTC" && tokenContract === null) {
+    throw new OptionBuildError(`no token contract configured for ${method.assetCode} on ${method.network}`)
+  }
+  const base = {
+    id: request.optionId,
+    invoiceId: request.invoiceId,
+    railType: method.railType,
+    assetCode: method.assetCode,
+    network: method.network,
+    tokenContract,
+    decimals,
+    quotedAtomic,
+    quoteRate: rateText(request.rateMicros),
+    status: "active" as const,
+    isDefault: request.isDefault,
+    requiredConfirmations,
+    reference: null,
+    derivationIndex: request.derivationIndex ?? null
+  }
+  const amountText = formatAtomic(quotedAtomic, decimals)
+
+  if (method.network === "bitcoin") {
+    if (method.xpub === null || request.derivationIndex === undefined) throw new OptionBuildError("bitcoin method has no xpub")
+    const address = bitcoinAddress(parseAccountKey(method.xpub), request.derivationIndex)
+    const uri = bitcoinUri(address, quotedAtomic)
+    return {
+      ...base,
+      destinationAddress: address,
+      paymentUri: uri,
+      qrCode: await qrSvg(uri),
+      optionPayload: { railType: "address_transfer", requiredConfirmations }
+    }
+  }
+
+  if (method.network === "solana") {
+    if (method.recipientAddress === null || tokenContract === null) throw new OptionBuildError("solana method has no recipient")
+    const reference = solanaReference()
+    const memo = `${settings.servicePrefix}:${request.invoiceId}:${request.optionId}`
+    const uri = solanaPayUri({ recipient: method.recipientAddress, amount: amountText, mint: tokenContract, reference, label: request.label, memo })
+    return {
+      ...base,
+      reference,
+      destinationAddress: method.recipientAddress,
+      paymentUri: uri,
+      qrCode: await qrSvg(uri),
+      optionPayload: {
+        railType: "address_transfer",
+        methodType: "solana",
+        paymentUri: uri,
+        recipientAddress: method.recipientAddress,
+        reference,
+        mintAddress: tokenContract,
+        decimals,
+        amountAtomic: quotedAtomic.toString(),
+        memo,
+        requiredConfirmations
+      }
+    }
+  }
+
+  if (!isEvm(method.network) || tokenContract === null) throw new OptionBuildError(`unsupported network ${method.network}`)
+  const chainId = EVM_CHAIN_IDS[method.network]
+  if (method.railType === "wallet_contract") {
+    if (method.recipientAddress === null) throw new OptionBuildError("wallet-contract method has no recipient")
+    const { factory, initCodeHash } = settings.forwarderFactory(method.network)
+    const contractAddress = forwarderAddress(factory, initCodeHash, request.optionId)
+    return {
+      ...base,
+      destinationAddress: null,
+      paymentUri: null,
+      qrCode: null,
+      optionPayload: {
+        railType: "wallet_contract",
+        chainId,
+        contractAddress,
+        tokenContract,
+        recipient: method.recipientAddress,
+        decimals,
+        requiredConfirmations,
+        paymentAmountAtomic: quotedAtomic.toString()
+      }
+    }
+  }
+  if (method.xpub === null || request.derivationIndex === undefined) throw new OptionBuildError("address-transfer method has no xpub")
+  const address = evmDepositAddress(parseAccountKey(method.xpub), request.derivationIndex)
+  const uri = eip681Uri(tokenContract, chainId, address, quotedAtomic)
+  return {
+    ...base,
+    destinationAddress: address,
+    paymentUri: uri,
+    qrCode: await qrSvg(uri),
+    optionPayload: {
+      railType: "address_transfer",
+      chainId,
+      tokenContract,
+      recipient: address,
+      decimals,
+      requiredConfirmations,
+      paymentAmountAtomic: quotedAtomic.toString()
+    }
+  }
+}
