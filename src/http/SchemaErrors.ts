@@ -12,5 +12,5 @@ const subjectOf = (kind: string) => (kind === "Params" ? "Path parameter" : kind
 
 export const SchemaErrorsLive = HttpApiMiddleware.layerSchemaErrorTransform(SchemaErrors, (schemaError) => {
   const message = validationMessage(schemaError.cause.issue, subjectOf(schemaError.kind))
-  return Effect.fail(new BadRequest({ error: message.replace(/ Expected a valid JSON body$/, " must be valid JSON") }))
+  return Effect.fail(new BadRequest({ error: message }))
 })

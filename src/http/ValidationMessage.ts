@@ -42,5 +42,13 @@ export const validationMessage = (issue: SchemaIssue.Issue, subject = "Request b
   const first = formatter(issue).issues[0]
   if (first === undefined) return `${subject} is invalid`
   const path = first.path?.map((segment) => (typeof segment === "object" ? String(segment.key) : String(segment))).join(".") ?? ""
-  return `${path === "" ? subject : path} ${first.message}`
+  return `${path === "" ? subject : path} ${normalize(first.message)}`
+}
+
+/** Library defaults that can still surface (codec-level failures) in the spec's wording. */
+const normalize = (message: string): string => {
+  if (message === "Expected a valid JSON body" || message.startsWith("Expected a valid JSON")) return "must be valid JSON"
+  const match = /^Expected (object|number|string|boolean|array)(?: \| null)?$/.exec(message)
+  if (match === null) return message
+  return match[1] === "object" ? "must be a JSON object" : match[1] === "array" ? "must be an array" : `must be a ${match[1]}`
 }

@@ -1,0 +1,109 @@
+import { Context, Effect, Exit, Layer, Scope } from "effect"
+import { HttpServer } from "effect/http"
+import { Accounts } from "../../src/accounts/Accounts.ts"
+import { makeApp } from "../../src/App.ts"
+import { AppConfig, type AppConfigShape, parseConfig } from "../../src/config/AppConfig.ts"
+import { DEMO_METHODS } from "../../src/demo/DemoMerchant.ts"
+import { CheckoutSettingsRepo, type MethodInput } from "../../src/payments/CheckoutSettingsRepo.ts"
+import type { PaymentTimingInput } from "../../src/domain/Timing.ts"
+
+export const PUBLIC_URL = "https://checkout.example.test"
+
+export interface TestApp {
+  readonly baseUrl: string
+  readonly context: Context.Context<never>
+  readonly run: <A, E>(effect: Effect.Effect<A, E, any>) => Promise<A>
+  readonly close: () => Promise<void>
+  readonly createMerchant: (options?: MerchantOptions) => Promise<TestMerchant>
+}
+
+export interface MerchantOptions {
+  readonly methods?: ReadonlyArray<MethodInput>
+  readonly timing?: PaymentTimingInput
+  readonly issuedBy?: string | null
+  readonly withSettings?: boolean
+}
+
+export interface TestMerchant {
+  readonly merchantId: string
+  readonly apiKey: string
+  readonly api: (path: string, init?: { method?: string; body?: unknown; headers?: Record<string, string> }) => Promise<{ status: number; body: any; headers: Headers }>
+}
+
+/** The whole service on a loopback port over the embedded PGlite, or DATABASE_URL when set. */
+export const startTestApp = async (overrides: Partial<AppConfigShape> = {}): Promise<TestApp> => {
+  const env = {
+    CHECKOUT_ENV: "test",
+    CHECKOUT_DATA_DIR: "memory://",
+    CHECKOUT_DEMO: "false",
+    CHECKOUT_PUBLIC_URL: PUBLIC_URL,
+    PORT: "0",
+    DATABASE_URL: process.env.DATABASE_URL
+  }
+  const config = { ...parseConfig(env), ...overrides }
+  const scope = Effect.runSync(Scope.make())
+  const context = await Effect.runPromise(Layer.buildWithScope(makeApp(Layer.succeed(AppConfig, config), env), scope)) as Context.Context<never>
+  const address = Context.get(context as Context.Context<HttpServer.HttpServer>, HttpServer.HttpServer).address
+  if (!("port" in address)) throw new Error("expected a TCP address")
+  const baseUrl = `http://127.0.0.1:${address.port}`
+  const run = <A, E>(effect: Effect.Effect<A, E, any>) => Effect.runPromise(Effect.provide(effect, context) as Effect.Effect<A, E>)
+
+  const request = async (path: string, init: { method?: string; body?: unknown; headers?: Record<string, string> } = {}) => {
+    const hasBody = init.body !== undefined
+    const response = await fetch(`${baseUrl}${path}`, {
+      method: init.method ?? (hasBody ? "POST" : "GET"),
+      headers: { ...(hasBody ? { "content-type": "application/json" } : {}), ...init.headers },
+      body: hasBody ? (typeof init.body === "string" ? init.body : JSON.stringify(init.body)) : undefined
+    })
+    const text = await response.text()
+    let body: unknown = text
+    try {
+      body = JSON.parse(text)
+    } catch {
+      // not JSON: keep the text
+    }
+    return { status: response.status, body: body as any, headers: response.headers }
+  }
+
+  const createMerchant = async (options: MerchantOptions = {}): Promise<TestMerchant> => {
+    const { merchantId, apiKey } = await run(Effect.gen(function*() {
+      const accounts = yield* Accounts
+      const settings = yield* CheckoutSettingsRepo
+      const merchantId = yield* accounts.createMerchant({ email: `${crypto.randomUUID()}@merchant.test` })
+      if (options.withSettings !== false) {
+        yield* settings.save(merchantId, {
+          issuedBy: options.issuedBy === undefined ? "Test Store" : options.issuedBy,
+          timing: options.timing ?? { mode: "immediate", expiresAfterMinutes: 60 },
+          methods: options.methods ?? DEMO_METHODS
+        })
+      }
+      const key = yield* accounts.createApiKey(merchantId, "test")
+      return { merchantId, apiKey: key.rawKey }
+    }))
+    return {
+      merchantId,
+      apiKey,
+      api: (path, init = {}) => request(path, { ...init, headers: { "x-api-key": apiKey, ...init.headers } })
+    }
+  }
+
+  return {
+    baseUrl,
+    context,
+    run,
+    createMerchant,
+    close: () => Effect.runPromise(Scope.close(scope, Exit.void))
+  }
+}
+
+export const publicRequest = async (baseUrl: string, path: string, init: RequestInit = {}) => {
+  const response = await fetch(`${baseUrl}${path}`, init)
+  const text = await response.text()
+  let body: any = text
+  try {
+    body = JSON.parse(text)
+  } catch {
+    // keep text
+  }
+  return { status: response.status, body, headers: response.headers }
+}
