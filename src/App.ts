@@ -28,4 +28,4 @@ export const makeApp = (config: Layer.Layer<AppConfig>, env: Readonly<Record<str
     Layer.provideMerge(config)
   )
 
-export const AppLive = makeApp(AppConfig.fromEnv())
+

@@ -1,5 +1,18 @@
 import { NodeRuntime } from "@effect/platform-node"
 import { Layer } from "effect"
-import { AppLive } from "./App.ts"
+import { makeApp } from "./App.ts"
+import { AppConfig, ConfigError, parseConfig } from "./config/AppConfig.ts"
 
-NodeRuntime.runMain(Layer.launch(AppLive))
+const readConfig = () => {
+  try {
+    return parseConfig(process.env)
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      console.error(`Configuration error: ${error.message}`)
+      process.exit(1)
+    }
+    throw error
+  }
+}
+
+NodeRuntime.runMain(Layer.launch(makeApp(Layer.succeed(AppConfig, readConfig()))))
