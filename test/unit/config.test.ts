@@ -1,0 +1,31 @@
+import { describe, expect, it } from "vitest"
+import { parseConfig } from "../../src/config/AppConfig.ts"
+
+describe("configuration", () => {
+  it("has working defaults", () => {
+    const config = parseConfig({})
+    expect(config).toMatchObject({ env: "development", host: "127.0.0.1", port: 3000, dataDir: "./data", role: "all" })
+    expect(config.publicUrl).toBe("http://127.0.0.1:3000")
+    expect(config.databaseUrl).toBeUndefined()
+  })
+
+  it("derives the public URL from the listen address unless given", () => {
+    expect(parseConfig({ PORT: "8080", HOST: "0.0.0.0" }).publicUrl).toBe("http://127.0.0.1:8080")
+    expect(parseConfig({ CHECKOUT_PUBLIC_URL: "https://pay.example.com/" }).publicUrl).toBe("https://pay.example.com")
+  })
+
+  it("names the variable of a bad value", () => {
+    expect(() => parseConfig({ PORT: "abc" })).toThrow(/^PORT must be an integer/)
+    expect(() => parseConfig({ CHECKOUT_ROLE: "boss" })).toThrow(/CHECKOUT_ROLE must be one of api, workers, all/)
+    expect(() => parseConfig({ DATABASE_URL: "mysql://x" })).toThrow(/DATABASE_URL must be a URL/)
+    expect(() => parseConfig({ CHECKOUT_WEBHOOK_ALLOW_LOOPBACK: "maybe" })).toThrow(/true or false/)
+  })
+
+  it("refuses production without secrets", () => {
+    expect(() => parseConfig({ CHECKOUT_ENV: "production" })).toThrow(/CHECKOUT_JWT_SECRET is required/)
+    const secrets = { CHECKOUT_JWT_SECRET: "j".repeat(32), CHECKOUT_ENCRYPTION_KEY: "k".repeat(32) }
+    const config = parseConfig({ CHECKOUT_ENV: "production", ...secrets })
+    expect(config.demo).toBe(false)
+    expect(config.webhookAllowLoopback).toBe(false)
+  })
+})

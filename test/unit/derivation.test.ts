@@ -1,0 +1,34 @@
+import { HDKey } from "@scure/bip32"
+import { mnemonicToSeedSync } from "@scure/bip39"
+import { getContractAddress, keccak256, toHex } from "viem"
+import { mnemonicToAccount } from "viem/accounts"
+import { describe, expect, it } from "vitest"
+import { bitcoinAddress, evmDepositAddress, forwarderAddress, parseAccountKey } from "../../src/payments/Derivation.ts"
+import { DEMO_KEYS } from "../../src/demo/DemoMerchant.ts"
+
+const MNEMONIC = "abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon about"
+
+describe("address derivation", () => {
+  it("matches the BIP84 test vector", () => {
+    const key = parseAccountKey(DEMO_KEYS.bitcoinZpub)
+    expect(bitcoinAddress(key, 0)).toBe("bc1qcr8te4kr609gcawutmrza0j4xv80jy8z306fyu")
+    expect(bitcoinAddress(key, 1)).toBe("bc1qnjg0jd8228aq7egyzacy8cys3knf9xvrerkf9g")
+  })
+
+  it("derives EVM deposit addresses that match the private-key derivation", () => {
+    const account = HDKey.fromMasterSeed(mnemonicToSeedSync(MNEMONIC)).derive("m/44'/60'/0'")
+    expect(account.publicExtendedKey).toBe(DEMO_KEYS.evmXpub)
+    for (const index of [0, 1, 7]) {
+      expect(evmDepositAddress(parseAccountKey(DEMO_KEYS.evmXpub), index)).toBe(mnemonicToAccount(MNEMONIC, { addressIndex: index }).address)
+    }
+  })
+
+  it("predicts CREATE2 forwarder addresses like viem", () => {
+    const factory = "0x4e59b44847b379578588920cA78FbF26c0B4956C" as const
+    const initCodeHash = keccak256("0x600a600c600039600a6000f3602a60005260206000f3")
+    const optionId = "0f2f6c4e-8e0f-4bd3-9f56-1c8a1c3e5d11"
+    expect(forwarderAddress(factory, initCodeHash, optionId)).toBe(
+      getContractAddress({ opcode: "CREATE2", from: factory, salt: keccak256(toHex(optionId)), bytecodeHash: initCodeHash })
+    )
+  })
+})
