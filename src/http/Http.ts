@@ -1,6 +1,6 @@
 import { NodeHttpServer } from "@effect/platform-node"
 import { ByteSize, Cause, Effect, Layer } from "effect"
-import { HttpRouter, HttpServerResponse } from "effect/http"
+import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { HttpIncomingMessage } from "effect/http"
 import { HttpApiBuilder, HttpApiScalar } from "effect/http-api"
 import { createServer } from "node:http"
@@ -33,7 +33,11 @@ const ErrorBoundary = Layer.unwrap(Effect.gen(function*() {
         if (Cause.hasInterruptsOnly(cause)) return Effect.failCause(cause)
         const error = Cause.squash(cause) as ServerErrorLike
         if (error?._tag === "HttpServerError" && error.reason?._tag === "RouteNotFound") {
-          return Effect.succeed(jsonError(404, "Not found"))
+          return HttpServerRequest.HttpServerRequest.pipe(Effect.map((request) =>
+            request.headers["x-api-key"] !== undefined
+              ? jsonError(403, "API keys can access only the checkout invoice endpoints")
+              : jsonError(404, "Not found")
+          ))
         }
         if (error?._tag === "HttpServerError" && error.reason?._tag === "RequestParseError") {
           return Effect.succeed(

@@ -432,3 +432,14 @@ describe("documentation", () => {
     expect(unknown).toMatchObject({ status: 404, body: { error: "Not found" } })
   })
 })
+
+describe("API key scope", () => {
+  it("answers 403 to a key on any route other than the merchant endpoints", async () => {
+    for (const [method, path] of [["GET", "/api/checkout/invoices"], ["GET", "/api/users/x/checkout-api-keys"], ["POST", "/api/dashboard/anything"]]) {
+      const response = await merchant.api(path, { method })
+      expect(response.status, path).toBe(403)
+      expect(response.body.error).toMatch(/API keys/)
+    }
+    expect((await publicRequest(app.baseUrl, "/api/users/x/checkout-api-keys")).status).toBe(404)
+  })
+})
