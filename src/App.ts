@@ -1,4 +1,4 @@
-import { Layer } from "effect"
+import { Effect, Layer } from "effect"
 import { Accounts } from "./accounts/Accounts.ts"
 import { AppConfig } from "./config/AppConfig.ts"
 import { DatabaseLive } from "./db/Database.ts"
@@ -6,7 +6,9 @@ import { DemoMerchantLive } from "./demo/DemoMerchant.ts"
 import { HttpServerLive } from "./http/Http.ts"
 import { IdempotencyStore } from "./http/IdempotencyStore.ts"
 import { InvoiceRepo } from "./invoices/InvoiceRepo.ts"
+import { DeadlineSweeper } from "./invoices/DeadlineSweeper.ts"
 import { Invoices } from "./invoices/Invoices.ts"
+import { PaymentEvidence } from "./invoices/PaymentEvidence.ts"
 import { CheckoutSettingsRepo } from "./payments/CheckoutSettingsRepo.ts"
 import { PriceOracle } from "./payments/PriceOracle.ts"
 import { RailSettingsService, railSettingsFromEnv } from "./payments/RailSettings.ts"
@@ -15,15 +17,22 @@ const Repositories = Layer.mergeAll(InvoiceRepo.layer, CheckoutSettingsRepo.laye
 
 /** Every domain service over the database (no HTTP server): what tests and scripts build on. */
 export const ServicesLive = (env: Readonly<Record<string, string | undefined>> = process.env) =>
-  Invoices.layer.pipe(
+  Layer.mergeAll(PaymentEvidence.layer, DeadlineSweeper.layer).pipe(
+    Layer.provideMerge(Invoices.layer),
     Layer.provideMerge(Repositories),
     Layer.provideMerge(Layer.mergeAll(PriceOracle.fixed(), RailSettingsService.make(railSettingsFromEnv(env, "checkout")))),
     Layer.provideMerge(DatabaseLive)
   )
 
+/** Background workers, unless this process is API-only (CHECKOUT_ROLE=api). */
+const Workers = Layer.unwrap(Effect.gen(function*() {
+  const { role } = yield* AppConfig
+  return role === "api" ? Layer.empty : DeadlineSweeper.worker
+}))
+
 /** The whole application for a configuration: services, demo data and the HTTP server. */
 export const makeApp = (config: Layer.Layer<AppConfig>, env: Readonly<Record<string, string | undefined>> = process.env) =>
-  Layer.mergeAll(HttpServerLive, DemoMerchantLive).pipe(
+  Layer.mergeAll(HttpServerLive, DemoMerchantLive, Workers).pipe(
     Layer.provideMerge(ServicesLive(env)),
     Layer.provideMerge(config)
   )

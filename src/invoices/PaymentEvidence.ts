@@ -1,0 +1,207 @@
+import { Clock, Context, Data, Effect, Layer } from "effect"
+import { SqlClient } from "effect/sql"
+import { tally, usdValueOf } from "../domain/Evidence.ts"
+import { applyDecision, type InvoiceRecord, type OutboxEvent, type PaymentOptionRecord, type PaymentRecord } from "../domain/Invoice.ts"
+import type { InvoiceEvent } from "../lifecycle/InvoiceMachine.ts"
+import { decide } from "../lifecycle/Lifecycle.ts"
+import { optionFromRow, paymentFromRow } from "./InvoiceRows.ts"
+import { InvoiceRepo } from "./InvoiceRepo.ts"
+import { lifecycleStateOf } from "./Invoices.ts"
+
+/** One observed transfer to a payment option: what every chain watcher reports. */
+export interface ObservedPayment {
+  readonly paymentOptionId: string
+  readonly transactionHash: string
+  /** Output index (bitcoin), log index (EVM) or instruction index (solana) within the transaction. */
+  readonly outputIndex: number
+  readonly amountAtomic: bigint
+  readonly confirmations: number
+  readonly observedAt: Date
+  readonly destinationAddress?: string | null | undefined
+  readonly observedTotalAtomic?: bigint | undefined
+}
+
+/** Earlier evidence that no longer counts (a chain reorganisation dropped it). */
+export interface EvidenceInvalidation {
+  readonly network: string
+  readonly transactionHash: string
+  readonly outputIndex: number
+  readonly reason: string
+}
+
+export class EvidenceRejected extends Data.TaggedError("EvidenceRejected")<{ readonly reason: string }> {}
+
+export interface EvidenceResult {
+  readonly invoice: InvoiceRecord
+  readonly payment: PaymentRecord
+}
+
+type Row = Record<string, unknown>
+
+const LATE_STATUSES = new Set(["expired", "voided"])
+
+/**
+ * The single entry point for payment evidence (chain watchers and the simulator). Idempotent per
+ * network + transaction + output index; serialised per invoice by a row lock; recomputes the
+ * invoice's amounts and lets the lifecycle machine decide the status, writing the outbox events in
+ * the same transaction.
+ */
+export class PaymentEvidence extends Context.Service<PaymentEvidence, {
+  readonly record: (payment: ObservedPayment) => Effect.Effect<EvidenceResult, EvidenceRejected>
+  readonly invalidate: (invalidation: EvidenceInvalidation) => Effect.Effect<EvidenceResult, EvidenceRejected>
+}>()("Invoices/PaymentEvidence") {
+  static readonly layer = Layer.effect(
+    PaymentEvidence,
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      const repo = yield* InvoiceRepo
+      const now = Clock.currentTimeMillis.pipe(Effect.map((millis) => new Date(millis)))
+
+      const findOption = (id: string) =>
+        sql<Row>`SELECT * FROM payment_options WHERE id = ${id}`.pipe(
+          Effect.map((rows) => (rows[0] === undefined ? undefined : optionFromRow(rows[0]))),
+          Effect.orDie
+        )
+
+      const findPayment = (network: string, transactionHash: string, outputIndex: number) =>
+        sql<Row>`SELECT * FROM payments WHERE network = ${network} AND transaction_hash = ${transactionHash}
+          AND output_index = ${outputIndex} FOR UPDATE`.pipe(
+          Effect.map((rows) => (rows[0] === undefined ? undefined : paymentFromRow(rows[0]))),
+          Effect.orDie
+        )
+
+      /** Recomputes the invoice from its payments and runs the lifecycle; returns the saved invoice. */
+      const settle = (invoice: InvoiceRecord, latestIsLate: boolean) =>
+        Effect.gen(function*() {
+          const at = yield* now
+          const payments = yield* repo.listPayments(invoice.id)
+          const facts = tally(invoice.amountMicros, payments)
+          const counted = payments.filter((payment) => payment.invalidatedAt === null)
+          const latest = counted.at(-1)
+          let next: InvoiceRecord = {
+            ...invoice,
+            receivedMicros: facts.receivedMicros,
+            confirmedMicros: facts.confirmedMicros,
+            confirmations: facts.confirmations,
+            lastTransactionHash: latest?.transactionHash ?? invoice.lastTransactionHash,
+            lastPaymentOptionId: latest?.paymentOptionId ?? invoice.lastPaymentOptionId,
+            lastPaymentObservedAt: latest?.observedAt ?? invoice.lastPaymentObservedAt
+          }
+          const evidence: InvoiceEvent = { type: "EVIDENCE", onTime: facts.onTime, total: facts.total }
+          const deadlinePassed = at.getTime() > invoice.timing.payableUntilAt.getTime()
+          const events: ReadonlyArray<InvoiceEvent> = !deadlinePassed
+            ? [evidence]
+            : latestIsLate
+            ? [{ type: "DEADLINE_PASSED" }, evidence]
+            : [evidence, { type: "DEADLINE_PASSED" }]
+          const outbox: Array<OutboxEvent> = []
+          for (const event of events) {
+            const decision = decide(lifecycleStateOf(next), event)
+            if (decision === undefined) continue
+            const applied = applyDecision(next, decision, { now: at })
+            next = applied.invoice
+            outbox.push(...applied.events)
+          }
+          yield* repo.save(next, outbox)
+          return next
+        })
+
+      const record = Effect.fn("PaymentEvidence.record")(function*(observed: ObservedPayment) {
+        if (observed.amountAtomic <= 0n) return yield* new EvidenceRejected({ reason: "amount must be positive" })
+        if (!Number.isInteger(observed.outputIndex) || observed.outputIndex < 0) {
+          return yield* new EvidenceRejected({ reason: "output index must be a non-negative integer" })
+        }
+        const option: PaymentOptionRecord | undefined = yield* findOption(observed.paymentOptionId)
+        if (option === undefined) return yield* new EvidenceRejected({ reason: "unknown payment option" })
+        return yield* repo.withTransaction(Effect.gen(function*() {
+          const invoice = yield* repo.lockForUpdate(option.invoiceId)
+          if (invoice === undefined) return yield* new EvidenceRejected({ reason: "unknown invoice" })
+          const at = yield* now
+          const existing = yield* findPayment(option.network, observed.transactionHash, observed.outputIndex)
+          const reachedThreshold = observed.confirmations >= option.requiredConfirmations
+          if (existing !== undefined) {
+            if (existing.paymentOptionId !== option.id) {
+              return yield* new EvidenceRejected({ reason: "this transaction output is already matched to another payment option" })
+            }
+            const confirmedAt = existing.confirmedAt ?? (reachedThreshold ? at : null)
+            const unchanged = existing.confirmations === observed.confirmations && existing.invalidatedAt === null &&
+              existing.confirmedAt === confirmedAt
+            if (unchanged) return { invoice, payment: existing }
+            yield* sql`UPDATE payments SET confirmations = ${observed.confirmations}, confirmed_at = ${confirmedAt},
+              invalidated_at = NULL, invalidation_reason = NULL WHERE id = ${existing.id}`.pipe(Effect.orDie)
+            const saved = yield* settle(invoice, existing.late)
+            return { invoice: saved, payment: { ...existing, confirmations: observed.confirmations, confirmedAt, invalidatedAt: null, invalidationReason: null } }
+          }
+          const late = LATE_STATUSES.has(invoice.status) || observed.observedAt.getTime() > invoice.timing.payableUntilAt.getTime()
+          const payment: PaymentRecord = {
+            id: crypto.randomUUID(),
+            invoiceId: invoice.id,
+            paymentOptionId: option.id,
+            assetCode: option.assetCode,
+            network: option.network,
+            destinationAddress: observed.destinationAddress ?? option.destinationAddress,
+            transactionHash: observed.transactionHash,
+            outputIndex: observed.outputIndex,
+            decimals: option.decimals,
+            amountAtomic: observed.amountAtomic,
+            observedTotalAtomic: observed.observedTotalAtomic ?? observed.amountAtomic,
+            usdMicros: usdValueOf(observed.amountAtomic, option.quotedAtomic, invoice.amountMicros),
+            confirmations: observed.confirmations,
+            late,
+            observedAt: observed.observedAt,
+            confirmedAt: reachedThreshold ? at : null,
+            invalidatedAt: null,
+            invalidationReason: null
+          }
+          yield* sql`INSERT INTO payments ${
+            sql.insert({
+              id: payment.id,
+              invoice_id: payment.invoiceId,
+              payment_option_id: payment.paymentOptionId,
+              asset_code: payment.assetCode,
+              network: payment.network,
+              destination_address: payment.destinationAddress,
+              transaction_hash: payment.transactionHash,
+              output_index: payment.outputIndex,
+              decimals: payment.decimals,
+              amount_atomic: payment.amountAtomic.toString(),
+              observed_total_atomic: payment.observedTotalAtomic.toString(),
+              usd_micros: payment.usdMicros.toString(),
+              confirmations: payment.confirmations,
+              late: payment.late,
+              observed_at: payment.observedAt,
+              confirmed_at: payment.confirmedAt
+            })
+          }`.pipe(Effect.orDie)
+          const saved = yield* settle(invoice, late)
+          return { invoice: saved, payment }
+        }))
+      })
+
+      const invalidate = Effect.fn("PaymentEvidence.invalidate")(function*(invalidation: EvidenceInvalidation) {
+        const rows = yield* sql<Row>`SELECT invoice_id FROM payments WHERE network = ${invalidation.network}
+          AND transaction_hash = ${invalidation.transactionHash} AND output_index = ${invalidation.outputIndex}`.pipe(Effect.orDie)
+        if (rows[0] === undefined) return yield* new EvidenceRejected({ reason: "unknown payment evidence" })
+        return yield* repo.withTransaction(Effect.gen(function*() {
+          const invoice = yield* repo.lockForUpdate(String(rows[0].invoiceId))
+          if (invoice === undefined) return yield* new EvidenceRejected({ reason: "unknown invoice" })
+          const existing = yield* findPayment(invalidation.network, invalidation.transactionHash, invalidation.outputIndex)
+          if (existing === undefined) return yield* new EvidenceRejected({ reason: "unknown payment evidence" })
+          if (existing.invalidatedAt !== null) return { invoice, payment: existing }
+          const at = yield* now
+          yield* sql`UPDATE payments SET invalidated_at = ${at}, invalidation_reason = ${invalidation.reason}
+            WHERE id = ${existing.id}`.pipe(Effect.orDie)
+          if (invoice.status === "confirmed") {
+            yield* Effect.logWarning("Evidence of a confirmed invoice was invalidated; the invoice stays confirmed").pipe(
+              Effect.annotateLogs({ invoiceId: invoice.id, transactionHash: invalidation.transactionHash })
+            )
+          }
+          const saved = yield* settle(invoice, existing.late)
+          return { invoice: saved, payment: { ...existing, invalidatedAt: at, invalidationReason: invalidation.reason } }
+        }))
+      })
+
+      return { record, invalidate }
+    })
+  )
+}

@@ -1,0 +1,197 @@
+import { Effect } from "effect"
+import { SqlClient } from "effect/sql"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { DeadlineSweeper } from "../../src/invoices/DeadlineSweeper.ts"
+import { type ObservedPayment, PaymentEvidence } from "../../src/invoices/PaymentEvidence.ts"
+import { startTestApp, type TestApp, type TestMerchant } from "../support/TestApp.ts"
+
+let app: TestApp
+let merchant: TestMerchant
+
+beforeAll(async () => {
+  app = await startTestApp()
+  merchant = await app.createMerchant()
+})
+afterAll(async () => {
+  await app?.close()
+})
+
+const newInvoice = async (amountUsd = 20) => {
+  const { body } = await merchant.api("/api/checkout/invoices", { body: { amountUsd } })
+  const option = (network: string) => body.paymentOptions.find((candidate: any) => candidate.network === network)
+  return { invoice: body, usdcEthereum: option("ethereum"), usdtArbitrum: option("arbitrum"), bitcoin: option("bitcoin") }
+}
+
+const txHash = () => `0x${crypto.randomUUID().replaceAll("-", "")}${crypto.randomUUID().replaceAll("-", "")}`
+
+const pay = (payment: Partial<ObservedPayment> & { paymentOptionId: string; amountAtomic: bigint }) =>
+  app.run(Effect.flatMap(PaymentEvidence, (evidence) =>
+    evidence.record({ transactionHash: txHash(), outputIndex: 0, confirmations: 0, observedAt: new Date(), ...payment })))
+
+const invalidate = (network: string, transactionHash: string) =>
+  app.run(Effect.flatMap(PaymentEvidence, (evidence) => evidence.invalidate({ network, transactionHash, outputIndex: 0, reason: "reorg" })))
+
+const outbox = (invoiceId: string) =>
+  app.run(Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    sql<{ event: string }>`SELECT event FROM outbox WHERE invoice_id = ${invoiceId} ORDER BY id`.pipe(Effect.map((rows) => rows.map((row) => row.event)))))
+
+const moveDeadlineToPast = (invoiceId: string) =>
+  app.run(Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    sql`UPDATE invoices SET payable_until_at = now() - interval '1 minute' WHERE id = ${invoiceId}`))
+
+const sweep = () => app.run(Effect.flatMap(DeadlineSweeper, (sweeper) => sweeper.sweep()))
+
+const detail = async (id: string) => (await merchant.api(`/api/checkout/invoices/${id}`)).body
+
+describe("evidence ingestion", () => {
+  it("detects, confirms, and counts the same evidence once", async () => {
+    const { invoice, usdcEthereum } = await newInvoice(20)
+    const hash = txHash()
+    await pay({ paymentOptionId: usdcEthereum.id, amountAtomic: 20_000_000n, transactionHash: hash, confirmations: 1 })
+    let current = await detail(invoice.id)
+    expect(current).toMatchObject({
+      status: "payment_detected",
+      paymentCoverage: "exact_payment",
+      receivedAmountUsd: 20,
+      confirmedAmountUsd: 0,
+      confirmations: 1,
+      lastTransactionHash: hash,
+      lastPaymentOptionId: usdcEthereum.id
+    })
+    expect(current.paymentDetectedAt).not.toBeNull()
+    expect(current.payments).toHaveLength(1)
+    expect(current.payments[0]).toMatchObject({
+      paymentOptionId: usdcEthereum.id,
+      assetCode: "USDC",
+      network: "ethereum",
+      transactionHash: hash,
+      amountReceived: 20,
+      observedTotalAmount: 20,
+      confirmations: 1,
+      confirmedAt: null,
+      invalidatedAt: null
+    })
+    await pay({ paymentOptionId: usdcEthereum.id, amountAtomic: 20_000_000n, transactionHash: hash, confirmations: 1 })
+    expect((await detail(invoice.id)).payments).toHaveLength(1)
+    expect(await outbox(invoice.id)).toEqual(["invoice_created", "invoice_payment_detected"])
+
+    await pay({ paymentOptionId: usdcEthereum.id, amountAtomic: 20_000_000n, transactionHash: hash, confirmations: 12 })
+    current = await detail(invoice.id)
+    expect(current).toMatchObject({ status: "confirmed", confirmedAmountUsd: 20, confirmations: 12 })
+    expect(current.confirmedAt).not.toBeNull()
+    expect(await outbox(invoice.id)).toEqual(["invoice_created", "invoice_payment_detected", "invoice_confirmed"])
+
+    await invalidate("ethereum", hash)
+    current = await detail(invoice.id)
+    expect(current.status).toBe("confirmed")
+    expect(current.payments[0].invalidatedAt).not.toBeNull()
+    expect(current.payments[0].invalidationReason).toBe("reorg")
+  })
+
+  it("adds partial payments across options, handles overpayment and reorgs back", async () => {
+    const { invoice, usdcEthereum, usdtArbitrum } = await newInvoice(30)
+    const first = txHash()
+    await pay({ paymentOptionId: usdcEthereum.id, amountAtomic: 10_000_000n, transactionHash: first })
+    expect(await detail(invoice.id)).toMatchObject({
+      status: "partially_paid",
+      paymentCoverage: "partial_payment",
+      paymentSummary: { remainingAmountUsd: 20, overpaymentAmountUsd: 0 }
+    })
+    await pay({ paymentOptionId: usdtArbitrum.id, amountAtomic: 25_000_000n })
+    expect(await detail(invoice.id)).toMatchObject({
+      status: "payment_detected",
+      paymentCoverage: "overpayment",
+      receivedAmountUsd: 35,
+      paymentSummary: { remainingAmountUsd: 0, overpaymentAmountUsd: 5 },
+      lastPaymentOptionId: usdtArbitrum.id,
+      exceptionType: null
+    })
+    await invalidate("ethereum", first)
+    expect(await detail(invoice.id)).toMatchObject({ receivedAmountUsd: 25, paymentCoverage: "partial_payment" })
+    expect((await detail(invoice.id)).status).toBe("partially_paid")
+    expect(await outbox(invoice.id)).toEqual([
+      "invoice_created",
+      "invoice_partially_paid",
+      "invoice_payment_detected",
+      "invoice_partially_paid"
+    ])
+  })
+
+  it("rejects evidence for an unknown option and a non-positive amount", async () => {
+    const { usdcEthereum } = await newInvoice(5)
+    await expect(pay({ paymentOptionId: crypto.randomUUID(), amountAtomic: 1n })).rejects.toMatchObject({ _tag: "EvidenceRejected", reason: "unknown payment option" })
+    await expect(pay({ paymentOptionId: usdcEthereum.id, amountAtomic: 0n })).rejects.toMatchObject({ _tag: "EvidenceRejected", reason: "amount must be positive" })
+  })
+})
+
+describe("deadlines and late payments", () => {
+  it("expires unpaid invoices, and a partial one with a partial_payment exception", async () => {
+    const unpaid = await newInvoice(10)
+    const partial = await newInvoice(10)
+    await pay({ paymentOptionId: partial.usdcEthereum.id, amountAtomic: 4_000_000n })
+    await moveDeadlineToPast(unpaid.invoice.id)
+    await moveDeadlineToPast(partial.invoice.id)
+    expect(await sweep()).toBeGreaterThanOrEqual(2)
+    expect(await detail(unpaid.invoice.id)).toMatchObject({ status: "expired", exceptionType: null })
+    expect(await detail(partial.invoice.id)).toMatchObject({
+      status: "expired",
+      exceptionType: "partial_payment",
+      exceptionStatus: "open"
+    })
+    expect(await outbox(partial.invoice.id)).toEqual([
+      "invoice_created",
+      "invoice_partially_paid",
+      "invoice_expired",
+      "invoice_exception_opened"
+    ])
+    expect(await sweep()).toBe(0)
+  })
+
+  it("opens late_payment for a late full payment and never confirms it by itself", async () => {
+    const { invoice, usdcEthereum } = await newInvoice(10)
+    await moveDeadlineToPast(invoice.id)
+    const hash = txHash()
+    await pay({ paymentOptionId: usdcEthereum.id, amountAtomic: 10_000_000n, transactionHash: hash, confirmations: 50 })
+    const current = await detail(invoice.id)
+    expect(current).toMatchObject({ status: "expired", exceptionType: "late_payment", exceptionStatus: "open", confirmedAt: null })
+    expect(await outbox(invoice.id)).toEqual(["invoice_created", "invoice_expired", "invoice_exception_opened"])
+
+    const recorded = await merchant.api(`/api/checkout/invoices/${invoice.id}/record-payment`, { body: { note: "accepted late" } })
+    expect(recorded.body).toMatchObject({
+      status: "paid_out_of_band",
+      exceptionStatus: "closed",
+      exceptionAction: "mark_paid_out_of_band",
+      exceptionNote: "accepted late",
+      paidOutOfBandNote: "accepted late"
+    })
+    expect(recorded.body.exceptionClosedAt).not.toBeNull()
+  })
+
+  it("treats any payment on a voided invoice as late", async () => {
+    const { invoice, usdcEthereum } = await newInvoice(10)
+    await merchant.api(`/api/checkout/invoices/${invoice.id}/void`, { body: {} })
+    await pay({ paymentOptionId: usdcEthereum.id, amountAtomic: 3_000_000n })
+    expect(await detail(invoice.id)).toMatchObject({ status: "voided", exceptionType: "partial_payment", exceptionStatus: "open" })
+    await pay({ paymentOptionId: usdcEthereum.id, amountAtomic: 7_000_000n, confirmations: 99 })
+    expect(await detail(invoice.id)).toMatchObject({ status: "voided", exceptionType: "late_payment", confirmedAt: null })
+  })
+})
+
+describe("concurrency", () => {
+  it("serialises simultaneous evidence and void on one invoice without losing an update", async () => {
+    const { invoice, usdcEthereum } = await newInvoice(100)
+    const amounts = Array.from({ length: 12 }, (_, index) => BigInt(index + 1) * 1_000_000n)
+    const results = await Promise.allSettled([
+      ...amounts.map((amountAtomic) => pay({ paymentOptionId: usdcEthereum.id, amountAtomic })),
+      merchant.api(`/api/checkout/invoices/${invoice.id}/void`, { body: {} })
+    ])
+    expect(results.every((result) => result.status === "fulfilled")).toBe(true)
+    const current = await detail(invoice.id)
+    const total = current.payments.reduce((sum: number, payment: any) => sum + payment.amountReceived, 0)
+    expect(current.payments).toHaveLength(12)
+    expect(current.receivedAmountUsd).toBe(total)
+    expect(total).toBe(78)
+    expect(["voided", "partially_paid"]).toContain(current.status)
+    if (current.status === "voided") expect(current.exceptionStatus).toBe("open")
+  })
+})
