@@ -1,11 +1,9 @@
 import { Clock, Context, Duration, Effect, Layer, Schedule } from "effect"
 import { SqlClient } from "effect/sql"
 import { AppConfig } from "../config/AppConfig.ts"
-import { applyDecision } from "../domain/Invoice.ts"
-import { decide } from "../lifecycle/Lifecycle.ts"
 import { invoiceFromRow } from "./InvoiceRows.ts"
 import { InvoiceRepo } from "./InvoiceRepo.ts"
-import { lifecycleStateOf } from "./Invoices.ts"
+import { applyEvents } from "../lifecycle/Settlement.ts"
 
 type Row = Record<string, unknown>
 
@@ -31,11 +29,8 @@ export class DeadlineSweeper extends Context.Service<DeadlineSweeper, {
             WHERE status IN ('awaiting_payment', 'partially_paid') AND payable_until_at < ${now}
             ORDER BY payable_until_at LIMIT ${batchSize} FOR UPDATE SKIP LOCKED`.pipe(Effect.orDie)
           for (const row of rows) {
-            const invoice = invoiceFromRow(row)
-            const decision = decide(lifecycleStateOf(invoice), { type: "DEADLINE_PASSED" })
-            if (decision === undefined) continue
-            const applied = applyDecision(invoice, decision, { now })
-            yield* repo.save(applied.invoice, applied.events)
+            const expired = applyEvents(invoiceFromRow(row), [{ type: "DEADLINE_PASSED" }], now)
+            yield* repo.save(expired.invoice, expired.events)
           }
           return rows.length
         }))

@@ -15,6 +15,7 @@ import { usdNumberToMicros } from "../domain/Money.ts"
 import { resolveTiming } from "../domain/Timing.ts"
 import type { InvoiceEvent } from "../lifecycle/InvoiceMachine.ts"
 import { decide, initialDecision } from "../lifecycle/Lifecycle.ts"
+import { lifecycleStateOf } from "../lifecycle/Settlement.ts"
 import { CheckoutSettingsRepo } from "../payments/CheckoutSettingsRepo.ts"
 import { isEvm } from "../payments/Networks.ts"
 import { buildOption, type PaymentMethod } from "../payments/OptionBuilder.ts"
@@ -33,12 +34,6 @@ const needsDerivation = (method: PaymentMethod) =>
   method.network === "bitcoin" || (isEvm(method.network) && method.railType === "address_transfer")
 
 const isStablecoin = (method: PaymentMethod) => method.assetCode === "USDT" || method.assetCode === "USDC"
-
-export const lifecycleStateOf = (invoice: InvoiceRecord) => ({
-  status: invoice.status,
-  exceptionType: invoice.exceptionType,
-  exceptionStatus: invoice.exceptionStatus
-})
 
 export class Invoices extends Context.Service<Invoices, {
   readonly create: (merchant: Merchant, body: CreateInvoiceBody) => Effect.Effect<

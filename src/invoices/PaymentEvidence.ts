@@ -1,12 +1,10 @@
 import { Clock, Context, Data, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
-import { tally, usdValueOf } from "../domain/Evidence.ts"
-import { applyDecision, type InvoiceRecord, type OutboxEvent, type PaymentOptionRecord, type PaymentRecord } from "../domain/Invoice.ts"
-import type { InvoiceEvent } from "../lifecycle/InvoiceMachine.ts"
-import { decide } from "../lifecycle/Lifecycle.ts"
+import { usdValueOf } from "../domain/Evidence.ts"
+import type { InvoiceRecord, PaymentOptionRecord, PaymentRecord } from "../domain/Invoice.ts"
+import { isLateEvidence, settle } from "../lifecycle/Settlement.ts"
 import { optionFromRow, paymentFromRow } from "./InvoiceRows.ts"
 import { InvoiceRepo } from "./InvoiceRepo.ts"
-import { lifecycleStateOf } from "./Invoices.ts"
 
 /** One observed transfer to a payment option: what every chain watcher reports. */
 export interface ObservedPayment {
@@ -37,8 +35,6 @@ export interface EvidenceResult {
 }
 
 type Row = Record<string, unknown>
-
-const LATE_STATUSES = new Set(["expired", "voided"])
 
 /**
  * The single entry point for payment evidence (chain watchers and the simulator). Idempotent per
@@ -71,39 +67,11 @@ export class PaymentEvidence extends Context.Service<PaymentEvidence, {
         )
 
       /** Recomputes the invoice from its payments and runs the lifecycle; returns the saved invoice. */
-      const settle = (invoice: InvoiceRecord, latestIsLate: boolean) =>
+      const settleAndSave = (invoice: InvoiceRecord, latestIsLate: boolean) =>
         Effect.gen(function*() {
-          const at = yield* now
-          const payments = yield* repo.listPayments(invoice.id)
-          const facts = tally(invoice.amountMicros, payments)
-          const counted = payments.filter((payment) => payment.invalidatedAt === null)
-          const latest = counted.at(-1)
-          let next: InvoiceRecord = {
-            ...invoice,
-            receivedMicros: facts.receivedMicros,
-            confirmedMicros: facts.confirmedMicros,
-            confirmations: facts.confirmations,
-            lastTransactionHash: latest?.transactionHash ?? invoice.lastTransactionHash,
-            lastPaymentOptionId: latest?.paymentOptionId ?? invoice.lastPaymentOptionId,
-            lastPaymentObservedAt: latest?.observedAt ?? invoice.lastPaymentObservedAt
-          }
-          const evidence: InvoiceEvent = { type: "EVIDENCE", onTime: facts.onTime, total: facts.total }
-          const deadlinePassed = at.getTime() > invoice.timing.payableUntilAt.getTime()
-          const events: ReadonlyArray<InvoiceEvent> = !deadlinePassed
-            ? [evidence]
-            : latestIsLate
-            ? [{ type: "DEADLINE_PASSED" }, evidence]
-            : [evidence, { type: "DEADLINE_PASSED" }]
-          const outbox: Array<OutboxEvent> = []
-          for (const event of events) {
-            const decision = decide(lifecycleStateOf(next), event)
-            if (decision === undefined) continue
-            const applied = applyDecision(next, decision, { now: at })
-            next = applied.invoice
-            outbox.push(...applied.events)
-          }
-          yield* repo.save(next, outbox)
-          return next
+          const settled = settle(invoice, yield* repo.listPayments(invoice.id), yield* now, latestIsLate)
+          yield* repo.save(settled.invoice, settled.events)
+          return settled.invoice
         })
 
       const record = Effect.fn("PaymentEvidence.record")(function*(observed: ObservedPayment) {
@@ -129,10 +97,10 @@ export class PaymentEvidence extends Context.Service<PaymentEvidence, {
             if (unchanged) return { invoice, payment: existing }
             yield* sql`UPDATE payments SET confirmations = ${observed.confirmations}, confirmed_at = ${confirmedAt},
               invalidated_at = NULL, invalidation_reason = NULL WHERE id = ${existing.id}`.pipe(Effect.orDie)
-            const saved = yield* settle(invoice, existing.late)
+            const saved = yield* settleAndSave(invoice, existing.late)
             return { invoice: saved, payment: { ...existing, confirmations: observed.confirmations, confirmedAt, invalidatedAt: null, invalidationReason: null } }
           }
-          const late = LATE_STATUSES.has(invoice.status) || observed.observedAt.getTime() > invoice.timing.payableUntilAt.getTime()
+          const late = isLateEvidence(invoice, observed.observedAt)
           const payment: PaymentRecord = {
             id: crypto.randomUUID(),
             invoiceId: invoice.id,
@@ -173,7 +141,7 @@ export class PaymentEvidence extends Context.Service<PaymentEvidence, {
               confirmed_at: payment.confirmedAt
             })
           }`.pipe(Effect.orDie)
-          const saved = yield* settle(invoice, late)
+          const saved = yield* settleAndSave(invoice, late)
           return { invoice: saved, payment }
         }))
       })
@@ -196,7 +164,7 @@ export class PaymentEvidence extends Context.Service<PaymentEvidence, {
               Effect.annotateLogs({ invoiceId: invoice.id, transactionHash: invalidation.transactionHash })
             )
           }
-          const saved = yield* settle(invoice, existing.late)
+          const saved = yield* settleAndSave(invoice, existing.late)
           return { invoice: saved, payment: { ...existing, invalidatedAt: at, invalidationReason: invalidation.reason } }
         }))
       })

@@ -1,0 +1,65 @@
+import { tally } from "../domain/Evidence.ts"
+import { applyDecision, type InvoiceRecord, type OutboxEvent, type PaymentRecord } from "../domain/Invoice.ts"
+import type { InvoiceEvent } from "./InvoiceMachine.ts"
+import { decide } from "./Lifecycle.ts"
+
+export const lifecycleStateOf = (invoice: InvoiceRecord) => ({
+  status: invoice.status,
+  exceptionType: invoice.exceptionType,
+  exceptionStatus: invoice.exceptionStatus
+})
+
+export interface Settled {
+  readonly invoice: InvoiceRecord
+  readonly events: ReadonlyArray<OutboxEvent>
+}
+
+/** Applies lifecycle events in order, skipping those the machine does not take. */
+export const applyEvents = (invoice: InvoiceRecord, events: ReadonlyArray<InvoiceEvent>, now: Date): Settled => {
+  let next = invoice
+  const outbox: Array<OutboxEvent> = []
+  for (const event of events) {
+    const decision = decide(lifecycleStateOf(next), event)
+    if (decision === undefined) continue
+    const applied = applyDecision(next, decision, { now })
+    next = applied.invoice
+    outbox.push(...applied.events)
+  }
+  return { invoice: next, events: outbox }
+}
+
+/**
+ * Recomputes an invoice from all of its payment evidence and lets the machine decide. When the
+ * deadline has passed, late evidence is judged after the expiry and on-time evidence before it.
+ */
+export const settle = (
+  invoice: InvoiceRecord,
+  payments: ReadonlyArray<PaymentRecord>,
+  now: Date,
+  latestIsLate: boolean
+): Settled => {
+  const facts = tally(invoice.amountMicros, payments)
+  const latest = payments.filter((payment) => payment.invalidatedAt === null).at(-1)
+  const recomputed: InvoiceRecord = {
+    ...invoice,
+    receivedMicros: facts.receivedMicros,
+    confirmedMicros: facts.confirmedMicros,
+    confirmations: facts.confirmations,
+    lastTransactionHash: latest?.transactionHash ?? invoice.lastTransactionHash,
+    lastPaymentOptionId: latest?.paymentOptionId ?? invoice.lastPaymentOptionId,
+    lastPaymentObservedAt: latest?.observedAt ?? invoice.lastPaymentObservedAt
+  }
+  const evidence: InvoiceEvent = { type: "EVIDENCE", onTime: facts.onTime, total: facts.total }
+  const deadlinePassed = now.getTime() > invoice.timing.payableUntilAt.getTime()
+  const events: ReadonlyArray<InvoiceEvent> = !deadlinePassed
+    ? [evidence]
+    : latestIsLate
+    ? [{ type: "DEADLINE_PASSED" }, evidence]
+    : [evidence, { type: "DEADLINE_PASSED" }]
+  return applyEvents(recomputed, events, now)
+}
+
+/** The timing rule for new evidence: late after payableUntilAt, and always on expired or voided invoices. */
+export const isLateEvidence = (invoice: InvoiceRecord, observedAt: Date): boolean =>
+  invoice.status === "expired" || invoice.status === "voided" ||
+  observedAt.getTime() > invoice.timing.payableUntilAt.getTime()
