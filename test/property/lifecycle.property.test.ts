@@ -1,0 +1,230 @@
+import fc from "fast-check"
+import { describe, expect, it } from "vitest"
+import { summarize } from "../../src/domain/Coverage.ts"
+import { applyDecision, type InvoiceRecord, type OutboxEvent, type PaymentRecord } from "../../src/domain/Invoice.ts"
+import { isOnTime, resolveTiming } from "../../src/domain/Timing.ts"
+import type { ExceptionCloseAction, InvoiceEvent } from "../../src/lifecycle/InvoiceMachine.ts"
+import { decide, initialDecision, type InvoiceStatus } from "../../src/lifecycle/Lifecycle.ts"
+import { applyEvents, isLateEvidence, lifecycleStateOf, settle } from "../../src/lifecycle/Settlement.ts"
+
+const AMOUNT = 100_000_000n // 100 USD in micros
+const START = new Date("2026-01-01T00:00:00.000Z")
+
+const STATUS_EVENT: Partial<Record<InvoiceStatus, string>> = {
+  partially_paid: "invoice_partially_paid",
+  payment_detected: "invoice_payment_detected",
+  confirmed: "invoice_confirmed",
+  expired: "invoice_expired",
+  voided: "invoice_voided",
+  paid_out_of_band: "invoice_payment_recorded"
+}
+
+const ALLOWED: ReadonlyArray<string> = [
+  "awaiting_payment>partially_paid", "awaiting_payment>payment_detected", "awaiting_payment>confirmed",
+  "awaiting_payment>expired", "awaiting_payment>voided", "awaiting_payment>paid_out_of_band",
+  "partially_paid>awaiting_payment", "partially_paid>payment_detected", "partially_paid>confirmed",
+  "partially_paid>expired", "partially_paid>paid_out_of_band",
+  "payment_detected>awaiting_payment", "payment_detected>partially_paid", "payment_detected>confirmed",
+  // a reorganisation after the deadline: back below the amount, then expired, in one settlement
+  "payment_detected>expired",
+  "expired>confirmed", "expired>paid_out_of_band", "voided>confirmed", "voided>paid_out_of_band"
+]
+
+/** The system under test: the pure rules the service runs, applied to an in-memory invoice. */
+interface World {
+  invoice: InvoiceRecord
+  payments: Array<PaymentRecord>
+  now: Date
+  outbox: Array<OutboxEvent>
+  seq: number
+}
+
+const newWorld = (): World => {
+  const initial = initialDecision()
+  const timing = resolveTiming({ mode: "immediate", expiresAfterMinutes: 60 }, START)
+  const invoice: InvoiceRecord = {
+    id: "inv", merchantId: "m", amountMicros: AMOUNT, status: initial.state.status, timing,
+    productName: null, issuedBy: null, billTo: null, redirectUrl: null, merchantReference: null, customerId: null,
+    customerEmail: null, metadata: null, defaultPaymentOptionId: "opt", lastPaymentOptionId: null, lastTransactionHash: null,
+    receivedMicros: 0n, confirmedMicros: 0n, confirmations: 0, paymentDetectedAt: null, confirmedAt: null,
+    paidOutOfBandAt: null, paidOutOfBandNote: null, voidedAt: null, exceptionType: null, exceptionStatus: null,
+    exceptionAction: null, exceptionNote: null, exceptionClosedAt: null, createdAt: START, lastPaymentObservedAt: null
+  }
+  return { invoice, payments: [], now: START, outbox: [{ invoiceId: "inv", merchantId: "m", event: "invoice_created" }], seq: 0 }
+}
+
+type Step =
+  | { kind: "pay"; usd: number; confirmed: boolean }
+  | { kind: "confirm"; index: number }
+  | { kind: "invalidate"; index: number }
+  | { kind: "replay"; index: number }
+  | { kind: "advance"; minutes: number }
+  | { kind: "sweep" }
+  | { kind: "void" }
+  | { kind: "record" }
+  | { kind: "close"; action: ExceptionCloseAction }
+
+const stepArb: fc.Arbitrary<Step> = fc.oneof(
+  { weight: 5, arbitrary: fc.record({ kind: fc.constant("pay" as const), usd: fc.constantFrom(10, 25, 50, 100, 120), confirmed: fc.boolean() }) },
+  { weight: 2, arbitrary: fc.record({ kind: fc.constant("confirm" as const), index: fc.nat(6) }) },
+  { weight: 2, arbitrary: fc.record({ kind: fc.constant("invalidate" as const), index: fc.nat(6) }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant("replay" as const), index: fc.nat(6) }) },
+  { weight: 2, arbitrary: fc.record({ kind: fc.constant("advance" as const), minutes: fc.constantFrom(1, 30, 61) }) },
+  { weight: 1, arbitrary: fc.constant({ kind: "sweep" as const }) },
+  { weight: 1, arbitrary: fc.constant({ kind: "void" as const }) },
+  { weight: 1, arbitrary: fc.constant({ kind: "record" as const }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant("close" as const), action: fc.constantFrom<ExceptionCloseAction>("accept_late_payment", "mark_paid_out_of_band", "close_unpaid") }) }
+)
+
+const apply = (world: World, settled: { invoice: InvoiceRecord; events: ReadonlyArray<OutboxEvent> }) => {
+  world.invoice = settled.invoice
+  world.outbox.push(...settled.events)
+}
+
+const direct = (world: World, event: InvoiceEvent, note?: string) => {
+  const decision = decide(lifecycleStateOf(world.invoice), event)
+  if (decision === undefined) return
+  apply(world, applyDecision(world.invoice, decision, {
+    now: world.now, note, closeAction: event.type === "CLOSE_EXCEPTION" ? event.action : undefined
+  }))
+}
+
+const run = (world: World, step: Step) => {
+  switch (step.kind) {
+    case "pay": {
+      const late = isLateEvidence(world.invoice, world.now)
+      world.payments.push({
+        id: `p${world.seq}`, invoiceId: "inv", paymentOptionId: "opt", assetCode: "USDC", network: "ethereum",
+        destinationAddress: null, transactionHash: `0x${world.seq++}`, outputIndex: 0, decimals: 6,
+        amountAtomic: BigInt(step.usd) * 1_000_000n, observedTotalAtomic: BigInt(step.usd) * 1_000_000n,
+        usdMicros: BigInt(step.usd) * 1_000_000n, confirmations: step.confirmed ? 12 : 0, late, observedAt: world.now,
+        confirmedAt: step.confirmed ? world.now : null, invalidatedAt: null, invalidationReason: null
+      })
+      return apply(world, settle(world.invoice, world.payments, world.now, late))
+    }
+    case "confirm":
+    case "invalidate":
+    case "replay": {
+      const payment = world.payments[step.index]
+      if (payment === undefined) return
+      if (step.kind === "confirm" && payment.confirmedAt === null && payment.invalidatedAt === null) {
+        world.payments[step.index] = { ...payment, confirmations: 12, confirmedAt: world.now }
+      } else if (step.kind === "invalidate" && payment.invalidatedAt === null) {
+        world.payments[step.index] = { ...payment, invalidatedAt: world.now, invalidationReason: "reorg" }
+      } else {
+        return // unchanged evidence: the service returns before settling
+      }
+      return apply(world, settle(world.invoice, world.payments, world.now, payment.late))
+    }
+    case "advance":
+      world.now = new Date(world.now.getTime() + step.minutes * 60_000)
+      return
+    case "sweep":
+      if (world.now.getTime() > world.invoice.timing.payableUntilAt.getTime()) {
+        apply(world, applyEvents(world.invoice, [{ type: "DEADLINE_PASSED" }], world.now))
+      }
+      return
+    case "void":
+      return direct(world, { type: "VOID" })
+    case "record":
+      return direct(world, { type: "RECORD_PAYMENT" }, "recorded")
+    case "close":
+      return direct(world, { type: "CLOSE_EXCEPTION", action: step.action }, "closed")
+  }
+}
+
+const sumWhere = (payments: ReadonlyArray<PaymentRecord>, predicate: (payment: PaymentRecord) => boolean) =>
+  payments.filter((payment) => payment.invalidatedAt === null && predicate(payment)).reduce((sum, payment) => sum + payment.usdMicros, 0n)
+
+describe("invoice lifecycle properties", () => {
+  it("holds every rule over random command sequences", () => {
+    fc.assert(
+      fc.property(fc.array(stepArb, { maxLength: 40 }), (steps) => {
+        const world = newWorld()
+        const stamped: Record<string, string> = {}
+        for (const step of steps) {
+          const before = world.invoice
+          const outboxBefore = world.outbox.length
+          const confirmedOnTimeBefore = sumWhere(world.payments, (payment) => !payment.late && payment.confirmedAt !== null)
+          run(world, step)
+          const after = world.invoice
+          const emitted = world.outbox.slice(outboxBefore).map((event) => event.event)
+
+          if (before.status !== after.status) {
+            // only allowed transitions happen
+            expect(ALLOWED, `${before.status}>${after.status} via ${step.kind}`).toContain(`${before.status}>${after.status}`)
+            // each status change emits its status event (none exists for awaiting_payment); a settlement
+            // may pass through one intermediate status (reorg, then expiry), which emits its own event
+            const expected = STATUS_EVENT[after.status]
+            const statusEvents = emitted.filter((event) => Object.values(STATUS_EVENT).includes(event))
+            if (expected === undefined) expect(statusEvents).toEqual([])
+            else expect(statusEvents.at(-1)).toBe(expected)
+            expect(statusEvents.length).toBeLessThanOrEqual(2)
+            expect(new Set(statusEvents).size).toBe(statusEvents.length)
+          } else {
+            expect(emitted.filter((event) => Object.values(STATUS_EVENT).includes(event))).toEqual([])
+          }
+          // confirmed never reverts
+          if (before.status === "confirmed") expect(after.status).toBe("confirmed")
+          // late payment never confirms by itself: evidence confirms only with enough on-time confirmed funds
+          if (after.status === "confirmed" && before.status !== "confirmed" && step.kind !== "close") {
+            const onTimeConfirmed = sumWhere(world.payments, (payment) => !payment.late && payment.confirmedAt !== null)
+            expect(onTimeConfirmed >= AMOUNT || confirmedOnTimeBefore >= AMOUNT).toBe(true)
+          }
+          if (step.kind === "close" && after.status === "confirmed" && before.status !== "confirmed") {
+            expect(step.action).toBe("accept_late_payment")
+            expect(before.exceptionType).toBe("late_payment")
+          }
+          // exceptions only for late and partial payments, only on expired or voided invoices when opened
+          if (after.exceptionStatus === "open") {
+            expect(["late_payment", "partial_payment"]).toContain(after.exceptionType)
+            expect(["expired", "voided"]).toContain(after.status)
+          }
+          // amounts agree with the counted payments and are never negative
+          const received = sumWhere(world.payments, () => true)
+          expect(after.receivedMicros).toBe(received)
+          expect(after.confirmedMicros).toBe(sumWhere(world.payments, (payment) => payment.confirmedAt !== null))
+          const summary = summarize(AMOUNT, after.receivedMicros, after.confirmedMicros)
+          expect(summary.remainingMicros >= 0n && summary.overpaymentMicros >= 0n).toBe(true)
+          expect(summary.remainingMicros - summary.overpaymentMicros).toBe(AMOUNT - received)
+          // timestamps are set once
+          for (const field of ["paymentDetectedAt", "confirmedAt", "paidOutOfBandAt", "exceptionClosedAt", "voidedAt"] as const) {
+            const value = after[field]?.toISOString()
+            if (stamped[field] !== undefined) expect(value).toBe(stamped[field])
+            else if (value !== undefined) stamped[field] = value
+          }
+        }
+      }),
+      { numRuns: 400 }
+    )
+  })
+
+  it("opens no exception for overpayment inside the payable window", () => {
+    fc.assert(
+      fc.property(fc.array(fc.constantFrom(30, 60, 120), { minLength: 1, maxLength: 6 }), fc.boolean(), (usds, confirmed) => {
+        const world = newWorld()
+        for (const usd of usds) run(world, { kind: "pay", usd, confirmed })
+        expect(world.invoice.exceptionStatus).toBeNull()
+      })
+    )
+  })
+})
+
+describe("timing rule", () => {
+  it("is on time at payableUntilAt exactly and late one millisecond later, for both timing shapes", () => {
+    fc.assert(
+      fc.property(
+        fc.date({ min: new Date("2020-01-01"), max: new Date("2035-01-01"), noInvalidDate: true }),
+        fc.oneof(
+          fc.record({ mode: fc.constant("immediate" as const), expiresAfterMinutes: fc.integer({ min: 5, max: 10_080 }) }),
+          fc.record({ mode: fc.constant("due_date" as const), dueAfterDays: fc.integer({ min: 1, max: 365 }), gracePeriodDays: fc.integer({ min: 0, max: 90 }) })
+        ),
+        (createdAt, timing) => {
+          const { payableUntilAt } = resolveTiming(timing, createdAt)
+          expect(isOnTime(payableUntilAt, payableUntilAt)).toBe(true)
+          expect(isOnTime(new Date(payableUntilAt.getTime() + 1), payableUntilAt)).toBe(false)
+        }
+      )
+    )
+  })
+})
