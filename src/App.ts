@@ -1,5 +1,7 @@
 import { Effect, Layer } from "effect"
 import { Accounts } from "./accounts/Accounts.ts"
+import { Secrets } from "./accounts/Secrets.ts"
+import { Sessions } from "./accounts/Sessions.ts"
 import { AppConfig } from "./config/AppConfig.ts"
 import { DatabaseLive } from "./db/Database.ts"
 import { DemoMerchantLive } from "./demo/DemoMerchant.ts"
@@ -13,7 +15,13 @@ import { CheckoutSettingsRepo } from "./payments/CheckoutSettingsRepo.ts"
 import { PriceOracle } from "./payments/PriceOracle.ts"
 import { RailSettingsService, railSettingsFromEnv } from "./payments/RailSettings.ts"
 
-const Repositories = Layer.mergeAll(InvoiceRepo.layer, CheckoutSettingsRepo.layer, Accounts.layer, IdempotencyStore.layer(24))
+const Repositories = Layer.mergeAll(
+  InvoiceRepo.layer,
+  CheckoutSettingsRepo.layer,
+  Accounts.layer,
+  IdempotencyStore.layer(24),
+  Sessions.layer.pipe(Layer.provide(Secrets.layer))
+)
 
 /** Every domain service over the database (no HTTP server): what tests and scripts build on. */
 export const ServicesLive = (env: Readonly<Record<string, string | undefined>> = process.env) =>

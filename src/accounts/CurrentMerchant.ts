@@ -4,5 +4,7 @@ import { Context } from "effect"
 export class CurrentMerchant extends Context.Service<CurrentMerchant, {
   readonly merchantId: string
   readonly billingStatus: "active" | "blocked"
-  readonly via: "api_key" | "session" | "bearer"
+  readonly via: "api_key" | "session"
+  /** The session of a cookie or bearer login (for logout); undefined for API keys. */
+  readonly sessionId: string | undefined
 }>()("Accounts/CurrentMerchant") {}

@@ -23,6 +23,8 @@ export interface AppConfigShape {
   readonly maxBodyBytes: number
   readonly idempotencyTtlHours: number
   readonly servicePrefix: string
+  readonly probeThreshold: number
+  readonly loginAttemptsPerMinute: number
 }
 
 export class ConfigError extends Error {
@@ -104,6 +106,8 @@ export const parseConfig = (env: Env): AppConfigShape => {
     sweepIntervalMs: integer(env, "CHECKOUT_SWEEP_INTERVAL_MS", 5_000, 100, 3_600_000),
     maxBodyBytes: integer(env, "CHECKOUT_MAX_BODY_BYTES", 65_536, 1_024, 10_485_760),
     idempotencyTtlHours: 24,
+    probeThreshold: integer(env, "CHECKOUT_PROBE_THRESHOLD", 5, 1, 1000),
+    loginAttemptsPerMinute: integer(env, "CHECKOUT_LOGIN_RATE_LIMIT", 10, 1, 100_000),
     servicePrefix: env.CHECKOUT_SERVICE_PREFIX !== undefined && env.CHECKOUT_SERVICE_PREFIX !== "" ? env.CHECKOUT_SERVICE_PREFIX : "checkout"
   }
 }

@@ -6,6 +6,7 @@ import { Migrator, SqlClient } from "effect/sql"
 import { mkdirSync } from "node:fs"
 import { AppConfig } from "../config/AppConfig.ts"
 import migration0001 from "./migrations/0001_core_tables.ts"
+import migration0002 from "./migrations/0002_sessions_and_secrets.ts"
 
 const naming = { transformQueryNames: Str.camelToSnake, transformResultNames: Str.snakeToCamel }
 
@@ -37,7 +38,10 @@ const embeddedClient = (dataDir: string) =>
 
 const serverClient = (url: string) => PgClient.layer({ url: Redacted.make(url), maxConnections: 10, ...naming })
 
-export const migrations = Migrator.fromRecord({ "0001_core_tables": migration0001 })
+export const migrations = Migrator.fromRecord({
+  "0001_core_tables": migration0001,
+  "0002_sessions_and_secrets": migration0002
+})
 
 export const runMigrations = Migrator.make({})({ loader: migrations })
 

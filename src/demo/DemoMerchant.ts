@@ -49,7 +49,7 @@ export const DemoMerchantLive = Layer.effectDiscard(Effect.gen(function*() {
       timing: { mode: "immediate", expiresAfterMinutes: 60 },
       methods: DEMO_METHODS
     })
-    apiKey = (yield* accounts.createApiKey(merchantId, "demo")).rawKey
+    apiKey = (yield* Effect.orDie(accounts.createApiKey(merchantId, "demo"))).rawKey
     if (persistent) {
       mkdirSync(config.dataDir, { recursive: true })
       writeFileSync(keyFile(config.dataDir), `${apiKey}\n`, { mode: 0o600 })

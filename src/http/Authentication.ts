@@ -3,7 +3,44 @@ import { HttpServerRequest } from "effect/http"
 import { HttpApiMiddleware } from "effect/http-api"
 import { Accounts } from "../accounts/Accounts.ts"
 import { CurrentMerchant } from "../accounts/CurrentMerchant.ts"
-import { Forbidden, ServiceUnavailable, Unauthorized } from "./ApiErrors.ts"
+import { SESSION_COOKIE, Sessions } from "../accounts/Sessions.ts"
+import { BadRequest, Forbidden, ServiceUnavailable, Unauthorized } from "./ApiErrors.ts"
+
+const bearerOf = (request: HttpServerRequest.HttpServerRequest): string | undefined => {
+  const header = request.headers["authorization"]
+  if (header === undefined) return undefined
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(header)
+  return match === null ? "" : match[1]
+}
+
+const selectsAnotherAccount = (request: HttpServerRequest.HttpServerRequest) => {
+  const query = new URL(request.url, "http://localhost").searchParams
+  return query.has("userId") || query.has("user_id")
+}
+
+const unavailable = () => new ServiceUnavailable({ error: "Account status cannot be verified; retry after recovery" })
+const sessionErrors = {
+  InvalidSession: () => Effect.fail(new Unauthorized({ error: "Invalid or expired session" })),
+  SessionAccountDisabled: () => Effect.fail(new Forbidden({ error: "Forbidden" })),
+  SessionStatusUnavailable: () => Effect.fail(unavailable())
+} as const
+
+/** Cookie first, then bearer: the session part of the spec's authentication order. */
+const sessionPrincipal = (request: HttpServerRequest.HttpServerRequest) =>
+  Effect.gen(function*() {
+    const sessions = yield* Sessions
+    const token = request.cookies[SESSION_COOKIE] ?? bearerOf(request)
+    if (token === undefined) return yield* new Unauthorized({ error: "Missing API key or session" })
+    return yield* sessions.verify(token).pipe(Effect.catchTags(sessionErrors))
+  })
+
+const refuseAccountSelection = (request: HttpServerRequest.HttpServerRequest, merchantId: string) =>
+  Effect.gen(function*() {
+    if (!selectsAnotherAccount(request)) return
+    const accounts = yield* Accounts
+    yield* accounts.recordProbe(merchantId, "query_user_id", `${request.method} ${request.url}`)
+    return yield* new BadRequest({ error: "userId and user_id query fields are not allowed: private routes use the authenticated account" })
+  })
 
 /**
  * Authentication of the five merchant endpoints, in the spec's order: the `X-Api-Key` header,
@@ -11,12 +48,13 @@ import { Forbidden, ServiceUnavailable, Unauthorized } from "./ApiErrors.ts"
  */
 export class MerchantAuthentication extends HttpApiMiddleware.Service<MerchantAuthentication, {
   provides: CurrentMerchant
-}>()("Http/MerchantAuthentication", { error: [Unauthorized, Forbidden, ServiceUnavailable] }) {}
+}>()("Http/MerchantAuthentication", { error: [BadRequest, Unauthorized, Forbidden, ServiceUnavailable] }) {}
 
 export const MerchantAuthenticationLive = Layer.effect(
   MerchantAuthentication,
   Effect.gen(function*() {
     const accounts = yield* Accounts
+    const sessions = yield* Sessions
     return (httpEffect) =>
       Effect.gen(function*() {
         const request = yield* HttpServerRequest.HttpServerRequest
@@ -26,16 +64,41 @@ export const MerchantAuthenticationLive = Layer.effect(
             Effect.catchTags({
               InvalidApiKey: () => Effect.fail(new Unauthorized({ error: "Invalid API key" })),
               AccountDisabled: () => Effect.fail(new Forbidden({ error: "Forbidden" })),
-              AccountStatusUnavailable: () =>
-                Effect.fail(new ServiceUnavailable({ error: "Account status cannot be verified; retry after recovery" }))
+              AccountStatusUnavailable: () => Effect.fail(unavailable())
             })
           )
-          return yield* Effect.provideService(httpEffect, CurrentMerchant, { ...merchant, via: "api_key" })
+          yield* refuseAccountSelection(request, merchant.merchantId)
+          return yield* Effect.provideService(httpEffect, CurrentMerchant, { ...merchant, via: "api_key", sessionId: undefined })
         }
-        const hasSession = request.cookies["checkout_session"] !== undefined ||
-          (request.headers["authorization"] ?? "").startsWith("Bearer ")
-        if (hasSession) return yield* new Unauthorized({ error: "Invalid or expired session" })
-        return yield* new Unauthorized({ error: "Missing API key or session" })
-      })
+        const principal = yield* sessionPrincipal(request).pipe(Effect.provideService(Sessions, sessions))
+        yield* refuseAccountSelection(request, principal.merchantId)
+        return yield* Effect.provideService(httpEffect, CurrentMerchant, { ...principal, via: "session" })
+      }).pipe(Effect.provideService(Accounts, accounts))
+  })
+)
+
+/**
+ * Dashboard routes: a session cookie or bearer JWT only. An API key is refused with 403 (keys
+ * reach the five merchant endpoints and nothing else).
+ */
+export class DashboardAuthentication extends HttpApiMiddleware.Service<DashboardAuthentication, {
+  provides: CurrentMerchant
+}>()("Http/DashboardAuthentication", { error: [BadRequest, Unauthorized, Forbidden, ServiceUnavailable] }) {}
+
+export const DashboardAuthenticationLive = Layer.effect(
+  DashboardAuthentication,
+  Effect.gen(function*() {
+    const accounts = yield* Accounts
+    const sessions = yield* Sessions
+    return (httpEffect) =>
+      Effect.gen(function*() {
+        const request = yield* HttpServerRequest.HttpServerRequest
+        if (request.headers["x-api-key"] !== undefined) {
+          return yield* new Forbidden({ error: "API keys can access only the checkout invoice endpoints" })
+        }
+        const principal = yield* sessionPrincipal(request)
+        yield* refuseAccountSelection(request, principal.merchantId)
+        return yield* Effect.provideService(httpEffect, CurrentMerchant, { ...principal, via: "session" })
+      }).pipe(Effect.provideService(Accounts, accounts), Effect.provideService(Sessions, sessions))
   })
 )

@@ -7,7 +7,8 @@ import { createServer } from "node:http"
 import { AppConfig } from "../config/AppConfig.ts"
 import { MerchantHttpLive, PublicHttpLive } from "../invoices/InvoicesHttp.ts"
 import { Api } from "./Api.ts"
-import { MerchantAuthenticationLive } from "./Authentication.ts"
+import { AuthHttpLive, KeysHttpLive } from "../accounts/AccountsHttp.ts"
+import { DashboardAuthenticationLive, MerchantAuthenticationLive } from "./Authentication.ts"
 import { SchemaErrorsLive } from "./SchemaErrors.ts"
 
 const jsonError = (status: number, error: string) => HttpServerResponse.jsonUnsafe({ error }, { status })
@@ -56,8 +57,8 @@ export const HttpAppLive = Layer.mergeAll(
   HttpApiScalar.layer(Api, { path: "/docs" }),
   ErrorBoundary
 ).pipe(
-  Layer.provide([MerchantHttpLive, PublicHttpLive]),
-  Layer.provide([MerchantAuthenticationLive, SchemaErrorsLive])
+  Layer.provide([MerchantHttpLive, PublicHttpLive, AuthHttpLive, KeysHttpLive]),
+  Layer.provide([MerchantAuthenticationLive, DashboardAuthenticationLive, SchemaErrorsLive])
 )
 
 /** The listening HTTP server; `HttpServer.HttpServer` stays visible for tests (bound port). */

@@ -440,6 +440,6 @@ describe("API key scope", () => {
       expect(response.status, path).toBe(403)
       expect(response.body.error).toMatch(/API keys/)
     }
-    expect((await publicRequest(app.baseUrl, "/api/users/x/checkout-api-keys")).status).toBe(404)
+    expect((await publicRequest(app.baseUrl, "/api/users/x/checkout-api-keys")).status).toBe(401)
   })
 })

@@ -77,7 +77,7 @@ export const startTestApp = async (overrides: Partial<AppConfigShape> = {}): Pro
           methods: options.methods ?? DEMO_METHODS
         })
       }
-      const key = yield* accounts.createApiKey(merchantId, "test")
+      const key = yield* Effect.orDie(accounts.createApiKey(merchantId, "test"))
       return { merchantId, apiKey: key.rawKey }
     }))
     return {

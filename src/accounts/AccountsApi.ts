@@ -1,0 +1,72 @@
+import { Schema } from "effect"
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
+import { Conflict, Forbidden, NotFound, TooManyRequests, Unauthorized } from "../http/ApiErrors.ts"
+import { DashboardAuthentication } from "../http/Authentication.ts"
+import { text } from "../http/RequestSchemas.ts"
+
+const Email = text(320).check(
+  Schema.makeFilter<string>((value) => /^[^\s@]+@[^\s@]+$/.test(value), { message: "must be an email address" })
+).annotateKey({ messageMissingKey: "is required" })
+
+const User = Schema.Struct({ id: Schema.String, email: Schema.String, createdAt: Schema.String })
+const AuthResponse = Schema.Struct({ user: User, token: Schema.String })
+
+export const AuthGroup = HttpApiGroup.make("auth")
+  .add(
+    HttpApiEndpoint.post("signup", "/api/auth/signup", {
+      payload: Schema.Struct({
+        email: Email,
+        password: Schema.String.annotate({ message: "must be a string" }).check(
+          Schema.isMinLength(12, { message: "must be at least 12 characters" }),
+          Schema.isMaxLength(1024, { message: "must be at most 1024 characters" })
+        ).annotateKey({ messageMissingKey: "is required" })
+      }),
+      success: AuthResponse.pipe(HttpApiSchema.status(201)),
+      error: [Forbidden, Conflict, TooManyRequests]
+    }),
+    HttpApiEndpoint.post("login", "/api/auth/login", {
+      payload: Schema.Struct({
+        email: text(320).annotateKey({ messageMissingKey: "is required" }),
+        password: text(1024).annotateKey({ messageMissingKey: "is required" })
+      }),
+      success: AuthResponse,
+      error: [Unauthorized, Forbidden, TooManyRequests]
+    }),
+    HttpApiEndpoint.post("logout", "/api/auth/logout", {
+      success: HttpApiSchema.NoContent,
+      error: Unauthorized
+    })
+  )
+  .annotate(OpenApi.Description, "Dashboard sign-up, login and logout. Sessions are carried by the checkout_session cookie or Authorization: Bearer.")
+
+const KeyParams = Schema.Struct({ id: Schema.String })
+
+export const KeysGroup = HttpApiGroup.make("keys")
+  .add(
+    HttpApiEndpoint.post("create", "/api/users/:id/checkout-api-key", {
+      params: KeyParams,
+      payload: Schema.Struct({ label: Schema.optionalKey(Schema.NullOr(text(100)).annotate({ message: "must be a string" })) }),
+      success: Schema.Struct({
+        id: Schema.String,
+        rawKey: Schema.String,
+        keyPrefix: Schema.String,
+        label: Schema.String,
+        createdAt: Schema.String
+      }).pipe(HttpApiSchema.status(201)),
+      error: [NotFound, Conflict]
+    }),
+    HttpApiEndpoint.get("list", "/api/users/:id/checkout-api-keys", {
+      params: KeyParams,
+      success: Schema.Struct({
+        keys: Schema.Array(Schema.Struct({ id: Schema.String, keyPrefix: Schema.String, label: Schema.String, createdAt: Schema.String }))
+      }),
+      error: NotFound
+    }),
+    HttpApiEndpoint.delete("revoke", "/api/users/:id/checkout-api-key/:keyId", {
+      params: Schema.Struct({ id: Schema.String, keyId: Schema.String }),
+      success: HttpApiSchema.NoContent,
+      error: NotFound
+    })
+  )
+  .middleware(DashboardAuthentication)
+  .annotate(OpenApi.Description, "Checkout API keys of the signed-in user (session or bearer JWT; API keys get 403).")

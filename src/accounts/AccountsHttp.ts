@@ -1,0 +1,113 @@
+import { Duration, Effect } from "effect"
+import { HttpEffect, HttpServerRequest, HttpServerResponse } from "effect/http"
+import { HttpApiBuilder } from "effect/http-api"
+import { AppConfig } from "../config/AppConfig.ts"
+import { Api } from "../http/Api.ts"
+import { Conflict, Forbidden, NotFound, Unauthorized } from "../http/ApiErrors.ts"
+import { Accounts, MAX_ACTIVE_API_KEYS } from "./Accounts.ts"
+import { CurrentMerchant } from "./CurrentMerchant.ts"
+import { SESSION_COOKIE, SESSION_HOURS, Sessions } from "./Sessions.ts"
+
+const isLoopback = (host: string) => /^(127\.|localhost$|\[?::1\]?$)/.test(host)
+
+const setSessionCookie = (token: string) =>
+  Effect.gen(function*() {
+    const { publicUrl, host } = yield* AppConfig
+    const secure = new URL(publicUrl).protocol === "https:" || !isLoopback(host)
+    yield* HttpEffect.appendPreResponseHandler((_request, response) =>
+      Effect.succeed(HttpServerResponse.setCookieUnsafe(response, SESSION_COOKIE, token, {
+        httpOnly: true,
+        sameSite: "lax",
+        secure,
+        path: "/",
+        maxAge: Duration.hours(SESSION_HOURS)
+      }))
+    )
+  })
+
+const userView = (user: { id: string; email: string; createdAt: Date }) => ({
+  id: user.id,
+  email: user.email,
+  createdAt: user.createdAt.toISOString()
+})
+
+export const AuthHttpLive = HttpApiBuilder.group(Api, "auth", (handlers) =>
+  Effect.gen(function*() {
+    const accounts = yield* Accounts
+    const sessions = yield* Sessions
+    const config = yield* AppConfig
+    return handlers
+      .handle("signup", ({ payload }) =>
+        Effect.gen(function*() {
+          if (config.signup === "closed") return yield* new Forbidden({ error: "Sign-up is closed" })
+          const user = yield* accounts.signUp(payload.email, payload.password).pipe(
+            Effect.catchTag("EmailTaken", () => Effect.fail(new Conflict({ error: "An account with this email already exists" })))
+          )
+          const { token } = yield* sessions.issue(user.id)
+          yield* setSessionCookie(token)
+          return { user: userView(user), token }
+        }))
+      .handle("login", ({ payload }) =>
+        Effect.gen(function*() {
+          const user = yield* accounts.logIn(payload.email, payload.password).pipe(
+            Effect.catchTags({
+              InvalidCredentials: () => Effect.fail(new Unauthorized({ error: "Invalid email or password" })),
+              AccountDisabled: () => Effect.fail(new Forbidden({ error: "Forbidden" }))
+            })
+          )
+          const { token } = yield* sessions.issue(user.id)
+          yield* setSessionCookie(token)
+          return { user: userView(user), token }
+        }))
+      .handle("logout", () =>
+        Effect.gen(function*() {
+          const request = yield* HttpServerRequest.HttpServerRequest
+          const header = request.headers["authorization"]
+          const token = request.cookies[SESSION_COOKIE] ?? (header?.startsWith("Bearer ") ? header.slice(7).trim() : undefined)
+          if (token === undefined) return yield* new Unauthorized({ error: "Missing API key or session" })
+          const principal = yield* sessions.verify(token).pipe(
+            Effect.catchTag("SessionAccountDisabled", () => Effect.succeed(undefined)),
+            Effect.mapError(() => new Unauthorized({ error: "Invalid or expired session" }))
+          )
+          if (principal !== undefined) yield* sessions.revoke(principal.sessionId)
+          yield* HttpEffect.appendPreResponseHandler((_request, response) =>
+            Effect.succeed(HttpServerResponse.expireCookieUnsafe(response, SESSION_COOKIE, { path: "/" })))
+        }))
+  }))
+
+/** `:id` must be the caller's own user id; another id is a cross-account probe (404, recorded). */
+const ownUser = (id: string) =>
+  Effect.gen(function*() {
+    const merchant = yield* CurrentMerchant
+    if (id === merchant.merchantId) return merchant
+    const accounts = yield* Accounts
+    yield* accounts.recordProbe(merchant.merchantId, "foreign_user_id", `user ${id.slice(0, 64)}`)
+    return yield* new NotFound({ error: "User not found" })
+  })
+
+export const KeysHttpLive = HttpApiBuilder.group(Api, "keys", (handlers) =>
+  Effect.gen(function*() {
+    const accounts = yield* Accounts
+    return handlers
+      .handle("create", ({ params, payload }) =>
+        Effect.gen(function*() {
+          const merchant = yield* ownUser(params.id)
+          const key = yield* accounts.createApiKey(merchant.merchantId, payload.label ?? "").pipe(
+            Effect.catchTag("TooManyApiKeys", () => Effect.fail(new Conflict({ error: `At most ${MAX_ACTIVE_API_KEYS} active API keys` })))
+          )
+          return { ...key, createdAt: key.createdAt.toISOString() }
+        }).pipe(Effect.provideService(Accounts, accounts)))
+      .handle("list", ({ params }) =>
+        Effect.gen(function*() {
+          const merchant = yield* ownUser(params.id)
+          const keys = yield* accounts.listApiKeys(merchant.merchantId)
+          return { keys: keys.map((key) => ({ ...key, createdAt: key.createdAt.toISOString() })) }
+        }).pipe(Effect.provideService(Accounts, accounts)))
+      .handle("revoke", ({ params }) =>
+        Effect.gen(function*() {
+          const merchant = yield* ownUser(params.id)
+          yield* accounts.revokeApiKey(merchant.merchantId, params.keyId).pipe(
+            Effect.catchTag("ApiKeyNotFound", () => Effect.fail(new NotFound({ error: "API key not found" })))
+          )
+        }).pipe(Effect.provideService(Accounts, accounts)))
+  }))

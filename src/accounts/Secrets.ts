@@ -1,0 +1,33 @@
+import { Context, Effect, Layer } from "effect"
+import { SqlClient } from "effect/sql"
+import { AppConfig } from "../config/AppConfig.ts"
+
+/**
+ * Signing and encryption secrets: from configuration when given (required in production),
+ * otherwise generated once per database and shared by every instance that uses it.
+ */
+export class Secrets extends Context.Service<Secrets, {
+  readonly jwtSecret: Uint8Array
+  readonly encryptionKey: Uint8Array
+}>()("Accounts/Secrets") {
+  static readonly layer = Layer.effect(
+    Secrets,
+    Effect.gen(function*() {
+      const config = yield* AppConfig
+      const sql = yield* SqlClient.SqlClient
+      const stored = (name: string) =>
+        Effect.gen(function*() {
+          const generated = Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString("base64")
+          yield* sql`INSERT INTO instance_secrets (name, value) VALUES (${name}, ${generated}) ON CONFLICT (name) DO NOTHING`
+          const rows = yield* sql<{ value: string }>`SELECT value FROM instance_secrets WHERE name = ${name}`
+          return new Uint8Array(Buffer.from(rows[0].value, "base64"))
+        }).pipe(Effect.orDie)
+      const fromConfig = (value: string | undefined, name: string) =>
+        value !== undefined ? Effect.succeed(new TextEncoder().encode(value)) : stored(name)
+      return {
+        jwtSecret: yield* fromConfig(config.jwtSecret, "jwt_secret"),
+        encryptionKey: yield* fromConfig(config.encryptionKey, "encryption_key")
+      }
+    })
+  )
+}

@@ -1,0 +1,93 @@
+import { Clock, Context, Data, Effect, Layer } from "effect"
+import { SqlClient } from "effect/sql"
+import { jwtVerify, SignJWT } from "jose"
+import { toDate } from "../db/Values.ts"
+import { Secrets } from "./Secrets.ts"
+
+export class InvalidSession extends Data.TaggedError("InvalidSession")<{}> {}
+export class SessionAccountDisabled extends Data.TaggedError("SessionAccountDisabled")<{}> {}
+export class SessionStatusUnavailable extends Data.TaggedError("SessionStatusUnavailable")<{}> {}
+
+export const SESSION_COOKIE = "checkout_session"
+export const SESSION_HOURS = 12
+
+export interface SessionPrincipal {
+  readonly merchantId: string
+  readonly sessionId: string
+  readonly billingStatus: "active" | "blocked"
+}
+
+type Row = Record<string, unknown>
+
+/**
+ * Dashboard sessions: HS256 JWTs (algorithm pinned, exp and iat required) naming a session row,
+ * so that logout and account disabling revoke them server-side at once.
+ */
+export class Sessions extends Context.Service<Sessions, {
+  readonly issue: (merchantId: string) => Effect.Effect<{ readonly token: string; readonly expiresAt: Date }>
+  readonly verify: (token: string) => Effect.Effect<SessionPrincipal, InvalidSession | SessionAccountDisabled | SessionStatusUnavailable>
+  readonly revoke: (sessionId: string) => Effect.Effect<void>
+  readonly revokeAll: (merchantId: string) => Effect.Effect<void>
+}>()("Accounts/Sessions") {
+  static readonly layer = Layer.effect(
+    Sessions,
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      const { jwtSecret } = yield* Secrets
+      return {
+        issue: (merchantId) =>
+          Effect.gen(function*() {
+            const now = new Date(yield* Clock.currentTimeMillis)
+            const expiresAt = new Date(now.getTime() + SESSION_HOURS * 3_600_000)
+            const sessionId = crypto.randomUUID()
+            yield* sql`INSERT INTO sessions ${
+              sql.insert({ id: sessionId, merchant_id: merchantId, created_at: now, expires_at: expiresAt })
+            }`.pipe(Effect.orDie)
+            const token = yield* Effect.promise(() =>
+              new SignJWT({ sid: sessionId })
+                .setProtectedHeader({ alg: "HS256", typ: "JWT" })
+                .setSubject(merchantId)
+                .setIssuedAt(Math.floor(now.getTime() / 1000))
+                .setExpirationTime(Math.floor(expiresAt.getTime() / 1000))
+                .sign(jwtSecret)
+            )
+            return { token, expiresAt }
+          }),
+        verify: (token) =>
+          Effect.gen(function*() {
+            const now = yield* Clock.currentTimeMillis
+            const verified = yield* Effect.tryPromise({
+              try: () =>
+                jwtVerify(token, jwtSecret, {
+                  algorithms: ["HS256"],
+                  requiredClaims: ["exp", "iat", "sub"],
+                  currentDate: new Date(now)
+                }),
+              catch: () => new InvalidSession()
+            })
+            const sessionId = verified.payload.sid
+            const merchantId = verified.payload.sub
+            if (typeof sessionId !== "string" || typeof merchantId !== "string") return yield* new InvalidSession()
+            const rows = yield* sql<Row>`SELECT s.revoked_at, s.expires_at, m.status, m.billing_status
+              FROM sessions s JOIN merchants m ON m.id = s.merchant_id
+              WHERE s.id = ${sessionId} AND s.merchant_id = ${merchantId}`.pipe(
+              Effect.catchTag("SqlError", () => Effect.fail(new SessionStatusUnavailable()))
+            )
+            const row = rows[0]
+            if (row === undefined || row.revokedAt !== null || toDate(row.expiresAt).getTime() <= now) {
+              return yield* new InvalidSession()
+            }
+            if (row.status !== "active") return yield* new SessionAccountDisabled()
+            return { merchantId, sessionId, billingStatus: row.billingStatus === "blocked" ? "blocked" as const : "active" as const }
+          }),
+        revoke: (sessionId) =>
+          sql`UPDATE sessions SET revoked_at = now() WHERE id = ${sessionId} AND revoked_at IS NULL`.pipe(Effect.asVoid, Effect.orDie),
+        revokeAll: (merchantId) =>
+          sql`UPDATE sessions SET revoked_at = now() WHERE merchant_id = ${merchantId} AND revoked_at IS NULL`.pipe(
+            Effect.asVoid,
+            Effect.orDie
+          )
+      }
+    })
+  )
+}
