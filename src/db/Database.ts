@@ -12,14 +12,16 @@ const naming = { transformQueryNames: Str.camelToSnake, transformResultNames: St
 
 /**
  * The embedded PostgreSQL: PGlite served over the PostgreSQL wire protocol on a loopback port,
- * so that the same pg client (and SQL dialect) serves both databases. One connection at a time.
+ * so that the same pg client (and SQL dialect) serves both databases. The pool holds one
+ * connection (PGlite is one backend session); the socket accepts a second so that a reconnect
+ * is not refused while the closed socket's slot is still being freed.
  */
 const embeddedServer = (dataDir: string) =>
   Effect.acquireRelease(
     Effect.promise(async () => {
       if (!dataDir.startsWith("memory://")) mkdirSync(dataDir, { recursive: true })
       const db = await PGlite.create(dataDir)
-      const server = new PGLiteSocketServer({ db, host: "127.0.0.1", port: 0, maxConnections: 1 })
+      const server = new PGLiteSocketServer({ db, host: "127.0.0.1", port: 0, maxConnections: 2 })
       await server.start()
       const [host, port] = server.getServerConn().split(":")
       return { db, server, host, port: Number(port) }

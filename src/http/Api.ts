@@ -2,6 +2,8 @@ import { Schema } from "effect"
 import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import { BadGateway, Conflict, Forbidden, NotFound, ServiceUnavailable, TooManyRequests } from "./ApiErrors.ts"
 import { AuthGroup, KeysGroup } from "../accounts/AccountsApi.ts"
+import { DashboardInvoicesGroup } from "../invoices/DashboardInvoicesApi.ts"
+import { DevSimulatorGroup } from "../invoices/DevSimulatorApi.ts"
 import { MerchantAuthentication } from "./Authentication.ts"
 import { CreateInvoiceBody, InvoiceIdParams, RecordPaymentBody, VoidBody } from "./RequestSchemas.ts"
 import { Invoice, InvoiceStatusPayload, PublicInvoice, PublicInvoiceStatusPayload } from "./ResponseSchemas.ts"
@@ -65,7 +67,7 @@ export const PublicGroup = HttpApiGroup.make("public")
   .annotate(OpenApi.Description, "Public payment page endpoints: no authentication, no merchant-only data.")
 
 export const Api = HttpApi.make("checkout")
-  .add(MerchantGroup, PublicGroup, AuthGroup, KeysGroup)
+  .add(MerchantGroup, PublicGroup, AuthGroup, KeysGroup, DashboardInvoicesGroup, DevSimulatorGroup)
   .middleware(SchemaErrors)
   .annotate(OpenApi.Title, "Checkout invoicing API")
   .annotate(OpenApi.Version, "1.0.0")

@@ -5,6 +5,8 @@ import { HttpIncomingMessage } from "effect/http"
 import { HttpApiBuilder, HttpApiScalar } from "effect/http-api"
 import { createServer } from "node:http"
 import { AppConfig } from "../config/AppConfig.ts"
+import { DashboardInvoicesHttpLive } from "../invoices/DashboardInvoicesHttp.ts"
+import { DevSimulatorHttpLive } from "../invoices/DevSimulatorHttp.ts"
 import { MerchantHttpLive, PublicHttpLive } from "../invoices/InvoicesHttp.ts"
 import { Api } from "./Api.ts"
 import { AuthHttpLive, KeysHttpLive } from "../accounts/AccountsHttp.ts"
@@ -19,13 +21,16 @@ interface ServerErrorLike {
 }
 
 /**
- * Router-wide behaviour: the request body cap, `{error}` bodies for unknown routes, unreadable
+ * Router-wide behaviour: the development simulator hidden in production, the request body cap, `{error}` bodies for unknown routes, unreadable
  * or oversized bodies and wrong content types, and a 500 that never leaks internals.
  */
 const ErrorBoundary = Layer.unwrap(Effect.gen(function*() {
-  const { maxBodyBytes } = yield* AppConfig
+  const { maxBodyBytes, env } = yield* AppConfig
   return HttpRouter.middleware((httpEffect) =>
-    httpEffect.pipe(
+    Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
+      env === "production" && request.url.startsWith("/api/dev/")
+        ? Effect.succeed(jsonError(404, "Not found"))
+        : httpEffect).pipe(
       Effect.provideService(HttpIncomingMessage.MaxBodySize, ByteSize.bytes(maxBodyBytes)),
       Effect.map((response) =>
         response.status === 415 ? jsonError(400, "Content-Type must be application/json") : response
@@ -57,7 +62,7 @@ export const HttpAppLive = Layer.mergeAll(
   HttpApiScalar.layer(Api, { path: "/docs" }),
   ErrorBoundary
 ).pipe(
-  Layer.provide([MerchantHttpLive, PublicHttpLive, AuthHttpLive, KeysHttpLive]),
+  Layer.provide([MerchantHttpLive, PublicHttpLive, AuthHttpLive, KeysHttpLive, DashboardInvoicesHttpLive, DevSimulatorHttpLive]),
   Layer.provide([MerchantAuthenticationLive, DashboardAuthenticationLive, SchemaErrorsLive])
 )
 

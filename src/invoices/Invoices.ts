@@ -13,7 +13,7 @@ import {
 import { applyDecision, type DecisionContext, type InvoiceRecord } from "../domain/Invoice.ts"
 import { usdNumberToMicros } from "../domain/Money.ts"
 import { resolveTiming } from "../domain/Timing.ts"
-import type { InvoiceEvent } from "../lifecycle/InvoiceMachine.ts"
+import type { ExceptionCloseAction, InvoiceEvent } from "../lifecycle/InvoiceMachine.ts"
 import { decide, initialDecision } from "../lifecycle/Lifecycle.ts"
 import { lifecycleStateOf } from "../lifecycle/Settlement.ts"
 import { CheckoutSettingsRepo } from "../payments/CheckoutSettingsRepo.ts"
@@ -49,6 +49,7 @@ export class Invoices extends Context.Service<Invoices, {
   readonly getPublic: (id: string) => Effect.Effect<InvoiceParts, InvoiceNotFound>
   readonly void: (merchantId: string, id: string) => Effect.Effect<InvoiceParts, InvoiceNotFound | InvoiceTransitionRejected>
   readonly recordPayment: (merchantId: string, id: string, note: string) => Effect.Effect<InvoiceParts, InvoiceNotFound | InvoiceTransitionRejected>
+  readonly closeException: (merchantId: string, id: string, action: ExceptionCloseAction, note: string) => Effect.Effect<InvoiceParts, InvoiceNotFound | InvoiceTransitionRejected>
   /** Applies one lifecycle event under a row lock; the building block of every status change. */
   readonly transition: (
     id: string,
@@ -203,6 +204,10 @@ export class Invoices extends Context.Service<Invoices, {
           transition(id, { type: "VOID" }, { merchantId, operation: "void" }).pipe(Effect.andThen(find(merchantId, id))),
         recordPayment: (merchantId, id, note) =>
           transition(id, { type: "RECORD_PAYMENT" }, { merchantId, operation: "record-payment", note }).pipe(
+            Effect.andThen(find(merchantId, id))
+          ),
+        closeException: (merchantId, id, action, note) =>
+          transition(id, { type: "CLOSE_EXCEPTION", action }, { merchantId, operation: "close-exception", note }).pipe(
             Effect.andThen(find(merchantId, id))
           ),
         transition

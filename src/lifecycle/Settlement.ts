@@ -50,7 +50,9 @@ export const settle = (
     lastPaymentObservedAt: latest?.observedAt ?? invoice.lastPaymentObservedAt
   }
   const evidence: InvoiceEvent = { type: "EVIDENCE", onTime: facts.onTime, total: facts.total }
-  const deadlinePassed = now.getTime() > invoice.timing.payableUntilAt.getTime()
+  // Late evidence was observed after the deadline, so the deadline has passed even if the clock
+  // of this process (or the sweeper) has not caught up yet.
+  const deadlinePassed = latestIsLate || now.getTime() > invoice.timing.payableUntilAt.getTime()
   const events: ReadonlyArray<InvoiceEvent> = !deadlinePassed
     ? [evidence]
     : latestIsLate

@@ -1,0 +1,99 @@
+import { Clock, Effect } from "effect"
+import { HttpApiBuilder } from "effect/http-api"
+import { CurrentMerchant } from "../accounts/CurrentMerchant.ts"
+import { AppConfig } from "../config/AppConfig.ts"
+import { merchantInvoiceView, paymentView } from "../domain/InvoiceViews.ts"
+import { parseAtomic } from "../domain/Money.ts"
+import { Api } from "../http/Api.ts"
+import { BadRequest, Conflict, NotFound } from "../http/ApiErrors.ts"
+import { mapDomainErrors } from "../http/ErrorMapping.ts"
+import { DeadlineSweeper } from "./DeadlineSweeper.ts"
+import { InvoiceRepo } from "./InvoiceRepo.ts"
+import { Invoices } from "./Invoices.ts"
+import { type EvidenceResult, PaymentEvidence } from "./PaymentEvidence.ts"
+
+const simulatedHash = () => `sim_${crypto.randomUUID().replaceAll("-", "")}`
+
+export const DevSimulatorHttpLive = HttpApiBuilder.group(Api, "dev", (handlers) =>
+  Effect.gen(function*() {
+    const invoices = yield* Invoices
+    const evidence = yield* PaymentEvidence
+    const repo = yield* InvoiceRepo
+    const sweeper = yield* DeadlineSweeper
+    const { publicUrl } = yield* AppConfig
+
+    const owned = (id: string) =>
+      CurrentMerchant.pipe(Effect.flatMap((merchant) => mapDomainErrors(invoices.get(merchant.merchantId, id))))
+
+    const answer = (id: string, result: EvidenceResult) =>
+      owned(id).pipe(Effect.map((parts) => ({ payment: paymentView(result.payment), invoice: merchantInvoiceView(parts, publicUrl) })))
+
+    const rejected = (error: { readonly reason: string }) => new Conflict({ error: `Evidence rejected: ${error.reason}` })
+
+    const paymentByHash = (id: string, transactionHash: string) =>
+      owned(id).pipe(Effect.flatMap((parts) => {
+        const payment = parts.payments.find((candidate) => candidate.transactionHash === transactionHash)
+        return payment === undefined
+          ? Effect.fail(new NotFound({ error: "No payment of this invoice has that transactionHash" }))
+          : Effect.succeed(payment)
+      }))
+
+    return handlers
+      .handle("simulatePayment", ({ params, payload }) =>
+        Effect.gen(function*() {
+          const parts = yield* owned(params.id)
+          const option = parts.options.find((candidate) => candidate.id === payload.paymentOptionId)
+          if (option === undefined) return yield* new NotFound({ error: "paymentOptionId is not an option of this invoice" })
+          const amountAtomic = parseAtomic(payload.amount, option.decimals)
+          if (amountAtomic === undefined || amountAtomic === 0n) {
+            return yield* new BadRequest({ error: `amount must be a positive amount with at most ${option.decimals} decimals` })
+          }
+          const now = yield* Clock.currentTimeMillis
+          const deadline = parts.invoice.timing.payableUntilAt.getTime()
+          const observedAt = new Date(payload.late === true ? Math.max(now, deadline + 1) : Math.min(now, deadline))
+          const result = yield* evidence.record({
+            paymentOptionId: option.id,
+            transactionHash: payload.transactionHash ?? simulatedHash(),
+            outputIndex: 0,
+            amountAtomic,
+            confirmations: payload.confirmations ?? 0,
+            observedAt
+          }).pipe(Effect.mapError(rejected))
+          return yield* answer(params.id, result)
+        }))
+      .handle("simulateConfirmations", ({ params, payload }) =>
+        Effect.gen(function*() {
+          const payment = yield* paymentByHash(params.id, payload.transactionHash)
+          const result = yield* evidence.record({
+            paymentOptionId: payment.paymentOptionId,
+            transactionHash: payload.transactionHash,
+            outputIndex: payment.outputIndex,
+            amountAtomic: payment.amountAtomic,
+            confirmations: payload.confirmations,
+            observedAt: payment.observedAt
+          }).pipe(Effect.mapError(rejected))
+          return yield* answer(params.id, result)
+        }))
+      .handle("simulateInvalidation", ({ params, payload }) =>
+        Effect.gen(function*() {
+          const payment = yield* paymentByHash(params.id, payload.transactionHash)
+          const result = yield* evidence.invalidate({
+            network: payment.network,
+            transactionHash: payload.transactionHash,
+            outputIndex: payment.outputIndex,
+            reason: payload.reason ?? "simulated_reorg"
+          }).pipe(Effect.mapError(rejected))
+          return yield* answer(params.id, result)
+        }))
+      .handle("simulateExpiry", ({ params }) =>
+        Effect.gen(function*() {
+          const parts = yield* owned(params.id)
+          const now = yield* Clock.currentTimeMillis
+          if (parts.invoice.status === "awaiting_payment" || parts.invoice.status === "partially_paid") {
+            const timing = { ...parts.invoice.timing, payableUntilAt: new Date(now - 1) }
+            yield* repo.save({ ...parts.invoice, timing }, [])
+            yield* sweeper.sweep()
+          }
+          return merchantInvoiceView(yield* owned(params.id), publicUrl)
+        }))
+  }))

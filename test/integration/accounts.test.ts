@@ -1,0 +1,158 @@
+import { SignJWT } from "jose"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { publicRequest, startTestApp, type TestApp } from "../support/TestApp.ts"
+
+let app: TestApp
+
+beforeAll(async () => {
+  app = await startTestApp({ probeThreshold: 3 })
+})
+afterAll(async () => {
+  await app?.close()
+})
+
+const json = (method: string, body?: unknown, headers: Record<string, string> = {}): RequestInit => ({
+  method,
+  headers: { ...(body === undefined ? {} : { "content-type": "application/json" }), ...headers },
+  ...(body === undefined ? {} : { body: JSON.stringify(body) })
+})
+
+const signUp = async () => {
+  const email = `${crypto.randomUUID()}@example.com`
+  const response = await publicRequest(app.baseUrl, "/api/auth/signup", json("POST", { email, password: "correct horse battery" }))
+  expect(response.status).toBe(201)
+  return { email, userId: response.body.user.id as string, token: response.body.token as string, cookie: response.headers.get("set-cookie") ?? "" }
+}
+
+const bearer = (token: string) => ({ authorization: `Bearer ${token}` })
+
+describe("dashboard authentication", () => {
+  it("signs up with a session cookie and a token, and refuses short passwords and duplicates", async () => {
+    const { email, token, cookie, userId } = await signUp()
+    expect(token.split(".")).toHaveLength(3)
+    expect(cookie).toMatch(/^checkout_session=/)
+    expect(cookie).toMatch(/HttpOnly/i)
+    expect(cookie).toMatch(/SameSite=Lax/i)
+    expect(userId).toMatch(/^[0-9a-f-]{36}$/)
+    expect(await publicRequest(app.baseUrl, "/api/auth/signup", json("POST", { email, password: "another long password" }))).toMatchObject({ status: 409 })
+    expect(await publicRequest(app.baseUrl, "/api/auth/signup", json("POST", { email: "x@example.com", password: "short" }))).toMatchObject({
+      status: 400,
+      body: { error: "password must be at least 12 characters" }
+    })
+  })
+
+  it("logs in, refuses a wrong password with the exact message, and logs out server-side", async () => {
+    const { email } = await signUp()
+    expect(await publicRequest(app.baseUrl, "/api/auth/login", json("POST", { email, password: "wrong password!!" }))).toMatchObject({
+      status: 401,
+      body: { error: "Invalid email or password" }
+    })
+    expect(await publicRequest(app.baseUrl, "/api/auth/login", json("POST", { email: "nobody@example.com", password: "whatever12345" }))).toMatchObject({
+      status: 401,
+      body: { error: "Invalid email or password" }
+    })
+    const login = await publicRequest(app.baseUrl, "/api/auth/login", json("POST", { email, password: "correct horse battery" }))
+    expect(login.status).toBe(200)
+    const token = login.body.token as string
+    const userId = login.body.user.id as string
+    expect((await publicRequest(app.baseUrl, `/api/users/${userId}/checkout-api-keys`, json("GET", undefined, bearer(token)))).status).toBe(200)
+    expect((await publicRequest(app.baseUrl, "/api/auth/logout", json("POST", undefined, bearer(token)))).status).toBe(204)
+    expect(await publicRequest(app.baseUrl, `/api/users/${userId}/checkout-api-keys`, json("GET", undefined, bearer(token)))).toMatchObject({
+      status: 401,
+      body: { error: "Invalid or expired session" }
+    })
+  })
+
+  it("accepts the session cookie and refuses forged, expired and unsigned tokens", async () => {
+    const { userId, token } = await signUp()
+    const path = `/api/users/${userId}/checkout-api-keys`
+    expect((await publicRequest(app.baseUrl, path, json("GET", undefined, { cookie: `checkout_session=${token}` }))).status).toBe(200)
+    const [, payload] = token.split(".")
+    const claims = JSON.parse(Buffer.from(payload, "base64url").toString())
+    const forged = await new SignJWT(claims).setProtectedHeader({ alg: "HS256" }).sign(new TextEncoder().encode("x".repeat(32)))
+    const unsigned = `${Buffer.from(JSON.stringify({ alg: "none", typ: "JWT" })).toString("base64url")}.${payload}.`
+    const [header, , signature] = token.split(".")
+    const expiredClaims = Buffer.from(JSON.stringify({ ...claims, exp: Math.floor(Date.now() / 1000) - 60 })).toString("base64url")
+    const tampered = `${header}.${expiredClaims}.${signature}`
+    for (const bad of [forged, unsigned, tampered, "not.a.jwt", ""]) {
+      const response = await publicRequest(app.baseUrl, path, json("GET", undefined, bearer(bad)))
+      expect(response.status, bad).toBe(401)
+    }
+    expect(await publicRequest(app.baseUrl, path)).toMatchObject({ status: 401, body: { error: "Missing API key or session" } })
+  })
+
+  it("checks the X-Api-Key header before the session", async () => {
+    const { token } = await signUp()
+    const response = await publicRequest(app.baseUrl, `/api/checkout/invoices/${crypto.randomUUID()}`, json("GET", undefined, {
+      ...bearer(token),
+      "x-api-key": "svc_live_" + "B".repeat(43)
+    }))
+    expect(response).toMatchObject({ status: 401, body: { error: "Invalid API key" } })
+  })
+})
+
+describe("API key management", () => {
+  it("creates keys shown once, lists prefixes only, limits to three and revokes at once", async () => {
+    const { userId, token } = await signUp()
+    const base = `/api/users/${userId}`
+    const created = await publicRequest(app.baseUrl, `${base}/checkout-api-key`, json("POST", { label: "server" }, bearer(token)))
+    expect(created.status).toBe(201)
+    expect(created.body.rawKey).toMatch(/^svc_live_[A-Za-z0-9_-]{43}$/)
+    expect(created.body.keyPrefix).toBe(created.body.rawKey.slice(0, 12))
+    expect(created.body).toMatchObject({ label: "server" })
+    expect(Object.keys(created.body).sort()).toEqual(["createdAt", "id", "keyPrefix", "label", "rawKey"])
+    const unlabeled = await publicRequest(app.baseUrl, `${base}/checkout-api-key`, json("POST", {}, bearer(token)))
+    expect(unlabeled.body.label).toBe("")
+    await publicRequest(app.baseUrl, `${base}/checkout-api-key`, json("POST", { label: "third" }, bearer(token)))
+    expect(await publicRequest(app.baseUrl, `${base}/checkout-api-key`, json("POST", { label: "fourth" }, bearer(token)))).toMatchObject({
+      status: 409,
+      body: { error: "At most 3 active API keys" }
+    })
+    const list = await publicRequest(app.baseUrl, `${base}/checkout-api-keys`, json("GET", undefined, bearer(token)))
+    expect(list.body.keys).toHaveLength(3)
+    expect(JSON.stringify(list.body)).not.toContain(created.body.rawKey)
+    expect(Object.keys(list.body.keys[0]).sort()).toEqual(["createdAt", "id", "keyPrefix", "label"])
+
+    const key = created.body.rawKey as string
+    const viaKey = await publicRequest(app.baseUrl, `/api/checkout/invoices/${crypto.randomUUID()}`, json("GET", undefined, { "x-api-key": key }))
+    expect(viaKey.status).toBe(404)
+    expect(await publicRequest(app.baseUrl, `${base}/checkout-api-keys`, json("GET", undefined, { "x-api-key": key }))).toMatchObject({ status: 403 })
+
+    const revoked = await publicRequest(app.baseUrl, `${base}/checkout-api-key/${created.body.id}`, json("DELETE", undefined, bearer(token)))
+    expect(revoked.status).toBe(204)
+    expect(await publicRequest(app.baseUrl, `/api/checkout/invoices/${crypto.randomUUID()}`, json("GET", undefined, { "x-api-key": key }))).toMatchObject({
+      status: 401,
+      body: { error: "Invalid API key" }
+    })
+    expect((await publicRequest(app.baseUrl, `${base}/checkout-api-key/${created.body.id}`, json("DELETE", undefined, bearer(token)))).status).toBe(404)
+    expect((await publicRequest(app.baseUrl, `${base}/checkout-api-key`, json("POST", { label: "again" }, bearer(token)))).status).toBe(201)
+  })
+
+  it("answers 404 for another user's id, refuses userId query fields, and disables a prober at the threshold", async () => {
+    const victim = await signUp()
+    const prober = await signUp()
+    const foreign = await publicRequest(app.baseUrl, `/api/users/${victim.userId}/checkout-api-keys`, json("GET", undefined, bearer(prober.token)))
+    expect(foreign.status).toBe(404)
+    const query = await publicRequest(app.baseUrl, `/api/users/${prober.userId}/checkout-api-keys?userId=${victim.userId}`, json("GET", undefined, bearer(prober.token)))
+    expect(query.status).toBe(400)
+    expect(query.body.error).toMatch(/userId/)
+    await publicRequest(app.baseUrl, `/api/users/${victim.userId}/checkout-api-keys`, json("GET", undefined, bearer(prober.token)))
+    const after = await publicRequest(app.baseUrl, `/api/users/${prober.userId}/checkout-api-keys`, json("GET", undefined, bearer(prober.token)))
+    expect(after.status).toBe(401)
+    const login = await publicRequest(app.baseUrl, "/api/auth/login", json("POST", { email: prober.email, password: "correct horse battery" }))
+    expect(login).toMatchObject({ status: 403, body: { error: "Forbidden" } })
+    expect((await publicRequest(app.baseUrl, `/api/users/${victim.userId}/checkout-api-keys`, json("GET", undefined, bearer(victim.token)))).status).toBe(200)
+  })
+})
+
+describe("sign-up closed", () => {
+  it("answers 403", async () => {
+    const closed = await startTestApp({ signup: "closed" })
+    try {
+      const response = await publicRequest(closed.baseUrl, "/api/auth/signup", json("POST", { email: "a@example.com", password: "long enough password" }))
+      expect(response).toMatchObject({ status: 403, body: { error: "Sign-up is closed" } })
+    } finally {
+      await closed.close()
+    }
+  })
+})
