@@ -1,6 +1,7 @@
 import { Context, Effect, Exit, Layer, Scope } from "effect"
 import { HttpServer } from "effect/http"
 import { Accounts } from "../../src/accounts/Accounts.ts"
+import { Sessions } from "../../src/accounts/Sessions.ts"
 import { makeApp } from "../../src/App.ts"
 import { AppConfig, type AppConfigShape, parseConfig } from "../../src/config/AppConfig.ts"
 import { DEMO_METHODS } from "../../src/demo/DemoMerchant.ts"
@@ -27,6 +28,9 @@ export interface MerchantOptions {
 export interface TestMerchant {
   readonly merchantId: string
   readonly apiKey: string
+  /** A dashboard session (bearer JWT) of the same account. */
+  readonly sessionToken: string
+  readonly dashboard: (path: string, init?: { method?: string; body?: unknown; headers?: Record<string, string> }) => Promise<{ status: number; body: any; headers: Headers }>
   readonly api: (path: string, init?: { method?: string; body?: unknown; headers?: Record<string, string> }) => Promise<{ status: number; body: any; headers: Headers }>
 }
 
@@ -66,7 +70,7 @@ export const startTestApp = async (overrides: Partial<AppConfigShape> = {}): Pro
   }
 
   const createMerchant = async (options: MerchantOptions = {}): Promise<TestMerchant> => {
-    const { merchantId, apiKey } = await run(Effect.gen(function*() {
+    const { merchantId, apiKey, sessionToken } = await run(Effect.gen(function*() {
       const accounts = yield* Accounts
       const settings = yield* CheckoutSettingsRepo
       const merchantId = yield* accounts.createMerchant({ email: `${crypto.randomUUID()}@merchant.test` })
@@ -78,12 +82,15 @@ export const startTestApp = async (overrides: Partial<AppConfigShape> = {}): Pro
         })
       }
       const key = yield* Effect.orDie(accounts.createApiKey(merchantId, "test"))
-      return { merchantId, apiKey: key.rawKey }
+      const session = yield* Effect.flatMap(Sessions, (sessions) => sessions.issue(merchantId))
+      return { merchantId, apiKey: key.rawKey, sessionToken: session.token }
     }))
     return {
       merchantId,
       apiKey,
-      api: (path, init = {}) => request(path, { ...init, headers: { "x-api-key": apiKey, ...init.headers } })
+      sessionToken,
+      api: (path, init = {}) => request(path, { ...init, headers: { "x-api-key": apiKey, ...init.headers } }),
+      dashboard: (path, init = {}) => request(path, { ...init, headers: { authorization: `Bearer ${sessionToken}`, ...init.headers } })
     }
   }
 

@@ -1,0 +1,126 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { publicRequest, startTestApp, type TestApp, type TestMerchant } from "../support/TestApp.ts"
+
+let app: TestApp
+let merchant: TestMerchant
+
+beforeAll(async () => {
+  app = await startTestApp()
+  merchant = await app.createMerchant()
+})
+afterAll(async () => {
+  await app?.close()
+})
+
+const newInvoice = async (amountUsd = 10) => (await merchant.api("/api/checkout/invoices", { body: { amountUsd } })).body
+const optionOf = (invoice: any, network: string) => invoice.paymentOptions.find((option: any) => option.network === network)
+
+describe("development simulator", () => {
+  it("walks an invoice through detection, confirmation and a reorg", async () => {
+    const invoice = await newInvoice(10)
+    const option = optionOf(invoice, "base")
+    const paid = await merchant.dashboard(`/api/dev/invoices/${invoice.id}/simulate-payment`, {
+      body: { paymentOptionId: option.id, amount: "10", confirmations: 1, transactionHash: "0xabc" }
+    })
+    expect(paid.status).toBe(200)
+    expect(paid.body.payment).toMatchObject({ transactionHash: "0xabc", amountReceived: 10, confirmations: 1 })
+    expect(paid.body.invoice).toMatchObject({ status: "payment_detected", paymentCoverage: "exact_payment" })
+
+    const confirmed = await merchant.dashboard(`/api/dev/invoices/${invoice.id}/simulate-confirmations`, {
+      body: { transactionHash: "0xabc", confirmations: 20 }
+    })
+    expect(confirmed.body.invoice).toMatchObject({ status: "confirmed", confirmations: 20, confirmedAmountUsd: 10 })
+
+    const invalidated = await merchant.dashboard(`/api/dev/invoices/${invoice.id}/simulate-invalidation`, {
+      body: { transactionHash: "0xabc", reason: "reorg" }
+    })
+    expect(invalidated.body.invoice.status).toBe("confirmed")
+    expect(invalidated.body.payment).toMatchObject({ invalidationReason: "reorg" })
+    expect(invalidated.body.invoice.receivedAmountUsd).toBe(0)
+  })
+
+  it("validates input and answers 403 to API keys and 404 for another account", async () => {
+    const invoice = await newInvoice(10)
+    const option = optionOf(invoice, "solana")
+    const path = `/api/dev/invoices/${invoice.id}/simulate-payment`
+    expect(await merchant.dashboard(path, { body: { paymentOptionId: option.id, amount: "1.0000001" } })).toMatchObject({ status: 400 })
+    expect(await merchant.dashboard(path, { body: { paymentOptionId: option.id, amount: "ten" } })).toMatchObject({ status: 400 })
+    expect(await merchant.dashboard(path, { body: { amount: "1" } })).toMatchObject({ status: 400, body: { error: "paymentOptionId is required" } })
+    expect((await merchant.api(path, { body: { paymentOptionId: option.id, amount: "1" } })).status).toBe(403)
+    const other = await app.createMerchant()
+    expect((await other.dashboard(path, { body: { paymentOptionId: option.id, amount: "1" } })).status).toBe(404)
+  })
+
+  it("is absent in production", async () => {
+    const production = await startTestApp({ env: "production" })
+    try {
+      const response = await publicRequest(production.baseUrl, `/api/dev/invoices/${crypto.randomUUID()}/simulate-expiry`, { method: "POST" })
+      expect(response).toMatchObject({ status: 404, body: { error: "Not found" } })
+    } finally {
+      await production.close()
+    }
+  })
+})
+
+describe("exception review", () => {
+  it("accepts a late full payment: confirmed, with the close recorded", async () => {
+    const invoice = await newInvoice(10)
+    const option = optionOf(invoice, "arbitrum")
+    const expired = await merchant.dashboard(`/api/dev/invoices/${invoice.id}/simulate-expiry`, { body: {} })
+    expect(expired.body.status).toBe("expired")
+    const late = await merchant.dashboard(`/api/dev/invoices/${invoice.id}/simulate-payment`, {
+      body: { paymentOptionId: option.id, amount: "10", confirmations: 30, late: true }
+    })
+    expect(late.body.invoice).toMatchObject({ status: "expired", exceptionType: "late_payment", exceptionStatus: "open" })
+    const close = `/api/dashboard/invoices/${invoice.id}/exception/close`
+    expect((await merchant.api(close, { body: { action: "accept_late_payment", note: "ok" } })).status).toBe(403)
+    const closed = await merchant.dashboard(close, { body: { action: "accept_late_payment", note: "Customer paid late, shipping" } })
+    expect(closed.status).toBe(200)
+    expect(closed.body).toMatchObject({
+      status: "confirmed",
+      exceptionStatus: "closed",
+      exceptionAction: "accept_late_payment",
+      exceptionNote: "Customer paid late, shipping"
+    })
+    expect(closed.body.exceptionClosedAt).not.toBeNull()
+    expect(closed.body.confirmedAt).not.toBeNull()
+    expect((await merchant.dashboard(close, { body: { action: "close_unpaid", note: "again" } })).status).toBe(409)
+  })
+
+  it("late payment on an immediate invoice without the flag is judged by the deadline, and partial exceptions cannot be accepted", async () => {
+    const invoice = await newInvoice(10)
+    const option = optionOf(invoice, "ethereum")
+    await merchant.dashboard(`/api/dev/invoices/${invoice.id}/simulate-payment`, { body: { paymentOptionId: option.id, amount: "4" } })
+    const expired = await merchant.dashboard(`/api/dev/invoices/${invoice.id}/simulate-expiry`, { body: {} })
+    expect(expired.body).toMatchObject({ status: "expired", exceptionType: "partial_payment", exceptionStatus: "open" })
+    const close = `/api/dashboard/invoices/${invoice.id}/exception/close`
+    expect((await merchant.dashboard(close, { body: { action: "accept_late_payment", note: "no" } })).status).toBe(409)
+    expect(await merchant.dashboard(close, { body: { action: "refund", note: "x" } })).toMatchObject({
+      status: 400,
+      body: { error: "action must be one of accept_late_payment, mark_paid_out_of_band, close_unpaid" }
+    })
+    expect(await merchant.dashboard(close, { body: { action: "close_unpaid" } })).toMatchObject({ status: 400, body: { error: "note is required" } })
+    const closed = await merchant.dashboard(close, { body: { action: "close_unpaid", note: "Refunded the 4 USD" } })
+    expect(closed.body).toMatchObject({ status: "expired", exceptionStatus: "closed", exceptionAction: "close_unpaid" })
+  })
+
+  it("mark_paid_out_of_band moves the invoice to paid_out_of_band with the note", async () => {
+    const invoice = await newInvoice(10)
+    await merchant.api(`/api/checkout/invoices/${invoice.id}/void`, { body: {} })
+    const option = optionOf(invoice, "bitcoin")
+    const late = await merchant.dashboard(`/api/dev/invoices/${invoice.id}/simulate-payment`, {
+      body: { paymentOptionId: option.id, amount: "0.0001" }
+    })
+    expect(late.body.invoice).toMatchObject({ status: "voided", exceptionType: "partial_payment" })
+    const closed = await merchant.dashboard(`/api/dashboard/invoices/${invoice.id}/exception/close`, {
+      body: { action: "mark_paid_out_of_band", note: "Settled by bank transfer" }
+    })
+    expect(closed.body).toMatchObject({
+      status: "paid_out_of_band",
+      paidOutOfBandNote: "Settled by bank transfer",
+      exceptionAction: "mark_paid_out_of_band",
+      exceptionStatus: "closed"
+    })
+    expect(closed.body.paidOutOfBandAt).not.toBeNull()
+  })
+})
