@@ -8,6 +8,8 @@ import { AppConfig } from "../config/AppConfig.ts"
 import { CheckoutSettingsRepo, type MethodInput } from "../payments/CheckoutSettingsRepo.ts"
 
 export const DEMO_EMAIL = "demo@checkout.local"
+/** DEMO ONLY: the demo merchant's dashboard password (development mode). */
+export const DEMO_PASSWORD = "demo-password-not-secret"
 
 /**
  * DEMO ONLY. Public test keys of the BIP39 test mnemonic "abandon ... about": anyone can spend
@@ -43,7 +45,7 @@ export const DemoMerchantLive = Layer.effectDiscard(Effect.gen(function*() {
   let apiKey: string | undefined
   const existing = yield* accounts.findMerchantByEmail(DEMO_EMAIL)
   if (existing === undefined) {
-    const merchantId = yield* accounts.createMerchant({ email: DEMO_EMAIL, isDemo: true })
+    const merchantId = yield* accounts.createMerchant({ email: DEMO_EMAIL, isDemo: true, password: DEMO_PASSWORD })
     yield* settings.save(merchantId, {
       issuedBy: "Demo Store",
       timing: { mode: "immediate", expiresAfterMinutes: 60 },
@@ -62,11 +64,15 @@ export const DemoMerchantLive = Layer.effectDiscard(Effect.gen(function*() {
     "",
     `Checkout service listening on ${base} (public URL ${config.publicUrl})`,
     `API docs: ${base}/docs   OpenAPI: ${base}/api/openapi.json`,
-    `Demo merchant ${DEMO_EMAIL} (DEMO KEYS ONLY: public test wallets, never for real funds)`,
+    `Demo merchant ${DEMO_EMAIL}, dashboard password ${DEMO_PASSWORD} (DEMO KEYS ONLY: public test wallets, never for real funds)`,
     apiKey === undefined ? "Demo API key: created earlier (not stored in plain text)" : `Demo API key: ${apiKey}`,
     "",
     "Create an invoice:",
     `  curl -s -X POST ${base}/api/checkout/invoices -H 'Content-Type: application/json' -H 'X-Api-Key: ${apiKey ?? "<your key>"}' -d '{"amountUsd": 25.5, "productName": "T-shirt"}'`,
+    "",
+    "Walk it through its lifecycle (development simulator):",
+    "  npm run simulate -- pay <invoiceId> <paymentOptionId> 25.5 --confirmations 1",
+    "  npm run simulate -- confirm <invoiceId> <transactionHash> 12",
     ""
   ].join("\n"))
 }))

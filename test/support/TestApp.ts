@@ -27,6 +27,7 @@ export interface MerchantOptions {
 
 export interface TestMerchant {
   readonly merchantId: string
+  readonly email: string
   readonly apiKey: string
   /** A dashboard session (bearer JWT) of the same account. */
   readonly sessionToken: string
@@ -70,10 +71,11 @@ export const startTestApp = async (overrides: Partial<AppConfigShape> = {}): Pro
   }
 
   const createMerchant = async (options: MerchantOptions = {}): Promise<TestMerchant> => {
+    const email = `${crypto.randomUUID()}@merchant.test`
     const { merchantId, apiKey, sessionToken } = await run(Effect.gen(function*() {
       const accounts = yield* Accounts
       const settings = yield* CheckoutSettingsRepo
-      const merchantId = yield* accounts.createMerchant({ email: `${crypto.randomUUID()}@merchant.test` })
+      const merchantId = yield* accounts.createMerchant({ email })
       if (options.withSettings !== false) {
         yield* settings.save(merchantId, {
           issuedBy: options.issuedBy === undefined ? "Test Store" : options.issuedBy,
@@ -87,6 +89,7 @@ export const startTestApp = async (overrides: Partial<AppConfigShape> = {}): Pro
     }))
     return {
       merchantId,
+      email,
       apiKey,
       sessionToken,
       api: (path, init = {}) => request(path, { ...init, headers: { "x-api-key": apiKey, ...init.headers } }),
