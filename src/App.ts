@@ -1,6 +1,7 @@
 import { Effect, Layer } from "effect"
 import { Accounts } from "./accounts/Accounts.ts"
 import { Secrets } from "./accounts/Secrets.ts"
+import { RateLimits } from "./accounts/RateLimits.ts"
 import { Sessions } from "./accounts/Sessions.ts"
 import { AppConfig } from "./config/AppConfig.ts"
 import { DatabaseLive } from "./db/Database.ts"
@@ -20,7 +21,8 @@ const Repositories = Layer.mergeAll(
   CheckoutSettingsRepo.layer,
   Accounts.layer,
   IdempotencyStore.layer(24),
-  Sessions.layer.pipe(Layer.provide(Secrets.layer))
+  Sessions.layer.pipe(Layer.provide(Secrets.layer)),
+  RateLimits.layer.pipe(Layer.provide(RateLimits.store))
 )
 
 /** Every domain service over the database (no HTTP server): what tests and scripts build on. */

@@ -3,7 +3,8 @@ import { HttpEffect, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
 import { AppConfig } from "../config/AppConfig.ts"
 import { Api } from "../http/Api.ts"
-import { Conflict, Forbidden, NotFound, Unauthorized } from "../http/ApiErrors.ts"
+import { Conflict, Forbidden, NotFound, TooManyRequests, Unauthorized } from "../http/ApiErrors.ts"
+import { RateLimits, rateLimitMessage, setRetryAfter } from "./RateLimits.ts"
 import { Accounts, MAX_ACTIVE_API_KEYS } from "./Accounts.ts"
 import { CurrentMerchant } from "./CurrentMerchant.ts"
 import { SESSION_COOKIE, SESSION_HOURS, Sessions } from "./Sessions.ts"
@@ -35,6 +36,7 @@ export const AuthHttpLive = HttpApiBuilder.group(Api, "auth", (handlers) =>
   Effect.gen(function*() {
     const accounts = yield* Accounts
     const sessions = yield* Sessions
+    const rateLimits = yield* RateLimits
     const config = yield* AppConfig
     return handlers
       .handle("signup", ({ payload }) =>
@@ -49,6 +51,10 @@ export const AuthHttpLive = HttpApiBuilder.group(Api, "auth", (handlers) =>
         }))
       .handle("login", ({ payload }) =>
         Effect.gen(function*() {
+          yield* rateLimits.login(payload.email).pipe(
+            Effect.catchTag("RateLimited", (error) =>
+              setRetryAfter(error).pipe(Effect.andThen(Effect.fail(new TooManyRequests({ error: rateLimitMessage(error) })))))
+          )
           const user = yield* accounts.logIn(payload.email, payload.password).pipe(
             Effect.catchTags({
               InvalidCredentials: () => Effect.fail(new Unauthorized({ error: "Invalid email or password" })),

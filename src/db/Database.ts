@@ -7,6 +7,7 @@ import { mkdirSync } from "node:fs"
 import { AppConfig } from "../config/AppConfig.ts"
 import migration0001 from "./migrations/0001_core_tables.ts"
 import migration0002 from "./migrations/0002_sessions_and_secrets.ts"
+import migration0003 from "./migrations/0003_rate_limits.ts"
 
 const naming = { transformQueryNames: Str.camelToSnake, transformResultNames: Str.snakeToCamel }
 
@@ -42,7 +43,8 @@ const serverClient = (url: string) => PgClient.layer({ url: Redacted.make(url), 
 
 export const migrations = Migrator.fromRecord({
   "0001_core_tables": migration0001,
-  "0002_sessions_and_secrets": migration0002
+  "0002_sessions_and_secrets": migration0002,
+  "0003_rate_limits": migration0003
 })
 
 export const runMigrations = Migrator.make({})({ loader: migrations })

@@ -4,7 +4,8 @@ import { HttpApiMiddleware } from "effect/http-api"
 import { Accounts } from "../accounts/Accounts.ts"
 import { CurrentMerchant } from "../accounts/CurrentMerchant.ts"
 import { SESSION_COOKIE, Sessions } from "../accounts/Sessions.ts"
-import { BadRequest, Forbidden, ServiceUnavailable, Unauthorized } from "./ApiErrors.ts"
+import { RateLimits, rateLimitMessage, setRetryAfter } from "../accounts/RateLimits.ts"
+import { BadRequest, Forbidden, ServiceUnavailable, TooManyRequests, Unauthorized } from "./ApiErrors.ts"
 
 const bearerOf = (request: HttpServerRequest.HttpServerRequest): string | undefined => {
   const header = request.headers["authorization"]
@@ -48,13 +49,20 @@ const refuseAccountSelection = (request: HttpServerRequest.HttpServerRequest, me
  */
 export class MerchantAuthentication extends HttpApiMiddleware.Service<MerchantAuthentication, {
   provides: CurrentMerchant
-}>()("Http/MerchantAuthentication", { error: [BadRequest, Unauthorized, Forbidden, ServiceUnavailable] }) {}
+}>()("Http/MerchantAuthentication", { error: [BadRequest, Unauthorized, Forbidden, TooManyRequests, ServiceUnavailable] }) {}
 
 export const MerchantAuthenticationLive = Layer.effect(
   MerchantAuthentication,
   Effect.gen(function*() {
     const accounts = yield* Accounts
     const sessions = yield* Sessions
+    const rateLimits = yield* RateLimits
+    /** 100 requests per minute per merchant account (the "client" of the spec's limit). */
+    const limit = (merchantId: string) =>
+      rateLimits.api(merchantId).pipe(
+        Effect.catchTag("RateLimited", (error) =>
+          setRetryAfter(error).pipe(Effect.andThen(Effect.fail(new TooManyRequests({ error: rateLimitMessage(error) })))))
+      )
     return (httpEffect) =>
       Effect.gen(function*() {
         const request = yield* HttpServerRequest.HttpServerRequest
@@ -68,10 +76,12 @@ export const MerchantAuthenticationLive = Layer.effect(
             })
           )
           yield* refuseAccountSelection(request, merchant.merchantId)
+          yield* limit(merchant.merchantId)
           return yield* Effect.provideService(httpEffect, CurrentMerchant, { ...merchant, via: "api_key", sessionId: undefined })
         }
         const principal = yield* sessionPrincipal(request).pipe(Effect.provideService(Sessions, sessions))
         yield* refuseAccountSelection(request, principal.merchantId)
+        yield* limit(principal.merchantId)
         return yield* Effect.provideService(httpEffect, CurrentMerchant, { ...principal, via: "session" })
       }).pipe(Effect.provideService(Accounts, accounts))
   })

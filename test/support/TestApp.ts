@@ -45,7 +45,8 @@ export const startTestApp = async (overrides: Partial<AppConfigShape> = {}): Pro
     PORT: "0",
     DATABASE_URL: process.env.DATABASE_URL
   }
-  const config = { ...parseConfig(env), ...overrides }
+  // Suites make hundreds of requests per merchant; the rate-limit suite sets the real limit itself.
+  const config = { ...parseConfig(env), apiRateLimitPerMinute: 1_000_000, ...overrides }
   const scope = Effect.runSync(Scope.make())
   const context = await Effect.runPromise(Layer.buildWithScope(makeApp(Layer.succeed(AppConfig, config), env), scope)) as Context.Context<never>
   const address = Context.get(context as Context.Context<HttpServer.HttpServer>, HttpServer.HttpServer).address

@@ -1,0 +1,60 @@
+import { NodeRedis } from "@effect/platform-node"
+import { Context, Data, Duration, Effect, Layer } from "effect"
+import { HttpEffect, HttpServerResponse } from "effect/http"
+import { RateLimiter } from "effect/persistence"
+import { AppConfig } from "../config/AppConfig.ts"
+import { layerStorePostgres } from "./PgRateLimiterStore.ts"
+
+export class RateLimited extends Data.TaggedError("RateLimited")<{ readonly retryAfterSeconds: number }> {}
+
+export const rateLimitMessage = (error: RateLimited) => `Rate limit exceeded. Retry after ${error.retryAfterSeconds} seconds.`
+
+/**
+ * The service's rate limits, all fixed windows of one minute in a store every instance shares
+ * (the database, or Redis when REDIS_URL is set):
+ * - the five API-key endpoints: CHECKOUT_API_RATE_LIMIT per merchant account;
+ * - dashboard logins: CHECKOUT_LOGIN_RATE_LIMIT per email address;
+ * - the public Solana preparation: CHECKOUT_SOLANA_PREPARE_RATE_LIMIT per client IP.
+ * A store failure lets the request through (logged): availability wins over limiting.
+ */
+export class RateLimits extends Context.Service<RateLimits, {
+  readonly api: (merchantId: string) => Effect.Effect<void, RateLimited>
+  readonly login: (email: string) => Effect.Effect<void, RateLimited>
+  readonly solanaPrepare: (ip: string) => Effect.Effect<void, RateLimited>
+}>()("Accounts/RateLimits") {
+  static readonly layer = Layer.effect(
+    RateLimits,
+    Effect.gen(function*() {
+      const limiter = yield* RateLimiter.RateLimiter
+      const config = yield* AppConfig
+      const consume = (key: string, limit: number) =>
+        limiter.consume({ key, limit, window: Duration.minutes(1), algorithm: "fixed-window", onExceeded: "fail" }).pipe(
+          Effect.asVoid,
+          Effect.catch((error) =>
+            error.reason._tag === "RateLimitExceeded"
+              ? Effect.fail(new RateLimited({ retryAfterSeconds: Math.max(1, Math.ceil(Duration.toSeconds(error.reason.retryAfter))) }))
+              : Effect.logWarning("Rate limit store unavailable; request allowed", error)
+          )
+        )
+      return {
+        api: (merchantId) => consume(`api:${merchantId}`, config.apiRateLimitPerMinute),
+        login: (email) => consume(`login:${email.toLowerCase()}`, config.loginAttemptsPerMinute),
+        solanaPrepare: (ip) => consume(`solana-prepare:${ip}`, config.solanaPrepareRateLimitPerMinute)
+      }
+    })
+  ).pipe(Layer.provide(RateLimiter.layer))
+
+  /** The shared store: Redis when REDIS_URL is set, else the service's database. */
+  static readonly store = Layer.unwrap(Effect.gen(function*() {
+    const { redisUrl } = yield* AppConfig
+    return redisUrl === undefined ? layerStorePostgres : redisStore(redisUrl)
+  }))
+}
+
+export const redisStore = (url: string) =>
+  RateLimiter.layerStoreRedis({ prefix: "checkout:ratelimit:" }).pipe(Layer.provide(NodeRedis.layer({ url })))
+
+/** Sets `Retry-After` on the response of a rate-limited request. */
+export const setRetryAfter = (error: RateLimited) =>
+  HttpEffect.appendPreResponseHandler((_request, response) =>
+    Effect.succeed(HttpServerResponse.setHeader(response, "retry-after", String(error.retryAfterSeconds))))

@@ -1,0 +1,106 @@
+import { Context, Duration, Effect, Layer } from "effect"
+import { TestClock } from "effect/testing"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { RateLimits, redisStore } from "../../src/accounts/RateLimits.ts"
+import { AppConfig, parseConfig } from "../../src/config/AppConfig.ts"
+import { startTestApp, type TestApp, type TestMerchant } from "../support/TestApp.ts"
+
+let app: TestApp
+let merchant: TestMerchant
+
+beforeAll(async () => {
+  app = await startTestApp({ apiRateLimitPerMinute: 100 })
+  merchant = await app.createMerchant()
+})
+afterAll(async () => {
+  await app?.close()
+})
+
+const statusOf = (who: TestMerchant, id: string) => who.api(`/api/checkout/invoices/${id}/status`)
+
+describe("API-key rate limit", () => {
+  it("answers 429 with the retry time at the 101st request in a minute, per merchant account", async () => {
+    const { body: invoice } = await merchant.api("/api/checkout/invoices", { body: { amountUsd: 5 } })
+    const statuses: Array<number> = []
+    for (let batch = 0; batch < 9; batch++) {
+      const responses = await Promise.all(Array.from({ length: 11 }, () => statusOf(merchant, invoice.id)))
+      statuses.push(...responses.map((response) => response.status))
+    }
+    // 1 create + 99 status requests: the first 100 of the minute, all allowed
+    expect(statuses).toHaveLength(99)
+    expect(statuses.every((status) => status === 200)).toBe(true)
+    const limited = await statusOf(merchant, invoice.id)
+    expect(limited.status).toBe(429)
+    expect(limited.body.error).toMatch(/^Rate limit exceeded\. Retry after \d+ seconds\.$/)
+    const retryAfter = Number(limited.headers.get("retry-after"))
+    expect(retryAfter).toBeGreaterThan(0)
+    expect(retryAfter).toBeLessThanOrEqual(60)
+    expect(limited.body.error).toContain(`Retry after ${retryAfter} seconds`)
+    const other = await app.createMerchant()
+    expect((await other.api("/api/checkout/invoices", { body: { amountUsd: 5 } })).status).toBe(201)
+  })
+})
+
+describe("PostgreSQL rate limiter store", () => {
+  it("allows the limit, refuses one more, and allows again when the window has passed", async () => {
+    const program = Effect.gen(function*() {
+      const limits = yield* RateLimits
+      for (let index = 0; index < 100; index++) yield* limits.api("merchant-x")
+      const refused = yield* Effect.flip(limits.api("merchant-x"))
+      expect(refused.retryAfterSeconds).toBeGreaterThan(0)
+      expect(refused.retryAfterSeconds).toBeLessThanOrEqual(60)
+      yield* TestClock.adjust(Duration.seconds(61))
+      yield* limits.api("merchant-x")
+      yield* limits.api("merchant-y")
+    })
+    await app.run(program.pipe(
+      Effect.provide(RateLimits.layer.pipe(Layer.provide(RateLimits.store))),
+      Effect.provide(TestClock.layer())
+    ))
+  })
+})
+
+const sharedDatabase = process.env.DATABASE_URL
+describe.skipIf(sharedDatabase === undefined)("two instances on one PostgreSQL", () => {
+  it("enforce one limit together", async () => {
+    const second = await startTestApp({ apiRateLimitPerMinute: 100 })
+    try {
+      const { body: invoice } = await merchant.api("/api/checkout/invoices", { body: { amountUsd: 5 } })
+      const fresh = await app.createMerchant()
+      const { body: own } = await fresh.api("/api/checkout/invoices", { body: { amountUsd: 5 } })
+      expect(invoice.id).toBeDefined()
+      const statuses: Array<number> = []
+      for (let index = 0; index < 100; index++) {
+        const base = index % 2 === 0 ? app.baseUrl : second.baseUrl
+        const response = await fetch(`${base}/api/checkout/invoices/${own.id}/status`, { headers: { "x-api-key": fresh.apiKey } })
+        statuses.push(response.status)
+      }
+      expect(statuses.filter((status) => status === 200)).toHaveLength(99)
+      expect(statuses.at(-1)).toBe(429)
+    } finally {
+      await second.close()
+    }
+  })
+})
+if (sharedDatabase === undefined) console.log("skipped: two instances on one PostgreSQL (DATABASE_URL is not set)")
+
+const redisUrl = process.env.REDIS_URL
+describe.skipIf(redisUrl === undefined)("two instances on one Redis", () => {
+  it("enforce one limit together", async () => {
+    const instance = () =>
+      RateLimits.layer.pipe(
+        Layer.provide(redisStore(redisUrl ?? "")),
+        Layer.provide(Layer.succeed(AppConfig, { ...parseConfig({ CHECKOUT_ENV: "test" }), redisUrl }))
+      )
+    const key = `merchant-${crypto.randomUUID()}`
+    const program = Effect.gen(function*() {
+      const first = Context.get(yield* Layer.build(instance()), RateLimits)
+      const second = Context.get(yield* Layer.build(instance()), RateLimits)
+      for (let index = 0; index < 100; index++) yield* (index % 2 === 0 ? first : second).api(key)
+      const refused = yield* Effect.flip(second.api(key))
+      expect(refused._tag).toBe("RateLimited")
+    })
+    await Effect.runPromise(Effect.scoped(program))
+  })
+})
+if (redisUrl === undefined) console.log("skipped: two instances on one Redis (REDIS_URL is not set)")
