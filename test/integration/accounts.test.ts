@@ -1,3 +1,6 @@
+import { Effect } from "effect"
+import { SqlClient } from "effect/sql"
+import fc from "fast-check"
 import { SignJWT } from "jose"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { publicRequest, startTestApp, type TestApp } from "../support/TestApp.ts"
@@ -154,5 +157,58 @@ describe("sign-up closed", () => {
     } finally {
       await closed.close()
     }
+  })
+})
+
+describe("account status cannot be verified", () => {
+  // Renaming the merchants table makes every account lookup fail, as an unreachable database
+  // would. Only on the embedded database: a shared server is used by other suites at the same time.
+  it.skipIf(process.env.DATABASE_URL !== undefined)("answers 503 with a retry hint, and recovers", async () => {
+    const isolated = await startTestApp()
+    try {
+      const merchant = await isolated.createMerchant()
+      const rename = (from: string, to: string) =>
+        isolated.run(Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe(`ALTER TABLE ${from} RENAME TO ${to}`)))
+      await rename("merchants", "merchants_unreachable")
+      const down = await merchant.api(`/api/checkout/invoices/${crypto.randomUUID()}`)
+      expect(down.status).toBe(503)
+      expect(down.body.error).toMatch(/cannot be verified.*retry/i)
+      const dashboard = await merchant.dashboard(`/api/users/${merchant.merchantId}/checkout-api-keys`)
+      expect(dashboard.status).toBe(503)
+      await rename("merchants_unreachable", "merchants")
+      expect((await merchant.api(`/api/checkout/invoices/${crypto.randomUUID()}`)).status).toBe(404)
+    } finally {
+      await isolated.close()
+    }
+  })
+})
+
+describe("API key properties", () => {
+  it("random key strings never authenticate", async () => {
+    const { Accounts } = await import("../../src/accounts/Accounts.ts")
+    await fc.assert(
+      fc.asyncProperty(
+        fc.oneof(
+          fc.string({ maxLength: 80 }),
+          fc.string({ unit: fc.constantFrom(..."ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"), minLength: 43, maxLength: 43 })
+            .map((tail) => `svc_live_${tail}`)
+        ),
+        async (candidate) => {
+          const outcome = await app.run(Effect.flatMap(Accounts, (accounts) => Effect.flip(accounts.authenticateApiKey(candidate))))
+          expect(outcome._tag).toBe("InvalidApiKey")
+        }
+      ),
+      { numRuns: 150 }
+    )
+  })
+
+  it("stores only hashes of keys", async () => {
+    const { userId, token } = await signUp()
+    const created = await publicRequest(app.baseUrl, `/api/users/${userId}/checkout-api-key`, json("POST", { label: "k" }, bearer(token)))
+    const rows = await app.run(Effect.flatMap(SqlClient.SqlClient, (sql) => sql<Record<string, unknown>>`SELECT * FROM api_keys WHERE id = ${created.body.id}`))
+    const stored = JSON.stringify(rows)
+    expect(stored).not.toContain(created.body.rawKey)
+    expect(stored).not.toContain(created.body.rawKey.slice(12))
+    expect(stored).toMatch(/[0-9a-f]{64}/)
   })
 })
