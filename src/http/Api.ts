@@ -4,6 +4,7 @@ import { BadGateway, Conflict, Forbidden, NotFound, ServiceUnavailable, TooManyR
 import { AuthGroup, KeysGroup } from "../accounts/AccountsApi.ts"
 import { DashboardInvoicesGroup } from "../invoices/DashboardInvoicesApi.ts"
 import { DevSimulatorGroup } from "../invoices/DevSimulatorApi.ts"
+import { CheckoutSettingsGroup } from "../payments/CheckoutSettingsApi.ts"
 import { MerchantAuthentication } from "./Authentication.ts"
 import { CreateInvoiceBody, InvoiceIdParams, RecordPaymentBody, VoidBody } from "./RequestSchemas.ts"
 import { Invoice, InvoiceStatusPayload, PublicInvoice, PublicInvoiceStatusPayload } from "./ResponseSchemas.ts"
@@ -67,7 +68,7 @@ export const PublicGroup = HttpApiGroup.make("public")
   .annotate(OpenApi.Description, "Public payment page endpoints: no authentication, no merchant-only data.")
 
 export const Api = HttpApi.make("checkout")
-  .add(MerchantGroup, PublicGroup, AuthGroup, KeysGroup, DashboardInvoicesGroup, DevSimulatorGroup)
+  .add(MerchantGroup, PublicGroup, AuthGroup, KeysGroup, DashboardInvoicesGroup, DevSimulatorGroup, CheckoutSettingsGroup)
   .middleware(SchemaErrors)
   .annotate(OpenApi.Title, "Checkout invoicing API")
   .annotate(OpenApi.Version, "1.0.0")

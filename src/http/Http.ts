@@ -8,6 +8,7 @@ import { AppConfig } from "../config/AppConfig.ts"
 import { DashboardInvoicesHttpLive } from "../invoices/DashboardInvoicesHttp.ts"
 import { DevSimulatorHttpLive } from "../invoices/DevSimulatorHttp.ts"
 import { MerchantHttpLive, PublicHttpLive } from "../invoices/InvoicesHttp.ts"
+import { CheckoutSettingsHttpLive } from "../payments/CheckoutSettingsHttp.ts"
 import { Api } from "./Api.ts"
 import { AuthHttpLive, KeysHttpLive } from "../accounts/AccountsHttp.ts"
 import { DashboardAuthenticationLive, MerchantAuthenticationLive } from "./Authentication.ts"
@@ -62,7 +63,7 @@ export const HttpAppLive = Layer.mergeAll(
   HttpApiScalar.layer(Api, { path: "/docs" }),
   ErrorBoundary
 ).pipe(
-  Layer.provide([MerchantHttpLive, PublicHttpLive, AuthHttpLive, KeysHttpLive, DashboardInvoicesHttpLive, DevSimulatorHttpLive]),
+  Layer.provide([MerchantHttpLive, PublicHttpLive, AuthHttpLive, KeysHttpLive, DashboardInvoicesHttpLive, DevSimulatorHttpLive, CheckoutSettingsHttpLive]),
   Layer.provide([MerchantAuthenticationLive, DashboardAuthenticationLive, SchemaErrorsLive])
 )
 

@@ -41,7 +41,10 @@ const formatter = SchemaIssue.makeFormatterStandardSchemaV1({
 export const validationMessage = (issue: SchemaIssue.Issue, subject = "Request body"): string => {
   const first = formatter(issue).issues[0]
   if (first === undefined) return `${subject} is invalid`
-  const path = first.path?.map((segment) => (typeof segment === "object" ? String(segment.key) : String(segment))).join(".") ?? ""
+  const path = (first.path ?? [])
+    .map((segment) => (typeof segment === "object" ? segment.key : segment))
+    .map((key, index) => (typeof key === "number" ? `[${key}]` : `${index === 0 ? "" : "."}${String(key)}`))
+    .join("")
   return `${path === "" ? subject : path} ${normalize(first.message)}`
 }
 

@@ -80,6 +80,10 @@ export class CheckoutSettingsRepo extends Context.Service<CheckoutSettingsRepo, 
               ON CONFLICT (merchant_id) DO UPDATE SET issued_by = EXCLUDED.issued_by, timing_mode = EXCLUDED.timing_mode,
               expires_after_minutes = EXCLUDED.expires_after_minutes, due_after_days = EXCLUDED.due_after_days,
               grace_period_days = EXCLUDED.grace_period_days, updated_at = now()`
+            // Methods left out of the new list are removed; invoices keep their own copies of options.
+            const kept = settings.methods.map((method) => `${method.network}:${method.assetCode}:${method.railType}`)
+            yield* sql`DELETE FROM payment_methods WHERE merchant_id = ${merchantId}
+              AND NOT (network || ':' || asset_code || ':' || rail_type = ANY(${kept}))`
             for (const [position, method] of settings.methods.entries()) {
               const row = {
                 id: crypto.randomUUID(),

@@ -1,0 +1,58 @@
+import { Schema } from "effect"
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
+import { NotFound } from "../http/ApiErrors.ts"
+import { DashboardAuthentication } from "../http/Authentication.ts"
+import { PaymentTimingOverride, text } from "../http/RequestSchemas.ts"
+import { PaymentTiming } from "../http/ResponseSchemas.ts"
+import { NETWORKS } from "./Networks.ts"
+
+const oneOf = <const L extends ReadonlyArray<string>>(values: L) =>
+  Schema.Literals(values).annotate({ message: `must be one of ${values.join(", ")}` }).annotateKey({ messageMissingKey: "is required" })
+
+const MethodBody = Schema.Struct({
+  network: oneOf(NETWORKS),
+  assetCode: oneOf(["USDT", "USDC", "BTC"] as const),
+  railType: oneOf(["wallet_contract", "address_transfer"] as const),
+  enabled: Schema.optionalKey(Schema.Boolean.annotate({ message: "must be a boolean" })),
+  isDefault: Schema.optionalKey(Schema.Boolean.annotate({ message: "must be a boolean" })),
+  recipientAddress: Schema.optionalKey(Schema.NullOr(text(100)).annotate({ message: "must be a string" })),
+  xpub: Schema.optionalKey(Schema.NullOr(text(200)).annotate({ message: "must be a string" }))
+}).annotate({ message: "must be an object" })
+
+export const CheckoutSettingsBody = Schema.Struct({
+  issuedBy: Schema.optionalKey(Schema.NullOr(text(120)).annotate({ message: "must be a string" })),
+  paymentTiming: PaymentTimingOverride.annotateKey({ messageMissingKey: "is required" }),
+  paymentMethods: Schema.Array(MethodBody).annotate({ message: "must be an array" }).check(
+    Schema.isMaxLength(20, { message: "must have at most 20 methods" })
+  ).annotateKey({ messageMissingKey: "is required" })
+}).annotate({ message: "must be a JSON object" })
+
+const MethodView = Schema.Struct({
+  network: Schema.String,
+  assetCode: Schema.String,
+  railType: Schema.String,
+  enabled: Schema.Boolean,
+  isDefault: Schema.Boolean,
+  recipientAddress: Schema.NullOr(Schema.String),
+  xpub: Schema.NullOr(Schema.String),
+  tokenContract: Schema.NullOr(Schema.String)
+})
+
+export const CheckoutSettingsView = Schema.Struct({
+  issuedBy: Schema.NullOr(Schema.String),
+  paymentTiming: Schema.Union([
+    Schema.Struct({ mode: Schema.Literal("immediate"), expiresAfterMinutes: Schema.Number }),
+    Schema.Struct({ mode: Schema.Literal("due_date"), dueAfterDays: Schema.Number, gracePeriodDays: Schema.Number })
+  ]),
+  paymentMethods: Schema.Array(MethodView)
+}).annotate({ identifier: "CheckoutSettings" })
+
+export const CheckoutSettingsGroup = HttpApiGroup.make("checkoutSettings")
+  .add(
+    HttpApiEndpoint.get("get", "/api/dashboard/checkout-settings", { success: CheckoutSettingsView, error: NotFound }),
+    HttpApiEndpoint.put("put", "/api/dashboard/checkout-settings", { payload: CheckoutSettingsBody, success: CheckoutSettingsView })
+  )
+  .middleware(DashboardAuthentication)
+  .annotate(OpenApi.Description, "Checkout settings: issuer name, default payment timing and payment methods per network, asset and rail.")
+
+export { PaymentTiming }

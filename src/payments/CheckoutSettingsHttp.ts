@@ -1,0 +1,60 @@
+import { Effect } from "effect"
+import { HttpApiBuilder } from "effect/http-api"
+import { CurrentMerchant } from "../accounts/CurrentMerchant.ts"
+import { Api } from "../http/Api.ts"
+import { BadRequest, NotFound } from "../http/ApiErrors.ts"
+import { InvalidRequest } from "../domain/Errors.ts"
+import { timingFromOverride } from "../invoices/TimingOverride.ts"
+import { type CheckoutSettings, CheckoutSettingsRepo, type MethodInput } from "./CheckoutSettingsRepo.ts"
+import { validateMethods } from "./MethodValidation.ts"
+import { RailSettingsService } from "./RailSettings.ts"
+
+export const CheckoutSettingsHttpLive = HttpApiBuilder.group(Api, "checkoutSettings", (handlers) =>
+  Effect.gen(function*() {
+    const repo = yield* CheckoutSettingsRepo
+    const rails = yield* RailSettingsService
+
+    const view = (settings: CheckoutSettings) => ({
+      issuedBy: settings.issuedBy,
+      paymentTiming: settings.timing,
+      paymentMethods: settings.methods.map((method) => ({
+        network: method.network,
+        assetCode: method.assetCode,
+        railType: method.railType,
+        enabled: method.enabled,
+        isDefault: method.isDefault,
+        recipientAddress: method.recipientAddress,
+        xpub: method.xpub,
+        tokenContract: method.assetCode === "BTC" ? null : rails.settings.tokenContract(method.network, method.assetCode) ?? null
+      }))
+    })
+
+    const current = (merchantId: string) =>
+      repo.find(merchantId).pipe(
+        Effect.flatMap((settings) =>
+          settings === undefined ? Effect.fail(new NotFound({ error: "Checkout configuration not found" })) : Effect.succeed(settings)
+        )
+      )
+
+    return handlers
+      .handle("get", () => Effect.flatMap(CurrentMerchant, (merchant) => Effect.map(current(merchant.merchantId), view)))
+      .handle("put", ({ payload }) =>
+        Effect.gen(function*() {
+          const merchant = yield* CurrentMerchant
+          const timing = timingFromOverride(payload.paymentTiming)
+          if (timing instanceof InvalidRequest) return yield* new BadRequest({ error: timing.message })
+          const methods: Array<MethodInput> = payload.paymentMethods.map((method) => ({
+            network: method.network,
+            assetCode: method.assetCode,
+            railType: method.railType,
+            enabled: method.enabled ?? true,
+            isDefault: method.isDefault ?? false,
+            recipientAddress: method.recipientAddress ?? null,
+            xpub: method.xpub ?? null
+          }))
+          const problem = validateMethods(methods, (method) => rails.isAvailable({ ...method, id: "" }))
+          if (problem !== undefined) return yield* new BadRequest({ error: problem })
+          yield* repo.save(merchant.merchantId, { issuedBy: payload.issuedBy ?? null, timing, methods })
+          return view(yield* Effect.orDie(current(merchant.merchantId)))
+        }))
+  }))
