@@ -1,4 +1,8 @@
-import jsQR from "jsqr"
+import type JsQr from "jsqr"
+import { createRequire } from "node:module"
+
+// jsqr is CommonJS with `export default` typings: load it as CommonJS.
+const jsQR = createRequire(import.meta.url)("jsqr") as typeof JsQr
 
 /**
  * Renders the dark path of a `qrcode` SVG (runs of `M x y h w` / `m dx dy h w`) into RGBA pixels
