@@ -2,7 +2,7 @@ import type JsQr from "jsqr"
 import { createRequire } from "node:module"
 
 // jsqr is CommonJS with `export default` typings: load it as CommonJS.
-const jsQR = createRequire(import.meta.url)("jsqr") as typeof JsQr
+const jsQR = createRequire(import.meta.url)("jsqr") as typeof JsQr.default
 
 /**
  * Renders the dark path of a `qrcode` SVG (runs of `M x y h w` / `m dx dy h w`) into RGBA pixels
