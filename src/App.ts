@@ -30,7 +30,7 @@ export const ServicesLive = (env: Readonly<Record<string, string | undefined>> =
   Layer.mergeAll(PaymentEvidence.layer, DeadlineSweeper.layer).pipe(
     Layer.provideMerge(Invoices.layer),
     Layer.provideMerge(Repositories),
-    Layer.provideMerge(Layer.mergeAll(PriceOracle.fixed(), RailSettingsService.make(railSettingsFromEnv(env, "checkout")))),
+    Layer.provideMerge(Layer.mergeAll(PriceOracle.layer, RailSettingsService.make(railSettingsFromEnv(env, "checkout")))),
     Layer.provideMerge(DatabaseLive)
   )
 

@@ -23,6 +23,14 @@ export interface AppConfigShape {
   readonly maxBodyBytes: number
   readonly idempotencyTtlHours: number
   readonly servicePrefix: string
+  readonly price: {
+    readonly url: string | undefined
+    readonly jsonPath: string
+    readonly timestampPath: string | undefined
+    readonly timeoutMs: number
+    readonly maxAgeSeconds: number
+    readonly fixedBtcUsd: string
+  }
   readonly probeThreshold: number
   readonly loginAttemptsPerMinute: number
 }
@@ -70,6 +78,15 @@ const url = (env: Env, name: string, protocols: ReadonlyArray<string>): string |
   }
 }
 
+const decimal = (env: Env, name: string, fallback: string): string => {
+  const value = env[name]
+  if (value === undefined || value === "") return fallback
+  if (!/^\d+(\.\d{1,6})?$/.test(value) || Number(value) <= 0) {
+    throw new ConfigError(`${name} must be a positive decimal number with at most 6 decimals (got "${value}")`)
+  }
+  return value
+}
+
 const secret = (env: Env, name: string, production: boolean): string | undefined => {
   const value = env[name]
   if (value !== undefined && value !== "") {
@@ -106,6 +123,14 @@ export const parseConfig = (env: Env): AppConfigShape => {
     sweepIntervalMs: integer(env, "CHECKOUT_SWEEP_INTERVAL_MS", 5_000, 100, 3_600_000),
     maxBodyBytes: integer(env, "CHECKOUT_MAX_BODY_BYTES", 65_536, 1_024, 10_485_760),
     idempotencyTtlHours: 24,
+    price: {
+      url: url(env, "CHECKOUT_PRICE_URL", ["http:", "https:"]),
+      jsonPath: env.CHECKOUT_PRICE_JSON_PATH || "bitcoin.usd",
+      timestampPath: env.CHECKOUT_PRICE_TIMESTAMP_PATH === "" ? undefined : env.CHECKOUT_PRICE_TIMESTAMP_PATH ?? "bitcoin.last_updated_at",
+      timeoutMs: integer(env, "CHECKOUT_PRICE_TIMEOUT_MS", 3_000, 100, 60_000),
+      maxAgeSeconds: integer(env, "CHECKOUT_PRICE_MAX_AGE_SECONDS", 300, 1, 86_400),
+      fixedBtcUsd: decimal(env, "CHECKOUT_BTC_USD_RATE", "65000")
+    },
     probeThreshold: integer(env, "CHECKOUT_PROBE_THRESHOLD", 5, 1, 1000),
     loginAttemptsPerMinute: integer(env, "CHECKOUT_LOGIN_RATE_LIMIT", 10, 1, 100_000),
     servicePrefix: env.CHECKOUT_SERVICE_PREFIX !== undefined && env.CHECKOUT_SERVICE_PREFIX !== "" ? env.CHECKOUT_SERVICE_PREFIX : "checkout"

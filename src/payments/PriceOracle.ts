@@ -1,19 +1,99 @@
-import { Context, Data, Effect, Layer } from "effect"
+import { Clock, Context, Data, Effect, Layer, Ref } from "effect"
+import { AppConfig } from "../config/AppConfig.ts"
+import { usdStringToMicros } from "../domain/Money.ts"
 
 export class PriceUnavailable extends Data.TaggedError("PriceUnavailable")<{ readonly reason: string }> {}
 
-/** USD price of one whole unit of an asset, as micro-dollars. */
+const STABLECOIN_MICROS = 1_000_000n
+const CACHE_MILLIS = 30_000
+
+const isStablecoin = (assetCode: string) => assetCode === "USDT" || assetCode === "USDC"
+
+const at = (value: unknown, path: string): unknown =>
+  path.split(".").reduce<unknown>((current, key) => (current !== null && typeof current === "object" ? (current as Record<string, unknown>)[key] : undefined), value)
+
+/** A decimal price (number or string) as micro-dollars, truncated to 6 decimals. */
+export const priceToMicros = (value: unknown): bigint | undefined => {
+  const text = typeof value === "number" ? (Number.isFinite(value) ? value.toFixed(6) : "") : typeof value === "string" ? value : ""
+  const match = /^(\d+)(?:\.(\d+))?$/.exec(text.trim())
+  if (match === null) return undefined
+  const micros = usdStringToMicros(`${match[1]}${match[2] === undefined ? "" : `.${match[2].slice(0, 6)}`}`)
+  return micros === undefined || micros <= 0n ? undefined : micros
+}
+
+/** USD price of one whole unit of an asset, as micro-dollars. Stablecoins quote 1:1. */
 export class PriceOracle extends Context.Service<PriceOracle, {
   readonly usdMicrosPerUnit: (assetCode: string) => Effect.Effect<bigint, PriceUnavailable>
 }>()("Payments/PriceOracle") {
   /** Stablecoins at 1:1 and BTC at a fixed rate: for the demo and tests. */
-  static readonly fixed = (btcUsd: bigint = 65_000_000_000n) =>
+  static readonly fixed = (btcUsdMicros: bigint = 65_000_000_000n) =>
     Layer.succeed(PriceOracle, {
       usdMicrosPerUnit: (assetCode) =>
         assetCode === "BTC"
-          ? Effect.succeed(btcUsd)
-          : assetCode === "USDT" || assetCode === "USDC"
-          ? Effect.succeed(1_000_000n)
+          ? Effect.succeed(btcUsdMicros)
+          : isStablecoin(assetCode)
+          ? Effect.succeed(STABLECOIN_MICROS)
           : Effect.fail(new PriceUnavailable({ reason: `no price for ${assetCode}` }))
     })
+
+  /**
+   * BTC from an HTTP JSON source (CHECKOUT_PRICE_URL; CoinGecko's simple-price shape by default),
+   * with a time-out, a staleness limit on the source's own timestamp, and a 30-second cache.
+   */
+  static readonly http = Layer.effect(
+    PriceOracle,
+    Effect.gen(function*() {
+      const { price } = yield* AppConfig
+      const cache = yield* Ref.make<{ readonly micros: bigint; readonly fetchedAt: number } | undefined>(undefined)
+      const fetchBtc = Effect.gen(function*() {
+        const url = price.url
+        if (url === undefined) return yield* new PriceUnavailable({ reason: "no price source configured" })
+        const body = yield* Effect.tryPromise({
+          try: async () => {
+            const response = await fetch(url, { signal: AbortSignal.timeout(price.timeoutMs), headers: { accept: "application/json" } })
+            if (!response.ok) throw new Error(`price source answered ${response.status}`)
+            return (await response.json()) as unknown
+          },
+          catch: (cause) => new PriceUnavailable({ reason: cause instanceof Error ? cause.message : "price source failed" })
+        })
+        const micros = priceToMicros(at(body, price.jsonPath))
+        if (micros === undefined) return yield* new PriceUnavailable({ reason: `no price at ${price.jsonPath}` })
+        const now = yield* Clock.currentTimeMillis
+        if (price.timestampPath !== undefined) {
+          const stamp = Number(at(body, price.timestampPath))
+          if (!Number.isFinite(stamp) || now - stamp * 1000 > price.maxAgeSeconds * 1000) {
+            return yield* new PriceUnavailable({ reason: "the price is stale" })
+          }
+        }
+        yield* Ref.set(cache, { micros, fetchedAt: now })
+        return micros
+      })
+      return {
+        usdMicrosPerUnit: (assetCode) =>
+          Effect.gen(function*() {
+            if (isStablecoin(assetCode)) return STABLECOIN_MICROS
+            if (assetCode !== "BTC") return yield* new PriceUnavailable({ reason: `no price for ${assetCode}` })
+            const cached = yield* Ref.get(cache)
+            const now = yield* Clock.currentTimeMillis
+            if (cached !== undefined && now - cached.fetchedAt < CACHE_MILLIS) return cached.micros
+            return yield* fetchBtc
+          })
+      }
+    })
+  )
+
+  /** The HTTP source when configured; otherwise the fixed demo rate (never in production). */
+  static readonly layer = Layer.unwrap(Effect.gen(function*() {
+    const { price, env } = yield* AppConfig
+    if (price.url !== undefined) return PriceOracle.http
+    if (env === "production") {
+      return Layer.succeed(PriceOracle, {
+        usdMicrosPerUnit: (assetCode) =>
+          isStablecoin(assetCode)
+            ? Effect.succeed(STABLECOIN_MICROS)
+            : Effect.fail(new PriceUnavailable({ reason: "CHECKOUT_PRICE_URL is not configured" }))
+      })
+    }
+    return PriceOracle.fixed(usdStringToMicros(price.fixedBtcUsd) ?? 65_000_000_000n)
+  }))
 }
