@@ -12,6 +12,7 @@ import { InvoiceRepo } from "./invoices/InvoiceRepo.ts"
 import { DeadlineSweeper } from "./invoices/DeadlineSweeper.ts"
 import { Invoices } from "./invoices/Invoices.ts"
 import { PaymentEvidence } from "./invoices/PaymentEvidence.ts"
+import { BitcoinAddressPool } from "./payments/BitcoinAddressPool.ts"
 import { CheckoutSettingsRepo } from "./payments/CheckoutSettingsRepo.ts"
 import { PriceOracle } from "./payments/PriceOracle.ts"
 import { RailSettingsService, railSettingsFromEnv } from "./payments/RailSettings.ts"
@@ -30,6 +31,7 @@ export const ServicesLive = (env: Readonly<Record<string, string | undefined>> =
   Layer.mergeAll(PaymentEvidence.layer, DeadlineSweeper.layer).pipe(
     Layer.provideMerge(Invoices.layer),
     Layer.provideMerge(Repositories),
+    Layer.provideMerge(BitcoinAddressPool.layer),
     Layer.provideMerge(Layer.mergeAll(PriceOracle.layer, RailSettingsService.make(railSettingsFromEnv(env, "checkout")))),
     Layer.provideMerge(DatabaseLive)
   )
@@ -37,7 +39,7 @@ export const ServicesLive = (env: Readonly<Record<string, string | undefined>> =
 /** Background workers, unless this process is API-only (CHECKOUT_ROLE=api). */
 const Workers = Layer.unwrap(Effect.gen(function*() {
   const { role } = yield* AppConfig
-  return role === "api" ? Layer.empty : DeadlineSweeper.worker
+  return role === "api" ? Layer.empty : Layer.mergeAll(DeadlineSweeper.worker, BitcoinAddressPool.worker)
 }))
 
 /** The whole application for a configuration: services, demo data and the HTTP server. */

@@ -8,6 +8,7 @@ import { AppConfig } from "../config/AppConfig.ts"
 import migration0001 from "./migrations/0001_core_tables.ts"
 import migration0002 from "./migrations/0002_sessions_and_secrets.ts"
 import migration0003 from "./migrations/0003_rate_limits.ts"
+import migration0004 from "./migrations/0004_bitcoin_address_pool.ts"
 
 const naming = { transformQueryNames: Str.camelToSnake, transformResultNames: Str.snakeToCamel }
 
@@ -44,7 +45,8 @@ const serverClient = (url: string) => PgClient.layer({ url: Redacted.make(url), 
 export const migrations = Migrator.fromRecord({
   "0001_core_tables": migration0001,
   "0002_sessions_and_secrets": migration0002,
-  "0003_rate_limits": migration0003
+  "0003_rate_limits": migration0003,
+  "0004_bitcoin_address_pool": migration0004
 })
 
 export const runMigrations = Migrator.make({})({ loader: migrations })

@@ -2,6 +2,7 @@ import { Clock, Context, Effect, Layer } from "effect"
 import { AppConfig } from "../config/AppConfig.ts"
 import {
   BillingBlocked,
+  BitcoinAddressesPreparing,
   CheckoutConfigurationNotFound,
   IncompatibleTiming,
   InvalidRequest,
@@ -16,6 +17,7 @@ import { resolveTiming } from "../domain/Timing.ts"
 import type { ExceptionCloseAction, InvoiceEvent } from "../lifecycle/InvoiceMachine.ts"
 import { decide, initialDecision } from "../lifecycle/Lifecycle.ts"
 import { lifecycleStateOf } from "../lifecycle/Settlement.ts"
+import { BitcoinAddressPool } from "../payments/BitcoinAddressPool.ts"
 import { CheckoutSettingsRepo } from "../payments/CheckoutSettingsRepo.ts"
 import { isEvm } from "../payments/Networks.ts"
 import { buildOption, type PaymentMethod } from "../payments/OptionBuilder.ts"
@@ -30,8 +32,7 @@ export interface Merchant {
   readonly billingStatus: "active" | "blocked"
 }
 
-const needsDerivation = (method: PaymentMethod) =>
-  method.network === "bitcoin" || (isEvm(method.network) && method.railType === "address_transfer")
+const needsDerivation = (method: PaymentMethod) => isEvm(method.network) && method.railType === "address_transfer"
 
 const isStablecoin = (method: PaymentMethod) => method.assetCode === "USDT" || method.assetCode === "USDC"
 
@@ -44,6 +45,7 @@ export class Invoices extends Context.Service<Invoices, {
     | IncompatibleTiming
     | PaymentMethodUnavailable
     | PaymentBackendUnavailable
+    | BitcoinAddressesPreparing
   >
   readonly get: (merchantId: string, id: string) => Effect.Effect<InvoiceParts, InvoiceNotFound>
   readonly getPublic: (id: string) => Effect.Effect<InvoiceParts, InvoiceNotFound>
@@ -64,6 +66,7 @@ export class Invoices extends Context.Service<Invoices, {
       const settingsRepo = yield* CheckoutSettingsRepo
       const oracle = yield* PriceOracle
       const rails = yield* RailSettingsService
+      const addressPool = yield* BitcoinAddressPool
 
       const now = Clock.currentTimeMillis.pipe(Effect.map((millis) => new Date(millis)))
 
@@ -125,6 +128,17 @@ export class Invoices extends Context.Service<Invoices, {
           return yield* new PaymentMethodUnavailable({ message: "No enabled payment method is available for this invoice" })
         }
 
+        const bitcoinIndexes = new Map<string, number>()
+        for (const method of methods.filter((candidate) => candidate.network === "bitcoin" && candidate.xpub !== null)) {
+          const taken = yield* addressPool.take(method.xpub!)
+          // Top the pool up in the background; this invoice goes on without waiting for it.
+          yield* Effect.forkDetach(addressPool.refill(method.xpub!))
+          if (taken !== undefined) bitcoinIndexes.set(method.id, taken.derivationIndex)
+        }
+        const withoutPendingBitcoin = methods.filter((method) => method.network !== "bitcoin" || bitcoinIndexes.has(method.id))
+        if (withoutPendingBitcoin.length === 0) return yield* new BitcoinAddressesPreparing()
+        methods = withoutPendingBitcoin
+
         const rates = new Map<string, bigint>()
         for (const assetCode of new Set(methods.map((method) => method.assetCode))) {
           const rate = yield* oracle.usdMicrosPerUnit(assetCode).pipe(
@@ -151,7 +165,7 @@ export class Invoices extends Context.Service<Invoices, {
                 isDefault: method === defaultMethod,
                 position,
                 rateMicros: rates.get(method.assetCode) ?? 1_000_000n,
-                derivationIndex: indexes.get(method.id)
+                derivationIndex: indexes.get(method.id) ?? bitcoinIndexes.get(method.id)
               }, rails.settings),
             catch: (cause) =>
               new PaymentBackendUnavailable({ message: `The ${method.network} ${method.assetCode} payment method backend is unavailable` })

@@ -2,6 +2,7 @@ import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import type { PaymentTimingInput } from "../domain/Timing.ts"
 import { toNumber, toStringOrNull } from "../db/Values.ts"
+import { BitcoinAddressPool } from "./BitcoinAddressPool.ts"
 import type { AssetCode, Network } from "./Networks.ts"
 import type { PaymentMethod } from "./OptionBuilder.ts"
 
@@ -42,6 +43,7 @@ export class CheckoutSettingsRepo extends Context.Service<CheckoutSettingsRepo, 
     CheckoutSettingsRepo,
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
+      const addressPool = yield* BitcoinAddressPool
       return {
         find: (merchantId) =>
           Effect.gen(function*() {
@@ -102,6 +104,9 @@ export class CheckoutSettingsRepo extends Context.Service<CheckoutSettingsRepo, 
                 is_default = EXCLUDED.is_default, position = EXCLUDED.position,
                 recipient_address = EXCLUDED.recipient_address,
                 xpub = EXCLUDED.xpub`
+            }
+            for (const method of settings.methods) {
+              if (method.network === "bitcoin" && method.enabled && method.xpub !== null) yield* addressPool.refill(method.xpub)
             }
           }).pipe(sql.withTransaction, Effect.orDie),
         reserveIndexes: (methods) =>

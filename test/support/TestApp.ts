@@ -1,3 +1,4 @@
+import { HDKey } from "@scure/bip32"
 import { Context, Effect, Exit, Layer, Scope } from "effect"
 import { HttpServer } from "effect/http"
 import { Accounts } from "../../src/accounts/Accounts.ts"
@@ -9,6 +10,11 @@ import { CheckoutSettingsRepo, type MethodInput } from "../../src/payments/Check
 import type { PaymentTimingInput } from "../../src/domain/Timing.ts"
 
 export const PUBLIC_URL = "https://checkout.example.test"
+
+/** A fresh BIP84 account zpub, so that each test merchant has a bitcoin address pool of its own. */
+export const freshZpub = () =>
+  HDKey.fromMasterSeed(crypto.getRandomValues(new Uint8Array(32)), { private: 0x04b2430c, public: 0x04b24746 })
+    .derive("m/84'/0'/0'").publicExtendedKey
 
 export interface TestApp {
   readonly baseUrl: string
@@ -81,7 +87,7 @@ export const startTestApp = async (overrides: Partial<AppConfigShape> = {}): Pro
         yield* settings.save(merchantId, {
           issuedBy: options.issuedBy === undefined ? "Test Store" : options.issuedBy,
           timing: options.timing ?? { mode: "immediate", expiresAfterMinutes: 60 },
-          methods: options.methods ?? DEMO_METHODS
+          methods: options.methods ?? DEMO_METHODS.map((method) => (method.network === "bitcoin" ? { ...method, xpub: freshZpub() } : method))
         })
       }
       const key = yield* Effect.orDie(accounts.createApiKey(merchantId, "test"))

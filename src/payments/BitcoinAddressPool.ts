@@ -1,0 +1,77 @@
+import { Context, Duration, Effect, Layer, Schedule } from "effect"
+import { SqlClient } from "effect/sql"
+import { toNumber } from "../db/Values.ts"
+import { bitcoinAddress, parseAccountKey } from "./Derivation.ts"
+
+/** Wallets stop scanning after 20 unused addresses (BIP44's gap limit): never derive further ahead. */
+export const GAP_LIMIT = 20
+
+type Row = Record<string, unknown>
+
+/**
+ * Pre-derived BIP84 receive addresses per account key. Creating an invoice takes the lowest
+ * free one (SKIP LOCKED, so concurrent creates never share one); a refill derives up to the gap
+ * limit of free addresses ahead, reserving indexes from the same per-key counter as every other
+ * derivation, so an index is never handed out twice.
+ */
+export class BitcoinAddressPool extends Context.Service<BitcoinAddressPool, {
+  /** Takes a free address, or undefined while the pool of this key is being prepared. */
+  readonly take: (xpub: string) => Effect.Effect<{ readonly address: string; readonly derivationIndex: number } | undefined>
+  /** Derives free addresses until `GAP_LIMIT` are available for the key. */
+  readonly refill: (xpub: string, target?: number) => Effect.Effect<number>
+  /** Refills every bitcoin key of every merchant (the background worker). */
+  readonly refillAll: Effect.Effect<void>
+}>()("Payments/BitcoinAddressPool") {
+  static readonly layer = Layer.effect(
+    BitcoinAddressPool,
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+
+      const refill = (xpub: string, target: number = GAP_LIMIT) =>
+        Effect.gen(function*() {
+          const free = yield* sql<Row>`SELECT count(*)::int AS count FROM bitcoin_address_pool WHERE xpub = ${xpub} AND assigned_at IS NULL`
+          const missing = target - toNumber(free[0].count)
+          if (missing <= 0) return 0
+          const rows = yield* sql<Row>`INSERT INTO derivation_counters (xpub, next_index) VALUES (${xpub}, ${missing})
+            ON CONFLICT (xpub) DO UPDATE SET next_index = derivation_counters.next_index + ${missing} RETURNING next_index`
+          const first = toNumber(rows[0].nextIndex) - missing
+          const key = parseAccountKey(xpub)
+          const addresses = Array.from({ length: missing }, (_, offset) => ({
+            xpub,
+            derivation_index: first + offset,
+            address: bitcoinAddress(key, first + offset)
+          }))
+          yield* sql`INSERT INTO bitcoin_address_pool ${sql.insert(addresses as [typeof addresses[0], ...Array<typeof addresses[0]>])}`
+          return missing
+        }).pipe(Effect.orDie)
+
+      const take = (xpub: string) =>
+        sql<Row>`UPDATE bitcoin_address_pool SET assigned_at = now()
+          WHERE (xpub, derivation_index) = (
+            SELECT xpub, derivation_index FROM bitcoin_address_pool
+            WHERE xpub = ${xpub} AND assigned_at IS NULL
+            ORDER BY derivation_index LIMIT 1 FOR UPDATE SKIP LOCKED)
+          RETURNING address, derivation_index`.pipe(
+          Effect.map((rows) => rows[0] === undefined ? undefined : { address: String(rows[0].address), derivationIndex: toNumber(rows[0].derivationIndex) }),
+          Effect.orDie
+        )
+
+      const refillAll = Effect.gen(function*() {
+        const keys = yield* sql<Row>`SELECT DISTINCT xpub FROM payment_methods WHERE network = 'bitcoin' AND enabled AND xpub IS NOT NULL`.pipe(Effect.orDie)
+        yield* Effect.forEach(keys, (row) => refill(String(row.xpub)), { discard: true })
+      })
+
+      return { take, refill, refillAll }
+    })
+  )
+
+  /** Keeps every pool full in the background. */
+  static readonly worker = Layer.effectDiscard(Effect.gen(function*() {
+    const pool = yield* BitcoinAddressPool
+    yield* pool.refillAll.pipe(
+      Effect.catchCause((cause) => Effect.logError("Bitcoin address pool refill failed", cause)),
+      Effect.repeat(Schedule.spaced(Duration.seconds(5))),
+      Effect.forkScoped
+    )
+  }))
+}
