@@ -65,10 +65,9 @@ describe.skipIf(sharedDatabase === undefined)("two instances on one PostgreSQL",
   it("enforce one limit together", async () => {
     const second = await startTestApp({ apiRateLimitPerMinute: 100 })
     try {
-      const { body: invoice } = await merchant.api("/api/checkout/invoices", { body: { amountUsd: 5 } })
       const fresh = await app.createMerchant()
       const { body: own } = await fresh.api("/api/checkout/invoices", { body: { amountUsd: 5 } })
-      expect(invoice.id).toBeDefined()
+      expect(own.id).toBeDefined()
       const statuses: Array<number> = []
       for (let index = 0; index < 100; index++) {
         const base = index % 2 === 0 ? app.baseUrl : second.baseUrl
