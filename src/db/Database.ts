@@ -10,7 +10,8 @@ import migration0002 from "./migrations/0002_sessions_and_secrets.ts"
 import migration0003 from "./migrations/0003_rate_limits.ts"
 import migration0004 from "./migrations/0004_bitcoin_address_pool.ts"
 
-const naming = { transformQueryNames: Str.camelToSnake, transformResultNames: Str.snakeToCamel }
+/** Column names are mapped; JSON values (merchant metadata) are never touched. */
+const naming = { transformQueryNames: Str.camelToSnake, transformResultNames: Str.snakeToCamel, transformJson: false }
 
 /**
  * The embedded PostgreSQL: PGlite served over the PostgreSQL wire protocol on a loopback port,

@@ -121,6 +121,13 @@ describe("POST /api/checkout/invoices", () => {
     expect(body.paymentOptions.filter((option: any) => option.isDefault)).toHaveLength(1)
   })
 
+  it("keeps merchant metadata exactly as sent, keys included", async () => {
+    const metadata = { order_id: "A-1", nested_obj: { inner_key: [1, { deep_key: null }] }, camelCase: true }
+    const { body } = await create({ amountUsd: 1, metadata })
+    expect(body.metadata).toEqual(metadata)
+    expect((await merchant.api(`/api/checkout/invoices/${body.id}`)).body.metadata).toEqual(metadata)
+  })
+
   it("overrides issuedBy and treats null optional fields as absent", async () => {
     const { status, body } = await create({ amountUsd: 1, issuedBy: "Other Shop", productName: null, metadata: null })
     expect(status).toBe(201)
