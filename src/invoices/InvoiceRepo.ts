@@ -67,6 +67,27 @@ const MUTABLE_COLUMNS = [
  * Persistence of invoices, their options, payments and outbox events. SQL failures are
  * infrastructure failures: they become defects here, at the repository edge.
  */
+/**
+ * An invoice with its options and payments in one round trip. Keys are written in camelCase and
+ * exact amounts as text, so the row decoders read them like ordinary columns.
+ */
+const OPTIONS_JSON = `COALESCE((SELECT json_agg(json_build_object(
+  'id', o.id, 'invoiceId', o.invoice_id, 'railType', o.rail_type, 'assetCode', o.asset_code, 'network', o.network,
+  'tokenContract', o.token_contract, 'decimals', o.decimals, 'quotedAtomic', o.quoted_atomic::text,
+  'quoteRate', o.quote_rate, 'destinationAddress', o.destination_address, 'paymentUri', o.payment_uri,
+  'qrCode', o.qr_code, 'status', o.status, 'isDefault', o.is_default, 'optionPayload', o.option_payload,
+  'requiredConfirmations', o.required_confirmations) ORDER BY o.position)
+  FROM payment_options o WHERE o.invoice_id = i.id), '[]'::json)`
+
+const PAYMENTS_JSON = `COALESCE((SELECT json_agg(json_build_object(
+  'id', p.id, 'invoiceId', p.invoice_id, 'paymentOptionId', p.payment_option_id, 'assetCode', p.asset_code,
+  'network', p.network, 'destinationAddress', p.destination_address, 'transactionHash', p.transaction_hash,
+  'outputIndex', p.output_index, 'decimals', p.decimals, 'amountAtomic', p.amount_atomic::text,
+  'observedTotalAtomic', p.observed_total_atomic::text, 'usdMicros', p.usd_micros::text,
+  'confirmations', p.confirmations, 'late', p.late, 'observedAt', p.observed_at, 'confirmedAt', p.confirmed_at,
+  'invalidatedAt', p.invalidated_at, 'invalidationReason', p.invalidation_reason) ORDER BY p.observed_at, p.id)
+  FROM payments p WHERE p.invoice_id = i.id), '[]'::json)`
+
 export class InvoiceRepo extends Context.Service<InvoiceRepo, {
   readonly insert: (invoice: InvoiceRecord, options: ReadonlyArray<NewOption>, events: ReadonlyArray<OutboxEvent>) => Effect.Effect<void>
   readonly find: (id: string) => Effect.Effect<InvoiceParts | undefined>
@@ -109,12 +130,17 @@ export class InvoiceRepo extends Context.Service<InvoiceRepo, {
             yield* insertOutbox(events)
           }).pipe(sql.withTransaction, Effect.orDie),
         find: (id) =>
-          Effect.gen(function*() {
-            const rows = yield* sql<Row>`SELECT * FROM invoices WHERE id = ${id}`
-            if (rows.length === 0) return undefined
-            const [options, payments] = yield* Effect.all([listOptions(id), listPayments(id)], { concurrency: "unbounded" })
-            return { invoice: invoiceFromRow(rows[0]), options, payments }
-          }).pipe(Effect.orDie),
+          sql<Row>`SELECT i.*, ${sql.literal(OPTIONS_JSON)} AS options_json, ${sql.literal(PAYMENTS_JSON)} AS payments_json
+            FROM invoices i WHERE i.id = ${id}`.pipe(
+            Effect.map((rows) =>
+              rows[0] === undefined ? undefined : {
+                invoice: invoiceFromRow(rows[0]),
+                options: (rows[0].optionsJson as Array<Row>).map(optionFromRow),
+                payments: (rows[0].paymentsJson as Array<Row>).map(paymentFromRow)
+              }
+            ),
+            Effect.orDie
+          ),
         lockForUpdate: (id) =>
           sql<Row>`SELECT * FROM invoices WHERE id = ${id} FOR UPDATE`.pipe(
             Effect.map((rows) => (rows.length === 0 ? undefined : invoiceFromRow(rows[0]))),
