@@ -17,7 +17,7 @@ import { resolveTiming } from "../domain/Timing.ts"
 import type { ExceptionCloseAction, InvoiceEvent } from "../lifecycle/InvoiceMachine.ts"
 import { decide, initialDecision } from "../lifecycle/Lifecycle.ts"
 import { lifecycleStateOf } from "../lifecycle/Settlement.ts"
-import { BitcoinAddressPool } from "../payments/BitcoinAddressPool.ts"
+import { BitcoinAddressPool, GAP_LIMIT } from "../payments/BitcoinAddressPool.ts"
 import { CheckoutSettingsRepo } from "../payments/CheckoutSettingsRepo.ts"
 import { isEvm } from "../payments/Networks.ts"
 import { buildOption, type PaymentMethod } from "../payments/OptionBuilder.ts"
@@ -131,8 +131,8 @@ export class Invoices extends Context.Service<Invoices, {
         const bitcoinIndexes = new Map<string, number>()
         for (const method of methods.filter((candidate) => candidate.network === "bitcoin" && candidate.xpub !== null)) {
           const taken = yield* addressPool.take(method.xpub!)
-          // Top the pool up in the background; this invoice goes on without waiting for it.
-          yield* Effect.forkDetach(addressPool.refill(method.xpub!))
+          // Top the pool up in the background when it runs low; this invoice does not wait for it.
+          if (taken === undefined || taken.remaining < GAP_LIMIT / 2) yield* Effect.forkDetach(addressPool.refill(method.xpub!))
           if (taken !== undefined) bitcoinIndexes.set(method.id, taken.derivationIndex)
         }
         const withoutPendingBitcoin = methods.filter((method) => method.network !== "bitcoin" || bitcoinIndexes.has(method.id))

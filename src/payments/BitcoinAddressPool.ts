@@ -15,8 +15,8 @@ type Row = Record<string, unknown>
  * derivation, so an index is never handed out twice.
  */
 export class BitcoinAddressPool extends Context.Service<BitcoinAddressPool, {
-  /** Takes a free address, or undefined while the pool of this key is being prepared. */
-  readonly take: (xpub: string) => Effect.Effect<{ readonly address: string; readonly derivationIndex: number } | undefined>
+  /** Takes a free address (and says how many are left), or undefined while the pool of this key is being prepared. */
+  readonly take: (xpub: string) => Effect.Effect<{ readonly address: string; readonly derivationIndex: number; readonly remaining: number } | undefined>
   /** Derives free addresses until `GAP_LIMIT` are available for the key. */
   readonly refill: (xpub: string, target?: number) => Effect.Effect<number>
   /** Refills every bitcoin key of every merchant (the background worker). */
@@ -45,14 +45,23 @@ export class BitcoinAddressPool extends Context.Service<BitcoinAddressPool, {
           return missing
         }).pipe(Effect.orDie)
 
+      // The count runs on the statement's snapshot, before the update: it includes the taken address.
       const take = (xpub: string) =>
-        sql<Row>`UPDATE bitcoin_address_pool SET assigned_at = now()
-          WHERE (xpub, derivation_index) = (
-            SELECT xpub, derivation_index FROM bitcoin_address_pool
-            WHERE xpub = ${xpub} AND assigned_at IS NULL
-            ORDER BY derivation_index LIMIT 1 FOR UPDATE SKIP LOCKED)
-          RETURNING address, derivation_index`.pipe(
-          Effect.map((rows) => rows[0] === undefined ? undefined : { address: String(rows[0].address), derivationIndex: toNumber(rows[0].derivationIndex) }),
+        sql<Row>`WITH taken AS (
+            UPDATE bitcoin_address_pool SET assigned_at = now()
+            WHERE (xpub, derivation_index) = (
+              SELECT xpub, derivation_index FROM bitcoin_address_pool
+              WHERE xpub = ${xpub} AND assigned_at IS NULL
+              ORDER BY derivation_index LIMIT 1 FOR UPDATE SKIP LOCKED)
+            RETURNING address, derivation_index)
+          SELECT address, derivation_index,
+            (SELECT count(*)::int FROM bitcoin_address_pool WHERE xpub = ${xpub} AND assigned_at IS NULL) - 1 AS remaining
+          FROM taken`.pipe(
+          Effect.map((rows) =>
+            rows[0] === undefined
+              ? undefined
+              : { address: String(rows[0].address), derivationIndex: toNumber(rows[0].derivationIndex), remaining: toNumber(rows[0].remaining) }
+          ),
           Effect.orDie
         )
 

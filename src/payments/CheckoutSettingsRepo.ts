@@ -47,9 +47,13 @@ export class CheckoutSettingsRepo extends Context.Service<CheckoutSettingsRepo, 
       return {
         find: (merchantId) =>
           Effect.gen(function*() {
-            const settings = yield* sql<Row>`SELECT * FROM checkout_settings WHERE merchant_id = ${merchantId}`
+            const settings = yield* sql<Row>`SELECT s.*, COALESCE((SELECT json_agg(json_build_object(
+                'id', m.id, 'network', m.network, 'assetCode', m.asset_code, 'railType', m.rail_type, 'enabled', m.enabled,
+                'isDefault', m.is_default, 'position', m.position, 'recipientAddress', m.recipient_address, 'xpub', m.xpub)
+                ORDER BY m.position, m.id) FROM payment_methods m WHERE m.merchant_id = s.merchant_id), '[]'::json) AS methods_json
+              FROM checkout_settings s WHERE s.merchant_id = ${merchantId}`
             if (settings.length === 0) return undefined
-            const methods = yield* sql<Row>`SELECT * FROM payment_methods WHERE merchant_id = ${merchantId} ORDER BY position, id`
+            const methods = settings[0].methodsJson as Array<Row>
             return {
               merchantId,
               issuedBy: toStringOrNull(settings[0].issuedBy),
