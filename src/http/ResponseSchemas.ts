@@ -1,18 +1,11 @@
 import { Schema } from "effect"
+import { INVOICE_STATUSES } from "../lifecycle/Lifecycle.ts"
 
 const Timestamp = Schema.String.annotate({ format: "date-time" })
 const NullableTimestamp = Schema.NullOr(Timestamp)
 const NullableString = Schema.NullOr(Schema.String)
 
-export const InvoiceStatus = Schema.Literals([
-  "awaiting_payment",
-  "partially_paid",
-  "payment_detected",
-  "confirmed",
-  "paid_out_of_band",
-  "expired",
-  "voided"
-])
+export const InvoiceStatus = Schema.Literals(INVOICE_STATUSES)
 export const PaymentCoverage = Schema.Literals(["no_payment", "partial_payment", "exact_payment", "overpayment"])
 
 export const PaymentSummary = Schema.Struct({

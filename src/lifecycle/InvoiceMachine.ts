@@ -53,6 +53,19 @@ const recordPayment = {
   actions: [stamp("paidOutOfBandAt"), { type: "recordOutOfBandNote" as const }, emit("invoice_payment_recorded")]
 }
 const closeException = [stamp("exceptionClosedAt"), { type: "recordExceptionClose" as const }, emit("invoice_exception_closed")]
+/** Closing an exception moves an expired or voided invoice when the action says so. */
+const closeOnLateStatus = [
+  {
+    target: "confirmed",
+    guard: and([{ type: "actionIs", params: { action: "accept_late_payment" } }, stateIn({ exception: { open: "late_payment" } })]),
+    actions: [stamp("confirmedAt"), emit("invoice_confirmed")]
+  },
+  {
+    target: "paid_out_of_band",
+    guard: and([{ type: "actionIs", params: { action: "mark_paid_out_of_band" } }, stateIn({ exception: "open" })]),
+    actions: [stamp("paidOutOfBandAt"), { type: "recordOutOfBandNote" as const }, emit("invoice_payment_recorded")]
+  }
+]
 const inLateStatus = or([stateIn({ status: "expired" }), stateIn({ status: "voided" })])
 
 /**
@@ -112,34 +125,12 @@ export const invoiceMachine = setup({
         expired: {
           on: {
             RECORD_PAYMENT: recordPayment,
-            CLOSE_EXCEPTION: [
-              {
-                target: "confirmed",
-                guard: and([{ type: "actionIs", params: { action: "accept_late_payment" } }, stateIn({ exception: { open: "late_payment" } })]),
-                actions: [stamp("confirmedAt"), emit("invoice_confirmed")]
-              },
-              {
-                target: "paid_out_of_band",
-                guard: and([{ type: "actionIs", params: { action: "mark_paid_out_of_band" } }, stateIn({ exception: "open" })]),
-                actions: [stamp("paidOutOfBandAt"), { type: "recordOutOfBandNote" }, emit("invoice_payment_recorded")]
-              }
-            ]
+            CLOSE_EXCEPTION: closeOnLateStatus
           }
         },
         voided: {
           on: {
-            CLOSE_EXCEPTION: [
-              {
-                target: "confirmed",
-                guard: and([{ type: "actionIs", params: { action: "accept_late_payment" } }, stateIn({ exception: { open: "late_payment" } })]),
-                actions: [stamp("confirmedAt"), emit("invoice_confirmed")]
-              },
-              {
-                target: "paid_out_of_band",
-                guard: and([{ type: "actionIs", params: { action: "mark_paid_out_of_band" } }, stateIn({ exception: "open" })]),
-                actions: [stamp("paidOutOfBandAt"), { type: "recordOutOfBandNote" }, emit("invoice_payment_recorded")]
-              }
-            ]
+            CLOSE_EXCEPTION: closeOnLateStatus
           }
         }
       }

@@ -7,16 +7,7 @@ import {
   type WebhookEventName
 } from "./InvoiceMachine.ts"
 
-export type InvoiceStatus =
-  | "awaiting_payment"
-  | "partially_paid"
-  | "payment_detected"
-  | "confirmed"
-  | "paid_out_of_band"
-  | "expired"
-  | "voided"
-
-export const INVOICE_STATUSES: ReadonlyArray<InvoiceStatus> = [
+export const INVOICE_STATUSES = [
   "awaiting_payment",
   "partially_paid",
   "payment_detected",
@@ -24,7 +15,9 @@ export const INVOICE_STATUSES: ReadonlyArray<InvoiceStatus> = [
   "paid_out_of_band",
   "expired",
   "voided"
-]
+] as const
+
+export type InvoiceStatus = typeof INVOICE_STATUSES[number]
 
 export type ExceptionType = "late_payment" | "partial_payment"
 export type ExceptionStatus = "open" | "closed"
