@@ -228,3 +228,139 @@ describe("timing rule", () => {
     )
   })
 })
+
+/**
+ * A reference model written independently of the statechart: plain rules over totals. fast-check
+ * runs random command sequences against it and the real pure lifecycle side by side.
+ */
+interface Model {
+  status: InvoiceStatus
+  exception: "none" | "open:late_payment" | "open:partial_payment" | "closed"
+  payments: Array<{ usd: bigint; late: boolean; confirmed: boolean; valid: boolean }>
+  now: number
+}
+
+const DEADLINE = START.getTime() + 60 * 60_000
+
+const modelSums = (model: Model) => {
+  let onTime = 0n
+  let onTimeConfirmed = 0n
+  let total = 0n
+  for (const payment of model.payments) {
+    if (!payment.valid) continue
+    total += payment.usd
+    if (!payment.late) {
+      onTime += payment.usd
+      if (payment.confirmed) onTimeConfirmed += payment.usd
+    }
+  }
+  return { onTime, onTimeConfirmed, total }
+}
+
+const modelEvidence = (model: Model) => {
+  const { onTime, onTimeConfirmed, total } = modelSums(model)
+  if (model.status === "awaiting_payment" || model.status === "partially_paid" || model.status === "payment_detected") {
+    model.status = onTime === 0n
+      ? "awaiting_payment"
+      : onTime < AMOUNT
+      ? "partially_paid"
+      : onTimeConfirmed >= AMOUNT
+      ? "confirmed"
+      : "payment_detected"
+  } else if (model.status === "expired" || model.status === "voided") {
+    if (model.exception === "none" && total > 0n) model.exception = total >= AMOUNT ? "open:late_payment" : "open:partial_payment"
+    else if (model.exception === "open:partial_payment" && total >= AMOUNT) model.exception = "open:late_payment"
+    else if (model.exception === "open:late_payment" && total < AMOUNT) model.exception = "open:partial_payment"
+  }
+}
+
+const modelDeadline = (model: Model) => {
+  if (model.status === "partially_paid" && model.exception === "none") model.exception = "open:partial_payment"
+  if (model.status === "awaiting_payment" || model.status === "partially_paid") model.status = "expired"
+}
+
+const modelSettle = (model: Model, latestLate: boolean) => {
+  if (!(latestLate || model.now > DEADLINE)) return modelEvidence(model)
+  if (latestLate) {
+    modelDeadline(model)
+    modelEvidence(model)
+  } else {
+    modelEvidence(model)
+    modelDeadline(model)
+  }
+}
+
+const modelStep = (model: Model, step: Step) => {
+  switch (step.kind) {
+    case "pay": {
+      const late = model.status === "expired" || model.status === "voided" || model.now > DEADLINE
+      model.payments.push({ usd: BigInt(step.usd) * 1_000_000n, late, confirmed: step.confirmed, valid: true })
+      return modelSettle(model, late)
+    }
+    case "confirm":
+    case "invalidate": {
+      const payment = model.payments[step.index]
+      if (payment === undefined) return
+      if (step.kind === "confirm" && !payment.confirmed && payment.valid) payment.confirmed = true
+      else if (step.kind === "invalidate" && payment.valid) payment.valid = false
+      else return
+      return modelSettle(model, payment.late)
+    }
+    case "replay":
+      return
+    case "advance":
+      model.now += step.minutes * 60_000
+      return
+    case "sweep":
+      if (model.now > DEADLINE) modelDeadline(model)
+      return
+    case "void":
+      if (model.status === "awaiting_payment") model.status = "voided"
+      return
+    case "record":
+      if (model.status === "awaiting_payment" || model.status === "partially_paid" || model.status === "expired") {
+        if (model.status === "expired" && model.exception.startsWith("open")) model.exception = "closed"
+        model.status = "paid_out_of_band"
+      }
+      return
+    case "close":
+      if (!model.exception.startsWith("open")) return
+      if (step.action === "accept_late_payment") {
+        if (model.exception !== "open:late_payment") return
+        model.status = "confirmed"
+      } else if (step.action === "mark_paid_out_of_band") {
+        model.status = "paid_out_of_band"
+      }
+      model.exception = "closed"
+  }
+}
+
+class StepCommand implements fc.Command<Model, World> {
+  readonly step: Step
+  constructor(step: Step) {
+    this.step = step
+  }
+  check = () => true
+  run(model: Model, world: World) {
+    modelStep(model, this.step)
+    run(world, this.step)
+    const exception = world.invoice.exceptionStatus === null
+      ? "none"
+      : world.invoice.exceptionStatus === "closed"
+      ? "closed"
+      : `open:${world.invoice.exceptionType}`
+    expect({ status: world.invoice.status, exception }).toEqual({ status: model.status, exception: model.exception })
+  }
+  toString = () => JSON.stringify(this.step)
+}
+
+describe("lifecycle against a reference model", () => {
+  it("agrees with the model on status and exception after every command (fc.commands)", () => {
+    fc.assert(
+      fc.property(fc.commands([stepArb.map((step) => new StepCommand(step))], { maxCommands: 40 }), (commands) => {
+        fc.modelRun(() => ({ model: { status: "awaiting_payment", exception: "none", payments: [], now: START.getTime() } as Model, real: newWorld() }), commands)
+      }),
+      { numRuns: 400 }
+    )
+  })
+})
