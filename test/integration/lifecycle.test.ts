@@ -194,4 +194,21 @@ describe("concurrency", () => {
     expect(["voided", "partially_paid"]).toContain(current.status)
     if (current.status === "voided") expect(current.exceptionStatus).toBe("open")
   })
+
+  it("serialises simultaneous evidence and record-payment: the recorded status holds and every payment counts", async () => {
+    const { invoice, usdtArbitrum } = await newInvoice(50)
+    const results = await Promise.allSettled([
+      ...Array.from({ length: 8 }, () => pay({ paymentOptionId: usdtArbitrum.id, amountAtomic: 5_000_000n })),
+      merchant.api(`/api/checkout/invoices/${invoice.id}/record-payment`, { body: { note: "wire" } })
+    ])
+    expect(results.every((result) => result.status === "fulfilled")).toBe(true)
+    const recorded = results.at(-1) as PromiseFulfilledResult<{ status: number }>
+    const current = await detail(invoice.id)
+    expect(current.receivedAmountUsd).toBe(40)
+    expect(current.payments).toHaveLength(8)
+    if (recorded.value.status === 200) expect(current.status).toBe("paid_out_of_band")
+    else expect(recorded.value.status).toBe(409)
+    const events = await outbox(invoice.id)
+    expect(events.filter((event) => event === "invoice_payment_recorded").length).toBe(recorded.value.status === 200 ? 1 : 0)
+  })
 })
