@@ -41,6 +41,33 @@ describe("API-key rate limit", () => {
   })
 })
 
+describe("other limits", () => {
+  it("limits logins per email address", async () => {
+    const email = `${crypto.randomUUID()}@example.com`
+    const attempt = () =>
+      fetch(`${app.baseUrl}/api/auth/login`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ email, password: "wrong password 123" })
+      })
+    for (let index = 0; index < 10; index++) expect((await attempt()).status).toBe(401)
+    const limited = await attempt()
+    expect(limited.status).toBe(429)
+    expect(limited.headers.get("retry-after")).toMatch(/^\d+$/)
+  })
+
+  it("limits the public Solana preparation per client IP, separately from the API", async () => {
+    const outcome = await app.run(Effect.gen(function*() {
+      const limits = yield* RateLimits
+      for (let index = 0; index < 10; index++) yield* limits.solanaPrepare("203.0.113.7")
+      const refused = yield* Effect.flip(limits.solanaPrepare("203.0.113.7"))
+      yield* limits.solanaPrepare("203.0.113.8")
+      return refused
+    }))
+    expect(outcome._tag).toBe("RateLimited")
+  })
+})
+
 describe("PostgreSQL rate limiter store", () => {
   it("allows the limit, refuses one more, and allows again when the window has passed", async () => {
     const program = Effect.gen(function*() {
