@@ -16,30 +16,40 @@ import { BitcoinAddressPool } from "./payments/BitcoinAddressPool.ts"
 import { CheckoutSettingsRepo } from "./payments/CheckoutSettingsRepo.ts"
 import { PriceOracle } from "./payments/PriceOracle.ts"
 import { RailSettingsService, railSettingsFromEnv } from "./payments/RailSettings.ts"
+import { WebhookDispatcher, WebhookResolver } from "./webhooks/WebhookDispatcher.ts"
+import { WebhookSettings } from "./webhooks/WebhookSettings.ts"
 
 const Repositories = Layer.mergeAll(
   InvoiceRepo.layer,
   CheckoutSettingsRepo.layer,
   Accounts.layer,
   IdempotencyStore.layer(24),
-  Sessions.layer.pipe(Layer.provide(Secrets.layer)),
+  Sessions.layer,
+  WebhookSettings.layer,
   RateLimits.layer.pipe(Layer.provide(RateLimits.store))
 )
 
+/** Deployment settings of the payment rails (token contracts, confirmations, forwarder factory, memo prefix). */
+const RailSettingsLive = (env: Readonly<Record<string, string | undefined>>) =>
+  Layer.unwrap(Effect.gen(function*() {
+    const { servicePrefix } = yield* AppConfig
+    return RailSettingsService.make(railSettingsFromEnv(env, servicePrefix))
+  }))
+
 /** Every domain service over the database (no HTTP server): what tests and scripts build on. */
 export const ServicesLive = (env: Readonly<Record<string, string | undefined>> = process.env) =>
-  Layer.mergeAll(PaymentEvidence.layer, DeadlineSweeper.layer).pipe(
+  Layer.mergeAll(PaymentEvidence.layer, DeadlineSweeper.layer, WebhookDispatcher.layer).pipe(
     Layer.provideMerge(Invoices.layer),
     Layer.provideMerge(Repositories),
-    Layer.provideMerge(BitcoinAddressPool.layer),
-    Layer.provideMerge(Layer.mergeAll(PriceOracle.layer, RailSettingsService.make(railSettingsFromEnv(env, "checkout")))),
+    Layer.provideMerge(Layer.mergeAll(BitcoinAddressPool.layer, Secrets.layer)),
+    Layer.provideMerge(Layer.mergeAll(PriceOracle.layer, RailSettingsLive(env), WebhookResolver.system)),
     Layer.provideMerge(DatabaseLive)
   )
 
 /** Background workers, unless this process is API-only (CHECKOUT_ROLE=api). */
 const Workers = Layer.unwrap(Effect.gen(function*() {
   const { role } = yield* AppConfig
-  return role === "api" ? Layer.empty : Layer.mergeAll(DeadlineSweeper.worker, BitcoinAddressPool.worker)
+  return role === "api" ? Layer.empty : Layer.mergeAll(DeadlineSweeper.worker, BitcoinAddressPool.worker, WebhookDispatcher.worker)
 }))
 
 /** The whole application for a configuration: services, demo data and the HTTP server. */

@@ -9,6 +9,7 @@ import migration0001 from "./migrations/0001_core_tables.ts"
 import migration0002 from "./migrations/0002_sessions_and_secrets.ts"
 import migration0003 from "./migrations/0003_rate_limits.ts"
 import migration0004 from "./migrations/0004_bitcoin_address_pool.ts"
+import migration0005 from "./migrations/0005_webhooks.ts"
 
 /** Column names are mapped; JSON values (merchant metadata) are never touched. */
 const naming = { transformQueryNames: Str.camelToSnake, transformResultNames: Str.snakeToCamel, transformJson: false }
@@ -47,7 +48,8 @@ export const migrations = Migrator.fromRecord({
   "0001_core_tables": migration0001,
   "0002_sessions_and_secrets": migration0002,
   "0003_rate_limits": migration0003,
-  "0004_bitcoin_address_pool": migration0004
+  "0004_bitcoin_address_pool": migration0004,
+  "0005_webhooks": migration0005
 })
 
 export const runMigrations = Migrator.make({})({ loader: migrations })

@@ -5,6 +5,7 @@ import { AuthGroup, KeysGroup } from "../accounts/AccountsApi.ts"
 import { DashboardInvoicesGroup } from "../invoices/DashboardInvoicesApi.ts"
 import { DevSimulatorGroup } from "../invoices/DevSimulatorApi.ts"
 import { CheckoutSettingsGroup } from "../payments/CheckoutSettingsApi.ts"
+import { WebhooksGroup } from "../webhooks/WebhooksApi.ts"
 import { MerchantAuthentication } from "./Authentication.ts"
 import { CreateInvoiceBody, InvoiceIdParams, RecordPaymentBody, VoidBody } from "./RequestSchemas.ts"
 import { Invoice, InvoiceStatusPayload, PublicInvoice, PublicInvoiceStatusPayload } from "./ResponseSchemas.ts"
@@ -68,7 +69,7 @@ export const PublicGroup = HttpApiGroup.make("public")
   .annotate(OpenApi.Description, "Public payment page endpoints: no authentication, no merchant-only data.")
 
 export const Api = HttpApi.make("checkout")
-  .add(MerchantGroup, PublicGroup, AuthGroup, KeysGroup, DashboardInvoicesGroup, DevSimulatorGroup, CheckoutSettingsGroup)
+  .add(MerchantGroup, PublicGroup, AuthGroup, KeysGroup, DashboardInvoicesGroup, DevSimulatorGroup, CheckoutSettingsGroup, WebhooksGroup)
   .middleware(SchemaErrors)
   .annotate(OpenApi.Title, "Checkout invoicing API")
   .annotate(OpenApi.Version, "1.0.0")

@@ -9,6 +9,7 @@ import { DashboardInvoicesHttpLive } from "../invoices/DashboardInvoicesHttp.ts"
 import { DevSimulatorHttpLive } from "../invoices/DevSimulatorHttp.ts"
 import { MerchantHttpLive, PublicHttpLive } from "../invoices/InvoicesHttp.ts"
 import { CheckoutSettingsHttpLive } from "../payments/CheckoutSettingsHttp.ts"
+import { WebhooksHttpLive } from "../webhooks/WebhooksHttp.ts"
 import { Api } from "./Api.ts"
 import { AuthHttpLive, KeysHttpLive } from "../accounts/AccountsHttp.ts"
 import { DashboardAuthenticationLive, MerchantAuthenticationLive } from "./Authentication.ts"
@@ -63,7 +64,7 @@ export const HttpAppLive = Layer.mergeAll(
   HttpApiScalar.layer(Api, { path: "/docs" }),
   ErrorBoundary
 ).pipe(
-  Layer.provide([MerchantHttpLive, PublicHttpLive, AuthHttpLive, KeysHttpLive, DashboardInvoicesHttpLive, DevSimulatorHttpLive, CheckoutSettingsHttpLive]),
+  Layer.provide([MerchantHttpLive, PublicHttpLive, AuthHttpLive, KeysHttpLive, DashboardInvoicesHttpLive, DevSimulatorHttpLive, CheckoutSettingsHttpLive, WebhooksHttpLive]),
   Layer.provide([MerchantAuthenticationLive, DashboardAuthenticationLive, SchemaErrorsLive])
 )
 

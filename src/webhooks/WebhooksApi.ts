@@ -1,0 +1,68 @@
+import { Schema } from "effect"
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
+import { NotFound } from "../http/ApiErrors.ts"
+import { DashboardAuthentication } from "../http/Authentication.ts"
+import { text } from "../http/RequestSchemas.ts"
+import { WEBHOOK_EVENTS } from "./WebhookEvents.ts"
+
+const EventName = Schema.Literals(WEBHOOK_EVENTS).annotate({ message: `must be one of ${WEBHOOK_EVENTS.join(", ")}` })
+
+const SettingsView = Schema.Struct({
+  url: Schema.NullOr(Schema.String),
+  enabledEvents: Schema.Array(Schema.String),
+  hasSecret: Schema.Boolean
+}).annotate({ identifier: "WebhookSettings" })
+
+const Attempt = Schema.Struct({
+  attemptedAt: Schema.String,
+  statusCode: Schema.NullOr(Schema.Number),
+  durationMs: Schema.Number,
+  error: Schema.NullOr(Schema.String),
+  responseExcerpt: Schema.NullOr(Schema.String),
+  manual: Schema.Boolean
+})
+
+export const Delivery = Schema.Struct({
+  id: Schema.String,
+  invoiceId: Schema.String,
+  event: Schema.String,
+  url: Schema.String,
+  status: Schema.String,
+  attemptCount: Schema.Number,
+  lastStatusCode: Schema.NullOr(Schema.Number),
+  nextAttemptAt: Schema.NullOr(Schema.String),
+  createdAt: Schema.String,
+  attempts: Schema.Array(Attempt)
+}).annotate({ identifier: "WebhookDelivery" })
+
+export const WebhooksGroup = HttpApiGroup.make("webhooks")
+  .add(
+    HttpApiEndpoint.get("getSettings", "/api/dashboard/webhook-settings", { success: SettingsView }),
+    HttpApiEndpoint.put("putSettings", "/api/dashboard/webhook-settings", {
+      payload: Schema.Struct({
+        url: Schema.NullOr(text(2048)).annotate({ message: "must be a string or null" }).annotateKey({ messageMissingKey: "is required" }),
+        enabledEvents: Schema.optionalKey(Schema.Array(EventName).annotate({ message: "must be an array" }))
+      }).annotate({ message: "must be a JSON object" }),
+      success: SettingsView
+    }),
+    HttpApiEndpoint.post("rotateSecret", "/api/dashboard/webhook-settings/secret", {
+      success: Schema.Struct({ secret: Schema.String }).pipe(HttpApiSchema.status(201))
+    }),
+    HttpApiEndpoint.get("listDeliveries", "/api/dashboard/webhook-deliveries", {
+      query: {
+        q: Schema.optionalKey(Schema.String),
+        status: Schema.optionalKey(Schema.Literals(["pending", "delivered", "failed"]).annotate({ message: "must be one of pending, delivered, failed" })),
+        event: Schema.optionalKey(EventName),
+        cursor: Schema.optionalKey(Schema.String),
+        limit: Schema.optionalKey(Schema.String.check(Schema.isPattern(/^\d{1,3}$/, { message: "must be a number from 1 to 200" })))
+      },
+      success: Schema.Struct({ deliveries: Schema.Array(Delivery), nextCursor: Schema.NullOr(Schema.String) })
+    }),
+    HttpApiEndpoint.post("redeliver", "/api/dashboard/webhook-deliveries/:id/redeliver", {
+      params: Schema.Struct({ id: Schema.String }),
+      success: Delivery,
+      error: NotFound
+    })
+  )
+  .middleware(DashboardAuthentication)
+  .annotate(OpenApi.Description, "Webhook destination, signing secret (shown once), and the searchable delivery log.")
