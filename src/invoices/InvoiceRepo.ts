@@ -71,12 +71,14 @@ const MUTABLE_COLUMNS = [
  * An invoice with its options and payments in one round trip. Keys are written in camelCase and
  * exact amounts as text, so the row decoders read them like ordinary columns.
  */
-const OPTIONS_JSON = `COALESCE((SELECT json_agg(json_build_object(
+const OPTION_OBJECT = `json_build_object(
   'id', o.id, 'invoiceId', o.invoice_id, 'railType', o.rail_type, 'assetCode', o.asset_code, 'network', o.network,
   'tokenContract', o.token_contract, 'decimals', o.decimals, 'quotedAtomic', o.quoted_atomic::text,
   'quoteRate', o.quote_rate, 'destinationAddress', o.destination_address, 'paymentUri', o.payment_uri,
   'qrCode', o.qr_code, 'status', o.status, 'isDefault', o.is_default, 'optionPayload', o.option_payload,
-  'requiredConfirmations', o.required_confirmations) ORDER BY o.position)
+  'requiredConfirmations', o.required_confirmations)`
+
+const OPTIONS_JSON = `COALESCE((SELECT json_agg(${OPTION_OBJECT} ORDER BY o.position)
   FROM payment_options o WHERE o.invoice_id = i.id), '[]'::json)`
 
 const PAYMENTS_JSON = `COALESCE((SELECT json_agg(json_build_object(
@@ -92,6 +94,12 @@ export class InvoiceRepo extends Context.Service<InvoiceRepo, {
   readonly insert: (invoice: InvoiceRecord, options: ReadonlyArray<NewOption>, events: ReadonlyArray<OutboxEvent>) => Effect.Effect<void>
   readonly find: (id: string) => Effect.Effect<InvoiceParts | undefined>
   readonly lockForUpdate: (id: string) => Effect.Effect<InvoiceRecord | undefined>
+  /** The invoice of a payment option, locked, with that option and all payments: one round trip. */
+  readonly lockForEvidence: (optionId: string) => Effect.Effect<{
+    readonly invoice: InvoiceRecord
+    readonly option: PaymentOptionRecord
+    readonly payments: ReadonlyArray<PaymentRecord>
+  } | undefined>
   readonly save: (invoice: InvoiceRecord, events: ReadonlyArray<OutboxEvent>) => Effect.Effect<void>
   readonly listPayments: (invoiceId: string) => Effect.Effect<ReadonlyArray<PaymentRecord>>
   readonly listOptions: (invoiceId: string) => Effect.Effect<ReadonlyArray<PaymentOptionRecord>>
@@ -146,13 +154,29 @@ export class InvoiceRepo extends Context.Service<InvoiceRepo, {
             Effect.map((rows) => (rows.length === 0 ? undefined : invoiceFromRow(rows[0]))),
             Effect.orDie
           ),
-        save: (invoice, events) =>
-          Effect.gen(function*() {
-            const columns = invoiceColumns(invoice)
-            const values = Object.fromEntries(MUTABLE_COLUMNS.map((column) => [column, columns[column]]))
-            yield* sql`UPDATE invoices SET ${sql.update(values)} WHERE id = ${invoice.id}`
-            yield* insertOutbox(events)
-          }).pipe(Effect.orDie),
+        lockForEvidence: (optionId) =>
+          sql<Row>`SELECT i.*, ${sql.literal(OPTION_OBJECT)} AS option_json, ${sql.literal(PAYMENTS_JSON)} AS payments_json
+            FROM payment_options o JOIN invoices i ON i.id = o.invoice_id WHERE o.id = ${optionId} FOR UPDATE OF i`.pipe(
+            Effect.map((rows) =>
+              rows[0] === undefined ? undefined : {
+                invoice: invoiceFromRow(rows[0]),
+                option: optionFromRow(rows[0].optionJson as Row),
+                payments: (rows[0].paymentsJson as Array<Row>).map(paymentFromRow)
+              }
+            ),
+            Effect.orDie
+          ),
+        save: (invoice, events) => {
+          const columns = invoiceColumns(invoice)
+          const values = Object.fromEntries(MUTABLE_COLUMNS.map((column) => [column, columns[column]]))
+          // The update and its outbox events in one statement (one round trip).
+          return (events.length === 0
+            ? sql`UPDATE invoices SET ${sql.update(values)} WHERE id = ${invoice.id}`
+            : sql`WITH updated AS (UPDATE invoices SET ${sql.update(values)} WHERE id = ${invoice.id} RETURNING id)
+                INSERT INTO outbox ${
+              sql.insert(rowsOf(events.map((event) => ({ invoice_id: event.invoiceId, merchant_id: event.merchantId, event: event.event }))))
+            }`).pipe(Effect.asVoid, Effect.orDie)
+        },
         listPayments,
         listOptions
       }

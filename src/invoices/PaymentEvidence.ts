@@ -1,9 +1,9 @@
 import { Clock, Context, Data, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import { usdValueOf } from "../domain/Evidence.ts"
-import type { InvoiceRecord, PaymentOptionRecord, PaymentRecord } from "../domain/Invoice.ts"
+import type { InvoiceRecord, PaymentRecord } from "../domain/Invoice.ts"
 import { isLateEvidence, settle } from "../lifecycle/Settlement.ts"
-import { optionFromRow, paymentFromRow } from "./InvoiceRows.ts"
+import { paymentFromRow } from "./InvoiceRows.ts"
 import { InvoiceRepo } from "./InvoiceRepo.ts"
 
 /** One observed transfer to a payment option: what every chain watcher reports. */
@@ -53,12 +53,6 @@ export class PaymentEvidence extends Context.Service<PaymentEvidence, {
       const repo = yield* InvoiceRepo
       const now = Clock.currentTimeMillis.pipe(Effect.map((millis) => new Date(millis)))
 
-      const findOption = (id: string) =>
-        sql<Row>`SELECT * FROM payment_options WHERE id = ${id}`.pipe(
-          Effect.map((rows) => (rows[0] === undefined ? undefined : optionFromRow(rows[0]))),
-          Effect.orDie
-        )
-
       const findPayment = (network: string, transactionHash: string, outputIndex: number) =>
         sql<Row>`SELECT * FROM payments WHERE network = ${network} AND transaction_hash = ${transactionHash}
           AND output_index = ${outputIndex} FOR UPDATE`.pipe(
@@ -67,9 +61,10 @@ export class PaymentEvidence extends Context.Service<PaymentEvidence, {
         )
 
       /** Recomputes the invoice from its payments and runs the lifecycle; returns the saved invoice. */
-      const settleAndSave = (invoice: InvoiceRecord, latestIsLate: boolean) =>
+      const settleAndSave = (invoice: InvoiceRecord, payments: ReadonlyArray<PaymentRecord>, latestIsLate: boolean) =>
         Effect.gen(function*() {
-          const settled = settle(invoice, yield* repo.listPayments(invoice.id), yield* now, latestIsLate)
+          const ordered = [...payments].sort((a, b) => a.observedAt.getTime() - b.observedAt.getTime() || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+          const settled = settle(invoice, ordered, yield* now, latestIsLate)
           yield* repo.save(settled.invoice, settled.events)
           return settled.invoice
         })
@@ -79,14 +74,16 @@ export class PaymentEvidence extends Context.Service<PaymentEvidence, {
         if (!Number.isInteger(observed.outputIndex) || observed.outputIndex < 0) {
           return yield* new EvidenceRejected({ reason: "output index must be a non-negative integer" })
         }
-        const option: PaymentOptionRecord | undefined = yield* findOption(observed.paymentOptionId)
-        if (option === undefined) return yield* new EvidenceRejected({ reason: "unknown payment option" })
         return yield* repo.withTransaction(Effect.gen(function*() {
-          const invoice = yield* repo.lockForUpdate(option.invoiceId)
-          if (invoice === undefined) return yield* new EvidenceRejected({ reason: "unknown invoice" })
+          const locked = yield* repo.lockForEvidence(observed.paymentOptionId)
+          if (locked === undefined) return yield* new EvidenceRejected({ reason: "unknown payment option" })
+          const { invoice, option, payments } = locked
           const at = yield* now
-          const existing = yield* findPayment(option.network, observed.transactionHash, observed.outputIndex)
           const reachedThreshold = observed.confirmations >= option.requiredConfirmations
+          const existing = payments.find((payment) =>
+            payment.network === option.network && payment.transactionHash === observed.transactionHash &&
+            payment.outputIndex === observed.outputIndex
+          )
           if (existing !== undefined) {
             if (existing.paymentOptionId !== option.id) {
               return yield* new EvidenceRejected({ reason: "this transaction output is already matched to another payment option" })
@@ -97,8 +94,9 @@ export class PaymentEvidence extends Context.Service<PaymentEvidence, {
             if (unchanged) return { invoice, payment: existing }
             yield* sql`UPDATE payments SET confirmations = ${observed.confirmations}, confirmed_at = ${confirmedAt},
               invalidated_at = NULL, invalidation_reason = NULL WHERE id = ${existing.id}`.pipe(Effect.orDie)
-            const saved = yield* settleAndSave(invoice, existing.late)
-            return { invoice: saved, payment: { ...existing, confirmations: observed.confirmations, confirmedAt, invalidatedAt: null, invalidationReason: null } }
+            const updated: PaymentRecord = { ...existing, confirmations: observed.confirmations, confirmedAt, invalidatedAt: null, invalidationReason: null }
+            const saved = yield* settleAndSave(invoice, payments.map((payment) => (payment.id === existing.id ? updated : payment)), existing.late)
+            return { invoice: saved, payment: updated }
           }
           const late = isLateEvidence(invoice, observed.observedAt)
           const payment: PaymentRecord = {
@@ -121,7 +119,7 @@ export class PaymentEvidence extends Context.Service<PaymentEvidence, {
             invalidatedAt: null,
             invalidationReason: null
           }
-          yield* sql`INSERT INTO payments ${
+          const inserted = yield* sql`INSERT INTO payments ${
             sql.insert({
               id: payment.id,
               invoice_id: payment.invoiceId,
@@ -140,8 +138,11 @@ export class PaymentEvidence extends Context.Service<PaymentEvidence, {
               observed_at: payment.observedAt,
               confirmed_at: payment.confirmedAt
             })
-          }`.pipe(Effect.orDie)
-          const saved = yield* settleAndSave(invoice, late)
+          } ON CONFLICT (network, transaction_hash, output_index) DO NOTHING RETURNING id`.pipe(Effect.orDie)
+          if (inserted.length === 0) {
+            return yield* new EvidenceRejected({ reason: "this transaction output is already matched to another payment option" })
+          }
+          const saved = yield* settleAndSave(invoice, [...payments, payment], late)
           return { invoice: saved, payment }
         }))
       })
@@ -164,8 +165,10 @@ export class PaymentEvidence extends Context.Service<PaymentEvidence, {
               Effect.annotateLogs({ invoiceId: invoice.id, transactionHash: invalidation.transactionHash })
             )
           }
-          const saved = yield* settleAndSave(invoice, existing.late)
-          return { invoice: saved, payment: { ...existing, invalidatedAt: at, invalidationReason: invalidation.reason } }
+          const invalidated: PaymentRecord = { ...existing, invalidatedAt: at, invalidationReason: invalidation.reason }
+          const payments = yield* repo.listPayments(invoice.id)
+          const saved = yield* settleAndSave(invoice, payments.map((payment) => (payment.id === existing.id ? invalidated : payment)), existing.late)
+          return { invoice: saved, payment: invalidated }
         }))
       })
 
