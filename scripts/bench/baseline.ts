@@ -43,9 +43,9 @@ const PAYMENTS_JSON = `COALESCE((SELECT json_agg(json_build_object('id', p.id, '
 const q = {
   key: { name: "key", text: `SELECT k.key_hash, m.id AS merchant_id, m.status, m.billing_status FROM api_keys k
     JOIN merchants m ON m.id = k.merchant_id WHERE k.key_hash = $1 AND k.revoked_at IS NULL` },
-  rate: { name: "rate", text: `INSERT INTO rate_limits AS r (key, count, expires_at_ms, last_exceeded) VALUES ($1, 1, $2 + 600, false)
-    ON CONFLICT (key) DO UPDATE SET count = CASE WHEN r.expires_at_ms <= $2 THEN 1 ELSE r.count + 1 END,
-    expires_at_ms = CASE WHEN r.expires_at_ms <= $2 THEN $2 + 600 ELSE r.expires_at_ms + 600 END, last_exceeded = false
+  rate: { name: "rate", text: `INSERT INTO rate_limits AS r (key, count, expires_at_ms, last_exceeded) VALUES ($1, 1, $2::bigint + 600, false)
+    ON CONFLICT (key) DO UPDATE SET count = CASE WHEN r.expires_at_ms <= $2::bigint THEN 1 ELSE r.count + 1 END,
+    expires_at_ms = CASE WHEN r.expires_at_ms <= $2::bigint THEN $2::bigint + 600 ELSE r.expires_at_ms + 600 END, last_exceeded = false
     RETURNING count, expires_at_ms, last_exceeded` },
   settings: { name: "settings", text: `SELECT s.*, COALESCE((SELECT json_agg(json_build_object('id', m.id, 'network', m.network,
     'assetCode', m.asset_code, 'railType', m.rail_type, 'enabled', m.enabled, 'isDefault', m.is_default, 'xpub', m.xpub,

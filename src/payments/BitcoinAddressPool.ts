@@ -1,7 +1,7 @@
 import { Context, Duration, Effect, Layer, Schedule } from "effect"
 import { SqlClient } from "effect/sql"
 import { toNumber } from "../db/Values.ts"
-import { bitcoinAddress, parseAccountKey } from "./Derivation.ts"
+import { bitcoinAddress } from "./Derivation.ts"
 
 /** Wallets stop scanning after 20 unused addresses (BIP44's gap limit): never derive further ahead. */
 export const GAP_LIMIT = 20
@@ -35,11 +35,10 @@ export class BitcoinAddressPool extends Context.Service<BitcoinAddressPool, {
           const rows = yield* sql<Row>`INSERT INTO derivation_counters (xpub, next_index) VALUES (${xpub}, ${missing})
             ON CONFLICT (xpub) DO UPDATE SET next_index = derivation_counters.next_index + ${missing} RETURNING next_index`
           const first = toNumber(rows[0].nextIndex) - missing
-          const key = parseAccountKey(xpub)
           const addresses = Array.from({ length: missing }, (_, offset) => ({
             xpub,
             derivation_index: first + offset,
-            address: bitcoinAddress(key, first + offset)
+            address: bitcoinAddress(xpub, first + offset)
           }))
           yield* sql`INSERT INTO bitcoin_address_pool ${sql.insert(addresses as [typeof addresses[0], ...Array<typeof addresses[0]>])}`
           return missing

@@ -2,7 +2,7 @@ import QRCode from "qrcode"
 import type { Hex } from "viem"
 import type { PaymentOptionRecord } from "../domain/Invoice.ts"
 import { ceilDiv, formatAtomic, type Micros } from "../domain/Money.ts"
-import { bitcoinAddress, evmDepositAddress, forwarderAddress, parseAccountKey, solanaReference } from "./Derivation.ts"
+import { bitcoinAddress, evmDepositAddress, forwarderAddress, solanaReference } from "./Derivation.ts"
 import { type AssetCode, DECIMALS, EVM_CHAIN_IDS, isEvm, type Network } from "./Networks.ts"
 
 export interface PaymentMethod {
@@ -99,7 +99,7 @@ export const buildOption = async (request: OptionRequest, settings: RailSettings
 
   if (method.network === "bitcoin") {
     if (method.xpub === null || request.derivationIndex === undefined) throw new OptionBuildError("bitcoin method has no xpub")
-    const address = bitcoinAddress(parseAccountKey(method.xpub), request.derivationIndex)
+    const address = bitcoinAddress(method.xpub, request.derivationIndex)
     const uri = bitcoinUri(address, quotedAtomic)
     return {
       ...base,
@@ -160,7 +160,7 @@ export const buildOption = async (request: OptionRequest, settings: RailSettings
     }
   }
   if (method.xpub === null || request.derivationIndex === undefined) throw new OptionBuildError("address-transfer method has no xpub")
-  const address = evmDepositAddress(parseAccountKey(method.xpub), request.derivationIndex)
+  const address = evmDepositAddress(method.xpub, request.derivationIndex)
   const uri = eip681Uri(tokenContract, chainId, address, quotedAtomic)
   return {
     ...base,

@@ -3,23 +3,22 @@ import { mnemonicToSeedSync } from "@scure/bip39"
 import { getContractAddress, keccak256, toHex } from "viem"
 import { mnemonicToAccount } from "viem/accounts"
 import { describe, expect, it } from "vitest"
-import { bitcoinAddress, evmDepositAddress, forwarderAddress, parseAccountKey } from "../../src/payments/Derivation.ts"
+import { bitcoinAddress, evmDepositAddress, forwarderAddress } from "../../src/payments/Derivation.ts"
 import { DEMO_KEYS } from "../../src/demo/DemoMerchant.ts"
 
 const MNEMONIC = "abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon about"
 
 describe("address derivation", () => {
   it("matches the BIP84 test vector", () => {
-    const key = parseAccountKey(DEMO_KEYS.bitcoinZpub)
-    expect(bitcoinAddress(key, 0)).toBe("bc1qcr8te4kr609gcawutmrza0j4xv80jy8z306fyu")
-    expect(bitcoinAddress(key, 1)).toBe("bc1qnjg0jd8228aq7egyzacy8cys3knf9xvrerkf9g")
+    expect(bitcoinAddress(DEMO_KEYS.bitcoinZpub, 0)).toBe("bc1qcr8te4kr609gcawutmrza0j4xv80jy8z306fyu")
+    expect(bitcoinAddress(DEMO_KEYS.bitcoinZpub, 1)).toBe("bc1qnjg0jd8228aq7egyzacy8cys3knf9xvrerkf9g")
   })
 
   it("derives EVM deposit addresses that match the private-key derivation", () => {
     const account = HDKey.fromMasterSeed(mnemonicToSeedSync(MNEMONIC)).derive("m/44'/60'/0'")
     expect(account.publicExtendedKey).toBe(DEMO_KEYS.evmXpub)
     for (const index of [0, 1, 7]) {
-      expect(evmDepositAddress(parseAccountKey(DEMO_KEYS.evmXpub), index)).toBe(mnemonicToAccount(MNEMONIC, { addressIndex: index }).address)
+      expect(evmDepositAddress(DEMO_KEYS.evmXpub, index)).toBe(mnemonicToAccount(MNEMONIC, { addressIndex: index }).address)
     }
   })
 
