@@ -27,8 +27,20 @@ export class BitcoinAddressPool extends Context.Service<BitcoinAddressPool, {
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
 
+      // One refill per key at a time: in this process (a set of keys under way) and across
+      // instances (a transaction-scoped advisory lock; a refill that cannot take it is skipped).
+      const refilling = new Set<string>()
       const refill = (xpub: string, target: number = GAP_LIMIT) =>
+        Effect.suspend(() => {
+          if (refilling.has(xpub)) return Effect.succeed(0)
+          refilling.add(xpub)
+          return refillLocked(xpub, target).pipe(Effect.ensuring(Effect.sync(() => refilling.delete(xpub))))
+        })
+
+      const refillLocked = (xpub: string, target: number) =>
         Effect.gen(function*() {
+          const locked = yield* sql<Row>`SELECT pg_try_advisory_xact_lock(hashtext(${`bitcoin-pool:${xpub}`})) AS locked`
+          if (locked[0].locked !== true) return 0
           const free = yield* sql<Row>`SELECT count(*)::int AS count FROM bitcoin_address_pool WHERE xpub = ${xpub} AND assigned_at IS NULL`
           const missing = target - toNumber(free[0].count)
           if (missing <= 0) return 0
@@ -42,7 +54,7 @@ export class BitcoinAddressPool extends Context.Service<BitcoinAddressPool, {
           }))
           yield* sql`INSERT INTO bitcoin_address_pool ${sql.insert(addresses as [typeof addresses[0], ...Array<typeof addresses[0]>])}`
           return missing
-        }).pipe(Effect.orDie)
+        }).pipe(sql.withTransaction, Effect.orDie)
 
       // The count runs on the statement's snapshot, before the update: it includes the taken address.
       const take = (xpub: string) =>
