@@ -102,7 +102,6 @@ export class InvoiceRepo extends Context.Service<InvoiceRepo, {
   } | undefined>
   readonly save: (invoice: InvoiceRecord, events: ReadonlyArray<OutboxEvent>) => Effect.Effect<void>
   readonly listPayments: (invoiceId: string) => Effect.Effect<ReadonlyArray<PaymentRecord>>
-  readonly listOptions: (invoiceId: string) => Effect.Effect<ReadonlyArray<PaymentOptionRecord>>
   readonly withTransaction: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
 }>()("Invoices/InvoiceRepo") {
   static readonly layer = Layer.effect(
@@ -116,12 +115,6 @@ export class InvoiceRepo extends Context.Service<InvoiceRepo, {
           : sql`INSERT INTO outbox ${
             sql.insert(rowsOf(events.map((event) => ({ invoice_id: event.invoiceId, merchant_id: event.merchantId, event: event.event }))))
           }`.pipe(Effect.asVoid)
-
-      const listOptions = (invoiceId: string) =>
-        sql<Row>`SELECT * FROM payment_options WHERE invoice_id = ${invoiceId} ORDER BY position`.pipe(
-          Effect.map((rows) => rows.map(optionFromRow)),
-          Effect.orDie
-        )
 
       const listPayments = (invoiceId: string) =>
         sql<Row>`SELECT * FROM payments WHERE invoice_id = ${invoiceId} ORDER BY observed_at, id`.pipe(
@@ -177,8 +170,7 @@ export class InvoiceRepo extends Context.Service<InvoiceRepo, {
               sql.insert(rowsOf(events.map((event) => ({ invoice_id: event.invoiceId, merchant_id: event.merchantId, event: event.event }))))
             }`).pipe(Effect.asVoid, Effect.orDie)
         },
-        listPayments,
-        listOptions
+        listPayments
       }
     })
   )
