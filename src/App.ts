@@ -1,5 +1,6 @@
 import { Effect, Layer } from "effect"
 import { Accounts } from "./accounts/Accounts.ts"
+import { BillingGate } from "./accounts/BillingGate.ts"
 import { Secrets } from "./accounts/Secrets.ts"
 import { RateLimits } from "./accounts/RateLimits.ts"
 import { Sessions } from "./accounts/Sessions.ts"
@@ -42,7 +43,7 @@ export const ServicesLive = (env: Readonly<Record<string, string | undefined>> =
     Layer.provideMerge(Invoices.layer),
     Layer.provideMerge(Repositories),
     Layer.provideMerge(Layer.mergeAll(BitcoinAddressPool.layer, Secrets.layer)),
-    Layer.provideMerge(Layer.mergeAll(PriceOracle.layer, RailSettingsLive(env), WebhookResolver.system)),
+    Layer.provideMerge(Layer.mergeAll(PriceOracle.layer, RailSettingsLive(env), WebhookResolver.system, BillingGate.accountState)),
     Layer.provideMerge(DatabaseLive)
   )
 

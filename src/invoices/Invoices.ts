@@ -1,5 +1,5 @@
 import { Clock, Context, Effect, Layer } from "effect"
-import { AppConfig } from "../config/AppConfig.ts"
+import { BillingGate } from "../accounts/BillingGate.ts"
 import {
   BillingBlocked,
   BitcoinAddressesPreparing,
@@ -67,6 +67,7 @@ export class Invoices extends Context.Service<Invoices, {
       const oracle = yield* PriceOracle
       const rails = yield* RailSettingsService
       const addressPool = yield* BitcoinAddressPool
+      const billing = yield* BillingGate
 
       const now = Clock.currentTimeMillis.pipe(Effect.map((millis) => new Date(millis)))
 
@@ -105,7 +106,7 @@ export class Invoices extends Context.Service<Invoices, {
       })
 
       const create = Effect.fn("Invoices.create")(function*(merchant: Merchant, body: CreateInvoiceBody) {
-        if (merchant.billingStatus === "blocked") return yield* new BillingBlocked()
+        if (!(yield* billing.allowsInvoiceCreation(merchant))) return yield* new BillingBlocked()
         const amountMicros = usdNumberToMicros(body.amountUsd, 2)
         if (amountMicros === undefined) return yield* new InvalidRequest({ message: "amountUsd must have at most 2 decimal places" })
         const settings = yield* settingsRepo.find(merchant.merchantId)
