@@ -94,7 +94,7 @@ export class InvoiceRepo extends Context.Service<InvoiceRepo, {
   readonly insert: (invoice: InvoiceRecord, options: ReadonlyArray<NewOption>, events: ReadonlyArray<OutboxEvent>) => Effect.Effect<void>
   readonly find: (id: string) => Effect.Effect<InvoiceParts | undefined>
   readonly lockForUpdate: (id: string) => Effect.Effect<InvoiceRecord | undefined>
-  /** The invoice of a payment option, locked, with that option and all payments: one round trip. */
+  /** The invoice of a payment option, locked, with that option and all its payments. */
   readonly lockForEvidence: (optionId: string) => Effect.Effect<{
     readonly invoice: InvoiceRecord
     readonly option: PaymentOptionRecord
@@ -148,17 +148,16 @@ export class InvoiceRepo extends Context.Service<InvoiceRepo, {
             Effect.orDie
           ),
         lockForEvidence: (optionId) =>
-          sql<Row>`SELECT i.*, ${sql.literal(OPTION_OBJECT)} AS option_json, ${sql.literal(PAYMENTS_JSON)} AS payments_json
-            FROM payment_options o JOIN invoices i ON i.id = o.invoice_id WHERE o.id = ${optionId} FOR UPDATE OF i`.pipe(
-            Effect.map((rows) =>
-              rows[0] === undefined ? undefined : {
-                invoice: invoiceFromRow(rows[0]),
-                option: optionFromRow(rows[0].optionJson as Row),
-                payments: (rows[0].paymentsJson as Array<Row>).map(paymentFromRow)
-              }
-            ),
-            Effect.orDie
-          ),
+          Effect.gen(function*() {
+            const rows = yield* sql<Row>`SELECT i.*, ${sql.literal(OPTION_OBJECT)} AS option_json
+              FROM payment_options o JOIN invoices i ON i.id = o.invoice_id WHERE o.id = ${optionId} FOR UPDATE OF i`
+            if (rows[0] === undefined) return undefined
+            // Payments are read by a second statement, after the lock is held: under READ COMMITTED a
+            // statement that waited for the lock re-reads the locked row only, while a subquery in it
+            // would still see its old snapshot and miss the payments of the transaction it waited for.
+            const payments = yield* listPayments(String(rows[0].id))
+            return { invoice: invoiceFromRow(rows[0]), option: optionFromRow(rows[0].optionJson as Row), payments }
+          }).pipe(Effect.orDie),
         save: (invoice, events) => {
           const columns = invoiceColumns(invoice)
           const values = Object.fromEntries(MUTABLE_COLUMNS.map((column) => [column, columns[column]]))
