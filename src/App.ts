@@ -53,9 +53,15 @@ const Workers = Layer.unwrap(Effect.gen(function*() {
   return role === "api" ? Layer.empty : Layer.mergeAll(DeadlineSweeper.worker, BitcoinAddressPool.worker, WebhookDispatcher.worker)
 }))
 
-/** The whole application for a configuration: services, demo data and the HTTP server. */
+/** The HTTP server and demo data, unless this process runs workers only (CHECKOUT_ROLE=workers). */
+const Api = Layer.unwrap(Effect.gen(function*() {
+  const { role } = yield* AppConfig
+  return role === "workers" ? Layer.empty : Layer.mergeAll(HttpServerLive, DemoMerchantLive)
+}))
+
+/** The whole application for a configuration: services, demo data, the HTTP server and the workers. */
 export const makeApp = (config: Layer.Layer<AppConfig>, env: Readonly<Record<string, string | undefined>> = process.env) =>
-  Layer.mergeAll(HttpServerLive, DemoMerchantLive, Workers).pipe(
+  Layer.mergeAll(Api, Workers).pipe(
     Layer.provideMerge(ServicesLive(env)),
     Layer.provideMerge(config)
   )

@@ -11,7 +11,7 @@ const config = {
 }
 const scope = Effect.runSync(Scope.make())
 const context = await Effect.runPromise(Layer.buildWithScope(makeApp(Layer.succeed(AppConfig, config)), scope))
-const address = Context.get(context as Context.Context<HttpServer.HttpServer>, HttpServer.HttpServer).address
+const address = Context.get(context as unknown as Context.Context<HttpServer.HttpServer>, HttpServer.HttpServer).address
 const seeded = await Effect.runPromise(Effect.provide(seedMerchant, context))
 console.log(JSON.stringify({ port: "port" in address ? address.port : 0, ...seeded }))
 const stop = () => Effect.runPromise(Scope.close(scope, Exit.void)).finally(() => process.exit(0))
