@@ -6,6 +6,7 @@
  *   (then set the webhook URL to http://127.0.0.1:4000/webhooks/checkout in development)
  */
 import { createServer } from "node:http"
+import type { AddressInfo } from "node:net"
 import { verifyWebhookSignature } from "../src/webhooks/Signature.ts"
 
 const secret = process.env.WEBHOOK_SECRET ?? ""
@@ -25,7 +26,9 @@ const fulfil = async (invoiceId: string) => {
   if (!response.ok) throw new Error(`detail answered ${response.status}`)
   const invoice = (await response.json()) as { id: string; status: string; merchantReference: string | null }
   if (invoice.status === "confirmed" || invoice.status === "paid_out_of_band") {
-    if (!fulfilled.has(invoice.id)) {
+    if (fulfilled.has(invoice.id)) {
+      console.log(`already fulfilled ${invoice.id}`)
+    } else {
       fulfilled.add(invoice.id)
       console.log(`fulfil order ${invoice.merchantReference ?? invoice.id}`)
     }
@@ -36,7 +39,7 @@ const fulfil = async (invoiceId: string) => {
   }
 }
 
-createServer((request, response) => {
+const server = createServer((request, response) => {
   const chunks: Array<Buffer> = []
   request.on("data", (chunk: Buffer) => chunks.push(chunk))
   request.on("end", () => {
@@ -51,4 +54,6 @@ createServer((request, response) => {
     response.writeHead(204).end()
     fulfil(invoice.id).catch((error: unknown) => console.error(`could not check ${invoice.id}:`, error))
   })
-}).listen(port, "127.0.0.1", () => console.log(`example receiver on http://127.0.0.1:${port}/webhooks/checkout`))
+})
+server.listen(port, "127.0.0.1", () =>
+  console.log(`example receiver on http://127.0.0.1:${(server.address() as AddressInfo).port}/webhooks/checkout`))

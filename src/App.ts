@@ -17,7 +17,7 @@ import { BitcoinAddressPool } from "./payments/BitcoinAddressPool.ts"
 import { CheckoutSettingsRepo } from "./payments/CheckoutSettingsRepo.ts"
 import { PriceOracle } from "./payments/PriceOracle.ts"
 import { RailSettingsService, railSettingsFromEnv } from "./payments/RailSettings.ts"
-import { WebhookDispatcher, WebhookResolver } from "./webhooks/WebhookDispatcher.ts"
+import { WebhookConnector, WebhookDispatcher, WebhookResolver } from "./webhooks/WebhookDispatcher.ts"
 import { WebhookSettings } from "./webhooks/WebhookSettings.ts"
 
 const Repositories = Layer.mergeAll(
@@ -43,7 +43,7 @@ export const ServicesLive = (env: Readonly<Record<string, string | undefined>> =
     Layer.provideMerge(Invoices.layer),
     Layer.provideMerge(Repositories),
     Layer.provideMerge(Layer.mergeAll(BitcoinAddressPool.layer, Secrets.layer)),
-    Layer.provideMerge(Layer.mergeAll(PriceOracle.layer, RailSettingsLive(env), WebhookResolver.system, BillingGate.accountState)),
+    Layer.provideMerge(Layer.mergeAll(PriceOracle.layer, RailSettingsLive(env), WebhookResolver.system, WebhookConnector.system, BillingGate.accountState)),
     Layer.provideMerge(DatabaseLive)
   )
 

@@ -2,9 +2,61 @@ import ipaddr from "ipaddr.js"
 
 export type UrlProblem = string
 
+const bare = (hostname: string) => hostname.replace(/^\[|\]$/g, "")
+
+/** IANA's global unicast block: every other IPv6 address is special-purpose or unassigned. */
+const GLOBAL_UNICAST_V6 = ipaddr.parseCIDR("2000::/3")
+const NAT64_WELL_KNOWN = ipaddr.parseCIDR("64:ff9b::/96")
+
+/**
+ * The address as the WHATWG parser (and the kernel) reads it: ipaddr.js would read the
+ * IPv4-compatible `::8.8.8.8` as the IPv4-mapped `::ffff:8.8.8.8`.
+ */
+const canonicalIpv6 = (host: string): string | undefined => {
+  try {
+    return new URL(`http://[${host}]/`).hostname.slice(1, -1)
+  } catch {
+    return undefined
+  }
+}
+
+const ipv4Allowed = (address: ipaddr.IPv4, allowLoopback: boolean) => {
+  const range = address.range()
+  return range === "unicast" || (allowLoopback && range === "loopback")
+}
+
+/**
+ * Whether a connection may go to this address: only public unicast. An IPv4-mapped address
+ * (`::ffff:127.0.0.1`) and a well-known-prefix NAT64 address (64:ff9b::/96) are judged by the IPv4
+ * address they carry. Everything else that is not plain public unicast is refused: private,
+ * loopback (unless allowed), link-local, unique-local, CGNAT, multicast, broadcast, unspecified,
+ * reserved, documentation, benchmarking, IPv4-compatible, local-use NAT64, 6to4, Teredo, ...
+ */
+export const addressAllowed = (address: string, allowLoopback: boolean): boolean => {
+  const host = bare(address)
+  if (host.includes(":")) {
+    const canonical = canonicalIpv6(host)
+    if (canonical === undefined || !ipaddr.IPv6.isValid(canonical)) return false
+    const v6 = ipaddr.IPv6.parse(canonical)
+    if (v6.isIPv4MappedAddress()) return ipv4Allowed(v6.toIPv4Address(), allowLoopback)
+    if (v6.match(NAT64_WELL_KNOWN)) return ipv4Allowed(ipaddr.fromByteArray(v6.toByteArray().slice(12)) as ipaddr.IPv4, allowLoopback)
+    if (allowLoopback && v6.range() === "loopback") return true
+    return v6.match(GLOBAL_UNICAST_V6) && v6.range() === "unicast"
+  }
+  return ipaddr.IPv4.isValid(host) && ipv4Allowed(ipaddr.IPv4.parse(host), allowLoopback)
+}
+
+export const isLoopbackHost = (hostname: string): boolean => {
+  const host = bare(hostname)
+  if (host === "localhost") return true
+  return ipaddr.isValid(host) && ipaddr.process(host).range() === "loopback"
+}
+
 /**
  * Save-time rules of a webhook URL: HTTPS, or HTTP for loopback development addresses when
- * allowed; no credentials; no fragment. Returns the problem, or undefined when the URL is fine.
+ * allowed; no credentials; no fragment; a literal IP address must be one that may be contacted.
+ * Returns the problem, or undefined when the URL is fine. The WHATWG parser has already turned
+ * decimal, octal, hex and short IPv4 forms into dotted quads, so they are judged like any literal.
  */
 export const urlProblem = (text: string, allowLoopback: boolean): UrlProblem | undefined => {
   let url: URL
@@ -15,29 +67,13 @@ export const urlProblem = (text: string, allowLoopback: boolean): UrlProblem | u
   }
   if (url.username !== "" || url.password !== "") return "url must not contain credentials"
   if (text.includes("#")) return "url must not contain a fragment"
-  if (url.protocol === "https:") return undefined
-  if (url.protocol === "http:" && allowLoopback && isLoopbackHost(url.hostname)) return undefined
-  return allowLoopback ? "url must use https (http only for loopback development addresses)" : "url must use https"
-}
-
-const bare = (hostname: string) => hostname.replace(/^\[|\]$/g, "")
-
-export const isLoopbackHost = (hostname: string): boolean => {
-  const host = bare(hostname)
-  if (host === "localhost") return true
-  return ipaddr.isValid(host) && ipaddr.process(host).range() === "loopback"
-}
-
-/**
- * Whether a connection may go to this address: only public unicast. ipaddr.js's `process`
- * turns IPv4-mapped IPv6 into IPv4, so `::ffff:127.0.0.1` is judged as 127.0.0.1; every other
- * range (private, loopback, link-local, unique-local, CGNAT, multicast, unspecified, reserved,
- * documentation, NAT64 64:ff9b::/96, 6to4, Teredo, ...) is refused.
- */
-export const addressAllowed = (address: string, allowLoopback: boolean): boolean => {
-  if (!ipaddr.isValid(bare(address))) return false
-  const range = ipaddr.process(bare(address)).range()
-  return range === "unicast" || (allowLoopback && range === "loopback")
+  const secure = url.protocol === "https:"
+  if (!secure && !(url.protocol === "http:" && allowLoopback && isLoopbackHost(url.hostname))) {
+    return allowLoopback ? "url must use https (http only for loopback development addresses)" : "url must use https"
+  }
+  const host = bare(url.hostname)
+  if (ipaddr.isValid(host) && !addressAllowed(host, allowLoopback)) return "url must not point to a private or reserved address"
+  return undefined
 }
 
 export interface ResolvedAddress {
@@ -53,8 +89,7 @@ export type CheckedDestination =
 
 /**
  * Resolves the host of a webhook URL and checks every address it resolves to; run on every
- * attempt, retries included, so that DNS rebinding is caught. Literal IPs (in any notation: the
- * URL parser normalises decimal, octal and hex IPv4) are checked as they are.
+ * attempt, retries included, so that DNS rebinding is caught. Literal IPs are checked as they are.
  */
 export const checkDestination = async (text: string, resolve: Resolver, allowLoopback: boolean): Promise<CheckedDestination> => {
   const problem = urlProblem(text, allowLoopback)

@@ -1,9 +1,8 @@
-import { lookup } from "node:dns/promises"
-import type { LookupFunction } from "node:net"
-import { Agent, request } from "undici"
+import { isIP } from "node:net"
+import { Agent, type buildConnector, request } from "undici"
 import { checkDestination, type Resolver } from "./Destination.ts"
+import { WEBHOOK_TIMEOUT_MS } from "./WebhookNetwork.ts"
 
-export const WEBHOOK_TIMEOUT_MS = 10_000
 const EXCERPT_BYTES = 1024
 
 export interface SendResult {
@@ -14,10 +13,39 @@ export interface SendResult {
   readonly responseExcerpt: string | null
 }
 
-export const systemResolver: Resolver = async (hostname) =>
-  (await lookup(hostname, { all: true, verbatim: true })).map((entry) => ({ address: entry.address, family: entry.family === 6 ? 6 : 4 }))
+export interface WebhookRequest {
+  readonly url: string
+  readonly body: string
+  readonly headers: Record<string, string>
+  readonly resolve: Resolver
+  readonly connect: buildConnector.connector
+  readonly allowLoopback: boolean
+  readonly timeoutMs?: number
+  /** Aborted when the caller gives the attempt up (its fiber was interrupted). */
+  readonly signal?: AbortSignal
+}
 
-const readExcerpt = async (body: AsyncIterable<Uint8Array> & { destroy?: () => void }): Promise<string> => {
+const UNDICI_TIMEOUTS = new Set(["UND_ERR_CONNECT_TIMEOUT", "UND_ERR_HEADERS_TIMEOUT", "UND_ERR_BODY_TIMEOUT"])
+
+const untilAborted = <A>(promise: Promise<A>, signal: AbortSignal): Promise<A> =>
+  new Promise<A>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason)
+    if (signal.aborted) return onAbort()
+    signal.addEventListener("abort", onAbort, { once: true })
+    promise.then(resolve, reject).finally(() => signal.removeEventListener("abort", onAbort))
+  })
+
+/**
+ * Every connection of the attempt goes to the checked address, whatever the URL's host says; the
+ * host name stays in the Host header (undici takes it from the URL) and in TLS SNI.
+ */
+const pinnedTo = (address: string, connect: buildConnector.connector): buildConnector.connector => (options, callback) => {
+  const urlHost = options.hostname.replace(/^\[|\]$/g, "")
+  const servername = options.servername || (isIP(urlHost) === 0 ? urlHost : undefined)
+  connect({ ...options, hostname: address, servername }, callback)
+}
+
+const readExcerpt = async (body: AsyncIterable<Uint8Array> & { destroy: () => unknown }): Promise<string> => {
   const chunks: Array<Uint8Array> = []
   let size = 0
   for await (const chunk of body) {
@@ -25,67 +53,51 @@ const readExcerpt = async (body: AsyncIterable<Uint8Array> & { destroy?: () => v
     size += chunk.length
     if (size >= EXCERPT_BYTES) break
   }
-  body.destroy?.()
+  body.destroy()
   return Buffer.concat(chunks).subarray(0, EXCERPT_BYTES).toString("utf8")
 }
 
+const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error))
+
 /**
  * One delivery attempt: checks the destination (DNS on every attempt), then connects only to the
- * checked address (pinned lookup; Host and SNI keep the hostname). Redirects are not followed (a
- * 3xx fails), and one 10-second budget covers connect, headers and body.
+ * checked address. Redirects are not followed (a 3xx fails), the response is read up to 1 KiB,
+ * and one time budget covers DNS, connect, headers and body.
  */
-export const sendWebhook = async (options: {
-  readonly url: string
-  readonly body: string
-  readonly headers: Record<string, string>
-  readonly resolver: Resolver
-  readonly allowLoopback: boolean
-  readonly timeoutMs?: number
-}): Promise<SendResult> => {
+export const sendWebhook = async (attempt: WebhookRequest): Promise<SendResult> => {
   const started = performance.now()
-  const elapsed = () => Math.round(performance.now() - started)
-  const checked = await checkDestination(options.url, options.resolver, options.allowLoopback)
-  if (!checked.ok) return { ok: false, statusCode: null, durationMs: elapsed(), error: checked.reason, responseExcerpt: null }
-  const pinned = checked.addresses[0]
-  const timeoutMs = options.timeoutMs ?? WEBHOOK_TIMEOUT_MS
-  const agent = new Agent({
-    connect: {
-      timeout: timeoutMs,
-      lookup: ((_hostname: string, lookupOptions: { all?: boolean }, callback: (...args: Array<unknown>) => void) =>
-        lookupOptions.all === true
-          ? callback(null, [{ address: pinned.address, family: pinned.family }])
-          : callback(null, pinned.address, pinned.family)) as unknown as LookupFunction
-    },
-    headersTimeout: timeoutMs,
-    bodyTimeout: timeoutMs
+  const timeoutMs = attempt.timeoutMs ?? WEBHOOK_TIMEOUT_MS
+  const deadline = AbortSignal.timeout(timeoutMs)
+  const signal = attempt.signal === undefined ? deadline : AbortSignal.any([deadline, attempt.signal])
+  const failed = (error: string, statusCode: number | null = null, responseExcerpt: string | null = null): SendResult => ({
+    ok: false,
+    statusCode,
+    durationMs: Math.round(performance.now() - started),
+    error,
+    responseExcerpt
   })
+  let agent: Agent | undefined
   try {
-    const response = await request(checked.url, {
-      method: "POST",
-      headers: options.headers,
-      body: options.body,
-      dispatcher: agent,
-      signal: AbortSignal.timeout(timeoutMs)
+    const checked = await untilAborted(checkDestination(attempt.url, attempt.resolve, attempt.allowLoopback), signal)
+    if (!checked.ok) return failed(checked.reason)
+    agent = new Agent({
+      connect: pinnedTo(checked.addresses[0].address, attempt.connect),
+      headersTimeout: timeoutMs,
+      bodyTimeout: timeoutMs
     })
+    const response = await request(checked.url, { method: "POST", headers: attempt.headers, body: attempt.body, dispatcher: agent, signal })
     const excerpt = await readExcerpt(response.body)
-    const ok = response.statusCode >= 200 && response.statusCode < 300
-    return {
-      ok,
-      statusCode: response.statusCode,
-      durationMs: elapsed(),
-      error: ok ? null : response.statusCode >= 300 && response.statusCode < 400 ? "redirects are not followed" : `HTTP ${response.statusCode}`,
-      responseExcerpt: excerpt
+    const status = response.statusCode
+    if (status >= 200 && status < 300) {
+      return { ok: true, statusCode: status, durationMs: Math.round(performance.now() - started), error: null, responseExcerpt: excerpt }
     }
+    return failed(status >= 300 && status < 400 ? "redirects are not followed" : `HTTP ${status}`, status, excerpt)
   } catch (error) {
-    const timedOut = error instanceof Error && (error.name === "TimeoutError" || error.name === "AbortError" || /timeout/i.test(error.message))
-    return {
-      ok: false,
-      statusCode: null,
-      durationMs: elapsed(),
-      error: timedOut ? `timed out after ${timeoutMs} ms` : error instanceof Error ? error.message : String(error),
-      responseExcerpt: null
-    }
+    const code = (error as { code?: unknown } | null)?.code
+    if (deadline.aborted || (typeof code === "string" && UNDICI_TIMEOUTS.has(code))) return failed(`timed out after ${timeoutMs} ms`)
+    if (signal.aborted) return failed("attempt abandoned")
+    return failed(messageOf(error))
   } finally {
-    await agent.close().catch(() => undefined)
+    agent?.destroy().catch(() => undefined)
   }
 }

@@ -1,8 +1,10 @@
-import { Context, Effect, Layer } from "effect"
+import { Context, Data, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import { Secrets } from "../accounts/Secrets.ts"
+import { AppConfig } from "../config/AppConfig.ts"
 import { toStringOrNull } from "../db/Values.ts"
 import type { WebhookEventName } from "../lifecycle/InvoiceMachine.ts"
+import { urlProblem } from "./Destination.ts"
 import { generateWebhookSecret, openSecret, sealSecret } from "./SecretBox.ts"
 import { WEBHOOK_EVENTS } from "./WebhookEvents.ts"
 
@@ -12,21 +14,34 @@ export interface WebhookSettingsRecord {
   readonly hasSecret: boolean
 }
 
+/** The URL breaks a save-time rule (HTTPS, no credentials or fragment, no private address literal). */
+export class InvalidWebhookUrl extends Data.TaggedError("InvalidWebhookUrl")<{ readonly reason: string }> {}
+
+/** The stored secret no longer opens, e.g. after CHECKOUT_ENCRYPTION_KEY changed. */
+export class SecretUnreadable extends Data.TaggedError("SecretUnreadable")<{ readonly reason: string }> {}
+
 type Row = Record<string, unknown>
 
 /** A merchant's webhook URL, enabled events and signing secret (encrypted at rest). */
 export class WebhookSettings extends Context.Service<WebhookSettings, {
   readonly get: (merchantId: string) => Effect.Effect<WebhookSettingsRecord>
-  readonly save: (merchantId: string, url: string | null, enabledEvents: ReadonlyArray<WebhookEventName>) => Effect.Effect<WebhookSettingsRecord>
+  /** Checks and stores the URL (null: no webhooks) and the events, in the canonical order. */
+  readonly save: (
+    merchantId: string,
+    url: string | null,
+    enabledEvents: ReadonlyArray<WebhookEventName>
+  ) => Effect.Effect<WebhookSettingsRecord, InvalidWebhookUrl>
+  /** Creates or replaces the signing secret and returns it: the only time it is shown. */
   readonly rotateSecret: (merchantId: string) => Effect.Effect<string>
-  /** URL, events and the plain secret, for sending. */
-  readonly forSending: (merchantId: string) => Effect.Effect<{ url: string | null; enabledEvents: ReadonlyArray<string>; secret: string | null }>
+  /** The plain signing secret, for signing; null when none was created. */
+  readonly signingSecret: (merchantId: string) => Effect.Effect<string | null, SecretUnreadable>
 }>()("Webhooks/WebhookSettings") {
   static readonly layer = Layer.effect(
     WebhookSettings,
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
       const { encryptionKey } = yield* Secrets
+      const { webhookAllowLoopback } = yield* AppConfig
       const load = (merchantId: string) =>
         sql<Row>`SELECT url, enabled_events, secret_ciphertext FROM webhook_settings WHERE merchant_id = ${merchantId}`.pipe(
           Effect.map((rows) => rows[0]),
@@ -38,30 +53,35 @@ export class WebhookSettings extends Context.Service<WebhookSettings, {
         hasSecret: row?.secretCiphertext !== null && row?.secretCiphertext !== undefined
       })
       return {
-        get: (merchantId) => Effect.map(load(merchantId), recordOf),
-        save: (merchantId, url, enabledEvents) =>
-          Effect.gen(function*() {
-            yield* sql`INSERT INTO webhook_settings (merchant_id, url, enabled_events)
-              VALUES (${merchantId}, ${url}, ${JSON.stringify(enabledEvents)}::jsonb)
-              ON CONFLICT (merchant_id) DO UPDATE SET url = EXCLUDED.url, enabled_events = EXCLUDED.enabled_events, updated_at = now()`
-            return recordOf(yield* load(merchantId))
-          }).pipe(Effect.orDie),
-        rotateSecret: (merchantId) =>
-          Effect.gen(function*() {
-            const secret = generateWebhookSecret()
-            const sealed = sealSecret(secret, encryptionKey)
-            yield* sql`INSERT INTO webhook_settings (merchant_id, url, enabled_events, secret_ciphertext, secret_created_at)
-              VALUES (${merchantId}, NULL, ${JSON.stringify(WEBHOOK_EVENTS)}::jsonb, ${sealed}, now())
-              ON CONFLICT (merchant_id) DO UPDATE SET secret_ciphertext = EXCLUDED.secret_ciphertext,
-              secret_created_at = now(), updated_at = now()`
-            return secret
-          }).pipe(Effect.orDie),
-        forSending: (merchantId) =>
-          Effect.map(load(merchantId), (row) => ({
-            url: toStringOrNull(row?.url),
-            enabledEvents: row === undefined ? WEBHOOK_EVENTS : (row.enabledEvents as Array<string>),
-            secret: row?.secretCiphertext === null || row?.secretCiphertext === undefined ? null : openSecret(String(row.secretCiphertext), encryptionKey)
-          }))
+        get: (merchantId) => Effect.map(load(merchantId), recordOf).pipe(Effect.withSpan("WebhookSettings.get")),
+        save: Effect.fn("WebhookSettings.save")(function*(merchantId, url, enabledEvents) {
+          const problem = url === null ? undefined : urlProblem(url, webhookAllowLoopback)
+          if (problem !== undefined) return yield* new InvalidWebhookUrl({ reason: problem })
+          const events = WEBHOOK_EVENTS.filter((event) => enabledEvents.includes(event))
+          yield* sql`INSERT INTO webhook_settings (merchant_id, url, enabled_events)
+            VALUES (${merchantId}, ${url}, ${JSON.stringify(events)}::jsonb)
+            ON CONFLICT (merchant_id) DO UPDATE SET url = EXCLUDED.url, enabled_events = EXCLUDED.enabled_events, updated_at = now()`
+            .pipe(Effect.orDie)
+          return recordOf(yield* load(merchantId))
+        }),
+        rotateSecret: Effect.fn("WebhookSettings.rotateSecret")(function*(merchantId) {
+          const secret = generateWebhookSecret()
+          const sealed = sealSecret(secret, encryptionKey)
+          yield* sql`INSERT INTO webhook_settings (merchant_id, url, enabled_events, secret_ciphertext, secret_created_at)
+            VALUES (${merchantId}, NULL, ${JSON.stringify(WEBHOOK_EVENTS)}::jsonb, ${sealed}, now())
+            ON CONFLICT (merchant_id) DO UPDATE SET secret_ciphertext = EXCLUDED.secret_ciphertext,
+            secret_created_at = now(), updated_at = now()`.pipe(Effect.orDie)
+          return secret
+        }),
+        signingSecret: (merchantId) =>
+          Effect.flatMap(load(merchantId), (row) => {
+            const sealed = toStringOrNull(row?.secretCiphertext)
+            if (sealed === null) return Effect.succeed(null)
+            return Effect.try({
+              try: () => openSecret(sealed, encryptionKey),
+              catch: () => new SecretUnreadable({ reason: "the signing secret cannot be decrypted with the configured encryption key" })
+            })
+          })
       }
     })
   )

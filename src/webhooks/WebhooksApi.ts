@@ -1,6 +1,6 @@
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
-import { NotFound } from "../http/ApiErrors.ts"
+import { BadRequest, NotFound } from "../http/ApiErrors.ts"
 import { DashboardAuthentication } from "../http/Authentication.ts"
 import { text } from "../http/RequestSchemas.ts"
 import { WEBHOOK_EVENTS } from "./WebhookEvents.ts"
@@ -43,7 +43,8 @@ export const WebhooksGroup = HttpApiGroup.make("webhooks")
         url: Schema.NullOr(text(2048)).annotate({ message: "must be a string or null" }).annotateKey({ messageMissingKey: "is required" }),
         enabledEvents: Schema.optionalKey(Schema.Array(EventName).annotate({ message: "must be an array" }))
       }).annotate({ message: "must be a JSON object" }),
-      success: SettingsView
+      success: SettingsView,
+      error: BadRequest
     }),
     HttpApiEndpoint.post("rotateSecret", "/api/dashboard/webhook-settings/secret", {
       success: Schema.Struct({ secret: Schema.String }).pipe(HttpApiSchema.status(201))
@@ -54,9 +55,10 @@ export const WebhooksGroup = HttpApiGroup.make("webhooks")
         status: Schema.optionalKey(Schema.Literals(["pending", "delivered", "failed"]).annotate({ message: "must be one of pending, delivered, failed" })),
         event: Schema.optionalKey(EventName),
         cursor: Schema.optionalKey(Schema.String),
-        limit: Schema.optionalKey(Schema.String.check(Schema.isPattern(/^\d{1,3}$/, { message: "must be a number from 1 to 200" })))
+        limit: Schema.optionalKey(Schema.String.check(Schema.isPattern(/^(?:[1-9]\d?|1\d\d|200)$/, { message: "must be a number from 1 to 200" })))
       },
-      success: Schema.Struct({ deliveries: Schema.Array(Delivery), nextCursor: Schema.NullOr(Schema.String) })
+      success: Schema.Struct({ deliveries: Schema.Array(Delivery), nextCursor: Schema.NullOr(Schema.String) }),
+      error: BadRequest
     }),
     HttpApiEndpoint.post("redeliver", "/api/dashboard/webhook-deliveries/:id/redeliver", {
       params: Schema.Struct({ id: Schema.String }),

@@ -1,66 +1,31 @@
-import { Duration, Effect, Fiber } from "effect"
+import { Effect, Fiber } from "effect"
+import { SqlClient } from "effect/sql"
 import { TestClock } from "effect/testing"
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { WebhookDispatcher } from "../../src/webhooks/WebhookDispatcher.ts"
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
 import { verifyWebhookSignature } from "../../src/webhooks/Signature.ts"
-import { startTestApp, type TestApp, type TestMerchant } from "../support/TestApp.ts"
+import { LEASE_MS } from "../../src/webhooks/WebhookDispatcher.ts"
+import { startTestApp, type TestApp } from "../support/TestApp.ts"
+import { gapsBetween, newPath, RECEIPTS_ON_SCHEDULE, SCHEDULE, webhookHarness } from "../support/WebhookHarness.ts"
+import { recordingConnector, scriptedResolver, startWebhookReceiver, type WebhookReceiver } from "../support/WebhookReceiver.ts"
 
-interface Received {
-  readonly headers: IncomingMessage["headers"]
-  readonly body: string
-}
-
-/** A real receiver on loopback; each test decides how it answers. */
-let received: Array<Received> = []
-let answer: (response: ServerResponse, request: Received) => void = (response) => response.writeHead(204).end()
-let server: Server
-let receiverUrl: string
 let app: TestApp
+let plain: WebhookReceiver
+let secure: WebhookReceiver
+let harness: ReturnType<typeof webhookHarness>
 
 beforeAll(async () => {
-  server = createServer((request, response) => {
-    const chunks: Array<Buffer> = []
-    request.on("data", (chunk: Buffer) => chunks.push(chunk))
-    request.on("end", () => {
-      const entry = { headers: request.headers, body: Buffer.concat(chunks).toString("utf8") }
-      received.push(entry)
-      answer(response, entry)
-    })
-  })
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
-  const address = server.address()
-  if (address === null || typeof address === "string") throw new Error("no port")
-  receiverUrl = `http://127.0.0.1:${address.port}/hooks/checkout`
-  // API-only: no background workers, the tests drive the dispatcher (and its clock) themselves
+  plain = await startWebhookReceiver()
+  secure = await startWebhookReceiver({ tls: true })
+  // API-only: no background workers; the tests drive dispatchers (and their clock) themselves.
   app = await startTestApp({ role: "api", webhookAllowLoopback: true })
+  harness = webhookHarness(app)
 })
+afterEach(() => harness.parkDeliveries())
 afterAll(async () => {
   await app?.close()
-  server.closeAllConnections()
-  await new Promise((resolve) => server.close(resolve))
+  await plain?.close()
+  await secure?.close()
 })
-
-const configure = async (merchant: TestMerchant, enabledEvents?: Array<string>) => {
-  const saved = await merchant.dashboard("/api/dashboard/webhook-settings", {
-    method: "PUT",
-    body: { url: receiverUrl, ...(enabledEvents === undefined ? {} : { enabledEvents }) }
-  })
-  expect(saved.status).toBe(200)
-  const secret = await merchant.dashboard("/api/dashboard/webhook-settings/secret", { method: "POST" })
-  expect(secret.status).toBe(201)
-  return secret.body.secret as string
-}
-
-/** Runs a scenario under one TestClock that starts now, so retry delays can be stepped through. */
-const underTestClock = <A>(scenario: (dispatcher: WebhookDispatcher["Service"]) => Effect.Effect<A>) =>
-  app.run(Effect.gen(function*() {
-    yield* TestClock.setTime(Date.now())
-    return yield* scenario(yield* WebhookDispatcher)
-  }).pipe(Effect.provide(TestClock.layer())))
-
-const deliveries = async (merchant: TestMerchant, query = "") =>
-  (await merchant.dashboard(`/api/dashboard/webhook-deliveries${query}`)).body
 
 const INVOICE_FIELDS = [
   "id", "amountUsd", "status", "paymentCoverage", "receivedAmountUsd", "confirmedAmountUsd", "confirmations",
@@ -70,203 +35,349 @@ const INVOICE_FIELDS = [
 ].sort()
 
 describe("webhook settings", () => {
-  it("validate the URL at save time and never return the secret", async () => {
-    const merchant = await app.createMerchant()
+  it("check the URL at save time, keep the secret encrypted and never return it", async () => {
+    const merchant = await harness.newMerchant()
     const put = (body: unknown) => merchant.dashboard("/api/dashboard/webhook-settings", { method: "PUT", body })
     expect(await put({ url: "http://hooks.example.com/x" })).toMatchObject({ status: 400 })
     expect(await put({ url: "https://u:p@hooks.example.com/x" })).toMatchObject({ status: 400, body: { error: "url must not contain credentials" } })
     expect(await put({ url: "https://hooks.example.com/x#f" })).toMatchObject({ status: 400, body: { error: "url must not contain a fragment" } })
+    const forbiddenLiterals = [
+      "https://10.0.0.1/x", "https://167772161/x", "https://012.0.0.1/x", "https://0xa9.0xfe.0xa9.0xfe/x",
+      "https://[::ffff:169.254.169.254]/x", "https://[fd00::1]/x", "https://0.0.0.0/x", "https://[::]/x"
+    ]
+    for (const url of forbiddenLiterals) {
+      expect(await put({ url }), url).toMatchObject({ status: 400, body: { error: "url must not point to a private or reserved address" } })
+    }
     expect(await put({ url: "https://hooks.example.com/x", enabledEvents: ["invoice_paid"] })).toMatchObject({ status: 400 })
-    const saved = await put({ url: "https://hooks.example.com/x", enabledEvents: ["invoice_confirmed"] })
-    expect(saved.body).toEqual({ url: "https://hooks.example.com/x", enabledEvents: ["invoice_confirmed"], hasSecret: false })
+    expect(await put({ enabledEvents: ["invoice_created"] })).toMatchObject({ status: 400, body: { error: "url is required" } })
+
+    const saved = await put({ url: "https://hooks.example.com/x", enabledEvents: ["invoice_voided", "invoice_confirmed", "invoice_voided"] })
+    expect(saved).toMatchObject({ status: 200, body: { url: "https://hooks.example.com/x", enabledEvents: ["invoice_confirmed", "invoice_voided"], hasSecret: false } })
     const first = await merchant.dashboard("/api/dashboard/webhook-settings/secret", { method: "POST" })
     const second = await merchant.dashboard("/api/dashboard/webhook-settings/secret", { method: "POST" })
     expect(first.body.secret).toMatch(/^whsec_[A-Za-z0-9_-]{43}$/)
     expect(second.body.secret).not.toBe(first.body.secret)
     const current = await merchant.dashboard("/api/dashboard/webhook-settings")
-    expect(current.body).toEqual({ url: "https://hooks.example.com/x", enabledEvents: ["invoice_confirmed"], hasSecret: true })
+    expect(current.body).toEqual({ url: "https://hooks.example.com/x", enabledEvents: ["invoice_confirmed", "invoice_voided"], hasSecret: true })
     expect(JSON.stringify(current.body)).not.toContain(second.body.secret)
+
+    const stored = await app.run(Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      return yield* sql<{ secretCiphertext: string }>`SELECT secret_ciphertext FROM webhook_settings WHERE merchant_id = ${merchant.merchantId}`
+    }))
+    expect(stored[0].secretCiphertext).toMatch(/^v1:/)
+    expect(stored[0].secretCiphertext).not.toContain(second.body.secret.slice(6))
+
+    expect(await put({ url: null })).toMatchObject({ status: 200, body: { url: null, hasSecret: true } })
     expect((await merchant.api("/api/dashboard/webhook-settings")).status).toBe(403)
+    expect((await merchant.api("/api/dashboard/webhook-settings/secret", { method: "POST" })).status).toBe(403)
   })
 })
 
 describe("delivery", () => {
-  it("posts a signed {event, invoice} with the spec's fields and headers, and records it", async () => {
-    const merchant = await app.createMerchant()
-    const secret = await configure(merchant)
-    received = []
-    answer = (response) => response.writeHead(200, { "content-type": "text/plain" }).end("thanks")
-    const { body: invoice } = await merchant.api("/api/checkout/invoices", { body: { amountUsd: 12, metadata: { order_id: "o-1" } } })
-    await underTestClock((dispatcher) => dispatcher.runOnce)
-    expect(received).toHaveLength(1)
-    const [request] = received
-    expect(verifyWebhookSignature(request.body, request.headers["x-checkout-signature"] as string, secret)).toBe(true)
-    expect(request.headers["content-type"]).toBe("application/json")
-    expect(request.headers["user-agent"]).toMatch(/checkout-webhooks/)
-    expect(request.headers["x-checkout-event"]).toBe("invoice_created")
-    const payload = JSON.parse(request.body)
-    expect(Object.keys(payload).sort()).toEqual(["event", "invoice"])
-    expect(payload.event).toBe("invoice_created")
-    expect(Object.keys(payload.invoice).sort()).toEqual(INVOICE_FIELDS)
-    expect(payload.invoice).toMatchObject({ id: invoice.id, amountUsd: 12, status: "awaiting_payment", metadata: { order_id: "o-1" } })
-    const log = await deliveries(merchant)
-    expect(log.deliveries).toHaveLength(1)
-    expect(log.deliveries[0]).toMatchObject({
-      id: request.headers["x-checkout-delivery"],
-      invoiceId: invoice.id,
-      event: "invoice_created",
-      url: receiverUrl,
-      status: "delivered",
-      attemptCount: 1,
-      lastStatusCode: 200
-    })
-    expect(log.deliveries[0].attempts[0]).toMatchObject({ statusCode: 200, responseExcerpt: "thanks", error: null, manual: false })
+  it("posts a signed {event, invoice} with the spec's fields and headers, the invoice as it is at send time", async () => {
+    const merchant = await harness.newMerchant()
+    const path = newPath()
+    plain.on(path, (response) => response.writeHead(200, { "content-type": "text/plain" }).end("thanks"))
+    const secret = await harness.configure(merchant, plain.url(path))
+    const invoice = await harness.createInvoice(merchant, { amountUsd: 12, metadata: { order_id: "o-1" } })
+    expect((await merchant.api(`/api/checkout/invoices/${invoice.id}/void`, { body: {} })).status).toBe(200)
+    await harness.runOnce()
+
+    const received = plain.received(path)
+    expect(received.map((request) => request.headers["x-checkout-event"]).sort()).toEqual(["invoice_created", "invoice_voided"])
+    for (const request of received) {
+      expect(request.method).toBe("POST")
+      expect(verifyWebhookSignature(request.body, request.headers["x-checkout-signature"] as string, secret)).toBe(true)
+      expect(request.headers["content-type"]).toBe("application/json")
+      expect(request.headers["user-agent"]).toMatch(/^checkout-webhooks\//)
+      const payload = JSON.parse(request.body)
+      expect(Object.keys(payload).sort()).toEqual(["event", "invoice"])
+      expect(payload.event).toBe(request.headers["x-checkout-event"])
+      expect(Object.keys(payload.invoice).sort()).toEqual(INVOICE_FIELDS)
+      // Latest state at send time: the invoice was voided before the created event went out.
+      expect(payload.invoice).toMatchObject({ id: invoice.id, amountUsd: 12, status: "voided", metadata: { order_id: "o-1" } })
+    }
+
+    const log = await harness.deliveriesOf(merchant)
+    expect(log).toHaveLength(2)
+    expect(new Set(log.map((delivery) => delivery.id))).toEqual(new Set(received.map((request) => request.headers["x-checkout-delivery"])))
+    for (const delivery of log) {
+      expect(delivery).toMatchObject({ invoiceId: invoice.id, url: plain.url(path), status: "delivered", attemptCount: 1, lastStatusCode: 200, nextAttemptAt: null })
+      expect(delivery.attempts).toEqual([
+        { attemptedAt: expect.any(String), statusCode: 200, durationMs: expect.any(Number), error: null, responseExcerpt: "thanks", manual: false }
+      ])
+    }
   })
 
-  it("skips events that are switched off", async () => {
-    const merchant = await app.createMerchant()
-    await configure(merchant, ["invoice_voided"])
-    received = []
-    answer = (response) => response.writeHead(204).end()
-    const { body: invoice } = await merchant.api("/api/checkout/invoices", { body: { amountUsd: 3 } })
+  it("skips switched-off events, and dispatches events of merchants without a URL with no delivery", async () => {
+    const merchant = await harness.newMerchant()
+    const path = newPath()
+    plain.on(path, (response) => response.writeHead(204).end())
+    await harness.configure(merchant, plain.url(path), ["invoice_voided"])
+    const invoice = await harness.createInvoice(merchant)
     await merchant.api(`/api/checkout/invoices/${invoice.id}/void`, { body: {} })
-    await underTestClock((dispatcher) => dispatcher.runOnce)
-    expect(received.map((request) => request.headers["x-checkout-event"])).toEqual(["invoice_voided"])
-    expect(JSON.parse(received[0].body).invoice.status).toBe("voided")
+    const silent = await harness.newMerchant()
+    const unheard = await harness.createInvoice(silent)
+    await harness.runOnce()
+
+    expect(plain.received(path).map((request) => request.headers["x-checkout-event"])).toEqual(["invoice_voided"])
+    expect(JSON.parse(plain.received(path)[0].body).invoice.status).toBe("voided")
+    const outbox = await app.run(Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      return yield* sql<{ event: string; dispatchedAt: Date | null; deliveries: string }>`SELECT o.event, o.dispatched_at,
+        (SELECT count(*) FROM webhook_deliveries d WHERE d.outbox_id = o.id) AS deliveries
+        FROM outbox o WHERE o.invoice_id IN (${invoice.id}, ${unheard.id}) ORDER BY o.id`
+    }))
+    expect(outbox.map((row) => [row.event, row.dispatchedAt !== null, Number(row.deliveries)])).toEqual([
+      ["invoice_created", true, 0],
+      ["invoice_voided", true, 1],
+      ["invoice_created", true, 0]
+    ])
   })
 
-  it("retries after exactly 1, 5 and 15 minutes, then fails for good", async () => {
-    const merchant = await app.createMerchant()
-    await configure(merchant)
-    received = []
-    answer = (response) => response.writeHead(500).end("boom")
-    await merchant.api("/api/checkout/invoices", { body: { amountUsd: 3 } })
-    const counts = await underTestClock((dispatcher) =>
-      Effect.gen(function*() {
-        const seen: Array<number> = []
-        const step = (duration: Duration.Input) =>
-          Effect.gen(function*() {
-            yield* TestClock.adjust(duration)
-            yield* dispatcher.runOnce
-            seen.push(received.length)
-          })
-        yield* dispatcher.runOnce
-        seen.push(received.length)
-        yield* step("59 seconds")
-        yield* step("1 second")
-        yield* step("299 seconds")
-        yield* step("1 second")
-        yield* step("899 seconds")
-        yield* step("1 second")
-        yield* step("2 hours")
-        return seen
+  it("works off a backlog larger than one batch in one run", async () => {
+    const merchant = await harness.newMerchant()
+    const path = newPath()
+    plain.on(path, (response) => response.writeHead(204).end())
+    await harness.configure(merchant, plain.url(path))
+    for (let index = 0; index < 20; index++) await harness.createInvoice(merchant)
+    await harness.runOnce()
+    expect(new Set(plain.received(path).map((request) => request.headers["x-checkout-delivery"])).size).toBe(20)
+    expect((await harness.deliveriesOf(merchant, "?status=delivered")).length).toBe(20)
+  })
+
+  it("signs with the current secret after a rotation", async () => {
+    const merchant = await harness.newMerchant()
+    const path = newPath()
+    plain.on(path, (response) => response.writeHead(200).end())
+    const old = await harness.configure(merchant, plain.url(path))
+    const rotated = (await merchant.dashboard("/api/dashboard/webhook-settings/secret", { method: "POST" })).body.secret as string
+    await harness.createInvoice(merchant)
+    await harness.runOnce()
+    const [request] = plain.received(path)
+    expect(verifyWebhookSignature(request.body, request.headers["x-checkout-signature"] as string, rotated)).toBe(true)
+    expect(verifyWebhookSignature(request.body, request.headers["x-checkout-signature"] as string, old)).toBe(false)
+  })
+
+  it("retries a 500 and a 302 after exactly 1, 5 and 15 minutes, then fails them for good", async () => {
+    const receivers = { error: newPath(), redirect: newPath() }
+    plain.on(receivers.error, (response) => response.writeHead(500).end("boom"))
+    plain.on(receivers.redirect, (response) => response.writeHead(302, { location: "/moved" }).end())
+    const merchants = { error: await harness.newMerchant(), redirect: await harness.newMerchant() }
+    for (const kind of ["error", "redirect"] as const) {
+      await harness.configure(merchants[kind], plain.url(receivers[kind]))
+      await harness.createInvoice(merchants[kind])
+    }
+
+    const counts = await harness.stepThrough({}, SCHEDULE, () => [plain.received(receivers.error).length, plain.received(receivers.redirect).length])
+    expect(counts).toEqual(RECEIPTS_ON_SCHEDULE.map((count) => [count, count]))
+    expect(plain.received("/moved")).toHaveLength(0)
+
+    const expected = {
+      error: { statusCode: 500, error: "HTTP 500", responseExcerpt: "boom" },
+      redirect: { statusCode: 302, error: "redirects are not followed", responseExcerpt: "" }
+    }
+    for (const kind of ["error", "redirect"] as const) {
+      const [delivery] = await harness.deliveriesOf(merchants[kind])
+      expect(delivery, kind).toMatchObject({ status: "failed", attemptCount: 4, lastStatusCode: expected[kind].statusCode, nextAttemptAt: null })
+      expect(gapsBetween(delivery.attempts), kind).toEqual([60_000, 300_000, 900_000])
+      for (const attempt of delivery.attempts) expect(attempt, kind).toMatchObject({ ...expected[kind], manual: false })
+    }
+  })
+
+  it("connects only to the address it checked, keeping the host name in Host and TLS SNI", async () => {
+    const merchant = await harness.newMerchant()
+    const path = newPath()
+    secure.on(path, (response) => response.writeHead(200).end())
+    await harness.configure(merchant, secure.url(path, "hooks.merchant.test"))
+    await harness.createInvoice(merchant)
+    const dns = scriptedResolver({ "hooks.merchant.test": [["127.0.0.1"]] })
+    const network = recordingConnector()
+    await harness.runOnce({ resolve: dns.resolve, connect: network.connect })
+
+    const [request] = secure.received(path)
+    expect(request.headers.host).toBe(`hooks.merchant.test:${secure.port}`)
+    expect(request.servername).toBe("hooks.merchant.test")
+    expect(network.dials).toEqual([{ hostname: "127.0.0.1", port: String(secure.port), servername: "hooks.merchant.test" }])
+    expect((await harness.deliveriesOf(merchant))[0].status).toBe("delivered")
+  })
+
+  it("refuses a retry when the host rebinds from a public address to 127.0.0.1 (loopback not allowed)", async () => {
+    const merchant = await harness.newMerchant()
+    const path = newPath()
+    secure.on(path, (response) => response.writeHead(503).end())
+    await harness.configure(merchant, secure.url(path, "rebind.merchant.test"))
+    await harness.createInvoice(merchant)
+    const dns = scriptedResolver({ "rebind.merchant.test": [["93.184.216.34"], ["127.0.0.1"]] })
+    // The "internet" of this test: the public address is served by the loopback receiver.
+    const network = recordingConnector({ "93.184.216.34": "127.0.0.1" })
+
+    const counts = await harness.stepThrough({ resolve: dns.resolve, connect: network.connect, allowLoopback: false }, SCHEDULE, () => secure.received(path).length)
+    expect(counts).toEqual([1, 1, 1, 1, 1, 1, 1, 1])
+    expect(dns.lookups).toHaveLength(4)
+    expect(network.dials.map((dial) => dial.hostname)).toEqual(["93.184.216.34"])
+    const [delivery] = await harness.deliveriesOf(merchant)
+    expect(delivery).toMatchObject({ status: "failed", attemptCount: 4 })
+    expect(delivery.attempts[0]).toMatchObject({ statusCode: 503, error: "HTTP 503" })
+    for (const retry of delivery.attempts.slice(1)) {
+      expect(retry).toMatchObject({ statusCode: null, error: "rebind.merchant.test resolves to a forbidden address (127.0.0.1)" })
+    }
+  })
+
+  it("refuses every forbidden destination at send time, before connecting", async () => {
+    const answers: Record<string, Array<string>> = {
+      private: ["10.0.0.1"],
+      mixed: ["93.184.216.34", "192.168.0.1"],
+      mapped: ["::ffff:127.0.0.1"],
+      nat64: ["64:ff9b::a9fe:a9fe"],
+      metadata: ["169.254.169.254"],
+      cgnat: ["100.64.0.1"],
+      uniquelocal: ["fd00::1"],
+      unspecified4: ["0.0.0.0"],
+      unspecified6: ["::"],
+      loopback6: ["::1"]
+    }
+    const dns = scriptedResolver(Object.fromEntries(Object.entries(answers).map(([name, addresses]) => [`${name}.merchant.test`, [addresses]])))
+    // URLs that the save-time rules refuse, written around them, must be refused again at send time.
+    const literals = [
+      "http://127.0.0.1:1/x", "https://2130706433/x", "https://0177.0.0.1/x", "https://0x7f.0.0.1/x", "https://0.0.0.0/x",
+      "https://[::]/x", "https://[::ffff:127.0.0.1]/x", "https://[64:ff9b::7f00:1]/x", "https://u:p@hooks.merchant.test/x",
+      "https://hooks.merchant.test/x#fragment"
+    ]
+    const merchant = await harness.newMerchant()
+    await harness.configure(merchant, "https://hooks.example.com/x")
+    const urls = [...Object.keys(answers).map((name) => `https://${name}.merchant.test/x`), ...literals]
+    const network = recordingConnector()
+    for (const url of urls) {
+      await app.run(Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        yield* sql`UPDATE webhook_settings SET url = ${url} WHERE merchant_id = ${merchant.merchantId}`
       }))
-    expect(counts).toEqual([1, 1, 2, 2, 3, 3, 4, 4])
-    const [delivery] = (await deliveries(merchant)).deliveries
-    expect(delivery).toMatchObject({ status: "failed", attemptCount: 4, lastStatusCode: 500, nextAttemptAt: null })
-    const times = delivery.attempts.map((attempt: { attemptedAt: string }) => Date.parse(attempt.attemptedAt))
-    expect([times[1] - times[0], times[2] - times[1], times[3] - times[2]]).toEqual([60_000, 300_000, 900_000])
-    expect(delivery.attempts.every((attempt: { error: string }) => attempt.error === "HTTP 500")).toBe(true)
+      await harness.createInvoice(merchant)
+      await harness.runOnce({ resolve: dns.resolve, connect: network.connect, allowLoopback: false })
+    }
+    expect(network.dials).toEqual([])
+    expect(new Set(dns.lookups)).toEqual(new Set(Object.keys(answers).map((name) => `${name}.merchant.test`)))
+
+    const log = await harness.deliveriesOf(merchant)
+    expect(log.map((delivery) => delivery.url).sort()).toEqual([...urls].sort())
+    for (const delivery of log) {
+      expect(delivery.attempts, delivery.url).toHaveLength(1)
+      expect(delivery.attempts[0].statusCode, delivery.url).toBeNull()
+      expect(delivery.attempts[0].error, delivery.url).toMatch(/forbidden address|must use https|private or reserved|credentials|fragment/)
+    }
   })
 
-  it("treats a redirect as a failure and does not follow it", async () => {
-    const merchant = await app.createMerchant()
-    await configure(merchant)
-    received = []
-    answer = (response, request) =>
-      new URL(receiverUrl).pathname === "/hooks/checkout" && request.headers["x-followed"] === undefined
-        ? response.writeHead(302, { location: "/elsewhere" }).end()
-        : response.writeHead(200).end()
-    await merchant.api("/api/checkout/invoices", { body: { amountUsd: 3 } })
-    await underTestClock((dispatcher) => dispatcher.runOnce)
-    expect(received).toHaveLength(1)
-    const [delivery] = (await deliveries(merchant)).deliveries
-    expect(delivery).toMatchObject({ status: "pending", lastStatusCode: 302 })
-    expect(delivery.attempts[0].error).toBe("redirects are not followed")
-  })
-
-  it("times out a receiver that hangs past 10 seconds", async () => {
-    const merchant = await app.createMerchant()
-    await configure(merchant)
-    received = []
-    answer = (response) => setTimeout(() => response.writeHead(200).end(), 12_000).unref()
-    await merchant.api("/api/checkout/invoices", { body: { amountUsd: 3 } })
-    const started = Date.now()
-    await underTestClock((dispatcher) => dispatcher.runOnce)
-    expect(Date.now() - started).toBeLessThan(11_500)
-    const [delivery] = (await deliveries(merchant)).deliveries
-    expect(delivery.status).toBe("pending")
-    expect(delivery.attempts[0].error).toMatch(/timed out after 10000 ms/)
-    expect(delivery.attempts[0].durationMs).toBeGreaterThanOrEqual(9_900)
-  }, 20_000)
-
-  it("delivers again after a crash between sending and recording (at least once)", async () => {
-    const merchant = await app.createMerchant()
-    await configure(merchant)
-    received = []
-    let release: () => void = () => {}
+  it("delivers again after a crash between sending and recording (at least once), and loses nothing", async () => {
+    const merchant = await harness.newMerchant()
+    const path = newPath()
+    const secret = await harness.configure(merchant, plain.url(path))
+    let abandoned = false
     const arrived = new Promise<void>((resolve) => {
-      answer = (response) => {
+      plain.on(path, (response) => {
+        response.on("close", () => void (abandoned = !response.writableEnded))
         resolve()
-        release = () => response.writeHead(200).end()
-      }
+      })
     })
-    await merchant.api("/api/checkout/invoices", { body: { amountUsd: 3 } })
-    await underTestClock((dispatcher) =>
-      Effect.gen(function*() {
-        yield* dispatcher.fanOut
-        const sending = yield* Effect.forkChild(dispatcher.sendDue)
-        yield* Effect.promise(() => arrived)
-        // the process dies: the attempt was sent, nothing was recorded
-        yield* Fiber.interrupt(sending)
-        release()
-        answer = (response) => response.writeHead(200).end()
-        yield* dispatcher.runOnce
-        expect(received).toHaveLength(1)
-        yield* TestClock.adjust("31 seconds")
-        yield* dispatcher.runOnce
-      }))
-    expect(received).toHaveLength(2)
-    expect(received[1].headers["x-checkout-delivery"]).toBe(received[0].headers["x-checkout-delivery"])
-    const [delivery] = (await deliveries(merchant)).deliveries
-    expect(delivery).toMatchObject({ status: "delivered", attemptCount: 1 })
+    await harness.createInvoice(merchant)
+
+    const counts = await harness.underTestClock(Effect.gen(function*() {
+      // The first process takes the event, sends it, and dies before it records the answer.
+      const sending = yield* harness.withDispatcher({})((dispatcher) => Effect.andThen(dispatcher.fanOut, dispatcher.sendDue)).pipe(Effect.forkChild)
+      yield* Effect.promise(() => arrived)
+      yield* Fiber.interrupt(sending)
+      plain.on(path, (response) => response.writeHead(200).end())
+      // A new process: the claim of the dead one holds until its lease runs out.
+      return yield* harness.withDispatcher({})((restarted) =>
+        Effect.gen(function*() {
+          yield* restarted.runOnce
+          const beforeLease = plain.received(path).length
+          yield* TestClock.adjust(LEASE_MS - 1)
+          yield* restarted.runOnce
+          const justBeforeLease = plain.received(path).length
+          yield* TestClock.adjust(1)
+          yield* restarted.runOnce
+          return [beforeLease, justBeforeLease, plain.received(path).length]
+        })
+      )
+    }))
+
+    expect(counts).toEqual([1, 1, 2])
+    expect(abandoned).toBe(true)
+    const [first, second] = plain.received(path)
+    expect(second.headers["x-checkout-delivery"]).toBe(first.headers["x-checkout-delivery"])
+    expect(second.body).toBe(first.body)
+    expect(verifyWebhookSignature(second.body, second.headers["x-checkout-signature"] as string, secret)).toBe(true)
+    const log = await harness.deliveriesOf(merchant)
+    expect(log).toHaveLength(1)
+    expect(log[0]).toMatchObject({ status: "delivered", attemptCount: 1 })
+    expect(log[0].attempts).toHaveLength(1)
   })
 })
 
 describe("delivery log", () => {
   it("searches by delivery id, invoice id, event, URL or response code, filters and pages; redelivers by hand", async () => {
-    const merchant = await app.createMerchant()
-    await configure(merchant)
-    received = []
-    answer = (response) => response.writeHead(503).end()
-    const { body: first } = await merchant.api("/api/checkout/invoices", { body: { amountUsd: 3 } })
-    const { body: second } = await merchant.api("/api/checkout/invoices", { body: { amountUsd: 4 } })
+    const merchant = await harness.newMerchant()
+    const path = newPath()
+    plain.on(path, (response) => response.writeHead(503).end())
+    await harness.configure(merchant, plain.url(path))
+    const first = await harness.createInvoice(merchant)
+    const second = await harness.createInvoice(merchant, { amountUsd: 4 })
     await merchant.api(`/api/checkout/invoices/${second.id}/void`, { body: {} })
-    await underTestClock((dispatcher) => dispatcher.runOnce)
-    const all = await deliveries(merchant)
-    expect(all.deliveries).toHaveLength(3)
-    const target = all.deliveries.find((delivery: { invoiceId: string }) => delivery.invoiceId === first.id)
-    expect((await deliveries(merchant, `?q=${target.id}`)).deliveries.map((d: { id: string }) => d.id)).toEqual([target.id])
-    expect((await deliveries(merchant, `?q=${second.id}`)).deliveries).toHaveLength(2)
-    expect((await deliveries(merchant, "?q=invoice_voided")).deliveries).toHaveLength(1)
-    expect((await deliveries(merchant, "?q=hooks/check")).deliveries).toHaveLength(3)
-    expect((await deliveries(merchant, "?q=503")).deliveries).toHaveLength(3)
-    expect((await deliveries(merchant, "?event=invoice_created")).deliveries).toHaveLength(2)
-    expect((await deliveries(merchant, "?status=delivered")).deliveries).toHaveLength(0)
-    const page = await deliveries(merchant, "?limit=2")
-    expect(page.deliveries).toHaveLength(2)
-    const rest = await deliveries(merchant, `?limit=2&cursor=${page.nextCursor}`)
-    expect(rest.deliveries).toHaveLength(1)
-    expect(rest.nextCursor).toBeNull()
-    expect(new Set([...page.deliveries, ...rest.deliveries].map((d: { id: string }) => d.id)).size).toBe(3)
-    expect((await merchant.dashboard("/api/dashboard/webhook-deliveries?status=lost")).status).toBe(400)
+    await harness.runOnce()
 
-    answer = (response) => response.writeHead(200).end()
+    const all = await harness.deliveriesOf(merchant)
+    expect(all).toHaveLength(3)
+    const target = all.find((delivery) => delivery.invoiceId === first.id)
+    const ids = (deliveries: Array<{ id: string }>) => deliveries.map((delivery) => delivery.id)
+    expect(ids(await harness.deliveriesOf(merchant, `?q=${target.id}`))).toEqual([target.id])
+    expect(ids(await harness.deliveriesOf(merchant, `?q=${target.id.toUpperCase()}`))).toEqual([target.id])
+    expect(await harness.deliveriesOf(merchant, `?q=${second.id}`)).toHaveLength(2)
+    expect(await harness.deliveriesOf(merchant, "?q=invoice_voided")).toHaveLength(1)
+    expect(await harness.deliveriesOf(merchant, `?q=${encodeURIComponent(path.slice(0, 12))}`)).toHaveLength(3)
+    expect(await harness.deliveriesOf(merchant, "?q=%25")).toHaveLength(0)
+    expect(await harness.deliveriesOf(merchant, "?q=503")).toHaveLength(3)
+    expect(await harness.deliveriesOf(merchant, "?q=200")).toHaveLength(0)
+    expect(await harness.deliveriesOf(merchant, "?event=invoice_created")).toHaveLength(2)
+    expect(await harness.deliveriesOf(merchant, "?status=pending&event=invoice_voided")).toHaveLength(1)
+    expect(await harness.deliveriesOf(merchant, "?status=delivered")).toHaveLength(0)
+
+    const page = await merchant.dashboard("/api/dashboard/webhook-deliveries?limit=2")
+    expect(page.body.deliveries).toHaveLength(2)
+    const rest = await merchant.dashboard(`/api/dashboard/webhook-deliveries?limit=2&cursor=${page.body.nextCursor}`)
+    expect(rest.body.deliveries).toHaveLength(1)
+    expect(rest.body.nextCursor).toBeNull()
+    expect(new Set([...ids(page.body.deliveries), ...ids(rest.body.deliveries)])).toEqual(new Set(ids(all)))
+    for (const query of ["status=lost", "event=invoice_paid", "limit=0", "limit=201", "cursor=bm90LWEtY3Vyc29y"]) {
+      expect((await merchant.dashboard(`/api/dashboard/webhook-deliveries?${query}`)).status, query).toBe(400)
+    }
+
+    plain.on(path, (response) => response.writeHead(200).end("ok"))
     const redelivered = await merchant.dashboard(`/api/dashboard/webhook-deliveries/${target.id}/redeliver`, { method: "POST" })
     expect(redelivered.status).toBe(200)
-    expect(redelivered.body).toMatchObject({ status: "delivered", lastStatusCode: 200 })
-    expect(redelivered.body.attempts.at(-1)).toMatchObject({ manual: true, statusCode: 200 })
-    const stranger = await app.createMerchant()
+    expect(redelivered.body).toMatchObject({ id: target.id, status: "delivered", lastStatusCode: 200, attemptCount: 1, nextAttemptAt: null })
+    expect(redelivered.body.attempts).toHaveLength(2)
+    expect(redelivered.body.attempts[1]).toMatchObject({ manual: true, statusCode: 200, responseExcerpt: "ok" })
+    expect(plain.received(path).at(-1)?.headers["x-checkout-delivery"]).toBe(target.id)
+    expect(await harness.deliveriesOf(merchant, "?status=delivered")).toHaveLength(1)
+
+    const stranger = await harness.newMerchant()
     expect((await stranger.dashboard(`/api/dashboard/webhook-deliveries/${target.id}/redeliver`, { method: "POST" })).status).toBe(404)
+    expect(await harness.deliveriesOf(stranger, `?q=${target.id}`)).toHaveLength(0)
+    expect((await merchant.dashboard("/api/dashboard/webhook-deliveries/not-a-uuid/redeliver", { method: "POST" })).status).toBe(404)
+  })
+
+  it("records a failed manual redelivery without changing the schedule", async () => {
+    const merchant = await harness.newMerchant()
+    const path = newPath()
+    plain.on(path, (response) => response.writeHead(500).end())
+    await harness.configure(merchant, plain.url(path))
+    await harness.createInvoice(merchant)
+    await harness.runOnce()
+    const [before] = await harness.deliveriesOf(merchant)
+    const redelivered = await merchant.dashboard(`/api/dashboard/webhook-deliveries/${before.id}/redeliver`, { method: "POST" })
+    expect(redelivered.body).toMatchObject({ status: "pending", attemptCount: 1, nextAttemptAt: before.nextAttemptAt, lastStatusCode: 500 })
+    expect(redelivered.body.attempts.map((attempt: { manual: boolean }) => attempt.manual)).toEqual([false, true])
   })
 })

@@ -1,0 +1,120 @@
+import { Data, Effect } from "effect"
+import { SqlClient } from "effect/sql"
+import { toDate, toDateOrNull, toNumber, toStringOrNull } from "../db/Values.ts"
+
+export class DeliveryNotFound extends Data.TaggedError("DeliveryNotFound")<{}> {}
+export class InvalidCursor extends Data.TaggedError("InvalidCursor")<{}> {}
+
+export interface AttemptView {
+  readonly attemptedAt: string
+  readonly statusCode: number | null
+  readonly durationMs: number
+  readonly error: string | null
+  readonly responseExcerpt: string | null
+  readonly manual: boolean
+}
+
+export interface DeliveryView {
+  readonly id: string
+  readonly invoiceId: string
+  readonly event: string
+  readonly url: string
+  readonly status: string
+  readonly attemptCount: number
+  readonly lastStatusCode: number | null
+  readonly nextAttemptAt: string | null
+  readonly createdAt: string
+  readonly attempts: ReadonlyArray<AttemptView>
+}
+
+export interface DeliveryFilters {
+  readonly q?: string | undefined
+  readonly status?: string | undefined
+  readonly event?: string | undefined
+  readonly cursor?: string | undefined
+  readonly limit?: number | undefined
+}
+
+export interface DeliveryPage {
+  readonly deliveries: ReadonlyArray<DeliveryView>
+  readonly nextCursor: string | null
+}
+
+export type DeliveryRow = Record<string, unknown>
+
+const DEFAULT_PAGE = 50
+const MAX_PAGE = 200
+
+const ATTEMPTS_JSON = `COALESCE((SELECT json_agg(json_build_object('attemptedAt', a.attempted_at, 'statusCode', a.status_code,
+  'durationMs', a.duration_ms, 'error', a.error, 'responseExcerpt', a.response_excerpt, 'manual', a.manual) ORDER BY a.id)
+  FROM webhook_attempts a WHERE a.delivery_id = d.id), '[]'::json)`
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+
+const deliveryView = (row: DeliveryRow): DeliveryView => ({
+  id: String(row.id),
+  invoiceId: String(row.invoiceId),
+  event: String(row.event),
+  url: String(row.url),
+  status: String(row.status),
+  attemptCount: toNumber(row.attemptCount),
+  lastStatusCode: row.lastStatusCode === null ? null : toNumber(row.lastStatusCode),
+  nextAttemptAt: toDateOrNull(row.nextAttemptAt)?.toISOString() ?? null,
+  createdAt: toDate(row.createdAt).toISOString(),
+  attempts: (row.attemptsJson as Array<DeliveryRow>).map((attempt) => ({
+    attemptedAt: toDate(attempt.attemptedAt).toISOString(),
+    statusCode: attempt.statusCode === null ? null : toNumber(attempt.statusCode),
+    durationMs: toNumber(attempt.durationMs),
+    error: toStringOrNull(attempt.error),
+    responseExcerpt: toStringOrNull(attempt.responseExcerpt),
+    manual: attempt.manual === true
+  }))
+})
+
+/** The position after a delivery, newest first: its creation time and id, opaque to clients. */
+const encodeCursor = (delivery: DeliveryView) => Buffer.from(`${delivery.createdAt}|${delivery.id}`).toString("base64url")
+
+const decodeCursor = (cursor: string) => {
+  const [createdAt, id, ...rest] = Buffer.from(cursor, "base64url").toString("utf8").split("|")
+  const at = new Date(createdAt)
+  if (rest.length > 0 || id === undefined || !UUID.test(id) || Number.isNaN(at.getTime())) return Effect.fail(new InvalidCursor())
+  return Effect.succeed({ at, id })
+}
+
+const likePattern = (text: string) => `%${text.replace(/[\\%_]/g, "\\$&")}%`
+
+/** One delivery of a merchant with its attempts, as the dashboard shows it. */
+export const findDelivery = Effect.fn("DeliveryLog.find")(function*(merchantId: string, deliveryId: string) {
+  const sql = yield* SqlClient.SqlClient
+  const rows = yield* sql<DeliveryRow>`SELECT d.*, ${sql.literal(ATTEMPTS_JSON)} AS attempts_json FROM webhook_deliveries d
+    WHERE d.id::text = ${deliveryId} AND d.merchant_id = ${merchantId}`.pipe(Effect.orDie)
+  if (rows[0] === undefined) return yield* new DeliveryNotFound()
+  return deliveryView(rows[0])
+})
+
+/**
+ * A page of a merchant's deliveries, newest first. `q` matches a delivery id, invoice id or event
+ * exactly, a part of the URL, or the HTTP status of the last or any earlier attempt.
+ */
+export const listDeliveries = Effect.fn("DeliveryLog.list")(function*(merchantId: string, filters: DeliveryFilters) {
+  const sql = yield* SqlClient.SqlClient
+  const limit = Math.min(Math.max(filters.limit ?? DEFAULT_PAGE, 1), MAX_PAGE)
+  const conditions = [sql`d.merchant_id = ${merchantId}`]
+  if (filters.status !== undefined) conditions.push(sql`d.status = ${filters.status}`)
+  if (filters.event !== undefined) conditions.push(sql`d.event = ${filters.event}`)
+  const q = filters.q?.trim()
+  if (q !== undefined && q !== "") {
+    conditions.push(sql`(d.id::text = ${q.toLowerCase()} OR d.invoice_id::text = ${q.toLowerCase()} OR d.event = ${q}
+      OR d.url ILIKE ${likePattern(q)} OR d.last_status_code::text = ${q}
+      OR EXISTS (SELECT 1 FROM webhook_attempts a WHERE a.delivery_id = d.id AND a.status_code::text = ${q}))`)
+  }
+  if (filters.cursor !== undefined) {
+    const after = yield* decodeCursor(filters.cursor)
+    conditions.push(sql`(d.created_at, d.id) < (${after.at}, ${after.id}::uuid)`)
+  }
+  const rows = yield* sql<DeliveryRow>`SELECT d.*, ${sql.literal(ATTEMPTS_JSON)} AS attempts_json FROM webhook_deliveries d
+    WHERE ${sql.and(conditions)} ORDER BY d.created_at DESC, d.id DESC LIMIT ${limit + 1}`.pipe(Effect.orDie)
+  const page = rows.slice(0, limit).map(deliveryView)
+  const last = page.at(-1)
+  return { deliveries: page, nextCursor: rows.length > limit && last !== undefined ? encodeCursor(last) : null } satisfies DeliveryPage
+})
