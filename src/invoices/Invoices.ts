@@ -149,7 +149,9 @@ export class Invoices extends Context.Service<Invoices, {
         }
 
         const indexes = yield* settingsRepo.reserveIndexes(
-          methods.flatMap((method) => (needsDerivation(method) && method.xpub !== null ? [{ id: method.id, xpub: method.xpub }] : []))
+          methods.flatMap((method) =>
+            needsDerivation(method) && method.xpub !== null ? [{ id: method.id, xpub: method.xpub, network: method.network }] : []
+          )
         )
         const invoiceId = crypto.randomUUID()
         const defaultMethod = methods.find((method) => method.isDefault) ?? methods[0]

@@ -6,6 +6,8 @@ import { merchantInvoiceView, publicInvoiceView, publicStatusView, statusView } 
 import { Api } from "../http/Api.ts"
 import { mapDomainErrors } from "../http/ErrorMapping.ts"
 import { withIdempotency } from "../http/Idempotency.ts"
+import { jsonResponse } from "../http/JsonResponse.ts"
+import { Invoice, InvoiceStatusPayload, PublicInvoice, PublicInvoiceStatusPayload } from "../http/ResponseSchemas.ts"
 import { Invoices } from "./Invoices.ts"
 
 type View = ReturnType<typeof merchantInvoiceView>
@@ -25,17 +27,17 @@ export const MerchantHttpLive = HttpApiBuilder.group(Api, "merchant", (handlers)
               Effect.map(({ invoice, options }) => view({ invoice, options })),
               mapDomainErrors
             )
-          )
+          ).pipe(Effect.map((created) => jsonResponse(Invoice, created, 201)))
         }))
       .handle("detail", ({ params }) =>
         Effect.gen(function*() {
           const merchant = yield* CurrentMerchant
-          return view(yield* mapDomainErrors(invoices.get(merchant.merchantId, params.id)))
+          return jsonResponse(Invoice, view(yield* mapDomainErrors(invoices.get(merchant.merchantId, params.id))))
         }))
       .handle("status", ({ params }) =>
         Effect.gen(function*() {
           const merchant = yield* CurrentMerchant
-          return statusView(yield* mapDomainErrors(invoices.get(merchant.merchantId, params.id)))
+          return jsonResponse(InvoiceStatusPayload, statusView(yield* mapDomainErrors(invoices.get(merchant.merchantId, params.id))))
         }))
       .handle("void", ({ params, payload, headers }) =>
         Effect.gen(function*() {
@@ -67,9 +69,15 @@ export const PublicHttpLive = HttpApiBuilder.group(Api, "public", (handlers) =>
     const { publicUrl } = yield* AppConfig
     return handlers
       .handle("invoice", ({ params }) =>
-        invoices.getPublic(params.id).pipe(Effect.map((parts) => publicInvoiceView(parts, publicUrl)), mapDomainErrors))
+        invoices.getPublic(params.id).pipe(
+          Effect.map((parts) => jsonResponse(PublicInvoice, publicInvoiceView(parts, publicUrl))),
+          mapDomainErrors
+        ))
       .handle("status", ({ params }) =>
-        invoices.getPublic(params.id).pipe(Effect.map(publicStatusView), mapDomainErrors))
+        invoices.getPublic(params.id).pipe(
+          Effect.map((parts) => jsonResponse(PublicInvoiceStatusPayload, publicStatusView(parts))),
+          mapDomainErrors
+        ))
   }))
 
 export type { View }

@@ -5,6 +5,7 @@ import { toNumber, toStringOrNull } from "../db/Values.ts"
 import { BitcoinAddressPool } from "./BitcoinAddressPool.ts"
 import type { AssetCode, Network } from "./Networks.ts"
 import type { PaymentMethod } from "./OptionBuilder.ts"
+import { type DepositSlotRequest, depositSlots } from "./DepositSlots.ts"
 
 export interface CheckoutSettings {
   readonly merchantId: string
@@ -37,7 +38,8 @@ export class CheckoutSettingsRepo extends Context.Service<CheckoutSettingsRepo, 
    * Reserves fresh derivation indexes, counted per extended key, so that no two options (of any
    * method or network sharing the key) ever get the same index. An index is never handed out twice.
    */
-  readonly reserveIndexes: (methods: ReadonlyArray<{ readonly id: string; readonly xpub: string }>) => Effect.Effect<ReadonlyMap<string, number>>
+  /** A fresh derivation index per EVM deposit option (see DepositSlots: shared across networks). */
+  readonly reserveIndexes: (methods: ReadonlyArray<DepositSlotRequest>) => Effect.Effect<ReadonlyMap<string, number>>
 }>()("Payments/CheckoutSettingsRepo") {
   static readonly layer = Layer.effect(
     CheckoutSettingsRepo,
@@ -115,17 +117,15 @@ export class CheckoutSettingsRepo extends Context.Service<CheckoutSettingsRepo, 
           }).pipe(sql.withTransaction, Effect.orDie),
         reserveIndexes: (methods) =>
           Effect.gen(function*() {
-            const byKey = new Map<string, Array<string>>()
-            for (const method of methods) byKey.set(method.xpub, [...(byKey.get(method.xpub) ?? []), method.id])
-            const reserved = new Map<string, number>()
-            for (const [xpub, methodIds] of byKey) {
-              const rows = yield* sql<Row>`INSERT INTO derivation_counters (xpub, next_index) VALUES (${xpub}, ${methodIds.length})
-                ON CONFLICT (xpub) DO UPDATE SET next_index = derivation_counters.next_index + ${methodIds.length}
+            const { counts, offsets } = depositSlots(methods)
+            const first = new Map<string, number>()
+            for (const [xpub, count] of counts) {
+              const rows = yield* sql<Row>`INSERT INTO derivation_counters (xpub, next_index) VALUES (${xpub}, ${count})
+                ON CONFLICT (xpub) DO UPDATE SET next_index = derivation_counters.next_index + ${count}
                 RETURNING next_index`
-              const first = toNumber(rows[0].nextIndex) - methodIds.length
-              methodIds.forEach((id, offset) => reserved.set(id, first + offset))
+              first.set(xpub, toNumber(rows[0].nextIndex) - count)
             }
-            return reserved
+            return new Map(methods.map((method) => [method.id, first.get(method.xpub)! + offsets.get(method.id)!]))
           }).pipe(Effect.orDie)
       }
     })

@@ -38,8 +38,16 @@ describe("addresses, references and derivation indexes", () => {
     expect(new Set(contracts).size).toBe(contracts.length)
     const rows = await app.run(Effect.flatMap(SqlClient.SqlClient, (sql) =>
       sql<{ network: string; derivationIndex: string | null }>`SELECT network, derivation_index FROM payment_options WHERE derivation_index IS NOT NULL`))
-    const evmIndexes = rows.filter((row) => row.network !== "bitcoin").map((row) => String(row.derivationIndex))
+    const evmIndexes = rows.filter((row) => row.network !== "bitcoin").map((row) => `${row.network}:${row.derivationIndex}`)
     expect(new Set(evmIndexes).size).toBe(evmIndexes.length)
+    // one invoice's deposit options on arbitrum and base (same xpub) share one address; no other invoice has it
+    for (const response of responses) {
+      const [arbitrum, base] = ["arbitrum", "base"].map((network) =>
+        response.body.paymentOptions.find((option: any) => option.network === network).destinationAddress)
+      expect(arbitrum).toBe(base)
+    }
+    const perInvoice = responses.map((response) => response.body.paymentOptions.find((option: any) => option.network === "base").destinationAddress)
+    expect(new Set(perInvoice).size).toBe(perInvoice.length)
     // bitcoin indexes are per merchant key (each test merchant has its own zpub): their addresses are checked above
   })
 })

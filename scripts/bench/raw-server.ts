@@ -1,0 +1,486 @@
+/**
+ * The raw baseline of `npm run bench`: a minimal `node:http` + `pg` server doing the same SQL
+ * work per request as the service (same statements, same order, same transaction), without
+ * Effect, without schema validation/encoding and without the non-SQL work of the service:
+ * no QR codes (qrCode is null on created options), no HD-key derivation (EVM deposit and bitcoin
+ * pool addresses are hash placeholders), no Solana reference key generation (a random string).
+ *
+ * Per request, as the service:
+ * - API-key routes: the key lookup joined to merchants, then the rate-limit upsert (same fixed
+ *   window statement as src/accounts/PgRateLimiterStore.ts, same limit);
+ * - create: checkout settings with methods (one select), the bitcoin pool take (and, when fewer
+ *   than 10 addresses are left, a background single-flight refill transaction: advisory lock,
+ *   count, derivation counter, batched insert), one derivation-counter upsert per EVM xpub, then
+ *   BEGIN, invoice insert, one batched options insert, outbox insert, COMMIT; the answer is built
+ *   from memory (the service does not re-read either);
+ * - detail and status: the invoice with its options and payments in one select (InvoiceRepo.find);
+ * - public status: that select alone, no authentication.
+ *
+ * Env: DATABASE_URL (a PostgreSQL server; pool of 10 like the service) or BENCH_DATA_DIR (an
+ * embedded PGlite data directory, served over loopback in this process; pool of 1 like the
+ * service), PORT, BENCH_API_RATE_LIMIT. Prints {"port": n} once it listens.
+ */
+import { PGlite } from "@electric-sql/pglite"
+import { PGLiteSocketServer } from "@electric-sql/pglite-socket"
+import { createHash, randomUUID } from "node:crypto"
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
+import pg from "pg"
+import { DECIMALS, DEFAULT_CONFIRMATIONS, DEFAULT_TOKENS, EVM_CHAIN_IDS } from "../../src/payments/Networks.ts"
+
+const RATE_LIMIT = Number(process.env.BENCH_API_RATE_LIMIT ?? "1000000")
+const GAP_LIMIT = 20
+const BTC_USD_MICROS = 65_000_000_000n
+
+let databaseUrl = process.env.DATABASE_URL
+let poolSize = 10
+let embedded: { readonly db: PGlite; readonly socket: PGLiteSocketServer } | undefined
+if (databaseUrl === undefined || databaseUrl === "") {
+  const dataDir = process.env.BENCH_DATA_DIR
+  if (dataDir === undefined) throw new Error("set DATABASE_URL or BENCH_DATA_DIR")
+  const db = await PGlite.create(dataDir)
+  const socket = new PGLiteSocketServer({ db, host: "127.0.0.1", port: 0, maxConnections: 2 })
+  await socket.start()
+  embedded = { db, socket }
+  databaseUrl = `postgres://postgres@${socket.getServerConn()}/postgres`
+  poolSize = 1
+}
+// Connections stay open (no idle timeout): a PGlite behind the socket is one session for every
+// connection, so a reconnect would find this process's named statements already prepared.
+const pool = new pg.Pool({ connectionString: databaseUrl, max: poolSize, idleTimeoutMillis: 0 })
+// Exact amounts stay text (numeric, bigint), as in the service's decoders.
+const noParse = (value: string) => value
+pg.types.setTypeParser(pg.types.builtins.INT8, noParse)
+pg.types.setTypeParser(pg.types.builtins.NUMERIC, noParse)
+
+// ---- the statements (texts mirror the service's; named, so pg prepares each once per connection)
+
+const Q = {
+  key: {
+    name: "key",
+    text: `SELECT k.key_hash, m.id AS merchant_id, m.status, m.billing_status
+      FROM api_keys k JOIN merchants m ON m.id = k.merchant_id
+      WHERE k.key_hash = $1 AND k.revoked_at IS NULL`
+  },
+  rate: {
+    name: "rate",
+    text: `INSERT INTO rate_limits AS r (key, count, expires_at_ms, last_exceeded)
+      VALUES ($1, $2, $3, false)
+      ON CONFLICT (key) DO UPDATE SET
+        count = CASE WHEN r.expires_at_ms <= $4 THEN $2::double precision
+          WHEN $5::double precision IS NOT NULL AND r.count + $2 > $5::double precision THEN r.count
+          ELSE r.count + $2 END,
+        expires_at_ms = CASE WHEN r.expires_at_ms <= $4 THEN $3::bigint
+          WHEN $5::double precision IS NOT NULL AND r.count + $2 > $5::double precision THEN r.expires_at_ms
+          ELSE r.expires_at_ms + $6 END,
+        last_exceeded = r.expires_at_ms > $4 AND $5::double precision IS NOT NULL
+          AND r.count + $2 > $5::double precision
+      RETURNING count, expires_at_ms, last_exceeded`
+  },
+  settings: {
+    name: "settings",
+    text: `SELECT s.*, COALESCE((SELECT json_agg(json_build_object(
+        'id', m.id, 'network', m.network, 'assetCode', m.asset_code, 'railType', m.rail_type, 'enabled', m.enabled,
+        'isDefault', m.is_default, 'position', m.position, 'recipientAddress', m.recipient_address, 'xpub', m.xpub)
+        ORDER BY m.position, m.id) FROM payment_methods m WHERE m.merchant_id = s.merchant_id), '[]'::json) AS methods_json
+      FROM checkout_settings s WHERE s.merchant_id = $1`
+  },
+  take: {
+    name: "take",
+    text: `WITH taken AS (
+        UPDATE bitcoin_address_pool SET assigned_at = now()
+        WHERE (xpub, derivation_index) = (
+          SELECT xpub, derivation_index FROM bitcoin_address_pool
+          WHERE xpub = $1 AND assigned_at IS NULL
+          ORDER BY derivation_index LIMIT 1 FOR UPDATE SKIP LOCKED)
+        RETURNING address, derivation_index)
+      SELECT address, derivation_index,
+        (SELECT count(*)::int FROM bitcoin_address_pool WHERE xpub = $1 AND assigned_at IS NULL) - 1 AS remaining
+      FROM taken`
+  },
+  counter: {
+    name: "counter",
+    text: `INSERT INTO derivation_counters (xpub, next_index) VALUES ($1, $2)
+      ON CONFLICT (xpub) DO UPDATE SET next_index = derivation_counters.next_index + $2 RETURNING next_index`
+  },
+  advisory: { name: "advisory", text: `SELECT pg_try_advisory_xact_lock(hashtext($1)) AS locked` },
+  free: { name: "free", text: `SELECT count(*)::int AS count FROM bitcoin_address_pool WHERE xpub = $1 AND assigned_at IS NULL` },
+  outbox: { name: "outbox", text: `INSERT INTO outbox (invoice_id, merchant_id, event) VALUES ($1, $2, $3)` }
+}
+
+const INVOICE_COLUMNS = [
+  "id", "merchant_id", "amount_micros", "status", "timing_mode", "expires_after_minutes", "due_after_days", "grace_period_days",
+  "due_at", "payable_until_at", "product_name", "issued_by", "bill_to", "redirect_url", "merchant_reference", "customer_id",
+  "customer_email", "metadata", "default_payment_option_id", "last_payment_option_id", "last_transaction_hash", "received_micros",
+  "confirmed_micros", "confirmations", "payment_detected_at", "confirmed_at", "paid_out_of_band_at", "paid_out_of_band_note",
+  "voided_at", "exception_type", "exception_status", "exception_action", "exception_note", "exception_closed_at", "created_at",
+  "last_payment_observed_at"
+] as const
+const OPTION_COLUMNS = [
+  "id", "invoice_id", "position", "rail_type", "asset_code", "network", "token_contract", "decimals", "quoted_atomic", "quote_rate",
+  "destination_address", "payment_uri", "qr_code", "status", "is_default", "option_payload", "required_confirmations", "reference",
+  "derivation_index"
+] as const
+const placeholders = (rows: number, columns: number) =>
+  Array.from({ length: rows }, (_, row) => `(${Array.from({ length: columns }, (_, column) => `$${row * columns + column + 1}`).join(", ")})`)
+    .join(", ")
+const insertInvoice = {
+  name: "insertInvoice",
+  text: `INSERT INTO invoices (${INVOICE_COLUMNS.join(", ")}) VALUES ${placeholders(1, INVOICE_COLUMNS.length)}`
+}
+const insertOptions = (count: number) => ({
+  name: `insertOptions${count}`,
+  text: `INSERT INTO payment_options (${OPTION_COLUMNS.join(", ")}) VALUES ${placeholders(count, OPTION_COLUMNS.length)}`
+})
+const insertPool = (count: number) => ({
+  name: `insertPool${count}`,
+  text: `INSERT INTO bitcoin_address_pool (xpub, derivation_index, address) VALUES ${placeholders(count, 3)}`
+})
+
+const OPTION_OBJECT = `json_build_object(
+  'id', o.id, 'invoiceId', o.invoice_id, 'railType', o.rail_type, 'assetCode', o.asset_code, 'network', o.network,
+  'tokenContract', o.token_contract, 'decimals', o.decimals, 'quotedAtomic', o.quoted_atomic::text,
+  'quoteRate', o.quote_rate, 'destinationAddress', o.destination_address, 'paymentUri', o.payment_uri,
+  'qrCode', o.qr_code, 'status', o.status, 'isDefault', o.is_default, 'optionPayload', o.option_payload,
+  'requiredConfirmations', o.required_confirmations)`
+const find = {
+  name: "find",
+  text: `SELECT i.*, COALESCE((SELECT json_agg(${OPTION_OBJECT} ORDER BY o.position)
+      FROM payment_options o WHERE o.invoice_id = i.id), '[]'::json) AS options_json,
+    COALESCE((SELECT json_agg(json_build_object(
+      'id', p.id, 'invoiceId', p.invoice_id, 'paymentOptionId', p.payment_option_id, 'assetCode', p.asset_code,
+      'network', p.network, 'destinationAddress', p.destination_address, 'transactionHash', p.transaction_hash,
+      'outputIndex', p.output_index, 'decimals', p.decimals, 'amountAtomic', p.amount_atomic::text,
+      'observedTotalAtomic', p.observed_total_atomic::text, 'usdMicros', p.usd_micros::text,
+      'confirmations', p.confirmations, 'late', p.late, 'observedAt', p.observed_at, 'confirmedAt', p.confirmed_at,
+      'invalidatedAt', p.invalidated_at, 'invalidationReason', p.invalidation_reason) ORDER BY p.observed_at, p.id)
+      FROM payments p WHERE p.invoice_id = i.id), '[]'::json) AS payments_json
+    FROM invoices i WHERE i.id = $1`
+}
+
+// ---- small helpers (plain code, no validation library)
+
+type Row = Record<string, any>
+
+const formatAtomic = (atomic: bigint, decimals: number) => {
+  const text = atomic.toString().padStart(decimals + 1, "0")
+  const whole = text.slice(0, text.length - decimals)
+  const fraction = text.slice(text.length - decimals).replace(/0+$/, "")
+  return fraction === "" ? whole : `${whole}.${fraction}`
+}
+const micros = (value: unknown) => Number(BigInt(String(value))) / 1e6
+const iso = (value: unknown) => (value === null || value === undefined ? null : new Date(value as string).toISOString())
+const placeholder = (seed: string, length: number) => createHash("sha256").update(seed).digest("hex").slice(0, length)
+
+const send = (response: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) => {
+  const text = JSON.stringify(body)
+  response.writeHead(status, { "content-type": "application/json", "content-length": Buffer.byteLength(text), ...headers }).end(text)
+}
+
+const readBody = (request: IncomingMessage) =>
+  new Promise<string>((resolve, reject) => {
+    const chunks: Array<Buffer> = []
+    request.on("data", (chunk: Buffer) => chunks.push(chunk))
+    request.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")))
+    request.on("error", reject)
+  })
+
+class HttpError extends Error {
+  readonly status: number
+  readonly headers: Record<string, string>
+  constructor(status: number, message: string, headers: Record<string, string> = {}) {
+    super(message)
+    this.status = status
+    this.headers = headers
+  }
+}
+
+// ---- authentication: key lookup, then the rate limit (as MerchantAuthentication)
+
+const authenticate = async (request: IncomingMessage): Promise<string> => {
+  const rawKey = request.headers["x-api-key"]
+  if (typeof rawKey !== "string" || !/^svc_live_[A-Za-z0-9_-]{43}$/.test(rawKey)) throw new HttpError(401, "Invalid API key")
+  const hash = createHash("sha256").update(rawKey).digest("hex")
+  const row = (await pool.query({ ...Q.key, values: [hash] })).rows[0]
+  if (row === undefined || row.key_hash !== hash) throw new HttpError(401, "Invalid API key")
+  if (row.status !== "active") throw new HttpError(403, "Forbidden")
+  const now = Date.now()
+  const extension = Math.max(1, Math.ceil(60_000 / RATE_LIMIT))
+  const rate = (await pool.query({ ...Q.rate, values: [`api:${row.merchant_id}`, 1, now + extension, now, RATE_LIMIT, extension] })).rows[0]
+  if (rate.last_exceeded === true) {
+    const retry = Math.max(1, Math.ceil((Number(rate.expires_at_ms) - now) / 1000))
+    throw new HttpError(429, `Rate limit exceeded. Retry after ${retry} seconds.`, { "retry-after": String(retry) })
+  }
+  return String(row.merchant_id)
+}
+
+// ---- the bitcoin address pool (as BitcoinAddressPool: take, and a single-flight refill)
+
+const refilling = new Set<string>()
+const refill = async (xpub: string) => {
+  if (refilling.has(xpub)) return
+  refilling.add(xpub)
+  const client = await pool.connect()
+  try {
+    await client.query("BEGIN")
+    const locked = (await client.query({ ...Q.advisory, values: [`bitcoin-pool:${xpub}`] })).rows[0].locked === true
+    const missing = locked ? GAP_LIMIT - Number((await client.query({ ...Q.free, values: [xpub] })).rows[0].count) : 0
+    if (missing > 0) {
+      const next = Number((await client.query({ ...Q.counter, values: [xpub, missing] })).rows[0].next_index)
+      const values = Array.from({ length: missing }, (_, offset) => next - missing + offset)
+        .flatMap((index) => [xpub, index, `bc1q${placeholder(`${xpub}/${index}`, 38)}`])
+      await client.query({ ...insertPool(missing), values })
+    }
+    await client.query("COMMIT")
+  } catch (error) {
+    await client.query("ROLLBACK").catch(() => undefined)
+    console.error("refill failed", error)
+  } finally {
+    client.release()
+    refilling.delete(xpub)
+  }
+}
+
+// ---- the use cases
+
+interface Method {
+  readonly id: string
+  readonly network: "bitcoin" | "ethereum" | "arbitrum" | "base" | "solana"
+  readonly assetCode: "BTC" | "USDC" | "USDT"
+  readonly railType: "wallet_contract" | "address_transfer"
+  readonly enabled: boolean
+  readonly isDefault: boolean
+  readonly recipientAddress: string | null
+  readonly xpub: string | null
+}
+
+const isEvm = (network: string) => network === "ethereum" || network === "arbitrum" || network === "base"
+
+const create = async (merchantId: string, body: string) => {
+  let input: { amountUsd?: unknown; issuedBy?: unknown }
+  try {
+    input = JSON.parse(body)
+  } catch {
+    throw new HttpError(400, "Request body must be JSON")
+  }
+  const amountUsd = input.amountUsd
+  if (typeof amountUsd !== "number" || !Number.isFinite(amountUsd) || amountUsd < 0.01) throw new HttpError(400, "amountUsd must be at least 0.01")
+  const cents = Math.round(amountUsd * 100)
+  if (Math.abs(cents - amountUsd * 100) > 1e-6) throw new HttpError(400, "amountUsd must have at most 2 decimal places")
+  const amountMicros = BigInt(cents) * 10_000n
+
+  const settings = (await pool.query({ ...Q.settings, values: [merchantId] })).rows[0]
+  if (settings === undefined) throw new HttpError(404, "Checkout configuration not found")
+  let methods = (settings.methods_json as Array<Method>).filter((method) => method.enabled)
+
+  const bitcoinIndexes = new Map<string, { index: number; address: string }>()
+  for (const method of methods.filter((candidate) => candidate.network === "bitcoin" && candidate.xpub !== null)) {
+    const taken = (await pool.query({ ...Q.take, values: [method.xpub] })).rows[0]
+    if (taken === undefined || Number(taken.remaining) < GAP_LIMIT / 2) void refill(method.xpub!)
+    if (taken !== undefined) bitcoinIndexes.set(method.id, { index: Number(taken.derivation_index), address: String(taken.address) })
+  }
+  methods = methods.filter((method) => method.network !== "bitcoin" || bitcoinIndexes.has(method.id))
+  if (methods.length === 0) throw new HttpError(503, "Bitcoin addresses are being prepared")
+
+  // One counter upsert per extended key (the two EVM deposit methods share one).
+  const byKey = new Map<string, Array<string>>()
+  for (const method of methods) {
+    if (isEvm(method.network) && method.railType === "address_transfer" && method.xpub !== null) {
+      byKey.set(method.xpub, [...(byKey.get(method.xpub) ?? []), method.id])
+    }
+  }
+  const indexes = new Map<string, number>()
+  for (const [xpub, ids] of byKey) {
+    const next = Number((await pool.query({ ...Q.counter, values: [xpub, ids.length] })).rows[0].next_index)
+    ids.forEach((id, offset) => indexes.set(id, next - ids.length + offset))
+  }
+
+  const invoiceId = randomUUID()
+  const createdAt = new Date()
+  const payableUntilAt = new Date(createdAt.getTime() + Number(settings.expires_after_minutes ?? 60) * 60_000)
+  const defaultMethod = methods.find((method) => method.isDefault) ?? methods[0]
+  const options = methods.map((method, position) => {
+    const decimals = DECIMALS[method.assetCode]
+    const rate = method.assetCode === "BTC" ? BTC_USD_MICROS : 1_000_000n
+    const quotedAtomic = (amountMicros * 10n ** BigInt(decimals) + rate - 1n) / rate
+    const tokenContract = method.assetCode === "BTC" ? null : DEFAULT_TOKENS[`${method.network}:${method.assetCode}`] ?? null
+    const requiredConfirmations = DEFAULT_CONFIRMATIONS[method.network]
+    const optionId = randomUUID()
+    let destination: string | null = null
+    let uri: string | null = null
+    let reference: string | null = null
+    let derivationIndex: number | null = null
+    let payload: Record<string, unknown> = { railType: method.railType, requiredConfirmations }
+    if (method.network === "bitcoin") {
+      const taken = bitcoinIndexes.get(method.id)!
+      destination = taken.address
+      derivationIndex = taken.index
+      uri = `bitcoin:${destination}?amount=${formatAtomic(quotedAtomic, decimals)}`
+    } else if (method.network === "solana") {
+      reference = placeholder(optionId, 44)
+      destination = method.recipientAddress
+      uri = `solana:${destination}?amount=${formatAtomic(quotedAtomic, decimals)}&spl-token=${tokenContract}&reference=${reference}`
+      payload = { ...payload, methodType: "solana", paymentUri: uri, recipientAddress: destination, reference, mintAddress: tokenContract, decimals, amountAtomic: quotedAtomic.toString() }
+    } else if (method.railType === "wallet_contract") {
+      payload = { ...payload, chainId: EVM_CHAIN_IDS[method.network as "ethereum"], contractAddress: `0x${placeholder(optionId, 40)}`, tokenContract, recipient: method.recipientAddress, decimals, paymentAmountAtomic: quotedAtomic.toString() }
+    } else {
+      derivationIndex = indexes.get(method.id) ?? null
+      destination = `0x${placeholder(`${method.xpub}/${derivationIndex}`, 40)}`
+      uri = `ethereum:${tokenContract}@${EVM_CHAIN_IDS[method.network as "ethereum"]}/transfer?address=${destination}&uint256=${quotedAtomic}`
+      payload = { ...payload, chainId: EVM_CHAIN_IDS[method.network as "ethereum"], tokenContract, recipient: destination, decimals, paymentAmountAtomic: quotedAtomic.toString() }
+    }
+    return {
+      id: optionId, invoiceId, position, railType: method.railType, assetCode: method.assetCode, network: method.network, tokenContract,
+      decimals, quotedAtomic, quoteRate: method.assetCode === "BTC" ? "65000" : "1", destinationAddress: destination, paymentUri: uri,
+      qrCode: null, status: "active", isDefault: method === defaultMethod, optionPayload: payload, requiredConfirmations, reference,
+      derivationIndex
+    }
+  })
+  const issuedBy = typeof input.issuedBy === "string" ? input.issuedBy : settings.issued_by
+  const invoice: Record<(typeof INVOICE_COLUMNS)[number], unknown> = {
+    id: invoiceId, merchant_id: merchantId, amount_micros: amountMicros.toString(), status: "awaiting_payment", timing_mode: "immediate",
+    expires_after_minutes: settings.expires_after_minutes ?? 60, due_after_days: null, grace_period_days: null, due_at: null,
+    payable_until_at: payableUntilAt, product_name: null, issued_by: issuedBy, bill_to: null, redirect_url: null, merchant_reference: null,
+    customer_id: null, customer_email: null, metadata: null, default_payment_option_id: options.find((option) => option.isDefault)?.id ?? null,
+    last_payment_option_id: null, last_transaction_hash: null, received_micros: "0", confirmed_micros: "0", confirmations: 0,
+    payment_detected_at: null, confirmed_at: null, paid_out_of_band_at: null, paid_out_of_band_note: null, voided_at: null,
+    exception_type: null, exception_status: null, exception_action: null, exception_note: null, exception_closed_at: null,
+    created_at: createdAt, last_payment_observed_at: null
+  }
+  const optionValues = options.flatMap((option) => [
+    option.id, option.invoiceId, option.position, option.railType, option.assetCode, option.network, option.tokenContract, option.decimals,
+    option.quotedAtomic.toString(), option.quoteRate, option.destinationAddress, option.paymentUri, option.qrCode, option.status,
+    option.isDefault, JSON.stringify(option.optionPayload), option.requiredConfirmations, option.reference, option.derivationIndex
+  ])
+
+  const client = await pool.connect()
+  try {
+    await client.query("BEGIN")
+    await client.query({ ...insertInvoice, values: INVOICE_COLUMNS.map((column) => invoice[column]) })
+    await client.query({ ...insertOptions(options.length), values: optionValues })
+    await client.query({ ...Q.outbox, values: [invoiceId, merchantId, "invoice_created"] })
+    await client.query("COMMIT")
+  } catch (error) {
+    await client.query("ROLLBACK").catch(() => undefined)
+    throw error
+  } finally {
+    client.release()
+  }
+  return {
+    id: invoiceId,
+    amountUsd: micros(amountMicros),
+    status: "awaiting_payment",
+    paymentCoverage: "none",
+    receivedAmountUsd: 0,
+    confirmedAmountUsd: 0,
+    confirmations: 0,
+    issuedBy,
+    paymentTiming: { mode: "immediate", expiresAfterMinutes: invoice.expires_after_minutes, payableUntilAt: payableUntilAt.toISOString() },
+    paymentOptions: options.map((option) => ({
+      id: option.id, railType: option.railType, assetCode: option.assetCode, network: option.network, tokenContract: option.tokenContract,
+      quotedAmount: Number(formatAtomic(option.quotedAtomic, option.decimals)), quoteRate: Number(option.quoteRate),
+      destinationAddress: option.destinationAddress, paymentUri: option.paymentUri, qrCode: option.qrCode, status: option.status,
+      isDefault: option.isDefault, optionPayload: option.optionPayload
+    })),
+    defaultPaymentOptionId: invoice.default_payment_option_id,
+    createdAt: createdAt.toISOString()
+  }
+}
+
+const findInvoice = async (id: string): Promise<Row | undefined> => (await pool.query({ ...find, values: [id] })).rows[0]
+
+/** The read views: the invoice, its options and payments (status: the polling subset). */
+const invoiceView = (row: Row, full: boolean) => {
+  const amount = micros(row.amount_micros)
+  const received = micros(row.received_micros)
+  const confirmed = micros(row.confirmed_micros)
+  const summary = {
+    paymentCoverage: received === 0 ? "none" : received < amount ? "partial" : received === amount ? "exact" : "over",
+    receivedAmountUsd: received,
+    confirmedAmountUsd: confirmed,
+    remainingAmountUsd: Math.max(0, amount - received),
+    overpaymentAmountUsd: Math.max(0, received - amount)
+  }
+  const common = {
+    status: row.status,
+    paymentCoverage: summary.paymentCoverage,
+    receivedAmountUsd: received,
+    confirmedAmountUsd: confirmed,
+    confirmations: row.confirmations,
+    paymentDetectedAt: iso(row.payment_detected_at),
+    confirmedAt: iso(row.confirmed_at),
+    paymentTiming: { mode: row.timing_mode, expiresAfterMinutes: row.expires_after_minutes, payableUntilAt: iso(row.payable_until_at) },
+    paymentSummary: summary,
+    paymentOptions: (row.options_json as Array<Row>).map((option) => ({
+      id: option.id, railType: option.railType, assetCode: option.assetCode, network: option.network, tokenContract: option.tokenContract,
+      quotedAmount: Number(formatAtomic(BigInt(option.quotedAtomic), option.decimals)), quoteRate: Number(option.quoteRate),
+      destinationAddress: option.destinationAddress, paymentUri: option.paymentUri, qrCode: option.qrCode, status: option.status,
+      isDefault: option.isDefault, optionPayload: option.optionPayload
+    })),
+    defaultPaymentOptionId: row.default_payment_option_id,
+    lastPaymentOptionId: row.last_payment_option_id,
+    payments: (row.payments_json as Array<Row>).map((payment) => ({
+      id: payment.id, paymentOptionId: payment.paymentOptionId, assetCode: payment.assetCode, network: payment.network,
+      destinationAddress: payment.destinationAddress, transactionHash: payment.transactionHash,
+      amountReceived: Number(formatAtomic(BigInt(payment.amountAtomic), payment.decimals)),
+      observedTotalAmount: Number(formatAtomic(BigInt(payment.observedTotalAtomic), payment.decimals)),
+      confirmations: payment.confirmations, observedAt: iso(payment.observedAt), confirmedAt: iso(payment.confirmedAt),
+      invalidatedAt: iso(payment.invalidatedAt), invalidationReason: payment.invalidationReason
+    })),
+    lastPaymentObservedAt: iso(row.last_payment_observed_at)
+  }
+  return full
+    ? {
+      id: row.id, amountUsd: amount, issuedBy: row.issued_by, productName: row.product_name, metadata: row.metadata,
+      createdAt: iso(row.created_at), ...common
+    }
+    : common
+}
+
+const UUID = "([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})"
+const PUBLIC_STATUS = new RegExp(`^/api/checkout/pay/${UUID}/status$`)
+const MERCHANT_INVOICE = new RegExp(`^/api/checkout/invoices/${UUID}(/status)?$`)
+
+const server = createServer(async (request, response) => {
+  try {
+    const url = request.url ?? "/"
+    const publicStatus = PUBLIC_STATUS.exec(url)
+    if (request.method === "GET" && publicStatus !== null) {
+      const row = await findInvoice(publicStatus[1])
+      return row === undefined ? send(response, 404, { error: "Invoice not found" }) : send(response, 200, invoiceView(row, false))
+    }
+    if (request.method === "POST" && url === "/api/checkout/invoices") {
+      const merchantId = await authenticate(request)
+      return send(response, 201, await create(merchantId, await readBody(request)))
+    }
+    const merchantInvoice = MERCHANT_INVOICE.exec(url)
+    if (request.method === "GET" && merchantInvoice !== null) {
+      const merchantId = await authenticate(request)
+      const row = await findInvoice(merchantInvoice[1])
+      if (row === undefined || row.merchant_id !== merchantId) return send(response, 404, { error: "Invoice not found" })
+      return send(response, 200, invoiceView(row, merchantInvoice[2] === undefined))
+    }
+    send(response, 404, { error: "Not found" })
+  } catch (error) {
+    if (error instanceof HttpError) return send(response, error.status, { error: error.message }, error.headers)
+    console.error(error)
+    send(response, 500, { error: "Internal server error" })
+  }
+})
+
+const port = Number(process.env.PORT ?? "0")
+server.listen(port, "127.0.0.1", () => {
+  const address = server.address()
+  console.log(JSON.stringify({ port: typeof address === "object" && address !== null ? address.port : port }))
+})
+
+const shutdown = async () => {
+  server.close()
+  await pool.end().catch(() => undefined)
+  if (embedded !== undefined) {
+    await embedded.socket.stop().catch(() => undefined)
+    await embedded.db.close().catch(() => undefined)
+  }
+  process.exit(0)
+}
+process.on("SIGTERM", () => void shutdown())
+process.on("SIGINT", () => void shutdown())

@@ -1,0 +1,167 @@
+/**
+ * Helpers shared by the bench scripts (`npm run bench`): child processes, free ports, readiness,
+ * resident memory. No project code here, so the raw baseline can use it too.
+ */
+import { type ChildProcess, spawn } from "node:child_process"
+import { readFileSync } from "node:fs"
+import { createServer } from "node:net"
+import { join } from "node:path"
+
+export const ROOT = join(import.meta.dirname, "..", "..")
+export const NODE_ARGS = ["--experimental-strip-types", "--disable-warning=ExperimentalWarning"]
+
+/** What the setup step creates for one target (service or baseline) and hands to the load generator. */
+export interface Seeded {
+  readonly label: string
+  readonly merchantId: string
+  readonly apiKey: string
+  /** Invoices (5 options, one payment each) that the read scenarios rotate over. */
+  readonly invoiceIds: ReadonlyArray<string>
+  /** The keys the create scenario rotates over: apiKey first, then those of the extra merchants (--merchants). */
+  readonly apiKeys: ReadonlyArray<string>
+}
+
+/** A port nobody listens on right now (the child binds it a moment later). */
+export const freePort = (): Promise<number> =>
+  new Promise((resolve, reject) => {
+    const server = createServer()
+    server.once("error", reject)
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address()
+      const port = typeof address === "object" && address !== null ? address.port : 0
+      server.close(() => resolve(port))
+    })
+  })
+
+export interface Child {
+  readonly process: ChildProcess
+  /** Resolves with the first stdout line that parses as a JSON object. */
+  readonly firstJson: Promise<Record<string, unknown>>
+  /** Resolves with the exit code once the child has exited. */
+  readonly exited: Promise<number | null>
+  /** The inspector's WebSocket URL when the child runs with --inspect (undefined otherwise, once it exits). */
+  readonly inspector: Promise<string | undefined>
+}
+
+/** Runs a node script (type stripping on) as a child; stderr passes through with a prefix. */
+export const startNode = (
+  script: string,
+  args: ReadonlyArray<string>,
+  env: Readonly<Record<string, string | undefined>>,
+  options: { readonly label: string; readonly nodeFlags?: ReadonlyArray<string> }
+): Child => {
+  const child = spawn(process.execPath, [...NODE_ARGS, ...(options.nodeFlags ?? []), script, ...args], {
+    cwd: ROOT,
+    env: env as NodeJS.ProcessEnv,
+    stdio: ["ignore", "pipe", "pipe"]
+  })
+  let stdout = ""
+  let settled = false
+  const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)))
+  const firstJson = new Promise<Record<string, unknown>>((resolve, reject) => {
+    let pending = ""
+    child.stdout!.on("data", (chunk: Buffer) => {
+      const text = chunk.toString()
+      stdout = (stdout + text).slice(-20_000)
+      pending += text
+      const lines = pending.split("\n")
+      pending = lines.pop() ?? ""
+      for (const line of lines) {
+        if (!settled && line.startsWith("{")) {
+          try {
+            resolve(JSON.parse(line) as Record<string, unknown>)
+            settled = true
+            continue
+          } catch {
+            // not the report line: show it below
+          }
+        }
+        // Anything else a child prints (e.g. Effect's logger) is shown, prefixed.
+        if (line.trim() !== "") process.stderr.write(`  [${options.label}] ${line}\n`)
+      }
+    })
+    void exited.then((code) => {
+      if (!settled) reject(new Error(`${options.label} exited with code ${code} before reporting; stdout: ${stdout.slice(-2000)}`))
+    })
+  })
+  firstJson.catch(() => undefined) // only an error for callers that wait for it
+  let inspectorUrl: string | undefined
+  const inspector = new Promise<string | undefined>((resolve) => {
+    child.stderr!.on("data", (chunk: Buffer) => {
+      const match = /Debugger listening on (ws:\/\/\S+)/.exec(chunk.toString())
+      if (match !== null && inspectorUrl === undefined) {
+        inspectorUrl = match[1]
+        resolve(inspectorUrl)
+      }
+    })
+    void exited.then(() => resolve(undefined))
+  })
+  child.stderr!.on("data", (chunk: Buffer) => {
+    for (const line of chunk.toString().split("\n")) {
+      if (line.trim() === "" || /Debugger (listening|ending|attached)|For help, see: https:\/\/nodejs.org|Waiting for the debugger to disconnect/.test(line)) continue
+      process.stderr.write(`  [${options.label}] ${line}\n`)
+    }
+  })
+  return { process: child, firstJson, exited, inspector }
+}
+
+/** Polls an HTTP URL until the server answers at all (any status). */
+export const waitForHttp = async (url: string, child: Child, timeoutMs = 60_000) => {
+  const deadline = Date.now() + timeoutMs
+  let exitCode: number | null | undefined
+  void child.exited.then((code) => (exitCode = code ?? -1))
+  while (Date.now() < deadline) {
+    if (exitCode !== undefined) throw new Error(`the server exited with code ${exitCode} while starting`)
+    try {
+      await fetch(url, { signal: AbortSignal.timeout(1000) })
+      return
+    } catch {
+      await new Promise((resolve) => setTimeout(resolve, 100))
+    }
+  }
+  throw new Error(`${url} did not answer within ${timeoutMs} ms`)
+}
+
+/** Stops a child with SIGTERM (so that --cpu-prof writes its profile), SIGKILL after a grace period. */
+export const stop = async (child: Child, graceMs = 10_000) => {
+  if (child.process.exitCode !== null || child.process.signalCode !== null) return
+  child.process.kill("SIGTERM")
+  const timer = setTimeout(() => child.process.kill("SIGKILL"), graceMs)
+  await child.exited
+  clearTimeout(timer)
+}
+
+/** Resident set size of a process in MiB, from /proc/<pid>/status (VmRSS). */
+export const rssMb = (pid: number): number => {
+  const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))
+  return match === null ? Number.NaN : Math.round(Number(match[1]) / 1024)
+}
+
+/**
+ * Forces a full garbage collection in a child started with --inspect=127.0.0.1:0 and returns its
+ * live JS heap in MiB (Runtime.getHeapUsage after HeapProfiler.collectGarbage): unlike RSS, it
+ * does not include heap space V8 keeps reserved after a burst, so it shows a leak directly.
+ */
+export const heapAfterGcMb = (inspectorUrl: string, timeoutMs = 15_000): Promise<number> =>
+  new Promise((resolve, reject) => {
+    const socket = new WebSocket(inspectorUrl)
+    const timer = setTimeout(() => {
+      socket.close()
+      reject(new Error("inspector did not answer"))
+    }, timeoutMs)
+    socket.addEventListener("open", () => socket.send(JSON.stringify({ id: 1, method: "HeapProfiler.collectGarbage" })))
+    socket.addEventListener("message", (event: MessageEvent) => {
+      const message = JSON.parse(String(event.data)) as { id?: number; result?: { usedSize?: number }; error?: unknown }
+      if (message.id === 1) socket.send(JSON.stringify({ id: 2, method: "Runtime.getHeapUsage" }))
+      if (message.id === 2) {
+        clearTimeout(timer)
+        socket.close()
+        if (message.result?.usedSize === undefined) reject(new Error(`inspector: ${JSON.stringify(message.error)}`))
+        else resolve(Math.round((message.result.usedSize / 2 ** 20) * 10) / 10)
+      }
+    })
+    socket.addEventListener("error", () => {
+      clearTimeout(timer)
+      reject(new Error("inspector connection failed"))
+    })
+  })
