@@ -2,7 +2,9 @@
  * The raw baseline of `npm run bench`: a minimal `node:http` + `pg` server doing the same SQL
  * work per request as the service (same statements, same order, same transaction), without
  * Effect, without schema validation/encoding and without the non-SQL work of the service:
- * no QR codes (qrCode is null on created options), no HD-key derivation (EVM deposit and bitcoin
+ * no QR encoding (each created address-transfer option stores and returns a constant SVG, made
+ * once at start-up for a URI of the same length, so the rows and answers carry the same bytes as
+ * the service's), no HD-key derivation (EVM deposit and bitcoin
  * pool addresses are hash placeholders), no Solana reference key generation (a random string).
  *
  * Per request, as the service:
@@ -10,9 +12,10 @@
  *   window statement as src/accounts/PgRateLimiterStore.ts, same limit);
  * - create: checkout settings with methods (one select), the bitcoin pool take (and, when fewer
  *   than 10 addresses are left, a background single-flight refill transaction: advisory lock,
- *   count, derivation counter, batched insert), one derivation-counter upsert per EVM xpub, then
- *   BEGIN, invoice insert, one batched options insert, outbox insert, COMMIT; the answer is built
- *   from memory (the service does not re-read either);
+ *   count, derivation counter, batched insert), one derivation-counter upsert per EVM xpub (one
+ *   index serves that key's options on different networks, src/payments/DepositSlots.ts), then
+ *   invoice, options and outbox row in one statement; the answer is built from memory (the
+ *   service does not re-read either);
  * - detail and status: the invoice with its options and payments in one select (InvoiceRepo.find);
  * - public status: that select alone, no authentication.
  *
@@ -26,6 +29,8 @@ import { createHash, randomUUID } from "node:crypto"
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
 import pg from "pg"
 import { DECIMALS, DEFAULT_CONFIRMATIONS, DEFAULT_TOKENS, EVM_CHAIN_IDS } from "../../src/payments/Networks.ts"
+import { depositSlots } from "../../src/payments/DepositSlots.ts"
+import { qrSvg } from "../../src/payments/QrCode.ts"
 
 const RATE_LIMIT = Number(process.env.BENCH_API_RATE_LIMIT ?? "1000000")
 const GAP_LIMIT = 20
@@ -104,7 +109,6 @@ const Q = {
   },
   advisory: { name: "advisory", text: `SELECT pg_try_advisory_xact_lock(hashtext($1)) AS locked` },
   free: { name: "free", text: `SELECT count(*)::int AS count FROM bitcoin_address_pool WHERE xpub = $1 AND assigned_at IS NULL` },
-  outbox: { name: "outbox", text: `INSERT INTO outbox (invoice_id, merchant_id, event) VALUES ($1, $2, $3)` }
 }
 
 const INVOICE_COLUMNS = [
@@ -123,14 +127,19 @@ const OPTION_COLUMNS = [
 const placeholders = (rows: number, columns: number) =>
   Array.from({ length: rows }, (_, row) => `(${Array.from({ length: columns }, (_, column) => `$${row * columns + column + 1}`).join(", ")})`)
     .join(", ")
-const insertInvoice = {
-  name: "insertInvoice",
-  text: `INSERT INTO invoices (${INVOICE_COLUMNS.join(", ")}) VALUES ${placeholders(1, INVOICE_COLUMNS.length)}`
+/** Invoice, options and outbox row in one statement, as InvoiceRepo.insert. */
+const insertCreated = (optionCount: number) => {
+  const invoiceParams = INVOICE_COLUMNS.length
+  const optionParams = optionCount * OPTION_COLUMNS.length
+  const shift = (text: string, by: number) => text.replace(/\$(\d+)/g, (_, n) => `$${Number(n) + by}`)
+  return {
+    name: `insertCreated${optionCount}`,
+    text: `WITH invoice AS (INSERT INTO invoices (${INVOICE_COLUMNS.join(", ")}) VALUES ${placeholders(1, invoiceParams)}), ` +
+      `options AS (INSERT INTO payment_options (${OPTION_COLUMNS.join(", ")}) VALUES ` +
+      `${shift(placeholders(optionCount, OPTION_COLUMNS.length), invoiceParams)}) ` +
+      `INSERT INTO outbox (invoice_id, merchant_id, event) VALUES ${shift("($1, $2, $3)", invoiceParams + optionParams)}`
+  }
 }
-const insertOptions = (count: number) => ({
-  name: `insertOptions${count}`,
-  text: `INSERT INTO payment_options (${OPTION_COLUMNS.join(", ")}) VALUES ${placeholders(count, OPTION_COLUMNS.length)}`
-})
 const insertPool = (count: number) => ({
   name: `insertPool${count}`,
   text: `INSERT INTO bitcoin_address_pool (xpub, derivation_index, address) VALUES ${placeholders(count, 3)}`
@@ -240,6 +249,18 @@ const refill = async (xpub: string) => {
   }
 }
 
+// ---- constant QR codes: one SVG per URI length, encoded once (the service encodes each URI)
+
+const qrByLength = new Map<number, string>()
+const constantQr = (uri: string) => {
+  let svg = qrByLength.get(uri.length)
+  if (svg === undefined) {
+    svg = qrSvg("x".repeat(uri.length))
+    qrByLength.set(uri.length, svg)
+  }
+  return svg
+}
+
 // ---- the use cases
 
 interface Method {
@@ -281,24 +302,22 @@ const create = async (merchantId: string, body: string) => {
   methods = methods.filter((method) => method.network !== "bitcoin" || bitcoinIndexes.has(method.id))
   if (methods.length === 0) throw new HttpError(503, "Bitcoin addresses are being prepared")
 
-  // One counter upsert per extended key (the two EVM deposit methods share one).
-  const byKey = new Map<string, Array<string>>()
-  for (const method of methods) {
-    if (isEvm(method.network) && method.railType === "address_transfer" && method.xpub !== null) {
-      byKey.set(method.xpub, [...(byKey.get(method.xpub) ?? []), method.id])
-    }
-  }
+  // One counter upsert per extended key; options of one key on different networks share an index.
+  const slots = depositSlots(methods.filter((method) => isEvm(method.network) && method.railType === "address_transfer" && method.xpub !== null)
+    .map((method) => ({ id: method.id, xpub: method.xpub!, network: method.network })))
   const indexes = new Map<string, number>()
-  for (const [xpub, ids] of byKey) {
-    const next = Number((await pool.query({ ...Q.counter, values: [xpub, ids.length] })).rows[0].next_index)
-    ids.forEach((id, offset) => indexes.set(id, next - ids.length + offset))
+  for (const [xpub, count] of slots.counts) {
+    const next = Number((await pool.query({ ...Q.counter, values: [xpub, count] })).rows[0].next_index)
+    for (const method of methods) if (method.xpub === xpub && slots.offsets.has(method.id)) indexes.set(method.id, next - count + slots.offsets.get(method.id)!)
   }
 
   const invoiceId = randomUUID()
   const createdAt = new Date()
   const payableUntilAt = new Date(createdAt.getTime() + Number(settings.expires_after_minutes ?? 60) * 60_000)
   const defaultMethod = methods.find((method) => method.isDefault) ?? methods[0]
-  const options = methods.map((method, position) => {
+  const issuedBy = typeof input.issuedBy === "string" ? input.issuedBy : settings.issued_by
+  const label = issuedBy ?? "Checkout"
+  const options = await Promise.all(methods.map(async (method, position) => {
     const decimals = DECIMALS[method.assetCode]
     const rate = method.assetCode === "BTC" ? BTC_USD_MICROS : 1_000_000n
     const quotedAtomic = (amountMicros * 10n ** BigInt(decimals) + rate - 1n) / rate
@@ -318,8 +337,10 @@ const create = async (merchantId: string, body: string) => {
     } else if (method.network === "solana") {
       reference = placeholder(optionId, 44)
       destination = method.recipientAddress
-      uri = `solana:${destination}?amount=${formatAtomic(quotedAtomic, decimals)}&spl-token=${tokenContract}&reference=${reference}`
-      payload = { ...payload, methodType: "solana", paymentUri: uri, recipientAddress: destination, reference, mintAddress: tokenContract, decimals, amountAtomic: quotedAtomic.toString() }
+      const memo = `checkout:${invoiceId}:${optionId}`
+      uri = `solana:${destination}?amount=${formatAtomic(quotedAtomic, decimals)}&spl-token=${tokenContract}&reference=${reference}` +
+        `&label=${encodeURIComponent(label)}&memo=${encodeURIComponent(memo)}`
+      payload = { ...payload, methodType: "solana", paymentUri: uri, recipientAddress: destination, reference, mintAddress: tokenContract, decimals, amountAtomic: quotedAtomic.toString(), memo }
     } else if (method.railType === "wallet_contract") {
       payload = { ...payload, chainId: EVM_CHAIN_IDS[method.network as "ethereum"], contractAddress: `0x${placeholder(optionId, 40)}`, tokenContract, recipient: method.recipientAddress, decimals, paymentAmountAtomic: quotedAtomic.toString() }
     } else {
@@ -331,11 +352,10 @@ const create = async (merchantId: string, body: string) => {
     return {
       id: optionId, invoiceId, position, railType: method.railType, assetCode: method.assetCode, network: method.network, tokenContract,
       decimals, quotedAtomic, quoteRate: method.assetCode === "BTC" ? "65000" : "1", destinationAddress: destination, paymentUri: uri,
-      qrCode: null, status: "active", isDefault: method === defaultMethod, optionPayload: payload, requiredConfirmations, reference,
+      qrCode: uri === null ? null : constantQr(uri), status: "active", isDefault: method === defaultMethod, optionPayload: payload, requiredConfirmations, reference,
       derivationIndex
     }
-  })
-  const issuedBy = typeof input.issuedBy === "string" ? input.issuedBy : settings.issued_by
+  }))
   const invoice: Record<(typeof INVOICE_COLUMNS)[number], unknown> = {
     id: invoiceId, merchant_id: merchantId, amount_micros: amountMicros.toString(), status: "awaiting_payment", timing_mode: "immediate",
     expires_after_minutes: settings.expires_after_minutes ?? 60, due_after_days: null, grace_period_days: null, due_at: null,
@@ -352,19 +372,10 @@ const create = async (merchantId: string, body: string) => {
     option.isDefault, JSON.stringify(option.optionPayload), option.requiredConfirmations, option.reference, option.derivationIndex
   ])
 
-  const client = await pool.connect()
-  try {
-    await client.query("BEGIN")
-    await client.query({ ...insertInvoice, values: INVOICE_COLUMNS.map((column) => invoice[column]) })
-    await client.query({ ...insertOptions(options.length), values: optionValues })
-    await client.query({ ...Q.outbox, values: [invoiceId, merchantId, "invoice_created"] })
-    await client.query("COMMIT")
-  } catch (error) {
-    await client.query("ROLLBACK").catch(() => undefined)
-    throw error
-  } finally {
-    client.release()
-  }
+  await pool.query({
+    ...insertCreated(options.length),
+    values: [...INVOICE_COLUMNS.map((column) => invoice[column]), ...optionValues, invoiceId, merchantId, "invoice_created"]
+  })
   return {
     id: invoiceId,
     amountUsd: micros(amountMicros),

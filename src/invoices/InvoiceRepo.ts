@@ -109,13 +109,6 @@ export class InvoiceRepo extends Context.Service<InvoiceRepo, {
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
 
-      const insertOutbox = (events: ReadonlyArray<OutboxEvent>) =>
-        events.length === 0
-          ? Effect.void
-          : sql`INSERT INTO outbox ${
-            sql.insert(rowsOf(events.map((event) => ({ invoice_id: event.invoiceId, merchant_id: event.merchantId, event: event.event }))))
-          }`.pipe(Effect.asVoid)
-
       const listPayments = (invoiceId: string) =>
         sql<Row>`SELECT * FROM payments WHERE invoice_id = ${invoiceId} ORDER BY observed_at, id`.pipe(
           Effect.map((rows) => rows.map(paymentFromRow)),
@@ -124,12 +117,18 @@ export class InvoiceRepo extends Context.Service<InvoiceRepo, {
 
       return {
         withTransaction: (effect) => sql.withTransaction(effect).pipe(Effect.catchTag("SqlError", Effect.die)),
-        insert: (invoice, options, events) =>
-          Effect.gen(function*() {
-            yield* sql`INSERT INTO invoices ${sql.insert(invoiceColumns(invoice))}`
-            if (options.length > 0) yield* sql`INSERT INTO payment_options ${sql.insert(rowsOf(options.map(optionColumns)))}`
-            yield* insertOutbox(events)
-          }).pipe(sql.withTransaction, Effect.orDie),
+        // One statement, so one round trip and atomic without BEGIN/COMMIT; the foreign keys of the
+        // options and the outbox rows are checked at its end, when the invoice row exists.
+        insert: (invoice, options, events) => {
+          const optionsInsert = options.length === 0
+            ? sql``
+            : sql`, options AS (INSERT INTO payment_options ${sql.insert(rowsOf(options.map(optionColumns)))})`
+          const outboxRows = events.map((event) => ({ invoice_id: event.invoiceId, merchant_id: event.merchantId, event: event.event }))
+          return (events.length === 0
+            ? sql`WITH invoice AS (INSERT INTO invoices ${sql.insert(invoiceColumns(invoice))})${optionsInsert} SELECT 1`
+            : sql`WITH invoice AS (INSERT INTO invoices ${sql.insert(invoiceColumns(invoice))})${optionsInsert}
+              INSERT INTO outbox ${sql.insert(rowsOf(outboxRows))}`).pipe(Effect.asVoid, Effect.orDie)
+        },
         find: (id) =>
           sql<Row>`SELECT i.*, ${sql.literal(OPTIONS_JSON)} AS options_json, ${sql.literal(PAYMENTS_JSON)} AS payments_json
             FROM invoices i WHERE i.id = ${id}`.pipe(

@@ -129,12 +129,12 @@ export class Invoices extends Context.Service<Invoices, {
           return yield* new PaymentMethodUnavailable({ message: "No enabled payment method is available for this invoice" })
         }
 
-        const bitcoinIndexes = new Map<string, number>()
+        const bitcoinIndexes = new Map<string, { readonly derivationIndex: number; readonly address: string }>()
         for (const method of methods.filter((candidate) => candidate.network === "bitcoin" && candidate.xpub !== null)) {
           const taken = yield* addressPool.take(method.xpub!)
           // Top the pool up in the background when it runs low; this invoice does not wait for it.
           if (taken === undefined || taken.remaining < GAP_LIMIT / 2) yield* Effect.forkDetach(addressPool.refill(method.xpub!))
-          if (taken !== undefined) bitcoinIndexes.set(method.id, taken.derivationIndex)
+          if (taken !== undefined) bitcoinIndexes.set(method.id, taken)
         }
         const withoutPendingBitcoin = methods.filter((method) => method.network !== "bitcoin" || bitcoinIndexes.has(method.id))
         if (withoutPendingBitcoin.length === 0) return yield* new BitcoinAddressesPreparing()
@@ -157,7 +157,7 @@ export class Invoices extends Context.Service<Invoices, {
         const defaultMethod = methods.find((method) => method.isDefault) ?? methods[0]
         const label = body.issuedBy ?? settings.issuedBy ?? "Checkout"
         const options: Array<NewOption> = yield* Effect.forEach(methods, (method, position) =>
-          Effect.tryPromise({
+          Effect.try({
             try: () =>
               buildOption({
                 invoiceId,
@@ -168,7 +168,8 @@ export class Invoices extends Context.Service<Invoices, {
                 isDefault: method === defaultMethod,
                 position,
                 rateMicros: rates.get(method.assetCode) ?? 1_000_000n,
-                derivationIndex: indexes.get(method.id) ?? bitcoinIndexes.get(method.id)
+                derivationIndex: indexes.get(method.id) ?? bitcoinIndexes.get(method.id)?.derivationIndex,
+                knownAddress: bitcoinIndexes.get(method.id)?.address
               }, rails.settings),
             catch: (cause) =>
               new PaymentBackendUnavailable({ message: `The ${method.network} ${method.assetCode} payment method backend is unavailable` })

@@ -92,7 +92,11 @@ const effectsOf = (actions: ReadonlyArray<{ type: string; params: unknown }>): A
     return effect === undefined ? [] : [effect]
   })
 
-export const initialDecision = (): Decision => {
+export const initialDecision = (): Decision => (initial ??= computeInitialDecision())
+
+// The same for every invoice: computed once, not on every create.
+let initial: Decision | undefined
+const computeInitialDecision = (): Decision => {
   const [snapshot] = initialTransition(invoiceMachine)
   const state = fromSnapshot(snapshot, { status: "awaiting_payment", exceptionType: null, exceptionStatus: null }, [])
   return { state, effects: [{ kind: "emit", event: "invoice_created" }] }

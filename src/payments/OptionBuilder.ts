@@ -1,9 +1,9 @@
-import QRCode from "qrcode"
 import type { Hex } from "viem"
 import type { PaymentOptionRecord } from "../domain/Invoice.ts"
 import { ceilDiv, formatAtomic, type Micros } from "../domain/Money.ts"
 import { bitcoinAddress, evmDepositAddress, forwarderAddress, solanaReference } from "./Derivation.ts"
 import { type AssetCode, DECIMALS, EVM_CHAIN_IDS, isEvm, type Network } from "./Networks.ts"
+import { qrSvg } from "./QrCode.ts"
 
 export interface PaymentMethod {
   readonly id: string
@@ -34,6 +34,8 @@ export interface OptionRequest {
   readonly rateMicros: bigint
   /** A fresh derivation index for xpub-derived addresses. */
   readonly derivationIndex: number | undefined
+  /** The address at that index when already known (the bitcoin pool stores it): not derived again. */
+  readonly knownAddress?: string | undefined
 }
 
 /** Atomic amount due: rounded up, so the payer never underpays. */
@@ -59,18 +61,10 @@ export const solanaPayUri = (p: {
     encodeURIComponent(p.label)
   }&memo=${encodeURIComponent(p.memo)}`
 
-/**
- * SVG QR code of a payment URI. One byte-mode segment and a fixed mask pattern: segment
- * optimisation and the eight-mask search cost about 4 ms per code (90% of a create's CPU), and
- * every mask pattern yields a valid, scannable code.
- */
-export const qrSvg = (text: string): Promise<string> =>
-  QRCode.toString([{ data: new TextEncoder().encode(text), mode: "byte" }], { type: "svg", errorCorrectionLevel: "M", margin: 2, maskPattern: 4 })
-
 export class OptionBuildError extends Error {}
 
 /** Builds one payment option: addresses, URI, QR code and executable payload. */
-export const buildOption = async (request: OptionRequest, settings: RailSettings): Promise<PaymentOptionRecord & { reference: string | null; derivationIndex: number | null }> => {
+export const buildOption = (request: OptionRequest, settings: RailSettings): PaymentOptionRecord & { reference: string | null; derivationIndex: number | null } => {
   const { method } = request
   const decimals = DECIMALS[method.assetCode]
   const quotedAtomic = quoteAtomic(request.amountMicros, request.rateMicros, decimals)
@@ -99,13 +93,13 @@ export const buildOption = async (request: OptionRequest, settings: RailSettings
 
   if (method.network === "bitcoin") {
     if (method.xpub === null || request.derivationIndex === undefined) throw new OptionBuildError("bitcoin method has no xpub")
-    const address = bitcoinAddress(method.xpub, request.derivationIndex)
+    const address = request.knownAddress ?? bitcoinAddress(method.xpub, request.derivationIndex)
     const uri = bitcoinUri(address, quotedAtomic)
     return {
       ...base,
       destinationAddress: address,
       paymentUri: uri,
-      qrCode: await qrSvg(uri),
+      qrCode: qrSvg(uri),
       optionPayload: { railType: "address_transfer", requiredConfirmations }
     }
   }
@@ -120,7 +114,7 @@ export const buildOption = async (request: OptionRequest, settings: RailSettings
       reference,
       destinationAddress: method.recipientAddress,
       paymentUri: uri,
-      qrCode: await qrSvg(uri),
+      qrCode: qrSvg(uri),
       optionPayload: {
         railType: "address_transfer",
         methodType: "solana",
@@ -166,7 +160,7 @@ export const buildOption = async (request: OptionRequest, settings: RailSettings
     ...base,
     destinationAddress: address,
     paymentUri: uri,
-    qrCode: await qrSvg(uri),
+    qrCode: qrSvg(uri),
     optionPayload: {
       railType: "address_transfer",
       chainId,

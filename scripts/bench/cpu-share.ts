@@ -1,0 +1,48 @@
+/**
+ * Where the CPU goes while one target is under create load: the target process, PostgreSQL's
+ * backends and the load generator, as shares of the machine, from /proc (clock ticks).
+ *
+ *   DATABASE_URL=... [CPU_PROFILE_DIR=/tmp/x] node --experimental-strip-types scripts/bench/cpu-share.ts [service|baseline] [create|public-status]
+ */
+import autocannon from "autocannon"
+import { execSync } from "node:child_process"
+import { readFileSync } from "node:fs"
+import { join } from "node:path"
+import { freePort, ROOT, type Seeded, startNode, stop, waitForHttp } from "./shared.ts"
+
+const target = process.argv[2] ?? "service"
+// CPU_PROFILE_DIR=/tmp/x: the target runs with --cpu-prof (the profile covers start-up, warm-up and the measured run)
+const profile = process.env.CPU_PROFILE_DIR === undefined ? [] : ["--cpu-prof", `--cpu-prof-dir=${process.env.CPU_PROFILE_DIR}`]
+const scenario = process.argv[3] ?? "create"
+const ticks = (pid: number) => {
+  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ")
+  return Number(fields[11]) + Number(fields[12])
+}
+const postgresPids = () => execSync("pgrep -x postgres || true").toString().trim().split("\n").filter(Boolean).map(Number)
+const postgresTicks = () => postgresPids().reduce((sum, pid) => { try { return sum + ticks(pid) } catch { return sum } }, 0)
+
+const env = { ...process.env }
+const seed = (await startNode(join(import.meta.dirname, "setup.ts"), ["--label", target, "--merchants", "50"], env, { label: "setup" }).firstJson) as unknown as Seeded
+const port = await freePort()
+const child = target === "service"
+  ? startNode(join(ROOT, "src", "main.ts"), [], { ...env, PORT: String(port), HOST: "127.0.0.1", CHECKOUT_ENV: "test", CHECKOUT_DEMO: "false", CHECKOUT_ROLE: "api", CHECKOUT_API_RATE_LIMIT: "1000000", REDIS_URL: "", CHECKOUT_PRICE_URL: "" }, { label: "service", nodeFlags: profile })
+  : startNode(join(import.meta.dirname, "raw-server.ts"), [], { ...env, PORT: String(port), BENCH_API_RATE_LIMIT: "1000000" }, { label: "baseline", nodeFlags: profile })
+await waitForHttp(`http://127.0.0.1:${port}/api/checkout/pay/${seed.invoiceIds[0]}/status`, child)
+let connection = 0
+const run = (seconds: number) => autocannon({
+  url: `http://127.0.0.1:${port}`, connections: 50, duration: seconds,
+  requests: scenario === "create"
+    ? [{ method: "POST", path: "/api/checkout/invoices", headers: { "content-type": "application/json" }, body: JSON.stringify({ amountUsd: 25.5 }) }]
+    : seed.invoiceIds.map((id) => ({ method: "GET" as const, path: `/api/checkout/pay/${id}/status` })),
+  setupClient: (client) => client.setHeaders({ "x-api-key": seed.apiKeys[connection++ % seed.apiKeys.length], "content-type": "application/json" })
+})
+await run(3)
+const before = { target: ticks(child.process.pid!), pg: postgresTicks(), self: process.cpuUsage(), at: performance.now() }
+const result = await run(8)
+const seconds = (performance.now() - before.at) / 1000
+const self = process.cpuUsage(before.self)
+const share = (delta: number) => `${Math.round(delta / 100 / seconds * 100)}% of one core`
+console.log(`${target} ${scenario}: ${Math.round(result.requests.average)} req/s; CPU: ${target} ${share(ticks(child.process.pid!) - before.target)}, ` +
+  `PostgreSQL ${share(postgresTicks() - before.pg)}, load generator ${Math.round((self.user + self.system) / 1e4 / seconds)}% of one core`)
+await stop(child)
+process.exit(0)
