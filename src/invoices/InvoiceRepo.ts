@@ -1,5 +1,5 @@
 import { Context, Effect, Layer } from "effect"
-import { SqlClient } from "effect/sql"
+import { SqlClient, type Statement } from "effect/sql"
 import type { InvoiceRecord, OutboxEvent, PaymentOptionRecord, PaymentRecord } from "../domain/Invoice.ts"
 import { invoiceColumns, invoiceFromRow, optionFromRow, paymentFromRow } from "./InvoiceRows.ts"
 
@@ -63,6 +63,14 @@ const MUTABLE_COLUMNS = [
   "payable_until_at"
 ] as const
 
+const mutableValues = (invoice: InvoiceRecord) => {
+  const columns = invoiceColumns(invoice)
+  return Object.fromEntries(MUTABLE_COLUMNS.map((column) => [column, columns[column]]))
+}
+
+const outboxRows = (events: ReadonlyArray<OutboxEvent>) =>
+  rowsOf(events.map((event) => ({ invoice_id: event.invoiceId, merchant_id: event.merchantId, event: event.event })))
+
 /**
  * Persistence of invoices, their options, payments and outbox events. SQL failures are
  * infrastructure failures: they become defects here, at the repository edge.
@@ -101,6 +109,12 @@ export class InvoiceRepo extends Context.Service<InvoiceRepo, {
     readonly payments: ReadonlyArray<PaymentRecord>
   } | undefined>
   readonly save: (invoice: InvoiceRecord, events: ReadonlyArray<OutboxEvent>) => Effect.Effect<void>
+  /**
+   * `write` (a data-modifying statement ending in RETURNING 1, e.g. the payment row behind the
+   * change), the invoice update and its outbox events as one statement: one round trip. Returns how
+   * many rows `write` touched; when that is not what the caller expected, it fails the transaction.
+   */
+  readonly saveWith: (write: Statement.Fragment, invoice: InvoiceRecord, events: ReadonlyArray<OutboxEvent>) => Effect.Effect<number>
   readonly listPayments: (invoiceId: string) => Effect.Effect<ReadonlyArray<PaymentRecord>>
   readonly withTransaction: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
 }>()("Invoices/InvoiceRepo") {
@@ -158,16 +172,24 @@ export class InvoiceRepo extends Context.Service<InvoiceRepo, {
             return { invoice: invoiceFromRow(rows[0]), option: optionFromRow(rows[0].optionJson as Row), payments }
           }).pipe(Effect.orDie),
         save: (invoice, events) => {
-          const columns = invoiceColumns(invoice)
-          const values = Object.fromEntries(MUTABLE_COLUMNS.map((column) => [column, columns[column]]))
           // The update and its outbox events in one statement (one round trip).
           return (events.length === 0
-            ? sql`UPDATE invoices SET ${sql.update(values)} WHERE id = ${invoice.id}`
-            : sql`WITH updated AS (UPDATE invoices SET ${sql.update(values)} WHERE id = ${invoice.id} RETURNING id)
-                INSERT INTO outbox ${
-              sql.insert(rowsOf(events.map((event) => ({ invoice_id: event.invoiceId, merchant_id: event.merchantId, event: event.event }))))
-            }`).pipe(Effect.asVoid, Effect.orDie)
+            ? sql`UPDATE invoices SET ${sql.update(mutableValues(invoice))} WHERE id = ${invoice.id}`
+            : sql`WITH updated AS (UPDATE invoices SET ${sql.update(mutableValues(invoice))} WHERE id = ${invoice.id} RETURNING id)
+                INSERT INTO outbox ${sql.insert(outboxRows(events))}`).pipe(Effect.asVoid, Effect.orDie)
         },
+        saveWith: (write, invoice, events) =>
+          (events.length === 0
+            ? sql<Row>`WITH written AS (${write}),
+                updated AS (UPDATE invoices SET ${sql.update(mutableValues(invoice))} WHERE id = ${invoice.id})
+                SELECT count(*)::int AS written FROM written`
+            : sql<Row>`WITH written AS (${write}),
+                updated AS (UPDATE invoices SET ${sql.update(mutableValues(invoice))} WHERE id = ${invoice.id}),
+                events AS (INSERT INTO outbox ${sql.insert(outboxRows(events))})
+                SELECT count(*)::int AS written FROM written`).pipe(
+              Effect.map((rows) => Number(rows[0].written)),
+              Effect.orDie
+            ),
         listPayments
       }
     })

@@ -1,5 +1,5 @@
 import { Clock, Context, Data, Effect, Layer } from "effect"
-import { SqlClient } from "effect/sql"
+import { SqlClient, type Statement } from "effect/sql"
 import { usdValueOf } from "../domain/Evidence.ts"
 import type { InvoiceRecord, PaymentRecord } from "../domain/Invoice.ts"
 import { isLateEvidence, settle } from "../lifecycle/Settlement.ts"
@@ -63,10 +63,23 @@ export class PaymentEvidence extends Context.Service<PaymentEvidence, {
       /** Recomputes the invoice from its payments and runs the lifecycle; returns the saved invoice. */
       const settleAndSave = (invoice: InvoiceRecord, payments: ReadonlyArray<PaymentRecord>, latestIsLate: boolean) =>
         Effect.gen(function*() {
-          const ordered = [...payments].sort((a, b) => a.observedAt.getTime() - b.observedAt.getTime() || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
-          const settled = settle(invoice, ordered, yield* now, latestIsLate)
+          const settled = yield* settlement(invoice, payments, latestIsLate)
           yield* repo.save(settled.invoice, settled.events)
           return settled.invoice
+        })
+
+      /** As settleAndSave, with the payment row's write in the same statement; false when it wrote nothing. */
+      const settleAndSaveWith = (write: Statement.Fragment, invoice: InvoiceRecord, payments: ReadonlyArray<PaymentRecord>, latestIsLate: boolean) =>
+        Effect.gen(function*() {
+          const settled = yield* settlement(invoice, payments, latestIsLate)
+          const written = yield* repo.saveWith(write, settled.invoice, settled.events)
+          return written === 1 ? settled.invoice : undefined
+        })
+
+      const settlement = (invoice: InvoiceRecord, payments: ReadonlyArray<PaymentRecord>, latestIsLate: boolean) =>
+        Effect.map(now, (at) => {
+          const ordered = [...payments].sort((a, b) => a.observedAt.getTime() - b.observedAt.getTime() || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+          return settle(invoice, ordered, at, latestIsLate)
         })
 
       const record = Effect.fn("PaymentEvidence.record")(function*(observed: ObservedPayment) {
@@ -92,10 +105,15 @@ export class PaymentEvidence extends Context.Service<PaymentEvidence, {
             const unchanged = existing.confirmations === observed.confirmations && existing.invalidatedAt === null &&
               existing.confirmedAt === confirmedAt
             if (unchanged) return { invoice, payment: existing }
-            yield* sql`UPDATE payments SET confirmations = ${observed.confirmations}, confirmed_at = ${confirmedAt},
-              invalidated_at = NULL, invalidation_reason = NULL WHERE id = ${existing.id}`.pipe(Effect.orDie)
             const updated: PaymentRecord = { ...existing, confirmations: observed.confirmations, confirmedAt, invalidatedAt: null, invalidationReason: null }
-            const saved = yield* settleAndSave(invoice, payments.map((payment) => (payment.id === existing.id ? updated : payment)), existing.late)
+            const saved = yield* settleAndSaveWith(
+              sql`UPDATE payments SET confirmations = ${observed.confirmations}, confirmed_at = ${confirmedAt},
+                invalidated_at = NULL, invalidation_reason = NULL WHERE id = ${existing.id} RETURNING 1`,
+              invoice,
+              payments.map((payment) => (payment.id === existing.id ? updated : payment)),
+              existing.late
+            )
+            if (saved === undefined) return yield* Effect.die(new Error(`payment ${existing.id} vanished under the invoice lock`))
             return { invoice: saved, payment: updated }
           }
           const late = isLateEvidence(invoice, observed.observedAt)
@@ -119,7 +137,7 @@ export class PaymentEvidence extends Context.Service<PaymentEvidence, {
             invalidatedAt: null,
             invalidationReason: null
           }
-          const inserted = yield* sql`INSERT INTO payments ${
+          const insert = sql`INSERT INTO payments ${
             sql.insert({
               id: payment.id,
               invoice_id: payment.invoiceId,
@@ -138,11 +156,12 @@ export class PaymentEvidence extends Context.Service<PaymentEvidence, {
               observed_at: payment.observedAt,
               confirmed_at: payment.confirmedAt
             })
-          } ON CONFLICT (network, transaction_hash, output_index) DO NOTHING RETURNING id`.pipe(Effect.orDie)
-          if (inserted.length === 0) {
+          } ON CONFLICT (network, transaction_hash, output_index) DO NOTHING RETURNING 1`
+          // The output already matched elsewhere: the rejection rolls back the invoice update made with it.
+          const saved = yield* settleAndSaveWith(insert, invoice, [...payments, payment], late)
+          if (saved === undefined) {
             return yield* new EvidenceRejected({ reason: "this transaction output is already matched to another payment option" })
           }
-          const saved = yield* settleAndSave(invoice, [...payments, payment], late)
           return { invoice: saved, payment }
         }))
       })

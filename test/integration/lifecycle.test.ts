@@ -44,6 +44,20 @@ const sweep = () => app.run(Effect.flatMap(DeadlineSweeper, (sweeper) => sweeper
 const detail = async (id: string) => (await merchant.api(`/api/checkout/invoices/${id}`)).body
 
 describe("evidence ingestion", () => {
+  it("refuses a transaction output already matched to another invoice's option, and changes nothing there", async () => {
+    const first = await newInvoice(20)
+    const second = await newInvoice(20)
+    const hash = txHash()
+    await pay({ paymentOptionId: first.usdcEthereum.id, amountAtomic: 20_000_000n, transactionHash: hash, confirmations: 1 })
+    const refused = await pay({ paymentOptionId: second.usdcEthereum.id, amountAtomic: 20_000_000n, transactionHash: hash, confirmations: 1 })
+      .then(() => undefined, (error: { reason?: string }) => error.reason)
+    expect(refused).toMatch(/already matched to another payment option/)
+    const untouched = await detail(second.invoice.id)
+    expect(untouched).toMatchObject({ status: "awaiting_payment", receivedAmountUsd: 0, payments: [] })
+    expect(await outbox(second.invoice.id)).toEqual(["invoice_created"])
+    expect((await detail(first.invoice.id)).status).toBe("payment_detected")
+  })
+
   it("detects, confirms, and counts the same evidence once", async () => {
     const { invoice, usdcEthereum } = await newInvoice(20)
     const hash = txHash()
