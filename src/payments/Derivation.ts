@@ -2,7 +2,7 @@ import { base58, bech32 } from "@scure/base"
 import { HDKey } from "@scure/bip32"
 import { getContractAddress, type Hex, keccak256, toHex } from "viem"
 import { publicKeyToAddress } from "viem/accounts"
-import { createHash, createHmac } from "node:crypto"
+import { createHash, createHmac, createSecretKey, type KeyObject } from "node:crypto"
 import { pointAddScalar } from "tiny-secp256k1"
 
 /** SLIP-132 zpub version bytes (BIP84 account keys); xpub uses the library default. */
@@ -13,7 +13,8 @@ export const parseAccountKey = (extendedKey: string): HDKey =>
 
 interface ChainNode {
   readonly compressed: Uint8Array
-  readonly chainCode: Uint8Array
+  /** The chain code as a KeyObject: an HMAC keyed with raw bytes converts them on every call. */
+  readonly chainCode: KeyObject
 }
 
 /** The external chain (…/0) of each account key, parsed once: derivation is on the hot path of create. */
@@ -24,7 +25,7 @@ const externalChain = (accountKey: string): ChainNode => {
   if (cached !== undefined) return cached
   const chain = parseAccountKey(accountKey).deriveChild(0)
   if (chain.publicKey === null || chain.chainCode === null) throw new Error("extended key has no public key")
-  const node = { compressed: chain.publicKey, chainCode: chain.chainCode }
+  const node = { compressed: chain.publicKey, chainCode: createSecretKey(chain.chainCode) }
   if (chainNodes.size > 10_000) chainNodes.clear()
   chainNodes.set(accountKey, node)
   return node
