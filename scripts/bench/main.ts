@@ -449,10 +449,10 @@ const directory = join(ROOT, "bench", "results")
 mkdirSync(directory, { recursive: true })
 const file = join(directory, `${stamp}.json`)
 writeFileSync(file, `${JSON.stringify(report, null, 2)}\n`)
-// A partial or profiled run is kept under its timestamp only.
-const complete = profileDir === undefined && flags.only === undefined && engine !== undefined
+// A quick, partial or profiled run is kept under its timestamp only.
+const complete = !quick && profileDir === undefined && flags.only === undefined && engine !== undefined
 if (complete) writeFileSync(join(directory, "latest.json"), `${JSON.stringify(report, null, 2)}\n`)
-log(`written: bench/results/${stamp}.json${complete ? " and bench/results/latest.json" : " (partial or profiled run: latest.json left as it was)"}`)
+log(`written: bench/results/${stamp}.json${complete ? " and bench/results/latest.json" : " (quick, partial or profiled run: latest.json left as it was)"}`)
 
 if (profileDir !== undefined) {
   for (const name of ["service", "baseline"]) {
