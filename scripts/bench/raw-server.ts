@@ -29,6 +29,7 @@ import { createHash, randomUUID } from "node:crypto"
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
 import pg from "pg"
 import { DECIMALS, DEFAULT_CONFIRMATIONS, DEFAULT_TOKENS, EVM_CHAIN_IDS } from "../../src/payments/Networks.ts"
+import { INVOICE_READ_COLUMNS } from "../../src/invoices/InvoiceReadSql.ts"
 import { depositSlots } from "../../src/payments/DepositSlots.ts"
 import { qrSvg } from "../../src/payments/QrCode.ts"
 
@@ -145,25 +146,9 @@ const insertPool = (count: number) => ({
   text: `INSERT INTO bitcoin_address_pool (xpub, derivation_index, address) VALUES ${placeholders(count, 3)}`
 })
 
-const OPTION_OBJECT = `json_build_object(
-  'id', o.id, 'invoiceId', o.invoice_id, 'railType', o.rail_type, 'assetCode', o.asset_code, 'network', o.network,
-  'tokenContract', o.token_contract, 'decimals', o.decimals, 'quotedAtomic', o.quoted_atomic::text,
-  'quoteRate', o.quote_rate, 'destinationAddress', o.destination_address, 'paymentUri', o.payment_uri,
-  'qrCode', o.qr_code, 'status', o.status, 'isDefault', o.is_default, 'optionPayload', o.option_payload,
-  'requiredConfirmations', o.required_confirmations)`
 const find = {
   name: "find",
-  text: `SELECT i.*, COALESCE((SELECT json_agg(${OPTION_OBJECT} ORDER BY o.position)
-      FROM payment_options o WHERE o.invoice_id = i.id), '[]'::json) AS options_json,
-    COALESCE((SELECT json_agg(json_build_object(
-      'id', p.id, 'invoiceId', p.invoice_id, 'paymentOptionId', p.payment_option_id, 'assetCode', p.asset_code,
-      'network', p.network, 'destinationAddress', p.destination_address, 'transactionHash', p.transaction_hash,
-      'outputIndex', p.output_index, 'decimals', p.decimals, 'amountAtomic', p.amount_atomic::text,
-      'observedTotalAtomic', p.observed_total_atomic::text, 'usdMicros', p.usd_micros::text,
-      'confirmations', p.confirmations, 'late', p.late, 'observedAt', p.observed_at, 'confirmedAt', p.confirmed_at,
-      'invalidatedAt', p.invalidated_at, 'invalidationReason', p.invalidation_reason) ORDER BY p.observed_at, p.id)
-      FROM payments p WHERE p.invoice_id = i.id), '[]'::json) AS payments_json
-    FROM invoices i WHERE i.id = $1`
+  text: `SELECT ${INVOICE_READ_COLUMNS} FROM invoices i WHERE i.id = $1`
 }
 
 // ---- small helpers (plain code, no validation library)

@@ -1,6 +1,7 @@
 import { Context, Effect, Layer } from "effect"
 import { SqlClient, type Statement } from "effect/sql"
 import type { InvoiceRecord, OutboxEvent, PaymentOptionRecord, PaymentRecord } from "../domain/Invoice.ts"
+import { INVOICE_READ_COLUMNS, OPTION_OBJECT } from "./InvoiceReadSql.ts"
 import { invoiceColumns, invoiceFromRow, optionFromRow, paymentFromRow } from "./InvoiceRows.ts"
 
 export interface InvoiceParts {
@@ -75,29 +76,6 @@ const outboxRows = (events: ReadonlyArray<OutboxEvent>) =>
  * Persistence of invoices, their options, payments and outbox events. SQL failures are
  * infrastructure failures: they become defects here, at the repository edge.
  */
-/**
- * An invoice with its options and payments in one round trip. Keys are written in camelCase and
- * exact amounts as text, so the row decoders read them like ordinary columns.
- */
-const OPTION_OBJECT = `json_build_object(
-  'id', o.id, 'invoiceId', o.invoice_id, 'railType', o.rail_type, 'assetCode', o.asset_code, 'network', o.network,
-  'tokenContract', o.token_contract, 'decimals', o.decimals, 'quotedAtomic', o.quoted_atomic::text,
-  'quoteRate', o.quote_rate, 'destinationAddress', o.destination_address, 'paymentUri', o.payment_uri,
-  'qrCode', o.qr_code, 'status', o.status, 'isDefault', o.is_default, 'optionPayload', o.option_payload,
-  'requiredConfirmations', o.required_confirmations)`
-
-const OPTIONS_JSON = `COALESCE((SELECT json_agg(${OPTION_OBJECT} ORDER BY o.position)
-  FROM payment_options o WHERE o.invoice_id = i.id), '[]'::json)`
-
-const PAYMENTS_JSON = `COALESCE((SELECT json_agg(json_build_object(
-  'id', p.id, 'invoiceId', p.invoice_id, 'paymentOptionId', p.payment_option_id, 'assetCode', p.asset_code,
-  'network', p.network, 'destinationAddress', p.destination_address, 'transactionHash', p.transaction_hash,
-  'outputIndex', p.output_index, 'decimals', p.decimals, 'amountAtomic', p.amount_atomic::text,
-  'observedTotalAtomic', p.observed_total_atomic::text, 'usdMicros', p.usd_micros::text,
-  'confirmations', p.confirmations, 'late', p.late, 'observedAt', p.observed_at, 'confirmedAt', p.confirmed_at,
-  'invalidatedAt', p.invalidated_at, 'invalidationReason', p.invalidation_reason) ORDER BY p.observed_at, p.id)
-  FROM payments p WHERE p.invoice_id = i.id), '[]'::json)`
-
 export class InvoiceRepo extends Context.Service<InvoiceRepo, {
   readonly insert: (invoice: InvoiceRecord, options: ReadonlyArray<NewOption>, events: ReadonlyArray<OutboxEvent>) => Effect.Effect<void>
   readonly find: (id: string) => Effect.Effect<InvoiceParts | undefined>
@@ -137,15 +115,13 @@ export class InvoiceRepo extends Context.Service<InvoiceRepo, {
           const optionsInsert = options.length === 0
             ? sql``
             : sql`, options AS (INSERT INTO payment_options ${sql.insert(rowsOf(options.map(optionColumns)))})`
-          const outboxRows = events.map((event) => ({ invoice_id: event.invoiceId, merchant_id: event.merchantId, event: event.event }))
           return (events.length === 0
             ? sql`WITH invoice AS (INSERT INTO invoices ${sql.insert(invoiceColumns(invoice))})${optionsInsert} SELECT 1`
             : sql`WITH invoice AS (INSERT INTO invoices ${sql.insert(invoiceColumns(invoice))})${optionsInsert}
-              INSERT INTO outbox ${sql.insert(rowsOf(outboxRows))}`).pipe(Effect.asVoid, Effect.orDie)
+              INSERT INTO outbox ${sql.insert(outboxRows(events))}`).pipe(Effect.asVoid, Effect.orDie)
         },
         find: (id) =>
-          sql<Row>`SELECT i.*, ${sql.literal(OPTIONS_JSON)} AS options_json, ${sql.literal(PAYMENTS_JSON)} AS payments_json
-            FROM invoices i WHERE i.id = ${id}`.pipe(
+          sql<Row>`SELECT ${sql.literal(INVOICE_READ_COLUMNS)} FROM invoices i WHERE i.id = ${id}`.pipe(
             Effect.map((rows) =>
               rows[0] === undefined ? undefined : {
                 invoice: invoiceFromRow(rows[0]),

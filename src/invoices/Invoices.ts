@@ -19,6 +19,7 @@ import { decide, initialDecision } from "../lifecycle/Lifecycle.ts"
 import { lifecycleStateOf } from "../lifecycle/Settlement.ts"
 import { BitcoinAddressPool, GAP_LIMIT } from "../payments/BitcoinAddressPool.ts"
 import { CheckoutSettingsRepo } from "../payments/CheckoutSettingsRepo.ts"
+import { evmDepositAddress } from "../payments/Derivation.ts"
 import { isEvm } from "../payments/Networks.ts"
 import { buildOption, type PaymentMethod } from "../payments/OptionBuilder.ts"
 import { PriceOracle } from "../payments/PriceOracle.ts"
@@ -129,14 +130,14 @@ export class Invoices extends Context.Service<Invoices, {
           return yield* new PaymentMethodUnavailable({ message: "No enabled payment method is available for this invoice" })
         }
 
-        const bitcoinIndexes = new Map<string, { readonly derivationIndex: number; readonly address: string }>()
+        const bitcoinTaken = new Map<string, { readonly derivationIndex: number; readonly address: string }>()
         for (const method of methods.filter((candidate) => candidate.network === "bitcoin" && candidate.xpub !== null)) {
           const taken = yield* addressPool.take(method.xpub!)
           // Top the pool up in the background when it runs low; this invoice does not wait for it.
           if (taken === undefined || taken.remaining < GAP_LIMIT / 2) yield* Effect.forkDetach(addressPool.refill(method.xpub!))
-          if (taken !== undefined) bitcoinIndexes.set(method.id, taken)
+          if (taken !== undefined) bitcoinTaken.set(method.id, taken)
         }
-        const withoutPendingBitcoin = methods.filter((method) => method.network !== "bitcoin" || bitcoinIndexes.has(method.id))
+        const withoutPendingBitcoin = methods.filter((method) => method.network !== "bitcoin" || bitcoinTaken.has(method.id))
         if (withoutPendingBitcoin.length === 0) return yield* new BitcoinAddressesPreparing()
         methods = withoutPendingBitcoin
 
@@ -153,6 +154,18 @@ export class Invoices extends Context.Service<Invoices, {
             needsDerivation(method) && method.xpub !== null ? [{ id: method.id, xpub: method.xpub, network: method.network }] : []
           )
         )
+        // Options sharing an extended key and index (one per EVM network) share the derived address.
+        const depositAddresses = new Map<string, string>()
+        const depositAddress = (method: PaymentMethod, index: number | undefined) => {
+          if (!needsDerivation(method) || method.xpub === null || index === undefined) return undefined
+          const key = `${method.xpub}/${index}`
+          let address = depositAddresses.get(key)
+          if (address === undefined) {
+            address = evmDepositAddress(method.xpub, index)
+            depositAddresses.set(key, address)
+          }
+          return address
+        }
         const invoiceId = crypto.randomUUID()
         const defaultMethod = methods.find((method) => method.isDefault) ?? methods[0]
         const label = body.issuedBy ?? settings.issuedBy ?? "Checkout"
@@ -168,8 +181,8 @@ export class Invoices extends Context.Service<Invoices, {
                 isDefault: method === defaultMethod,
                 position,
                 rateMicros: rates.get(method.assetCode) ?? 1_000_000n,
-                derivationIndex: indexes.get(method.id) ?? bitcoinIndexes.get(method.id)?.derivationIndex,
-                knownAddress: bitcoinIndexes.get(method.id)?.address
+                derivationIndex: indexes.get(method.id) ?? bitcoinTaken.get(method.id)?.derivationIndex,
+                knownAddress: bitcoinTaken.get(method.id)?.address ?? depositAddress(method, indexes.get(method.id))
               }, rails.settings),
             catch: (cause) =>
               new PaymentBackendUnavailable({ message: `The ${method.network} ${method.assetCode} payment method backend is unavailable` })

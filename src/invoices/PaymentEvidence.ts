@@ -60,15 +60,11 @@ export class PaymentEvidence extends Context.Service<PaymentEvidence, {
           Effect.orDie
         )
 
-      /** Recomputes the invoice from its payments and runs the lifecycle; returns the saved invoice. */
-      const settleAndSave = (invoice: InvoiceRecord, payments: ReadonlyArray<PaymentRecord>, latestIsLate: boolean) =>
-        Effect.gen(function*() {
-          const settled = yield* settlement(invoice, payments, latestIsLate)
-          yield* repo.save(settled.invoice, settled.events)
-          return settled.invoice
-        })
-
-      /** As settleAndSave, with the payment row's write in the same statement; false when it wrote nothing. */
+      /**
+       * Recomputes the invoice from its payments (as they are after `write`), runs the lifecycle and
+       * saves it in one statement with `write`, the payment row's change; returns the saved
+       * invoice, or undefined when `write` touched no row (the caller fails, rolling back).
+       */
       const settleAndSaveWith = (write: Statement.Fragment, invoice: InvoiceRecord, payments: ReadonlyArray<PaymentRecord>, latestIsLate: boolean) =>
         Effect.gen(function*() {
           const settled = yield* settlement(invoice, payments, latestIsLate)
@@ -177,8 +173,6 @@ export class PaymentEvidence extends Context.Service<PaymentEvidence, {
           if (existing === undefined) return yield* new EvidenceRejected({ reason: "unknown payment evidence" })
           if (existing.invalidatedAt !== null) return { invoice, payment: existing }
           const at = yield* now
-          yield* sql`UPDATE payments SET invalidated_at = ${at}, invalidation_reason = ${invalidation.reason}
-            WHERE id = ${existing.id}`.pipe(Effect.orDie)
           if (invoice.status === "confirmed") {
             yield* Effect.logWarning("Evidence of a confirmed invoice was invalidated; the invoice stays confirmed").pipe(
               Effect.annotateLogs({ invoiceId: invoice.id, transactionHash: invalidation.transactionHash })
@@ -186,7 +180,14 @@ export class PaymentEvidence extends Context.Service<PaymentEvidence, {
           }
           const invalidated: PaymentRecord = { ...existing, invalidatedAt: at, invalidationReason: invalidation.reason }
           const payments = yield* repo.listPayments(invoice.id)
-          const saved = yield* settleAndSave(invoice, payments.map((payment) => (payment.id === existing.id ? invalidated : payment)), existing.late)
+          const saved = yield* settleAndSaveWith(
+            sql`UPDATE payments SET invalidated_at = ${at}, invalidation_reason = ${invalidation.reason}
+              WHERE id = ${existing.id} RETURNING 1`,
+            invoice,
+            payments.map((payment) => (payment.id === existing.id ? invalidated : payment)),
+            existing.late
+          )
+          if (saved === undefined) return yield* Effect.die(new Error(`payment ${existing.id} vanished under the invoice lock`))
           return { invoice: saved, payment: invalidated }
         }))
       })

@@ -35,10 +35,10 @@ export class CheckoutSettingsRepo extends Context.Service<CheckoutSettingsRepo, 
   readonly find: (merchantId: string) => Effect.Effect<CheckoutSettings | undefined>
   readonly save: (merchantId: string, settings: { issuedBy: string | null; timing: PaymentTimingInput; methods: ReadonlyArray<MethodInput> }) => Effect.Effect<void>
   /**
-   * Reserves fresh derivation indexes, counted per extended key, so that no two options (of any
-   * method or network sharing the key) ever get the same index. An index is never handed out twice.
+   * Reserves fresh derivation indexes for one invoice's deposit options, counted per extended key:
+   * an index is never handed out to two invoices; within the invoice, options on different
+   * networks share one and options on the same network never do (DepositSlots).
    */
-  /** A fresh derivation index per EVM deposit option (see DepositSlots: shared across networks). */
   readonly reserveIndexes: (methods: ReadonlyArray<DepositSlotRequest>) => Effect.Effect<ReadonlyMap<string, number>>
 }>()("Payments/CheckoutSettingsRepo") {
   static readonly layer = Layer.effect(

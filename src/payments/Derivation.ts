@@ -58,18 +58,8 @@ export const bitcoinAddress = (accountKey: string, index: number): string => {
 }
 
 /** EVM deposit address m/44'/60'/0'/0/index from an account xpub (the key at m/44'/60'/0'). */
-export const evmDepositAddress = (accountKey: string, index: number): Hex => {
-  const key = `${accountKey}/${index}`
-  const known = recentEvmAddresses.get(key)
-  if (known !== undefined) return known
-  const address = publicKeyToAddress(toHex(childKey(accountKey, index, false)))
-  if (recentEvmAddresses.size >= 256) recentEvmAddresses.delete(recentEvmAddresses.keys().next().value!)
-  recentEvmAddresses.set(key, address)
-  return address
-}
-
-/** The options of one invoice on several EVM networks share an address: derive it once. */
-const recentEvmAddresses = new Map<string, Hex>()
+export const evmDepositAddress = (accountKey: string, index: number): Hex =>
+  publicKeyToAddress(toHex(childKey(accountKey, index, false)))
 
 /** Salt of a wallet-contract forwarder: keccak256 of the option id. */
 export const forwarderSalt = (optionId: string): Hex => keccak256(toHex(optionId))

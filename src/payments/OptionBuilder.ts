@@ -34,7 +34,10 @@ export interface OptionRequest {
   readonly rateMicros: bigint
   /** A fresh derivation index for xpub-derived addresses. */
   readonly derivationIndex: number | undefined
-  /** The address at that index when already known (the bitcoin pool stores it): not derived again. */
+  /**
+   * The address at that index when already known (the bitcoin pool stores it; a deposit address
+   * shared by options on several EVM networks is derived once): not derived again.
+   */
   readonly knownAddress?: string | undefined
 }
 
@@ -154,7 +157,7 @@ export const buildOption = (request: OptionRequest, settings: RailSettings): Pay
     }
   }
   if (method.xpub === null || request.derivationIndex === undefined) throw new OptionBuildError("address-transfer method has no xpub")
-  const address = evmDepositAddress(method.xpub, request.derivationIndex)
+  const address = request.knownAddress ?? evmDepositAddress(method.xpub, request.derivationIndex)
   const uri = eip681Uri(tokenContract, chainId, address, quotedAtomic)
   return {
     ...base,
