@@ -14,6 +14,7 @@ import { DeadlineSweeper } from "./invoices/DeadlineSweeper.ts"
 import { Invoices } from "./invoices/Invoices.ts"
 import { PaymentEvidence } from "./invoices/PaymentEvidence.ts"
 import { BitcoinAddressPool } from "./payments/BitcoinAddressPool.ts"
+import { PaymentWorker } from "./payments/PaymentWorker.ts"
 import { CheckoutSettingsRepo } from "./payments/CheckoutSettingsRepo.ts"
 import { PriceOracle } from "./payments/PriceOracle.ts"
 import { RailSettingsService, railSettingsFromEnv } from "./payments/RailSettings.ts"
@@ -43,7 +44,7 @@ export const ServicesLive = (env: Readonly<Record<string, string | undefined>> =
     Layer.provideMerge(Invoices.layer),
     Layer.provideMerge(Repositories),
     Layer.provideMerge(Layer.mergeAll(BitcoinAddressPool.layer, Secrets.layer)),
-    Layer.provideMerge(Layer.mergeAll(PriceOracle.layer, RailSettingsLive(env), WebhookResolver.system, WebhookConnector.system, BillingGate.accountState)),
+    Layer.provideMerge(Layer.mergeAll(PriceOracle.layer, PaymentWorker.layer, RailSettingsLive(env), WebhookResolver.system, WebhookConnector.system, BillingGate.accountState)),
     Layer.provideMerge(DatabaseLive)
   )
 

@@ -386,9 +386,9 @@ const findInvoice = async (id: string): Promise<Row | undefined> => (await pool.
 
 /** The read views: the invoice, its options and payments (status: the polling subset). */
 const invoiceView = (row: Row, full: boolean) => {
-  const amount = micros(row.amount_micros)
-  const received = micros(row.received_micros)
-  const confirmed = micros(row.confirmed_micros)
+  const amount = micros(row.amountMicros)
+  const received = micros(row.receivedMicros)
+  const confirmed = micros(row.confirmedMicros)
   const summary = {
     paymentCoverage: received === 0 ? "none" : received < amount ? "partial" : received === amount ? "exact" : "over",
     receivedAmountUsd: received,
@@ -402,19 +402,19 @@ const invoiceView = (row: Row, full: boolean) => {
     receivedAmountUsd: received,
     confirmedAmountUsd: confirmed,
     confirmations: row.confirmations,
-    paymentDetectedAt: iso(row.payment_detected_at),
-    confirmedAt: iso(row.confirmed_at),
-    paymentTiming: { mode: row.timing_mode, expiresAfterMinutes: row.expires_after_minutes, payableUntilAt: iso(row.payable_until_at) },
+    paymentDetectedAt: iso(row.paymentDetectedAt),
+    confirmedAt: iso(row.confirmedAt),
+    paymentTiming: { mode: row.timingMode, expiresAfterMinutes: row.expiresAfterMinutes, payableUntilAt: iso(row.payableUntilAt) },
     paymentSummary: summary,
-    paymentOptions: (row.options_json as Array<Row>).map((option) => ({
+    paymentOptions: (row.optionsJson as Array<Row>).map((option) => ({
       id: option.id, railType: option.railType, assetCode: option.assetCode, network: option.network, tokenContract: option.tokenContract,
       quotedAmount: Number(formatAtomic(BigInt(option.quotedAtomic), option.decimals)), quoteRate: Number(option.quoteRate),
       destinationAddress: option.destinationAddress, paymentUri: option.paymentUri, qrCode: option.qrCode, status: option.status,
       isDefault: option.isDefault, optionPayload: option.optionPayload
     })),
-    defaultPaymentOptionId: row.default_payment_option_id,
-    lastPaymentOptionId: row.last_payment_option_id,
-    payments: (row.payments_json as Array<Row>).map((payment) => ({
+    defaultPaymentOptionId: row.defaultPaymentOptionId,
+    lastPaymentOptionId: row.lastPaymentOptionId,
+    payments: (row.paymentsJson as Array<Row>).map((payment) => ({
       id: payment.id, paymentOptionId: payment.paymentOptionId, assetCode: payment.assetCode, network: payment.network,
       destinationAddress: payment.destinationAddress, transactionHash: payment.transactionHash,
       amountReceived: Number(formatAtomic(BigInt(payment.amountAtomic), payment.decimals)),
@@ -422,12 +422,12 @@ const invoiceView = (row: Row, full: boolean) => {
       confirmations: payment.confirmations, observedAt: iso(payment.observedAt), confirmedAt: iso(payment.confirmedAt),
       invalidatedAt: iso(payment.invalidatedAt), invalidationReason: payment.invalidationReason
     })),
-    lastPaymentObservedAt: iso(row.last_payment_observed_at)
+    lastPaymentObservedAt: iso(row.lastPaymentObservedAt)
   }
   return full
     ? {
-      id: row.id, amountUsd: amount, issuedBy: row.issued_by, productName: row.product_name, metadata: row.metadata,
-      createdAt: iso(row.created_at), ...common
+      id: row.id, amountUsd: amount, issuedBy: row.issuedBy, productName: row.productName, metadata: row.metadata,
+      createdAt: iso(row.createdAt), ...common
     }
     : common
 }
@@ -452,7 +452,7 @@ const server = createServer(async (request, response) => {
     if (request.method === "GET" && merchantInvoice !== null) {
       const merchantId = await authenticate(request)
       const row = await findInvoice(merchantInvoice[1])
-      if (row === undefined || row.merchant_id !== merchantId) return send(response, 404, { error: "Invoice not found" })
+      if (row === undefined || row.merchantId !== merchantId) return send(response, 404, { error: "Invoice not found" })
       return send(response, 200, invoiceView(row, merchantInvoice[2] === undefined))
     }
     send(response, 404, { error: "Not found" })

@@ -32,6 +32,8 @@ export interface AppConfigShape {
     readonly fixedBtcUsd: string
   }
   readonly probeThreshold: number
+  /** Worker threads for key derivation and QR codes; 0 runs them on the event loop. */
+  readonly paymentWorkerThreads: number
   readonly loginAttemptsPerMinute: number
 }
 
@@ -132,6 +134,7 @@ export const parseConfig = (env: Env): AppConfigShape => {
       fixedBtcUsd: decimal(env, "CHECKOUT_BTC_USD_RATE", "65000")
     },
     probeThreshold: integer(env, "CHECKOUT_PROBE_THRESHOLD", 5, 1, 1000),
+    paymentWorkerThreads: integer(env, "CHECKOUT_PAYMENT_WORKER_THREADS", 1, 0, 16),
     loginAttemptsPerMinute: integer(env, "CHECKOUT_LOGIN_RATE_LIMIT", 10, 1, 100_000),
     servicePrefix: env.CHECKOUT_SERVICE_PREFIX !== undefined && env.CHECKOUT_SERVICE_PREFIX !== "" ? env.CHECKOUT_SERVICE_PREFIX : "checkout"
   }

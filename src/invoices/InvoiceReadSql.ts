@@ -27,5 +27,23 @@ const PAYMENTS_JSON = `COALESCE((SELECT json_agg(json_build_object(
   'invalidatedAt', p.invalidated_at, 'invalidationReason', p.invalidation_reason) ORDER BY p.observed_at, p.id)
   FROM payments p WHERE p.invoice_id = i.id), '[]'::json)`
 
-/** The select list of an invoice read: its columns, its options and its payments (alias `i`). */
-export const INVOICE_READ_COLUMNS = `i.*, ${OPTIONS_JSON} AS options_json, ${PAYMENTS_JSON} AS payments_json`
+const INVOICE_COLUMNS = [
+  "id", "merchant_id", "amount_micros", "status", "timing_mode", "expires_after_minutes", "due_after_days",
+  "grace_period_days", "due_at", "payable_until_at", "product_name", "issued_by", "bill_to", "redirect_url",
+  "merchant_reference", "customer_id", "customer_email", "metadata", "default_payment_option_id",
+  "last_payment_option_id", "last_transaction_hash", "received_micros", "confirmed_micros", "confirmations",
+  "payment_detected_at", "confirmed_at", "paid_out_of_band_at", "paid_out_of_band_note", "voided_at", "exception_type",
+  "exception_status", "exception_action", "exception_note", "exception_closed_at", "created_at",
+  "last_payment_observed_at"
+]
+const camelCase = (name: string) => name.replace(/_([a-z])/g, (_, letter: string) => letter.toUpperCase())
+
+/**
+ * The select list of an invoice read (alias `i`): its columns, its options and its payments, every
+ * name already in camelCase, so the read runs without the client's per-row name transform.
+ */
+export const INVOICE_READ_COLUMNS = [
+  ...INVOICE_COLUMNS.map((name) => (name.includes("_") ? `i.${name} AS "${camelCase(name)}"` : `i.${name}`)),
+  `${OPTIONS_JSON} AS "optionsJson"`,
+  `${PAYMENTS_JSON} AS "paymentsJson"`
+].join(", ")

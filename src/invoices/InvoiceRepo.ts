@@ -100,6 +100,8 @@ export class InvoiceRepo extends Context.Service<InvoiceRepo, {
     InvoiceRepo,
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
+      // For statements whose select list already names every column in camelCase.
+      const untransformed = sql.withoutTransforms()
 
       const listPayments = (invoiceId: string) =>
         sql<Row>`SELECT * FROM payments WHERE invoice_id = ${invoiceId} ORDER BY observed_at, id`.pipe(
@@ -121,7 +123,7 @@ export class InvoiceRepo extends Context.Service<InvoiceRepo, {
               INSERT INTO outbox ${sql.insert(outboxRows(events))}`).pipe(Effect.asVoid, Effect.orDie)
         },
         find: (id) =>
-          sql<Row>`SELECT ${sql.literal(INVOICE_READ_COLUMNS)} FROM invoices i WHERE i.id = ${id}`.pipe(
+          untransformed<Row>`SELECT ${sql.literal(INVOICE_READ_COLUMNS)} FROM invoices i WHERE i.id = ${id}`.pipe(
             Effect.map((rows) =>
               rows[0] === undefined ? undefined : {
                 invoice: invoiceFromRow(rows[0]),

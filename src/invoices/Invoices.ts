@@ -19,9 +19,9 @@ import { decide, initialDecision } from "../lifecycle/Lifecycle.ts"
 import { lifecycleStateOf } from "../lifecycle/Settlement.ts"
 import { BitcoinAddressPool, GAP_LIMIT } from "../payments/BitcoinAddressPool.ts"
 import { CheckoutSettingsRepo } from "../payments/CheckoutSettingsRepo.ts"
-import { evmDepositAddress } from "../payments/Derivation.ts"
 import { isEvm } from "../payments/Networks.ts"
 import { buildOption, type PaymentMethod } from "../payments/OptionBuilder.ts"
+import { PaymentWorker } from "../payments/PaymentWorker.ts"
 import { PriceOracle } from "../payments/PriceOracle.ts"
 import { RailSettingsService } from "../payments/RailSettings.ts"
 import type { CreateInvoiceBody } from "../http/RequestSchemas.ts"
@@ -32,6 +32,9 @@ export interface Merchant {
   readonly merchantId: string
   readonly billingStatus: "active" | "blocked"
 }
+
+/** QR codes are drawn for all options at once, after they are built (PaymentWorker.qrSvgs). */
+const noQrYet = () => null
 
 const needsDerivation = (method: PaymentMethod) => isEvm(method.network) && method.railType === "address_transfer"
 
@@ -68,6 +71,7 @@ export class Invoices extends Context.Service<Invoices, {
       const oracle = yield* PriceOracle
       const rails = yield* RailSettingsService
       const addressPool = yield* BitcoinAddressPool
+      const paymentWorker = yield* PaymentWorker
       const billing = yield* BillingGate
 
       const now = Clock.currentTimeMillis.pipe(Effect.map((millis) => new Date(millis)))
@@ -155,21 +159,23 @@ export class Invoices extends Context.Service<Invoices, {
           )
         )
         // Options sharing an extended key and index (one per EVM network) share the derived address.
-        const depositAddresses = new Map<string, string>()
-        const depositAddress = (method: PaymentMethod, index: number | undefined) => {
-          if (!needsDerivation(method) || method.xpub === null || index === undefined) return undefined
-          const key = `${method.xpub}/${index}`
-          let address = depositAddresses.get(key)
-          if (address === undefined) {
-            address = evmDepositAddress(method.xpub, index)
-            depositAddresses.set(key, address)
-          }
-          return address
+        const derivationKey = (method: PaymentMethod) => {
+          const index = indexes.get(method.id)
+          return needsDerivation(method) && method.xpub !== null && index !== undefined ? `${method.xpub}/${index}` : undefined
         }
+        const toDerive = new Map<string, { readonly xpub: string; readonly index: number }>()
+        for (const method of methods) {
+          const key = derivationKey(method)
+          if (key !== undefined) toDerive.set(key, { xpub: method.xpub!, index: indexes.get(method.id)! })
+        }
+        const derived = yield* paymentWorker.evmAddresses([...toDerive.values()]).pipe(
+          Effect.mapError(() => new PaymentBackendUnavailable({ message: "The EVM address-transfer payment method backend is unavailable" }))
+        )
+        const depositAddresses = new Map([...toDerive.keys()].map((key, position) => [key, derived[position]]))
         const invoiceId = crypto.randomUUID()
         const defaultMethod = methods.find((method) => method.isDefault) ?? methods[0]
         const label = body.issuedBy ?? settings.issuedBy ?? "Checkout"
-        const options: Array<NewOption> = yield* Effect.forEach(methods, (method, position) =>
+        const drafts = yield* Effect.forEach(methods, (method, position) =>
           Effect.try({
             try: () =>
               buildOption({
@@ -182,11 +188,15 @@ export class Invoices extends Context.Service<Invoices, {
                 position,
                 rateMicros: rates.get(method.assetCode) ?? 1_000_000n,
                 derivationIndex: indexes.get(method.id) ?? bitcoinTaken.get(method.id)?.derivationIndex,
-                knownAddress: bitcoinTaken.get(method.id)?.address ?? depositAddress(method, indexes.get(method.id))
-              }, rails.settings),
+                knownAddress: bitcoinTaken.get(method.id)?.address ?? depositAddresses.get(derivationKey(method) ?? "")
+              }, rails.settings, noQrYet),
             catch: (cause) =>
               new PaymentBackendUnavailable({ message: `The ${method.network} ${method.assetCode} payment method backend is unavailable` })
           }).pipe(Effect.map((option) => ({ ...option, position }))))
+        const qrCodes = yield* paymentWorker.qrSvgs(drafts.map((draft) => draft.paymentUri)).pipe(
+          Effect.mapError(() => new PaymentBackendUnavailable({ message: "The payment QR codes could not be drawn" }))
+        )
+        const options: Array<NewOption> = drafts.map((draft, position) => ({ ...draft, qrCode: qrCodes[position] }))
 
         const initial = initialDecision()
         const invoice: InvoiceRecord = {

@@ -1,7 +1,7 @@
 import { Context, Duration, Effect, Layer, Schedule } from "effect"
 import { SqlClient } from "effect/sql"
 import { toNumber } from "../db/Values.ts"
-import { bitcoinAddress } from "./Derivation.ts"
+import { PaymentWorker } from "./PaymentWorker.ts"
 
 /** Wallets stop scanning after 20 unused addresses (BIP44's gap limit): never derive further ahead. */
 export const GAP_LIMIT = 20
@@ -26,6 +26,7 @@ export class BitcoinAddressPool extends Context.Service<BitcoinAddressPool, {
     BitcoinAddressPool,
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
+      const worker = yield* PaymentWorker
 
       // One refill per key at a time: in this process (a set of keys under way) and across
       // instances (a transaction-scoped advisory lock; a refill that cannot take it is skipped).
@@ -47,11 +48,8 @@ export class BitcoinAddressPool extends Context.Service<BitcoinAddressPool, {
           const rows = yield* sql<Row>`INSERT INTO derivation_counters (xpub, next_index) VALUES (${xpub}, ${missing})
             ON CONFLICT (xpub) DO UPDATE SET next_index = derivation_counters.next_index + ${missing} RETURNING next_index`
           const first = toNumber(rows[0].nextIndex) - missing
-          const addresses = Array.from({ length: missing }, (_, offset) => ({
-            xpub,
-            derivation_index: first + offset,
-            address: bitcoinAddress(xpub, first + offset)
-          }))
+          const derived = yield* worker.bitcoinAddresses(xpub, first, missing)
+          const addresses = derived.map((address, offset) => ({ xpub, derivation_index: first + offset, address }))
           yield* sql`INSERT INTO bitcoin_address_pool ${sql.insert(addresses as [typeof addresses[0], ...Array<typeof addresses[0]>])}`
           return missing
         }).pipe(sql.withTransaction, Effect.orDie)

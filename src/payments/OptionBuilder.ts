@@ -66,8 +66,16 @@ export const solanaPayUri = (p: {
 
 export class OptionBuildError extends Error {}
 
-/** Builds one payment option: addresses, URI, QR code and executable payload. */
-export const buildOption = (request: OptionRequest, settings: RailSettings): PaymentOptionRecord & { reference: string | null; derivationIndex: number | null } => {
+/**
+ * Builds one payment option: addresses, URI, QR code and executable payload. `renderQr` draws the
+ * QR code of an address-transfer option's URI; the create path passes one that leaves it null and
+ * draws every option's code at once off the event loop (PaymentWorker).
+ */
+export const buildOption = (
+  request: OptionRequest,
+  settings: RailSettings,
+  renderQr: (uri: string) => string | null = qrSvg
+): PaymentOptionRecord & { reference: string | null; derivationIndex: number | null } => {
   const { method } = request
   const decimals = DECIMALS[method.assetCode]
   const quotedAtomic = quoteAtomic(request.amountMicros, request.rateMicros, decimals)
@@ -102,7 +110,7 @@ export const buildOption = (request: OptionRequest, settings: RailSettings): Pay
       ...base,
       destinationAddress: address,
       paymentUri: uri,
-      qrCode: qrSvg(uri),
+      qrCode: renderQr(uri),
       optionPayload: { railType: "address_transfer", requiredConfirmations }
     }
   }
@@ -117,7 +125,7 @@ export const buildOption = (request: OptionRequest, settings: RailSettings): Pay
       reference,
       destinationAddress: method.recipientAddress,
       paymentUri: uri,
-      qrCode: qrSvg(uri),
+      qrCode: renderQr(uri),
       optionPayload: {
         railType: "address_transfer",
         methodType: "solana",
@@ -163,7 +171,7 @@ export const buildOption = (request: OptionRequest, settings: RailSettings): Pay
     ...base,
     destinationAddress: address,
     paymentUri: uri,
-    qrCode: qrSvg(uri),
+    qrCode: renderQr(uri),
     optionPayload: {
       railType: "address_transfer",
       chainId,

@@ -19,6 +19,12 @@ describe("configuration", () => {
     expect(() => parseConfig({ CHECKOUT_ROLE: "boss" })).toThrow(/CHECKOUT_ROLE must be one of api, workers, all/)
     expect(() => parseConfig({ DATABASE_URL: "mysql://x" })).toThrow(/DATABASE_URL must be a URL/)
     expect(() => parseConfig({ CHECKOUT_WEBHOOK_ALLOW_LOOPBACK: "maybe" })).toThrow(/true or false/)
+    expect(() => parseConfig({ CHECKOUT_PAYMENT_WORKER_THREADS: "17" })).toThrow(/CHECKOUT_PAYMENT_WORKER_THREADS must be an integer from 0 to 16/)
+  })
+
+  it("runs payment work on one worker thread unless told otherwise", () => {
+    expect(parseConfig({}).paymentWorkerThreads).toBe(1)
+    expect(parseConfig({ CHECKOUT_PAYMENT_WORKER_THREADS: "0" }).paymentWorkerThreads).toBe(0)
   })
 
   it("refuses production without secrets", () => {

@@ -17,7 +17,7 @@ describe("address derivation", () => {
   it("derives EVM deposit addresses that match the private-key derivation", () => {
     const account = HDKey.fromMasterSeed(mnemonicToSeedSync(MNEMONIC)).derive("m/44'/60'/0'")
     expect(account.publicExtendedKey).toBe(DEMO_KEYS.evmXpub)
-    for (const index of [0, 1, 7]) {
+    for (const index of [0, 1, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 1000, 2 ** 31 - 1]) {
       expect(evmDepositAddress(DEMO_KEYS.evmXpub, index)).toBe(mnemonicToAccount(MNEMONIC, { addressIndex: index }).address)
     }
   })
@@ -25,9 +25,10 @@ describe("address derivation", () => {
   it("predicts CREATE2 forwarder addresses like viem", () => {
     const factory = "0x4e59b44847b379578588920cA78FbF26c0B4956C" as const
     const initCodeHash = keccak256("0x600a600c600039600a6000f3602a60005260206000f3")
-    const optionId = "0f2f6c4e-8e0f-4bd3-9f56-1c8a1c3e5d11"
-    expect(forwarderAddress(factory, initCodeHash, optionId)).toBe(
-      getContractAddress({ opcode: "CREATE2", from: factory, salt: keccak256(toHex(optionId)), bytecodeHash: initCodeHash })
-    )
+    for (const optionId of ["0f2f6c4e-8e0f-4bd3-9f56-1c8a1c3e5d11", crypto.randomUUID(), crypto.randomUUID(), "é"]) {
+      expect(forwarderAddress(factory, initCodeHash, optionId)).toBe(
+        getContractAddress({ opcode: "CREATE2", from: factory, salt: keccak256(toHex(optionId)), bytecodeHash: initCodeHash })
+      )
+    }
   })
 })
