@@ -103,14 +103,8 @@ export const makePaymentWorker = (lanes: ReadonlyArray<WorkerLane>): PaymentWork
   return {
     run,
     evmAddresses: (keys) => (keys.length === 0 ? Effect.succeed([]) : run({ kind: "evmAddresses", keys }).pipe(Effect.map(strings))),
-    // One address per task, one after the other: a background refill of a pool (ten addresses,
-    // about 4 ms) must not queue the tasks of the creates arriving meanwhile behind it.
     bitcoinAddresses: (xpub, first, count) =>
-      Effect.forEach(
-        Array.from({ length: Math.max(0, count) }, (_, offset) => first + offset),
-        (index) => run({ kind: "bitcoinAddresses", xpub, first: index, count: 1 }).pipe(Effect.map((result) => strings(result)[0])),
-        { concurrency: 1 }
-      ),
+      count <= 0 ? Effect.succeed([]) : run({ kind: "bitcoinAddresses", xpub, first, count }).pipe(Effect.map(strings)),
     qrSvgs: (texts) => (texts.every((text) => text === null) ? Effect.succeed(texts.map(() => null)) : run({ kind: "qrSvgs", texts }))
   }
 }
