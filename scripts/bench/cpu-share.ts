@@ -6,7 +6,7 @@
  */
 import autocannon from "autocannon"
 import { execSync } from "node:child_process"
-import { readFileSync } from "node:fs"
+import { readdirSync, readFileSync } from "node:fs"
 import { join } from "node:path"
 import { freePort, ROOT, type Seeded, startNode, stop, waitForHttp } from "./shared.ts"
 
@@ -17,6 +17,19 @@ const scenario = process.argv[3] ?? "create"
 const ticks = (pid: number) => {
   const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ")
   return Number(fields[11]) + Number(fields[12])
+}
+/** Ticks per thread name (main thread, the payment worker, V8's GC helpers, libuv's pool). */
+const threadTicks = (pid: number) => {
+  const byName = new Map<string, number>()
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, "utf8")
+      const name = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"))
+      const fields = stat.split(") ")[1].split(" ")
+      byName.set(name, (byName.get(name) ?? 0) + Number(fields[11]) + Number(fields[12]))
+    } catch { /* the thread ended */ }
+  }
+  return byName
 }
 const postgresPids = () => execSync("pgrep -x postgres || true").toString().trim().split("\n").filter(Boolean).map(Number)
 const postgresTicks = () => postgresPids().reduce((sum, pid) => { try { return sum + ticks(pid) } catch { return sum } }, 0)
@@ -37,12 +50,15 @@ const run = (seconds: number) => autocannon({
   setupClient: (client) => client.setHeaders({ "x-api-key": seed.apiKeys[connection++ % seed.apiKeys.length], "content-type": "application/json" })
 })
 await run(3)
-const before = { target: ticks(child.process.pid!), pg: postgresTicks(), self: process.cpuUsage(), at: performance.now() }
+const before = { threads: threadTicks(child.process.pid!), target: ticks(child.process.pid!), pg: postgresTicks(), self: process.cpuUsage(), at: performance.now() }
 const result = await run(8)
 const seconds = (performance.now() - before.at) / 1000
 const self = process.cpuUsage(before.self)
 const share = (delta: number) => `${Math.round(delta / 100 / seconds * 100)}% of one core`
 console.log(`${target} ${scenario}: ${Math.round(result.requests.average)} req/s; CPU: ${target} ${share(ticks(child.process.pid!) - before.target)}, ` +
   `PostgreSQL ${share(postgresTicks() - before.pg)}, load generator ${Math.round((self.user + self.system) / 1e4 / seconds)}% of one core`)
+const threads = threadTicks(child.process.pid!)
+console.log(`  by thread: ${[...threads].map(([name, value]) => [name, value - (before.threads.get(name) ?? 0)] as const)
+  .filter(([, value]) => value > 0).sort((a, b) => b[1] - a[1]).map(([name, value]) => `${name} ${share(value)}`).join(", ")}`)
 await stop(child)
 process.exit(0)

@@ -8,6 +8,8 @@ export interface AppConfigShape {
   readonly host: string
   readonly port: number
   readonly databaseUrl: string | undefined
+  /** Pipelines the statements of concurrent requests on shared connections (PostgreSQL server only). */
+  readonly databaseMultiplex: boolean
   readonly dataDir: string
   readonly publicUrl: string
   readonly role: Role
@@ -111,6 +113,7 @@ export const parseConfig = (env: Env): AppConfigShape => {
     host,
     port,
     databaseUrl: url(env, "DATABASE_URL", ["postgres:", "postgresql:"]),
+    databaseMultiplex: bool(env, "CHECKOUT_DB_MULTIPLEX", true),
     dataDir: env.CHECKOUT_DATA_DIR !== undefined && env.CHECKOUT_DATA_DIR !== "" ? env.CHECKOUT_DATA_DIR : "./data",
     publicUrl: url(env, "CHECKOUT_PUBLIC_URL", ["http:", "https:"]) ?? `http://${displayHost}:${port}`,
     role: oneOf<Role>(env, "CHECKOUT_ROLE", ["api", "workers", "all"], "all"),

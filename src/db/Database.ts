@@ -42,7 +42,14 @@ const embeddedClient = (dataDir: string) =>
       PgClient.layer({ host, port, database: "postgres", username: "postgres", maxConnections: 1, ...naming }))
   )
 
-const serverClient = (url: string) => PgClient.layer({ url: Redacted.make(url), maxConnections: 10, ...naming })
+/**
+ * With `multiplex`, statements outside transactions from concurrent requests share the pooled
+ * connections and go out pipelined, many in one write: under load a create's six statements no
+ * longer cost six socket writes and six backend wake-ups each. Transactions still reserve a
+ * connection of their own. Only for a PostgreSQL server: PGlite has a single connection anyway.
+ */
+const serverClient = (url: string, multiplex: boolean) =>
+  PgClient.layer({ url: Redacted.make(url), maxConnections: 10, multiplex, ...naming })
 
 export const migrations = Migrator.fromRecord({
   "0001_core_tables": migration0001,
@@ -58,7 +65,7 @@ export const runMigrations = Migrator.make({})({ loader: migrations })
 export const DatabaseLive = Layer.unwrap(
   Effect.gen(function*() {
     const config = yield* AppConfig
-    const client = config.databaseUrl !== undefined ? serverClient(config.databaseUrl) : embeddedClient(config.dataDir)
+    const client = config.databaseUrl !== undefined ? serverClient(config.databaseUrl, config.databaseMultiplex) : embeddedClient(config.dataDir)
     const migrated = Layer.effectDiscard(runMigrations.pipe(Effect.orDie))
     return Layer.provideMerge(migrated, client)
   })

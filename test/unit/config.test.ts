@@ -27,6 +27,12 @@ describe("configuration", () => {
     expect(parseConfig({ CHECKOUT_PAYMENT_WORKER_THREADS: "0" }).paymentWorkerThreads).toBe(0)
   })
 
+  it("pipelines database statements unless told otherwise", () => {
+    expect(parseConfig({}).databaseMultiplex).toBe(true)
+    expect(parseConfig({ CHECKOUT_DB_MULTIPLEX: "false" }).databaseMultiplex).toBe(false)
+    expect(() => parseConfig({ CHECKOUT_DB_MULTIPLEX: "sometimes" })).toThrow(/CHECKOUT_DB_MULTIPLEX must be true or false/)
+  })
+
   it("refuses production without secrets", () => {
     expect(() => parseConfig({ CHECKOUT_ENV: "production" })).toThrow(/CHECKOUT_JWT_SECRET is required/)
     const secrets = { CHECKOUT_JWT_SECRET: "j".repeat(32), CHECKOUT_ENCRYPTION_KEY: "k".repeat(32) }
