@@ -20,7 +20,7 @@ import { lifecycleStateOf } from "../lifecycle/Settlement.ts"
 import { BitcoinAddressPool, GAP_LIMIT } from "../payments/BitcoinAddressPool.ts"
 import { CheckoutSettingsRepo } from "../payments/CheckoutSettingsRepo.ts"
 import { isEvm } from "../payments/Networks.ts"
-import { buildOption, type PaymentMethod } from "../payments/OptionBuilder.ts"
+import type { PaymentMethod } from "../payments/OptionBuilder.ts"
 import { PaymentWorker } from "../payments/PaymentWorker.ts"
 import { PriceOracle } from "../payments/PriceOracle.ts"
 import { RailSettingsService } from "../payments/RailSettings.ts"
@@ -32,9 +32,6 @@ export interface Merchant {
   readonly merchantId: string
   readonly billingStatus: "active" | "blocked"
 }
-
-/** QR codes are drawn for all options at once, after they are built (PaymentWorker.qrSvgs). */
-const noQrYet = () => null
 
 const needsDerivation = (method: PaymentMethod) => isEvm(method.network) && method.railType === "address_transfer"
 
@@ -158,45 +155,31 @@ export class Invoices extends Context.Service<Invoices, {
             needsDerivation(method) && method.xpub !== null ? [{ id: method.id, xpub: method.xpub, network: method.network }] : []
           )
         )
-        // Options sharing an extended key and index (one per EVM network) share the derived address.
-        const derivationKey = (method: PaymentMethod) => {
-          const index = indexes.get(method.id)
-          return needsDerivation(method) && method.xpub !== null && index !== undefined ? `${method.xpub}/${index}` : undefined
-        }
-        const toDerive = new Map<string, { readonly xpub: string; readonly index: number }>()
-        for (const method of methods) {
-          const key = derivationKey(method)
-          if (key !== undefined) toDerive.set(key, { xpub: method.xpub!, index: indexes.get(method.id)! })
-        }
-        const derived = yield* paymentWorker.evmAddresses([...toDerive.values()]).pipe(
-          Effect.mapError(() => new PaymentBackendUnavailable({ message: "The EVM address-transfer payment method backend is unavailable" }))
-        )
-        const depositAddresses = new Map([...toDerive.keys()].map((key, position) => [key, derived[position]]))
         const invoiceId = crypto.randomUUID()
         const defaultMethod = methods.find((method) => method.isDefault) ?? methods[0]
         const label = body.issuedBy ?? settings.issuedBy ?? "Checkout"
-        const drafts = yield* Effect.forEach(methods, (method, position) =>
-          Effect.try({
-            try: () =>
-              buildOption({
-                invoiceId,
-                amountMicros,
-                label,
-                method,
-                optionId: crypto.randomUUID(),
-                isDefault: method === defaultMethod,
-                position,
-                rateMicros: rates.get(method.assetCode) ?? 1_000_000n,
-                derivationIndex: indexes.get(method.id) ?? bitcoinTaken.get(method.id)?.derivationIndex,
-                knownAddress: bitcoinTaken.get(method.id)?.address ?? depositAddresses.get(derivationKey(method) ?? "")
-              }, rails.settings, noQrYet),
-            catch: (cause) =>
-              new PaymentBackendUnavailable({ message: `The ${method.network} ${method.assetCode} payment method backend is unavailable` })
-          }).pipe(Effect.map((option) => ({ ...option, position }))))
-        const qrCodes = yield* paymentWorker.qrSvgs(drafts.map((draft) => draft.paymentUri)).pipe(
-          Effect.mapError(() => new PaymentBackendUnavailable({ message: "The payment QR codes could not be drawn" }))
-        )
-        const options: Array<NewOption> = drafts.map((draft, position) => ({ ...draft, qrCode: qrCodes[position] }))
+        // One task for the worker thread: EVM addresses (options sharing an extended key and index
+        // share one), URIs, QR codes and payloads of every option.
+        const built = yield* paymentWorker.options(rails.settings, methods.map((method, position) => ({
+          invoiceId,
+          amountMicros,
+          label,
+          method,
+          optionId: crypto.randomUUID(),
+          isDefault: method === defaultMethod,
+          position,
+          rateMicros: rates.get(method.assetCode) ?? 1_000_000n,
+          derivationIndex: indexes.get(method.id) ?? bitcoinTaken.get(method.id)?.derivationIndex,
+          knownAddress: bitcoinTaken.get(method.id)?.address
+        }))).pipe(Effect.mapError(() => new PaymentBackendUnavailable({ message: "The payment options could not be built" })))
+        const options: Array<NewOption> = []
+        for (const [position, outcome] of built.entries()) {
+          const method = methods[position]
+          if (!outcome.ok) {
+            return yield* new PaymentBackendUnavailable({ message: `The ${method.network} ${method.assetCode} payment method backend is unavailable` })
+          }
+          options.push({ ...outcome.option, position })
+        }
 
         const initial = initialDecision()
         const invoice: InvoiceRecord = {

@@ -7,6 +7,7 @@ import { InvalidRequest } from "../domain/Errors.ts"
 import { timingFromOverride } from "../invoices/TimingOverride.ts"
 import { type CheckoutSettings, CheckoutSettingsRepo, type MethodInput } from "./CheckoutSettingsRepo.ts"
 import { validateMethods } from "./MethodValidation.ts"
+import { tokenContractOf } from "./OptionBuilder.ts"
 import { RailSettingsService } from "./RailSettings.ts"
 
 export const CheckoutSettingsHttpLive = HttpApiBuilder.group(Api, "checkoutSettings", (handlers) =>
@@ -25,7 +26,7 @@ export const CheckoutSettingsHttpLive = HttpApiBuilder.group(Api, "checkoutSetti
         isDefault: method.isDefault,
         recipientAddress: method.recipientAddress,
         xpub: method.xpub,
-        tokenContract: method.assetCode === "BTC" ? null : rails.settings.tokenContract(method.network, method.assetCode) ?? null
+        tokenContract: method.assetCode === "BTC" ? null : tokenContractOf(rails.settings, method.network, method.assetCode) ?? null
       }))
     })
 

@@ -15,12 +15,17 @@ export interface PaymentMethod {
   readonly xpub: string | null
 }
 
+/** The deployment's rail settings, as plain data so that they can travel to a worker thread. */
 export interface RailSettings {
-  readonly tokenContract: (network: Network, assetCode: AssetCode) => string | undefined
-  readonly requiredConfirmations: (network: Network) => number
-  readonly forwarderFactory: (network: Network) => { readonly factory: Hex; readonly initCodeHash: Hex }
+  /** Token contract or mint by `<network>:<asset>`. */
+  readonly tokens: Readonly<Record<string, string>>
+  readonly confirmations: Readonly<Record<Network, number>>
+  readonly forwarder: { readonly factory: Hex; readonly initCodeHash: Hex }
   readonly servicePrefix: string
 }
+
+export const tokenContractOf = (settings: RailSettings, network: Network, assetCode: AssetCode): string | undefined =>
+  settings.tokens[`${network}:${assetCode}`]
 
 export interface OptionRequest {
   readonly invoiceId: string
@@ -67,20 +72,18 @@ export const solanaPayUri = (p: {
 export class OptionBuildError extends Error {}
 
 /**
- * Builds one payment option: addresses, URI, QR code and executable payload. `renderQr` draws the
- * QR code of an address-transfer option's URI; the create path passes one that leaves it null and
- * draws every option's code at once off the event loop (PaymentWorker).
+ * Builds one payment option: addresses, URI, QR code and executable payload. The create path
+ * runs it on the payment worker thread (PaymentTasks, kind `options`).
  */
 export const buildOption = (
   request: OptionRequest,
-  settings: RailSettings,
-  renderQr: (uri: string) => string | null = qrSvg
+  settings: RailSettings
 ): PaymentOptionRecord & { reference: string | null; derivationIndex: number | null } => {
   const { method } = request
   const decimals = DECIMALS[method.assetCode]
   const quotedAtomic = quoteAtomic(request.amountMicros, request.rateMicros, decimals)
-  const requiredConfirmations = settings.requiredConfirmations(method.network)
-  const tokenContract = method.assetCode === "BTC" ? null : settings.tokenContract(method.network, method.assetCode) ?? null
+  const requiredConfirmations = settings.confirmations[method.network]
+  const tokenContract = method.assetCode === "BTC" ? null : tokenContractOf(settings, method.network, method.assetCode) ?? null
   if (method.assetCode !== "BTC" && tokenContract === null) {
     throw new OptionBuildError(`no token contract configured for ${method.assetCode} on ${method.network}`)
   }
@@ -110,7 +113,7 @@ export const buildOption = (
       ...base,
       destinationAddress: address,
       paymentUri: uri,
-      qrCode: renderQr(uri),
+      qrCode: qrSvg(uri),
       optionPayload: { railType: "address_transfer", requiredConfirmations }
     }
   }
@@ -125,7 +128,7 @@ export const buildOption = (
       reference,
       destinationAddress: method.recipientAddress,
       paymentUri: uri,
-      qrCode: renderQr(uri),
+      qrCode: qrSvg(uri),
       optionPayload: {
         railType: "address_transfer",
         methodType: "solana",
@@ -145,7 +148,7 @@ export const buildOption = (
   const chainId = EVM_CHAIN_IDS[method.network]
   if (method.railType === "wallet_contract") {
     if (method.recipientAddress === null) throw new OptionBuildError("wallet-contract method has no recipient")
-    const { factory, initCodeHash } = settings.forwarderFactory(method.network)
+    const { factory, initCodeHash } = settings.forwarder
     const contractAddress = forwarderAddress(factory, initCodeHash, request.optionId)
     return {
       ...base,
@@ -171,7 +174,7 @@ export const buildOption = (
     ...base,
     destinationAddress: address,
     paymentUri: uri,
-    qrCode: renderQr(uri),
+    qrCode: qrSvg(uri),
     optionPayload: {
       railType: "address_transfer",
       chainId,

@@ -1,7 +1,7 @@
 import { Context, Layer } from "effect"
 import { type Hex, isAddress, keccak256, toHex } from "viem"
 import { DEFAULT_CONFIRMATIONS, DEFAULT_TOKENS, type Network, NETWORKS } from "./Networks.ts"
-import type { PaymentMethod, RailSettings } from "./OptionBuilder.ts"
+import { type PaymentMethod, type RailSettings, tokenContractOf } from "./OptionBuilder.ts"
 
 /**
  * Placeholder forwarder factory and init code hash used until a deployment configures its own
@@ -29,12 +29,7 @@ export const railSettingsFromEnv = (env: Env, servicePrefix: string): RailSettin
   const initCodeHash = (env.CHECKOUT_FORWARDER_INIT_CODE_HASH ?? DEMO_FORWARDER_INIT_CODE_HASH) as Hex
   if (!isAddress(factory)) throw new Error("CHECKOUT_FORWARDER_FACTORY must be an EVM address")
   if (!/^0x[0-9a-fA-F]{64}$/.test(initCodeHash)) throw new Error("CHECKOUT_FORWARDER_INIT_CODE_HASH must be a 32-byte hex value")
-  return {
-    tokenContract: (network, assetCode) => tokens[`${network}:${assetCode}`],
-    requiredConfirmations: (network) => confirmations[network],
-    forwarderFactory: () => ({ factory, initCodeHash }),
-    servicePrefix
-  }
+  return { tokens, confirmations, forwarder: { factory, initCodeHash }, servicePrefix }
 }
 
 export class RailSettingsService extends Context.Service<RailSettingsService, {
@@ -45,6 +40,6 @@ export class RailSettingsService extends Context.Service<RailSettingsService, {
   static readonly make = (settings: RailSettings) =>
     Layer.succeed(RailSettingsService, {
       settings,
-      isAvailable: (method) => method.assetCode === "BTC" || settings.tokenContract(method.network, method.assetCode) !== undefined
+      isAvailable: (method) => method.assetCode === "BTC" || tokenContractOf(settings, method.network, method.assetCode) !== undefined
     })
 }

@@ -1,8 +1,11 @@
 import { Effect } from "effect"
 import { afterAll, describe, expect, it } from "vitest"
-import { DEMO_KEYS } from "../../src/demo/DemoMerchant.ts"
-import { type PaymentTask, runPaymentTask } from "../../src/payments/PaymentTasks.ts"
+import { DEMO_KEYS, DEMO_METHODS } from "../../src/demo/DemoMerchant.ts"
+import type { OptionRequest } from "../../src/payments/OptionBuilder.ts"
+import { type OptionOutcome, type PaymentTask, runPaymentTask } from "../../src/payments/PaymentTasks.ts"
 import { makePaymentWorker, WorkerLane } from "../../src/payments/PaymentWorker.ts"
+import { railSettingsFromEnv } from "../../src/payments/RailSettings.ts"
+import { decodeQrSvg } from "../support/QrRaster.ts"
 
 const lanes: Array<WorkerLane> = []
 const lane = (entry?: URL) => {
@@ -12,10 +15,26 @@ const lane = (entry?: URL) => {
 }
 afterAll(() => Promise.all(lanes.map((made) => made.close())))
 
+const rails = railSettingsFromEnv({}, "checkout")
+
+/** The demo's options (the Solana one left out: its reference is random, so no two runs agree). */
+const optionRequests = (evmXpub: string = DEMO_KEYS.evmXpub): ReadonlyArray<OptionRequest> =>
+  DEMO_METHODS.filter((method) => method.network !== "solana").map((method, position) => ({
+    invoiceId: "0f2f6c4e-8e0f-4bd3-9f56-1c8a1c3e5d11",
+    amountMicros: 25_500_000n,
+    label: "Demo Store",
+    method: { ...method, id: `method-${position}`, xpub: method.network === "bitcoin" ? method.xpub : method.xpub === null ? null : evmXpub },
+    optionId: `00000000-0000-4000-8000-00000000000${position}`,
+    isDefault: position === 0,
+    position,
+    rateMicros: method.assetCode === "BTC" ? 65_000_000_000n : 1_000_000n,
+    derivationIndex: method.network === "bitcoin" ? 3 : method.xpub === null ? undefined : 194,
+    knownAddress: method.network === "bitcoin" ? "bc1qcr8te4kr609gcawutmrza0j4xv80jy8z306fyu" : undefined
+  }))
+
 const tasks: ReadonlyArray<PaymentTask> = [
-  { kind: "evmAddresses", keys: [0, 1, 2, 3, 4, 5, 6, 7].map((index) => ({ xpub: DEMO_KEYS.evmXpub, index: index * 97 })) },
-  { kind: "bitcoinAddresses", xpub: DEMO_KEYS.bitcoinZpub, first: 40, count: 12 },
-  { kind: "qrSvgs", texts: ["bitcoin:bc1qcr8te4kr609gcawutmrza0j4xv80jy8z306fyu?amount=0.0001", null, "ethereum:0xdAC17F958D2ee523a2206206994597C13D831ec7@1/transfer?address=0x9858EfFD232B4033E47d90003D41EC34EcaEda94&uint256=25500000"] }
+  { kind: "options", rails, requests: optionRequests() },
+  { kind: "bitcoinAddresses", xpub: DEMO_KEYS.bitcoinZpub, first: 40, count: 12 }
 ]
 
 describe("payment worker threads", () => {
@@ -25,8 +44,8 @@ describe("payment worker threads", () => {
     const many = Array.from({ length: 30 }, (_, round) => tasks[round % tasks.length])
     const answers = await Effect.runPromise(Effect.forEach(many, worker.run, { concurrency: "unbounded" }))
     expect(answers).toEqual(many.map(runPaymentTask))
-    expect(answers[0]).toHaveLength(8)
-    expect(answers[2][1]).toBeNull()
+    expect(answers[0]).toHaveLength(4)
+    expect(answers[1]).toHaveLength(12)
     expect(threads.map((thread) => thread.counts)).toEqual([{ answered: 15, failedOver: 0 }, { answered: 15, failedOver: 0 }])
   })
 
@@ -50,7 +69,29 @@ describe("payment worker threads", () => {
 
   it("reports a task that fails as a computation in the error channel", async () => {
     const worker = makePaymentWorker([lane()])
-    const failed = await Effect.runPromise(Effect.flip(worker.evmAddresses([{ xpub: "not-an-extended-key", index: 0 }])))
+    const failed = await Effect.runPromise(Effect.flip(worker.bitcoinAddresses("not-an-extended-key", 0, 1)))
     expect(failed._tag).toBe("PaymentTaskFailed")
+  })
+
+  it("builds an invoice's options in one task: shared EVM addresses derived once, QR codes of their URIs", async () => {
+    const worker = makePaymentWorker([lane()])
+    const built = await Effect.runPromise(worker.options(rails, optionRequests()))
+    const options = built.map((outcome) => (outcome.ok ? outcome.option : undefined))
+    expect(options.map((option) => option?.network)).toEqual(["ethereum", "arbitrum", "base", "bitcoin"])
+    const [walletContract, arbitrum, base, bitcoin] = options
+    expect(walletContract?.optionPayload).toMatchObject({ railType: "wallet_contract", recipient: DEMO_KEYS.evmRecipient })
+    expect(walletContract?.qrCode).toBeNull()
+    // Same extended key and index on two networks: one deposit address.
+    expect(arbitrum?.destinationAddress).toMatch(/^0x[0-9a-fA-F]{40}$/)
+    expect(base?.destinationAddress).toBe(arbitrum?.destinationAddress)
+    expect(bitcoin?.destinationAddress).toBe("bc1qcr8te4kr609gcawutmrza0j4xv80jy8z306fyu")
+    for (const option of [arbitrum, base, bitcoin]) expect(decodeQrSvg(option!.qrCode!)).toBe(option!.paymentUri)
+  })
+
+  it("answers an option it cannot build with the reason, and builds the others", async () => {
+    const worker = makePaymentWorker([lane()])
+    const built: ReadonlyArray<OptionOutcome> = await Effect.runPromise(worker.options(rails, optionRequests("not-an-extended-key")))
+    expect(built.map((outcome) => outcome.ok)).toEqual([true, false, false, true])
+    expect(built[1]).toMatchObject({ ok: false, message: expect.any(String) })
   })
 })
