@@ -1,52 +1,89 @@
 /**
- * Where the tail of a paced (open-loop) load comes from: runs the service with --trace-gc under a
- * steady request rate and prints the latency percentiles next to the GC pauses of that window.
+ * Where the tail of a paced (open-loop) load comes from: runs the service (or, with
+ * `--target baseline`, the raw baseline) with --trace-gc-nvp and an event-loop delay monitor under a
+ * steady request rate, and prints the latency percentiles next to the GC pauses, the bytes each
+ * scavenge copied and promoted, and the longest event-loop delays of that window.
  *
  *   DATABASE_URL=... [SERVICE_NODE_FLAGS="--max-semi-space-size=32"] node --experimental-strip-types \
- *     scripts/bench/paced-tail.ts [create|public-status] [rate] [seconds]
+ *     scripts/bench/paced-tail.ts [create|public-status|status|detail] [rate] [seconds] [--target baseline]
  */
 import { join } from "node:path"
-import { pacedLoad } from "./paced.ts"
-import { freePort, ROOT, type Seeded, startNode, stop, waitForHttp } from "./shared.ts"
+import { parseArgs } from "node:util"
+import { pacedLoad, type PacedRequest } from "./paced.ts"
+import { type Child, freePort, ROOT, type Seeded, startNode, stop, waitForHttp } from "./shared.ts"
 
-const scenario = process.argv[2] ?? "public-status"
-const rate = Number(process.argv[3] ?? "1000")
-const seconds = Number(process.argv[4] ?? "8")
+const { positionals, values } = parseArgs({ allowPositionals: true, options: { target: { type: "string", default: "service" } } })
+const scenario = positionals[0] ?? "public-status"
+const rate = Number(positionals[1] ?? "1000")
+const seconds = Number(positionals[2] ?? "8")
+const target = values.target === "baseline" ? "baseline" : "service"
 const env = { ...process.env }
-const seed = (await startNode(join(import.meta.dirname, "setup.ts"), ["--label", "service", "--merchants", "50"], env, { label: "setup" }).firstJson) as unknown as Seeded
-const port = await freePort()
-const gcLines: Array<string> = []
-const write = process.stderr.write.bind(process.stderr)
+const seed = (await startNode(join(import.meta.dirname, "setup.ts"), ["--label", target, "--merchants", "50"], env, { label: "setup" }).firstJson) as unknown as Seeded
+
+interface Pause {
+  readonly kind: string
+  readonly ms: number
+  readonly survivedBytes: number
+  readonly promotedBytes: number
+}
+const pauses: Array<Pause> = []
+const delays: Array<{ readonly maxMs: number; readonly p99Ms: number }> = []
 let measuring = false
+const write = process.stderr.write.bind(process.stderr)
 process.stderr.write = ((chunk: string | Uint8Array, ...rest: Array<never>) => {
   const text = chunk.toString()
-  if (text.includes("[service]") && /Scavenge|Mark-Compact|Minor|Mark-Sweep/.test(text)) {
-    if (measuring) gcLines.push(text)
-    return true
+  if (!text.includes(`[${target}]`)) return write(chunk, ...rest)
+  for (const line of text.split("\n")) {
+    const gc = /\bgc=(\S+)/.exec(line)
+    const delay = /\[event-loop] max ([\d.]+) p99 ([\d.]+)/.exec(line)
+    if (gc !== null && measuring) {
+      const field = (name: string) => Number(new RegExp(`\\b${name}=([\\d.]+)`).exec(line)?.[1] ?? 0)
+      pauses.push({ kind: gc[1] === "s" ? "scavenge" : gc[1], ms: field("pause"), survivedBytes: field("new_space_survived"), promotedBytes: field("promoted") })
+    } else if (delay !== null) {
+      if (measuring) delays.push({ maxMs: Number(delay[1]), p99Ms: Number(delay[2]) })
+    } else if (gc === null && line.trim() !== "") write(`${line}\n`)
   }
-  return write(chunk, ...rest)
+  return true
 }) as typeof process.stderr.write
-const child = startNode(join(ROOT, "src", "main.ts"), [], {
-  ...env, PORT: String(port), HOST: "127.0.0.1", CHECKOUT_ENV: "test", CHECKOUT_DEMO: "false", CHECKOUT_ROLE: "api",
-  CHECKOUT_API_RATE_LIMIT: "1000000", REDIS_URL: "", CHECKOUT_PRICE_URL: ""
-}, { label: "service", nodeFlags: ["--trace-gc", ...(process.env.SERVICE_NODE_FLAGS ?? "").split(" ").filter(Boolean)] })
-await waitForHttp(`http://127.0.0.1:${port}/api/checkout/pay/${seed.invoiceIds[0]}/status`, child)
-const requests = scenario === "create"
-  ? seed.apiKeys.map((key) => ({ method: "POST" as const, path: "/api/checkout/invoices", headers: { "x-api-key": key, "content-type": "application/json" }, body: JSON.stringify({ amountUsd: 25.5 }) }))
-  : seed.invoiceIds.map((id) => ({ method: "GET" as const, path: `/api/checkout/pay/${id}/status`, headers: {} }))
-await pacedLoad(`http://127.0.0.1:${port}`, requests, { rate, seconds: 3, connections: 50 })
+
+const nodeFlags = ["--trace-gc-nvp", `--import=${join(import.meta.dirname, "event-loop-monitor.ts")}`, ...(process.env.SERVICE_NODE_FLAGS ?? "").split(" ").filter(Boolean)]
+const port = await freePort()
+let child: Child
+if (target === "service") {
+  child = startNode(join(ROOT, "src", "main.ts"), [], {
+    ...env, PORT: String(port), HOST: "127.0.0.1", CHECKOUT_ENV: "test", CHECKOUT_DEMO: "false", CHECKOUT_ROLE: "api",
+    CHECKOUT_API_RATE_LIMIT: "1000000", REDIS_URL: "", CHECKOUT_PRICE_URL: ""
+  }, { label: target, nodeFlags })
+  await waitForHttp(`http://127.0.0.1:${port}/api/checkout/pay/${seed.invoiceIds[0]}/status`, child)
+} else {
+  child = startNode(join(import.meta.dirname, "raw-server.ts"), [], { ...env, PORT: String(port), BENCH_API_RATE_LIMIT: "1000000" }, { label: target, nodeFlags })
+  await child.firstJson
+}
+const read = (path: (id: string) => string, headers: Record<string, string>) =>
+  seed.invoiceIds.map((id): PacedRequest => ({ method: "GET", path: path(id), headers }))
+const requests: ReadonlyArray<PacedRequest> = scenario === "create"
+  ? seed.apiKeys.map((key) => ({ method: "POST", path: "/api/checkout/invoices", headers: { "x-api-key": key, "content-type": "application/json" }, body: JSON.stringify({ amountUsd: 25.5 }) }))
+  : scenario === "detail"
+  ? read((id) => `/api/checkout/invoices/${id}`, { "x-api-key": seed.apiKey })
+  : scenario === "status"
+  ? read((id) => `/api/checkout/invoices/${id}/status`, { "x-api-key": seed.apiKey })
+  : read((id) => `/api/checkout/pay/${id}/status`, {})
+const base = `http://127.0.0.1:${port}`
+await pacedLoad(base, requests, { rate, seconds: 3, connections: Number(process.env.PACED_CONNECTIONS ?? "50") })
 measuring = true
-const run = await pacedLoad(`http://127.0.0.1:${port}`, requests, { rate, seconds, connections: 50 })
+const connections = Number(process.env.PACED_CONNECTIONS ?? "50")
+const run = await pacedLoad(base, requests, { rate, seconds, connections })
 measuring = false
-const pauses = gcLines.flatMap((line) => {
-  const match = /(Scavenge|Mark-Compact|Minor Mark-Sweep|Mark-Sweep).*?([\d.]+) \/ ([\d.]+) ms/.exec(line)
-  return match === null ? [] : [{ kind: match[1], ms: Number(match[2]) }]
-})
-const byKind = new Map<string, Array<number>>()
-for (const pause of pauses) byKind.set(pause.kind, [...(byKind.get(pause.kind) ?? []), pause.ms])
-console.log(`${scenario} paced at ${rate} req/s for ${seconds} s: p50 ${run.p50} ms, p99 ${run.p99} ms, non-2xx ${run.non2xx}, errors ${run.errors}`)
-for (const [kind, list] of byKind) {
-  console.log(`  GC ${kind}: ${list.length} pauses, total ${list.reduce((a, b) => a + b, 0).toFixed(0)} ms, max ${Math.max(...list).toFixed(1)} ms`)
+console.log(`${target} ${scenario} paced at ${rate} req/s for ${seconds} s: p50 ${run.p50} ms, p99 ${run.p99} ms, non-2xx ${run.non2xx}, errors ${run.errors}`)
+const mb = (bytes: number) => (bytes / 2 ** 20).toFixed(1)
+for (const kind of new Set(pauses.map((pause) => pause.kind))) {
+  const list = pauses.filter((pause) => pause.kind === kind)
+  const total = (pick: (pause: Pause) => number) => list.reduce((sum, pause) => sum + pick(pause), 0)
+  console.log(`  GC ${kind}: ${list.length} pauses, total ${total((p) => p.ms).toFixed(0)} ms, max ${Math.max(...list.map((p) => p.ms)).toFixed(1)} ms` +
+    (kind === "scavenge" ? `, per pause ${mb(total((p) => p.survivedBytes) / list.length)} MB survived, ${mb(total((p) => p.promotedBytes) / list.length)} MB promoted` : ""))
+}
+if (delays.length > 0) {
+  console.log(`  event-loop delay per second: max ${delays.map((d) => d.maxMs).join(", ")} ms; p99 ${delays.map((d) => d.p99Ms).join(", ")} ms`)
 }
 await stop(child)
 process.exit(0)
