@@ -24,7 +24,7 @@ import { cpus, totalmem, tmpdir } from "node:os"
 import { join } from "node:path"
 import { parseArgs } from "node:util"
 import { type PacedRun, pacedLoad } from "./paced.ts"
-import { type Child, freePort, heapAfterGcMb, ROOT, rssMb, type Seeded, startNode, stop, waitForHttp } from "./shared.ts"
+import { type Child, freePort, heapAfterGcMb, pacedRequestsFor, requestsFor, ROOT, rssMb, type Scenario, type Seeded, startNode, stop, waitForHttp } from "./shared.ts"
 import { topSelfTime } from "./profile-top.ts"
 
 const { values: flags } = parseArgs({
@@ -48,7 +48,6 @@ const RATE_LIMIT = "1000000"
 // one merchant per connection every create carries its 5 options; `--merchants 1` shows the burst.
 const MERCHANTS = Math.max(1, Number(flags.merchants))
 
-type Scenario = "create" | "detail" | "status" | "public status"
 const ALL: ReadonlyArray<Scenario> = ["create", "detail", "status", "public status"]
 const scenarios = flags.only === undefined
   ? ALL
@@ -148,27 +147,11 @@ log(`service: pid ${service.child.process.pid} (src/main.ts) at ${service.base};
 
 // ---- requests
 
-const CREATE_BODY = JSON.stringify({ amountUsd: 25.5 })
-
-const requestsFor = (scenario: Scenario, target: Target) => {
-  const key = { "x-api-key": target.seed.apiKey }
-  switch (scenario) {
-    case "create":
-      return [{ method: "POST" as const, path: "/api/checkout/invoices", headers: { ...key, "content-type": "application/json" }, body: CREATE_BODY }]
-    case "detail":
-      return target.seed.invoiceIds.map((id) => ({ method: "GET" as const, path: `/api/checkout/invoices/${id}`, headers: key }))
-    case "status":
-      return target.seed.invoiceIds.map((id) => ({ method: "GET" as const, path: `/api/checkout/invoices/${id}/status`, headers: key }))
-    case "public status":
-      return target.seed.invoiceIds.map((id) => ({ method: "GET" as const, path: `/api/checkout/pay/${id}/status`, headers: {} }))
-  }
-}
-
 /** One request per scenario before any load: status codes and sizes, and 5 options on create. */
 const probe = async (target: Target) => {
   const sizes: Record<string, number> = {}
   for (const scenario of scenarios) {
-    const request = requestsFor(scenario, target)[0]
+    const request = requestsFor(scenario, target.seed)[0]
     const response = await fetch(`${target.base}${request.path}`, {
       method: request.method,
       headers: request.headers,
@@ -207,7 +190,7 @@ interface Run {
 const load = async (scenario: Scenario, target: Target, seconds: number): Promise<Run> => {
   const options: Record<string, number> = {}
   let firstFailure: string | undefined
-  const requests = requestsFor(scenario, target).map((request) =>
+  const requests = requestsFor(scenario, target.seed).map((request) =>
     scenario !== "create" ? request : {
       ...request,
       onResponse: (status: number, body: string) => {
@@ -252,12 +235,8 @@ const load = async (scenario: Scenario, target: Target, seconds: number): Promis
 }
 
 /** The scenario's requests at a steady rate (open loop); create rotates over the merchants' keys like `load`. */
-const paced = (scenario: Scenario, target: Target, rate: number) => {
-  const requests = scenario === "create"
-    ? target.seed.apiKeys.map((key) => ({ ...requestsFor(scenario, target)[0], headers: { "x-api-key": key, "content-type": "application/json" } }))
-    : requestsFor(scenario, target)
-  return pacedLoad(target.base, requests, { rate, seconds: DURATION, connections: CONNECTIONS })
-}
+const paced = (scenario: Scenario, target: Target, rate: number) =>
+  pacedLoad(target.base, pacedRequestsFor(scenario, target.seed), { rate, seconds: DURATION, connections: CONNECTIONS })
 
 interface Aggregate {
   readonly rps: number

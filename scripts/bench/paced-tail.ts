@@ -9,11 +9,11 @@
  */
 import { join } from "node:path"
 import { parseArgs } from "node:util"
-import { pacedLoad, type PacedRequest } from "./paced.ts"
-import { type Child, freePort, ROOT, type Seeded, startNode, stop, waitForHttp } from "./shared.ts"
+import { pacedLoad } from "./paced.ts"
+import { type Child, freePort, pacedRequestsFor, ROOT, type Scenario, type Seeded, startNode, stop, waitForHttp } from "./shared.ts"
 
 const { positionals, values } = parseArgs({ allowPositionals: true, options: { target: { type: "string", default: "service" } } })
-const scenario = positionals[0] ?? "public-status"
+const scenario = (positionals[0] ?? "public-status").replace("-", " ") as Scenario
 const rate = Number(positionals[1] ?? "1000")
 const seconds = Number(positionals[2] ?? "8")
 const target = values.target === "baseline" ? "baseline" : "service"
@@ -59,19 +59,11 @@ if (target === "service") {
   child = startNode(join(import.meta.dirname, "raw-server.ts"), [], { ...env, PORT: String(port), BENCH_API_RATE_LIMIT: "1000000" }, { label: target, nodeFlags })
   await child.firstJson
 }
-const read = (path: (id: string) => string, headers: Record<string, string>) =>
-  seed.invoiceIds.map((id): PacedRequest => ({ method: "GET", path: path(id), headers }))
-const requests: ReadonlyArray<PacedRequest> = scenario === "create"
-  ? seed.apiKeys.map((key) => ({ method: "POST", path: "/api/checkout/invoices", headers: { "x-api-key": key, "content-type": "application/json" }, body: JSON.stringify({ amountUsd: 25.5 }) }))
-  : scenario === "detail"
-  ? read((id) => `/api/checkout/invoices/${id}`, { "x-api-key": seed.apiKey })
-  : scenario === "status"
-  ? read((id) => `/api/checkout/invoices/${id}/status`, { "x-api-key": seed.apiKey })
-  : read((id) => `/api/checkout/pay/${id}/status`, {})
+const requests = pacedRequestsFor(scenario, seed)
 const base = `http://127.0.0.1:${port}`
-await pacedLoad(base, requests, { rate, seconds: 3, connections: Number(process.env.PACED_CONNECTIONS ?? "50") })
-measuring = true
 const connections = Number(process.env.PACED_CONNECTIONS ?? "50")
+await pacedLoad(base, requests, { rate, seconds: 3, connections })
+measuring = true
 const run = await pacedLoad(base, requests, { rate, seconds, connections })
 measuring = false
 console.log(`${target} ${scenario} paced at ${rate} req/s for ${seconds} s: p50 ${run.p50} ms, p99 ${run.p99} ms, non-2xx ${run.non2xx}, errors ${run.errors}`)

@@ -6,6 +6,7 @@ import { type ChildProcess, spawn } from "node:child_process"
 import { readFileSync } from "node:fs"
 import { createServer } from "node:net"
 import { join } from "node:path"
+import type { PacedRequest } from "./paced.ts"
 
 export const ROOT = join(import.meta.dirname, "..", "..")
 export const NODE_ARGS = ["--experimental-strip-types", "--disable-warning=ExperimentalWarning"]
@@ -20,6 +21,31 @@ export interface Seeded {
   /** The keys the create scenario rotates over: apiKey first, then those of the extra merchants (--merchants). */
   readonly apiKeys: ReadonlyArray<string>
 }
+
+export type Scenario = "create" | "detail" | "status" | "public status"
+
+const CREATE_BODY = JSON.stringify({ amountUsd: 25.5 })
+
+/** The requests of a scenario against a seeded target (`create` one, the reads one per invoice), with its first API key. */
+export const requestsFor = (scenario: Scenario, seed: Seeded): Array<PacedRequest> => {
+  const key = { "x-api-key": seed.apiKey }
+  switch (scenario) {
+    case "create":
+      return [{ method: "POST", path: "/api/checkout/invoices", headers: { ...key, "content-type": "application/json" }, body: CREATE_BODY }]
+    case "detail":
+      return seed.invoiceIds.map((id) => ({ method: "GET", path: `/api/checkout/invoices/${id}`, headers: key }))
+    case "status":
+      return seed.invoiceIds.map((id) => ({ method: "GET", path: `/api/checkout/invoices/${id}/status`, headers: key }))
+    case "public status":
+      return seed.invoiceIds.map((id) => ({ method: "GET", path: `/api/checkout/pay/${id}/status`, headers: {} }))
+  }
+}
+
+/** For an open-loop load: create rotates over every seeded merchant's key (one bitcoin pool each). */
+export const pacedRequestsFor = (scenario: Scenario, seed: Seeded): Array<PacedRequest> =>
+  scenario === "create"
+    ? seed.apiKeys.map((key) => ({ ...requestsFor(scenario, seed)[0], headers: { "x-api-key": key, "content-type": "application/json" } }))
+    : requestsFor(scenario, seed)
 
 /** A port nobody listens on right now (the child binds it a moment later). */
 export const freePort = (): Promise<number> =>
