@@ -17,6 +17,8 @@
  *   engine.ts [--quick]        DATABASE_URL set: that server; else an in-memory PGlite
  */
 import { HDKey } from "@scure/bip32"
+import { writeFileSync } from "node:fs"
+import { Session } from "node:inspector"
 import { Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import { Accounts } from "../../src/accounts/Accounts.ts"
@@ -42,6 +44,18 @@ const env = {
   CHECKOUT_DATA_DIR: "memory://"
 }
 const config = { ...parseConfig(env), role: "api" as const }
+
+/** ENGINE_EVIDENCE_PROFILE=<file.cpuprofile>: a V8 CPU profile of the evidence phase only (read it with profile-top.ts). */
+const startProfiler = async () => {
+  const session = new Session()
+  session.connect()
+  const post = (method: string, params?: object) =>
+    new Promise<any>((resolve, reject) => session.post(method, params, (error, result) => (error ? reject(error) : resolve(result))))
+  await post("Profiler.enable")
+  await post("Profiler.setSamplingInterval", { interval: 200 })
+  await post("Profiler.start")
+  return { stop: async (file: string) => writeFileSync(file, JSON.stringify((await post("Profiler.stop")).profile)) }
+}
 
 const percentile = (sorted: ReadonlyArray<number>, p: number) =>
   sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]
@@ -80,7 +94,9 @@ const program = Effect.gen(function*() {
 
   // Event i: invoice i % INVOICES, step k = i / INVOICES; payment k/2, first seen (k even) or confirmed (k odd).
   const latencies: Array<number> = []
+  const profiler = process.env.ENGINE_EVIDENCE_PROFILE === undefined ? undefined : yield* Effect.promise(() => startProfiler())
   const evidenceStarted = performance.now()
+  const evidenceCpu = process.cpuUsage()
   yield* Effect.forEach(
     Array.from({ length: EVENTS }, (_, index) => index),
     (index) => {
@@ -100,6 +116,8 @@ const program = Effect.gen(function*() {
     { concurrency: CONCURRENCY, discard: true }
   )
   const evidenceSeconds = (performance.now() - evidenceStarted) / 1000
+  const evidenceCpuUsed = process.cpuUsage(evidenceCpu)
+  if (profiler !== undefined) yield* Effect.promise(() => profiler.stop(process.env.ENGINE_EVIDENCE_PROFILE!))
   const ids = created.map((parts) => parts.invoice.id)
   const statuses = yield* sql<{ status: string; count: number }>`SELECT status, count(*)::int AS count FROM invoices
     WHERE id IN ${sql.in(ids)} GROUP BY status ORDER BY status`.pipe(Effect.orDie)
@@ -128,6 +146,8 @@ const program = Effect.gen(function*() {
     evidenceEventsPerSecond: Math.round(EVENTS / evidenceSeconds),
     evidenceP50Ms: round(percentile(latencies, 50)),
     evidenceP99Ms: round(percentile(latencies, 99)),
+    // Share of one core this process (the engine and its SQL client) used while applying evidence; the rest of the machine is the database's.
+    evidenceProcessCpuShare: round((evidenceCpuUsed.user + evidenceCpuUsed.system) / 1e6 / evidenceSeconds),
     paymentsRecorded: paymentRows[0].count,
     statusesAfter: Object.fromEntries(statuses.map((row) => [row.status, row.count])),
     alreadyDueSweptFirst: alreadyDue,

@@ -38,12 +38,35 @@ const INVOICE_COLUMNS = [
 ]
 const camelCase = (name: string) => name.replace(/_([a-z])/g, (_, letter: string) => letter.toUpperCase())
 
+const INVOICE_COLUMNS_CAMEL = INVOICE_COLUMNS.map((name) => (name.includes("_") ? `i.${name} AS "${camelCase(name)}"` : `i.${name}`))
+
 /**
  * The select list of an invoice read (alias `i`): its columns, its options and its payments, every
  * name already in camelCase, so the read runs without the client's per-row name transform.
  */
 export const INVOICE_READ_COLUMNS = [
-  ...INVOICE_COLUMNS.map((name) => (name.includes("_") ? `i.${name} AS "${camelCase(name)}"` : `i.${name}`)),
+  ...INVOICE_COLUMNS_CAMEL,
   `${OPTIONS_JSON} AS "optionsJson"`,
   `${PAYMENTS_JSON} AS "paymentsJson"`
 ].join(", ")
+
+/**
+ * The select list of an evidence read (invoice `i`, option `o`): the invoice, what evidence needs
+ * of the option (not its QR code), the invoice's payments, and the version of the invoice row read (its `xmin`), which every change of the
+ * invoice or its payments renews.
+ */
+export const EVIDENCE_READ_COLUMNS = [
+  ...INVOICE_COLUMNS_CAMEL,
+  `o.id AS "optionId", o.network AS "optionNetwork", o.asset_code AS "optionAssetCode", o.decimals AS "optionDecimals",
+  o.quoted_atomic::text AS "optionQuotedAtomic", o.destination_address AS "optionDestinationAddress",
+  o.required_confirmations AS "optionRequiredConfirmations"`,
+  `${PAYMENTS_JSON} AS "paymentsJson"`,
+  `i.xmin::text AS "version"`
+].join(", ")
+
+/**
+ * The evidence read under the invoice's row lock, with the version the statement's snapshot saw.
+ * When a concurrent change committed while the lock was awaited, READ COMMITTED returns the locked
+ * row's newest version but the payments of the older snapshot: the two versions then differ.
+ */
+export const EVIDENCE_LOCK_COLUMNS = `${EVIDENCE_READ_COLUMNS}, (SELECT s.xmin::text FROM invoices s WHERE s.id = i.id) AS "snapshotVersion"`

@@ -1,7 +1,7 @@
 import { Context, Effect, Layer } from "effect"
 import { SqlClient, type Statement } from "effect/sql"
 import type { InvoiceRecord, OutboxEvent, PaymentOptionRecord, PaymentRecord } from "../domain/Invoice.ts"
-import { INVOICE_READ_COLUMNS, OPTION_OBJECT } from "./InvoiceReadSql.ts"
+import { EVIDENCE_LOCK_COLUMNS, EVIDENCE_READ_COLUMNS, INVOICE_READ_COLUMNS } from "./InvoiceReadSql.ts"
 import { invoiceColumns, invoiceFromRow, optionFromRow, paymentFromRow } from "./InvoiceRows.ts"
 
 export interface InvoiceParts {
@@ -17,6 +17,26 @@ export interface NewOption extends PaymentOptionRecord {
 }
 
 type Row = Record<string, unknown>
+
+/** What applying evidence needs of the option paid to. */
+export type EvidenceOption = Pick<
+  PaymentOptionRecord,
+  "id" | "network" | "assetCode" | "decimals" | "quotedAtomic" | "destinationAddress" | "requiredConfirmations"
+>
+
+export interface EvidenceState {
+  readonly invoice: InvoiceRecord
+  readonly option: EvidenceOption
+  readonly payments: ReadonlyArray<PaymentRecord>
+  /** The invoice row's version (`xmin`) as read. */
+  readonly version: string
+}
+
+/**
+ * A data-modifying statement ending in RETURNING 1 that touches rows only where `guard` (an SQL
+ * boolean) holds, e.g. `UPDATE payments ... WHERE id = $1 AND ${guard} RETURNING 1`.
+ */
+export type GuardedWrite = (guard: Statement.Fragment) => Statement.Fragment
 
 /** sql.insert takes a non-empty tuple of rows; callers check emptiness first. */
 const rowsOf = (rows: ReadonlyArray<Row>) => rows as readonly [Row, ...Array<Row>]
@@ -69,6 +89,21 @@ const mutableValues = (invoice: InvoiceRecord) => {
   return Object.fromEntries(MUTABLE_COLUMNS.map((column) => [column, columns[column]]))
 }
 
+const evidenceStateOf = (row: Row, payments: ReadonlyArray<PaymentRecord>): EvidenceState => ({
+  invoice: invoiceFromRow(row),
+  option: {
+    id: String(row.optionId),
+    network: String(row.optionNetwork),
+    assetCode: String(row.optionAssetCode),
+    decimals: Number(row.optionDecimals),
+    quotedAtomic: BigInt(String(row.optionQuotedAtomic)),
+    destinationAddress: row.optionDestinationAddress === null ? null : String(row.optionDestinationAddress),
+    requiredConfirmations: Number(row.optionRequiredConfirmations)
+  },
+  payments,
+  version: String(row.version)
+})
+
 const outboxRows = (events: ReadonlyArray<OutboxEvent>) =>
   rowsOf(events.map((event) => ({ invoice_id: event.invoiceId, merchant_id: event.merchantId, event: event.event })))
 
@@ -81,18 +116,24 @@ export class InvoiceRepo extends Context.Service<InvoiceRepo, {
   readonly find: (id: string) => Effect.Effect<InvoiceParts | undefined>
   readonly lockForUpdate: (id: string) => Effect.Effect<InvoiceRecord | undefined>
   /** The invoice of a payment option, locked, with that option and all its payments. */
-  readonly lockForEvidence: (optionId: string) => Effect.Effect<{
-    readonly invoice: InvoiceRecord
-    readonly option: PaymentOptionRecord
-    readonly payments: ReadonlyArray<PaymentRecord>
-  } | undefined>
+  /** An option's invoice and payments as of now, without a lock, for `saveIfUnchanged`. */
+  readonly readForEvidence: (optionId: string) => Effect.Effect<EvidenceState | undefined>
+  /** The same under the invoice's row lock, for a transaction's `saveWith`. */
+  readonly lockForEvidence: (optionId: string) => Effect.Effect<EvidenceState | undefined>
   readonly save: (invoice: InvoiceRecord, events: ReadonlyArray<OutboxEvent>) => Effect.Effect<void>
   /**
-   * `write` (a data-modifying statement ending in RETURNING 1, e.g. the payment row behind the
-   * change), the invoice update and its outbox events as one statement: one round trip. Returns how
-   * many rows `write` touched; when that is not what the caller expected, it fails the transaction.
+   * Under the invoice's row lock (`lockForEvidence`, `lockForUpdate`): `write` (the payment row
+   * behind the change), the invoice update and its outbox events as one statement, one round trip.
+   * Returns how many rows `write` touched; the invoice is updated only when it touched one. When
+   * that is not what the caller expected, it fails the transaction.
    */
-  readonly saveWith: (write: Statement.Fragment, invoice: InvoiceRecord, events: ReadonlyArray<OutboxEvent>) => Effect.Effect<number>
+  readonly saveWith: (write: GuardedWrite, invoice: InvoiceRecord, events: ReadonlyArray<OutboxEvent>) => Effect.Effect<number>
+  /**
+   * The same as one statement outside any transaction, applied only while the invoice is still at
+   * `version` (as `readForEvidence` read it), is not locked by a transaction, and `write` touched a
+   * row: true when it was applied, false when nothing was written. It never waits for the invoice.
+   */
+  readonly saveIfUnchanged: (version: string, write: GuardedWrite, invoice: InvoiceRecord, events: ReadonlyArray<OutboxEvent>) => Effect.Effect<boolean>
   readonly listPayments: (invoiceId: string) => Effect.Effect<ReadonlyArray<PaymentRecord>>
   readonly withTransaction: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
 }>()("Invoices/InvoiceRepo") {
@@ -106,6 +147,21 @@ export class InvoiceRepo extends Context.Service<InvoiceRepo, {
       const listPayments = (invoiceId: string) =>
         sql<Row>`SELECT * FROM payments WHERE invoice_id = ${invoiceId} ORDER BY observed_at, id`.pipe(
           Effect.map((rows) => rows.map(paymentFromRow)),
+          Effect.orDie
+        )
+
+      // The invoice update and the outbox rows follow `write` only when it touched a row.
+      const savePaymentChange = (head: Statement.Fragment, write: Statement.Fragment, invoice: InvoiceRecord, events: ReadonlyArray<OutboxEvent>) =>
+        sql<Row>`WITH ${head} written AS (${write}),
+          updated AS (UPDATE invoices SET ${sql.update(mutableValues(invoice))}
+            WHERE id = ${invoice.id} AND EXISTS (SELECT 1 FROM written) RETURNING id)${
+          events.length === 0 ? sql`` : sql`,
+          events AS (INSERT INTO outbox (invoice_id, merchant_id, event)
+            SELECT (e->>'invoiceId')::uuid, (e->>'merchantId')::uuid, e->>'event'
+            FROM json_array_elements(${JSON.stringify(events)}::json) WITH ORDINALITY AS x(e, position)
+            WHERE EXISTS (SELECT 1 FROM updated) ORDER BY position)`}
+          SELECT count(*)::int AS written FROM written`.pipe(
+          Effect.map((rows) => Number(rows[0].written)),
           Effect.orDie
         )
 
@@ -138,16 +194,24 @@ export class InvoiceRepo extends Context.Service<InvoiceRepo, {
             Effect.map((rows) => (rows.length === 0 ? undefined : invoiceFromRow(rows[0]))),
             Effect.orDie
           ),
+        readForEvidence: (optionId) =>
+          untransformed<Row>`SELECT ${sql.literal(EVIDENCE_READ_COLUMNS)}
+            FROM payment_options o JOIN invoices i ON i.id = o.invoice_id WHERE o.id = ${optionId}`.pipe(
+            Effect.map((rows) => (rows[0] === undefined ? undefined : evidenceStateOf(rows[0], (rows[0].paymentsJson as Array<Row>).map(paymentFromRow)))),
+            Effect.orDie
+          ),
         lockForEvidence: (optionId) =>
           Effect.gen(function*() {
-            const rows = yield* sql<Row>`SELECT i.*, ${sql.literal(OPTION_OBJECT)} AS option_json
+            const rows = yield* untransformed<Row>`SELECT ${sql.literal(EVIDENCE_LOCK_COLUMNS)}
               FROM payment_options o JOIN invoices i ON i.id = o.invoice_id WHERE o.id = ${optionId} FOR UPDATE OF i`
-            if (rows[0] === undefined) return undefined
-            // Payments are read by a second statement, after the lock is held: under READ COMMITTED a
-            // statement that waited for the lock re-reads the locked row only, while a subquery in it
-            // would still see its old snapshot and miss the payments of the transaction it waited for.
-            const payments = yield* listPayments(String(rows[0].id))
-            return { invoice: invoiceFromRow(rows[0]), option: optionFromRow(rows[0].optionJson as Row), payments }
+            const row = rows[0]
+            if (row === undefined) return undefined
+            // Usually one round trip. When the lock had to wait for a change that then committed, the
+            // payments come from the statement's older snapshot: read them again now that the lock is held.
+            const payments = row.version === row.snapshotVersion
+              ? (row.paymentsJson as Array<Row>).map(paymentFromRow)
+              : yield* listPayments(String(row.id))
+            return evidenceStateOf(row, payments)
           }).pipe(Effect.orDie),
         save: (invoice, events) => {
           // The update and its outbox events in one statement (one round trip).
@@ -156,18 +220,16 @@ export class InvoiceRepo extends Context.Service<InvoiceRepo, {
             : sql`WITH updated AS (UPDATE invoices SET ${sql.update(mutableValues(invoice))} WHERE id = ${invoice.id} RETURNING id)
                 INSERT INTO outbox ${sql.insert(outboxRows(events))}`).pipe(Effect.asVoid, Effect.orDie)
         },
-        saveWith: (write, invoice, events) =>
-          (events.length === 0
-            ? sql<Row>`WITH written AS (${write}),
-                updated AS (UPDATE invoices SET ${sql.update(mutableValues(invoice))} WHERE id = ${invoice.id})
-                SELECT count(*)::int AS written FROM written`
-            : sql<Row>`WITH written AS (${write}),
-                updated AS (UPDATE invoices SET ${sql.update(mutableValues(invoice))} WHERE id = ${invoice.id}),
-                events AS (INSERT INTO outbox ${sql.insert(outboxRows(events))})
-                SELECT count(*)::int AS written FROM written`).pipe(
-              Effect.map((rows) => Number(rows[0].written)),
-              Effect.orDie
-            ),
+        saveWith: (write, invoice, events) => savePaymentChange(sql``, write(sql`TRUE`), invoice, events),
+        saveIfUnchanged: (version, write, invoice, events) =>
+          savePaymentChange(
+            // SKIP LOCKED: the statement may share a pipelined connection with other requests' statements,
+            // so it must not wait for a lock; a locked invoice is being changed, which the caller handles.
+            sql`current AS (SELECT id FROM invoices WHERE id = ${invoice.id} AND xmin = ${version}::xid FOR UPDATE SKIP LOCKED),`,
+            write(sql`EXISTS (SELECT 1 FROM current)`),
+            invoice,
+            events
+          ).pipe(Effect.map((written) => written === 1)),
         listPayments
       }
     })

@@ -1,10 +1,10 @@
 import { Clock, Context, Data, Effect, Layer } from "effect"
-import { SqlClient, type Statement } from "effect/sql"
-import { usdValueOf } from "../domain/Evidence.ts"
+import { SqlClient } from "effect/sql"
 import type { InvoiceRecord, PaymentRecord } from "../domain/Invoice.ts"
-import { isLateEvidence, settle } from "../lifecycle/Settlement.ts"
+import { settle } from "../lifecycle/Settlement.ts"
 import { paymentFromRow } from "./InvoiceRows.ts"
-import { InvoiceRepo } from "./InvoiceRepo.ts"
+import { decideChange } from "./EvidenceChange.ts"
+import { type GuardedWrite, InvoiceRepo } from "./InvoiceRepo.ts"
 
 /** One observed transfer to a payment option: what every chain watcher reports. */
 export interface ObservedPayment {
@@ -38,9 +38,10 @@ type Row = Record<string, unknown>
 
 /**
  * The single entry point for payment evidence (chain watchers and the simulator). Idempotent per
- * network + transaction + output index; serialised per invoice by a row lock; recomputes the
- * invoice's amounts and lets the lifecycle machine decide the status, writing the outbox events in
- * the same transaction.
+ * network + transaction + output index; recomputes the invoice's amounts and lets the lifecycle
+ * machine decide the status, writing the payment, the invoice and its outbox events in one
+ * statement. Changes to one invoice are serialised: a write applies only if the invoice is unchanged
+ * since it was read and not locked, and otherwise the evidence is applied again under the row lock.
  */
 export class PaymentEvidence extends Context.Service<PaymentEvidence, {
   readonly record: (payment: ObservedPayment) => Effect.Effect<EvidenceResult, EvidenceRejected>
@@ -62,10 +63,10 @@ export class PaymentEvidence extends Context.Service<PaymentEvidence, {
 
       /**
        * Recomputes the invoice from its payments (as they are after `write`), runs the lifecycle and
-       * saves it in one statement with `write`, the payment row's change; returns the saved
-       * invoice, or undefined when `write` touched no row (the caller fails, rolling back).
+       * saves it under the lock in one statement with `write`, the payment row's change; returns the
+       * saved invoice, or undefined when `write` touched no row (the caller fails, rolling back).
        */
-      const settleAndSaveWith = (write: Statement.Fragment, invoice: InvoiceRecord, payments: ReadonlyArray<PaymentRecord>, latestIsLate: boolean) =>
+      const settleAndSaveWith = (write: GuardedWrite, invoice: InvoiceRecord, payments: ReadonlyArray<PaymentRecord>, latestIsLate: boolean) =>
         Effect.gen(function*() {
           const settled = yield* settlement(invoice, payments, latestIsLate)
           const written = yield* repo.saveWith(write, settled.invoice, settled.events)
@@ -78,88 +79,38 @@ export class PaymentEvidence extends Context.Service<PaymentEvidence, {
           return settle(invoice, ordered, at, latestIsLate)
         })
 
+      /** Under the invoice lock: the authoritative path, taken when the invoice changed since it was read. */
+      const recordLocked = (observed: ObservedPayment) =>
+        repo.withTransaction(Effect.gen(function*() {
+          const state = yield* repo.lockForEvidence(observed.paymentOptionId)
+          if (state === undefined) return yield* new EvidenceRejected({ reason: "unknown payment option" })
+          const change = decideChange(sql, state, observed, yield* now)
+          if (change._tag === "Rejected") return yield* new EvidenceRejected({ reason: change.reason })
+          if (change._tag === "Unchanged") return change.result
+          const saved = yield* settleAndSaveWith(change.write, state.invoice, change.payments, change.latestIsLate)
+          if (saved !== undefined) return { invoice: saved, payment: change.payment }
+          // The output already matched elsewhere: the rejection rolls back the transaction.
+          if (change.isNew) return yield* new EvidenceRejected({ reason: "this transaction output is already matched to another payment option" })
+          return yield* Effect.die(new Error(`payment ${change.payment.id} vanished under the invoice lock`))
+        }))
+
       const record = Effect.fn("PaymentEvidence.record")(function*(observed: ObservedPayment) {
         if (observed.amountAtomic <= 0n) return yield* new EvidenceRejected({ reason: "amount must be positive" })
         if (!Number.isInteger(observed.outputIndex) || observed.outputIndex < 0) {
           return yield* new EvidenceRejected({ reason: "output index must be a non-negative integer" })
         }
-        return yield* repo.withTransaction(Effect.gen(function*() {
-          const locked = yield* repo.lockForEvidence(observed.paymentOptionId)
-          if (locked === undefined) return yield* new EvidenceRejected({ reason: "unknown payment option" })
-          const { invoice, option, payments } = locked
-          const at = yield* now
-          const reachedThreshold = observed.confirmations >= option.requiredConfirmations
-          const existing = payments.find((payment) =>
-            payment.network === option.network && payment.transactionHash === observed.transactionHash &&
-            payment.outputIndex === observed.outputIndex
-          )
-          if (existing !== undefined) {
-            if (existing.paymentOptionId !== option.id) {
-              return yield* new EvidenceRejected({ reason: "this transaction output is already matched to another payment option" })
-            }
-            const confirmedAt = existing.confirmedAt ?? (reachedThreshold ? at : null)
-            const unchanged = existing.confirmations === observed.confirmations && existing.invalidatedAt === null &&
-              existing.confirmedAt === confirmedAt
-            if (unchanged) return { invoice, payment: existing }
-            const updated: PaymentRecord = { ...existing, confirmations: observed.confirmations, confirmedAt, invalidatedAt: null, invalidationReason: null }
-            const saved = yield* settleAndSaveWith(
-              sql`UPDATE payments SET confirmations = ${observed.confirmations}, confirmed_at = ${confirmedAt},
-                invalidated_at = NULL, invalidation_reason = NULL WHERE id = ${existing.id} RETURNING 1`,
-              invoice,
-              payments.map((payment) => (payment.id === existing.id ? updated : payment)),
-              existing.late
-            )
-            if (saved === undefined) return yield* Effect.die(new Error(`payment ${existing.id} vanished under the invoice lock`))
-            return { invoice: saved, payment: updated }
-          }
-          const late = isLateEvidence(invoice, observed.observedAt)
-          const payment: PaymentRecord = {
-            id: crypto.randomUUID(),
-            invoiceId: invoice.id,
-            paymentOptionId: option.id,
-            assetCode: option.assetCode,
-            network: option.network,
-            destinationAddress: observed.destinationAddress ?? option.destinationAddress,
-            transactionHash: observed.transactionHash,
-            outputIndex: observed.outputIndex,
-            decimals: option.decimals,
-            amountAtomic: observed.amountAtomic,
-            observedTotalAtomic: observed.observedTotalAtomic ?? observed.amountAtomic,
-            usdMicros: usdValueOf(observed.amountAtomic, option.quotedAtomic, invoice.amountMicros),
-            confirmations: observed.confirmations,
-            late,
-            observedAt: observed.observedAt,
-            confirmedAt: reachedThreshold ? at : null,
-            invalidatedAt: null,
-            invalidationReason: null
-          }
-          const insert = sql`INSERT INTO payments ${
-            sql.insert({
-              id: payment.id,
-              invoice_id: payment.invoiceId,
-              payment_option_id: payment.paymentOptionId,
-              asset_code: payment.assetCode,
-              network: payment.network,
-              destination_address: payment.destinationAddress,
-              transaction_hash: payment.transactionHash,
-              output_index: payment.outputIndex,
-              decimals: payment.decimals,
-              amount_atomic: payment.amountAtomic.toString(),
-              observed_total_atomic: payment.observedTotalAtomic.toString(),
-              usd_micros: payment.usdMicros.toString(),
-              confirmations: payment.confirmations,
-              late: payment.late,
-              observed_at: payment.observedAt,
-              confirmed_at: payment.confirmedAt
-            })
-          } ON CONFLICT (network, transaction_hash, output_index) DO NOTHING RETURNING 1`
-          // The output already matched elsewhere: the rejection rolls back the invoice update made with it.
-          const saved = yield* settleAndSaveWith(insert, invoice, [...payments, payment], late)
-          if (saved === undefined) {
-            return yield* new EvidenceRejected({ reason: "this transaction output is already matched to another payment option" })
-          }
-          return { invoice: saved, payment }
-        }))
+        // Optimistic first: read, decide, and write in one statement that applies only if the invoice
+        // is still as read (two round trips, no transaction held open). Anything else takes the lock.
+        const state = yield* repo.readForEvidence(observed.paymentOptionId)
+        if (state === undefined) return yield* new EvidenceRejected({ reason: "unknown payment option" })
+        const change = decideChange(sql, state, observed, yield* now)
+        if (change._tag === "Rejected") return yield* new EvidenceRejected({ reason: change.reason })
+        if (change._tag === "Unchanged") return change.result
+        const settled = yield* settlement(state.invoice, change.payments, change.latestIsLate)
+        if (yield* repo.saveIfUnchanged(state.version, change.write, settled.invoice, settled.events)) {
+          return { invoice: settled.invoice, payment: change.payment }
+        }
+        return yield* recordLocked(observed)
       })
 
       const invalidate = Effect.fn("PaymentEvidence.invalidate")(function*(invalidation: EvidenceInvalidation) {
@@ -181,8 +132,9 @@ export class PaymentEvidence extends Context.Service<PaymentEvidence, {
           const invalidated: PaymentRecord = { ...existing, invalidatedAt: at, invalidationReason: invalidation.reason }
           const payments = yield* repo.listPayments(invoice.id)
           const saved = yield* settleAndSaveWith(
-            sql`UPDATE payments SET invalidated_at = ${at}, invalidation_reason = ${invalidation.reason}
-              WHERE id = ${existing.id} RETURNING 1`,
+            (guard) =>
+              sql`UPDATE payments SET invalidated_at = ${at}, invalidation_reason = ${invalidation.reason}
+                WHERE id = ${existing.id} AND ${guard} RETURNING 1`,
             invoice,
             payments.map((payment) => (payment.id === existing.id ? invalidated : payment)),
             existing.late

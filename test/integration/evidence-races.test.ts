@@ -1,0 +1,119 @@
+import { Deferred, Effect, Fiber } from "effect"
+import { SqlClient, type Statement } from "effect/sql"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { InvoiceRepo } from "../../src/invoices/InvoiceRepo.ts"
+import { type ObservedPayment, PaymentEvidence } from "../../src/invoices/PaymentEvidence.ts"
+import { startTestApp, type TestApp, type TestMerchant } from "../support/TestApp.ts"
+
+// Evidence is applied optimistically (read, then one guarded write) and falls back to the invoice's
+// row lock. These tests force the races between a read and a write, and between a lock and a commit.
+const server = process.env.DATABASE_URL !== undefined && process.env.DATABASE_URL !== ""
+if (!server) console.log("evidence-races: the lock-wait cases skipped, they need a PostgreSQL server (DATABASE_URL); PGlite has one connection")
+
+let app: TestApp
+let merchant: TestMerchant
+
+beforeAll(async () => {
+  app = await startTestApp()
+  merchant = await app.createMerchant()
+})
+afterAll(async () => {
+  await app?.close()
+})
+
+const newUsdcOption = async (amountUsd: number) => {
+  const { body } = await merchant.api("/api/checkout/invoices", { body: { amountUsd } })
+  return { invoiceId: String(body.id), optionId: String(body.paymentOptions.find((option: any) => option.network === "ethereum").id) }
+}
+
+const txHash = () => `0x${crypto.randomUUID().replaceAll("-", "")}${crypto.randomUUID().replaceAll("-", "")}`
+
+const observed = (paymentOptionId: string, amountAtomic: bigint): ObservedPayment => ({
+  paymentOptionId, amountAtomic, transactionHash: txHash(), outputIndex: 0, confirmations: 0, observedAt: new Date()
+})
+
+const record = (payment: ObservedPayment) => Effect.flatMap(PaymentEvidence, (evidence) => evidence.record(payment))
+
+const counts = (invoiceId: string) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    sql<{ payments: number; events: number; received: string }>`SELECT
+      (SELECT count(*)::int FROM payments WHERE invoice_id = ${invoiceId}) AS payments,
+      (SELECT count(*)::int FROM outbox WHERE invoice_id = ${invoiceId}) AS events,
+      (SELECT received_micros::text FROM invoices WHERE id = ${invoiceId}) AS received`.pipe(Effect.map((rows) => rows[0]), Effect.orDie))
+
+// A guarded write standing in for a payment change: touches the option row where the guard holds.
+const markerWrite = (sql: SqlClient.SqlClient, optionId: string) => (guard: Statement.Fragment) =>
+  sql`UPDATE payment_options SET status = status WHERE id = ${optionId} AND ${guard} RETURNING 1`
+
+describe("guarded write", () => {
+  it("writes nothing when the invoice changed after it was read, and writes when it did not", async () => {
+    const { invoiceId, optionId } = await newUsdcOption(50)
+    const { stale, before, staleApplied, after, freshApplied, final } = await app.run(Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      const repo = yield* InvoiceRepo
+      const stale = (yield* repo.readForEvidence(optionId))!
+      yield* record(observed(optionId, 10_000_000n))
+      const before = yield* counts(invoiceId)
+      const event = [{ invoiceId, merchantId: stale.invoice.merchantId, event: "invoice_partially_paid" as const }]
+      const staleApplied = yield* repo.saveIfUnchanged(stale.version, markerWrite(sql, optionId), { ...stale.invoice, receivedMicros: 999n }, event)
+      const after = yield* counts(invoiceId)
+      const fresh = (yield* repo.readForEvidence(optionId))!
+      const freshApplied = yield* repo.saveIfUnchanged(fresh.version, markerWrite(sql, optionId), { ...fresh.invoice, receivedMicros: 999n }, event)
+      return { stale, before, staleApplied, after, freshApplied, final: yield* counts(invoiceId) }
+    }))
+    expect(stale.payments).toEqual([])
+    expect(before).toMatchObject({ payments: 1, received: "10000000" })
+    expect(staleApplied).toBe(false)
+    expect(after).toEqual(before)
+    expect(freshApplied).toBe(true)
+    expect(final).toEqual({ payments: 1, events: before.events + 1, received: "999" })
+  })
+})
+
+/** Runs `inside` in a transaction that holds the invoice's row lock until `waiter` is seen waiting for it, then commits. */
+const whileLocked = <A>(invoiceId: string, inside: Effect.Effect<unknown, unknown, any>, waiter: Effect.Effect<A, unknown, any>) =>
+  app.run(Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const locked = yield* Deferred.make<number>()
+    const release = yield* Deferred.make<void>()
+    const holder = yield* Effect.forkChild(sql.withTransaction(Effect.gen(function*() {
+      const [{ pid }] = yield* sql<{ pid: number }>`SELECT pg_backend_pid() AS pid FROM invoices WHERE id = ${invoiceId} FOR UPDATE`
+      yield* inside
+      yield* Deferred.succeed(locked, pid)
+      yield* Deferred.await(release)
+    })))
+    const holderPid = yield* Deferred.await(locked)
+    const waiting = yield* Effect.forkChild(waiter)
+    // Until a statement is blocked by the holder (the waiter's: nothing else touches this invoice).
+    let blocked = 0
+    for (let attempt = 0; attempt < 500 && blocked === 0; attempt++) {
+      yield* Effect.sleep("10 millis")
+      const rows = yield* sql<{ count: number }>`SELECT count(*)::int AS count FROM pg_stat_activity
+        WHERE ${holderPid}::int = ANY (pg_blocking_pids(pid))`
+      blocked = rows[0].count
+    }
+    expect(blocked).toBeGreaterThan(0)
+    yield* Deferred.succeed(release, undefined)
+    yield* Fiber.join(holder)
+    return yield* Fiber.join(waiting)
+  }))
+
+describe.skipIf(!server)("evidence racing a transaction that holds the invoice", () => {
+  it("evidence meeting a locked invoice does not wait on a shared connection: it takes the lock, and counts both payments", async () => {
+    const { invoiceId, optionId } = await newUsdcOption(50)
+    const result = await whileLocked(invoiceId, record(observed(optionId, 10_000_000n)), record(observed(optionId, 15_000_000n)))
+    expect(result.invoice.receivedMicros).toBe(25_000_000n)
+    expect(await app.run(counts(invoiceId))).toMatchObject({ payments: 2, received: "25000000" })
+  })
+
+  it("the evidence lock, once granted after a change committed, returns the payments that change added", async () => {
+    const { invoiceId, optionId } = await newUsdcOption(50)
+    const state = await whileLocked(
+      invoiceId,
+      record(observed(optionId, 10_000_000n)),
+      Effect.flatMap(SqlClient.SqlClient, (sql) => sql.withTransaction(Effect.flatMap(InvoiceRepo, (repo) => repo.lockForEvidence(optionId))))
+    )
+    expect(state!.payments.map((payment) => payment.amountAtomic)).toEqual([10_000_000n])
+    expect(state!.invoice.receivedMicros).toBe(10_000_000n)
+  })
+})
