@@ -1,3 +1,4 @@
+import "./config/V8Flags.ts"
 import { NodeRuntime } from "@effect/platform-node"
 import { Layer } from "effect"
 import { makeApp } from "./App.ts"
