@@ -19,9 +19,6 @@ export type Change =
     readonly write: GuardedWrite
   }
 
-const PAYMENT_INSERT_COLUMNS = "id, invoice_id, payment_option_id, asset_code, network, destination_address, transaction_hash, " +
-  "output_index, decimals, amount_atomic, observed_total_atomic, usd_micros, confirmations, late, observed_at, confirmed_at"
-
 /** What one observation changes, decided from the invoice and its payments as read. */
 export const decideChange = (sql: SqlClient.SqlClient, state: EvidenceState, observed: ObservedPayment, at: Date): Change => {
   const { invoice, option, payments } = state
@@ -71,8 +68,7 @@ export const decideChange = (sql: SqlClient.SqlClient, state: EvidenceState, obs
     invalidatedAt: null,
     invalidationReason: null
   }
-  // Typed by the table's row type, so the insert can select its values under a guard.
-  const row = JSON.stringify({
+  const row = {
     id: payment.id,
     invoice_id: payment.invoiceId,
     payment_option_id: payment.paymentOptionId,
@@ -89,16 +85,18 @@ export const decideChange = (sql: SqlClient.SqlClient, state: EvidenceState, obs
     late: payment.late,
     observed_at: payment.observedAt,
     confirmed_at: payment.confirmedAt
-  })
+  }
+  const columns = Object.keys(row).join(", ")
   return {
     _tag: "Write",
     payment,
     isNew: true,
     payments: [...payments, payment],
     latestIsLate: late,
+    // Typed by the table's row type, so the insert can select its values under a guard.
     write: (guard) =>
-      sql`INSERT INTO payments (${sql.literal(PAYMENT_INSERT_COLUMNS)})
-        SELECT ${sql.literal(PAYMENT_INSERT_COLUMNS)} FROM json_populate_record(NULL::payments, ${row}::json) WHERE ${guard}
+      sql`INSERT INTO payments (${sql.literal(columns)})
+        SELECT ${sql.literal(columns)} FROM json_populate_record(NULL::payments, ${JSON.stringify(row)}::json) WHERE ${guard}
         ON CONFLICT (network, transaction_hash, output_index) DO NOTHING RETURNING 1`
   }
 }

@@ -52,8 +52,8 @@ export const INVOICE_READ_COLUMNS = [
 
 /**
  * The select list of an evidence read (invoice `i`, option `o`): the invoice, what evidence needs
- * of the option (not its QR code), the invoice's payments, and the version of the invoice row read (its `xmin`), which every change of the
- * invoice or its payments renews.
+ * of the option (not its QR code), the invoice's payments, and the version of the invoice row read
+ * (its `xmin`), which every change of the invoice or its payments renews.
  */
 export const EVIDENCE_READ_COLUMNS = [
   ...INVOICE_COLUMNS_CAMEL,

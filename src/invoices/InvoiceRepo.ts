@@ -115,8 +115,7 @@ export class InvoiceRepo extends Context.Service<InvoiceRepo, {
   readonly insert: (invoice: InvoiceRecord, options: ReadonlyArray<NewOption>, events: ReadonlyArray<OutboxEvent>) => Effect.Effect<void>
   readonly find: (id: string) => Effect.Effect<InvoiceParts | undefined>
   readonly lockForUpdate: (id: string) => Effect.Effect<InvoiceRecord | undefined>
-  /** The invoice of a payment option, locked, with that option and all its payments. */
-  /** An option's invoice and payments as of now, without a lock, for `saveIfUnchanged`. */
+  /** An option's invoice, what evidence needs of the option, and the payments, without a lock, for `saveIfUnchanged`. */
   readonly readForEvidence: (optionId: string) => Effect.Effect<EvidenceState | undefined>
   /** The same under the invoice's row lock, for a transaction's `saveWith`. */
   readonly lockForEvidence: (optionId: string) => Effect.Effect<EvidenceState | undefined>

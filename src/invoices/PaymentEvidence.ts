@@ -4,7 +4,7 @@ import type { InvoiceRecord, PaymentRecord } from "../domain/Invoice.ts"
 import { settle } from "../lifecycle/Settlement.ts"
 import { paymentFromRow } from "./InvoiceRows.ts"
 import { decideChange } from "./EvidenceChange.ts"
-import { type GuardedWrite, InvoiceRepo } from "./InvoiceRepo.ts"
+import { type EvidenceState, type GuardedWrite, InvoiceRepo } from "./InvoiceRepo.ts"
 
 /** One observed transfer to a payment option: what every chain watcher reports. */
 export interface ObservedPayment {
@@ -79,13 +79,19 @@ export class PaymentEvidence extends Context.Service<PaymentEvidence, {
           return settle(invoice, ordered, at, latestIsLate)
         })
 
-      /** Under the invoice lock: the authoritative path, taken when the invoice changed since it was read. */
-      const recordLocked = (observed: ObservedPayment) =>
-        repo.withTransaction(Effect.gen(function*() {
-          const state = yield* repo.lockForEvidence(observed.paymentOptionId)
+      /** The invoice as read and the change an observation makes to it (or its answer when it makes none); fails when refused. */
+      const changeOf = (state: EvidenceState | undefined, observed: ObservedPayment) =>
+        Effect.gen(function*() {
           if (state === undefined) return yield* new EvidenceRejected({ reason: "unknown payment option" })
           const change = decideChange(sql, state, observed, yield* now)
           if (change._tag === "Rejected") return yield* new EvidenceRejected({ reason: change.reason })
+          return { state, change }
+        })
+
+      /** Under the invoice lock: the authoritative path, taken when the invoice changed since it was read. */
+      const recordLocked = (observed: ObservedPayment) =>
+        repo.withTransaction(Effect.gen(function*() {
+          const { state, change } = yield* changeOf(yield* repo.lockForEvidence(observed.paymentOptionId), observed)
           if (change._tag === "Unchanged") return change.result
           const saved = yield* settleAndSaveWith(change.write, state.invoice, change.payments, change.latestIsLate)
           if (saved !== undefined) return { invoice: saved, payment: change.payment }
@@ -101,10 +107,7 @@ export class PaymentEvidence extends Context.Service<PaymentEvidence, {
         }
         // Optimistic first: read, decide, and write in one statement that applies only if the invoice
         // is still as read (two round trips, no transaction held open). Anything else takes the lock.
-        const state = yield* repo.readForEvidence(observed.paymentOptionId)
-        if (state === undefined) return yield* new EvidenceRejected({ reason: "unknown payment option" })
-        const change = decideChange(sql, state, observed, yield* now)
-        if (change._tag === "Rejected") return yield* new EvidenceRejected({ reason: change.reason })
+        const { state, change } = yield* changeOf(yield* repo.readForEvidence(observed.paymentOptionId), observed)
         if (change._tag === "Unchanged") return change.result
         const settled = yield* settlement(state.invoice, change.payments, change.latestIsLate)
         if (yield* repo.saveIfUnchanged(state.version, change.write, settled.invoice, settled.events)) {
