@@ -4,6 +4,7 @@ import { BillingGate } from "./accounts/BillingGate.ts"
 import { Secrets } from "./accounts/Secrets.ts"
 import { RateLimits } from "./accounts/RateLimits.ts"
 import { Sessions } from "./accounts/Sessions.ts"
+import { ChainWatchers } from "./chains/ChainWatchers.ts"
 import { AppConfig } from "./config/AppConfig.ts"
 import { DatabaseLive } from "./db/Database.ts"
 import { DemoMerchantLive } from "./demo/DemoMerchant.ts"
@@ -40,7 +41,8 @@ const RailSettingsLive = (env: Readonly<Record<string, string | undefined>>) =>
 
 /** Every domain service over the database (no HTTP server): what tests and scripts build on. */
 export const ServicesLive = (env: Readonly<Record<string, string | undefined>> = process.env) =>
-  Layer.mergeAll(PaymentEvidence.layer, DeadlineSweeper.layer, WebhookDispatcher.layer).pipe(
+  Layer.mergeAll(ChainWatchers.layer, DeadlineSweeper.layer, WebhookDispatcher.layer).pipe(
+    Layer.provideMerge(PaymentEvidence.layer),
     Layer.provideMerge(Invoices.layer),
     Layer.provideMerge(Repositories),
     Layer.provideMerge(Layer.mergeAll(BitcoinAddressPool.layer, Secrets.layer)),
@@ -51,7 +53,7 @@ export const ServicesLive = (env: Readonly<Record<string, string | undefined>> =
 /** Background workers, unless this process is API-only (CHECKOUT_ROLE=api). */
 const Workers = Layer.unwrap(Effect.gen(function*() {
   const { role } = yield* AppConfig
-  return role === "api" ? Layer.empty : Layer.mergeAll(DeadlineSweeper.worker, BitcoinAddressPool.worker, WebhookDispatcher.worker)
+  return role === "api" ? Layer.empty : Layer.mergeAll(DeadlineSweeper.worker, BitcoinAddressPool.worker, WebhookDispatcher.worker, ChainWatchers.worker)
 }))
 
 /** The HTTP server and demo data, unless this process runs workers only (CHECKOUT_ROLE=workers). */

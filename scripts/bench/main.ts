@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- --quick] [--profile] [--only create,detail] [--merchants N] [--no-engine]`
+ * `npm run bench [-- --quick] [--profile] [--only create,detail] [--merchants N] [--no-engine] [--no-watcher]`
  *
  * The service next to a raw baseline, A-B-A-B, on the same machine:
  * 1. setup (scripts/bench/setup.ts, the project's own layers): migrate, and create one bench
@@ -10,7 +10,8 @@
  * 3. the raw baseline as a child process (scripts/bench/raw-server.ts: node:http + pg, same SQL);
  * 4. autocannon, 50 connections, per scenario: a warm-up of each, then service, baseline, service,
  *    baseline for DURATION seconds each; the service's resident memory after every run;
- * 5. the lifecycle engine in process (scripts/bench/engine.ts);
+ * 5. the lifecycle engine in process (scripts/bench/engine.ts), and the EVM watcher's poll with 100
+ *    and 100,000 open invoices against a real anvil node (scripts/bench/watcher.ts);
  * 6. a table on stdout, and the JSON in bench/results/<timestamp>.json and bench/results/latest.json.
  *
  * DATABASE_URL set: every process uses that PostgreSQL (give the bench a database of its own:
@@ -33,7 +34,8 @@ const { values: flags } = parseArgs({
     profile: { type: "boolean", default: false },
     only: { type: "string" },
     merchants: { type: "string", default: "50" },
-    "no-engine": { type: "boolean", default: false }
+    "no-engine": { type: "boolean", default: false },
+    "no-watcher": { type: "boolean", default: false }
   }
 })
 const quick = flags.quick
@@ -354,6 +356,13 @@ if (!flags["no-engine"]) {
   engine = await child.firstJson
   await child.exited
 }
+let watcher: Record<string, any> | undefined
+if (!flags["no-watcher"]) {
+  log("  EVM watcher: one poll with 100 and with 100,000 open invoices (anvil) ...")
+  const child = startNode(join(import.meta.dirname, "watcher.ts"), quick ? ["--quick"] : [], baseEnv, { label: "watcher" })
+  watcher = await child.firstJson
+  await child.exited
+}
 if (scratch !== undefined) rmSync(scratch, { recursive: true, force: true })
 
 // ---- memory verdict: the same workload repeated must not leave the process bigger
@@ -407,6 +416,12 @@ if (engine !== undefined) {
   log(`deadline: swept ${engine.swept} due invoices in ${engine.sweepSeconds} s (${engine.sweptPerSecond}/s) with DeadlineSweeper.sweep()` +
     (Number(engine.alreadyDueSweptFirst) > 0 ? `; ${engine.alreadyDueSweptFirst} already-due invoices were swept first, untimed` : ""))
 }
+if (watcher !== undefined) {
+  log(`watcher: a poll of ${watcher.transfersPerPoll} new blocks (${watcher.matchedPerPoll} transfers to watched addresses) takes ` +
+    `${watcher.few.pollMsMedian} ms with ${watcher.few.openInvoices} open invoices and ${watcher.many.pollMsMedian} ms with ` +
+    `${watcher.many.openInvoices} (median of ${watcher.rounds}; ratio ${watcher.ratio}); the index's one-time load at start: ` +
+    `${watcher.few.firstPollMs} ms and ${watcher.many.firstPollMs} ms`)
+}
 for (const [scenario, row] of Object.entries(results)) {
   log(`paced at half the service's throughput (${row.paced.rate} req/s, ${CONNECTIONS} connections): ${scenario} p50 / p99 ` +
     `service ${row.paced.service.p50} / ${row.paced.service.p99} ms, baseline ${row.paced.baseline.p50} / ${row.paced.baseline.p99} ms`)
@@ -428,6 +443,9 @@ for (const [scenario, row] of Object.entries(results)) {
 }
 if (engine !== undefined) {
   budget.push({ check: `evidence ${engine.evidenceEventsPerSecond} events/s >= 1000`, pass: Number(engine.evidenceEventsPerSecond) >= 1000 })
+}
+if (watcher !== undefined) {
+  budget.push({ check: `watcher poll with 100,000 open invoices ${watcher.ratio}x the poll with 100 <= 1.2x`, pass: Number(watcher.ratio) <= 1.2 })
 }
 budget.push({ check: `no memory growth across ${MEMORY_ROUNDS} repeated rounds (RSS and live heap after a forced GC)`, pass: !leak })
 log(`budget (issue 7${databaseUrl === undefined ? "; it is set for a PostgreSQL server, shown here for reference" : ""}): ` +
@@ -458,6 +476,7 @@ const report = {
   responseBytes: bodyBytes,
   results,
   lifecycle: engine ?? null,
+  watcher: watcher ?? null,
   memory: { samples: memory, rounds: memoryRounds, rssGrowthMb, liveHeapGrowthMb: heapGrowthMb, verdict: memoryVerdict },
   budget
 }

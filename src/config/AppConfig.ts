@@ -37,6 +37,22 @@ export interface AppConfigShape {
   /** Worker threads for key derivation and QR codes; 0 runs them on the event loop. */
   readonly paymentWorkerThreads: number
   readonly loginAttemptsPerMinute: number
+  readonly chains: ChainWatchSettings
+}
+
+export type WatchedNetwork = "bitcoin" | "ethereum" | "arbitrum" | "base" | "solana"
+
+/** Where each network's watcher reads the chain; a network without an endpoint has no watcher. */
+export interface ChainWatchSettings {
+  /** JSON-RPC URL (EVM, solana) or Esplora base URL (bitcoin) of each watched network. */
+  readonly endpoints: Partial<Record<WatchedNetwork, string>>
+  readonly pollIntervalMs: Record<WatchedNetwork, number>
+  /** Largest block range of one eth_getLogs request (halved on a provider's range error). */
+  readonly evmMaxLogRange: number
+  /** Per-request time-out of chain RPC calls. */
+  readonly rpcTimeoutMs: number
+  /** How long after an invoice's payable window its addresses stay watched (late payments). */
+  readonly watchRetentionDays: number
 }
 
 export class ConfigError extends Error {
@@ -101,6 +117,29 @@ const secret = (env: Env, name: string, production: boolean): string | undefined
   return undefined
 }
 
+const WATCHED_NETWORKS: ReadonlyArray<WatchedNetwork> = ["bitcoin", "ethereum", "arbitrum", "base", "solana"]
+const DEFAULT_POLL_MS: Record<WatchedNetwork, number> = { bitcoin: 15_000, ethereum: 4_000, arbitrum: 1_000, base: 2_000, solana: 1_000 }
+
+const chainWatchSettings = (env: Env): ChainWatchSettings => {
+  const endpoints: Partial<Record<WatchedNetwork, string>> = {}
+  for (const network of WATCHED_NETWORKS) {
+    const name = network === "bitcoin" ? "CHECKOUT_ESPLORA_URL" : `CHECKOUT_RPC_URL_${network.toUpperCase()}`
+    const endpoint = url(env, name, ["http:", "https:"])
+    if (endpoint !== undefined) endpoints[network] = endpoint
+  }
+  const pollIntervalMs = Object.fromEntries(WATCHED_NETWORKS.map((network) => [
+    network,
+    integer(env, `CHECKOUT_POLL_INTERVAL_MS_${network.toUpperCase()}`, DEFAULT_POLL_MS[network], 50, 3_600_000)
+  ])) as Record<WatchedNetwork, number>
+  return {
+    endpoints,
+    pollIntervalMs,
+    evmMaxLogRange: integer(env, "CHECKOUT_EVM_MAX_LOG_RANGE", 2_000, 1, 1_000_000),
+    rpcTimeoutMs: integer(env, "CHECKOUT_RPC_TIMEOUT_MS", 10_000, 100, 300_000),
+    watchRetentionDays: integer(env, "CHECKOUT_WATCH_RETENTION_DAYS", 30, 0, 3_650)
+  }
+}
+
 /** Reads and validates the environment; throws ConfigError with a message naming the variable. */
 export const parseConfig = (env: Env): AppConfigShape => {
   const checkoutEnv = oneOf<CheckoutEnv>(env, "CHECKOUT_ENV", ["development", "production", "test"], "development")
@@ -139,6 +178,7 @@ export const parseConfig = (env: Env): AppConfigShape => {
     probeThreshold: integer(env, "CHECKOUT_PROBE_THRESHOLD", 5, 1, 1000),
     paymentWorkerThreads: integer(env, "CHECKOUT_PAYMENT_WORKER_THREADS", 1, 0, 16),
     loginAttemptsPerMinute: integer(env, "CHECKOUT_LOGIN_RATE_LIMIT", 10, 1, 100_000),
+    chains: chainWatchSettings(env),
     servicePrefix: env.CHECKOUT_SERVICE_PREFIX !== undefined && env.CHECKOUT_SERVICE_PREFIX !== "" ? env.CHECKOUT_SERVICE_PREFIX : "checkout"
   }
 }

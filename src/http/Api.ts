@@ -5,6 +5,9 @@ import { AuthGroup, KeysGroup } from "../accounts/AccountsApi.ts"
 import { DashboardInvoicesGroup } from "../invoices/DashboardInvoicesApi.ts"
 import { DevSimulatorGroup } from "../invoices/DevSimulatorApi.ts"
 import { CheckoutSettingsGroup } from "../payments/CheckoutSettingsApi.ts"
+import { UnmatchedDepositsGroup } from "../deposits/UnmatchedDepositsApi.ts"
+import { HealthGroup } from "../health/HealthApi.ts"
+import { ChainWatchersGroup } from "../monitoring/ChainWatchersApi.ts"
 import { WebhooksGroup } from "../webhooks/WebhooksApi.ts"
 import { MerchantAuthentication } from "./Authentication.ts"
 import { CreateInvoiceBody, InvoiceIdParams, RecordPaymentBody, VoidBody } from "./RequestSchemas.ts"
@@ -70,6 +73,7 @@ export const PublicGroup = HttpApiGroup.make("public")
 
 export const Api = HttpApi.make("checkout")
   .add(MerchantGroup, PublicGroup, AuthGroup, KeysGroup, DashboardInvoicesGroup, DevSimulatorGroup, CheckoutSettingsGroup, WebhooksGroup)
+  .add(HealthGroup, ChainWatchersGroup, UnmatchedDepositsGroup)
   .middleware(SchemaErrors)
   .annotate(OpenApi.Title, "Checkout invoicing API")
   .annotate(OpenApi.Version, "1.0.0")

@@ -9,6 +9,11 @@ import { DashboardInvoicesHttpLive } from "../invoices/DashboardInvoicesHttp.ts"
 import { DevSimulatorHttpLive } from "../invoices/DevSimulatorHttp.ts"
 import { MerchantHttpLive, PublicHttpLive } from "../invoices/InvoicesHttp.ts"
 import { CheckoutSettingsHttpLive } from "../payments/CheckoutSettingsHttp.ts"
+import { UnmatchedDepositsHttpLive } from "../deposits/UnmatchedDepositsHttp.ts"
+import { HealthHttpLive } from "../health/HealthHttp.ts"
+import { ChainWatchersHttpLive } from "../monitoring/ChainWatchersHttp.ts"
+import { measureRequests, RouteTemplateLabel } from "../observability/HttpMetrics.ts"
+import { MetricsRouteLive } from "../observability/MetricsHttp.ts"
 import { WebhooksHttpLive } from "../webhooks/WebhooksHttp.ts"
 import { Api } from "./Api.ts"
 import { AuthHttpLive, KeysHttpLive } from "../accounts/AccountsHttp.ts"
@@ -24,12 +29,13 @@ interface ServerErrorLike {
 
 /**
  * Router-wide behaviour: the development simulator hidden in production, the request body cap, `{error}` bodies for unknown routes, unreadable
- * or oversized bodies and wrong content types, and a 500 that never leaks internals.
+ * or oversized bodies and wrong content types, and a 500 that never leaks internals. Outermost, the HTTP metrics measure the final answer.
+ * One global middleware, so that nothing depends on the order in which global middleware layers are built.
  */
 const ErrorBoundary = Layer.unwrap(Effect.gen(function*() {
   const { maxBodyBytes, env } = yield* AppConfig
   return HttpRouter.middleware((httpEffect) =>
-    Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
+    measureRequests(Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
       env === "production" && request.url.startsWith("/api/dev/")
         ? Effect.succeed(jsonError(404, "Not found"))
         : httpEffect).pipe(
@@ -56,15 +62,30 @@ const ErrorBoundary = Layer.unwrap(Effect.gen(function*() {
         }
         return Effect.logError("Unhandled failure", cause).pipe(Effect.as(jsonError(500, "Internal server error")))
       })
-    ), { global: true })
+    )), { global: true })
 }))
 
-export const HttpAppLive = Layer.mergeAll(
+/** Every route of the service; each is labelled with its route template for the HTTP metrics. */
+const Routes = Layer.mergeAll(
   HttpApiBuilder.layer(Api, { openapiPath: "/api/openapi.json" }),
   HttpApiScalar.layer(Api, { path: "/docs" }),
-  ErrorBoundary
-).pipe(
-  Layer.provide([MerchantHttpLive, PublicHttpLive, AuthHttpLive, KeysHttpLive, DashboardInvoicesHttpLive, DevSimulatorHttpLive, CheckoutSettingsHttpLive, WebhooksHttpLive]),
+  MetricsRouteLive
+).pipe(Layer.provide(RouteTemplateLabel))
+
+export const HttpAppLive = Layer.mergeAll(Routes, ErrorBoundary).pipe(
+  Layer.provide([
+    MerchantHttpLive,
+    PublicHttpLive,
+    AuthHttpLive,
+    KeysHttpLive,
+    DashboardInvoicesHttpLive,
+    DevSimulatorHttpLive,
+    CheckoutSettingsHttpLive,
+    WebhooksHttpLive,
+    HealthHttpLive,
+    ChainWatchersHttpLive,
+    UnmatchedDepositsHttpLive
+  ]),
   Layer.provide([MerchantAuthenticationLive, DashboardAuthenticationLive, SchemaErrorsLive])
 )
 

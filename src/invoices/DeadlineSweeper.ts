@@ -1,11 +1,9 @@
 import { Clock, Context, Duration, Effect, Layer, Schedule } from "effect"
-import { SqlClient } from "effect/sql"
+import { ChainRepo } from "../chains/ChainRepo.ts"
+import { watchedNetworks } from "../chains/WatchedNetworks.ts"
 import { AppConfig } from "../config/AppConfig.ts"
-import { invoiceFromRow } from "./InvoiceRows.ts"
 import { InvoiceRepo } from "./InvoiceRepo.ts"
 import { applyEvents } from "../lifecycle/Settlement.ts"
-
-type Row = Record<string, unknown>
 
 /**
  * Expires invoices whose final payable deadline has passed. Each batch is claimed with
@@ -19,20 +17,25 @@ export class DeadlineSweeper extends Context.Service<DeadlineSweeper, {
   static readonly layer = Layer.effect(
     DeadlineSweeper,
     Effect.gen(function*() {
-      const sql = yield* SqlClient.SqlClient
       const repo = yield* InvoiceRepo
+      const chainRepo = yield* ChainRepo
+      const { chains } = yield* AppConfig
+      const networks = watchedNetworks(chains)
+
+      // A watched network's watcher must have processed chain data up to an invoice's deadline
+      // before it expires: a transfer mined in time but not yet seen would otherwise be called late.
+      const watchedProgress = Effect.map(chainRepo.chainTimes(networks), (rows) =>
+        networks.map((network) => ({ network, chainTime: rows.find((row) => row.network === network)?.chainTime ?? null })))
 
       const sweepBatch = (batchSize: number) =>
         repo.withTransaction(Effect.gen(function*() {
           const now = new Date(yield* Clock.currentTimeMillis)
-          const rows = yield* sql<Row>`SELECT * FROM invoices
-            WHERE status IN ('awaiting_payment', 'partially_paid') AND payable_until_at < ${now}
-            ORDER BY payable_until_at LIMIT ${batchSize} FOR UPDATE SKIP LOCKED`.pipe(Effect.orDie)
-          for (const row of rows) {
-            const expired = applyEvents(invoiceFromRow(row), [{ type: "DEADLINE_PASSED" }], now)
+          const due = yield* repo.claimDueForExpiry(now, batchSize, yield* watchedProgress)
+          for (const invoice of due) {
+            const expired = applyEvents(invoice, [{ type: "DEADLINE_PASSED" }], now)
             yield* repo.save(expired.invoice, expired.events)
           }
-          return rows.length
+          return due.length
         }))
 
       const sweep = Effect.fn("DeadlineSweeper.sweep")(function*(batchSize: number = 500) {
@@ -45,7 +48,7 @@ export class DeadlineSweeper extends Context.Service<DeadlineSweeper, {
       })
       return { sweep }
     })
-  )
+  ).pipe(Layer.provide(ChainRepo.layer))
 
   /** The background fiber: sweeps every CHECKOUT_SWEEP_INTERVAL_MS while the service runs. */
   static readonly worker = Layer.effectDiscard(Effect.gen(function*() {

@@ -31,7 +31,8 @@ export const decideChange = (sql: SqlClient.SqlClient, state: EvidenceState, obs
     if (existing.paymentOptionId !== option.id) {
       return { _tag: "Rejected", reason: "this transaction output is already matched to another payment option" }
     }
-    const confirmedAt = existing.confirmedAt ?? (reachedThreshold ? at : null)
+    // Evidence that comes back after an invalidation (re-mined after a reorg) confirms afresh.
+    const confirmedAt = (existing.invalidatedAt === null ? existing.confirmedAt : null) ?? (reachedThreshold ? at : null)
     const unchanged = existing.confirmations === observed.confirmations && existing.invalidatedAt === null &&
       existing.confirmedAt === confirmedAt
     if (unchanged) return { _tag: "Unchanged", result: { invoice, payment: existing } }
@@ -44,7 +45,10 @@ export const decideChange = (sql: SqlClient.SqlClient, state: EvidenceState, obs
       latestIsLate: existing.late,
       write: (guard) =>
         sql`UPDATE payments SET confirmations = ${observed.confirmations}, confirmed_at = ${confirmedAt},
-          invalidated_at = NULL, invalidation_reason = NULL WHERE id = ${existing.id} AND ${guard} RETURNING 1`
+          invalidated_at = NULL, invalidation_reason = NULL,
+          block_height = COALESCE(${observed.blockHeight?.toString() ?? null}::bigint, block_height),
+          block_hash = COALESCE(${observed.blockHash ?? null}::text, block_hash)
+          WHERE id = ${existing.id} AND ${guard} RETURNING 1`
     }
   }
   const late = isLateEvidence(invoice, observed.observedAt)
@@ -84,7 +88,9 @@ export const decideChange = (sql: SqlClient.SqlClient, state: EvidenceState, obs
     confirmations: payment.confirmations,
     late: payment.late,
     observed_at: payment.observedAt,
-    confirmed_at: payment.confirmedAt
+    confirmed_at: payment.confirmedAt,
+    block_height: observed.blockHeight?.toString() ?? null,
+    block_hash: observed.blockHash ?? null
   }
   const columns = Object.keys(row).join(", ")
   return {

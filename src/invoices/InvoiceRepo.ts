@@ -134,6 +134,16 @@ export class InvoiceRepo extends Context.Service<InvoiceRepo, {
    */
   readonly saveIfUnchanged: (version: string, write: GuardedWrite, invoice: InvoiceRecord, events: ReadonlyArray<OutboxEvent>) => Effect.Effect<boolean>
   readonly listPayments: (invoiceId: string) => Effect.Effect<ReadonlyArray<PaymentRecord>>
+  /**
+   * Within a transaction: locks up to `batchSize` open invoices whose payable window ended before
+   * `now`, skipping those locked by others and those with an option on a network whose watcher
+   * has processed chain data only up to a time before the invoice's deadline (`chainTime` null: not yet).
+   */
+  readonly claimDueForExpiry: (
+    now: Date,
+    batchSize: number,
+    watched: ReadonlyArray<{ readonly network: string; readonly chainTime: Date | null }>
+  ) => Effect.Effect<ReadonlyArray<InvoiceRecord>>
   readonly withTransaction: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
 }>()("Invoices/InvoiceRepo") {
   static readonly layer = Layer.effect(
@@ -229,7 +239,18 @@ export class InvoiceRepo extends Context.Service<InvoiceRepo, {
             invoice,
             events
           ).pipe(Effect.map((written) => written === 1)),
-        listPayments
+        listPayments,
+        claimDueForExpiry: (now, batchSize, watched) =>
+          sql<Row>`SELECT i.* FROM invoices i
+            WHERE i.status IN ('awaiting_payment', 'partially_paid') AND i.payable_until_at < ${now}${
+            watched.length === 0 ? sql`` : sql`
+              AND NOT EXISTS (SELECT 1 FROM payment_options o
+                JOIN json_to_recordset(${JSON.stringify(watched)}::json) AS w(network text, "chainTime" timestamptz) ON w.network = o.network
+                WHERE o.invoice_id = i.id AND (w."chainTime" IS NULL OR w."chainTime" < i.payable_until_at))`}
+            ORDER BY i.payable_until_at LIMIT ${batchSize} FOR UPDATE OF i SKIP LOCKED`.pipe(
+            Effect.map((rows) => rows.map(invoiceFromRow)),
+            Effect.orDie
+          )
       }
     })
   )

@@ -17,6 +17,9 @@ export interface ObservedPayment {
   readonly observedAt: Date
   readonly destinationAddress?: string | null | undefined
   readonly observedTotalAtomic?: bigint | undefined
+  /** Where a chain watcher saw it mined (absent for simulated evidence). */
+  readonly blockHeight?: bigint | undefined
+  readonly blockHash?: string | undefined
 }
 
 /** Earlier evidence that no longer counts (a chain reorganisation dropped it). */

@@ -1,6 +1,6 @@
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
-import { NotFound } from "../http/ApiErrors.ts"
+import { Conflict, NotFound } from "../http/ApiErrors.ts"
 import { DashboardAuthentication } from "../http/Authentication.ts"
 import { PaymentTimingOverride, text } from "../http/RequestSchemas.ts"
 import { PaymentTiming } from "../http/ResponseSchemas.ts"
@@ -50,7 +50,7 @@ export const CheckoutSettingsView = Schema.Struct({
 export const CheckoutSettingsGroup = HttpApiGroup.make("checkoutSettings")
   .add(
     HttpApiEndpoint.get("get", "/api/dashboard/checkout-settings", { success: CheckoutSettingsView, error: NotFound }),
-    HttpApiEndpoint.put("put", "/api/dashboard/checkout-settings", { payload: CheckoutSettingsBody, success: CheckoutSettingsView })
+    HttpApiEndpoint.put("put", "/api/dashboard/checkout-settings", { payload: CheckoutSettingsBody, success: CheckoutSettingsView, error: Conflict })
   )
   .middleware(DashboardAuthentication)
   .annotate(OpenApi.Description, "Checkout settings: issuer name, default payment timing and payment methods per network, asset and rail.")

@@ -1,8 +1,10 @@
 import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { CurrentMerchant } from "../accounts/CurrentMerchant.ts"
+import { watchedNetworks } from "../chains/WatchedNetworks.ts"
+import { AppConfig } from "../config/AppConfig.ts"
 import { Api } from "../http/Api.ts"
-import { BadRequest, NotFound } from "../http/ApiErrors.ts"
+import { BadRequest, Conflict, NotFound } from "../http/ApiErrors.ts"
 import { InvalidRequest } from "../domain/Errors.ts"
 import { timingFromOverride } from "../invoices/TimingOverride.ts"
 import { type CheckoutSettings, CheckoutSettingsRepo, type MethodInput } from "./CheckoutSettingsRepo.ts"
@@ -14,6 +16,11 @@ export const CheckoutSettingsHttpLive = HttpApiBuilder.group(Api, "checkoutSetti
   Effect.gen(function*() {
     const repo = yield* CheckoutSettingsRepo
     const rails = yield* RailSettingsService
+    const config = yield* AppConfig
+    const watched = watchedNetworks(config.chains)
+    // In production nothing but a chain watcher can see a payment: a network without one cannot be offered.
+    const unwatchedNetwork = (methods: ReadonlyArray<MethodInput>) =>
+      config.env === "production" ? methods.find((method) => method.enabled && !watched.includes(method.network))?.network : undefined
 
     const view = (settings: CheckoutSettings) => ({
       issuedBy: settings.issuedBy,
@@ -55,6 +62,11 @@ export const CheckoutSettingsHttpLive = HttpApiBuilder.group(Api, "checkoutSetti
           }))
           const problem = validateMethods(methods, (method) => rails.isAvailable({ ...method, id: "" }))
           if (problem !== undefined) return yield* new BadRequest({ error: problem })
+          const unwatched = unwatchedNetwork(methods)
+          if (unwatched !== undefined) {
+            const setting = unwatched === "bitcoin" ? "CHECKOUT_ESPLORA_URL" : `CHECKOUT_RPC_URL_${unwatched.toUpperCase()}`
+            return yield* new Conflict({ error: `Payment methods on ${unwatched} cannot be enabled: this deployment does not watch ${unwatched} (${setting} is not set)` })
+          }
           yield* repo.save(merchant.merchantId, { issuedBy: payload.issuedBy ?? null, timing, methods })
           return view(yield* Effect.orDie(current(merchant.merchantId)))
         }))

@@ -41,15 +41,16 @@ export interface TestMerchant {
   readonly api: (path: string, init?: { method?: string; body?: unknown; headers?: Record<string, string> }) => Promise<{ status: number; body: any; headers: Headers }>
 }
 
-/** The whole service on a loopback port over the embedded PGlite, or DATABASE_URL when set. */
-export const startTestApp = async (overrides: Partial<AppConfigShape> = {}): Promise<TestApp> => {
+/** The whole service on a loopback port over the embedded PGlite, or DATABASE_URL when set; `extraEnv` adds settings (token contracts, RPC URLs). */
+export const startTestApp = async (overrides: Partial<AppConfigShape> = {}, extraEnv: Readonly<Record<string, string>> = {}): Promise<TestApp> => {
   const env = {
     CHECKOUT_ENV: "test",
     CHECKOUT_DATA_DIR: "memory://",
     CHECKOUT_DEMO: "false",
     CHECKOUT_PUBLIC_URL: PUBLIC_URL,
     PORT: "0",
-    DATABASE_URL: process.env.DATABASE_URL
+    DATABASE_URL: process.env.DATABASE_URL,
+    ...extraEnv
   }
   // Suites make hundreds of requests per merchant; the rate-limit suite sets the real limit itself.
   // No background workers: suites drive the sweeper and the dispatcher themselves, and with a

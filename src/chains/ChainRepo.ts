@@ -1,0 +1,183 @@
+import { Context, Effect, Layer, Schema } from "effect"
+import { SqlClient, SqlSchema } from "effect/sql"
+
+/** A processed block the watcher remembers: its height and hash (for reorg checks). */
+export const BlockRef = Schema.Struct({ height: Schema.BigIntFromString, hash: Schema.String })
+export type BlockRef = typeof BlockRef.Type
+
+export const Cursor = Schema.Struct({
+  height: Schema.BigIntFromString,
+  hash: Schema.String,
+  chainTime: Schema.Date
+})
+export type Cursor = typeof Cursor.Type
+
+/** Evidence a watcher recorded from a block: its identity and where it was mined. */
+export const ChainEvidence = Schema.Struct({
+  paymentOptionId: Schema.String,
+  transactionHash: Schema.String,
+  outputIndex: Schema.Int,
+  amountAtomic: Schema.BigIntFromString,
+  confirmations: Schema.Int,
+  destinationAddress: Schema.NullOr(Schema.String),
+  observedAt: Schema.Date,
+  blockHeight: Schema.BigIntFromString,
+  blockHash: Schema.String
+})
+export type ChainEvidence = typeof ChainEvidence.Type
+
+/** A deposit to an invoice's address that matches none of its options (wrong token, wrong network). */
+export interface UnmatchedDeposit {
+  readonly merchantId: string
+  readonly invoiceId: string
+  readonly network: string
+  readonly assetCode: string
+  readonly tokenContract: string
+  readonly toAddress: string
+  readonly transactionHash: string
+  readonly outputIndex: number
+  readonly amountAtomic: bigint
+  readonly blockHeight: bigint
+  readonly blockHash: string
+  readonly chainTime: Date
+  readonly reason: "wrong_token" | "wrong_network"
+}
+
+/** What a poll publishes: the processed cursor and the head it saw. */
+export interface Progress {
+  readonly cursor: Cursor
+  readonly headHeight: bigint
+  readonly headTime: Date | null
+}
+
+const NetworkRequest = Schema.Struct({ network: Schema.String })
+const NetworkHeight = Schema.Struct({ network: Schema.String, height: Schema.BigIntFromString })
+const ChainTime = Schema.Struct({ network: Schema.String, chainTime: Schema.NullOr(Schema.Date) })
+
+/**
+ * The chain watchers' persistence: each network's cursor and published progress, the hashes of
+ * recently processed blocks, the evidence recorded from blocks (for confirmations and reorgs), and
+ * unmatched deposits. SQL failures are defects here, at the repository edge.
+ */
+export class ChainRepo extends Context.Service<ChainRepo, {
+  readonly cursor: (network: string) => Effect.Effect<Cursor | undefined>
+  /** Saves the cursor and the head seen, and clears the last error. */
+  readonly saveProgress: (network: string, progress: Progress) => Effect.Effect<void>
+  readonly saveError: (network: string, message: string) => Effect.Effect<void>
+  readonly rememberBlocks: (network: string, blocks: ReadonlyArray<BlockRef>) => Effect.Effect<void>
+  /** Remembered blocks below `height`, highest first. */
+  readonly blocksBelow: (network: string, height: bigint) => Effect.Effect<ReadonlyArray<BlockRef>>
+  readonly forgetBlocksAbove: (network: string, height: bigint) => Effect.Effect<void>
+  readonly forgetBlocksBelow: (network: string, height: bigint) => Effect.Effect<void>
+  /** Valid evidence recorded from blocks above `height` (what a reorg to `height` orphans). */
+  readonly evidenceAbove: (network: string, height: bigint) => Effect.Effect<ReadonlyArray<ChainEvidence>>
+  /** Valid evidence from blocks that has not reached its required confirmations. */
+  readonly awaitingConfirmation: (network: string) => Effect.Effect<ReadonlyArray<ChainEvidence>>
+  readonly recordUnmatched: (deposit: UnmatchedDeposit) => Effect.Effect<void>
+  readonly invalidateUnmatchedAbove: (network: string, height: bigint, reason: string) => Effect.Effect<number>
+  /** The chain time each of `networks` has been processed up to (null: not yet). */
+  readonly chainTimes: (networks: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<typeof ChainTime.Type>>
+}>()("Chains/ChainRepo") {
+  static readonly layer = Layer.effect(
+    ChainRepo,
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+
+      const evidenceColumns = sql`payment_option_id, transaction_hash, output_index, amount_atomic::text AS amount_atomic,
+        confirmations, destination_address, observed_at, block_height::text AS block_height, block_hash`
+
+      const findCursor = SqlSchema.findOneOption({
+        Request: NetworkRequest,
+        Result: Cursor,
+        execute: ({ network }) =>
+          sql`SELECT processed_height::text AS height, processed_hash AS hash, chain_time FROM chain_cursors
+            WHERE network = ${network} AND processed_height IS NOT NULL`
+      })
+      const findBlocksBelow = SqlSchema.findAll({
+        Request: NetworkHeight,
+        Result: BlockRef,
+        execute: ({ network, height }) =>
+          sql`SELECT height::text AS height, hash FROM chain_blocks WHERE network = ${network} AND height < ${height}
+            ORDER BY height DESC`
+      })
+      const findEvidenceAbove = SqlSchema.findAll({
+        Request: NetworkHeight,
+        Result: ChainEvidence,
+        execute: ({ network, height }) =>
+          sql`SELECT ${evidenceColumns} FROM payments
+            WHERE network = ${network} AND block_height > ${height} AND invalidated_at IS NULL ORDER BY block_height`
+      })
+      const findAwaiting = SqlSchema.findAll({
+        Request: NetworkRequest,
+        Result: ChainEvidence,
+        execute: ({ network }) =>
+          sql`SELECT ${evidenceColumns} FROM payments
+            WHERE network = ${network} AND block_height IS NOT NULL AND confirmed_at IS NULL AND invalidated_at IS NULL`
+      })
+      const findChainTimes = SqlSchema.findAll({
+        Request: Schema.Struct({ networks: Schema.Array(Schema.String) }),
+        Result: ChainTime,
+        execute: ({ networks }) => sql`SELECT network, chain_time FROM chain_cursors WHERE ${sql.in("network", networks)}`
+      })
+
+      return {
+        cursor: (network) =>
+          findCursor({ network }).pipe(Effect.map((cursor) => cursor._tag === "Some" ? cursor.value : undefined), Effect.orDie),
+        saveProgress: (network, { cursor, headHeight, headTime }) =>
+          sql`INSERT INTO chain_cursors (network, processed_height, processed_hash, chain_time, head_height, head_time, updated_at)
+            VALUES (${network}, ${cursor.height.toString()}, ${cursor.hash}, ${cursor.chainTime}, ${headHeight.toString()}, ${headTime}, now())
+            ON CONFLICT (network) DO UPDATE SET processed_height = EXCLUDED.processed_height,
+              processed_hash = EXCLUDED.processed_hash, chain_time = EXCLUDED.chain_time, head_height = EXCLUDED.head_height,
+              head_time = EXCLUDED.head_time, last_error = NULL, last_error_at = NULL, updated_at = now()`.pipe(Effect.asVoid, Effect.orDie),
+        saveError: (network, message) =>
+          sql`INSERT INTO chain_cursors (network, last_error, last_error_at, updated_at) VALUES (${network}, ${message.slice(0, 1000)}, now(), now())
+            ON CONFLICT (network) DO UPDATE SET last_error = EXCLUDED.last_error, last_error_at = now(), updated_at = now()`.pipe(
+            Effect.asVoid,
+            Effect.orDie
+          ),
+        rememberBlocks: (network, blocks) =>
+          blocks.length === 0 ? Effect.void : sql`INSERT INTO chain_blocks (network, height, hash)
+            SELECT ${network}, (b->>'height')::bigint, b->>'hash'
+            FROM json_array_elements(${JSON.stringify(blocks.map((block) => ({ height: block.height.toString(), hash: block.hash })))}::json) AS b
+            ON CONFLICT (network, height) DO UPDATE SET hash = EXCLUDED.hash`.pipe(Effect.asVoid, Effect.orDie),
+        blocksBelow: (network, height) => findBlocksBelow({ network, height }).pipe(Effect.orDie),
+        forgetBlocksAbove: (network, height) =>
+          sql`DELETE FROM chain_blocks WHERE network = ${network} AND height > ${height.toString()}`.pipe(Effect.asVoid, Effect.orDie),
+        forgetBlocksBelow: (network, height) =>
+          sql`DELETE FROM chain_blocks WHERE network = ${network} AND height < ${height.toString()}`.pipe(Effect.asVoid, Effect.orDie),
+        evidenceAbove: (network, height) => findEvidenceAbove({ network, height }).pipe(Effect.orDie),
+        awaitingConfirmation: (network) => findAwaiting({ network }).pipe(Effect.orDie),
+        recordUnmatched: (deposit) =>
+          sql`INSERT INTO unmatched_deposits ${
+            sql.insert({
+              id: crypto.randomUUID(),
+              merchant_id: deposit.merchantId,
+              invoice_id: deposit.invoiceId,
+              network: deposit.network,
+              asset_code: deposit.assetCode,
+              token_contract: deposit.tokenContract,
+              to_address: deposit.toAddress,
+              transaction_hash: deposit.transactionHash,
+              output_index: deposit.outputIndex,
+              amount_atomic: deposit.amountAtomic.toString(),
+              block_height: deposit.blockHeight.toString(),
+              block_hash: deposit.blockHash,
+              chain_time: deposit.chainTime,
+              reason: deposit.reason,
+              detected_at: new Date()
+            })
+          }
+            ON CONFLICT (network, transaction_hash, output_index) DO UPDATE SET block_height = EXCLUDED.block_height,
+              block_hash = EXCLUDED.block_hash, chain_time = EXCLUDED.chain_time, invalidated_at = NULL, invalidation_reason = NULL`
+            .pipe(Effect.asVoid, Effect.orDie),
+        invalidateUnmatchedAbove: (network, height, reason) =>
+          sql`UPDATE unmatched_deposits SET invalidated_at = now(), invalidation_reason = ${reason}
+            WHERE network = ${network} AND block_height > ${height.toString()} AND invalidated_at IS NULL RETURNING 1`.pipe(
+            Effect.map((rows) => rows.length),
+            Effect.orDie
+          ),
+        chainTimes: (networks) => networks.length === 0 ? Effect.succeed([]) : findChainTimes({ networks }).pipe(Effect.orDie)
+      }
+    })
+  )
+}

@@ -1,0 +1,57 @@
+import { Data, type Effect } from "effect"
+import type { WatchedOption } from "./WatchedOptions.ts"
+
+/** A block as the watcher needs it: where it is, which one it is, and its chain time. */
+export interface BlockHeader {
+  readonly height: bigint
+  readonly hash: string
+  readonly time: Date
+}
+
+/** One transfer found in a block: its evidence identity, where it was mined, and what it moved where. */
+export interface Transfer {
+  readonly transactionHash: string
+  /** Log index (EVM), output index (bitcoin) or instruction index (solana). */
+  readonly outputIndex: number
+  readonly blockHeight: bigint
+  readonly blockHash: string
+  /** Token contract or mint (lower-case for EVM); empty for the chain's native asset. */
+  readonly token: string
+  /** What the watched index is keyed by: the receiving address (EVM, bitcoin) or the reference (solana). */
+  readonly key: string
+  readonly toAddress: string
+  readonly amountAtomic: bigint
+}
+
+/** What a transfer to a watched key is: evidence for one option, or a deposit that matches none. */
+export type Classified =
+  | { readonly _tag: "Evidence"; readonly option: WatchedOption }
+  | {
+    readonly _tag: "Unmatched"
+    readonly entry: WatchedOption
+    readonly assetCode: string
+    readonly reason: "wrong_token" | "wrong_network"
+  }
+
+export class ChainRpcError extends Data.TaggedError("ChainRpcError")<{
+  readonly network: string
+  readonly message: string
+}> {}
+
+/**
+ * The protocol of one chain family, as the shared watcher loop uses it: the head, a block by
+ * height, and the transfers of a range of blocks. A family module (chains/evm, ...) implements it.
+ */
+export interface ChainSource {
+  readonly network: string
+  readonly head: Effect.Effect<BlockHeader, ChainRpcError>
+  /** The block at `height` on the node's current chain; undefined when the node has none there. */
+  readonly block: (height: bigint) => Effect.Effect<BlockHeader | undefined, ChainRpcError>
+  /**
+   * Transfers of the watched tokens in blocks `from`..`to`; the source may cover less than asked
+   * (a provider's range limit) and says up to which height it did.
+   */
+  readonly scan: (from: bigint, to: bigint) => Effect.Effect<{ readonly to: bigint; readonly transfers: ReadonlyArray<Transfer> }, ChainRpcError>
+  /** Which option (if any) a transfer to a watched key pays, given the options watched under that key. */
+  readonly classify: (transfer: Transfer, entries: ReadonlyArray<WatchedOption>) => Classified
+}

@@ -1,0 +1,108 @@
+import { Cause, Context, Duration, Effect, Layer } from "effect"
+import { SqlClient } from "effect/sql"
+import { AppConfig } from "../config/AppConfig.ts"
+import { type EvmNetwork, NETWORKS } from "../payments/Networks.ts"
+import { recordEvidenceApplied } from "../observability/Metrics.ts"
+import { RailSettingsService } from "../payments/RailSettings.ts"
+import { ChainRepo } from "./ChainRepo.ts"
+import type { ChainRpcError } from "./ChainSource.ts"
+import { type ChainWatcher, makeChainWatcher, type PollReport } from "./ChainWatcher.ts"
+import { makeEvmSource } from "./evm/EvmSource.ts"
+import { makeWatchIndex } from "./WatchedOptions.ts"
+import { WatcherLeadership } from "./WatcherLeadership.ts"
+
+const EVM_NETWORKS: ReadonlyArray<EvmNetwork> = ["ethereum", "arbitrum", "base"]
+
+const MAX_BACKOFF_MILLIS = 60_000
+
+export class ChainWatchers extends Context.Service<ChainWatchers, {
+  readonly watchers: ReadonlyArray<ChainWatcher>
+  /** One pass of a network's watcher (what the background loop runs at each interval). */
+  readonly poll: (network: string) => Effect.Effect<PollReport, ChainRpcError>
+}>()("Chains/ChainWatchers") {
+  /** A watcher per network that has an RPC endpoint configured; none in a deployment without any. */
+  static readonly layer = Layer.effect(
+    ChainWatchers,
+    Effect.gen(function*() {
+      const { chains } = yield* AppConfig
+      const rails = (yield* RailSettingsService).settings
+      const evmNetworks = EVM_NETWORKS.filter((network) => chains.endpoints[network] !== undefined)
+      const watchers: Array<ChainWatcher> = []
+      if (evmNetworks.length > 0) {
+        const sql = yield* SqlClient.SqlClient
+        // EVM deposit addresses are the same on every EVM network: one index of all EVM options serves
+        // every EVM watcher, so a transfer on the wrong network is recognised as an unmatched deposit.
+        const index = yield* makeWatchIndex({
+          networks: EVM_NETWORKS,
+          key: sql`lower(COALESCE(o.option_payload->>'contractAddress', o.destination_address))`,
+          retentionMillis: chains.watchRetentionDays * 86_400_000
+        })
+        for (const network of evmNetworks) {
+          const tokens = new Map<string, string>()
+          for (const [key, address] of Object.entries(rails.tokens)) {
+            const [tokenNetwork, asset] = key.split(":")
+            if (tokenNetwork === network) tokens.set(address.toLowerCase(), asset)
+          }
+          const depth = BigInt(Math.max(2 * rails.confirmations[network], 64))
+          watchers.push(yield* makeChainWatcher({
+            source: makeEvmSource({ network, rpcUrl: chains.endpoints[network]!, tokens, maxLogRange: chains.evmMaxLogRange, timeoutMs: chains.rpcTimeoutMs }),
+            index,
+            initialLookback: BigInt(2 * rails.confirmations[network]),
+            keepDepth: depth,
+            onApplied: (outcome) => recordEvidenceApplied(network, outcome)
+          }))
+        }
+      }
+      const byNetwork = new Map(watchers.map((watcher) => [watcher.network, watcher]))
+      return {
+        watchers,
+        poll: (network) => {
+          const watcher = byNetwork.get(network)
+          return watcher === undefined ? Effect.die(new Error(`no watcher for ${network}`)) : watcher.poll
+        }
+      }
+    })
+  ).pipe(Layer.provide(ChainRepo.layer))
+
+  /**
+   * The background loops, one fiber per network, so that one network's failing RPC never stalls
+   * another, the API or the sweeper: each polls at its interval while it leads its network, and
+   * after a failure records the error and backs off (doubling, at most a minute) before resuming
+   * from its persisted cursor.
+   */
+  static readonly worker = Layer.effectDiscard(Effect.gen(function*() {
+    const { chains } = yield* AppConfig
+    const { watchers } = yield* ChainWatchers
+    const leadership = yield* WatcherLeadership
+    const repo = yield* ChainRepo
+    const unwatched = NETWORKS.filter((network) => !watchers.some((watcher) => watcher.network === network))
+    yield* Effect.logInfo(
+      `Chain watchers: ${watchers.length === 0 ? "none" : watchers.map((watcher) => watcher.network).join(", ")}` +
+        (unwatched.length === 0 ? "" : `; not watched (simulator only): ${unwatched.join(", ")}`)
+    )
+    for (const watcher of watchers) {
+      const interval = chains.pollIntervalMs[watcher.network as keyof typeof chains.pollIntervalMs]
+      const pollTimeout = Duration.millis(Math.max(4 * chains.rpcTimeoutMs, 30_000))
+      const loop = Effect.gen(function*() {
+        let failures = 0
+        while (true) {
+          if (yield* leadership.lead(watcher.network)) {
+            const outcome = yield* watcher.poll.pipe(Effect.timeout(pollTimeout), Effect.exit)
+            if (outcome._tag === "Success") {
+              failures = 0
+            } else {
+              failures++
+              const message = Cause.pretty(outcome.cause).split("\n")[0]
+              yield* repo.saveError(watcher.network, message)
+              yield* Effect.logWarning("Chain watcher poll failed; backing off").pipe(
+                Effect.annotateLogs({ network: watcher.network, failures, error: message })
+              )
+            }
+          }
+          yield* Effect.sleep(Duration.millis(failures === 0 ? interval : Math.min(interval * 2 ** failures, MAX_BACKOFF_MILLIS)))
+        }
+      })
+      yield* Effect.forkScoped(loop)
+    }
+  })).pipe(Layer.provide([WatcherLeadership.layer, ChainRepo.layer]))
+}

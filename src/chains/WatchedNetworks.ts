@@ -1,0 +1,9 @@
+import type { ChainWatchSettings } from "../config/AppConfig.ts"
+import { isEvm, NETWORKS } from "../payments/Networks.ts"
+
+/**
+ * The networks this deployment watches: those with an endpoint and a watcher implementation.
+ * Only these hold back the deadline sweeper; the others are fed by the simulator alone.
+ */
+export const watchedNetworks = (settings: ChainWatchSettings): ReadonlyArray<string> =>
+  NETWORKS.filter((network) => isEvm(network) && settings.endpoints[network] !== undefined)

@@ -1,0 +1,154 @@
+import { Clock, Effect, Schema, Semaphore } from "effect"
+import { SqlClient, SqlSchema, type Statement } from "effect/sql"
+
+/** A payment option a watcher looks for, under the key its chain matches on (an address, a reference). */
+export const WatchedOption = Schema.Struct({
+  watchSeq: Schema.BigIntFromString,
+  optionId: Schema.String,
+  invoiceId: Schema.String,
+  merchantId: Schema.String,
+  network: Schema.String,
+  assetCode: Schema.String,
+  tokenContract: Schema.NullOr(Schema.String),
+  key: Schema.String,
+  payableUntilAt: Schema.Date
+})
+export type WatchedOption = typeof WatchedOption.Type
+
+/** Every new option is read (its sequence number fills the run), but only watched ones carry a key. */
+const OptionRow = Schema.Struct({ ...WatchedOption.fields, key: Schema.NullOr(Schema.String) })
+
+export interface WatchIndex {
+  /** Loads the options created since the last refresh (a query over new rows only). */
+  readonly refresh: Effect.Effect<void>
+  readonly lookup: (key: string) => ReadonlyArray<WatchedOption> | undefined
+  readonly size: () => number
+}
+
+export interface WatchIndexOptions {
+  readonly networks: ReadonlyArray<string>
+  /** SQL expression over the option `o` giving the match key; rows where it is null are not watched. */
+  readonly key: Statement.Fragment
+  /** Options of invoices whose payable window ended longer ago than this stop being watched. */
+  readonly retentionMillis: number
+}
+
+/** Rows older than this many sequence numbers at start-up are loaded by time, not by sequence. */
+const STARTUP_OVERLAP = 1_000n
+/** A sequence number still missing after this long was a rolled-back insert, not an uncommitted one. */
+const GAP_TIMEOUT_MILLIS = 60_000
+const PRUNE_EVERY_MILLIS = 10 * 60_000
+const PAGE = 5_000
+
+/**
+ * The watched set as an in-memory index, so matching a block costs a map lookup per transfer
+ * whatever the number of open invoices. Loaded once, then refreshed incrementally by the
+ * options' insertion sequence (`watch_seq`). Sequence numbers can commit out of order, so the
+ * index advances its high-water mark only over a contiguous run of seen numbers, and re-reads
+ * past a gap until the gap is filled or times out (a rolled-back insert leaves a permanent gap).
+ */
+export const makeWatchIndex = (options: WatchIndexOptions) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const lock = yield* Semaphore.make(1)
+    const byKey = new Map<string, Array<WatchedOption>>()
+    const seen = new Set<bigint>()
+    const gapSince = new Map<bigint, number>()
+    let contiguous: bigint | undefined
+    let lastPrune = 0
+
+    const watchedHere = sql`${sql.in("o.network", options.networks)} AND ${options.key} IS NOT NULL`
+    const select = sql`SELECT o.watch_seq::text AS watch_seq, o.id AS option_id, o.invoice_id, i.merchant_id, o.network,
+      o.asset_code, o.token_contract, CASE WHEN ${watchedHere} THEN ${options.key} END AS key, i.payable_until_at
+      FROM payment_options o JOIN invoices i ON i.id = o.invoice_id`
+
+    const newRows = SqlSchema.findAll({
+      Request: Schema.Struct({ after: Schema.BigIntFromString }),
+      Result: OptionRow,
+      execute: ({ after }) => sql`${select} WHERE o.watch_seq > ${after} ORDER BY o.watch_seq LIMIT ${PAGE}`
+    })
+    const oldRows = SqlSchema.findAll({
+      Request: Schema.Struct({ after: Schema.BigIntFromString, upTo: Schema.BigIntFromString, since: Schema.Date }),
+      Result: OptionRow,
+      execute: ({ after, upTo, since }) =>
+        sql`${select} WHERE o.watch_seq > ${after} AND o.watch_seq <= ${upTo} AND i.payable_until_at > ${since} AND ${watchedHere}
+          ORDER BY o.watch_seq LIMIT ${PAGE}`
+    })
+
+    const add = (row: typeof OptionRow.Type) => {
+      if (row.key === null) return
+      const list = byKey.get(row.key)
+      const entry: WatchedOption = { ...row, key: row.key }
+      if (list === undefined) byKey.set(row.key, [entry])
+      else if (!list.some((known) => known.optionId === row.optionId)) list.push(entry)
+    }
+
+    const prune = (now: number) => {
+      lastPrune = now
+      for (const [key, list] of byKey) {
+        const kept = list.filter((entry) => entry.payableUntilAt.getTime() + options.retentionMillis > now)
+        if (kept.length === 0) byKey.delete(key)
+        else if (kept.length !== list.length) byKey.set(key, kept)
+      }
+    }
+
+    const initialLoad = Effect.gen(function*() {
+      const now = yield* Clock.currentTimeMillis
+      const [max] = yield* sql<{ readonly max: string }>`SELECT COALESCE(max(watch_seq), 0)::text AS max FROM payment_options`
+      const upTo = BigInt(max.max) - STARTUP_OVERLAP
+      let after = 0n
+      while (upTo > 0n) {
+        const rows = yield* oldRows({ after, upTo, since: new Date(now - options.retentionMillis) })
+        rows.forEach(add)
+        if (rows.length < PAGE) break
+        after = rows[rows.length - 1].watchSeq
+      }
+      contiguous = upTo > 0n ? upTo : 0n
+      lastPrune = now
+    })
+
+    const advance = (now: number) => {
+      let mark = contiguous ?? 0n
+      while (seen.size > 0) {
+        const next = mark + 1n
+        if (seen.delete(next)) {
+          mark = next
+          gapSince.delete(next)
+          continue
+        }
+        const since = gapSince.get(next)
+        if (since === undefined) gapSince.set(next, now)
+        if (since === undefined || now - since < GAP_TIMEOUT_MILLIS) break
+        gapSince.delete(next)
+        mark = next
+      }
+      contiguous = mark
+    }
+
+    const refreshUnlocked = Effect.gen(function*() {
+      if (contiguous === undefined) yield* initialLoad
+      while (true) {
+        const after = contiguous ?? 0n
+        const rows = yield* newRows({ after })
+        for (const row of rows) {
+          add(row)
+          seen.add(row.watchSeq)
+        }
+        const now = yield* Clock.currentTimeMillis
+        advance(now)
+        if (now - lastPrune > PRUNE_EVERY_MILLIS) prune(now)
+        if (rows.length < PAGE || contiguous === after) return
+      }
+    })
+
+    const index: WatchIndex = {
+      refresh: lock.withPermits(1)(refreshUnlocked).pipe(Effect.orDie),
+      lookup: (key) => byKey.get(key),
+      size: () => {
+        let total = 0
+        for (const list of byKey.values()) total += list.length
+        return total
+      }
+    }
+    return index
+  })

@@ -1,0 +1,113 @@
+import { Effect } from "effect"
+import { type Address, BlockNotFoundError, createPublicClient, http, parseAbiItem } from "viem"
+import { type BlockHeader, type ChainSource, ChainRpcError, type Classified, type Transfer } from "../ChainSource.ts"
+import type { WatchedOption } from "../WatchedOptions.ts"
+
+const TRANSFER = parseAbiItem("event Transfer(address indexed from, address indexed to, uint256 value)")
+
+export interface EvmSourceOptions {
+  readonly network: string
+  readonly rpcUrl: string
+  /** The network's configured token contracts: lower-case address → asset code. */
+  readonly tokens: ReadonlyMap<string, string>
+  readonly maxLogRange: number
+  readonly timeoutMs: number
+}
+
+const messageOf = (error: unknown) =>
+  error instanceof Error ? (error as Error & { shortMessage?: string }).shortMessage ?? error.message : String(error)
+
+/**
+ * An EVM network read through JSON-RPC with viem: `eth_getLogs` for the ERC-20 `Transfer` event
+ * of the configured token contracts only (one filter for all invoices) over a bounded block range
+ * that halves when the provider refuses it and grows back after successes; `to` is matched in
+ * memory by the watcher. Requests are batched and time out; retries are the watcher's back-off.
+ */
+export const makeEvmSource = (options: EvmSourceOptions): ChainSource => {
+  const { network } = options
+  const client = createPublicClient({
+    transport: http(options.rpcUrl, { timeout: options.timeoutMs, retryCount: 0, batch: { wait: 0 } })
+  })
+  const tokenAddresses = [...options.tokens.keys()] as Array<Address>
+  let range = BigInt(options.maxLogRange)
+
+  const call = <A>(what: string, run: () => Promise<A>) =>
+    Effect.tryPromise({ try: run, catch: (error) => new ChainRpcError({ network, message: `${what}: ${messageOf(error)}` }) })
+
+  const headerOf = (block: { number: bigint | null; hash: string | null; timestamp: bigint }): Effect.Effect<BlockHeader, ChainRpcError> =>
+    block.number === null || block.hash === null
+      ? Effect.fail(new ChainRpcError({ network, message: "the node answered a pending block" }))
+      : Effect.succeed({ height: block.number, hash: block.hash.toLowerCase(), time: new Date(Number(block.timestamp) * 1000) })
+
+  const block = (height: bigint) =>
+    Effect.tryPromise({
+      try: () => client.getBlock({ blockNumber: height }),
+      catch: (error) => error
+    }).pipe(
+      Effect.flatMap((found) =>
+        found.number !== height
+          ? Effect.fail(new ChainRpcError({ network, message: `asked for block ${height}, got ${found.number}` }))
+          : headerOf(found)
+      ),
+      Effect.catch((error) =>
+        error instanceof ChainRpcError
+          ? Effect.fail(error)
+          : error instanceof BlockNotFoundError
+          ? Effect.succeed(undefined)
+          : Effect.fail(new ChainRpcError({ network, message: `eth_getBlockByNumber: ${messageOf(error)}` }))
+      )
+    )
+
+  const logsIn = (from: bigint, to: bigint) =>
+    call("eth_getLogs", () => client.getLogs({ address: tokenAddresses, event: TRANSFER, fromBlock: from, toBlock: to, strict: true }))
+
+  const scan = (from: bigint, to: bigint) =>
+    Effect.gen(function*() {
+      if (tokenAddresses.length === 0) return { to, transfers: [] }
+      while (true) {
+        const end = to - from + 1n > range ? from + range - 1n : to
+        const result = yield* Effect.result(logsIn(from, end))
+        if (result._tag === "Failure") {
+          // Providers cap a request's block range or result count: ask for less until one block fails alone.
+          if (end === from) return yield* Effect.fail(result.failure)
+          range = (end - from + 1n) / 2n
+          continue
+        }
+        if (range < BigInt(options.maxLogRange)) range = range * 2n > BigInt(options.maxLogRange) ? BigInt(options.maxLogRange) : range * 2n
+        const transfers: Array<Transfer> = []
+        for (const log of result.success) {
+          if (log.removed || log.blockNumber === null || log.blockHash === null || log.transactionHash === null || log.logIndex === null) continue
+          transfers.push({
+            transactionHash: log.transactionHash.toLowerCase(),
+            outputIndex: log.logIndex,
+            blockHeight: log.blockNumber,
+            blockHash: log.blockHash.toLowerCase(),
+            token: log.address.toLowerCase(),
+            key: log.args.to.toLowerCase(),
+            toAddress: log.args.to,
+            amountAtomic: log.args.value
+          })
+        }
+        return { to: end, transfers }
+      }
+    })
+
+  const classify = (transfer: Transfer, entries: ReadonlyArray<WatchedOption>): Classified => {
+    const option = entries.find((entry) => entry.network === network && entry.tokenContract?.toLowerCase() === transfer.token)
+    if (option !== undefined) return { _tag: "Evidence", option }
+    return {
+      _tag: "Unmatched",
+      entry: entries[0],
+      assetCode: options.tokens.get(transfer.token) ?? "unknown",
+      reason: entries.some((entry) => entry.network === network) ? "wrong_token" : "wrong_network"
+    }
+  }
+
+  return {
+    network,
+    head: call("eth_getBlockByNumber(latest)", () => client.getBlock({ blockTag: "latest" })).pipe(Effect.flatMap(headerOf)),
+    block,
+    scan,
+    classify
+  }
+}

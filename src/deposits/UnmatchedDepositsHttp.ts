@@ -1,0 +1,21 @@
+import { Effect, Layer } from "effect"
+import { HttpApiBuilder } from "effect/http-api"
+import { CurrentMerchant } from "../accounts/CurrentMerchant.ts"
+import { Api } from "../http/Api.ts"
+import { BadRequest } from "../http/ApiErrors.ts"
+import { mapDomainErrors } from "../http/ErrorMapping.ts"
+import { UnmatchedDepositsRepo } from "./UnmatchedDepositsRepo.ts"
+
+export const UnmatchedDepositsHttpLive = HttpApiBuilder.group(Api, "unmatchedDeposits", (handlers) =>
+  Effect.gen(function*() {
+    const deposits = yield* UnmatchedDepositsRepo
+    return handlers
+      .handle("list", ({ query }) =>
+        Effect.flatMap(CurrentMerchant, (merchant) =>
+          deposits.page(merchant.merchantId, { cursor: query.cursor, limit: query.limit === undefined ? undefined : Number(query.limit) }).pipe(
+            Effect.catchTag("InvalidCursor", () => Effect.fail(new BadRequest({ error: "cursor is invalid" })))
+          )))
+      .handle("forInvoice", ({ params }) =>
+        Effect.flatMap(CurrentMerchant, (merchant) =>
+          mapDomainErrors(deposits.forInvoice(merchant.merchantId, params.id)).pipe(Effect.map((data) => ({ data })))))
+  })).pipe(Layer.provide(UnmatchedDepositsRepo.layer))

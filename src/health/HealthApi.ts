@@ -1,0 +1,18 @@
+import { Schema } from "effect"
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
+import { ServiceUnavailable } from "../http/ApiErrors.ts"
+
+export const HealthGroup = HttpApiGroup.make("health")
+  .add(
+    HttpApiEndpoint.get("live", "/api/health", {
+      success: Schema.Struct({ status: Schema.Literal("ok") }).annotate({ identifier: "Liveness" })
+    }).annotate(OpenApi.Description, "Liveness: the process serves HTTP. Never touches the database."),
+    HttpApiEndpoint.get("ready", "/api/health/ready", {
+      success: Schema.Struct({ status: Schema.Literal("ready") }).annotate({ identifier: "Readiness" }),
+      error: ServiceUnavailable
+    }).annotate(
+      OpenApi.Description,
+      "Readiness: the database answered within 2 seconds. Otherwise 503 `{\"error\":\"Database unavailable\"}` with a Retry-After header."
+    )
+  )
+  .annotate(OpenApi.Description, "Health checks for load balancers and orchestrators: no authentication.")

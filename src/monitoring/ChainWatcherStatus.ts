@@ -1,0 +1,75 @@
+import { Schema } from "effect"
+import type { ChainWatchSettings } from "../config/AppConfig.ts"
+import { NETWORKS } from "../payments/Networks.ts"
+
+/** A network's row of `chain_cursors`: the progress and errors its watcher publishes. */
+export const ChainCursorState = Schema.Struct({
+  network: Schema.String,
+  processedHeight: Schema.NullOr(Schema.BigIntFromString),
+  /** Block time of the processed height. */
+  chainTime: Schema.NullOr(Schema.Date),
+  headHeight: Schema.NullOr(Schema.BigIntFromString),
+  headTime: Schema.NullOr(Schema.Date),
+  lastError: Schema.NullOr(Schema.String),
+  lastErrorAt: Schema.NullOr(Schema.Date),
+  updatedAt: Schema.Date
+})
+export type ChainCursorState = typeof ChainCursorState.Type
+
+/** How far the processed block's time is behind the head's, in seconds; null until both are known. */
+export const lagSeconds = (state: Pick<ChainCursorState, "chainTime" | "headTime">): number | null =>
+  state.chainTime === null || state.headTime === null ? null : Math.max(0, (state.headTime.getTime() - state.chainTime.getTime()) / 1000)
+
+/**
+ * A watcher's error text as the dashboard shows it: every URL cut to its origin, since RPC
+ * providers put API keys in paths and query strings, and errors may quote the endpoint.
+ */
+export const redactError = (message: string): string =>
+  message.replace(/\b[a-z][a-z0-9+.-]*:\/\/[^\s"'<>]+/gi, (url) => {
+    try {
+      const parsed = new URL(url)
+      return parsed.host === "" ? "[url]" : `${parsed.protocol}//${parsed.host}`
+    } catch {
+      return "[url]"
+    }
+  })
+
+const iso = (date: Date | null) => (date === null ? null : date.toISOString())
+
+/** The dashboard's view of one network's watcher. */
+export const ChainWatcherStatus = Schema.Struct({
+  network: Schema.Literals(NETWORKS),
+  configured: Schema.Boolean.annotate({ description: "Whether this deployment has an endpoint (a watcher) for the network" }),
+  headHeight: Schema.NullOr(Schema.String).annotate({ description: "Latest block height seen (decimal string)" }),
+  processedHeight: Schema.NullOr(Schema.String).annotate({ description: "Block height processed up to (decimal string)" }),
+  chainTime: Schema.NullOr(Schema.String).annotate({ description: "Block time of the processed height" }),
+  lagSeconds: Schema.NullOr(Schema.Number).annotate({ description: "Head block time minus processed block time, in seconds" }),
+  lastError: Schema.NullOr(Schema.String).annotate({ description: "The last poll's error, cleared by the next successful poll (URLs cut to their origin)" }),
+  lastErrorAt: Schema.NullOr(Schema.String),
+  updatedAt: Schema.NullOr(Schema.String)
+}).annotate({ identifier: "ChainWatcherStatus" })
+export type ChainWatcherStatus = typeof ChainWatcherStatus.Type
+
+/** Every network, configured or not, with whatever its watcher last published. */
+export const chainWatcherStatuses = (
+  settings: ChainWatchSettings,
+  states: ReadonlyArray<ChainCursorState>
+): ReadonlyArray<ChainWatcherStatus> =>
+  NETWORKS.map((network) => {
+    const state = states.find((candidate) => candidate.network === network)
+    return {
+      network,
+      configured: settings.endpoints[network] !== undefined,
+      headHeight: state?.headHeight?.toString() ?? null,
+      processedHeight: state?.processedHeight?.toString() ?? null,
+      chainTime: iso(state?.chainTime ?? null),
+      lagSeconds: state === undefined ? null : lagSeconds(state),
+      lastError: state?.lastError == null ? null : redactError(state.lastError),
+      lastErrorAt: iso(state?.lastErrorAt ?? null),
+      updatedAt: iso(state?.updatedAt ?? null)
+    }
+  })
+
+/** The networks `GET /metrics` reports: those with an endpoint. */
+export const configuredNetworks = (settings: ChainWatchSettings): ReadonlyArray<string> =>
+  NETWORKS.filter((network) => settings.endpoints[network] !== undefined)

@@ -1,0 +1,16 @@
+import { Schema } from "effect"
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
+import { DashboardAuthentication } from "../http/Authentication.ts"
+import { ChainWatcherStatus } from "./ChainWatcherStatus.ts"
+
+export const ChainWatchersGroup = HttpApiGroup.make("chainWatchers")
+  .add(
+    HttpApiEndpoint.get("list", "/api/dashboard/chain-watchers", {
+      success: Schema.Struct({ watchers: Schema.Array(ChainWatcherStatus) })
+    })
+  )
+  .middleware(DashboardAuthentication)
+  .annotate(
+    OpenApi.Description,
+    "State of the chain watchers of this deployment, one entry per network (dashboard session or bearer JWT)."
+  )

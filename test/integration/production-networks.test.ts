@@ -1,0 +1,43 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { DEMO_KEYS } from "../../src/demo/DemoMerchant.ts"
+import { startTestApp, type TestApp } from "../support/TestApp.ts"
+
+// Production, watching base only (role api: the watcher is configured but not polling).
+let production: TestApp
+let development: TestApp
+
+beforeAll(async () => {
+  const watchBaseOnly = { CHECKOUT_RPC_URL_BASE: "http://127.0.0.1:9" }
+  ;[production, development] = await Promise.all([startTestApp({ env: "production" }, watchBaseOnly), startTestApp({}, watchBaseOnly)])
+})
+afterAll(async () => {
+  await production?.close()
+  await development?.close()
+})
+
+const settings = (methods: Array<Record<string, unknown>>) => ({ issuedBy: "Shop", paymentTiming: { mode: "immediate", expiresAfterMinutes: 30 }, paymentMethods: methods })
+const baseUsdc = { network: "base", assetCode: "USDC", railType: "address_transfer", xpub: DEMO_KEYS.evmXpub, isDefault: true }
+const ethereumUsdc = { network: "ethereum", assetCode: "USDC", railType: "wallet_contract", recipientAddress: DEMO_KEYS.evmRecipient }
+
+describe("payment methods on networks without a chain watcher", () => {
+  it("are refused in production with 409 naming the network, unless disabled", async () => {
+    const merchant = await production.createMerchant({ withSettings: false })
+    const put = (body: unknown) => merchant.dashboard("/api/dashboard/checkout-settings", { method: "PUT", body })
+    expect((await put(settings([baseUsdc]))).status).toBe(200)
+    const refused = await put(settings([baseUsdc, ethereumUsdc]))
+    expect(refused.status).toBe(409)
+    expect(refused.body).toEqual({
+      error: "Payment methods on ethereum cannot be enabled: this deployment does not watch ethereum (CHECKOUT_RPC_URL_ETHEREUM is not set)"
+    })
+    const bitcoin = await put(settings([baseUsdc, { network: "bitcoin", assetCode: "BTC", railType: "address_transfer", xpub: DEMO_KEYS.bitcoinZpub }]))
+    expect(bitcoin.status).toBe(409)
+    expect(bitcoin.body.error).toContain("CHECKOUT_ESPLORA_URL")
+    expect((await put(settings([baseUsdc, { ...ethereumUsdc, enabled: false }]))).status).toBe(200)
+  })
+
+  it("are accepted in development, where the simulator feeds them", async () => {
+    const merchant = await development.createMerchant({ withSettings: false })
+    const saved = await merchant.dashboard("/api/dashboard/checkout-settings", { method: "PUT", body: settings([baseUsdc, ethereumUsdc]) })
+    expect(saved.status).toBe(200)
+  })
+})
