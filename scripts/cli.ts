@@ -4,14 +4,38 @@
  *
  *   npm run cli -- account disable <email>    npm run cli -- account enable <email>
  *   npm run cli -- billing block <email>      npm run cli -- billing unblock <email>
+ *   npm run cli -- evm deploy-factory --network <ethereum|arbitrum|base>
+ *     (CHECKOUT_EVM_RELAYER_KEY and CHECKOUT_RPC_URL_<NETWORK> set; prints the factory address to configure)
  */
-import { Console, Effect, Layer } from "effect"
+import { Console, Effect, Layer, Redacted } from "effect"
+import type { Hex } from "viem"
+import { deployForwarderFactory } from "../src/chains/evm/FactoryDeployment.ts"
+import { EVM_CHAIN_IDS, type EvmNetwork, isEvm, type Network } from "../src/payments/Networks.ts"
 import { Accounts } from "../src/accounts/Accounts.ts"
 import { AppConfig, parseConfig } from "../src/config/AppConfig.ts"
 import { DatabaseLive } from "../src/db/Database.ts"
 
 const [area, action, email] = process.argv.slice(2)
-const usage = "usage: npm run cli -- account disable|enable <email> | billing block|unblock <email>"
+const usage = "usage: npm run cli -- account disable|enable <email> | billing block|unblock <email> | evm deploy-factory --network <network>"
+
+if (area === "evm") {
+  const network = process.argv[process.argv.indexOf("--network") + 1]
+  if (action !== "deploy-factory" || !process.argv.includes("--network") || !isEvm(network as Network)) {
+    console.error("usage: npm run cli -- evm deploy-factory --network ethereum|arbitrum|base")
+    process.exit(1)
+  }
+  const config = parseConfig(process.env)
+  const rpcUrl = config.chains.endpoints[network as EvmNetwork]
+  const key = config.chains.evmRelayerKey
+  if (rpcUrl === undefined || key === undefined) {
+    console.error(`CHECKOUT_RPC_URL_${network.toUpperCase()} and CHECKOUT_EVM_RELAYER_KEY must be set`)
+    process.exit(1)
+  }
+  const deployed = await deployForwarderFactory(rpcUrl, EVM_CHAIN_IDS[network as EvmNetwork], Redacted.value(key) as Hex)
+  console.log(`forwarder factory on ${network}: ${deployed.address} (${deployed.how}${deployed.transactionHash === null ? "" : `, transaction ${deployed.transactionHash}`})`)
+  console.log(`configure: CHECKOUT_FORWARDER_FACTORY_${network.toUpperCase()}=${deployed.address}`)
+  process.exit(0)
+}
 
 const program = Effect.gen(function*() {
   const accounts = yield* Accounts

@@ -5,6 +5,7 @@ import { Secrets } from "./accounts/Secrets.ts"
 import { RateLimits } from "./accounts/RateLimits.ts"
 import { Sessions } from "./accounts/Sessions.ts"
 import { ChainWatchers } from "./chains/ChainWatchers.ts"
+import { ForwarderSweeper } from "./chains/evm/ForwarderSweeper.ts"
 import { AppConfig } from "./config/AppConfig.ts"
 import { DatabaseLive } from "./db/Database.ts"
 import { DemoMerchantLive } from "./demo/DemoMerchant.ts"
@@ -35,13 +36,13 @@ const Repositories = Layer.mergeAll(
 /** Deployment settings of the payment rails (token contracts, confirmations, forwarder factory, memo prefix). */
 const RailSettingsLive = (env: Readonly<Record<string, string | undefined>>) =>
   Layer.unwrap(Effect.gen(function*() {
-    const { servicePrefix } = yield* AppConfig
-    return RailSettingsService.make(railSettingsFromEnv(env, servicePrefix))
+    const { servicePrefix, env: deployment } = yield* AppConfig
+    return RailSettingsService.make(railSettingsFromEnv(env, servicePrefix, deployment === "production"))
   }))
 
 /** Every domain service over the database (no HTTP server): what tests and scripts build on. */
 export const ServicesLive = (env: Readonly<Record<string, string | undefined>> = process.env) =>
-  Layer.mergeAll(ChainWatchers.layer, DeadlineSweeper.layer, WebhookDispatcher.layer).pipe(
+  Layer.mergeAll(ChainWatchers.layer, ForwarderSweeper.layer, DeadlineSweeper.layer, WebhookDispatcher.layer).pipe(
     Layer.provideMerge(PaymentEvidence.layer),
     Layer.provideMerge(Invoices.layer),
     Layer.provideMerge(Repositories),
@@ -53,7 +54,7 @@ export const ServicesLive = (env: Readonly<Record<string, string | undefined>> =
 /** Background workers, unless this process is API-only (CHECKOUT_ROLE=api). */
 const Workers = Layer.unwrap(Effect.gen(function*() {
   const { role } = yield* AppConfig
-  return role === "api" ? Layer.empty : Layer.mergeAll(DeadlineSweeper.worker, BitcoinAddressPool.worker, WebhookDispatcher.worker, ChainWatchers.worker)
+  return role === "api" ? Layer.empty : Layer.mergeAll(DeadlineSweeper.worker, BitcoinAddressPool.worker, WebhookDispatcher.worker, ChainWatchers.worker, ForwarderSweeper.worker)
 }))
 
 /** The HTTP server and demo data, unless this process runs workers only (CHECKOUT_ROLE=workers). */

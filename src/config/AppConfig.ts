@@ -1,4 +1,4 @@
-import { Context, Layer } from "effect"
+import { Context, Layer, Redacted } from "effect"
 
 export type CheckoutEnv = "development" | "production" | "test"
 export type Role = "api" | "workers" | "all"
@@ -53,6 +53,9 @@ export interface ChainWatchSettings {
   readonly rpcTimeoutMs: number
   /** How long after an invoice's payable window its addresses stay watched (late payments). */
   readonly watchRetentionDays: number
+  /** Secret key of the account that deploys and flushes forwarders (gas paid by it); unset: no sweeps. */
+  readonly evmRelayerKey: Redacted.Redacted<string> | undefined
+  readonly forwarderSweepIntervalMs: number
 }
 
 export class ConfigError extends Error {
@@ -120,6 +123,13 @@ const secret = (env: Env, name: string, production: boolean): string | undefined
 const WATCHED_NETWORKS: ReadonlyArray<WatchedNetwork> = ["bitcoin", "ethereum", "arbitrum", "base", "solana"]
 const DEFAULT_POLL_MS: Record<WatchedNetwork, number> = { bitcoin: 15_000, ethereum: 4_000, arbitrum: 1_000, base: 2_000, solana: 1_000 }
 
+const relayerKey = (env: Env): Redacted.Redacted<string> | undefined => {
+  const value = env.CHECKOUT_EVM_RELAYER_KEY
+  if (value === undefined || value === "") return undefined
+  if (!/^0x[0-9a-fA-F]{64}$/.test(value)) throw new ConfigError("CHECKOUT_EVM_RELAYER_KEY must be a 32-byte hex private key (0x followed by 64 hex digits)")
+  return Redacted.make(value)
+}
+
 const chainWatchSettings = (env: Env): ChainWatchSettings => {
   const endpoints: Partial<Record<WatchedNetwork, string>> = {}
   for (const network of WATCHED_NETWORKS) {
@@ -136,7 +146,9 @@ const chainWatchSettings = (env: Env): ChainWatchSettings => {
     pollIntervalMs,
     evmMaxLogRange: integer(env, "CHECKOUT_EVM_MAX_LOG_RANGE", 2_000, 1, 1_000_000),
     rpcTimeoutMs: integer(env, "CHECKOUT_RPC_TIMEOUT_MS", 10_000, 100, 300_000),
-    watchRetentionDays: integer(env, "CHECKOUT_WATCH_RETENTION_DAYS", 30, 0, 3_650)
+    watchRetentionDays: integer(env, "CHECKOUT_WATCH_RETENTION_DAYS", 30, 0, 3_650),
+    evmRelayerKey: relayerKey(env),
+    forwarderSweepIntervalMs: integer(env, "CHECKOUT_FORWARDER_SWEEP_INTERVAL_MS", 15_000, 100, 3_600_000)
   }
 }
 

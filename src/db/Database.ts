@@ -11,6 +11,7 @@ import migration0003 from "./migrations/0003_rate_limits.ts"
 import migration0004 from "./migrations/0004_bitcoin_address_pool.ts"
 import migration0005 from "./migrations/0005_webhooks.ts"
 import migration0006 from "./migrations/0006_chain_observation.ts"
+import migration0007 from "./migrations/0007_forwarder_sweeps.ts"
 
 /** Column names are mapped; JSON values (merchant metadata) are never touched. */
 const naming = { transformQueryNames: Str.camelToSnake, transformResultNames: Str.snakeToCamel, transformJson: false }
@@ -58,7 +59,8 @@ export const migrations = Migrator.fromRecord({
   "0003_rate_limits": migration0003,
   "0004_bitcoin_address_pool": migration0004,
   "0005_webhooks": migration0005,
-  "0006_chain_observation": migration0006
+  "0006_chain_observation": migration0006,
+  "0007_forwarder_sweeps": migration0007
 })
 
 export const runMigrations = Migrator.make({})({ loader: migrations })

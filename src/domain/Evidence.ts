@@ -46,3 +46,25 @@ export const tally = (amount: Micros, payments: ReadonlyArray<Counted>): Tally =
  */
 export const usdValueOf = (amountAtomic: bigint, quotedAtomic: bigint, invoiceAmount: Micros): Micros =>
   quotedAtomic === 0n ? 0n : (amountAtomic * invoiceAmount) / quotedAtomic
+
+/**
+ * The counted (not invalidated) payment furthest from its option's required confirmations, late
+ * payments first, with what it has and needs; undefined when every counted payment is confirmed.
+ */
+export const leastConfirmedPayment = (
+  payments: ReadonlyArray<Pick<PaymentRecord, "paymentOptionId" | "confirmations" | "late" | "invalidatedAt">>,
+  requiredConfirmations: (paymentOptionId: string) => number
+): { readonly confirmations: number; readonly required: number } | undefined => {
+  let worst: { readonly confirmations: number; readonly required: number; readonly late: boolean } | undefined
+  for (const payment of payments) {
+    if (payment.invalidatedAt !== null) continue
+    const required = requiredConfirmations(payment.paymentOptionId)
+    if (payment.confirmations >= required) continue
+    const candidate = { confirmations: payment.confirmations, required, late: payment.late }
+    if (
+      worst === undefined || (candidate.late && !worst.late) ||
+      (candidate.late === worst.late && candidate.confirmations / candidate.required < worst.confirmations / worst.required)
+    ) worst = candidate
+  }
+  return worst === undefined ? undefined : { confirmations: worst.confirmations, required: worst.required }
+}

@@ -1,3 +1,4 @@
+import type { InvoiceStatus } from "../lifecycle/Lifecycle.ts"
 import type { InvoiceRecord, PaymentOptionRecord, PaymentRecord } from "./Invoice.ts"
 import { summarize } from "./Coverage.ts"
 import { formatAtomic, microsToNumber } from "./Money.ts"
@@ -27,7 +28,14 @@ export const summaryView = (invoice: InvoiceRecord) => {
   }
 }
 
-export const optionView = (option: PaymentOptionRecord) => ({
+/** Statuses in which an invoice can still be paid; its options are `active` only then. */
+const PAYABLE_STATUSES: ReadonlySet<InvoiceStatus> = new Set(["awaiting_payment", "partially_paid", "payment_detected"])
+
+/** `active` while the invoice can be paid, `inactive` once it is expired, voided, confirmed or paid out of band. */
+export const optionStatus = (invoiceStatus: InvoiceStatus): "active" | "inactive" =>
+  PAYABLE_STATUSES.has(invoiceStatus) ? "active" : "inactive"
+
+export const optionView = (option: PaymentOptionRecord, invoiceStatus: InvoiceStatus) => ({
   id: option.id,
   railType: option.railType,
   assetCode: option.assetCode,
@@ -38,7 +46,7 @@ export const optionView = (option: PaymentOptionRecord) => ({
   destinationAddress: option.destinationAddress,
   paymentUri: option.paymentUri,
   qrCode: option.qrCode,
-  status: option.status,
+  status: optionStatus(invoiceStatus),
   isDefault: option.isDefault,
   optionPayload: option.optionPayload
 })
@@ -88,7 +96,7 @@ export const merchantInvoiceView = ({ invoice, options, payments }: InvoiceParts
     metadata: invoice.metadata,
     paymentSummary: summary,
     paymentTiming: timingView(invoice.timing),
-    paymentOptions: options.map(optionView),
+    paymentOptions: options.map((option) => optionView(option, invoice.status)),
     defaultPaymentOptionId: invoice.defaultPaymentOptionId,
     lastPaymentOptionId: invoice.lastPaymentOptionId,
     ...(payments === undefined ? {} : { payments: payments.map(paymentView) }),
@@ -136,7 +144,7 @@ export const statusView = ({ invoice, options, payments }: InvoiceParts) => {
     paidOutOfBandNote: invoice.paidOutOfBandNote,
     paymentTiming: timingView(invoice.timing),
     paymentSummary: summary,
-    paymentOptions: options.map(optionView),
+    paymentOptions: options.map((option) => optionView(option, invoice.status)),
     defaultPaymentOptionId: invoice.defaultPaymentOptionId,
     lastPaymentOptionId: invoice.lastPaymentOptionId,
     payments: (payments ?? []).map(paymentView),
@@ -144,10 +152,8 @@ export const statusView = ({ invoice, options, payments }: InvoiceParts) => {
   }
 }
 
-export const publicStatusView = (parts: InvoiceParts) => {
-  const { paidOutOfBandNote: _paidOutOfBandNote, ...rest } = statusView(parts)
-  return rest
-}
+/** The merchant status shape, with the note present as null: never its text. */
+export const publicStatusView = (parts: InvoiceParts) => ({ ...statusView(parts), paidOutOfBandNote: null })
 
 /** The `invoice` object of a webhook payload: the spec's field list, latest state at send time. */
 export const webhookInvoiceView = (invoice: InvoiceRecord) => {

@@ -38,7 +38,9 @@ export const PaymentOption = Schema.Struct({
   destinationAddress: NullableString,
   paymentUri: NullableString,
   qrCode: NullableString.annotate({ description: "SVG QR code of paymentUri" }),
-  status: Schema.String,
+  status: Schema.Literals(["active", "inactive"]).annotate({
+    description: "`active` while the invoice can be paid (awaiting_payment, partially_paid, payment_detected); `inactive` once it is expired, voided, confirmed or paid_out_of_band."
+  }),
   isDefault: Schema.Boolean,
   optionPayload: Schema.NullOr(Schema.Record(Schema.String, Schema.Unknown))
 })
@@ -131,4 +133,8 @@ const StatusFields = {
 
 export const InvoiceStatusPayload = Schema.Struct({ ...StatusFields, paidOutOfBandNote: NullableString })
   .annotate({ identifier: "InvoiceStatus" })
-export const PublicInvoiceStatusPayload = Schema.Struct(StatusFields).annotate({ identifier: "PublicInvoiceStatus" })
+/** The merchant status shape; the note is always null here (notes are never public). */
+export const PublicInvoiceStatusPayload = Schema.Struct({
+  ...StatusFields,
+  paidOutOfBandNote: Schema.Null.annotate({ description: "Always null: reconciliation notes are never public." })
+}).annotate({ identifier: "PublicInvoiceStatus" })

@@ -90,7 +90,9 @@ export const decideChange = (sql: SqlClient.SqlClient, state: EvidenceState, obs
     observed_at: payment.observedAt,
     confirmed_at: payment.confirmedAt,
     block_height: observed.blockHeight?.toString() ?? null,
-    block_hash: observed.blockHash ?? null
+    block_hash: observed.blockHash ?? null,
+    // What reaches a forwarder is swept on to the merchant's recipient once confirmed.
+    sweep_status: option.railType === "wallet_contract" ? "pending" : null
   }
   const columns = Object.keys(row).join(", ")
   return {

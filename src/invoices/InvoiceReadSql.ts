@@ -59,7 +59,7 @@ export const EVIDENCE_READ_COLUMNS = [
   ...INVOICE_COLUMNS_CAMEL,
   `o.id AS "optionId", o.network AS "optionNetwork", o.asset_code AS "optionAssetCode", o.decimals AS "optionDecimals",
   o.quoted_atomic::text AS "optionQuotedAtomic", o.destination_address AS "optionDestinationAddress",
-  o.required_confirmations AS "optionRequiredConfirmations"`,
+  o.required_confirmations AS "optionRequiredConfirmations", o.rail_type AS "optionRailType"`,
   `${PAYMENTS_JSON} AS "paymentsJson"`,
   `i.xmin::text AS "version"`
 ].join(", ")

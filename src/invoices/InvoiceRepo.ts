@@ -21,7 +21,7 @@ type Row = Record<string, unknown>
 /** What applying evidence needs of the option paid to. */
 export type EvidenceOption = Pick<
   PaymentOptionRecord,
-  "id" | "network" | "assetCode" | "decimals" | "quotedAtomic" | "destinationAddress" | "requiredConfirmations"
+  "id" | "network" | "assetCode" | "decimals" | "quotedAtomic" | "destinationAddress" | "requiredConfirmations" | "railType"
 >
 
 export interface EvidenceState {
@@ -98,7 +98,8 @@ const evidenceStateOf = (row: Row, payments: ReadonlyArray<PaymentRecord>): Evid
     decimals: Number(row.optionDecimals),
     quotedAtomic: BigInt(String(row.optionQuotedAtomic)),
     destinationAddress: row.optionDestinationAddress === null ? null : String(row.optionDestinationAddress),
-    requiredConfirmations: Number(row.optionRequiredConfirmations)
+    requiredConfirmations: Number(row.optionRequiredConfirmations),
+    railType: row.optionRailType === "wallet_contract" ? "wallet_contract" : "address_transfer"
   },
   payments,
   version: String(row.version)

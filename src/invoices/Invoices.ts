@@ -11,6 +11,7 @@ import {
   PaymentBackendUnavailable,
   PaymentMethodUnavailable
 } from "../domain/Errors.ts"
+import { leastConfirmedPayment } from "../domain/Evidence.ts"
 import { applyDecision, type DecisionContext, type InvoiceRecord } from "../domain/Invoice.ts"
 import { usdNumberToMicros } from "../domain/Money.ts"
 import { resolveTiming } from "../domain/Timing.ts"
@@ -82,6 +83,13 @@ export class Invoices extends Context.Service<Invoices, {
           )
         )
 
+      const unconfirmedPayment = (id: string) =>
+        Effect.map(repo.find(id), (parts) => {
+          if (parts === undefined) return undefined
+          const required = new Map(parts.options.map((option) => [option.id, option.requiredConfirmations]))
+          return leastConfirmedPayment(parts.payments, (optionId) => required.get(optionId) ?? 0)
+        })
+
       const transition = Effect.fn("Invoices.transition")(function*(
         id: string,
         event: InvoiceEvent,
@@ -95,6 +103,18 @@ export class Invoices extends Context.Service<Invoices, {
           const decision = decide(lifecycleStateOf(invoice), event)
           if (decision === undefined) {
             return yield* new InvoiceTransitionRejected({ invoiceId: id, operation: options.operation, status: invoice.status })
+          }
+          if (event.type === "CLOSE_EXCEPTION" && event.action === "accept_late_payment") {
+            // `confirmed` must mean confirmed funds: read under the lock, so no evidence changes in between.
+            const short = yield* unconfirmedPayment(id)
+            if (short !== undefined) {
+              return yield* new InvoiceTransitionRejected({
+                invoiceId: id,
+                operation: options.operation,
+                status: invoice.status,
+                detail: `The late payment has ${short.confirmations} of ${short.required} confirmations; accept it once it is confirmed`
+              })
+            }
           }
           const context: DecisionContext = {
             now: yield* now,

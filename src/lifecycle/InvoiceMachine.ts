@@ -150,6 +150,13 @@ export const invoiceMachine = setup({
                 target: "open.partial_payment",
                 guard: and([inLateStatus, { type: "totalIs", params: { level: "partial" } }]),
                 actions: [{ type: "openException", params: { exceptionType: "partial_payment" } }, emit("invoice_exception_opened")]
+              },
+              // Reorg honesty: confirmed is final, so evidence that no longer covers the amount
+              // (a reorganisation dropped it) is put before the merchant instead of undone.
+              {
+                target: "open.partial_payment",
+                guard: and([stateIn({ status: "confirmed" }), { type: "totalIsNot", params: { level: "sufficient" } }]),
+                actions: [{ type: "openException", params: { exceptionType: "partial_payment" } }, emit("invoice_exception_opened")]
               }
             ],
             DEADLINE_PASSED: {
@@ -166,7 +173,7 @@ export const invoiceMachine = setup({
               on: {
                 EVIDENCE: {
                   target: "late_payment",
-                  guard: { type: "totalIs", params: { level: "sufficient" } },
+                  guard: and([inLateStatus, { type: "totalIs", params: { level: "sufficient" } }]),
                   actions: [{ type: "openException", params: { exceptionType: "late_payment" } }, emit("invoice_exception_opened")]
                 }
               }

@@ -60,8 +60,14 @@ export const CheckoutSettingsHttpLive = HttpApiBuilder.group(Api, "checkoutSetti
             recipientAddress: method.recipientAddress ?? null,
             xpub: method.xpub ?? null
           }))
-          const problem = validateMethods(methods, (method) => rails.isAvailable({ ...method, id: "" }))
+          const problem = validateMethods(methods, (method) => method.assetCode === "BTC" || tokenContractOf(rails.settings, method.network, method.assetCode) !== undefined)
           if (problem !== undefined) return yield* new BadRequest({ error: problem })
+          const noFactory = methods.find((method) => method.enabled && method.railType === "wallet_contract" && !rails.isAvailable({ ...method, id: "" }))
+          if (noFactory !== undefined) {
+            return yield* new Conflict({
+              error: `Wallet-contract payments on ${noFactory.network} cannot be enabled: no forwarder factory is configured (CHECKOUT_FORWARDER_FACTORY_${noFactory.network.toUpperCase()})`
+            })
+          }
           const unwatched = unwatchedNetwork(methods)
           if (unwatched !== undefined) {
             const setting = unwatched === "bitcoin" ? "CHECKOUT_ESPLORA_URL" : `CHECKOUT_RPC_URL_${unwatched.toUpperCase()}`

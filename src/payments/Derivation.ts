@@ -77,16 +77,9 @@ const checksummed = (addressBytes: Uint8Array): Hex => {
 export const evmDepositAddress = (accountKey: string, index: number): Hex =>
   checksummed(keccak_256(childKey(accountKey, index, false).subarray(1)).subarray(12))
 
-const bytesOfHex = (hex: Hex) => Buffer.from(hex.slice(2), "hex")
-
 /** Salt of a wallet-contract forwarder: keccak256 of the option id. */
 export const forwarderSalt = (optionId: string): Hex => `0x${hexOf(keccak_256(Buffer.from(optionId, "utf8")))}`
 
-/** The counterfactual forwarder address of an option: CREATE2 from the factory, keccak256(0xff ++ factory ++ salt ++ init code hash). */
-export const forwarderAddress = (factory: Hex, initCodeHash: Hex, optionId: string): Hex =>
-  checksummed(
-    keccak_256(Buffer.concat([Buffer.from([0xff]), bytesOfHex(factory), bytesOfHex(forwarderSalt(optionId)), bytesOfHex(initCodeHash)])).subarray(12)
-  )
 
 /** A fresh Solana Pay reference: 32 random bytes as a base58 public key. */
 export const solanaReference = (): string => base58.encode(crypto.getRandomValues(new Uint8Array(32)))

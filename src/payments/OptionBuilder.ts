@@ -1,8 +1,9 @@
-import type { Hex } from "viem"
+import { getAddress, type Hex } from "viem"
 import type { PaymentOptionRecord } from "../domain/Invoice.ts"
 import { ceilDiv, formatAtomic, type Micros } from "../domain/Money.ts"
-import { bitcoinAddress, evmDepositAddress, forwarderAddress, solanaReference } from "./Derivation.ts"
-import { type AssetCode, DECIMALS, EVM_CHAIN_IDS, isEvm, type Network } from "./Networks.ts"
+import { bitcoinAddress, evmDepositAddress, solanaReference } from "./Derivation.ts"
+import { forwarderAddress } from "./Forwarders.ts"
+import { type AssetCode, DECIMALS, EVM_CHAIN_IDS, type EvmNetwork, isEvm, type Network } from "./Networks.ts"
 import { qrSvg } from "./QrCode.ts"
 
 export interface PaymentMethod {
@@ -20,7 +21,8 @@ export interface RailSettings {
   /** Token contract or mint by `<network>:<asset>`. */
   readonly tokens: Readonly<Record<string, string>>
   readonly confirmations: Readonly<Record<Network, number>>
-  readonly forwarder: { readonly factory: Hex; readonly initCodeHash: Hex }
+  /** The wallet-contract rail's CREATE2 factory per EVM network (absent: the rail is unavailable there). */
+  readonly forwarder: { readonly factories: Partial<Record<EvmNetwork, Hex>> }
   readonly servicePrefix: string
 }
 
@@ -148,8 +150,9 @@ export const buildOption = (
   const chainId = EVM_CHAIN_IDS[method.network]
   if (method.railType === "wallet_contract") {
     if (method.recipientAddress === null) throw new OptionBuildError("wallet-contract method has no recipient")
-    const { factory, initCodeHash } = settings.forwarder
-    const contractAddress = forwarderAddress(factory, initCodeHash, request.optionId)
+    const factory = settings.forwarder.factories[method.network]
+    if (factory === undefined) throw new OptionBuildError(`no forwarder factory configured on ${method.network}`)
+    const contractAddress = forwarderAddress(factory, request.optionId, getAddress(method.recipientAddress))
     return {
       ...base,
       destinationAddress: null,

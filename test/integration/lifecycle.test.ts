@@ -102,6 +102,66 @@ describe("evidence ingestion", () => {
     expect(current.payments[0].invalidationReason).toBe("reorg")
   })
 
+  it("a reorganisation after confirmed keeps the status and opens a partial_payment exception the merchant can close", async () => {
+    const { invoice, usdcEthereum } = await newInvoice(20)
+    const hash = txHash()
+    await pay({ paymentOptionId: usdcEthereum.id, amountAtomic: 20_000_000n, transactionHash: hash, confirmations: 12 })
+    expect((await detail(invoice.id)).status).toBe("confirmed")
+    await invalidate("ethereum", hash)
+    expect(await detail(invoice.id)).toMatchObject({
+      status: "confirmed",
+      paymentCoverage: "no_payment",
+      exceptionType: "partial_payment",
+      exceptionStatus: "open"
+    })
+    expect(await outbox(invoice.id)).toEqual(["invoice_created", "invoice_confirmed", "invoice_exception_opened"])
+
+    // the transaction mined again does not reopen or move anything; the exception waits for the merchant
+    await pay({ paymentOptionId: usdcEthereum.id, amountAtomic: 20_000_000n, transactionHash: hash, confirmations: 12 })
+    expect(await detail(invoice.id)).toMatchObject({ status: "confirmed", exceptionType: "partial_payment", exceptionStatus: "open" })
+    const close = `/api/dashboard/invoices/${invoice.id}/exception/close`
+    expect((await merchant.dashboard(close, { body: { action: "accept_late_payment", note: "no" } })).status).toBe(409)
+    expect((await merchant.api(`/api/checkout/invoices/${invoice.id}/record-payment`, { body: { note: "no" } })).status).toBe(409)
+    const closed = await merchant.dashboard(close, { body: { action: "close_unpaid", note: "Re-mined; checked on chain" } })
+    expect(closed.status).toBe(200)
+    expect(closed.body).toMatchObject({
+      status: "confirmed",
+      exceptionType: "partial_payment",
+      exceptionStatus: "closed",
+      exceptionAction: "close_unpaid",
+      exceptionNote: "Re-mined; checked on chain"
+    })
+    expect(closed.body.exceptionClosedAt).not.toBeNull()
+    expect(await outbox(invoice.id)).toEqual([
+      "invoice_created",
+      "invoice_confirmed",
+      "invoice_exception_opened",
+      "invoice_exception_closed"
+    ])
+  })
+
+  it("mark_paid_out_of_band closes the reorg exception of a confirmed invoice, which stays confirmed", async () => {
+    const { invoice, usdcEthereum } = await newInvoice(20)
+    const hash = txHash()
+    await pay({ paymentOptionId: usdcEthereum.id, amountAtomic: 20_000_000n, transactionHash: hash, confirmations: 12 })
+    await invalidate("ethereum", hash)
+    const closed = await merchant.dashboard(`/api/dashboard/invoices/${invoice.id}/exception/close`, {
+      body: { action: "mark_paid_out_of_band", note: "Customer paid by bank transfer" }
+    })
+    expect(closed.body).toMatchObject({
+      status: "confirmed",
+      exceptionStatus: "closed",
+      exceptionAction: "mark_paid_out_of_band",
+      exceptionNote: "Customer paid by bank transfer"
+    })
+    expect(await outbox(invoice.id)).toEqual([
+      "invoice_created",
+      "invoice_confirmed",
+      "invoice_exception_opened",
+      "invoice_exception_closed"
+    ])
+  })
+
   it("adds partial payments across options, handles overpayment and reorgs back", async () => {
     const { invoice, usdcEthereum, usdtArbitrum } = await newInvoice(30)
     const first = txHash()
@@ -179,6 +239,46 @@ describe("deadlines and late payments", () => {
       paidOutOfBandNote: "accepted late"
     })
     expect(recorded.body.exceptionClosedAt).not.toBeNull()
+    expect(await outbox(invoice.id)).toEqual([
+      "invoice_created",
+      "invoice_expired",
+      "invoice_exception_opened",
+      "invoice_payment_recorded",
+      "invoice_exception_closed"
+    ])
+  })
+
+  it("closing an exception emits invoice_exception_closed, with the status event where the status moves", async () => {
+    const unpaid = await newInvoice(10)
+    await pay({ paymentOptionId: unpaid.usdcEthereum.id, amountAtomic: 4_000_000n })
+    await moveDeadlineToPast(unpaid.invoice.id)
+    await sweep()
+    const closeUnpaid = await merchant.dashboard(`/api/dashboard/invoices/${unpaid.invoice.id}/exception/close`, {
+      body: { action: "close_unpaid", note: "Refunded" }
+    })
+    expect(closeUnpaid.body).toMatchObject({ status: "expired", exceptionStatus: "closed", exceptionAction: "close_unpaid" })
+    expect(await outbox(unpaid.invoice.id)).toEqual([
+      "invoice_created",
+      "invoice_partially_paid",
+      "invoice_expired",
+      "invoice_exception_opened",
+      "invoice_exception_closed"
+    ])
+
+    const accepted = await newInvoice(10)
+    await moveDeadlineToPast(accepted.invoice.id)
+    await pay({ paymentOptionId: accepted.usdcEthereum.id, amountAtomic: 10_000_000n, confirmations: 12 })
+    const accept = await merchant.dashboard(`/api/dashboard/invoices/${accepted.invoice.id}/exception/close`, {
+      body: { action: "accept_late_payment", note: "Shipping" }
+    })
+    expect(accept.body).toMatchObject({ status: "confirmed", exceptionAction: "accept_late_payment", confirmedAmountUsd: 10 })
+    expect(await outbox(accepted.invoice.id)).toEqual([
+      "invoice_created",
+      "invoice_expired",
+      "invoice_exception_opened",
+      "invoice_confirmed",
+      "invoice_exception_closed"
+    ])
   })
 
   it("treats any payment on a voided invoice as late", async () => {

@@ -17,7 +17,8 @@ afterAll(async () => {
 
 const settings = (methods: Array<Record<string, unknown>>) => ({ issuedBy: "Shop", paymentTiming: { mode: "immediate", expiresAfterMinutes: 30 }, paymentMethods: methods })
 const baseUsdc = { network: "base", assetCode: "USDC", railType: "address_transfer", xpub: DEMO_KEYS.evmXpub, isDefault: true }
-const ethereumUsdc = { network: "ethereum", assetCode: "USDC", railType: "wallet_contract", recipientAddress: DEMO_KEYS.evmRecipient }
+const ethereumUsdc = { network: "ethereum", assetCode: "USDC", railType: "address_transfer", xpub: DEMO_KEYS.evmXpub }
+const baseForwarder = { network: "base", assetCode: "USDC", railType: "wallet_contract", recipientAddress: DEMO_KEYS.evmRecipient }
 
 describe("payment methods on networks without a chain watcher", () => {
   it("are refused in production with 409 naming the network, unless disabled", async () => {
@@ -35,9 +36,18 @@ describe("payment methods on networks without a chain watcher", () => {
     expect((await put(settings([baseUsdc, { ...ethereumUsdc, enabled: false }]))).status).toBe(200)
   })
 
+  it("refuse wallet-contract payments in production on a network without a configured forwarder factory", async () => {
+    const merchant = await production.createMerchant({ withSettings: false })
+    const refused = await merchant.dashboard("/api/dashboard/checkout-settings", { method: "PUT", body: settings([baseUsdc, baseForwarder]) })
+    expect(refused.status).toBe(409)
+    expect(refused.body).toEqual({
+      error: "Wallet-contract payments on base cannot be enabled: no forwarder factory is configured (CHECKOUT_FORWARDER_FACTORY_BASE)"
+    })
+  })
+
   it("are accepted in development, where the simulator feeds them", async () => {
     const merchant = await development.createMerchant({ withSettings: false })
-    const saved = await merchant.dashboard("/api/dashboard/checkout-settings", { method: "PUT", body: settings([baseUsdc, ethereumUsdc]) })
+    const saved = await merchant.dashboard("/api/dashboard/checkout-settings", { method: "PUT", body: settings([baseUsdc, ethereumUsdc, baseForwarder]) })
     expect(saved.status).toBe(200)
   })
 })

@@ -21,7 +21,7 @@ const strict = <S extends Schema.Top>(schema: S, body: unknown) =>
 
 const optionOf = (invoice: any, network: string) => invoice.paymentOptions.find((option: any) => option.network === network)
 
-/** Invoices in the states the views branch on: fresh, due-date, paid and confirmed, late with an exception, voided, paid out of band. */
+/** Invoices in the states the views branch on: fresh, due-date, paid and confirmed, detected, late with an exception, voided, paid out of band. */
 const invoicesInEveryShape = async () => {
   const create = async (body: Record<string, unknown>) => {
     const created = await merchant.api("/api/checkout/invoices", { body })
@@ -41,11 +41,15 @@ const invoicesInEveryShape = async () => {
   await merchant.dashboard(`/api/dev/invoices/${late.id}/simulate-payment`, {
     body: { paymentOptionId: optionOf(late, "solana").id, amount: "4", confirmations: 40, late: true }
   })
+  const detected = await create({ amountUsd: 10 })
+  await merchant.dashboard(`/api/dev/invoices/${detected.id}/simulate-payment`, {
+    body: { paymentOptionId: optionOf(detected, "base").id, amount: "10", confirmations: 1 }
+  })
   const voided = await create({ amountUsd: 3 })
   expect((await merchant.api(`/api/checkout/invoices/${voided.id}/void`, { body: {} })).status).toBe(200)
   const outOfBand = await create({ amountUsd: 7 })
   expect((await merchant.api(`/api/checkout/invoices/${outOfBand.id}/record-payment`, { body: { note: "wire" } })).status).toBe(200)
-  return [fresh, dueDate, paid, late, voided, outOfBand]
+  return [fresh, dueDate, paid, detected, late, voided, outOfBand]
 }
 
 describe("invoice responses match their schemas exactly", () => {
@@ -70,12 +74,41 @@ describe("invoice responses match their schemas exactly", () => {
 
       const publicStatus = await publicRequest(app.baseUrl, `/api/checkout/pay/${invoice.id}/status`)
       expect(strict(PublicInvoiceStatusPayload, publicStatus.body)).toEqual(publicStatus.body)
-      expect(publicStatus.body).not.toHaveProperty("paidOutOfBandNote")
+      expect(Object.keys(publicStatus.body).sort()).toEqual(Object.keys(status.body).sort())
+      expect(publicStatus.body.paidOutOfBandNote).toBeNull()
     }
-    expect([...statuses].sort()).toEqual(["awaiting_payment", "confirmed", "expired", "paid_out_of_band", "voided"])
+    expect([...statuses].sort()).toEqual(["awaiting_payment", "confirmed", "expired", "paid_out_of_band", "payment_detected", "voided"])
+  })
+
+  it("payment options are active while the invoice can be paid and inactive once it cannot", async () => {
+    const invoices = await invoicesInEveryShape()
+    const seen = new Map<string, string>()
+    for (const invoice of invoices) {
+      const detail = await merchant.api(`/api/checkout/invoices/${invoice.id}`)
+      const expected = ["awaiting_payment", "partially_paid", "payment_detected"].includes(detail.body.status) ? "active" : "inactive"
+      seen.set(detail.body.status, expected)
+      const answers = [
+        detail.body,
+        (await merchant.api(`/api/checkout/invoices/${invoice.id}/status`)).body,
+        (await publicRequest(app.baseUrl, `/api/checkout/pay/${invoice.id}`)).body,
+        (await publicRequest(app.baseUrl, `/api/checkout/pay/${invoice.id}/status`)).body
+      ]
+      for (const answer of answers) {
+        expect(answer.paymentOptions.length).toBeGreaterThan(0)
+        for (const option of answer.paymentOptions) expect(option.status, `${detail.body.status} option`).toBe(expected)
+      }
+    }
+    expect(Object.fromEntries(seen)).toEqual({
+      awaiting_payment: "active",
+      payment_detected: "active",
+      confirmed: "inactive",
+      expired: "inactive",
+      voided: "inactive",
+      paid_out_of_band: "inactive"
+    })
   })
 
   it("rejects a body with a key the schema does not have (the check above can fail)", () => {
-    expect(() => strict(PublicInvoiceStatusPayload, { paidOutOfBandNote: null })).toThrow()
+    expect(() => strict(PublicInvoiceStatusPayload, { unknownKey: null })).toThrow()
   })
 })

@@ -34,7 +34,7 @@ describe("development simulator", () => {
     const invalidated = await merchant.dashboard(`/api/dev/invoices/${invoice.id}/simulate-invalidation`, {
       body: { transactionHash: "0xabc", reason: "reorg" }
     })
-    expect(invalidated.body.invoice.status).toBe("confirmed")
+    expect(invalidated.body.invoice).toMatchObject({ status: "confirmed", exceptionType: "partial_payment", exceptionStatus: "open" })
     expect(invalidated.body.payment).toMatchObject({ invalidationReason: "reorg" })
     expect(invalidated.body.invoice.receivedAmountUsd).toBe(0)
   })
@@ -85,6 +85,40 @@ describe("exception review", () => {
     expect(closed.body.exceptionClosedAt).not.toBeNull()
     expect(closed.body.confirmedAt).not.toBeNull()
     expect((await merchant.dashboard(close, { body: { action: "close_unpaid", note: "again" } })).status).toBe(409)
+  })
+
+  it("refuses to accept a late payment before it has the network's required confirmations, then accepts it as confirmed funds", async () => {
+    const invoice = await newInvoice(10)
+    const option = optionOf(invoice, "arbitrum")
+    expect(option.optionPayload.requiredConfirmations).toBe(20)
+    await merchant.dashboard(`/api/dev/invoices/${invoice.id}/simulate-expiry`, { body: {} })
+    const late = await merchant.dashboard(`/api/dev/invoices/${invoice.id}/simulate-payment`, {
+      body: { paymentOptionId: option.id, amount: "10", confirmations: 3, late: true, transactionHash: "0xlate-unconfirmed" }
+    })
+    expect(late.body.invoice).toMatchObject({ status: "expired", exceptionType: "late_payment", exceptionStatus: "open", confirmedAmountUsd: 0 })
+    const close = `/api/dashboard/invoices/${invoice.id}/exception/close`
+    expect(await merchant.dashboard(close, { body: { action: "accept_late_payment", note: "too early" } })).toMatchObject({
+      status: 409,
+      body: { error: "The late payment has 3 of 20 confirmations; accept it once it is confirmed" }
+    })
+    expect((await merchant.dashboard(`/api/checkout/invoices/${invoice.id}`)).body).toMatchObject({
+      status: "expired",
+      exceptionStatus: "open",
+      exceptionAction: null,
+      confirmedAt: null
+    })
+    // the other closes stay available to the merchant meanwhile; here the merchant waits instead
+    await merchant.dashboard(`/api/dev/invoices/${invoice.id}/simulate-confirmations`, {
+      body: { transactionHash: "0xlate-unconfirmed", confirmations: 20 }
+    })
+    const accepted = await merchant.dashboard(close, { body: { action: "accept_late_payment", note: "confirmed now" } })
+    expect(accepted.status).toBe(200)
+    expect(accepted.body).toMatchObject({
+      status: "confirmed",
+      confirmedAmountUsd: 10,
+      exceptionStatus: "closed",
+      exceptionAction: "accept_late_payment"
+    })
   })
 
   it("late payment on an immediate invoice without the flag is judged by the deadline, and partial exceptions cannot be accepted", async () => {

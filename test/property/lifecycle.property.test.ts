@@ -175,10 +175,24 @@ describe("invoice lifecycle properties", () => {
             expect(step.action).toBe("accept_late_payment")
             expect(before.exceptionType).toBe("late_payment")
           }
-          // exceptions only for late and partial payments, only on expired or voided invoices when opened
+          // exceptions only for late and partial payments, only on expired or voided invoices when opened,
+          // or as partial_payment on a confirmed invoice that a reorganisation left short of its amount
           if (after.exceptionStatus === "open") {
             expect(["late_payment", "partial_payment"]).toContain(after.exceptionType)
-            expect(["expired", "voided"]).toContain(after.status)
+            if (after.status === "confirmed") {
+              expect(after.exceptionType).toBe("partial_payment")
+              if (before.exceptionStatus !== "open") {
+                expect(step.kind).toBe("invalidate")
+                expect(after.receivedMicros < AMOUNT).toBe(true)
+                expect(emitted).toContain("invoice_exception_opened")
+              }
+            } else {
+              expect(["expired", "voided"]).toContain(after.status)
+            }
+          }
+          // a confirmed invoice never loses sight of evidence it no longer has: short means an exception was opened
+          if (after.status === "confirmed" && after.receivedMicros < AMOUNT && after.exceptionStatus !== "closed") {
+            expect(after.exceptionStatus).toBe("open")
           }
           // amounts agree with the counted payments and are never negative
           const received = sumWhere(world.payments, () => true)
@@ -271,6 +285,9 @@ const modelEvidence = (model: Model) => {
     if (model.exception === "none" && total > 0n) model.exception = total >= AMOUNT ? "open:late_payment" : "open:partial_payment"
     else if (model.exception === "open:partial_payment" && total >= AMOUNT) model.exception = "open:late_payment"
     else if (model.exception === "open:late_payment" && total < AMOUNT) model.exception = "open:partial_payment"
+  } else if (model.status === "confirmed") {
+    // confirmed is final: a reorganisation that leaves it short opens a partial_payment exception
+    if (model.exception === "none" && total < AMOUNT) model.exception = "open:partial_payment"
   }
 }
 
@@ -328,7 +345,7 @@ const modelStep = (model: Model, step: Step) => {
       if (step.action === "accept_late_payment") {
         if (model.exception !== "open:late_payment") return
         model.status = "confirmed"
-      } else if (step.action === "mark_paid_out_of_band") {
+      } else if (step.action === "mark_paid_out_of_band" && model.status !== "confirmed") {
         model.status = "paid_out_of_band"
       }
       model.exception = "closed"

@@ -1,0 +1,36 @@
+import { readFileSync } from "node:fs"
+import { type Abi, type Address, concat, encodeAbiParameters, getContractAddress, type Hex, zeroHash } from "viem"
+import { forwarderSalt } from "./Derivation.ts"
+
+interface Artifact {
+  readonly abi: Abi
+  readonly bytecode: Hex
+  readonly deployedBytecode: Hex
+}
+
+const artifact = (name: string): Artifact =>
+  JSON.parse(readFileSync(new URL(`../../contracts/artifacts/${name}.json`, import.meta.url), "utf8")) as Artifact
+
+/** The wallet-contract rail's contracts (contracts/*.sol, compiled by `npm run contracts`). */
+export const Forwarder = artifact("Forwarder")
+export const ForwarderFactory = artifact("ForwarderFactory")
+
+/**
+ * The deterministic deployment proxy (CREATE2 of `salt ++ init code` sent as calldata), present at
+ * this address on ethereum, arbitrum, base and most EVM chains. `npm run cli -- evm deploy-factory`
+ * deploys the factory through it, so the factory has the same address on every network.
+ */
+export const CREATE2_DEPLOYER: Address = "0x4e59b44847b379578588920cA78FbF26c0B4956C"
+/** The proxy's runtime code, for local nodes that lack it. */
+export const CREATE2_DEPLOYER_CODE: Hex =
+  "0x7fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffe03601600081602082378035828234f58015156039578182fd5b8082525050506014600cf3"
+
+/** Where `deploy-factory` puts the factory on any chain that has the deployment proxy. */
+export const CANONICAL_FACTORY: Address = getContractAddress({ opcode: "CREATE2", from: CREATE2_DEPLOYER, salt: zeroHash, bytecode: ForwarderFactory.bytecode })
+
+/** The forwarder's init code for a recipient: its creation code with the recipient as constructor argument. */
+export const forwarderInitCode = (recipient: Address): Hex => concat([Forwarder.bytecode, encodeAbiParameters([{ type: "address" }], [recipient])])
+
+/** The counterfactual address of an option's forwarder: CREATE2 from the network's factory, salt from the option id. */
+export const forwarderAddress = (factory: Address, optionId: string, recipient: Address): Address =>
+  getContractAddress({ opcode: "CREATE2", from: factory, salt: forwarderSalt(optionId), bytecode: forwarderInitCode(recipient) })
