@@ -8,6 +8,7 @@ import { CheckoutSettingsGroup } from "../payments/CheckoutSettingsApi.ts"
 import { UnmatchedDepositsGroup } from "../deposits/UnmatchedDepositsApi.ts"
 import { HealthGroup } from "../health/HealthApi.ts"
 import { ChainWatchersGroup } from "../monitoring/ChainWatchersApi.ts"
+import { SweepsGroup } from "../sweeps/SweepsApi.ts"
 import { WebhooksGroup } from "../webhooks/WebhooksApi.ts"
 import { MerchantAuthentication } from "./Authentication.ts"
 import { CreateInvoiceBody, InvoiceIdParams, RecordPaymentBody, VoidBody } from "./RequestSchemas.ts"
@@ -73,8 +74,10 @@ export const PublicGroup = HttpApiGroup.make("public")
 
 export const Api = HttpApi.make("checkout")
   .add(MerchantGroup, PublicGroup, AuthGroup, KeysGroup, DashboardInvoicesGroup, DevSimulatorGroup, CheckoutSettingsGroup, WebhooksGroup)
-  .add(HealthGroup, ChainWatchersGroup, UnmatchedDepositsGroup)
+  .add(HealthGroup, ChainWatchersGroup, UnmatchedDepositsGroup, SweepsGroup)
   .middleware(SchemaErrors)
+  // Unknown body fields answer 400 `<field> is not a known field`; headers, path and query keep the defaults.
+  .annotate(HttpApi.PayloadParseOptions, { onExcessProperty: "error" })
   .annotate(OpenApi.Title, "Checkout invoicing API")
   .annotate(OpenApi.Version, "1.0.0")
 

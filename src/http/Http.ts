@@ -14,6 +14,7 @@ import { HealthHttpLive } from "../health/HealthHttp.ts"
 import { ChainWatchersHttpLive } from "../monitoring/ChainWatchersHttp.ts"
 import { measureRequests, RouteTemplateLabel } from "../observability/HttpMetrics.ts"
 import { MetricsRouteLive } from "../observability/MetricsHttp.ts"
+import { SweepsHttpLive } from "../sweeps/SweepsHttp.ts"
 import { WebhooksHttpLive } from "../webhooks/WebhooksHttp.ts"
 import { Api } from "./Api.ts"
 import { AuthHttpLive, KeysHttpLive } from "../accounts/AccountsHttp.ts"
@@ -65,11 +66,15 @@ const ErrorBoundary = Layer.unwrap(Effect.gen(function*() {
     )), { global: true })
 }))
 
+/** `GET /`: a newcomer who opens the service's address lands on the API docs. */
+const RootRedirect = HttpRouter.add("GET", "/", HttpServerResponse.redirect("/docs"))
+
 /** Every route of the service; each is labelled with its route template for the HTTP metrics. */
 const Routes = Layer.mergeAll(
   HttpApiBuilder.layer(Api, { openapiPath: "/api/openapi.json" }),
   HttpApiScalar.layer(Api, { path: "/docs" }),
-  MetricsRouteLive
+  MetricsRouteLive,
+  RootRedirect
 ).pipe(Layer.provide(RouteTemplateLabel))
 
 export const HttpAppLive = Layer.mergeAll(Routes, ErrorBoundary).pipe(
@@ -84,7 +89,8 @@ export const HttpAppLive = Layer.mergeAll(Routes, ErrorBoundary).pipe(
     WebhooksHttpLive,
     HealthHttpLive,
     ChainWatchersHttpLive,
-    UnmatchedDepositsHttpLive
+    UnmatchedDepositsHttpLive,
+    SweepsHttpLive
   ]),
   Layer.provide([MerchantAuthenticationLive, DashboardAuthenticationLive, SchemaErrorsLive])
 )

@@ -158,6 +158,14 @@ describe("wallet-contract forwarders", () => {
     expect(failed.sweepError).not.toBeNull()
     // Backing off: not tried again at once.
     expect(await sweep()).toMatchObject({ failed: 0, sent: 0 })
+    // Shown to the merchant, and to nobody else.
+    const shown = await merchant.dashboard("/api/dashboard/forwarder-sweeps?status=failed")
+    expect(shown.status).toBe(200)
+    expect(shown.body.data).toHaveLength(1)
+    expect(shown.body.data[0]).toMatchObject({ invoiceId: invoice.id, status: "failed", attempts: 1, contractAddress: invoice.forwarder, recipient, amountAtomic: "2000000" })
+    expect(shown.body.data[0].lastError).not.toBeNull()
+    const stranger = await app.createMerchant()
+    expect((await stranger.dashboard("/api/dashboard/forwarder-sweeps")).body).toEqual({ data: [] })
 
     await node.testClient.setBalance({ address: relayer, value: 10n ** 18n })
     await app.run(Effect.flatMap(SqlClient.SqlClient, (sql) =>
@@ -168,6 +176,18 @@ describe("wallet-contract forwarders", () => {
     expect(await balanceOf(USDC, recipient)).toBe(before + 2_000_000n)
     const [swept] = await paymentsOf(invoice.id)
     expect(swept).toMatchObject({ sweepStatus: "swept", sweepError: null })
+    expect((await merchant.dashboard("/api/dashboard/forwarder-sweeps?status=failed")).body).toEqual({ data: [] })
+    const done = (await merchant.dashboard("/api/dashboard/forwarder-sweeps?status=swept")).body.data as Array<any>
+    expect(done.find((entry) => entry.invoiceId === invoice.id)).toMatchObject({ status: "swept", transactionHash: swept.sweepTransactionHash })
+  })
+
+  it("keep production from starting with a configured factory that has no code on the chain", async () => {
+    const empty = getAddress("0x00000000000000000000000000000000000f00d0")
+    const production = { ...(database.url === undefined ? {} : { DATABASE_URL: database.url }), CHECKOUT_RPC_URL_ETHEREUM: node.rpcUrl }
+    await expect(startTestApp({ env: "production" }, { ...production, CHECKOUT_FORWARDER_FACTORY_ETHEREUM: empty })).rejects.toThrow(
+      /CHECKOUT_FORWARDER_FACTORY_ETHEREUM \(0x0+f00[dD]0\) has no code on ethereum/
+    )
+    const started = await startTestApp({ env: "production" }, { ...production, CHECKOUT_FORWARDER_FACTORY_ETHEREUM: factory })
+    await started.close()
   })
 })
-

@@ -1,0 +1,12 @@
+import { Effect, Layer } from "effect"
+import { HttpApiBuilder } from "effect/http-api"
+import { CurrentMerchant } from "../accounts/CurrentMerchant.ts"
+import { Api } from "../http/Api.ts"
+import { SweepsRepo } from "./SweepsRepo.ts"
+
+export const SweepsHttpLive = HttpApiBuilder.group(Api, "sweeps", (handlers) =>
+  Effect.gen(function*() {
+    const sweeps = yield* SweepsRepo
+    return handlers.handle("list", ({ query }) =>
+      Effect.flatMap(CurrentMerchant, (merchant) => sweeps.list(merchant.merchantId, query.status)).pipe(Effect.map((data) => ({ data }))))
+  })).pipe(Layer.provide(SweepsRepo.layer))
