@@ -11,7 +11,6 @@
  */
 import { Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
-import pg from "pg"
 import { type Address, getAddress } from "viem"
 import { Accounts } from "../../src/accounts/Accounts.ts"
 import { ServicesLive } from "../../src/App.ts"
@@ -21,6 +20,7 @@ import { DEMO_KEYS } from "../../src/demo/DemoMerchant.ts"
 import { Invoices } from "../../src/invoices/Invoices.ts"
 import { CheckoutSettingsRepo } from "../../src/payments/CheckoutSettingsRepo.ts"
 import { startAnvil } from "../../test/support/Anvil.ts"
+import { privateDatabase } from "../../test/support/PrivateDatabase.ts"
 
 const quick = process.argv.includes("--quick")
 const SIZES = [100, 100_000] as const
@@ -36,30 +36,8 @@ await node.installToken(USDC)
 const payer = node.accounts[1]
 await node.mint(USDC, payer, 10n ** 15n)
 
-/** A database of its own on the DATABASE_URL server, or undefined for an in-memory PGlite. */
-const freshDatabase = async () => {
-  const url = process.env.DATABASE_URL
-  if (url === undefined || url === "") return { url: undefined, drop: async () => {} }
-  const name = `checkout_bench_watcher_${crypto.randomUUID().replaceAll("-", "")}`
-  const admin = new pg.Client({ connectionString: url })
-  await admin.connect()
-  await admin.query(`CREATE DATABASE ${name}`)
-  await admin.end()
-  const own = new URL(url)
-  own.pathname = `/${name}`
-  return {
-    url: own.toString(),
-    drop: async () => {
-      const client = new pg.Client({ connectionString: url })
-      await client.connect()
-      await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
-      await client.end()
-    }
-  }
-}
-
 const measure = async (openInvoices: number) => {
-  const database = await freshDatabase()
+  const database = await privateDatabase()
   const env = {
     CHECKOUT_ENV: "test",
     CHECKOUT_DEMO: "false",

@@ -8,7 +8,8 @@ import { DeadlineSweeper } from "../../src/invoices/DeadlineSweeper.ts"
 import { verifyWebhookSignature } from "../../src/webhooks/Signature.ts"
 import { type AnvilNode, startAnvil } from "../support/Anvil.ts"
 import { startTestApp, type TestApp, type TestMerchant } from "../support/TestApp.ts"
-import { privateDatabase, webhookHarness } from "../support/WebhookHarness.ts"
+import { privateDatabase } from "../support/PrivateDatabase.ts"
+import { webhookHarness } from "../support/WebhookHarness.ts"
 import { startWebhookReceiver, type WebhookReceiver } from "../support/WebhookReceiver.ts"
 
 // The configured token contracts: the test token's code at fixed addresses on both nodes.

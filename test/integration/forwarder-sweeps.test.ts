@@ -11,7 +11,7 @@ import { CANONICAL_FACTORY, CREATE2_DEPLOYER, CREATE2_DEPLOYER_CODE, ForwarderFa
 import { forwarderSalt } from "../../src/payments/Derivation.ts"
 import { type AnvilNode, startAnvil } from "../support/Anvil.ts"
 import { startTestApp, type TestApp, type TestMerchant } from "../support/TestApp.ts"
-import { privateDatabase } from "../support/WebhookHarness.ts"
+import { privateDatabase } from "../support/PrivateDatabase.ts"
 
 const USDC: Address = getAddress("0x00000000000000000000000000000000000a11ce")
 const USDT: Address = getAddress("0x00000000000000000000000000000000000b0b00")

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { makeWatchIndex, type WatchIndex } from "../../src/chains/WatchedOptions.ts"
 import { DEMO_KEYS } from "../../src/demo/DemoMerchant.ts"
 import { startTestApp, type TestApp, type TestMerchant } from "../support/TestApp.ts"
-import { privateDatabase } from "../support/WebhookHarness.ts"
+import { privateDatabase } from "../support/PrivateDatabase.ts"
 
 let app: TestApp
 let merchant: TestMerchant

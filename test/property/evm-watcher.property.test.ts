@@ -7,7 +7,7 @@ import { ChainWatchers } from "../../src/chains/ChainWatchers.ts"
 import { DEMO_KEYS } from "../../src/demo/DemoMerchant.ts"
 import { type AnvilNode, startAnvil } from "../support/Anvil.ts"
 import { startTestApp, type TestApp, type TestMerchant } from "../support/TestApp.ts"
-import { privateDatabase } from "../support/WebhookHarness.ts"
+import { privateDatabase } from "../support/PrivateDatabase.ts"
 
 const USDC: Address = getAddress("0x00000000000000000000000000000000000a11ce")
 const TRANSFER = parseAbiItem("event Transfer(address indexed from, address indexed to, uint256 value)")

@@ -1,7 +1,6 @@
 import { type Duration, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import { TestClock } from "effect/testing"
-import pg from "pg"
 import type { buildConnector } from "undici"
 import { expect } from "vitest"
 import { AppConfig } from "../../src/config/AppConfig.ts"
@@ -112,28 +111,4 @@ export const webhookHarness = (app: TestApp) => {
   return { newMerchant, parkDeliveries, configure, createInvoice, deliveriesOf, withDispatcher, underTestClock, runOnce, stepThrough }
 }
 
-/**
- * A database of the suite's own on the DATABASE_URL server (undefined without one: the suite then
- * gets an embedded PGlite of its own anyway). Dispatchers take every due delivery in their
- * database, so suites that move a dispatcher's clock must not share one.
- */
-export const privateDatabase = async () => {
-  const url = process.env.DATABASE_URL
-  if (url === undefined || url === "") return { url: undefined, drop: async () => {} }
-  const name = `checkout_webhooks_${crypto.randomUUID().replaceAll("-", "")}`
-  const admin = new pg.Client({ connectionString: url })
-  await admin.connect()
-  await admin.query(`CREATE DATABASE ${name}`)
-  await admin.end()
-  const own = new URL(url)
-  own.pathname = `/${name}`
-  return {
-    url: own.toString(),
-    drop: async () => {
-      const client = new pg.Client({ connectionString: url })
-      await client.connect()
-      await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
-      await client.end()
-    }
-  }
-}
+export { privateDatabase } from "./PrivateDatabase.ts"
