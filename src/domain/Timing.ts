@@ -13,6 +13,9 @@ export type ResolvedTiming =
     readonly payableUntilAt: Date
   }
 
+/** The payment timing of an account that has not saved checkout settings yet. */
+export const DEFAULT_PAYMENT_TIMING: PaymentTimingInput = { mode: "immediate", expiresAfterMinutes: 60 }
+
 export const TIMING_BOUNDS = {
   expiresAfterMinutes: { min: 5, max: 10_080 },
   dueAfterDays: { min: 1, max: 365 },

@@ -36,7 +36,7 @@ export const toHttpError = (error: DomainError) => {
     case "InvoiceTransitionRejected":
       return new Conflict({ error: transitionMessage(error) })
     case "CheckoutConfigurationNotFound":
-      return new NotFound({ error: "Checkout configuration not found" })
+      return new NotFound({ error: "Checkout settings are not configured yet: save them in the dashboard" })
     case "IncompatibleTiming":
       return new Conflict({ error: error.message })
     case "PaymentMethodUnavailable":

@@ -95,7 +95,14 @@ export const RecordPaymentBody = Schema.Struct({
   })
 }).annotate({ message: "must be a JSON object" })
 
-export const VoidBody = Schema.Struct({}).annotate({ message: "must be a JSON object" })
+/**
+ * A body without fields: `{}`, or no body at all (every field is optional). Any key is refused
+ * with `<key> is not a known field`; an empty struct would let keys through even with
+ * `onExcessProperty: "error"`.
+ */
+export const VoidBody = Schema.UndefinedOr(
+  Schema.Record(Schema.String, Schema.Never.annotate({ message: "is not a known field" })).annotate({ message: "must be a JSON object" })
+).annotate({ message: "must be a JSON object", description: "An empty JSON object; the body may be omitted." })
 
 export const InvoiceIdParams = Schema.Struct({
   id: Schema.String.check(Schema.isUUID(undefined, { message: "must be a valid UUID" }))

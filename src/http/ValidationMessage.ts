@@ -23,6 +23,9 @@ const expected = (ast: SchemaAST.AST): string => {
 
 const customMessage = (issue: SchemaIssue.Leaf): string | undefined => {
   if (issue._tag === "MissingKey") return issue.annotations?.messageMissingKey ?? "is required"
+  // Request bodies are decoded with onExcessProperty "error" (Api.ts): money is at stake, so a
+  // field the service does not know (`currency`) is refused rather than ignored.
+  if (issue._tag === "UnexpectedKey") return "is not a known field"
   if (issue._tag === "InvalidType") {
     const message = issue.ast.annotations?.message
     return typeof message === "string" ? message : expected(issue.ast)

@@ -132,7 +132,7 @@ export class Invoices extends Context.Service<Invoices, {
         const amountMicros = usdNumberToMicros(body.amountUsd, 2)
         if (amountMicros === undefined) return yield* new InvalidRequest({ message: "amountUsd must have at most 2 decimal places" })
         const settings = yield* settingsRepo.find(merchant.merchantId)
-        if (settings === undefined) return yield* new CheckoutConfigurationNotFound()
+        if (!settings.configured) return yield* new CheckoutConfigurationNotFound()
         const timingInput = body.paymentTiming === undefined || body.paymentTiming === null
           ? settings.timing
           : timingFromOverride(body.paymentTiming)

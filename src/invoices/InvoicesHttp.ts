@@ -43,7 +43,8 @@ export const MerchantHttpLive = HttpApiBuilder.group(Api, "merchant", (handlers)
         Effect.gen(function*() {
           const merchant = yield* CurrentMerchant
           return yield* withIdempotency(
-            { merchantId: merchant.merchantId, scope: `void:${params.id}`, key: headers["idempotency-key"], payload, successStatus: 200 },
+            // An omitted body is the empty object: the same idempotent request either way.
+            { merchantId: merchant.merchantId, scope: `void:${params.id}`, key: headers["idempotency-key"], payload: payload ?? {}, successStatus: 200 },
             invoices.void(merchant.merchantId, params.id).pipe(Effect.map(view), mapDomainErrors)
           )
         }))

@@ -1,6 +1,6 @@
 import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
-import type { PaymentTimingInput } from "../domain/Timing.ts"
+import { DEFAULT_PAYMENT_TIMING, type PaymentTimingInput } from "../domain/Timing.ts"
 import { toNumber, toStringOrNull } from "../db/Values.ts"
 import { BitcoinAddressPool } from "./BitcoinAddressPool.ts"
 import type { AssetCode, Network } from "./Networks.ts"
@@ -9,6 +9,8 @@ import { type DepositSlotRequest, depositSlots } from "./DepositSlots.ts"
 
 export interface CheckoutSettings {
   readonly merchantId: string
+  /** False until the merchant saves settings: the values are then the defaults below, and no invoice can be created. */
+  readonly configured: boolean
   readonly issuedBy: string | null
   readonly timing: PaymentTimingInput
   readonly methods: ReadonlyArray<PaymentMethod & { readonly enabled: boolean; readonly position: number }>
@@ -26,13 +28,23 @@ export interface MethodInput {
 
 type Row = Record<string, unknown>
 
+/** What a new account's settings read as until the merchant saves them: no payment method yet. */
+export const defaultCheckoutSettings = (merchantId: string): CheckoutSettings => ({
+  merchantId,
+  configured: false,
+  issuedBy: null,
+  timing: DEFAULT_PAYMENT_TIMING,
+  methods: []
+})
+
 const timingFromRow = (row: Row): PaymentTimingInput =>
   row.timingMode === "due_date"
     ? { mode: "due_date", dueAfterDays: toNumber(row.dueAfterDays), gracePeriodDays: toNumber(row.gracePeriodDays) }
     : { mode: "immediate", expiresAfterMinutes: toNumber(row.expiresAfterMinutes) }
 
 export class CheckoutSettingsRepo extends Context.Service<CheckoutSettingsRepo, {
-  readonly find: (merchantId: string) => Effect.Effect<CheckoutSettings | undefined>
+  /** The saved settings, or the defaults (`configured: false`) when the merchant has saved none. */
+  readonly find: (merchantId: string) => Effect.Effect<CheckoutSettings>
   readonly save: (merchantId: string, settings: { issuedBy: string | null; timing: PaymentTimingInput; methods: ReadonlyArray<MethodInput> }) => Effect.Effect<void>
   /**
    * Reserves fresh derivation indexes for one invoice's deposit options, counted per extended key:
@@ -54,10 +66,11 @@ export class CheckoutSettingsRepo extends Context.Service<CheckoutSettingsRepo, 
                 'isDefault', m.is_default, 'position', m.position, 'recipientAddress', m.recipient_address, 'xpub', m.xpub)
                 ORDER BY m.position, m.id) FROM payment_methods m WHERE m.merchant_id = s.merchant_id), '[]'::json) AS methods_json
               FROM checkout_settings s WHERE s.merchant_id = ${merchantId}`
-            if (settings.length === 0) return undefined
+            if (settings.length === 0) return defaultCheckoutSettings(merchantId)
             const methods = settings[0].methodsJson as Array<Row>
             return {
               merchantId,
+              configured: true,
               issuedBy: toStringOrNull(settings[0].issuedBy),
               timing: timingFromRow(settings[0]),
               methods: methods.map((row) => ({

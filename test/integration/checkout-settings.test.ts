@@ -29,8 +29,15 @@ const VALID = {
 const put = (body: unknown) => merchant.dashboard("/api/dashboard/checkout-settings", { method: "PUT", body })
 
 describe("checkout settings", () => {
-  it("404 before configuration; PUT stores and GET returns it; API keys get 403", async () => {
-    expect((await merchant.dashboard("/api/dashboard/checkout-settings")).status).toBe(404)
+  it("the defaults before configuration, and a create that says what to do; PUT stores and GET returns it; API keys get 403", async () => {
+    expect(await merchant.dashboard("/api/dashboard/checkout-settings")).toMatchObject({
+      status: 200,
+      body: { issuedBy: null, paymentTiming: { mode: "immediate", expiresAfterMinutes: 60 }, paymentMethods: [] }
+    })
+    expect(await merchant.api("/api/checkout/invoices", { body: { amountUsd: 12 } })).toMatchObject({
+      status: 404,
+      body: { error: "Checkout settings are not configured yet: save them in the dashboard" }
+    })
     const saved = await put(VALID)
     expect(saved.status).toBe(200)
     expect(saved.body.issuedBy).toBe("Shop")

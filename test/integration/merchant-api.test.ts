@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Accounts } from "../../src/accounts/Accounts.ts"
 import { Effect } from "effect"
+import { SqlClient } from "effect/sql"
 import { PUBLIC_URL, publicRequest, startTestApp, type TestApp, type TestMerchant } from "../support/TestApp.ts"
 
 const INVOICE_KEYS = [
@@ -32,6 +33,10 @@ beforeAll(async () => {
 afterAll(async () => {
   await app?.close()
 })
+
+const countInvoices = (merchantId: string) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    sql<{ count: number }>`SELECT count(*)::int AS count FROM invoices WHERE merchant_id = ${merchantId}`.pipe(Effect.map((rows) => rows[0].count)))
 
 const create = (body: unknown, headers?: Record<string, string>) =>
   merchant.api("/api/checkout/invoices", { body, ...(headers ? { headers } : {}) })
@@ -203,6 +208,21 @@ describe("POST /api/checkout/invoices", () => {
     }
   })
 
+  it("refuses unknown body fields, nested ones included, instead of ignoring them (money is at stake)", async () => {
+    const before = (await app.run(countInvoices(merchant.merchantId)))
+    const cases: Array<[unknown, string]> = [
+      [{ amountUsd: 1, currency: "EUR" }, "currency is not a known field"],
+      [{ amountUsd: 5, paymentTiming: { mode: "immediate", expiresAfterMinutes: 30, expiresAfterHours: 1 } }, "paymentTiming.expiresAfterHours is not a known field"],
+      [{ amountUsd: 5, amount_usd: 5 }, "amount_usd is not a known field"]
+    ]
+    for (const [body, error] of cases) {
+      expect(await create(body), JSON.stringify(body)).toMatchObject({ status: 400, body: { error } })
+    }
+    expect(await app.run(countInvoices(merchant.merchantId))).toBe(before)
+    // metadata is the merchant's own object: any key is welcome there
+    expect((await create({ amountUsd: 5, metadata: { currency: "EUR", anything: { nested: true } } })).status).toBe(201)
+  })
+
   it("answers 400 with a message for malformed JSON, a non-object body, a wrong content type and an oversized body", async () => {
     const malformed = await merchant.api("/api/checkout/invoices", { body: "{not json" })
     expect(malformed.status).toBe(400)
@@ -220,7 +240,7 @@ describe("POST /api/checkout/invoices", () => {
     const unconfigured = await app.createMerchant({ withSettings: false })
     expect(await unconfigured.api("/api/checkout/invoices", { body: { amountUsd: 5 } })).toMatchObject({
       status: 404,
-      body: { error: "Checkout configuration not found" }
+      body: { error: "Checkout settings are not configured yet: save them in the dashboard" }
     })
     const bitcoinOnly = await app.createMerchant({
       methods: [{ network: "bitcoin", assetCode: "BTC", railType: "address_transfer", enabled: true, isDefault: true, recipientAddress: null, xpub: "zpub6rFR7y4Q2AijBEqTUquhVz398htDFrtymD9xYYfG1m4wAcvPhXNfE3EfH1r1ADqtfSdVCToUG868RvUUkgDKf31mGDtKsAYz2oz2AGutZYs" }]
@@ -323,6 +343,23 @@ describe("detail, status, void and record-payment", () => {
     expect(await other.api(`/api/checkout/invoices/${invoice.id}/void`, { body: {} })).toMatchObject({ status: 404 })
     expect(await other.api(`/api/checkout/invoices/${invoice.id}/record-payment`, { body: { note: "x" } })).toMatchObject({ status: 404 })
     expect((await merchant.api(`/api/checkout/invoices/${invoice.id}`)).body.status).toBe("awaiting_payment")
+  })
+
+  it("void takes an empty object and refuses fields; record-payment refuses unknown fields", async () => {
+    const { body: a } = await create({ amountUsd: 20 })
+    expect(await merchant.api(`/api/checkout/invoices/${a.id}/void`, { body: { reason: "duplicate" } })).toMatchObject({
+      status: 400,
+      body: { error: "reason is not a known field" }
+    })
+    expect(await merchant.api(`/api/checkout/invoices/${a.id}/void`, { body: [] })).toMatchObject({
+      status: 400,
+      body: { error: "Request body must be a JSON object" }
+    })
+    expect(await merchant.api(`/api/checkout/invoices/${a.id}/record-payment`, { body: { note: "wire", amountUsd: 20 } })).toMatchObject({
+      status: 400,
+      body: { error: "amountUsd is not a known field" }
+    })
+    expect((await merchant.api(`/api/checkout/invoices/${a.id}`)).body.status).toBe("awaiting_payment")
   })
 
   it("voids an awaiting invoice once; void and record-payment afterwards answer 409", async () => {
@@ -439,6 +476,15 @@ describe("documentation", () => {
     expect(docs.headers.get("content-type")).toMatch(/text\/html/)
     const unknown = await publicRequest(app.baseUrl, "/api/nothing-here")
     expect(unknown).toMatchObject({ status: 404, body: { error: "Not found" } })
+  })
+
+  it("GET / redirects to the docs", async () => {
+    const root = await fetch(`${app.baseUrl}/`, { redirect: "manual" })
+    expect(root.status).toBe(302)
+    expect(root.headers.get("location")).toBe("/docs")
+    const followed = await fetch(`${app.baseUrl}/`)
+    expect(followed.status).toBe(200)
+    expect(followed.headers.get("content-type")).toMatch(/text\/html/)
   })
 })
 

@@ -34,7 +34,7 @@ const invoicesInEveryShape = async () => {
   const dueDate = await create({ amountUsd: 50, paymentTiming: { mode: "due_date", dueAfterDays: 7, gracePeriodDays: 2 } })
   const paid = await create({ amountUsd: 10 })
   await merchant.dashboard(`/api/dev/invoices/${paid.id}/simulate-payment`, {
-    body: { paymentOptionId: optionOf(paid, "base").id, amount: "10", confirmations: 30, transactionHash: "0xfeed" }
+    body: { paymentOptionId: optionOf(paid, "base").id, amount: "10", confirmations: 30, transactionHash: `0xfeed${crypto.randomUUID().replaceAll("-", "")}` }
   })
   const late = await create({ amountUsd: 10 })
   await merchant.dashboard(`/api/dev/invoices/${late.id}/simulate-expiry`, { body: {} })
