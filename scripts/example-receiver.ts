@@ -2,7 +2,7 @@
  * An example merchant webhook receiver: verifies the signature over the raw body, then fetches
  * the invoice with the detail endpoint before fulfilling, as the spec recommends.
  *
- *   WEBHOOK_SECRET=whsec_... CHECKOUT_API_KEY=svc_live_... npm run example-receiver
+ *   WEBHOOK_SECRET=whsec_... CHECKOUT_API_KEY=svc_live_... [RECEIVER_PORT=4000] npm run example-receiver
  *   (then set the webhook URL to http://127.0.0.1:4000/webhooks/checkout in development)
  */
 import { createServer } from "node:http"
@@ -12,7 +12,8 @@ import { verifyWebhookSignature } from "../src/webhooks/Signature.ts"
 const secret = process.env.WEBHOOK_SECRET ?? ""
 const apiKey = process.env.CHECKOUT_API_KEY ?? ""
 const checkoutUrl = (process.env.CHECKOUT_URL ?? "http://127.0.0.1:3000").replace(/\/+$/, "")
-const port = Number(process.env.PORT ?? 4000)
+// Its own variable: PORT is the service's, and the two often run from one shell.
+const port = Number(process.env.RECEIVER_PORT ?? 4000)
 if (secret === "" || apiKey === "") {
   console.error("set WEBHOOK_SECRET and CHECKOUT_API_KEY")
   process.exit(2)

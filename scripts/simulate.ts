@@ -6,12 +6,15 @@
  *   npm run simulate -- reorg <invoiceId> <transactionHash> [reason]
  *   npm run simulate -- expire <invoiceId>
  *
- * Signs in with CHECKOUT_EMAIL / CHECKOUT_PASSWORD (the demo merchant's by default) against
- * CHECKOUT_URL (http://127.0.0.1:3000 by default), or uses CHECKOUT_TOKEN when set.
+ * Finds the service as its start banner does (HOST and PORT, default http://127.0.0.1:3000), or
+ * at CHECKOUT_URL when set. Signs in with CHECKOUT_EMAIL / CHECKOUT_PASSWORD (the demo merchant's
+ * by default), or uses CHECKOUT_TOKEN when set. Prints a one-line summary; --json prints the answer.
  */
+import { parseConfig } from "../src/config/AppConfig.ts"
 import { DEMO_EMAIL, DEMO_PASSWORD } from "../src/demo/DemoMerchant.ts"
+import { serviceUrl } from "../src/demo/ServiceUrl.ts"
 
-const base = (process.env.CHECKOUT_URL ?? "http://127.0.0.1:3000").replace(/\/+$/, "")
+const base = (process.env.CHECKOUT_URL ?? serviceUrl(parseConfig({ ...process.env, CHECKOUT_ENV: "development" }))).replace(/\/+$/, "")
 const args = process.argv.slice(2)
 const flag = (name: string) => {
   const index = args.indexOf(`--${name}`)
@@ -22,6 +25,8 @@ const flag = (name: string) => {
 }
 const late = args.includes("--late")
 if (late) args.splice(args.indexOf("--late"), 1)
+const asJson = args.includes("--json")
+if (asJson) args.splice(args.indexOf("--json"), 1)
 const confirmations = flag("confirmations")
 const tx = flag("tx")
 const [command, invoiceId, ...rest] = args
@@ -37,19 +42,50 @@ const token = async (): Promise<string> => {
   return ((await response.json()) as { token: string }).token
 }
 
+/** One line a person can read: where the invoice stands, and the transaction to use next. */
+const summary = (body: any): string => {
+  const invoice = body.invoice ?? body
+  const parts = [
+    `invoice ${invoice.id}: ${invoice.status}`,
+    `received ${invoice.receivedAmountUsd} of ${invoice.amountUsd} USD`,
+    `confirmations ${invoice.confirmations}`
+  ]
+  if (invoice.exceptionType != null) parts.push(`exception ${invoice.exceptionType} (${invoice.exceptionStatus})`)
+  const line = parts.join(", ")
+  if (body.payment === undefined) return line
+  const payment = body.payment
+  const state = payment.invalidatedAt === null ? `${payment.confirmations} confirmations` : `invalidated (${payment.invalidationReason})`
+  return `${line}\npayment ${payment.amountReceived} ${payment.assetCode} on ${payment.network}, ${state}\ntransaction ${payment.transactionHash} (for confirm and reorg)`
+}
+
 const call = async (action: string, body: unknown) => {
-  const response = await fetch(`${base}/api/dev/invoices/${invoiceId}/${action}`, {
-    method: "POST",
-    headers: { "content-type": "application/json", authorization: `Bearer ${await token()}` },
-    body: JSON.stringify(body)
-  })
+  let response: Response
+  try {
+    response = await fetch(`${base}/api/dev/invoices/${invoiceId}/${action}`, {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: `Bearer ${await token()}` },
+      body: JSON.stringify(body)
+    })
+  } catch (error) {
+    console.error(`cannot reach the service at ${base} (${(error as Error).cause ?? error}); start it with npm start, or set CHECKOUT_URL`)
+    process.exit(1)
+  }
   const text = await response.text()
-  console.log(response.status, text)
-  if (!response.ok) process.exit(1)
+  if (!response.ok) {
+    console.error(`${response.status} ${text}`)
+    process.exit(1)
+  }
+  console.log(asJson ? text : summary(JSON.parse(text)))
 }
 
 const usage = () => {
-  console.error("usage: npm run simulate -- pay|confirm|reorg|expire <invoiceId> ... (see scripts/simulate.ts)")
+  console.error([
+    "usage: npm run simulate -- pay <invoiceId> <paymentOptionId> <amount> [--confirmations N] [--late] [--tx HASH] [--json]",
+    "       npm run simulate -- confirm <invoiceId> <transactionHash> <confirmations>",
+    "       npm run simulate -- reorg <invoiceId> <transactionHash> [reason]",
+    "       npm run simulate -- expire <invoiceId>",
+    `service: ${base} (CHECKOUT_URL, else HOST and PORT as for npm start)`
+  ].join("\n"))
   process.exit(2)
 }
 

@@ -6,6 +6,8 @@ import { RateLimits } from "./accounts/RateLimits.ts"
 import { Sessions } from "./accounts/Sessions.ts"
 import { ChainWatchers } from "./chains/ChainWatchers.ts"
 import { ForwarderSweeper } from "./chains/evm/ForwarderSweeper.ts"
+import { SolanaPrepare } from "./chains/solana/SolanaPrepare.ts"
+import { SolanaRpc } from "./chains/solana/SolanaRpc.ts"
 import { AppConfig } from "./config/AppConfig.ts"
 import { DatabaseLive } from "./db/Database.ts"
 import { DemoMerchantLive } from "./demo/DemoMerchant.ts"
@@ -42,12 +44,12 @@ const RailSettingsLive = (env: Readonly<Record<string, string | undefined>>) =>
 
 /** Every domain service over the database (no HTTP server): what tests and scripts build on. */
 export const ServicesLive = (env: Readonly<Record<string, string | undefined>> = process.env) =>
-  Layer.mergeAll(ChainWatchers.layer, ForwarderSweeper.layer, DeadlineSweeper.layer, WebhookDispatcher.layer).pipe(
+  Layer.mergeAll(ChainWatchers.layer, ForwarderSweeper.layer, DeadlineSweeper.layer, WebhookDispatcher.layer, SolanaPrepare.layer).pipe(
     Layer.provideMerge(PaymentEvidence.layer),
     Layer.provideMerge(Invoices.layer),
     Layer.provideMerge(Repositories),
     Layer.provideMerge(Layer.mergeAll(BitcoinAddressPool.layer, Secrets.layer)),
-    Layer.provideMerge(Layer.mergeAll(PriceOracle.layer, PaymentWorker.layer, RailSettingsLive(env), WebhookResolver.system, WebhookConnector.system, BillingGate.accountState)),
+    Layer.provideMerge(Layer.mergeAll(PriceOracle.layer, PaymentWorker.layer, RailSettingsLive(env), SolanaRpc.layer, WebhookResolver.system, WebhookConnector.system, BillingGate.accountState)),
     Layer.provideMerge(DatabaseLive)
   )
 

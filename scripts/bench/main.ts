@@ -10,8 +10,10 @@
  * 3. the raw baseline as a child process (scripts/bench/raw-server.ts: node:http + pg, same SQL);
  * 4. autocannon, 50 connections, per scenario: a warm-up of each, then service, baseline, service,
  *    baseline for DURATION seconds each; the service's resident memory after every run;
- * 5. the lifecycle engine in process (scripts/bench/engine.ts), and the EVM watcher's poll with 100
- *    and 100,000 open invoices against a real anvil node (scripts/bench/watcher.ts);
+ * 5. the lifecycle engine in process (scripts/bench/engine.ts), evidence to webhook and the whole
+ *    lifecycle of many invoices with every webhook delivered (scripts/bench/webhooks.ts), and the EVM watcher's poll with 100
+ *    and 100,000 open invoices against a real anvil node (scripts/bench/watcher.ts), and the bitcoin
+ *    watcher's block with as many against the Esplora simulator (scripts/bench/bitcoin-watcher.ts);
  * 6. a table on stdout, and the JSON in bench/results/<timestamp>.json and bench/results/latest.json.
  *
  * DATABASE_URL set: every process uses that PostgreSQL (give the bench a database of its own:
@@ -356,11 +358,25 @@ if (!flags["no-engine"]) {
   engine = await child.firstJson
   await child.exited
 }
+let webhooks: Record<string, any> | undefined
+if (!flags["no-engine"]) {
+  log(`  evidence to webhook at 200 events/s, and ${quick ? "2,000" : "10,000"} invoices through their whole lifecycle with every webhook ...`)
+  const child = startNode(join(import.meta.dirname, "webhooks.ts"), quick ? ["--quick"] : [], baseEnv, { label: "webhooks" })
+  webhooks = await child.firstJson
+  await child.exited
+}
 let watcher: Record<string, any> | undefined
 if (!flags["no-watcher"]) {
   log("  EVM watcher: one poll with 100 and with 100,000 open invoices (anvil) ...")
   const child = startNode(join(import.meta.dirname, "watcher.ts"), quick ? ["--quick"] : [], baseEnv, { label: "watcher" })
   watcher = await child.firstJson
+  await child.exited
+}
+let bitcoinWatcher: Record<string, any> | undefined
+if (!flags["no-watcher"]) {
+  log("  bitcoin watcher: one block with 100 and with 100,000 open invoices (Esplora simulator) ...")
+  const child = startNode(join(import.meta.dirname, "bitcoin-watcher.ts"), quick ? ["--quick"] : [], baseEnv, { label: "bitcoin-watcher" })
+  bitcoinWatcher = await child.firstJson
   await child.exited
 }
 if (scratch !== undefined) rmSync(scratch, { recursive: true, force: true })
@@ -416,6 +432,16 @@ if (engine !== undefined) {
   log(`deadline: swept ${engine.swept} due invoices in ${engine.sweepSeconds} s (${engine.sweptPerSecond}/s) with DeadlineSweeper.sweep()` +
     (Number(engine.alreadyDueSweptFirst) > 0 ? `; ${engine.alreadyDueSweptFirst} already-due invoices were swept first, untimed` : ""))
 }
+if (webhooks !== undefined) {
+  log(`webhooks (${webhooks.database}): evidence to signed webhook at ${webhooks.latency.rate}/s p50 ${webhooks.latency.p50Ms} ms, ` +
+    `p99 ${webhooks.latency.p99Ms} ms; ${webhooks.volume.invoices} invoices created ${webhooks.volume.createdSeconds} s, paid and confirmed ` +
+    `${webhooks.volume.paidSeconds} s, all ${webhooks.volume.webhooksDelivered}/${webhooks.volume.webhooksExpected} webhooks delivered ${webhooks.volume.totalSeconds} s`)
+}
+if (bitcoinWatcher !== undefined) {
+  log(`bitcoin watcher: a block of ${bitcoinWatcher.blockTransactions} transactions (${bitcoinWatcher.paidPerBlock} to watched addresses) takes ` +
+    `${bitcoinWatcher.few.pollMsMedian} ms with ${bitcoinWatcher.few.openInvoices} open invoices and ${bitcoinWatcher.many.pollMsMedian} ms with ` +
+    `${bitcoinWatcher.many.openInvoices} (median of ${bitcoinWatcher.rounds}; ratio ${bitcoinWatcher.ratio})`)
+}
 if (watcher !== undefined) {
   log(`watcher: a poll of ${watcher.transfersPerPoll} new blocks (${watcher.matchedPerPoll} transfers to watched addresses) takes ` +
     `${watcher.few.pollMsMedian} ms with ${watcher.few.openInvoices} open invoices and ${watcher.many.pollMsMedian} ms with ` +
@@ -443,6 +469,19 @@ for (const [scenario, row] of Object.entries(results)) {
 }
 if (engine !== undefined) {
   budget.push({ check: `evidence ${engine.evidenceEventsPerSecond} events/s >= 1000`, pass: Number(engine.evidenceEventsPerSecond) >= 1000 })
+}
+if (webhooks !== undefined) {
+  budget.push({ check: `evidence to webhook p99 ${webhooks.latency.p99Ms} ms at 200 events/s < 1000 ms`, pass: webhooks.latency.p99Ms < 1000 })
+  budget.push({
+    check: `${webhooks.volume.invoices} invoices created, paid, confirmed and every webhook delivered in ${webhooks.volume.totalSeconds} s < 60 s`,
+    pass: webhooks.volume.totalSeconds < 60 && webhooks.volume.webhooksDelivered === webhooks.volume.webhooksExpected && webhooks.badSignatures === 0
+  })
+}
+if (bitcoinWatcher !== undefined) {
+  budget.push({
+    check: `bitcoin block with 100,000 open invoices ${bitcoinWatcher.ratio}x the block with 100 <= 1.2x`,
+    pass: Number(bitcoinWatcher.ratio) <= 1.2
+  })
 }
 if (watcher !== undefined) {
   budget.push({ check: `watcher poll with 100,000 open invoices ${watcher.ratio}x the poll with 100 <= 1.2x`, pass: Number(watcher.ratio) <= 1.2 })
@@ -477,6 +516,8 @@ const report = {
   results,
   lifecycle: engine ?? null,
   watcher: watcher ?? null,
+  bitcoinWatcher: bitcoinWatcher ?? null,
+  webhooks: webhooks ?? null,
   memory: { samples: memory, rounds: memoryRounds, rssGrowthMb, liveHeapGrowthMb: heapGrowthMb, verdict: memoryVerdict },
   budget
 }

@@ -26,6 +26,14 @@ export const ChainEvidence = Schema.Struct({
 })
 export type ChainEvidence = typeof ChainEvidence.Type
 
+/** Evidence seen only in the mempool so far, with no block yet. */
+export const MempoolEvidence = Schema.Struct({
+  paymentOptionId: Schema.String,
+  transactionHash: Schema.String,
+  outputIndex: Schema.Int
+})
+export type MempoolEvidence = typeof MempoolEvidence.Type
+
 /** A deposit to an invoice's address that matches none of its options (wrong token, wrong network). */
 export interface UnmatchedDeposit {
   readonly merchantId: string
@@ -40,7 +48,8 @@ export interface UnmatchedDeposit {
   readonly blockHeight: bigint
   readonly blockHash: string
   readonly chainTime: Date
-  readonly reason: "wrong_token" | "wrong_network"
+  /** wrong_recipient: a Solana transfer carrying an option's reference to another recipient's token account. */
+  readonly reason: "wrong_token" | "wrong_network" | "wrong_recipient"
 }
 
 /** What a poll publishes: the processed cursor and the head it saw. */
@@ -73,6 +82,8 @@ export class ChainRepo extends Context.Service<ChainRepo, {
   readonly evidenceAbove: (network: string, height: bigint) => Effect.Effect<ReadonlyArray<ChainEvidence>>
   /** Valid evidence from blocks that has not reached its required confirmations. */
   readonly awaitingConfirmation: (network: string) => Effect.Effect<ReadonlyArray<ChainEvidence>>
+  /** Valid evidence seen in the mempool and not mined since (to check for replacement or eviction). */
+  readonly inMempool: (network: string) => Effect.Effect<ReadonlyArray<MempoolEvidence>>
   readonly recordUnmatched: (deposit: UnmatchedDeposit) => Effect.Effect<void>
   readonly invalidateUnmatchedAbove: (network: string, height: bigint, reason: string) => Effect.Effect<number>
   /** The chain time each of `networks` has been processed up to (null: not yet). */
@@ -114,6 +125,13 @@ export class ChainRepo extends Context.Service<ChainRepo, {
           sql`SELECT ${evidenceColumns} FROM payments
             WHERE network = ${network} AND block_height IS NOT NULL AND confirmed_at IS NULL AND invalidated_at IS NULL`
       })
+      const findInMempool = SqlSchema.findAll({
+        Request: NetworkRequest,
+        Result: MempoolEvidence,
+        execute: ({ network }) =>
+          sql`SELECT payment_option_id, transaction_hash, output_index FROM payments
+            WHERE network = ${network} AND seen_in_mempool AND block_height IS NULL AND invalidated_at IS NULL`
+      })
       const findChainTimes = SqlSchema.findAll({
         Request: Schema.Struct({ networks: Schema.Array(Schema.String) }),
         Result: ChainTime,
@@ -147,6 +165,7 @@ export class ChainRepo extends Context.Service<ChainRepo, {
           sql`DELETE FROM chain_blocks WHERE network = ${network} AND height < ${height.toString()}`.pipe(Effect.asVoid, Effect.orDie),
         evidenceAbove: (network, height) => findEvidenceAbove({ network, height }).pipe(Effect.orDie),
         awaitingConfirmation: (network) => findAwaiting({ network }).pipe(Effect.orDie),
+        inMempool: (network) => findInMempool({ network }).pipe(Effect.orDie),
         recordUnmatched: (deposit) =>
           sql`INSERT INTO unmatched_deposits ${
             sql.insert({

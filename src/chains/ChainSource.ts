@@ -33,6 +33,33 @@ export type Classified =
     readonly reason: "wrong_token" | "wrong_network"
   }
 
+/** An unconfirmed transfer to a watched key, seen in the node's mempool. */
+export interface PendingTransfer {
+  readonly transactionHash: string
+  readonly outputIndex: number
+  readonly token: string
+  readonly key: string
+  readonly toAddress: string
+  readonly amountAtomic: bigint
+}
+
+/** Where an unconfirmed transaction is now: still waiting, mined, or gone (replaced or evicted). */
+export type TransactionPlace = "mempool" | "mined" | "unknown"
+
+/** The keys a mempool watch looks for, without listing them all when there are many. */
+export interface PayableKeys {
+  /** Up to `limit` of them. */
+  readonly some: (limit: number) => ReadonlyArray<string>
+  readonly has: (key: string) => boolean
+}
+
+/** A chain whose unconfirmed transactions can be watched (bitcoin): 0-confirmation detection. */
+export interface MempoolSource {
+  /** Unconfirmed transfers paying any of the payable keys. */
+  readonly pending: (keys: PayableKeys) => Effect.Effect<ReadonlyArray<PendingTransfer>, ChainRpcError>
+  readonly place: (transactionHash: string) => Effect.Effect<TransactionPlace, ChainRpcError>
+}
+
 export class ChainRpcError extends Data.TaggedError("ChainRpcError")<{
   readonly network: string
   readonly message: string
@@ -53,5 +80,7 @@ export interface ChainSource {
    */
   readonly scan: (from: bigint, to: bigint) => Effect.Effect<{ readonly to: bigint; readonly transfers: ReadonlyArray<Transfer> }, ChainRpcError>
   /** Which option (if any) a transfer to a watched key pays, given the options watched under that key. */
-  readonly classify: (transfer: Transfer, entries: ReadonlyArray<WatchedOption>) => Classified
+  readonly classify: (transfer: Pick<Transfer, "token">, entries: ReadonlyArray<WatchedOption>) => Classified
+  /** Present where unconfirmed transactions are watched too. */
+  readonly mempool?: MempoolSource
 }

@@ -1,7 +1,7 @@
-import { Effect } from "effect"
+import { Clock, Effect } from "effect"
 import { type EvidenceRejected, PaymentEvidence } from "../invoices/PaymentEvidence.ts"
 import { type BlockRef, ChainRepo, type ChainEvidence, type Cursor } from "./ChainRepo.ts"
-import type { BlockHeader, ChainSource, ChainRpcError, Transfer } from "./ChainSource.ts"
+import type { BlockHeader, ChainSource, ChainRpcError, MempoolSource, Transfer } from "./ChainSource.ts"
 import { ChainRpcError as RpcError } from "./ChainSource.ts"
 import type { WatchIndex } from "./WatchedOptions.ts"
 
@@ -14,6 +14,8 @@ export interface PollReport {
   readonly unmatched: number
   readonly invalidated: number
   readonly confirmationsUpdated: number
+  /** Unconfirmed transfers to payable keys seen in the mempool (chains that watch one). */
+  readonly mempoolSeen: number
 }
 
 /** One network's watcher: `poll` runs one pass (reorg check, new blocks, confirmations). */
@@ -34,6 +36,7 @@ export interface ChainWatcherOptions {
 }
 
 const REORG = "chain_reorganization"
+const REPLACED_OR_DROPPED = "replaced_or_dropped"
 
 /**
  * The shared watcher loop body, the same for every chain family: read the head; check the cursor
@@ -194,6 +197,56 @@ export const makeChainWatcher = (options: ChainWatcherOptions) =>
         return undefined
       })
 
+    /**
+     * Unconfirmed transfers to keys still payable: each becomes 0-confirmation evidence, its first
+     * sighting its chain time; evidence that left the mempool without being mined (replaced, evicted)
+     * is invalidated before any replacement is counted, so a replacement is never counted twice.
+     */
+    const watchMempool = (mempool: MempoolSource) =>
+      Effect.gen(function*() {
+        const readAt = new Date(yield* Clock.currentTimeMillis)
+        yield* index.refresh
+        const now = readAt.getTime()
+        const pending = yield* mempool.pending({ some: (limit) => index.payableKeys(now, limit), has: (key) => index.isPayable(key, now) })
+        const identity = (transfer: { transactionHash: string; outputIndex: number }) => `${transfer.transactionHash}:${transfer.outputIndex}`
+        const seen = new Set(pending.map(identity))
+        const known = new Set<string>()
+        let invalidated = 0
+        for (const waiting of yield* repo.inMempool(network)) {
+          known.add(identity(waiting))
+          if (seen.has(identity(waiting))) continue
+          // Not listed for a payable key: still waiting, mined since (the next scan records it), or gone.
+          if ((yield* mempool.place(waiting.transactionHash)) !== "unknown") continue
+          yield* evidence.invalidate({ network, transactionHash: waiting.transactionHash, outputIndex: waiting.outputIndex, reason: REPLACED_OR_DROPPED }).pipe(
+            Effect.andThen(applied("invalidated")),
+            Effect.catchTag("EvidenceRejected", (error) => rejected(error, waiting.transactionHash))
+          )
+          invalidated++
+        }
+        for (const transfer of pending) {
+          if (known.has(identity(transfer))) continue
+          const entries = index.lookup(transfer.key)
+          if (entries === undefined) continue
+          const classified = source.classify(transfer, entries)
+          // A deposit that matches no option is recorded once it is mined, with its block.
+          if (classified._tag !== "Evidence") continue
+          yield* evidence.record({
+            paymentOptionId: classified.option.optionId,
+            transactionHash: transfer.transactionHash,
+            outputIndex: transfer.outputIndex,
+            amountAtomic: transfer.amountAtomic,
+            confirmations: 0,
+            observedAt: readAt,
+            destinationAddress: transfer.toAddress,
+            inMempool: true
+          }).pipe(
+            Effect.andThen(applied("evidence")),
+            Effect.catchTag("EvidenceRejected", (error) => rejected(error, transfer.transactionHash))
+          )
+        }
+        return { readAt, invalidated, seen: pending.length }
+      })
+
     const startingCursor = (head: BlockHeader) =>
       Effect.gen(function*() {
         const height = head.height > options.initialLookback ? head.height - options.initialLookback : 0n
@@ -211,7 +264,7 @@ export const makeChainWatcher = (options: ChainWatcherOptions) =>
         yield* Effect.logWarning("The node's head is behind the cursor; waiting").pipe(
           Effect.annotateLogs({ network, head: head.height.toString(), cursor: cursor.height.toString() })
         )
-        return { network, headHeight: head.height, processedHeight: cursor.height, evidence: 0, unmatched: 0, invalidated, confirmationsUpdated: 0 }
+        return { network, headHeight: head.height, processedHeight: cursor.height, evidence: 0, unmatched: 0, invalidated, confirmationsUpdated: 0, mempoolSeen: 0 }
       }
       const atCursor = cursor.height === head.height ? head : yield* source.block(cursor.height)
       if (atCursor?.hash !== cursor.hash) {
@@ -229,7 +282,16 @@ export const makeChainWatcher = (options: ChainWatcherOptions) =>
       }
       const scanned = yield* scan(cursor, head)
       const confirmationsUpdated = yield* confirm(awaiting, head)
-      yield* repo.saveProgress(network, { cursor: scanned.cursor, headHeight: head.height, headTime: head.time })
+      let cursorSaved = scanned.cursor
+      let mempoolSeen = 0
+      if (source.mempool !== undefined && scanned.cursor.height === head.height) {
+        const watched = yield* watchMempool(source.mempool)
+        invalidated += watched.invalidated
+        mempoolSeen = watched.seen
+        // Blocks come minutes apart, the mempool is read now: what is processed reaches the read.
+        if (watched.readAt > cursorSaved.chainTime) cursorSaved = { ...cursorSaved, chainTime: watched.readAt }
+      }
+      yield* repo.saveProgress(network, { cursor: cursorSaved, headHeight: head.height, headTime: head.time })
       if (scanned.cursor.height > options.keepDepth) yield* repo.forgetBlocksBelow(network, scanned.cursor.height - options.keepDepth)
       return {
         network,
@@ -238,7 +300,8 @@ export const makeChainWatcher = (options: ChainWatcherOptions) =>
         evidence: scanned.evidence,
         unmatched: scanned.unmatched,
         invalidated,
-        confirmationsUpdated
+        confirmationsUpdated,
+        mempoolSeen
       } satisfies PollReport
     }).pipe(Effect.withSpan("ChainWatcher.poll", { attributes: { network } }))
 

@@ -7,7 +7,10 @@ import { RailSettingsService } from "../payments/RailSettings.ts"
 import { ChainRepo } from "./ChainRepo.ts"
 import type { ChainRpcError } from "./ChainSource.ts"
 import { type ChainWatcher, makeChainWatcher, type PollReport } from "./ChainWatcher.ts"
+import { makeEsploraSource } from "./bitcoin/EsploraSource.ts"
 import { makeEvmSource } from "./evm/EvmSource.ts"
+import { makeSolanaWatcher } from "./solana/SolanaWatcher.ts"
+import { SolanaRpc } from "./solana/SolanaRpc.ts"
 import { makeWatchIndex } from "./WatchedOptions.ts"
 import { WatcherLeadership } from "./WatcherLeadership.ts"
 
@@ -52,6 +55,37 @@ export class ChainWatchers extends Context.Service<ChainWatchers, {
             onApplied: (outcome) => recordEvidenceApplied(network, outcome)
           }))
         }
+      }
+      const esploraUrl = chains.endpoints.bitcoin
+      if (esploraUrl !== undefined) {
+        const sql = yield* SqlClient.SqlClient
+        const index = yield* makeWatchIndex({
+          networks: ["bitcoin"],
+          key: sql`o.destination_address`,
+          retentionMillis: chains.watchRetentionDays * 86_400_000
+        })
+        watchers.push(yield* makeChainWatcher({
+          source: makeEsploraSource({ baseUrl: esploraUrl, timeoutMs: chains.rpcTimeoutMs, perAddressLimit: chains.bitcoinMempoolAddressLimit }),
+          index,
+          initialLookback: BigInt(2 * rails.confirmations.bitcoin),
+          keepDepth: BigInt(Math.max(2 * rails.confirmations.bitcoin, 24)),
+          onApplied: (outcome) => recordEvidenceApplied("bitcoin", outcome)
+        }))
+      }
+      const solana = (yield* SolanaRpc).client
+      if (solana !== undefined) {
+        const mints = new Map<string, string>()
+        for (const [key, address] of Object.entries(rails.tokens)) {
+          const [tokenNetwork, asset] = key.split(":")
+          if (tokenNetwork === "solana") mints.set(address, asset)
+        }
+        watchers.push(yield* makeSolanaWatcher({
+          client: solana,
+          mints,
+          servicePrefix: rails.servicePrefix,
+          retentionMillis: chains.watchRetentionDays * 86_400_000,
+          onApplied: (outcome) => recordEvidenceApplied("solana", outcome)
+        }))
       }
       const byNetwork = new Map(watchers.map((watcher) => [watcher.network, watcher]))
       return {

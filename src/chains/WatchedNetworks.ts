@@ -6,4 +6,4 @@ import { isEvm, NETWORKS } from "../payments/Networks.ts"
  * Only these hold back the deadline sweeper; the others are fed by the simulator alone.
  */
 export const watchedNetworks = (settings: ChainWatchSettings): ReadonlyArray<string> =>
-  NETWORKS.filter((network) => isEvm(network) && settings.endpoints[network] !== undefined)
+  NETWORKS.filter((network) => (isEvm(network) || network === "bitcoin" || network === "solana") && settings.endpoints[network] !== undefined)

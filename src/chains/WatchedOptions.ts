@@ -22,7 +22,12 @@ export interface WatchIndex {
   /** Loads the options created since the last refresh (a query over new rows only). */
   readonly refresh: Effect.Effect<void>
   readonly lookup: (key: string) => ReadonlyArray<WatchedOption> | undefined
+  /** Up to `limit` keys with an option still payable at `now` (what a mempool watch looks at). */
+  readonly payableKeys: (now: number, limit: number) => ReadonlyArray<string>
+  readonly isPayable: (key: string, now: number) => boolean
   readonly size: () => number
+  /** The keys watched now (a watcher that reads per key, such as Solana's per token account). */
+  readonly keys: () => ReadonlyArray<string>
 }
 
 export interface WatchIndexOptions {
@@ -144,11 +149,21 @@ export const makeWatchIndex = (options: WatchIndexOptions) =>
     const index: WatchIndex = {
       refresh: lock.withPermits(1)(refreshUnlocked).pipe(Effect.orDie),
       lookup: (key) => byKey.get(key),
+      payableKeys: (now, limit) => {
+        const keys: Array<string> = []
+        for (const [key, list] of byKey) {
+          if (keys.length >= limit) break
+          if (list.some((entry) => entry.payableUntilAt.getTime() > now)) keys.push(key)
+        }
+        return keys
+      },
+      isPayable: (key, now) => byKey.get(key)?.some((entry) => entry.payableUntilAt.getTime() > now) ?? false,
       size: () => {
         let total = 0
         for (const list of byKey.values()) total += list.length
         return total
-      }
+      },
+      keys: () => [...byKey.keys()]
     }
     return index
   })

@@ -15,6 +15,8 @@ export interface AppConfigShape {
   readonly role: Role
   readonly signup: "open" | "closed"
   readonly webhookAllowLoopback: boolean
+  /** How often the webhook dispatcher looks for due work without being woken (PostgreSQL NOTIFY wakes it at once). */
+  readonly webhookPollIntervalMs: number
   readonly jwtSecret: string | undefined
   readonly encryptionKey: string | undefined
   readonly apiRateLimitPerMinute: number
@@ -56,6 +58,8 @@ export interface ChainWatchSettings {
   /** Secret key of the account that deploys and flushes forwarders (gas paid by it); unset: no sweeps. */
   readonly evmRelayerKey: Redacted.Redacted<string> | undefined
   readonly forwarderSweepIntervalMs: number
+  /** Up to this many payable bitcoin addresses the mempool is read per address; above, by a txid diff. */
+  readonly bitcoinMempoolAddressLimit: number
 }
 
 export class ConfigError extends Error {
@@ -148,7 +152,8 @@ const chainWatchSettings = (env: Env): ChainWatchSettings => {
     rpcTimeoutMs: integer(env, "CHECKOUT_RPC_TIMEOUT_MS", 10_000, 100, 300_000),
     watchRetentionDays: integer(env, "CHECKOUT_WATCH_RETENTION_DAYS", 30, 0, 3_650),
     evmRelayerKey: relayerKey(env),
-    forwarderSweepIntervalMs: integer(env, "CHECKOUT_FORWARDER_SWEEP_INTERVAL_MS", 15_000, 100, 3_600_000)
+    forwarderSweepIntervalMs: integer(env, "CHECKOUT_FORWARDER_SWEEP_INTERVAL_MS", 15_000, 100, 3_600_000),
+    bitcoinMempoolAddressLimit: integer(env, "CHECKOUT_BITCOIN_MEMPOOL_ADDRESS_LIMIT", 50, 0, 1_000_000)
   }
 }
 
@@ -170,6 +175,7 @@ export const parseConfig = (env: Env): AppConfigShape => {
     role: oneOf<Role>(env, "CHECKOUT_ROLE", ["api", "workers", "all"], "all"),
     signup: oneOf(env, "CHECKOUT_SIGNUP", ["open", "closed"], "open"),
     webhookAllowLoopback: bool(env, "CHECKOUT_WEBHOOK_ALLOW_LOOPBACK", !production),
+    webhookPollIntervalMs: integer(env, "CHECKOUT_WEBHOOK_POLL_MS", 1_000, 50, 3_600_000),
     jwtSecret: secret(env, "CHECKOUT_JWT_SECRET", production),
     encryptionKey: secret(env, "CHECKOUT_ENCRYPTION_KEY", production),
     apiRateLimitPerMinute: integer(env, "CHECKOUT_API_RATE_LIMIT", 100, 1, 1_000_000),

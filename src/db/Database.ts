@@ -12,6 +12,9 @@ import migration0004 from "./migrations/0004_bitcoin_address_pool.ts"
 import migration0005 from "./migrations/0005_webhooks.ts"
 import migration0006 from "./migrations/0006_chain_observation.ts"
 import migration0007 from "./migrations/0007_forwarder_sweeps.ts"
+import migration0008 from "./migrations/0008_mempool_evidence.ts"
+import migration0009 from "./migrations/0009_solana_watcher.ts"
+import migration0012 from "./migrations/0012_outbox_notify.ts"
 
 /** Column names are mapped; JSON values (merchant metadata) are never touched. */
 const naming = { transformQueryNames: Str.camelToSnake, transformResultNames: Str.snakeToCamel, transformJson: false }
@@ -60,7 +63,10 @@ export const migrations = Migrator.fromRecord({
   "0004_bitcoin_address_pool": migration0004,
   "0005_webhooks": migration0005,
   "0006_chain_observation": migration0006,
-  "0007_forwarder_sweeps": migration0007
+  "0007_forwarder_sweeps": migration0007,
+  "0008_mempool_evidence": migration0008,
+  "0009_solana_watcher": migration0009,
+  "0012_outbox_notify": migration0012
 })
 
 export const runMigrations = Migrator.make({})({ loader: migrations })

@@ -6,6 +6,7 @@ import { join } from "node:path"
 import { Accounts } from "../accounts/Accounts.ts"
 import { AppConfig } from "../config/AppConfig.ts"
 import { CheckoutSettingsRepo, type MethodInput } from "../payments/CheckoutSettingsRepo.ts"
+import { serviceUrl } from "./ServiceUrl.ts"
 
 export const DEMO_EMAIL = "demo@checkout.local"
 /** DEMO ONLY: the demo merchant's dashboard password (development mode). */
@@ -59,7 +60,8 @@ export const DemoMerchantLive = Layer.effectDiscard(Effect.gen(function*() {
   } else if (persistent && existsSync(keyFile(config.dataDir))) {
     apiKey = readFileSync(keyFile(config.dataDir), "utf8").trim()
   }
-  const base = `http://${config.host.includes(":") ? `[${config.host}]` : config.host}:${config.port}`
+  const base = serviceUrl(config)
+  const simulate = base === "http://127.0.0.1:3000" ? "npm run simulate --" : `CHECKOUT_URL=${base} npm run simulate --`
   yield* Console.log([
     "",
     `Checkout service listening on ${base} (public URL ${config.publicUrl})`,
@@ -71,8 +73,8 @@ export const DemoMerchantLive = Layer.effectDiscard(Effect.gen(function*() {
     `  curl -s -X POST ${base}/api/checkout/invoices -H 'Content-Type: application/json' -H 'X-Api-Key: ${apiKey ?? "<your key>"}' -d '{"amountUsd": 25.5, "productName": "T-shirt"}'`,
     "",
     "Walk it through its lifecycle (development simulator):",
-    "  npm run simulate -- pay <invoiceId> <paymentOptionId> 25.5 --confirmations 1",
-    "  npm run simulate -- confirm <invoiceId> <transactionHash> 12",
+    `  ${simulate} pay <invoiceId> <paymentOptionId> 25.5 --confirmations 1`,
+    `  ${simulate} confirm <invoiceId> <transactionHash> 12   (the pay command prints the transaction hash)`,
     ""
   ].join("\n"))
 }))

@@ -16,11 +16,7 @@ export class BitcoinAddressesPreparing extends Data.TaggedError("BitcoinAddresse
 export class BillingBlocked extends Data.TaggedError("BillingBlocked")<{}> {}
 export class IdempotencyConflict extends Data.TaggedError("IdempotencyConflict")<{ readonly message: string }> {}
 
-export type InvoiceCreationError =
-  | InvalidRequest
-  | CheckoutConfigurationNotFound
-  | IncompatibleTiming
-  | PaymentMethodUnavailable
-  | PaymentBackendUnavailable
-  | BitcoinAddressesPreparing
-  | BillingBlocked
+/** The invoice or the chosen option cannot be paid through a prepared Solana transaction now. */
+export class SolanaPaymentNotPayable extends Data.TaggedError("SolanaPaymentNotPayable")<{ readonly message: string }> {}
+/** No blockhash from the Solana RPC in time (or none configured): the payer may retry shortly. */
+export class SolanaPreparationUnavailable extends Data.TaggedError("SolanaPreparationUnavailable")<{}> {}

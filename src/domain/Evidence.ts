@@ -10,25 +10,55 @@ export interface Tally {
   readonly total: TotalLevel
 }
 
-type Counted = Pick<PaymentRecord, "usdMicros" | "confirmedAt" | "late" | "invalidatedAt" | "confirmations">
+type Counted = Pick<
+  PaymentRecord,
+  "paymentOptionId" | "amountAtomic" | "quotedAtomic" | "confirmedAt" | "late" | "invalidatedAt" | "confirmations"
+>
+
+/**
+ * The USD value of payments, summed per option before rounding: the payments of one option are
+ * valued together against its quote, so paying the quote in parts is worth exactly the amount.
+ */
+const valueOf = (amount: Micros, payments: ReadonlyArray<Counted>): Micros => {
+  const byOption = new Map<string, { atomic: bigint; quoted: bigint }>()
+  for (const payment of payments) {
+    const sum = byOption.get(payment.paymentOptionId)
+    if (sum === undefined) byOption.set(payment.paymentOptionId, { atomic: payment.amountAtomic, quoted: payment.quotedAtomic })
+    else sum.atomic += payment.amountAtomic
+  }
+  let value = 0n
+  for (const { atomic, quoted } of byOption.values()) value += usdValueOf(atomic, quoted, amount)
+  return value
+}
+
+/**
+ * What is still to be paid through one option, in its atomic units: the least amount that, valued
+ * with the option's other payments, brings the invoice's valid payments to its amount.
+ */
+export const remainingAtomic = (
+  amount: Micros,
+  option: { readonly id: string; readonly quotedAtomic: bigint },
+  payments: ReadonlyArray<Counted>
+): bigint => {
+  const counted = payments.filter((payment) => payment.invalidatedAt === null)
+  const others = valueOf(amount, counted.filter((payment) => payment.paymentOptionId !== option.id))
+  const own = counted.filter((payment) => payment.paymentOptionId === option.id).reduce((sum, payment) => sum + payment.amountAtomic, 0n)
+  if (others >= amount || amount === 0n) return 0n
+  // floor((own + x) * amount / quoted) >= amount - others  <=>  own + x >= ceil((amount - others) * quoted / amount)
+  const needed = ((amount - others) * option.quotedAtomic + amount - 1n) / amount
+  return needed > own ? needed - own : 0n
+}
 
 /** Sums the valid (not invalidated) payments of an invoice into the facts the lifecycle decides on. */
 export const tally = (amount: Micros, payments: ReadonlyArray<Counted>): Tally => {
-  let received = 0n
-  let confirmed = 0n
-  let onTimeReceived = 0n
-  let onTimeConfirmed = 0n
-  let confirmations: number | undefined
-  for (const payment of payments) {
-    if (payment.invalidatedAt !== null) continue
-    received += payment.usdMicros
-    confirmations = confirmations === undefined ? payment.confirmations : Math.min(confirmations, payment.confirmations)
-    if (payment.confirmedAt !== null) confirmed += payment.usdMicros
-    if (!payment.late) {
-      onTimeReceived += payment.usdMicros
-      if (payment.confirmedAt !== null) onTimeConfirmed += payment.usdMicros
-    }
-  }
+  const counted = payments.filter((payment) => payment.invalidatedAt === null)
+  const confirmedOnes = counted.filter((payment) => payment.confirmedAt !== null)
+  const onTimeOnes = counted.filter((payment) => !payment.late)
+  const received = valueOf(amount, counted)
+  const confirmed = valueOf(amount, confirmedOnes)
+  const onTimeReceived = valueOf(amount, onTimeOnes)
+  const onTimeConfirmed = valueOf(amount, onTimeOnes.filter((payment) => payment.confirmedAt !== null))
+  const confirmations = counted.length === 0 ? 0 : Math.min(...counted.map((payment) => payment.confirmations))
   const onTime: OnTimeLevel = onTimeReceived === 0n
     ? "none"
     : onTimeReceived < amount
@@ -37,7 +67,7 @@ export const tally = (amount: Micros, payments: ReadonlyArray<Counted>): Tally =
     ? "confirmed"
     : "sufficient"
   const total: TotalLevel = received === 0n ? "none" : received < amount ? "partial" : "sufficient"
-  return { receivedMicros: received, confirmedMicros: confirmed, confirmations: confirmations ?? 0, onTime, total }
+  return { receivedMicros: received, confirmedMicros: confirmed, confirmations, onTime, total }
 }
 
 /**

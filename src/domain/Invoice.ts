@@ -71,6 +71,8 @@ export interface PaymentRecord {
   readonly amountAtomic: bigint
   readonly observedTotalAtomic: bigint
   readonly usdMicros: Micros
+  /** The option's quote the payment is valued against (with the other payments of its option). */
+  readonly quotedAtomic: bigint
   readonly confirmations: number
   readonly late: boolean
   readonly observedAt: Date

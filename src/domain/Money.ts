@@ -54,4 +54,3 @@ export const ceilDiv = (numerator: bigint, denominator: bigint): bigint =>
   (numerator + denominator - 1n) / denominator
 
 export const maxBig = (a: bigint, b: bigint): bigint => (a > b ? a : b)
-export const minBig = (a: bigint, b: bigint): bigint => (a < b ? a : b)

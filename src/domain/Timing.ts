@@ -32,7 +32,3 @@ export const resolveTiming = (timing: PaymentTimingInput, createdAt: Date): Reso
   const dueAt = new Date(createdAt.getTime() + timing.dueAfterDays * DAY)
   return { ...timing, dueAt, payableUntilAt: new Date(dueAt.getTime() + timing.gracePeriodDays * DAY) }
 }
-
-/** The spec's timing rule: first observed at or before payableUntilAt is on time. */
-export const isOnTime = (firstObservedAt: Date, payableUntilAt: Date): boolean =>
-  firstObservedAt.getTime() <= payableUntilAt.getTime()

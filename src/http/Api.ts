@@ -11,8 +11,9 @@ import { ChainWatchersGroup } from "../monitoring/ChainWatchersApi.ts"
 import { SweepsGroup } from "../sweeps/SweepsApi.ts"
 import { WebhooksGroup } from "../webhooks/WebhooksApi.ts"
 import { MerchantAuthentication } from "./Authentication.ts"
-import { CreateInvoiceBody, InvoiceIdParams, RecordPaymentBody, VoidBody } from "./RequestSchemas.ts"
-import { Invoice, InvoiceStatusPayload, PublicInvoice, PublicInvoiceStatusPayload } from "./ResponseSchemas.ts"
+import { documentOpenApi } from "./OpenApiDocs.ts"
+import { CreateInvoiceBody, InvoiceIdParams, PrepareSolanaWalletPaymentBody, RecordPaymentBody, VoidBody } from "./RequestSchemas.ts"
+import { Invoice, InvoiceStatusPayload, PublicInvoice, PublicInvoiceStatusPayload, SolanaWalletPayment } from "./ResponseSchemas.ts"
 import { SchemaErrors } from "./SchemaErrors.ts"
 
 const IdempotencyHeaders = {
@@ -68,9 +69,18 @@ export const PublicGroup = HttpApiGroup.make("public")
       params: InvoiceIdParams,
       success: PublicInvoiceStatusPayload,
       error: NotFound
-    })
+    }),
+    HttpApiEndpoint.post("prepareSolanaWalletPayment", "/api/checkout/pay/:id/prepare-solana-wallet-payment", {
+      params: InvoiceIdParams,
+      payload: PrepareSolanaWalletPaymentBody,
+      success: SolanaWalletPayment,
+      error: [NotFound, Conflict, TooManyRequests, ServiceUnavailable]
+    }).annotate(
+      OpenApi.Description,
+      "An unsigned Solana Pay transfer of what remains due, for the payer's wallet to sign and send. Limited per client IP (CHECKOUT_SOLANA_PREPARE_RATE_LIMIT a minute)."
+    )
   )
-  .annotate(OpenApi.Description, "Public payment page endpoints: no authentication, no merchant-only data.")
+  .annotate(OpenApi.Description, "Public payment page endpoints: no authentication, no merchant-only data; CORS open to any origin (no credentials).")
 
 export const Api = HttpApi.make("checkout")
   .add(MerchantGroup, PublicGroup, AuthGroup, KeysGroup, DashboardInvoicesGroup, DevSimulatorGroup, CheckoutSettingsGroup, WebhooksGroup)
@@ -80,5 +90,6 @@ export const Api = HttpApi.make("checkout")
   .annotate(HttpApi.PayloadParseOptions, { onExcessProperty: "error" })
   .annotate(OpenApi.Title, "Checkout invoicing API")
   .annotate(OpenApi.Version, "1.0.0")
+  .annotate(OpenApi.Transform, documentOpenApi)
 
 export { TooManyRequests }

@@ -13,6 +13,8 @@ type DomainError =
   | Errors.BitcoinAddressesPreparing
   | Errors.BillingBlocked
   | Errors.IdempotencyConflict
+  | Errors.SolanaPaymentNotPayable
+  | Errors.SolanaPreparationUnavailable
 
 const transitionMessage = (error: Errors.InvoiceTransitionRejected): string => {
   if (error.detail !== undefined) return error.detail
@@ -51,6 +53,10 @@ export const toHttpError = (error: DomainError) => {
       return new Forbidden({ error: "Invoice creation is blocked by the account's billing status" })
     case "IdempotencyConflict":
       return new Conflict({ error: error.message })
+    case "SolanaPaymentNotPayable":
+      return new Conflict({ error: error.message })
+    case "SolanaPreparationUnavailable":
+      return new ServiceUnavailable({ error: "Solana payment preparation is temporarily unavailable. Retry in a few seconds." })
   }
 }
 

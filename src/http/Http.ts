@@ -1,6 +1,8 @@
 import { NodeHttpServer } from "@effect/platform-node"
 import { ByteSize, Cause, Effect, Layer } from "effect"
-import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
+import { HttpMiddleware, HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
+import { compressResponse } from "./Compression.ts"
+import { PayPageRoutesLive } from "../pay/PayPageHttp.ts"
 import { HttpIncomingMessage } from "effect/http"
 import { HttpApiBuilder, HttpApiScalar } from "effect/http-api"
 import { createServer } from "node:http"
@@ -23,22 +25,31 @@ import { SchemaErrorsLive } from "./SchemaErrors.ts"
 
 const jsonError = (status: number, error: string) => HttpServerResponse.jsonUnsafe({ error }, { status })
 
+/**
+ * The public payment page endpoints are called from the hosted page and from merchants' own
+ * payment UIs in browsers: any origin, no credentials (they take none), preflight answered here.
+ */
+const PUBLIC_PREFIX = "/api/checkout/pay/"
+const publicCors = HttpMiddleware.cors({ allowedMethods: ["GET", "POST", "OPTIONS"], allowedHeaders: ["content-type"], maxAge: 600 })
+
 interface ServerErrorLike {
   readonly _tag?: string
   readonly reason?: { readonly _tag?: string; readonly reason?: string }
 }
 
 /**
- * Router-wide behaviour: the development simulator hidden in production, the request body cap, `{error}` bodies for unknown routes, unreadable
+ * Router-wide behaviour: the development simulator hidden in production, CORS of the public payment page endpoints, the request body cap, `{error}` bodies for unknown routes, unreadable
  * or oversized bodies and wrong content types, and a 500 that never leaks internals. Outermost, the HTTP metrics measure the final answer.
  * One global middleware, so that nothing depends on the order in which global middleware layers are built.
  */
 const ErrorBoundary = Layer.unwrap(Effect.gen(function*() {
   const { maxBodyBytes, env } = yield* AppConfig
   return HttpRouter.middleware((httpEffect) =>
-    measureRequests(Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
+    measureRequests(compressResponse(Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
       env === "production" && request.url.startsWith("/api/dev/")
         ? Effect.succeed(jsonError(404, "Not found"))
+        : request.url.startsWith(PUBLIC_PREFIX)
+        ? publicCors(httpEffect)
         : httpEffect).pipe(
       Effect.provideService(HttpIncomingMessage.MaxBodySize, ByteSize.bytes(maxBodyBytes)),
       Effect.map((response) =>
@@ -63,7 +74,7 @@ const ErrorBoundary = Layer.unwrap(Effect.gen(function*() {
         }
         return Effect.logError("Unhandled failure", cause).pipe(Effect.as(jsonError(500, "Internal server error")))
       })
-    )), { global: true })
+    ))), { global: true })
 }))
 
 /** `GET /`: a newcomer who opens the service's address lands on the API docs. */
@@ -74,6 +85,7 @@ const Routes = Layer.mergeAll(
   HttpApiBuilder.layer(Api, { openapiPath: "/api/openapi.json" }),
   HttpApiScalar.layer(Api, { path: "/docs" }),
   MetricsRouteLive,
+  PayPageRoutesLive,
   RootRedirect
 ).pipe(Layer.provide(RouteTemplateLabel))
 

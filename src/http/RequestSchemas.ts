@@ -1,6 +1,7 @@
 import { Schema } from "effect"
 import { usdNumberToMicros } from "../domain/Money.ts"
 import { TIMING_BOUNDS } from "../domain/Timing.ts"
+import { PAYER_KEY_MESSAGE, parsePayerKey } from "../chains/solana/SolanaTransfer.ts"
 
 /**
  * Request schemas. Messages are written without the field name: the error mapping prefixes
@@ -107,3 +108,12 @@ export const VoidBody = Schema.UndefinedOr(
 export const InvoiceIdParams = Schema.Struct({
   id: Schema.String.check(Schema.isUUID(undefined, { message: "must be a valid UUID" }))
 })
+
+export const PrepareSolanaWalletPaymentBody = Schema.Struct({
+  paymentOptionId: Schema.String.annotate({ message: "must be a string" }).check(
+    Schema.isUUID(undefined, { message: "must be a valid UUID" })
+  ),
+  payerPublicKey: Schema.String.annotate({ message: "must be a string" }).check(
+    Schema.makeFilter<string>((value) => parsePayerKey(value) !== undefined, { message: PAYER_KEY_MESSAGE })
+  )
+}).annotate({ identifier: "PrepareSolanaWalletPayment" })

@@ -138,3 +138,14 @@ export const PublicInvoiceStatusPayload = Schema.Struct({
   ...StatusFields,
   paidOutOfBandNote: Schema.Null.annotate({ description: "Always null: reconciliation notes are never public." })
 }).annotate({ identifier: "PublicInvoiceStatus" })
+
+/** An unsigned Solana Pay transfer for the payer's wallet to sign (POST prepare-solana-wallet-payment). */
+export const SolanaWalletPayment = Schema.Struct({
+  transaction: Schema.String.annotate({
+    description: "Base64 of an unsigned legacy mainnet transaction, fee payer = the payer: idempotent creation of the merchant's associated token account, the memo, then transferChecked of the remaining amount carrying the option's reference"
+  }),
+  blockhash: Schema.String,
+  lastValidBlockHeight: Schema.Number,
+  paymentOptionId: Schema.String,
+  amountAtomic: Schema.String.annotate({ description: "Amount of the transfer in the mint's smallest units (what remains due)" })
+}).annotate({ identifier: "SolanaWalletPayment" })

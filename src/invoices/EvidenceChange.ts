@@ -31,6 +31,8 @@ export const decideChange = (sql: SqlClient.SqlClient, state: EvidenceState, obs
     if (existing.paymentOptionId !== option.id) {
       return { _tag: "Rejected", reason: "this transaction output is already matched to another payment option" }
     }
+    // A mempool sighting of evidence that counts (already seen there, or mined since) changes nothing.
+    if (observed.inMempool === true && existing.invalidatedAt === null) return { _tag: "Unchanged", result: { invoice, payment: existing } }
     // Evidence that comes back after an invalidation (re-mined after a reorg) confirms afresh.
     const confirmedAt = (existing.invalidatedAt === null ? existing.confirmedAt : null) ?? (reachedThreshold ? at : null)
     const unchanged = existing.confirmations === observed.confirmations && existing.invalidatedAt === null &&
@@ -46,8 +48,13 @@ export const decideChange = (sql: SqlClient.SqlClient, state: EvidenceState, obs
       write: (guard) =>
         sql`UPDATE payments SET confirmations = ${observed.confirmations}, confirmed_at = ${confirmedAt},
           invalidated_at = NULL, invalidation_reason = NULL,
-          block_height = COALESCE(${observed.blockHeight?.toString() ?? null}::bigint, block_height),
-          block_hash = COALESCE(${observed.blockHash ?? null}::text, block_hash)
+          ${
+          observed.inMempool === true
+            // Back in the mempool (its block orphaned, or it was rebroadcast): no block until mined again.
+            ? sql`block_height = NULL, block_hash = NULL, seen_in_mempool = true`
+            : sql`block_height = COALESCE(${observed.blockHeight?.toString() ?? null}::bigint, block_height),
+          block_hash = COALESCE(${observed.blockHash ?? null}::text, block_hash)`
+        }
           WHERE id = ${existing.id} AND ${guard} RETURNING 1`
     }
   }
@@ -65,6 +72,7 @@ export const decideChange = (sql: SqlClient.SqlClient, state: EvidenceState, obs
     amountAtomic: observed.amountAtomic,
     observedTotalAtomic: observed.observedTotalAtomic ?? observed.amountAtomic,
     usdMicros: usdValueOf(observed.amountAtomic, option.quotedAtomic, invoice.amountMicros),
+    quotedAtomic: option.quotedAtomic,
     confirmations: observed.confirmations,
     late,
     observedAt: observed.observedAt,
@@ -85,12 +93,14 @@ export const decideChange = (sql: SqlClient.SqlClient, state: EvidenceState, obs
     amount_atomic: payment.amountAtomic.toString(),
     observed_total_atomic: payment.observedTotalAtomic.toString(),
     usd_micros: payment.usdMicros.toString(),
+    quoted_atomic: payment.quotedAtomic.toString(),
     confirmations: payment.confirmations,
     late: payment.late,
     observed_at: payment.observedAt,
     confirmed_at: payment.confirmedAt,
     block_height: observed.blockHeight?.toString() ?? null,
     block_hash: observed.blockHash ?? null,
+    seen_in_mempool: observed.inMempool === true,
     // What reaches a forwarder is swept on to the merchant's recipient once confirmed.
     sweep_status: option.railType === "wallet_contract" ? "pending" : null
   }

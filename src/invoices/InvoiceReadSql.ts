@@ -23,6 +23,7 @@ const PAYMENTS_JSON = `COALESCE((SELECT json_agg(json_build_object(
   'network', p.network, 'destinationAddress', p.destination_address, 'transactionHash', p.transaction_hash,
   'outputIndex', p.output_index, 'decimals', p.decimals, 'amountAtomic', p.amount_atomic::text,
   'observedTotalAtomic', p.observed_total_atomic::text, 'usdMicros', p.usd_micros::text,
+  'quotedAtomic', p.quoted_atomic::text,
   'confirmations', p.confirmations, 'late', p.late, 'observedAt', p.observed_at, 'confirmedAt', p.confirmed_at,
   'invalidatedAt', p.invalidated_at, 'invalidationReason', p.invalidation_reason) ORDER BY p.observed_at, p.id)
   FROM payments p WHERE p.invoice_id = i.id), '[]'::json)`

@@ -81,6 +81,7 @@ export const paymentFromRow = (row: Row): PaymentRecord => ({
   amountAtomic: toBigInt(row.amountAtomic),
   observedTotalAtomic: toBigInt(row.observedTotalAtomic),
   usdMicros: toBigInt(row.usdMicros),
+  quotedAtomic: toBigInt(row.quotedAtomic),
   confirmations: toNumber(row.confirmations),
   late: row.late === true,
   observedAt: toDate(row.observedAt),

@@ -54,12 +54,6 @@ export class Invoices extends Context.Service<Invoices, {
   readonly void: (merchantId: string, id: string) => Effect.Effect<InvoiceParts, InvoiceNotFound | InvoiceTransitionRejected>
   readonly recordPayment: (merchantId: string, id: string, note: string) => Effect.Effect<InvoiceParts, InvoiceNotFound | InvoiceTransitionRejected>
   readonly closeException: (merchantId: string, id: string, action: ExceptionCloseAction, note: string) => Effect.Effect<InvoiceParts, InvoiceNotFound | InvoiceTransitionRejected>
-  /** Applies one lifecycle event under a row lock; the building block of every status change. */
-  readonly transition: (
-    id: string,
-    event: InvoiceEvent,
-    options: { readonly merchantId?: string | undefined; readonly operation: InvoiceTransitionRejected["operation"]; readonly note?: string | undefined }
-  ) => Effect.Effect<InvoiceRecord, InvoiceNotFound | InvoiceTransitionRejected>
 }>()("Invoices/Invoices") {
   static readonly layer = Layer.effect(
     Invoices,
@@ -253,8 +247,7 @@ export class Invoices extends Context.Service<Invoices, {
         closeException: (merchantId, id, action, note) =>
           transition(id, { type: "CLOSE_EXCEPTION", action }, { merchantId, operation: "close-exception", note }).pipe(
             Effect.andThen(find(merchantId, id))
-          ),
-        transition
+          )
       }
     })
   )

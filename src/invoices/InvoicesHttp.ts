@@ -1,5 +1,9 @@
-import { Effect } from "effect"
+import { Effect, Option } from "effect"
+import { HttpServerRequest } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
+import { RateLimits, rateLimitMessage, setRetryAfter } from "../accounts/RateLimits.ts"
+import { SolanaPrepare } from "../chains/solana/SolanaPrepare.ts"
+import { TooManyRequests } from "../http/ApiErrors.ts"
 import { CurrentMerchant } from "../accounts/CurrentMerchant.ts"
 import { AppConfig } from "../config/AppConfig.ts"
 import { merchantInvoiceView, publicInvoiceView, publicStatusView, statusView } from "../domain/InvoiceViews.ts"
@@ -7,7 +11,7 @@ import { Api } from "../http/Api.ts"
 import { mapDomainErrors } from "../http/ErrorMapping.ts"
 import { withIdempotency } from "../http/Idempotency.ts"
 import { jsonResponse } from "../http/JsonResponse.ts"
-import { Invoice, InvoiceStatusPayload, PublicInvoice, PublicInvoiceStatusPayload } from "../http/ResponseSchemas.ts"
+import { Invoice, InvoiceStatusPayload, PublicInvoice, PublicInvoiceStatusPayload, SolanaWalletPayment } from "../http/ResponseSchemas.ts"
 import { Invoices } from "./Invoices.ts"
 
 type View = ReturnType<typeof merchantInvoiceView>
@@ -67,6 +71,8 @@ export const MerchantHttpLive = HttpApiBuilder.group(Api, "merchant", (handlers)
 export const PublicHttpLive = HttpApiBuilder.group(Api, "public", (handlers) =>
   Effect.gen(function*() {
     const invoices = yield* Invoices
+    const solana = yield* SolanaPrepare
+    const rateLimits = yield* RateLimits
     const { publicUrl } = yield* AppConfig
     return handlers
       .handle("invoice", ({ params }) =>
@@ -79,6 +85,17 @@ export const PublicHttpLive = HttpApiBuilder.group(Api, "public", (handlers) =>
           Effect.map((parts) => jsonResponse(PublicInvoiceStatusPayload, publicStatusView(parts))),
           mapDomainErrors
         ))
+      .handle("prepareSolanaWalletPayment", ({ params, payload }) =>
+        Effect.gen(function*() {
+          // Per client address as the connection shows it (forwarded headers can be forged).
+          const request = yield* HttpServerRequest.HttpServerRequest
+          yield* rateLimits.solanaPrepare(Option.getOrElse(request.remoteAddress, () => "unknown")).pipe(
+            Effect.catchTag("RateLimited", (error) =>
+              setRetryAfter(error).pipe(Effect.andThen(Effect.fail(new TooManyRequests({ error: rateLimitMessage(error) })))))
+          )
+          const prepared = yield* mapDomainErrors(solana.prepare(params.id, payload))
+          return jsonResponse(SolanaWalletPayment, prepared)
+        }))
   }))
 
 export type { View }

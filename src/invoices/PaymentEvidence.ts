@@ -20,6 +20,8 @@ export interface ObservedPayment {
   /** Where a chain watcher saw it mined (absent for simulated evidence). */
   readonly blockHeight?: bigint | undefined
   readonly blockHash?: string | undefined
+  /** Seen unconfirmed in a mempool (bitcoin): 0 confirmations, no block, watched for replacement. */
+  readonly inMempool?: boolean | undefined
 }
 
 /** Earlier evidence that no longer counts (a chain reorganisation dropped it). */

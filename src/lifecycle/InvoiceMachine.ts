@@ -100,7 +100,6 @@ export const invoiceMachine = setup({
       initial: "awaiting_payment",
       states: {
         awaiting_payment: {
-          entry: [],
           on: {
             VOID: { target: "voided", actions: [stamp("voidedAt"), emit("invoice_voided")] },
             RECORD_PAYMENT: recordPayment,

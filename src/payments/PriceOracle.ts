@@ -1,4 +1,4 @@
-import { Clock, Context, Data, Effect, Layer, Ref } from "effect"
+import { Clock, Context, Data, Effect, Layer, Ref, Semaphore } from "effect"
 import { AppConfig } from "../config/AppConfig.ts"
 import { usdStringToMicros } from "../domain/Money.ts"
 
@@ -38,13 +38,20 @@ export class PriceOracle extends Context.Service<PriceOracle, {
 
   /**
    * BTC from an HTTP JSON source (CHECKOUT_PRICE_URL; CoinGecko's simple-price shape by default),
-   * with a time-out, a staleness limit on the source's own timestamp, and a 30-second cache.
+   * with a time-out, a staleness limit on the source's own timestamp, and a 30-second cache
+   * refreshed by one request at a time (a failure is not cached: the next request tries again).
    */
   static readonly http = Layer.effect(
     PriceOracle,
     Effect.gen(function*() {
       const { price } = yield* AppConfig
       const cache = yield* Ref.make<{ readonly micros: bigint; readonly fetchedAt: number } | undefined>(undefined)
+      const refreshing = yield* Semaphore.make(1)
+      const cached = Effect.gen(function*() {
+        const entry = yield* Ref.get(cache)
+        const now = yield* Clock.currentTimeMillis
+        return entry !== undefined && now - entry.fetchedAt < CACHE_MILLIS ? entry.micros : undefined
+      })
       const fetchBtc = Effect.gen(function*() {
         const url = price.url
         if (url === undefined) return yield* new PriceUnavailable({ reason: "no price source configured" })
@@ -73,10 +80,10 @@ export class PriceOracle extends Context.Service<PriceOracle, {
           Effect.gen(function*() {
             if (isStablecoin(assetCode)) return STABLECOIN_MICROS
             if (assetCode !== "BTC") return yield* new PriceUnavailable({ reason: `no price for ${assetCode}` })
-            const cached = yield* Ref.get(cache)
-            const now = yield* Clock.currentTimeMillis
-            if (cached !== undefined && now - cached.fetchedAt < CACHE_MILLIS) return cached.micros
-            return yield* fetchBtc
+            const fresh = yield* cached
+            if (fresh !== undefined) return fresh
+            // Single flight: requests that find the cache stale wait for one fetch and share its price.
+            return yield* refreshing.withPermits(1)(Effect.flatMap(cached, (again) => (again !== undefined ? Effect.succeed(again) : fetchBtc)))
           })
       }
     })

@@ -1,4 +1,5 @@
-import { Clock, Context, Duration, Effect, Layer, Schedule } from "effect"
+import { PgClient } from "@effect/sql-pg"
+import { Clock, Context, Duration, Effect, Layer, Option, Queue, Schedule } from "effect"
 import { SqlClient } from "effect/sql"
 import { AppConfig } from "../config/AppConfig.ts"
 import { toNumber } from "../db/Values.ts"
@@ -27,6 +28,9 @@ export const WEBHOOK_USER_AGENT = "checkout-webhooks/1.0"
 
 /** A lease longer than an attempt's 10-second budget: a claim whose process died is retried after it. */
 export const LEASE_MS = 3 * WEBHOOK_TIMEOUT_MS
+
+/** The channel the outbox trigger notifies (migration 0012). */
+export const OUTBOX_CHANNEL = "checkout_outbox"
 
 const FAN_OUT_BATCH = 200
 const SEND_BATCH = 16
@@ -215,12 +219,35 @@ export class WebhookDispatcher extends Context.Service<WebhookDispatcher, {
     })
   )
 
-  /** The background dispatcher: fan out and send every second. */
+  /**
+   * The background dispatcher: fans out and sends whenever events commit (woken by the outbox
+   * trigger's NOTIFY on a PostgreSQL server) and at least every CHECKOUT_WEBHOOK_POLL_MS, which
+   * also brings due retries and is all there is on the embedded database.
+   */
   static readonly worker = Layer.effectDiscard(Effect.gen(function*() {
     const dispatcher = yield* WebhookDispatcher
+    const config = yield* AppConfig
+    const wake = yield* Queue.sliding<void>(1)
+    const pg = config.databaseUrl === undefined ? Option.none() : yield* Effect.serviceOption(PgClient.PgClient)
+    if (Option.isSome(pg)) {
+      const listen = Effect.scoped(Effect.gen(function*() {
+        const notifications = yield* pg.value.listen(OUTBOX_CHANNEL)
+        while (true) {
+          yield* Queue.take(notifications)
+          yield* Queue.offer(wake, undefined)
+        }
+      }))
+      // A lost connection ends the listener; it listens again, and the poll covers the gap.
+      yield* listen.pipe(
+        Effect.catchCause((cause) => Effect.logWarning("Outbox listener stopped; listening again", cause)),
+        Effect.repeat(Schedule.spaced(Duration.seconds(1))),
+        Effect.forkScoped
+      )
+    }
     yield* dispatcher.runOnce.pipe(
       Effect.catchCause((cause) => Effect.logError("Webhook dispatch failed", cause)),
-      Effect.repeat(Schedule.spaced(Duration.seconds(1))),
+      Effect.andThen(Queue.take(wake).pipe(Effect.timeoutOption(Duration.millis(config.webhookPollIntervalMs)))),
+      Effect.forever,
       Effect.forkScoped
     )
   }))

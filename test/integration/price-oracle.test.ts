@@ -40,6 +40,20 @@ const withApp = async (use: (app: TestApp) => Promise<void>) => {
 const fresh = (usd: unknown) => ({ bitcoin: { usd, last_updated_at: Math.floor(Date.now() / 1000) } })
 
 describe("HTTP price oracle", () => {
+  it("fetches once for concurrent requests that find the cache empty (single flight)", async () => {
+    await withApp(async (app) => {
+      answer = { status: 200, body: fresh(60_000), delayMs: 200 }
+      requests = 0
+      const merchant = await app.createMerchant()
+      const created = await Promise.all(Array.from({ length: 8 }, () => merchant.api("/api/checkout/invoices", { body: { amountUsd: 6 } })))
+      expect(created.map((response) => response.status)).toEqual(Array(8).fill(201))
+      for (const response of created) {
+        expect(response.body.paymentOptions.find((option: any) => option.network === "bitcoin").quoteRate).toBe(60_000)
+      }
+      expect(requests).toBe(1)
+    })
+  })
+
   it("quotes BTC at the source's price, rounded up, and caches it", async () => {
     await withApp(async (app) => {
       answer = { status: 200, body: fresh(50_000) }

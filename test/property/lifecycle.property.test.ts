@@ -2,7 +2,7 @@ import fc from "fast-check"
 import { describe, expect, it } from "vitest"
 import { summarize } from "../../src/domain/Coverage.ts"
 import { applyDecision, type InvoiceRecord, type OutboxEvent, type PaymentRecord } from "../../src/domain/Invoice.ts"
-import { isOnTime, resolveTiming } from "../../src/domain/Timing.ts"
+import { resolveTiming } from "../../src/domain/Timing.ts"
 import type { ExceptionCloseAction, InvoiceEvent } from "../../src/lifecycle/InvoiceMachine.ts"
 import { decide, initialDecision, type InvoiceStatus } from "../../src/lifecycle/Lifecycle.ts"
 import { applyEvents, isLateEvidence, lifecycleStateOf, settle } from "../../src/lifecycle/Settlement.ts"
@@ -97,7 +97,7 @@ const run = (world: World, step: Step) => {
         id: `p${world.seq}`, invoiceId: "inv", paymentOptionId: "opt", assetCode: "USDC", network: "ethereum",
         destinationAddress: null, transactionHash: `0x${world.seq++}`, outputIndex: 0, decimals: 6,
         amountAtomic: BigInt(step.usd) * 1_000_000n, observedTotalAtomic: BigInt(step.usd) * 1_000_000n,
-        usdMicros: BigInt(step.usd) * 1_000_000n, confirmations: step.confirmed ? 12 : 0, late, observedAt: world.now,
+        usdMicros: BigInt(step.usd) * 1_000_000n, quotedAtomic: world.invoice.amountMicros, confirmations: step.confirmed ? 12 : 0, late, observedAt: world.now,
         confirmedAt: step.confirmed ? world.now : null, invalidatedAt: null, invalidationReason: null
       })
       return apply(world, settle(world.invoice, world.payments, world.now, late))
@@ -234,9 +234,11 @@ describe("timing rule", () => {
           fc.record({ mode: fc.constant("due_date" as const), dueAfterDays: fc.integer({ min: 1, max: 365 }), gracePeriodDays: fc.integer({ min: 0, max: 90 }) })
         ),
         (createdAt, timing) => {
-          const { payableUntilAt } = resolveTiming(timing, createdAt)
-          expect(isOnTime(payableUntilAt, payableUntilAt)).toBe(true)
-          expect(isOnTime(new Date(payableUntilAt.getTime() + 1), payableUntilAt)).toBe(false)
+          const resolved = resolveTiming(timing, createdAt)
+          // The rule as the evidence path applies it, on an invoice still open.
+          const invoice = { status: "awaiting_payment", timing: resolved } as InvoiceRecord
+          expect(isLateEvidence(invoice, resolved.payableUntilAt)).toBe(false)
+          expect(isLateEvidence(invoice, new Date(resolved.payableUntilAt.getTime() + 1))).toBe(true)
         }
       )
     )

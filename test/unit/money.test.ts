@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest"
 import { formatAtomic, microsToNumber, parseAtomic, usdNumberToMicros } from "../../src/domain/Money.ts"
 import { quoteAtomic } from "../../src/payments/OptionBuilder.ts"
-import { usdValueOf } from "../../src/domain/Evidence.ts"
+import { remainingAtomic, tally, usdValueOf } from "../../src/domain/Evidence.ts"
 
 describe("money", () => {
   it("converts JSON numbers to micros exactly", () => {
@@ -31,4 +31,37 @@ describe("money", () => {
     expect(usdValueOf(btc, btc, amount)).toBe(amount)
     expect(quoteAtomic(amount, 1_000_000n, 6)).toBe(amount)
   })
+
+  it("values the payments of one option together: the quote paid in parts is worth exactly the amount, a unit short is not", () => {
+    const amount = 40_000_000n
+    const quoted = 61_539n // 40 USD at 65,000 USD per BTC, rounded up
+    const payment = (id: string, paymentOptionId: string, amountAtomic: bigint) => ({
+      paymentOptionId, amountAtomic, quotedAtomic: quoted, confirmedAt: null, late: false, invalidatedAt: null, confirmations: 0, id
+    })
+    // Each half alone is worth a fraction of a micro-dollar more than it is credited.
+    expect(usdValueOf(30_769n, quoted, amount) + usdValueOf(30_770n, quoted, amount)).toBeLessThan(amount)
+    const parts = [payment("a", "btc", 30_769n), payment("b", "btc", 30_770n)]
+    expect(tally(amount, parts)).toMatchObject({ receivedMicros: amount, total: "sufficient", onTime: "sufficient" })
+    const short = [payment("a", "btc", 30_769n), payment("b", "btc", 30_769n)]
+    expect(tally(amount, short)).toMatchObject({ total: "partial" })
+    expect(tally(amount, short).receivedMicros).toBeLessThan(amount)
+  })
+
+  it("asks through each option for exactly what completes the invoice, whatever was paid through the others", () => {
+    const amount = 40_000_000n
+    const btc = { id: "btc", quotedAtomic: 61_539n }
+    const usdc = { id: "usdc", quotedAtomic: 40_000_000n }
+    const paid = (paymentOptionId: string, amountAtomic: bigint, quotedAtomic: bigint) => ({
+      paymentOptionId, amountAtomic, quotedAtomic, confirmedAt: null, late: false, invalidatedAt: null, confirmations: 0
+    })
+    expect(remainingAtomic(amount, btc, [])).toBe(61_539n)
+    const partBtc = [paid("btc", 30_769n, 61_539n)]
+    expect(remainingAtomic(amount, btc, partBtc)).toBe(30_770n)
+    // Through another option: the rest in USDC, and paying it completes the invoice exactly.
+    const rest = remainingAtomic(amount, usdc, partBtc)
+    expect(tally(amount, [...partBtc, paid("usdc", rest, usdc.quotedAtomic)]).total).toBe("sufficient")
+    expect(tally(amount, [...partBtc, paid("usdc", rest - 1n, usdc.quotedAtomic)]).total).toBe("partial")
+    expect(remainingAtomic(amount, usdc, [paid("usdc", 40_000_000n, 40_000_000n)])).toBe(0n)
+  })
 })
+

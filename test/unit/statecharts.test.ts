@@ -1,9 +1,12 @@
 import { readFileSync } from "node:fs"
 import { join } from "node:path"
 import { describe, expect, it } from "vitest"
+import { createMachine, transition } from "xstate"
+import { getAdjacencyMap } from "xstate/graph"
 import type { InvoiceEvent } from "../../src/lifecycle/InvoiceMachine.ts"
 import { decide, initialDecision, type LifecycleState } from "../../src/lifecycle/Lifecycle.ts"
-import { statechartFiles, transitionRows } from "../../src/lifecycle/StatechartExport.ts"
+import { invoiceMachine } from "../../src/lifecycle/InvoiceMachine.ts"
+import { machineFromConfigJson, statechartFiles, transitionRows } from "../../src/lifecycle/StatechartExport.ts"
 
 const EVENTS: ReadonlyArray<InvoiceEvent> = [
   { type: "VOID" },
@@ -73,4 +76,31 @@ describe("statecharts", () => {
     const exceptions = new Set(steps.map((step) => exceptionPath(step.to)))
     expect([...exceptions].sort()).toEqual(["closed", "none", "open.late_payment", "open.partial_payment"])
   })
+
+  it("invoice.json is a config createMachine accepts, and the machine built from it moves exactly as the source machine", () => {
+    const exported = JSON.parse(readFileSync(join(import.meta.dirname, "..", "..", "statecharts", "invoice.json"), "utf8"))
+    expect(() => createMachine(exported)).not.toThrow()
+    const rebuilt = machineFromConfigJson(exported)
+    // Every reachable state and every event: the same next state, and the same effects in the same order.
+    const adjacency = (machine: typeof invoiceMachine) => {
+      const map = getAdjacencyMap(machine as any, { events: [...EVENTS] as any })
+      return Object.fromEntries(Object.entries(map).map(([state, { transitions }]) => [
+        state,
+        Object.fromEntries(Object.entries(transitions).map(([event, step]) => [event, JSON.stringify((step as any).state.value)]))
+      ]))
+    }
+    const source = adjacency(invoiceMachine)
+    expect(Object.keys(source).length).toBeGreaterThan(10)
+    expect(adjacency(rebuilt as any)).toEqual(source)
+    for (const state of Object.keys(source)) {
+      const value = JSON.parse(state).value
+      for (const event of EVENTS) {
+        const [sourceNext, sourceActions] = transition(invoiceMachine, invoiceMachine.resolveState({ value, context: undefined }), event)
+        const [rebuiltNext, rebuiltActions] = transition(rebuilt, rebuilt.resolveState({ value, context: undefined }), event as any)
+        const effects = (actions: ReadonlyArray<{ type: string; params?: unknown }>) => actions.map((action) => [action.type, action.params])
+        expect([rebuiltNext.value, effects(rebuiltActions)]).toEqual([sourceNext.value, effects(sourceActions)])
+      }
+    }
+  })
 })
+

@@ -92,7 +92,7 @@ export const makeEvmSource = (options: EvmSourceOptions): ChainSource => {
       }
     })
 
-  const classify = (transfer: Transfer, entries: ReadonlyArray<WatchedOption>): Classified => {
+  const classify = (transfer: Pick<Transfer, "token">, entries: ReadonlyArray<WatchedOption>): Classified => {
     const option = entries.find((entry) => entry.network === network && entry.tokenContract?.toLowerCase() === transfer.token)
     if (option !== undefined) return { _tag: "Evidence", option }
     return {

@@ -1,0 +1,59 @@
+import { Effect, Schema } from "effect"
+import { SqlClient, SqlSchema } from "effect/sql"
+
+/** The newest signature of a token account the watcher has processed, and its slot. */
+export const AccountCursor = Schema.Struct({ signature: Schema.String, slot: Schema.BigIntFromString })
+export type AccountCursor = typeof AccountCursor.Type
+
+/** A transfer that carried a watched reference, as the watcher read it (its memo included). */
+export interface ObservedTransfer {
+  readonly signature: string
+  readonly tokenAccount: string
+  readonly slot: bigint
+  readonly blockTime: Date
+  readonly reference: string
+  readonly paymentOptionId: string
+  readonly mint: string
+  readonly amountAtomic: bigint
+  readonly memo: string | null
+  readonly outcome: "evidence" | "wrong_token" | "wrong_recipient" | "refused"
+}
+
+/** The Solana watcher's own persistence: per-account signature cursors and the transfers it read. SQL failures are defects. */
+export const makeSolanaRepo = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  const findCursor = SqlSchema.findOneOption({
+    Request: Schema.Struct({ tokenAccount: Schema.String }),
+    Result: AccountCursor,
+    execute: ({ tokenAccount }) =>
+      sql`SELECT last_signature AS signature, last_slot::text AS slot FROM solana_account_cursors WHERE token_account = ${tokenAccount}`
+  })
+  return {
+    cursor: (tokenAccount: string) =>
+      findCursor({ tokenAccount }).pipe(Effect.map((found) => (found._tag === "Some" ? found.value : undefined)), Effect.orDie),
+    saveCursor: (tokenAccount: string, cursor: AccountCursor) =>
+      sql`INSERT INTO solana_account_cursors (token_account, last_signature, last_slot, updated_at)
+        VALUES (${tokenAccount}, ${cursor.signature}, ${cursor.slot.toString()}, now())
+        ON CONFLICT (token_account) DO UPDATE SET last_signature = EXCLUDED.last_signature, last_slot = EXCLUDED.last_slot,
+          updated_at = now()`.pipe(Effect.asVoid, Effect.orDie),
+    recordTransfer: (transfer: ObservedTransfer) =>
+      sql`INSERT INTO solana_transfers ${
+        sql.insert({
+          signature: transfer.signature,
+          token_account: transfer.tokenAccount,
+          slot: transfer.slot.toString(),
+          block_time: transfer.blockTime,
+          reference: transfer.reference,
+          payment_option_id: transfer.paymentOptionId,
+          mint: transfer.mint,
+          amount_atomic: transfer.amountAtomic.toString(),
+          memo: transfer.memo,
+          outcome: transfer.outcome
+        })
+      } ON CONFLICT (signature, token_account) DO UPDATE SET outcome = EXCLUDED.outcome, slot = EXCLUDED.slot`.pipe(Effect.asVoid, Effect.orDie),
+    /** Unmatched deposits of a transaction that left the chain. */
+    invalidateUnmatched: (network: string, signature: string, reason: string) =>
+      sql`UPDATE unmatched_deposits SET invalidated_at = now(), invalidation_reason = ${reason}
+        WHERE network = ${network} AND transaction_hash = ${signature} AND invalidated_at IS NULL`.pipe(Effect.asVoid, Effect.orDie)
+  }
+})

@@ -1,0 +1,322 @@
+import { getAssociatedTokenAddressSync } from "@solana/spl-token"
+import { type ConfirmedSignatureInfo, PublicKey, type VersionedTransactionResponse } from "@solana/web3.js"
+import { Clock, Effect } from "effect"
+import { SqlClient } from "effect/sql"
+import { type EvidenceRejected, PaymentEvidence } from "../../invoices/PaymentEvidence.ts"
+import { ChainRepo } from "../ChainRepo.ts"
+import { ChainRpcError } from "../ChainSource.ts"
+import type { ChainWatcher, PollReport } from "../ChainWatcher.ts"
+import { makeWatchIndex, type WatchedOption } from "../WatchedOptions.ts"
+import { type AccountCursor, makeSolanaRepo } from "./SolanaRepo.ts"
+import { COMMITMENT, NETWORK, type SolanaClient } from "./SolanaRpc.ts"
+import { MEMO_PROGRAM_ID, MEMO_V1_PROGRAM_ID } from "./SolanaTransfer.ts"
+
+export interface SolanaWatcherOptions {
+  readonly client: SolanaClient
+  /** The configured mints: address → asset code. */
+  readonly mints: ReadonlyMap<string, string>
+  /** `<prefix>` of the memos the service writes (`<prefix>:<invoice_id>:<option_id>`). */
+  readonly servicePrefix: string
+  /** How long after their payable window options stay watched; also how far back a new account is read. */
+  readonly retentionMillis: number
+  readonly onApplied?: (outcome: "evidence" | "unmatched" | "invalidated" | "rejected") => Effect.Effect<void>
+}
+
+/** getSignaturesForAddress answers at most 1,000 per call. */
+const SIGNATURE_PAGE = 1_000
+/** Transactions fetched per JSON-RPC batch. */
+const TRANSACTION_BATCH = 50
+/** getSignatureStatuses accepts at most 256 signatures per call. */
+const STATUS_BATCH = 256
+/** A confirmed transaction that is no longer on the chain was on a fork the cluster abandoned. */
+const DROPPED = "chain_reorganization"
+
+const slotRef = (slot: bigint | number) => `slot:${slot}`
+
+/**
+ * The Solana watcher. Solana has no logs to filter by token, and a payment is recognised by its
+ * reference key, so instead of the block cursor of ChainWatcher it reads per token account: for
+ * each merchant recipient's associated token account of each configured mint that has watched
+ * options, the signatures since the last one processed (paged, newest first, per account and not
+ * per invoice), then those transactions in batches, oldest first. A successful transaction that
+ * carries a watched option's reference is evidence for that option; its amount is the account's
+ * token balance change (pre/post token balances), not what an instruction claims. Confirmations are
+ * the slot distance to the current slot at `confirmed` commitment, plus one; evidence that no longer
+ * has a signature status is invalidated. Everything goes through PaymentEvidence, the one entry point.
+ */
+export const makeSolanaWatcher = (options: SolanaWatcherOptions) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const chainRepo = yield* ChainRepo
+    const evidence = yield* PaymentEvidence
+    const repo = yield* makeSolanaRepo
+    const { client } = options
+    const applied = options.onApplied ?? (() => Effect.void)
+    const references = yield* makeWatchIndex({ networks: [NETWORK], key: sql`o.reference`, retentionMillis: options.retentionMillis })
+    const accounts = yield* makeWatchIndex({
+      networks: [NETWORK],
+      key: sql`o.destination_address || ':' || o.token_contract`,
+      retentionMillis: options.retentionMillis
+    })
+
+    const rejected = (error: EvidenceRejected, signature: string) =>
+      Effect.logWarning(`Evidence refused: ${error.reason}`).pipe(
+        Effect.annotateLogs({ network: NETWORK, transactionHash: signature }),
+        Effect.andThen(applied("rejected"))
+      )
+
+    const blockTimeOf = (slot: number) =>
+      client.call("getBlockTime", (connection) => connection.getBlockTime(slot)).pipe(
+        Effect.flatMap((time) =>
+          time === null
+            ? Effect.fail(new ChainRpcError({ network: NETWORK, message: `getBlockTime: no time for slot ${slot}` }))
+            : Effect.succeed(new Date(time * 1000))
+        )
+      )
+
+    /** New signatures of an account, newest first: back to the cursor (or, for a new account, the retention period). */
+    const newSignatures = (account: PublicKey, cursor: AccountCursor | undefined, notBefore: number) =>
+      Effect.gen(function*() {
+        const found: Array<ConfirmedSignatureInfo> = []
+        let newest: ConfirmedSignatureInfo | undefined
+        let before: string | undefined
+        while (true) {
+          const page = yield* client.call("getSignaturesForAddress", (connection) =>
+            connection.getSignaturesForAddress(account, { limit: SIGNATURE_PAGE, before, until: cursor?.signature }, COMMITMENT))
+          newest ??= page[0]
+          let done = page.length < SIGNATURE_PAGE
+          for (const info of page) {
+            // Below the cursor's slot: the cursor's own transaction has left the chain, so `until` did not stop the page.
+            if (cursor !== undefined && BigInt(info.slot) < cursor.slot) {
+              done = true
+              break
+            }
+            if (cursor === undefined && info.blockTime != null && info.blockTime * 1000 < notBefore) {
+              done = true
+              break
+            }
+            found.push(info)
+          }
+          if (done) return { found, newest }
+          before = page[page.length - 1].signature
+        }
+      })
+
+    const memosOf = (transaction: VersionedTransactionResponse, keys: ReadonlyArray<string>) =>
+      transaction.transaction.message.compiledInstructions
+        .filter((instruction) => {
+          const program = keys[instruction.programIdIndex]
+          return program === MEMO_PROGRAM_ID.toBase58() || program === MEMO_V1_PROGRAM_ID.toBase58()
+        })
+        .map((instruction) => Buffer.from(instruction.data).toString("utf8"))
+
+    /** Reads one transaction of `tokenAccount` (owned by `recipient`, of `mint`): evidence, an unmatched deposit, or nothing of ours. */
+    const observe = (
+      transaction: VersionedTransactionResponse,
+      signature: string,
+      target: { readonly tokenAccount: string; readonly recipient: string; readonly mint: string },
+      headSlot: number
+    ) =>
+      Effect.gen(function*() {
+        const meta = transaction.meta
+        // A failed transaction moved nothing: not a payment, whatever its instructions say.
+        if (meta === null || meta.err !== null) return "ignored" as const
+        const accountKeys = transaction.transaction.message.getAccountKeys({ accountKeysFromLookups: meta.loadedAddresses })
+        const keys: Array<string> = []
+        for (let index = 0; index < accountKeys.length; index++) keys.push(accountKeys.get(index)!.toBase58())
+        const matches: Array<{ readonly reference: string; readonly option: WatchedOption }> = []
+        for (const key of new Set(keys)) for (const option of references.lookup(key) ?? []) matches.push({ reference: key, option })
+        if (matches.length === 0) return "ignored" as const
+        const accountIndex = keys.indexOf(target.tokenAccount)
+        if (accountIndex === -1) return "ignored" as const
+        const pre = meta.preTokenBalances?.find((balance) => balance.accountIndex === accountIndex)
+        const post = meta.postTokenBalances?.find((balance) => balance.accountIndex === accountIndex)
+        const mint = post?.mint ?? pre?.mint ?? target.mint
+        const received = BigInt(post?.uiTokenAmount.amount ?? "0") - BigInt(pre?.uiTokenAmount.amount ?? "0")
+        if (received <= 0n) return "ignored" as const
+        const memos = memosOf(transaction, keys)
+        const memo = memos.length === 0 ? null : memos.join("\n")
+        const chainTime = transaction.blockTime != null ? new Date(transaction.blockTime * 1000) : yield* blockTimeOf(transaction.slot)
+        const slot = BigInt(transaction.slot)
+        let outcome: "evidence" | "unmatched" = "unmatched"
+        for (const { reference, option } of matches) {
+          const expectedMemo = `${options.servicePrefix}:${option.invoiceId}:${option.optionId}`
+          if (memo !== expectedMemo) {
+            yield* Effect.logWarning("Solana payment without the option's memo (the reference identifies it)").pipe(
+              Effect.annotateLogs({ transactionHash: signature, optionId: option.optionId, memo: memo ?? "(none)" })
+            )
+          }
+          const toThisRecipient = (accounts.lookup(`${target.recipient}:${target.mint}`) ?? []).some((entry) => entry.optionId === option.optionId)
+          const reason = option.tokenContract !== mint ? "wrong_token" : toThisRecipient ? undefined : "wrong_recipient"
+          if (reason === undefined) {
+            const recorded = yield* evidence.record({
+              paymentOptionId: option.optionId,
+              transactionHash: signature,
+              // The recipient token account's index in the transaction: one balance change per account.
+              outputIndex: accountIndex,
+              amountAtomic: received,
+              confirmations: Math.max(1, headSlot - transaction.slot + 1),
+              observedAt: chainTime,
+              destinationAddress: target.recipient,
+              blockHeight: slot,
+              blockHash: slotRef(slot)
+            }).pipe(
+              Effect.as(true),
+              Effect.tap(() => applied("evidence")),
+              Effect.catchTag("EvidenceRejected", (error) => rejected(error, signature).pipe(Effect.as(false)))
+            )
+            yield* repo.recordTransfer({
+              signature,
+              tokenAccount: target.tokenAccount,
+              slot,
+              blockTime: chainTime,
+              reference,
+              paymentOptionId: option.optionId,
+              mint,
+              amountAtomic: received,
+              memo,
+              outcome: recorded ? "evidence" : "refused"
+            })
+            if (recorded) outcome = "evidence"
+            continue
+          }
+          yield* chainRepo.recordUnmatched({
+            merchantId: option.merchantId,
+            invoiceId: option.invoiceId,
+            network: NETWORK,
+            assetCode: options.mints.get(mint) ?? "unknown",
+            tokenContract: mint,
+            toAddress: target.recipient,
+            transactionHash: signature,
+            outputIndex: accountIndex,
+            amountAtomic: received,
+            blockHeight: slot,
+            blockHash: slotRef(slot),
+            chainTime,
+            reason
+          })
+          yield* repo.recordTransfer({
+            signature,
+            tokenAccount: target.tokenAccount,
+            slot,
+            blockTime: chainTime,
+            reference,
+            paymentOptionId: option.optionId,
+            mint,
+            amountAtomic: received,
+            memo,
+            outcome: reason
+          })
+          yield* Effect.logWarning("Unmatched Solana deposit carrying an option's reference").pipe(
+            Effect.annotateLogs({ invoiceId: option.invoiceId, reason, transactionHash: signature })
+          )
+          yield* applied("unmatched")
+        }
+        return outcome
+      })
+
+    const scanAccount = (recipient: string, mint: string, headSlot: number, notBefore: number) =>
+      Effect.gen(function*() {
+        const counts = { evidence: 0, unmatched: 0 }
+        let account: PublicKey
+        try {
+          account = getAssociatedTokenAddressSync(new PublicKey(mint), new PublicKey(recipient), true)
+        } catch {
+          yield* Effect.logWarning("Not a Solana recipient and mint pair; skipped").pipe(Effect.annotateLogs({ recipient, mint }))
+          return counts
+        }
+        const tokenAccount = account.toBase58()
+        const cursor = yield* repo.cursor(tokenAccount)
+        const { found, newest } = yield* newSignatures(account, cursor, notBefore)
+        const successful = found.filter((info) => info.err === null).reverse()
+        for (let start = 0; start < successful.length; start += TRANSACTION_BATCH) {
+          const batch = successful.slice(start, start + TRANSACTION_BATCH).map((info) => info.signature)
+          const transactions = yield* client.call("getTransactions", (connection) =>
+            connection.getTransactions(batch, { commitment: COMMITMENT, maxSupportedTransactionVersion: 0 }))
+          for (const [index, transaction] of transactions.entries()) {
+            // Listed but not readable yet (a lagging node): try again at the next poll rather than move past it.
+            if (transaction === null) {
+              return yield* new ChainRpcError({ network: NETWORK, message: `getTransaction: ${batch[index]} is not available yet` })
+            }
+            const outcome = yield* observe(transaction, batch[index], { tokenAccount, recipient, mint }, headSlot)
+            if (outcome !== "ignored") counts[outcome]++
+          }
+        }
+        if (newest !== undefined && newest.signature !== cursor?.signature) {
+          yield* repo.saveCursor(tokenAccount, { signature: newest.signature, slot: BigInt(newest.slot) })
+        }
+        return counts
+      })
+
+    /** Confirmations of open evidence from the current slot; evidence whose transaction is gone is invalidated. */
+    const confirm = (headSlot: number) =>
+      Effect.gen(function*() {
+        const awaiting = yield* chainRepo.awaitingConfirmation(NETWORK)
+        let confirmationsUpdated = 0
+        let invalidated = 0
+        for (let start = 0; start < awaiting.length; start += STATUS_BATCH) {
+          const batch = awaiting.slice(start, start + STATUS_BATCH)
+          const statuses = yield* client.call("getSignatureStatuses", (connection) =>
+            connection.getSignatureStatuses(batch.map((known) => known.transactionHash), { searchTransactionHistory: true }))
+          for (const [index, known] of batch.entries()) {
+            const status = statuses.value[index]
+            if (status === null) {
+              // Double-check before invalidating: a node that does not know the transaction at all.
+              const transaction = yield* client.call("getTransaction", (connection) =>
+                connection.getTransaction(known.transactionHash, { commitment: COMMITMENT, maxSupportedTransactionVersion: 0 }))
+              if (transaction !== null) continue
+              yield* evidence.invalidate({ network: NETWORK, transactionHash: known.transactionHash, outputIndex: known.outputIndex, reason: DROPPED }).pipe(
+                Effect.andThen(applied("invalidated")),
+                Effect.catchTag("EvidenceRejected", (error) => rejected(error, known.transactionHash))
+              )
+              yield* repo.invalidateUnmatched(NETWORK, known.transactionHash, DROPPED)
+              yield* Effect.logWarning("Solana transaction left the chain; its evidence is invalidated").pipe(
+                Effect.annotateLogs({ transactionHash: known.transactionHash })
+              )
+              invalidated++
+              continue
+            }
+            const confirmations = Math.max(1, headSlot - status.slot + 1)
+            if (confirmations <= known.confirmations) continue
+            yield* evidence.record({ ...known, confirmations }).pipe(
+              Effect.catchTag("EvidenceRejected", (error) => rejected(error, known.transactionHash))
+            )
+            confirmationsUpdated++
+          }
+        }
+        return { confirmationsUpdated, invalidated }
+      })
+
+    const poll = Effect.gen(function*() {
+      const headSlot = yield* client.call("getSlot", (connection) => connection.getSlot(COMMITMENT))
+      const headTime = yield* blockTimeOf(headSlot)
+      yield* references.refresh
+      yield* accounts.refresh
+      const notBefore = (yield* Clock.currentTimeMillis) - options.retentionMillis
+      const counts = { evidence: 0, unmatched: 0 }
+      for (const key of accounts.keys()) {
+        const [recipient, mint] = key.split(":")
+        if (!options.mints.has(mint)) continue
+        const scanned = yield* scanAccount(recipient, mint, headSlot, notBefore)
+        counts.evidence += scanned.evidence
+        counts.unmatched += scanned.unmatched
+      }
+      const { confirmationsUpdated, invalidated } = yield* confirm(headSlot)
+      // Every watched account has been read up to the head: chain time is the head slot's block time.
+      const cursor = { height: BigInt(headSlot), hash: slotRef(headSlot), chainTime: headTime }
+      yield* chainRepo.saveProgress(NETWORK, { cursor, headHeight: BigInt(headSlot), headTime })
+      return {
+        network: NETWORK,
+        headHeight: BigInt(headSlot),
+        processedHeight: BigInt(headSlot),
+        evidence: counts.evidence,
+        unmatched: counts.unmatched,
+        invalidated,
+        confirmationsUpdated,
+        mempoolSeen: 0
+      } satisfies PollReport
+    }).pipe(Effect.withSpan("SolanaWatcher.poll"))
+
+    const watcher: ChainWatcher = { network: NETWORK, poll }
+    return watcher
+  })

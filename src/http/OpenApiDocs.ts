@@ -1,0 +1,108 @@
+/**
+ * What the generated OpenAPI document cannot know from the schemas: how each route authenticates
+ * (so that `/docs` "try it" sends the API key or the session), a description of every operation,
+ * and an example of every error. Applied once to the whole document (`OpenApi.Transform`).
+ */
+
+const API_KEY = { apiKey: [] }
+const SESSION_COOKIE = { sessionCookie: [] }
+const BEARER = { bearer: [] }
+
+export const SECURITY_SCHEMES = {
+  apiKey: { type: "apiKey", in: "header", name: "X-Api-Key", description: "A checkout API key (server-side only; created in the dashboard)." },
+  sessionCookie: { type: "apiKey", in: "cookie", name: "checkout_session", description: "The dashboard session cookie set by log in." },
+  bearer: { type: "http", scheme: "bearer", bearerFormat: "JWT", description: "The dashboard session token returned by log in." }
+} as const
+
+/** Which credentials a route takes, by path: the spec's order for merchant routes, sessions for the dashboard. */
+export const securityOf = (path: string): ReadonlyArray<Record<string, ReadonlyArray<never>>> => {
+  if (path.startsWith("/api/checkout/invoices")) return [API_KEY, SESSION_COOKIE, BEARER]
+  if (path.startsWith("/api/checkout/pay/") || path.startsWith("/api/health") || path === "/api/auth/signup" || path === "/api/auth/login") return []
+  return [SESSION_COOKIE, BEARER]
+}
+
+const DESCRIPTIONS: Readonly<Record<string, string>> = {
+  "merchant.create": "Creates a USD invoice with a quoted payment option per enabled payment method. Send an Idempotency-Key to retry safely.",
+  "merchant.detail": "The invoice with its payment options, payments and exception state.",
+  "merchant.status": "The invoice's status, amounts and confirmations: the cheap read to poll.",
+  "merchant.void": "Voids an invoice that has received no payment; a payment that arrives later opens a late_payment exception.",
+  "merchant.recordPayment": "Records a payment made outside the chain (paid_out_of_band) with a note.",
+  "public.invoice": "The invoice as the hosted payment page shows it to the payer: no merchant-only fields, no notes.",
+  "public.status": "The payer-facing status of an invoice, for the payment page to poll.",
+  "auth.signup": "Creates a merchant account and its first session.",
+  "auth.login": "Starts a dashboard session: sets the session cookie and returns the token.",
+  "auth.logout": "Ends the current dashboard session.",
+  "keys.create": "Creates a checkout API key; the raw key is shown once. At most three active keys.",
+  "keys.list": "The account's API keys by prefix (never the raw keys).",
+  "keys.revoke": "Revokes an API key: refused from the next request on.",
+  "dashboardInvoices.closeException": "Closes an invoice's open exception with accept_late_payment, mark_paid_out_of_band or close_unpaid and a note.",
+  "dev.simulatePayment": "Development only: reports a payment to an option, as a chain watcher would.",
+  "dev.simulateConfirmations": "Development only: sets a simulated payment's confirmations.",
+  "dev.simulateInvalidation": "Development only: invalidates a simulated payment (a reorganisation).",
+  "dev.simulateExpiry": "Development only: moves the invoice's deadline to now and runs the expiry.",
+  "checkoutSettings.get": "The account's checkout settings and payment methods (the defaults until saved).",
+  "checkoutSettings.put": "Saves the checkout settings and payment methods; field errors name the field.",
+  "webhooks.getSettings": "The webhook URL and the events it receives.",
+  "webhooks.putSettings": "Sets the webhook URL and the events it receives.",
+  "webhooks.rotateSecret": "Creates or rotates the webhook signing secret; shown once.",
+  "webhooks.listDeliveries": "The webhook delivery log, newest first, with search and filters.",
+  "webhooks.redeliver": "Sends a delivered or failed webhook event again.",
+  "chainWatchers.list": "Each network's watcher: configured, processed height, lag and last error.",
+  "sweeps.list": "Forwarder sweeps of wallet-contract payments to the recipient."
+}
+
+const ERROR_EXAMPLES: Readonly<Record<string, { readonly description: string; readonly error: string }>> = {
+  "400": { description: "The request is malformed or a field is invalid", error: "currency is not a known field" },
+  "401": { description: "No valid credentials", error: "Missing API key or session" },
+  "403": { description: "The account may not do this", error: "Forbidden" },
+  "404": { description: "Not found, or not the calling account's", error: "Invoice not found" },
+  "409": { description: "The resource's state does not allow it", error: "Invoice cannot be voided in status confirmed" },
+  "415": { description: "The body is not JSON", error: "Content-Type must be application/json" },
+  "429": { description: "Rate limit exceeded (see Retry-After)", error: "Rate limit exceeded. Retry after 60 seconds." },
+  "502": { description: "A backend the request needs failed", error: "The price source is unavailable" },
+  "503": { description: "Temporarily unavailable (see Retry-After where given)", error: "Service temporarily unavailable" }
+}
+
+const REQUEST_EXAMPLES: Readonly<Record<string, unknown>> = {
+  "merchant.create": {
+    amountUsd: 49.99,
+    productName: "Annual plan",
+    merchantReference: "order-1042",
+    customerEmail: "payer@example.com",
+    redirectUrl: "https://shop.example.com/thanks"
+  },
+  "merchant.void": {},
+  "merchant.recordPayment": { note: "Paid by bank transfer, ref 8841" },
+  "dashboardInvoices.closeException": { action: "accept_late_payment", note: "Accepted: paid minutes after expiry" },
+  "public.prepareSolanaWalletPayment": {
+    paymentOptionId: "5f0c6a2e-8d8f-4a53-9a57-3d1c2b7f9e10",
+    payerPublicKey: "9xQeWvG816bUx9EPjHmaT23yvVM2ZWbrrpZb9PusVFin"
+  },
+  "auth.signup": { email: "owner@shop.example.com", password: "a long passphrase" },
+  "auth.login": { email: "owner@shop.example.com", password: "a long passphrase" }
+}
+
+const METHODS = ["get", "put", "post", "delete", "patch"] as const
+
+export const documentOpenApi = (spec: Record<string, any>): Record<string, any> => {
+  spec.components = { ...spec.components, securitySchemes: { ...spec.components?.securitySchemes, ...SECURITY_SCHEMES } }
+  for (const [path, item] of Object.entries<Record<string, any>>(spec.paths ?? {})) {
+    for (const method of METHODS) {
+      const operation = item[method]
+      if (operation === undefined) continue
+      operation.security = securityOf(path)
+      operation.description ??= DESCRIPTIONS[operation.operationId]
+      const example = REQUEST_EXAMPLES[operation.operationId]
+      const body = operation.requestBody?.content?.["application/json"]
+      if (example !== undefined && body !== undefined) body.example = example
+      for (const [status, response] of Object.entries<Record<string, any>>(operation.responses ?? {})) {
+        const known = ERROR_EXAMPLES[status]
+        if (known === undefined) continue
+        response.description = known.description
+        const json = response.content?.["application/json"]
+        if (json !== undefined) json.example = { error: known.error }
+      }
+    }
+  }
+  return spec
+}

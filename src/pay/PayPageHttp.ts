@@ -1,0 +1,64 @@
+import { Effect } from "effect"
+import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
+import { Invoices } from "../invoices/Invoices.ts"
+import { loadPayAssets } from "./PayAssets.ts"
+import { notFoundPage, payPage } from "./PayPageView.ts"
+import { languageOf, STRINGS } from "./Strings.ts"
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+
+/**
+ * Scripts and styles from this origin only, no inline script or style attribute, no plugin, no
+ * framing; the page talks to its own API only (connect-src), and QR codes are inline SVG markup.
+ */
+export const PAGE_SECURITY_HEADERS = {
+  "content-security-policy":
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+  "referrer-policy": "no-referrer",
+  "x-content-type-options": "nosniff",
+  "cache-control": "no-store"
+} as const
+
+const html = (body: string, status: number, language: string) =>
+  HttpServerResponse.text(body, {
+    status,
+    contentType: "text/html; charset=utf-8",
+    headers: { ...PAGE_SECURITY_HEADERS, "content-language": language, vary: "accept-language" }
+  })
+
+/** `GET /pay/:id` (the invoice's paymentUrl), its assets under content-hashed names, and the favicon. */
+export const PayPageRoutesLive = HttpRouter.use((router) =>
+  Effect.gen(function*() {
+    const invoices = yield* Invoices
+    const assets = yield* Effect.promise(() => loadPayAssets())
+
+    const asset = (name: string | undefined) => {
+      const found = name === undefined ? undefined : assets.byName.get(name)
+      return found === undefined
+        ? HttpServerResponse.text("Not found", { status: 404, headers: { "x-content-type-options": "nosniff" } })
+        : HttpServerResponse.uint8Array(found.body, {
+          contentType: found.contentType,
+          headers: { "cache-control": "public, max-age=31536000, immutable", "x-content-type-options": "nosniff" }
+        })
+    }
+
+    yield* router.add("GET", "/pay/assets/:file", Effect.map(HttpRouter.params, (params) => asset(params.file)))
+    yield* router.add("GET", "/favicon.ico", Effect.sync(() => asset(assets.names.icon)))
+    yield* router.add(
+      "GET",
+      "/pay/:id",
+      Effect.gen(function*() {
+        const request = yield* HttpServerRequest.HttpServerRequest
+        const id = (yield* HttpRouter.params).id ?? ""
+        const language = languageOf(request.headers["accept-language"])
+        const t = STRINGS[language]
+        if (!UUID.test(id)) return html(notFoundPage(language, t, assets.names), 404, language)
+        const selectedOptionId = new URL(request.url, "http://localhost").searchParams.get("option") ?? undefined
+        return yield* invoices.getPublic(id.toLowerCase()).pipe(
+          Effect.map((parts) => html(payPage(parts, { language, t, assets: assets.names, selectedOptionId }), 200, language)),
+          Effect.catchTag("InvoiceNotFound", () => Effect.succeed(html(notFoundPage(language, t, assets.names), 404, language)))
+        )
+      })
+    )
+  })
+)

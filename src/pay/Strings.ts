@@ -1,0 +1,99 @@
+/** Every text of the payment page, per language; the page picks one from Accept-Language. */
+export const STRINGS = {
+  en: {
+    title: "Payment",
+    issuedBy: "Issued by",
+    billTo: "Billed to",
+    invoice: "Invoice",
+    amountDue: "Amount due",
+    payWith: "Pay with",
+    sendExactly: "Send exactly",
+    on: "on",
+    toAddress: "to this address",
+    copy: "Copy",
+    copied: "Copied",
+    copyAmount: "Copy amount",
+    copyAddress: "Copy address",
+    openInWallet: "Open in wallet",
+    payWithWallet: "Pay with wallet",
+    walletNone: "No browser wallet found. Scan the code or copy the address instead.",
+    walletSending: "Confirm the payment in your wallet…",
+    walletSent: "Payment sent. It will show here once the network sees it.",
+    walletFailed: "The wallet did not send the payment",
+    timeLeft: "Time left to pay",
+    dueOn: "Due on",
+    gracePeriod: "Payments are accepted until",
+    received: "Received",
+    remaining: "Remaining",
+    partiallyPaid: "Partially paid: send the remaining amount below.",
+    awaiting: "Waiting for your payment.",
+    detected: "Payment received, waiting for confirmations",
+    confirmations: "confirmations",
+    confirmed: "Paid. Thank you!",
+    paidOutOfBand: "Paid. Thank you!",
+    returnToShop: "Return to the shop",
+    returningSoon: "You will be taken back to the shop in a few seconds.",
+    expired: "This invoice has expired. Do not send a payment to it; ask the seller for a new one.",
+    voided: "This invoice was cancelled. Do not send a payment to it.",
+    notFoundTitle: "Invoice not found",
+    notFound: "There is no invoice at this address. Check the link you were given.",
+    options: "Payment options",
+    scan: "Scan with your wallet app",
+    network: { bitcoin: "Bitcoin", ethereum: "Ethereum", arbitrum: "Arbitrum", base: "Base", solana: "Solana" }
+  },
+  es: {
+    title: "Pago",
+    issuedBy: "Emitida por",
+    billTo: "Facturar a",
+    invoice: "Factura",
+    amountDue: "Importe a pagar",
+    payWith: "Pagar con",
+    sendExactly: "Envía exactamente",
+    on: "en",
+    toAddress: "a esta dirección",
+    copy: "Copiar",
+    copied: "Copiado",
+    copyAmount: "Copiar importe",
+    copyAddress: "Copiar dirección",
+    openInWallet: "Abrir en la billetera",
+    payWithWallet: "Pagar con la billetera",
+    walletNone: "No se encontró ninguna billetera en el navegador. Escanea el código o copia la dirección.",
+    walletSending: "Confirma el pago en tu billetera…",
+    walletSent: "Pago enviado. Aparecerá aquí cuando la red lo vea.",
+    walletFailed: "La billetera no envió el pago",
+    timeLeft: "Tiempo restante para pagar",
+    dueOn: "Vence el",
+    gracePeriod: "Se aceptan pagos hasta el",
+    received: "Recibido",
+    remaining: "Pendiente",
+    partiallyPaid: "Pago parcial: envía el importe pendiente.",
+    awaiting: "Esperando tu pago.",
+    detected: "Pago recibido, esperando confirmaciones",
+    confirmations: "confirmaciones",
+    confirmed: "Pagado. ¡Gracias!",
+    paidOutOfBand: "Pagado. ¡Gracias!",
+    returnToShop: "Volver a la tienda",
+    returningSoon: "Volverás a la tienda en unos segundos.",
+    expired: "Esta factura ha vencido. No envíes ningún pago; pide una nueva al vendedor.",
+    voided: "Esta factura fue anulada. No envíes ningún pago.",
+    notFoundTitle: "Factura no encontrada",
+    notFound: "No hay ninguna factura en esta dirección. Revisa el enlace que recibiste.",
+    options: "Formas de pago",
+    scan: "Escanea con tu billetera",
+    network: { bitcoin: "Bitcoin", ethereum: "Ethereum", arbitrum: "Arbitrum", base: "Base", solana: "Solana" }
+  }
+} as const
+
+export type Language = keyof typeof STRINGS
+export type Strings = (typeof STRINGS)[Language]
+
+/** The best supported language of an Accept-Language header (q-values honoured); English by default. */
+export const languageOf = (acceptLanguage: string | undefined): Language => {
+  if (acceptLanguage === undefined) return "en"
+  const ranked = acceptLanguage.split(",").map((part, index) => {
+    const [tag, ...params] = part.trim().toLowerCase().split(";")
+    const q = params.map((param) => param.trim()).find((param) => param.startsWith("q="))
+    return { language: tag.split("-")[0], q: q === undefined ? 1 : Number(q.slice(2)), index }
+  }).filter((entry) => entry.q > 0).sort((a, b) => b.q - a.q || a.index - b.index)
+  return (ranked.find((entry) => entry.language in STRINGS)?.language as Language | undefined) ?? "en"
+}

@@ -1,0 +1,163 @@
+/// <reference lib="dom" />
+/// <reference lib="dom.iterable" />
+import { getWallets } from "@wallet-standard/app"
+import { base58, base64 } from "@scure/base"
+import { encodeFunctionData, erc20Abi } from "viem"
+
+/** The hosted payment page's enhancements; the page is complete without them. */
+// Listening from the start, so that wallets registering later are seen too.
+const wallets = getWallets()
+const main = document.querySelector<HTMLElement>("main.card")
+const data = main?.dataset ?? {}
+const invoiceId = data.invoiceId
+
+// ---- option switching without a reload (the tabs are links that work without JavaScript)
+for (const tab of document.querySelectorAll<HTMLAnchorElement>(".option-tab")) {
+  tab.addEventListener("click", (event) => {
+    event.preventDefault()
+    const id = tab.dataset.optionId!
+    for (const other of document.querySelectorAll<HTMLAnchorElement>(".option-tab")) {
+      if (other === tab) other.setAttribute("aria-current", "true")
+      else other.removeAttribute("aria-current")
+    }
+    for (const section of document.querySelectorAll<HTMLElement>("section.option")) section.hidden = section.dataset.optionId !== id
+    history.replaceState(null, "", `?option=${id}`)
+  })
+}
+
+// ---- copy buttons
+for (const button of document.querySelectorAll<HTMLButtonElement>("button.copy")) {
+  button.addEventListener("click", async () => {
+    try {
+      await navigator.clipboard.writeText(button.dataset.copy ?? "")
+      const label = button.textContent
+      button.textContent = button.dataset.copied ?? "Copied"
+      setTimeout(() => (button.textContent = label), 1500)
+    } catch {
+      // Clipboard refused (permissions): the value stays selectable on the page.
+    }
+  })
+}
+
+// ---- countdown of immediate invoices
+const countdown = document.querySelector<HTMLTimeElement>("time.countdown")
+if (countdown !== null) {
+  const deadline = Date.parse(countdown.dateTime)
+  const tick = () => {
+    const left = Math.max(0, deadline - Date.now())
+    const minutes = Math.floor(left / 60_000)
+    const seconds = Math.floor((left % 60_000) / 1000)
+    countdown.textContent = `${minutes}:${String(seconds).padStart(2, "0")}`
+  }
+  tick()
+  setInterval(tick, 1000)
+}
+
+// ---- live status: poll with back-off, paused while the tab is hidden; a change re-renders the page
+const FINAL = new Set(["confirmed", "paid_out_of_band", "expired", "voided"])
+if (invoiceId !== undefined && !FINAL.has(data.status ?? "")) {
+  let delay = 2_000
+  let timer: ReturnType<typeof setTimeout> | undefined
+  const schedule = () => {
+    clearTimeout(timer)
+    if (!document.hidden) timer = setTimeout(poll, delay)
+  }
+  const poll = async () => {
+    try {
+      const response = await fetch(`/api/checkout/pay/${invoiceId}/status`, { headers: { accept: "application/json" } })
+      if (response.ok) {
+        const status = await response.json()
+        const received = BigInt(Math.round(status.receivedAmountUsd * 1_000_000))
+        if (status.status !== data.status || received.toString() !== data.received || String(status.confirmations) !== data.confirmations) {
+          location.reload()
+          return
+        }
+        delay = Math.min(delay * 1.5, 15_000)
+      } else delay = Math.min(delay * 2, 30_000)
+    } catch {
+      delay = Math.min(delay * 2, 30_000)
+    }
+    schedule()
+  }
+  document.addEventListener("visibilitychange", () => {
+    if (!document.hidden) delay = 2_000
+    schedule()
+  })
+  schedule()
+}
+
+// ---- back to the shop after a confirmed payment
+if (data.redirectUrl !== undefined) setTimeout(() => location.assign(data.redirectUrl!), 5_000)
+
+// ---- pay with a browser wallet
+const statusOf = (button: HTMLElement) => button.closest("section.option")?.querySelector<HTMLElement>(".wallet-status") ?? undefined
+const say = (button: HTMLElement, text: string) => {
+  const target = statusOf(button)
+  if (target !== undefined) target.textContent = text
+}
+
+interface Eip1193 {
+  request: (args: { method: string; params?: unknown }) => Promise<unknown>
+}
+
+/** EIP-6963 discovery, falling back to the injected window.ethereum. */
+const evmProvider = (): Promise<Eip1193 | undefined> =>
+  new Promise((resolve) => {
+    const found: Array<Eip1193> = []
+    const onAnnounce = (event: Event) => found.push((event as CustomEvent<{ provider: Eip1193 }>).detail.provider)
+    window.addEventListener("eip6963:announceProvider", onAnnounce)
+    window.dispatchEvent(new Event("eip6963:requestProvider"))
+    setTimeout(() => {
+      window.removeEventListener("eip6963:announceProvider", onAnnounce)
+      resolve(found[0] ?? (window as unknown as { ethereum?: Eip1193 }).ethereum)
+    }, 300)
+  })
+
+const payEvm = async (button: HTMLButtonElement) => {
+  const provider = await evmProvider()
+  if (provider === undefined) return say(button, data.walletNone ?? "")
+  say(button, data.walletSending ?? "")
+  const [from] = (await provider.request({ method: "eth_requestAccounts" })) as Array<string>
+  await provider.request({ method: "wallet_switchEthereumChain", params: [{ chainId: `0x${Number(button.dataset.chainId).toString(16)}` }] })
+  const input = encodeFunctionData({
+    abi: erc20Abi,
+    functionName: "transfer",
+    args: [button.dataset.to as `0x${string}`, BigInt(button.dataset.amount!)]
+  })
+  const hash = await provider.request({ method: "eth_sendTransaction", params: [{ from, to: button.dataset.token, data: input }] })
+  say(button, `${data.walletSent ?? ""} ${String(hash)}`)
+}
+
+const paySolana = async (button: HTMLButtonElement) => {
+  const wallet = wallets.get().find((candidate) => "solana:signAndSendTransaction" in candidate.features && "standard:connect" in candidate.features)
+  if (wallet === undefined) return say(button, data.walletNone ?? "")
+  say(button, data.walletSending ?? "")
+  const connect = wallet.features["standard:connect"] as { connect: () => Promise<{ accounts: ReadonlyArray<{ publicKey: Uint8Array }> }> }
+  const { accounts } = await connect.connect()
+  const account = accounts[0]
+  const response = await fetch(`/api/checkout/pay/${invoiceId}/prepare-solana-wallet-payment`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ paymentOptionId: button.dataset.optionId, payerPublicKey: base58.encode(account.publicKey) })
+  })
+  const prepared = await response.json()
+  if (!response.ok) throw new Error(prepared.error ?? `HTTP ${response.status}`)
+  const send = wallet.features["solana:signAndSendTransaction"] as {
+    signAndSendTransaction: (input: { account: unknown; transaction: Uint8Array; chain: string }) => Promise<ReadonlyArray<{ signature: Uint8Array }>>
+  }
+  const [sent] = await send.signAndSendTransaction({ account, transaction: base64.decode(prepared.transaction), chain: "solana:mainnet" })
+  say(button, `${data.walletSent ?? ""} ${base58.encode(sent.signature)}`)
+}
+
+for (const button of document.querySelectorAll<HTMLButtonElement>("button[data-pay]")) {
+  button.addEventListener("click", async () => {
+    button.disabled = true
+    try {
+      await (button.dataset.pay === "solana" ? paySolana(button) : payEvm(button))
+    } catch (error) {
+      say(button, `${data.walletFailed ?? ""}: ${error instanceof Error ? error.message : String(error)}`)
+    } finally {
+      button.disabled = false
+    }
+  })
+}

@@ -1,0 +1,48 @@
+import { OpenApi } from "effect/http-api"
+import { describe, expect, it } from "vitest"
+import { Api } from "../../src/http/Api.ts"
+
+const spec = OpenApi.fromApi(Api) as any
+const operations = Object.entries<Record<string, any>>(spec.paths).flatMap(([path, item]) =>
+  Object.entries<any>(item).filter(([method]) => ["get", "put", "post", "delete", "patch"].includes(method)).map(([method, operation]) => ({ path, method, operation })))
+
+describe("the OpenAPI document", () => {
+  it("declares the API key, the session cookie and the bearer token as security schemes", () => {
+    expect(spec.components.securitySchemes).toMatchObject({
+      apiKey: { type: "apiKey", in: "header", name: "X-Api-Key" },
+      sessionCookie: { type: "apiKey", in: "cookie", name: "checkout_session" },
+      bearer: { type: "http", scheme: "bearer" }
+    })
+  })
+
+  it("says how every operation authenticates: API key first on merchant routes, a session on the dashboard, nothing on public routes", () => {
+    for (const { path, method, operation } of operations) {
+      const names = (operation.security as Array<Record<string, unknown>>).map((requirement) => Object.keys(requirement)[0])
+      const where = `${method.toUpperCase()} ${path}`
+      if (path.startsWith("/api/checkout/invoices")) expect(names, where).toEqual(["apiKey", "sessionCookie", "bearer"])
+      else if (path.startsWith("/api/checkout/pay/") || path.startsWith("/api/health") || path === "/api/auth/login" || path === "/api/auth/signup") {
+        expect(names, where).toEqual([])
+      } else expect(names, where).toEqual(["sessionCookie", "bearer"])
+    }
+  })
+
+  it("describes every operation and gives every error response an example in the {error} shape", () => {
+    expect(operations.length).toBeGreaterThan(25)
+    for (const { path, method, operation } of operations) {
+      const where = `${method.toUpperCase()} ${path}`
+      expect(operation.description, where).toEqual(expect.any(String))
+      expect(operation.description.length, where).toBeGreaterThan(10)
+      for (const [status, response] of Object.entries<any>(operation.responses)) {
+        if (Number(status) < 400) continue
+        expect(response.content["application/json"].example, `${where} ${status}`).toEqual({ error: expect.any(String) })
+        expect(response.description, `${where} ${status}`).not.toMatch(/^[A-Z][a-zA-Z]+$/)
+      }
+    }
+  })
+
+  it("gives an example body for the merchant writes", () => {
+    const create = spec.paths["/api/checkout/invoices"].post.requestBody.content["application/json"]
+    expect(create.example).toMatchObject({ amountUsd: 49.99 })
+    expect(spec.paths["/api/checkout/invoices/{id}/record-payment"].post.requestBody.content["application/json"].example).toHaveProperty("note")
+  })
+})
