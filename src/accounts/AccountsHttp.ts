@@ -81,13 +81,18 @@ export const AuthHttpLive = HttpApiBuilder.group(Api, "auth", (handlers) =>
         }))
   }))
 
-/** `:id` must be the caller's own user id; another id is a cross-account probe (404, recorded). */
+/**
+ * `:id` must be the caller's own user id (compared case-insensitively: it is a UUID); another id
+ * answers 404 and is recorded as a cross-account probe when the credential proves intent.
+ */
 const ownUser = (id: string) =>
   Effect.gen(function*() {
     const merchant = yield* CurrentMerchant
-    if (id === merchant.merchantId) return merchant
+    if (id.toLowerCase() === merchant.merchantId.toLowerCase()) return merchant
     const accounts = yield* Accounts
-    yield* accounts.recordProbe(merchant.merchantId, "foreign_user_id", `user ${id.slice(0, 64)}`)
+    if (merchant.credential !== "cookie") {
+      yield* accounts.recordProbe(merchant.merchantId, "foreign_user_id", `user ${id.slice(0, 64)}`)
+    }
     return yield* new NotFound({ error: "User not found" })
   })
 

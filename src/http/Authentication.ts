@@ -30,16 +30,26 @@ const sessionErrors = {
 const sessionPrincipal = (request: HttpServerRequest.HttpServerRequest) =>
   Effect.gen(function*() {
     const sessions = yield* Sessions
-    const token = request.cookies[SESSION_COOKIE] ?? bearerOf(request)
+    const cookie = request.cookies[SESSION_COOKIE]
+    const token = cookie ?? bearerOf(request)
     if (token === undefined) return yield* new Unauthorized({ error: "Missing API key or session" })
-    return yield* sessions.verify(token).pipe(Effect.catchTags(sessionErrors))
+    const principal = yield* sessions.verify(token).pipe(Effect.catchTags(sessionErrors))
+    return { ...principal, credential: cookie === undefined ? "bearer" as const : "cookie" as const }
   })
 
-const refuseAccountSelection = (request: HttpServerRequest.HttpServerRequest, merchantId: string) =>
+/**
+ * A request that names another account is refused; it counts as a probe towards disabling the
+ * account only when its credential proves intent (see CurrentMerchant.credential).
+ */
+const refuseAccountSelection = (
+  request: HttpServerRequest.HttpServerRequest,
+  merchantId: string,
+  credential: CurrentMerchant["Service"]["credential"]
+) =>
   Effect.gen(function*() {
     if (!selectsAnotherAccount(request)) return
     const accounts = yield* Accounts
-    yield* accounts.recordProbe(merchantId, "query_user_id", `${request.method} ${request.url}`)
+    if (credential !== "cookie") yield* accounts.recordProbe(merchantId, "query_user_id", `${request.method} ${request.url}`)
     return yield* new BadRequest({ error: "userId and user_id query fields are not allowed: private routes use the authenticated account" })
   })
 
@@ -75,12 +85,17 @@ export const MerchantAuthenticationLive = Layer.effect(
               AccountStatusUnavailable: () => Effect.fail(unavailable())
             })
           )
-          yield* refuseAccountSelection(request, merchant.merchantId)
+          yield* refuseAccountSelection(request, merchant.merchantId, "api_key")
           yield* limit(merchant.merchantId)
-          return yield* Effect.provideService(httpEffect, CurrentMerchant, { ...merchant, via: "api_key", sessionId: undefined })
+          return yield* Effect.provideService(httpEffect, CurrentMerchant, {
+            ...merchant,
+            via: "api_key",
+            credential: "api_key",
+            sessionId: undefined
+          })
         }
         const principal = yield* sessionPrincipal(request).pipe(Effect.provideService(Sessions, sessions))
-        yield* refuseAccountSelection(request, principal.merchantId)
+        yield* refuseAccountSelection(request, principal.merchantId, principal.credential)
         yield* limit(principal.merchantId)
         return yield* Effect.provideService(httpEffect, CurrentMerchant, { ...principal, via: "session" })
       }).pipe(Effect.provideService(Accounts, accounts))
@@ -107,7 +122,7 @@ export const DashboardAuthenticationLive = Layer.effect(
           return yield* new Forbidden({ error: "API keys can access only the checkout invoice endpoints" })
         }
         const principal = yield* sessionPrincipal(request)
-        yield* refuseAccountSelection(request, principal.merchantId)
+        yield* refuseAccountSelection(request, principal.merchantId, principal.credential)
         return yield* Effect.provideService(httpEffect, CurrentMerchant, { ...principal, via: "session" })
       }).pipe(Effect.provideService(Accounts, accounts), Effect.provideService(Sessions, sessions))
   })

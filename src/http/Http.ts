@@ -2,6 +2,7 @@ import { NodeHttpServer } from "@effect/platform-node"
 import { ByteSize, Cause, Effect, Layer } from "effect"
 import { HttpMiddleware, HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { compressResponse } from "./Compression.ts"
+import { charsetProblem, jsonBodyProblem, urlProblem } from "./HostileInput.ts"
 import { PayPageRoutesLive } from "../pay/PayPageHttp.ts"
 import { HttpIncomingMessage } from "effect/http"
 import { HttpApiBuilder, HttpApiScalar } from "effect/http-api"
@@ -32,6 +33,27 @@ const jsonError = (status: number, error: string) => HttpServerResponse.jsonUnsa
 const PUBLIC_PREFIX = "/api/checkout/pay/"
 const publicCors = HttpMiddleware.cors({ allowedMethods: ["GET", "POST", "OPTIONS"], allowedHeaders: ["content-type"], maxAge: 600 })
 
+const BODY_METHODS = new Set(["POST", "PUT", "PATCH", "DELETE"])
+
+/**
+ * Refuses, before any route decodes it, input no route can take (see HostileInput.ts). The body
+ * read here is the one the route reads afterwards (the platform caches it), under the same cap.
+ */
+const refuseHostileInput = <E, R>(httpEffect: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>) =>
+  Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
+    const inUrl = urlProblem(request.url)
+    if (inUrl !== undefined) return Effect.succeed(jsonError(400, inUrl))
+    if (!BODY_METHODS.has(request.method)) return httpEffect
+    const contentType = request.headers["content-type"]
+    const inCharset = charsetProblem(contentType)
+    if (inCharset !== undefined) return Effect.succeed(jsonError(400, inCharset))
+    if (contentType !== undefined && !contentType.toLowerCase().includes("json")) return httpEffect
+    return Effect.flatMap(request.text, (text) => {
+      const inBody = jsonBodyProblem(text)
+      return inBody === undefined ? httpEffect : Effect.succeed(jsonError(400, inBody))
+    })
+  })
+
 interface ServerErrorLike {
   readonly _tag?: string
   readonly reason?: { readonly _tag?: string; readonly reason?: string }
@@ -49,8 +71,8 @@ const ErrorBoundary = Layer.unwrap(Effect.gen(function*() {
       env === "production" && request.url.startsWith("/api/dev/")
         ? Effect.succeed(jsonError(404, "Not found"))
         : request.url.startsWith(PUBLIC_PREFIX)
-        ? publicCors(httpEffect)
-        : httpEffect).pipe(
+        ? publicCors(refuseHostileInput(httpEffect))
+        : refuseHostileInput(httpEffect)).pipe(
       Effect.provideService(HttpIncomingMessage.MaxBodySize, ByteSize.bytes(maxBodyBytes)),
       Effect.map((response) =>
         response.status === 415 ? jsonError(400, "Content-Type must be application/json") : response

@@ -101,9 +101,12 @@ export const RecordPaymentBody = Schema.Struct({
  * with `<key> is not a known field`; an empty struct would let keys through even with
  * `onExcessProperty: "error"`.
  */
-export const VoidBody = Schema.UndefinedOr(
-  Schema.Record(Schema.String, Schema.Never.annotate({ message: "is not a known field" })).annotate({ message: "must be a JSON object" })
-).annotate({ message: "must be a JSON object", description: "An empty JSON object; the body may be omitted." })
+export const VoidBody = [
+  Schema.Record(Schema.String, Schema.Never.annotate({ message: "is not a known field" }))
+    .annotate({ message: "must be a JSON object", description: "An empty JSON object; the body may be omitted." }),
+  // No body at all reaches the decoder as null (the platform's nullOnEmpty needs a Null member).
+  Schema.Null
+] as const
 
 export const InvoiceIdParams = Schema.Struct({
   id: Schema.String.check(Schema.isUUID(undefined, { message: "must be a valid UUID" }))

@@ -22,7 +22,7 @@ export const DevSimulatorGroup = HttpApiGroup.make("dev")
       payload: Schema.Struct({
         paymentOptionId: text(64).annotateKey(required),
         amount: Schema.String.annotate({ message: "must be a decimal string" }).check(
-          Schema.isPattern(/^\d+(\.\d+)?$/, { message: "must be a decimal string such as \"12.5\"" })
+          Schema.isPattern(/^\d{1,40}(\.\d{1,40})?$/, { message: "must be a decimal string such as \"12.5\" (at most 40 digits before and after the point)" })
         ).annotateKey(required),
         confirmations: Schema.optionalKey(Confirmations),
         transactionHash: Schema.optionalKey(text(200)),

@@ -146,6 +146,23 @@ describe("API key management", () => {
     expect(login).toMatchObject({ status: 403, body: { error: "Forbidden" } })
     expect((await publicRequest(app.baseUrl, `/api/users/${victim.userId}/checkout-api-keys`, json("GET", undefined, bearer(victim.token)))).status).toBe(200)
   })
+
+  it("cannot be locked out by cross-site GETs that carry only the session cookie, and takes its own id in upper case", async () => {
+    const victim = await signUp()
+    const other = await signUp()
+    const cookie = { cookie: `checkout_session=${victim.token}` }
+    // What any web page can make the victim's browser do (top-level GETs, SameSite=Lax cookie).
+    for (let i = 0; i < 5; i++) {
+      expect((await publicRequest(app.baseUrl, `/api/users/${victim.userId}/checkout-api-keys?userId=x`, { headers: cookie })).status).toBe(400)
+      expect((await publicRequest(app.baseUrl, `/api/dashboard/webhook-settings?userId=x`, { headers: cookie })).status).toBe(400)
+      expect((await publicRequest(app.baseUrl, `/api/users/${other.userId}/checkout-api-keys`, { headers: cookie })).status).toBe(404)
+    }
+    const ownUpper = await publicRequest(app.baseUrl, `/api/users/${victim.userId.toUpperCase()}/checkout-api-keys`, { headers: cookie })
+    expect(ownUpper.status).toBe(200)
+    expect((await publicRequest(app.baseUrl, `/api/users/${victim.userId}/checkout-api-keys`, { headers: cookie })).status).toBe(200)
+    const login = await publicRequest(app.baseUrl, "/api/auth/login", json("POST", { email: victim.email, password: "correct horse battery" }))
+    expect(login.status).toBe(200)
+  })
 })
 
 describe("sign-up closed", () => {
