@@ -3,7 +3,7 @@ import { SqlClient } from "effect/sql"
 import { AppConfig } from "../config/AppConfig.ts"
 import { toDate } from "../db/Values.ts"
 import { constantTimeEqual, generateApiKey, hashApiKey, keyPrefixOf, looksLikeApiKey } from "./ApiKeyFormat.ts"
-import { DUMMY_HASH, hashPassword, verifyPassword } from "./Passwords.ts"
+import { makePasswordHasher } from "./Passwords.ts"
 
 export class InvalidApiKey extends Data.TaggedError("InvalidApiKey")<{}> {}
 export class AccountDisabled extends Data.TaggedError("AccountDisabled")<{}> {}
@@ -68,6 +68,7 @@ export class Accounts extends Context.Service<Accounts, {
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
       const config = yield* AppConfig
+      const passwords = yield* makePasswordHasher(config.passwords)
 
       const setStatus = (merchantId: string, status: "active" | "disabled") =>
         Effect.gen(function*() {
@@ -80,7 +81,7 @@ export class Accounts extends Context.Service<Accounts, {
       const createMerchant = ({ email, isDemo = false, password }: { readonly email: string; readonly isDemo?: boolean; readonly password?: string }) =>
         Effect.gen(function*() {
           const id = crypto.randomUUID()
-          const passwordHash = password === undefined ? null : yield* Effect.promise(() => hashPassword(password))
+          const passwordHash = password === undefined ? null : yield* passwords.hash(password)
           yield* sql`INSERT INTO merchants ${sql.insert({ id, email: email.toLowerCase(), is_demo: isDemo, password_hash: passwordHash })}`
           return id
         })
@@ -121,10 +122,14 @@ export class Accounts extends Context.Service<Accounts, {
           Effect.gen(function*() {
             const rows = yield* sql<Row>`SELECT id, email, created_at, status, password_hash FROM merchants WHERE email = ${email.toLowerCase()}`
             const row = rows[0]
-            const hash = row?.passwordHash === null || row?.passwordHash === undefined ? DUMMY_HASH : String(row.passwordHash)
-            const valid = yield* Effect.promise(() => verifyPassword(password, hash))
-            if (row === undefined || !valid || hash === DUMMY_HASH) return yield* new InvalidCredentials()
+            const stored = row?.passwordHash === null || row?.passwordHash === undefined ? undefined : String(row.passwordHash)
+            const valid = yield* passwords.verify(password, stored)
+            if (row === undefined || stored === undefined || !valid) return yield* new InvalidCredentials()
             if (row.status !== "active") return yield* new AccountDisabled()
+            if (passwords.needsRehash(stored)) {
+              const rehashed = yield* passwords.hash(password)
+              yield* sql`UPDATE merchants SET password_hash = ${rehashed} WHERE id = ${String(row.id)} AND password_hash = ${stored}`
+            }
             return userOf(row)
           }).pipe(Effect.catchTag("SqlError", Effect.die)),
         findUser: (merchantId) =>

@@ -13,13 +13,17 @@ export const rateLimitMessage = (error: RateLimited) => `Rate limit exceeded. Re
  * The service's rate limits, all fixed windows of one minute in a store every instance shares
  * (the database, or Redis when REDIS_URL is set):
  * - the five API-key endpoints: CHECKOUT_API_RATE_LIMIT per merchant account;
- * - dashboard logins: CHECKOUT_LOGIN_RATE_LIMIT per email address;
+ * - dashboard logins: CHECKOUT_LOGIN_RATE_LIMIT per email address, and
+ *   CHECKOUT_LOGIN_ADDRESS_RATE_LIMIT per client address (a flood of random emails);
+ * - sign-ups: CHECKOUT_SIGNUP_RATE_LIMIT per client address;
  * - the public Solana preparation: CHECKOUT_SOLANA_PREPARE_RATE_LIMIT per client IP.
  * A store failure lets the request through (logged): availability wins over limiting.
  */
 export class RateLimits extends Context.Service<RateLimits, {
   readonly api: (merchantId: string) => Effect.Effect<void, RateLimited>
   readonly login: (email: string) => Effect.Effect<void, RateLimited>
+  readonly loginFromAddress: (ip: string) => Effect.Effect<void, RateLimited>
+  readonly signup: (ip: string) => Effect.Effect<void, RateLimited>
   readonly solanaPrepare: (ip: string) => Effect.Effect<void, RateLimited>
 }>()("Accounts/RateLimits") {
   static readonly layer = Layer.effect(
@@ -39,6 +43,8 @@ export class RateLimits extends Context.Service<RateLimits, {
       return {
         api: (merchantId) => consume(`api:${merchantId}`, config.apiRateLimitPerMinute),
         login: (email) => consume(`login:${email.toLowerCase()}`, config.loginAttemptsPerMinute),
+        loginFromAddress: (ip) => consume(`login-ip:${ip}`, config.loginAddressAttemptsPerMinute),
+        signup: (ip) => consume(`signup-ip:${ip}`, config.signupsPerMinute),
         solanaPrepare: (ip) => consume(`solana-prepare:${ip}`, config.solanaPrepareRateLimitPerMinute)
       }
     })

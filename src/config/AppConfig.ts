@@ -1,4 +1,5 @@
-import { Context, Layer, Redacted } from "effect"
+import { Context, Layer, Redacted, Result } from "effect"
+import { IpNetwork } from "effect/net"
 
 export type CheckoutEnv = "development" | "production" | "test"
 export type Role = "api" | "workers" | "all"
@@ -39,6 +40,13 @@ export interface AppConfigShape {
   /** Worker threads for key derivation and QR codes; 0 runs them on the event loop. */
   readonly paymentWorkerThreads: number
   readonly loginAttemptsPerMinute: number
+  /** Logins per minute from one client address (whatever the email). */
+  readonly loginAddressAttemptsPerMinute: number
+  /** Sign-ups per minute from one client address. */
+  readonly signupsPerMinute: number
+  readonly passwords: { readonly logN: number; readonly concurrency: number }
+  /** Proxies whose X-Forwarded-For is believed for the client address (CIDRs); none by default. */
+  readonly trustedProxies: ReadonlyArray<string>
   readonly chains: ChainWatchSettings
 }
 
@@ -103,6 +111,18 @@ const url = (env: Env, name: string, protocols: ReadonlyArray<string>): string |
   } catch {
     throw new ConfigError(`${name} must be a URL starting with ${protocols.join(" or ")} (got "${value}")`)
   }
+}
+
+const cidrList = (env: Env, name: string): ReadonlyArray<string> => {
+  const value = env[name]
+  if (value === undefined || value.trim() === "") return []
+  const entries = value.split(",").map((entry) => entry.trim()).filter((entry) => entry !== "")
+  for (const entry of entries) {
+    if (Result.isFailure(IpNetwork.fromString(entry.includes("/") ? entry : `${entry}/${entry.includes(":") ? 128 : 32}`))) {
+      throw new ConfigError(`${name} must be a comma-separated list of IP networks such as 10.0.0.0/8 (got "${entry}")`)
+    }
+  }
+  return entries
 }
 
 const decimal = (env: Env, name: string, fallback: string): string => {
@@ -196,6 +216,14 @@ export const parseConfig = (env: Env): AppConfigShape => {
     probeThreshold: integer(env, "CHECKOUT_PROBE_THRESHOLD", 5, 1, 1000),
     paymentWorkerThreads: integer(env, "CHECKOUT_PAYMENT_WORKER_THREADS", 1, 0, 16),
     loginAttemptsPerMinute: integer(env, "CHECKOUT_LOGIN_RATE_LIMIT", 10, 1, 100_000),
+    loginAddressAttemptsPerMinute: integer(env, "CHECKOUT_LOGIN_ADDRESS_RATE_LIMIT", 30, 1, 1_000_000),
+    signupsPerMinute: integer(env, "CHECKOUT_SIGNUP_RATE_LIMIT", 5, 1, 1_000_000),
+    passwords: {
+      // Tests run many sign-ups; production and development pay OWASP's cost.
+      logN: integer(env, "CHECKOUT_PASSWORD_SCRYPT_LOG_N", checkoutEnv === "test" ? 12 : 17, production ? 17 : 10, 20),
+      concurrency: integer(env, "CHECKOUT_PASSWORD_HASH_CONCURRENCY", 2, 1, 64)
+    },
+    trustedProxies: cidrList(env, "CHECKOUT_TRUSTED_PROXIES"),
     chains: chainWatchSettings(env),
     servicePrefix: env.CHECKOUT_SERVICE_PREFIX !== undefined && env.CHECKOUT_SERVICE_PREFIX !== "" ? env.CHECKOUT_SERVICE_PREFIX : "checkout"
   }

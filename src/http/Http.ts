@@ -6,6 +6,7 @@ import { charsetProblem, jsonBodyProblem, urlProblem } from "./HostileInput.ts"
 import { PayPageRoutesLive } from "../pay/PayPageHttp.ts"
 import { HttpIncomingMessage } from "effect/http"
 import { HttpApiBuilder, HttpApiScalar } from "effect/http-api"
+import { IpNetwork } from "effect/net"
 import { createServer } from "node:http"
 import { AppConfig } from "../config/AppConfig.ts"
 import { DashboardInvoicesHttpLive } from "../invoices/DashboardInvoicesHttp.ts"
@@ -65,7 +66,12 @@ interface ServerErrorLike {
  * One global middleware, so that nothing depends on the order in which global middleware layers are built.
  */
 const ErrorBoundary = Layer.unwrap(Effect.gen(function*() {
-  const { maxBodyBytes, env } = yield* AppConfig
+  const { maxBodyBytes, env, trustedProxies } = yield* AppConfig
+  const networks = trustedProxies.map((entry) =>
+    IpNetwork.fromStringUnsafe(entry.includes("/") ? entry : `${entry}/${entry.includes(":") ? 128 : 32}`))
+  const clientAddress = networks.length === 0
+    ? <A>(self: A) => self
+    : HttpMiddleware.xForwardedHeaders({ trustedProxies: networks })
   return HttpRouter.middleware((httpEffect) =>
     measureRequests(compressResponse(Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
       env === "production" && request.url.startsWith("/api/dev/")
@@ -73,6 +79,7 @@ const ErrorBoundary = Layer.unwrap(Effect.gen(function*() {
         : request.url.startsWith(PUBLIC_PREFIX)
         ? publicCors(refuseHostileInput(httpEffect))
         : refuseHostileInput(httpEffect)).pipe(
+      clientAddress,
       Effect.provideService(HttpIncomingMessage.MaxBodySize, ByteSize.bytes(maxBodyBytes)),
       Effect.map((response) =>
         response.status === 415 ? jsonError(400, "Content-Type must be application/json") : response

@@ -55,7 +55,14 @@ export const startTestApp = async (overrides: Partial<AppConfigShape> = {}, extr
   // Suites make hundreds of requests per merchant; the rate-limit suite sets the real limit itself.
   // No background workers: suites drive the sweeper and the dispatcher themselves, and with a
   // shared PostgreSQL one suite's workers would otherwise act on another suite's data.
-  const config = { ...parseConfig(env), apiRateLimitPerMinute: 1_000_000, role: "api" as const, ...overrides }
+  const config = {
+    ...parseConfig(env),
+    apiRateLimitPerMinute: 1_000_000,
+    signupsPerMinute: 1_000_000,
+    loginAddressAttemptsPerMinute: 1_000_000,
+    role: "api" as const,
+    ...overrides
+  }
   const scope = Effect.runSync(Scope.make())
   const context = await Effect.runPromise(Layer.buildWithScope(makeApp(Layer.succeed(AppConfig, config), env), scope)) as Context.Context<never>
   const address = Context.get(context as Context.Context<HttpServer.HttpServer>, HttpServer.HttpServer).address
