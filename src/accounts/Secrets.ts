@@ -3,8 +3,8 @@ import { SqlClient } from "effect/sql"
 import { AppConfig } from "../config/AppConfig.ts"
 
 /**
- * Signing and encryption secrets: from configuration when given (required in production),
- * otherwise generated once per database and shared by every instance that uses it.
+ * Signing and encryption secrets: from configuration when given (required in production: the
+ * fallback below is refused there), otherwise generated once per database and shared by every instance that uses it.
  */
 export class Secrets extends Context.Service<Secrets, {
   readonly jwtSecret: Uint8Array
@@ -23,7 +23,12 @@ export class Secrets extends Context.Service<Secrets, {
           return new Uint8Array(Buffer.from(rows[0].value, "base64"))
         }).pipe(Effect.orDie)
       const fromConfig = (value: string | undefined, name: string) =>
-        value !== undefined ? Effect.succeed(new TextEncoder().encode(value)) : stored(name)
+        value !== undefined
+          ? Effect.succeed(new TextEncoder().encode(value))
+          : config.env === "production"
+          // Never a secret kept in the database next to what it protects, whatever built the config.
+          ? Effect.die(new Error(`The ${name} must come from configuration in production (CHECKOUT_JWT_SECRET, CHECKOUT_ENCRYPTION_KEY)`))
+          : stored(name)
       return {
         jwtSecret: yield* fromConfig(config.jwtSecret, "jwt_secret"),
         encryptionKey: yield* fromConfig(config.encryptionKey, "encryption_key")

@@ -1,5 +1,8 @@
+import { Cause, Effect, Exit, Layer } from "effect"
+import { SqlClient } from "effect/sql"
 import { describe, expect, it } from "vitest"
-import { parseConfig } from "../../src/config/AppConfig.ts"
+import { Secrets } from "../../src/accounts/Secrets.ts"
+import { AppConfig, parseConfig } from "../../src/config/AppConfig.ts"
 
 describe("configuration", () => {
   it("has working defaults", () => {
@@ -39,5 +42,18 @@ describe("configuration", () => {
     const config = parseConfig({ CHECKOUT_ENV: "production", ...secrets })
     expect(config.demo).toBe(false)
     expect(config.webhookAllowLoopback).toBe(false)
+  })
+
+  it("never falls back to database-kept secrets in production", async () => {
+    expect(() => parseConfig({ CHECKOUT_ENV: "production", CHECKOUT_ENCRYPTION_KEY: "k".repeat(40) }))
+      .toThrow(/CHECKOUT_JWT_SECRET is required when CHECKOUT_ENV=production/)
+    const production = { ...parseConfig({ CHECKOUT_ENV: "test" }), env: "production" as const, jwtSecret: undefined }
+    let touched = false
+    const database = Layer.succeed(SqlClient.SqlClient, new Proxy({}, { get: () => (touched = true) }) as SqlClient.SqlClient)
+    const exit = await Effect.runPromiseExit(Effect.scoped(Layer.build(
+      Secrets.layer.pipe(Layer.provide([Layer.succeed(AppConfig, production), database]))
+    )))
+    expect(Exit.isFailure(exit) && Cause.pretty(exit.cause)).toMatch(/jwt_secret must come from configuration in production/)
+    expect(touched).toBe(false)
   })
 })
