@@ -17,7 +17,8 @@ export const rateLimitMessage = (error: RateLimited) => `Rate limit exceeded. Re
  *   CHECKOUT_LOGIN_ADDRESS_RATE_LIMIT per client address (a flood of random emails);
  * - sign-ups: CHECKOUT_SIGNUP_RATE_LIMIT per client address;
  * - the public Solana preparation: CHECKOUT_SOLANA_PREPARE_RATE_LIMIT per client IP.
- * A store failure lets the request through (logged): availability wins over limiting.
+ * A store failure, or no answer within CHECKOUT_RATE_LIMIT_STORE_TIMEOUT_MS, lets the request
+ * through (logged): availability wins over limiting.
  */
 export class RateLimits extends Context.Service<RateLimits, {
   readonly api: (merchantId: string) => Effect.Effect<void, RateLimited>
@@ -31,6 +32,7 @@ export class RateLimits extends Context.Service<RateLimits, {
     Effect.gen(function*() {
       const limiter = yield* RateLimiter.RateLimiter
       const config = yield* AppConfig
+      const storeWait = Duration.millis(config.rateLimitStoreTimeoutMs)
       const consume = (key: string, limit: number) =>
         limiter.consume({ key, limit, window: Duration.minutes(1), algorithm: "fixed-window", onExceeded: "fail" }).pipe(
           Effect.asVoid,
@@ -38,7 +40,13 @@ export class RateLimits extends Context.Service<RateLimits, {
             error.reason._tag === "RateLimitExceeded"
               ? Effect.fail(new RateLimited({ retryAfterSeconds: Math.max(1, Math.ceil(Duration.toSeconds(error.reason.retryAfter))) }))
               : Effect.logWarning("Rate limit store unavailable; request allowed", error)
-          )
+          ),
+          // A store that does not answer (Redis or PostgreSQL stalled, a client queueing commands
+          // while it reconnects) must not hold the request: after a bounded wait it is let through.
+          Effect.timeoutOrElse({
+            duration: storeWait,
+            orElse: () => Effect.logWarning(`Rate limit store did not answer within ${config.rateLimitStoreTimeoutMs} ms; request allowed`)
+          })
         )
       return {
         api: (merchantId) => consume(`api:${merchantId}`, config.apiRateLimitPerMinute),

@@ -44,6 +44,8 @@ export interface AppConfigShape {
   readonly loginAddressAttemptsPerMinute: number
   /** Sign-ups per minute from one client address. */
   readonly signupsPerMinute: number
+  /** How long a request waits for the rate-limit store before it is let through. */
+  readonly rateLimitStoreTimeoutMs: number
   readonly passwords: { readonly logN: number; readonly concurrency: number }
   /** Proxies whose X-Forwarded-For is believed for the client address (CIDRs); none by default. */
   readonly trustedProxies: ReadonlyArray<string>
@@ -218,6 +220,7 @@ export const parseConfig = (env: Env): AppConfigShape => {
     loginAttemptsPerMinute: integer(env, "CHECKOUT_LOGIN_RATE_LIMIT", 10, 1, 100_000),
     loginAddressAttemptsPerMinute: integer(env, "CHECKOUT_LOGIN_ADDRESS_RATE_LIMIT", 30, 1, 1_000_000),
     signupsPerMinute: integer(env, "CHECKOUT_SIGNUP_RATE_LIMIT", 5, 1, 1_000_000),
+    rateLimitStoreTimeoutMs: integer(env, "CHECKOUT_RATE_LIMIT_STORE_TIMEOUT_MS", 100, 10, 60_000),
     passwords: {
       // Tests run many sign-ups; production and development pay OWASP's cost.
       logN: integer(env, "CHECKOUT_PASSWORD_SCRYPT_LOG_N", checkoutEnv === "test" ? 12 : 17, production ? 17 : 10, 20),

@@ -1,0 +1,75 @@
+import { createServer, type Server, type Socket, connect } from "node:net"
+
+/**
+ * A loopback TCP proxy in front of a real server (Redis, PostgreSQL), to make it fail the ways
+ * networks do: `stall()` keeps every connection open but forwards nothing (a black hole),
+ * `cut()` drops every connection and refuses new ones (the server is down), `restore()` ends both.
+ */
+export interface TcpProxy {
+  readonly port: number
+  readonly stall: () => void
+  readonly cut: () => Promise<void>
+  readonly restore: () => Promise<void>
+  readonly close: () => Promise<void>
+}
+
+export const startTcpProxy = async (target: { readonly host: string; readonly port: number }): Promise<TcpProxy> => {
+  const pairs = new Set<{ client: Socket; upstream: Socket }>()
+  let stalled = false
+  const onConnection = (client: Socket) => {
+    const upstream = connect(target.port, target.host)
+    const pair = { client, upstream }
+    pairs.add(pair)
+    const forward = (from: Socket, to: Socket) =>
+      from.on("data", (chunk) => {
+        if (!stalled) to.write(chunk)
+      })
+    forward(client, upstream)
+    forward(upstream, client)
+    const end = () => {
+      pairs.delete(pair)
+      client.destroy()
+      upstream.destroy()
+    }
+    client.on("error", end).on("close", end)
+    upstream.on("error", end).on("close", end)
+  }
+  let server: Server = createServer(onConnection)
+  const listen = (port: number) => new Promise<number>((resolve) => server.listen(port, "127.0.0.1", () => resolve((server.address() as { port: number }).port)))
+  const port = await listen(0)
+  const closeServer = () => new Promise<void>((resolve) => server.close(() => resolve()))
+  let listening = true
+  return {
+    port,
+    stall: () => {
+      stalled = true
+    },
+    cut: async () => {
+      stalled = false
+      for (const { client, upstream } of pairs) {
+        client.destroy()
+        upstream.destroy()
+      }
+      pairs.clear()
+      if (listening) {
+        listening = false
+        await closeServer()
+      }
+    },
+    restore: async () => {
+      stalled = false
+      if (!listening) {
+        server = createServer(onConnection)
+        await listen(port)
+        listening = true
+      }
+    },
+    close: async () => {
+      for (const { client, upstream } of pairs) {
+        client.destroy()
+        upstream.destroy()
+      }
+      if (listening) await closeServer()
+    }
+  }
+}
