@@ -7,6 +7,8 @@ export class InvalidCursor extends Data.TaggedError("InvalidCursor")<{}> {}
 
 export interface AttemptView {
   readonly attemptedAt: string
+  /** Where this attempt went (the URL configured at its time); null for attempts before it was recorded. */
+  readonly url: string | null
   readonly statusCode: number | null
   readonly durationMs: number
   readonly error: string | null
@@ -45,7 +47,7 @@ export type DeliveryRow = Record<string, unknown>
 const DEFAULT_PAGE = 50
 const MAX_PAGE = 200
 
-const ATTEMPTS_JSON = `COALESCE((SELECT json_agg(json_build_object('attemptedAt', a.attempted_at, 'statusCode', a.status_code,
+const ATTEMPTS_JSON = `COALESCE((SELECT json_agg(json_build_object('attemptedAt', a.attempted_at, 'url', a.url, 'statusCode', a.status_code,
   'durationMs', a.duration_ms, 'error', a.error, 'responseExcerpt', a.response_excerpt, 'manual', a.manual) ORDER BY a.id)
   FROM webhook_attempts a WHERE a.delivery_id = d.id), '[]'::json)`
 
@@ -63,6 +65,7 @@ const deliveryView = (row: DeliveryRow): DeliveryView => ({
   createdAt: toDate(row.createdAt).toISOString(),
   attempts: (row.attemptsJson as Array<DeliveryRow>).map((attempt) => ({
     attemptedAt: toDate(attempt.attemptedAt).toISOString(),
+    url: toStringOrNull(attempt.url),
     statusCode: attempt.statusCode === null ? null : toNumber(attempt.statusCode),
     durationMs: toNumber(attempt.durationMs),
     error: toStringOrNull(attempt.error),

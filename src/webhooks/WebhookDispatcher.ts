@@ -129,13 +129,15 @@ export class WebhookDispatcher extends Context.Service<WebhookDispatcher, {
       }).pipe(sql.withTransaction, Effect.orDie, Effect.withSpan("WebhookDispatcher.fanOut"))
 
       /**
-       * Builds the signed request from the latest invoice state and sends it; never fails. An
+       * Builds the signed request from the latest invoice state and sends it to the URL configured
+       * now (a retry follows a changed URL; the attempt records where it went); never fails. An
        * interruption aborts the request through the promise's signal.
        */
       const send = (delivery: Outgoing) =>
         Effect.gen(function*() {
-          const secret = yield* settings.signingSecret(delivery.merchantId)
-          if (secret === null) return notSent("no signing secret is configured")
+          const { url, secret } = yield* settings.destination(delivery.merchantId)
+          if (url === null) return { ...notSent("no webhook URL is configured"), url: delivery.url }
+          if (secret === null) return { ...notSent("no signing secret is configured"), url }
           const parts = yield* invoices.find(delivery.invoiceId)
           const body = JSON.stringify({ event: delivery.event, invoice: parts === undefined ? null : webhookInvoiceView(parts.invoice) })
           const headers = {
@@ -145,18 +147,20 @@ export class WebhookDispatcher extends Context.Service<WebhookDispatcher, {
             "x-checkout-event": delivery.event,
             "x-checkout-delivery": delivery.id
           }
-          return yield* Effect.promise((signal) =>
-            sendWebhook({ url: delivery.url, body, headers, resolve, connect, allowLoopback: webhookAllowLoopback, signal })
+          const result = yield* Effect.promise((signal) =>
+            sendWebhook({ url, body, headers, resolve, connect, allowLoopback: webhookAllowLoopback, signal })
           )
-        }).pipe(Effect.catchTag("SecretUnreadable", (error) => Effect.succeed(notSent(error.reason))))
+          return { ...result, url }
+        }).pipe(Effect.catchTag("SecretUnreadable", (error) => Effect.succeed({ ...notSent(error.reason), url: delivery.url })))
 
-      /** The attempt and the delivery's new state, in one transaction. */
-      const record = (deliveryId: string, result: SendResult, manual: boolean) =>
+      /** The attempt and the delivery's new state, in one transaction; the delivery shows the URL last attempted. */
+      const record = (deliveryId: string, result: SendResult & { readonly url: string }, manual: boolean) =>
         Effect.gen(function*() {
           const at = yield* now
           yield* sql`INSERT INTO webhook_attempts ${
             sql.insert({
               delivery_id: deliveryId,
+              url: result.url,
               attempted_at: new Date(at),
               status_code: result.statusCode,
               duration_ms: result.durationMs,
@@ -174,7 +178,7 @@ export class WebhookDispatcher extends Context.Service<WebhookDispatcher, {
             : manual
             ? { status: String(current.status), nextAttemptAt: current.nextAttemptAt }
             : afterAttempt(attemptCount, result.ok, at)
-          yield* sql`UPDATE webhook_deliveries SET attempt_count = ${attemptCount}, status = ${next.status},
+          yield* sql`UPDATE webhook_deliveries SET attempt_count = ${attemptCount}, status = ${next.status}, url = ${result.url},
             next_attempt_at = ${next.nextAttemptAt}, lease_until = ${manual ? sql`lease_until` : null},
             last_status_code = ${result.statusCode}, updated_at = ${new Date(at)} WHERE id = ${deliveryId}`
         }).pipe(sql.withTransaction, Effect.orDie)

@@ -33,8 +33,12 @@ export class WebhookSettings extends Context.Service<WebhookSettings, {
   ) => Effect.Effect<WebhookSettingsRecord, InvalidWebhookUrl>
   /** Creates or replaces the signing secret and returns it: the only time it is shown. */
   readonly rotateSecret: (merchantId: string) => Effect.Effect<string>
-  /** The plain signing secret, for signing; null when none was created. */
-  readonly signingSecret: (merchantId: string) => Effect.Effect<string | null, SecretUnreadable>
+  /**
+   * Where and how an attempt sends now: the URL configured at this moment (null: none) and the
+   * plain signing secret (null when none was created). Read at every attempt, so that retries
+   * follow a changed URL.
+   */
+  readonly destination: (merchantId: string) => Effect.Effect<{ readonly url: string | null; readonly secret: string | null }, SecretUnreadable>
 }>()("Webhooks/WebhookSettings") {
   static readonly layer = Layer.effect(
     WebhookSettings,
@@ -73,12 +77,13 @@ export class WebhookSettings extends Context.Service<WebhookSettings, {
             secret_created_at = now(), updated_at = now()`.pipe(Effect.orDie)
           return secret
         }),
-        signingSecret: (merchantId) =>
-          Effect.flatMap(load(merchantId), (row) => {
+        destination: (merchantId) =>
+          Effect.flatMap(load(merchantId), (row): Effect.Effect<{ url: string | null; secret: string | null }, SecretUnreadable> => {
+            const url = toStringOrNull(row?.url)
             const sealed = toStringOrNull(row?.secretCiphertext)
-            if (sealed === null) return Effect.succeed(null)
+            if (sealed === null) return Effect.succeed({ url, secret: null })
             return Effect.try({
-              try: () => openSecret(sealed, encryptionKey),
+              try: () => ({ url, secret: openSecret(sealed, encryptionKey) }),
               catch: () => new SecretUnreadable({ reason: "the signing secret cannot be decrypted with the configured encryption key" })
             })
           })

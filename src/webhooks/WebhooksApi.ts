@@ -15,6 +15,7 @@ const SettingsView = Schema.Struct({
 
 const Attempt = Schema.Struct({
   attemptedAt: Schema.String,
+  url: Schema.NullOr(Schema.String).annotate({ description: "The URL this attempt was sent to: the one configured at the time of the attempt." }),
   statusCode: Schema.NullOr(Schema.Number),
   durationMs: Schema.Number,
   error: Schema.NullOr(Schema.String),

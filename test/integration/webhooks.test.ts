@@ -105,7 +105,7 @@ describe("delivery", () => {
     for (const delivery of log) {
       expect(delivery).toMatchObject({ invoiceId: invoice.id, url: plain.url(path), status: "delivered", attemptCount: 1, lastStatusCode: 200, nextAttemptAt: null })
       expect(delivery.attempts).toEqual([
-        { attemptedAt: expect.any(String), statusCode: 200, durationMs: expect.any(Number), error: null, responseExcerpt: "thanks", manual: false }
+        { attemptedAt: expect.any(String), url: plain.url(path), statusCode: 200, durationMs: expect.any(Number), error: null, responseExcerpt: "thanks", manual: false }
       ])
     }
   })
@@ -184,6 +184,27 @@ describe("delivery", () => {
       expect(gapsBetween(delivery.attempts), kind).toEqual([60_000, 300_000, 900_000])
       for (const attempt of delivery.attempts) expect(attempt, kind).toMatchObject({ ...expected[kind], manual: false })
     }
+  })
+
+  it("sends each retry to the URL configured at attempt time and records it per attempt", async () => {
+    const paths = { old: newPath(), moved: newPath() }
+    plain.on(paths.old, (response) => response.writeHead(503).end("down"))
+    plain.on(paths.moved, (response) => response.writeHead(200).end("ok"))
+    const merchant = await harness.newMerchant()
+    await harness.configure(merchant, plain.url(paths.old))
+    await harness.createInvoice(merchant)
+    const counts = await harness.stepThrough({}, ["30 seconds", "30 seconds"], () => [plain.received(paths.old).length, plain.received(paths.moved).length])
+    expect(counts.at(-1)).toEqual([2, 0])
+
+    const changed = await merchant.dashboard("/api/dashboard/webhook-settings", { method: "PUT", body: { url: plain.url(paths.moved) } })
+    expect(changed.status).toBe(200)
+    // A fresh clock starts at the real now again: the third attempt is due 1 + 5 minutes after it.
+    await harness.stepThrough({}, ["6 minutes"], () => null)
+    expect(plain.received(paths.old)).toHaveLength(2)
+    expect(plain.received(paths.moved)).toHaveLength(1)
+    const [delivery] = await harness.deliveriesOf(merchant)
+    expect(delivery).toMatchObject({ status: "delivered", url: plain.url(paths.moved), attemptCount: 3 })
+    expect(delivery.attempts.map((attempt: { url: string }) => attempt.url)).toEqual([plain.url(paths.old), plain.url(paths.old), plain.url(paths.moved)])
   })
 
   it("connects only to the address it checked, keeping the host name in Host and TLS SNI", async () => {
