@@ -29,7 +29,7 @@ const Repositories = Layer.mergeAll(
   InvoiceRepo.layer,
   CheckoutSettingsRepo.layer,
   Accounts.layer,
-  IdempotencyStore.layer(24),
+  IdempotencyStore.layer,
   Sessions.layer,
   WebhookSettings.layer,
   RateLimits.layer.pipe(Layer.provide(RateLimits.store))

@@ -27,6 +27,8 @@ export interface AppConfigShape {
   readonly sweepIntervalMs: number
   readonly maxBodyBytes: number
   readonly idempotencyTtlHours: number
+  /** How long a running Idempotency-Key claim holds without renewal (renewed every third of it). */
+  readonly idempotencyLeaseMs: number
   readonly servicePrefix: string
   readonly price: {
     readonly url: string | undefined
@@ -207,6 +209,7 @@ export const parseConfig = (env: Env): AppConfigShape => {
     sweepIntervalMs: integer(env, "CHECKOUT_SWEEP_INTERVAL_MS", 5_000, 100, 3_600_000),
     maxBodyBytes: integer(env, "CHECKOUT_MAX_BODY_BYTES", 65_536, 1_024, 10_485_760),
     idempotencyTtlHours: 24,
+    idempotencyLeaseMs: integer(env, "CHECKOUT_IDEMPOTENCY_LEASE_MS", 30_000, 1_000, 3_600_000),
     price: {
       url: url(env, "CHECKOUT_PRICE_URL", ["http:", "https:"]),
       jsonPath: env.CHECKOUT_PRICE_JSON_PATH || "bitcoin.usd",

@@ -16,6 +16,7 @@ import migration0008 from "./migrations/0008_mempool_evidence.ts"
 import migration0009 from "./migrations/0009_solana_watcher.ts"
 import migration0012 from "./migrations/0012_outbox_notify.ts"
 import migration0013 from "./migrations/0013_attempt_url.ts"
+import migration0014 from "./migrations/0014_idempotency_lease.ts"
 
 /** Column names are mapped; JSON values (merchant metadata) are never touched. */
 const naming = { transformQueryNames: Str.camelToSnake, transformResultNames: Str.snakeToCamel, transformJson: false }
@@ -69,7 +70,8 @@ export const migrations = Migrator.fromRecord({
   "0009_solana_watcher": migration0009,
   "0012_outbox_notify": migration0012,
   // 0010 and 0011 were never used; ids only grow (the migrator runs ids above the last applied).
-  "0013_attempt_url": migration0013
+  "0013_attempt_url": migration0013,
+  "0014_idempotency_lease": migration0014
 })
 
 export const runMigrations = Migrator.make({})({ loader: migrations })

@@ -12,6 +12,7 @@ import {
   TooManyRequests,
   Unauthorized
 } from "./ApiErrors.ts"
+import { IdempotencyClaim } from "../db/IdempotencyClaim.ts"
 import { IdempotencyStore } from "./IdempotencyStore.ts"
 
 const errorByStatus: Record<number, new(args: { error: string }) => ApiError> = {
@@ -41,9 +42,14 @@ export const requestHash = (payload: unknown): string => bytesToHex(sha256(new T
 /**
  * Runs a POST use case at most once per `Idempotency-Key`: the same key and body replay the
  * stored outcome (success or 4xx) for the retention period; another body, or a request still
- * running, answers 409; a 5xx or a crash stores nothing, so a retry runs again.
+ * running, answers 409; a 5xx or an interruption stores nothing, so a retry runs again.
+ *
+ * A running claim is a lease renewed every third of its length while the use case runs. When the
+ * process dies, the lease runs out and a retry takes the claim over: if the dead run had already
+ * committed its change (the repository marks the claim with the resource in the same statement),
+ * `recover` answers with that resource; otherwise the use case runs again. Never twice.
  */
-export const withIdempotency = <A, R>(
+export const withIdempotency = <A, R, R2>(
   request: {
     readonly merchantId: string
     readonly scope: string
@@ -51,8 +57,9 @@ export const withIdempotency = <A, R>(
     readonly payload: unknown
     readonly successStatus: number
   },
-  run: Effect.Effect<A, ApiError, R>
-): Effect.Effect<A, ApiError, R | IdempotencyStore> =>
+  run: Effect.Effect<A, ApiError, R>,
+  recover: (resourceId: string) => Effect.Effect<A, ApiError, R2>
+): Effect.Effect<A, ApiError, R | R2 | IdempotencyStore> =>
   Effect.gen(function*() {
     const { key, merchantId, scope } = request
     if (key === undefined) return yield* run
@@ -62,6 +69,7 @@ export const withIdempotency = <A, R>(
     const store = yield* IdempotencyStore
     const now = new Date(yield* Clock.currentTimeMillis)
     const begun = yield* store.begin(merchantId, scope, key, requestHash(request.payload), now)
+    const completed = (value: A) => store.complete(merchantId, scope, key, request.successStatus, JSON.stringify(value))
     switch (begun._tag) {
       case "Mismatch":
         return yield* new Conflict({ error: "Idempotency-Key was already used with a different request body" })
@@ -73,11 +81,21 @@ export const withIdempotency = <A, R>(
         const ErrorClass = errorByStatus[begun.status] ?? Conflict
         return yield* new ErrorClass({ error: (body as { error: string }).error })
       }
+      case "Recover":
+        return yield* recover(begun.resourceId).pipe(Effect.tap(completed))
       case "Started":
         break
     }
-    return yield* run.pipe(
-      Effect.tap((value) => store.complete(merchantId, scope, key, request.successStatus, JSON.stringify(value))),
+    const renewal = Effect.sleep(Math.max(1, Math.floor(store.settings.leaseMs / 3))).pipe(
+      Effect.andThen(Clock.currentTimeMillis),
+      Effect.flatMap((at) => store.renew(merchantId, scope, key, new Date(at))),
+      Effect.forever
+    )
+    return yield* Effect.scoped(Effect.gen(function*() {
+      yield* Effect.forkScoped(renewal)
+      return yield* run.pipe(Effect.provideService(IdempotencyClaim, { merchantId, scope, key }))
+    })).pipe(
+      Effect.tap(completed),
       Effect.tapError((error) => {
         const status = statusOf(error)
         return status >= 500

@@ -1,5 +1,6 @@
-import { Context, Effect, Layer } from "effect"
+import { Context, Effect, Layer, Option } from "effect"
 import { SqlClient, type Statement } from "effect/sql"
+import { IdempotencyClaim } from "../db/IdempotencyClaim.ts"
 import type { InvoiceRecord, OutboxEvent, PaymentOptionRecord, PaymentRecord } from "../domain/Invoice.ts"
 import { EVIDENCE_LOCK_COLUMNS, EVIDENCE_READ_COLUMNS, INVOICE_READ_COLUMNS } from "./InvoiceReadSql.ts"
 import { invoiceColumns, invoiceFromRow, optionFromRow, paymentFromRow } from "./InvoiceRows.ts"
@@ -175,19 +176,28 @@ export class InvoiceRepo extends Context.Service<InvoiceRepo, {
           Effect.orDie
         )
 
+      /** `, claimed AS (...)`: marks the running request's Idempotency-Key with the invoice, when there is one. */
+      const claimMark = (invoiceId: string) =>
+        Effect.map(Effect.serviceOption(IdempotencyClaim), (claim) =>
+          Option.isNone(claim)
+            ? sql``
+            : sql`, claimed AS (UPDATE idempotency_keys SET resource_id = ${invoiceId}
+                WHERE merchant_id = ${claim.value.merchantId} AND scope = ${claim.value.scope} AND key = ${claim.value.key})`)
+
       return {
         withTransaction: (effect) => sql.withTransaction(effect).pipe(Effect.catchTag("SqlError", Effect.die)),
         // One statement, so one round trip and atomic without BEGIN/COMMIT; the foreign keys of the
         // options and the outbox rows are checked at its end, when the invoice row exists.
-        insert: (invoice, options, events) => {
-          const optionsInsert = options.length === 0
-            ? sql``
-            : sql`, options AS (INSERT INTO payment_options ${sql.insert(rowsOf(options.map(optionColumns)))})`
-          return (events.length === 0
-            ? sql`WITH invoice AS (INSERT INTO invoices ${sql.insert(invoiceColumns(invoice))})${optionsInsert} SELECT 1`
-            : sql`WITH invoice AS (INSERT INTO invoices ${sql.insert(invoiceColumns(invoice))})${optionsInsert}
-              INSERT INTO outbox ${sql.insert(outboxRows(events))}`).pipe(Effect.asVoid, Effect.orDie)
-        },
+        insert: (invoice, options, events) =>
+          Effect.flatMap(claimMark(invoice.id), (claimed) => {
+            const optionsInsert = options.length === 0
+              ? sql``
+              : sql`, options AS (INSERT INTO payment_options ${sql.insert(rowsOf(options.map(optionColumns)))})`
+            return (events.length === 0
+              ? sql`WITH invoice AS (INSERT INTO invoices ${sql.insert(invoiceColumns(invoice))})${optionsInsert}${claimed} SELECT 1`
+              : sql`WITH invoice AS (INSERT INTO invoices ${sql.insert(invoiceColumns(invoice))})${optionsInsert}${claimed}
+                INSERT INTO outbox ${sql.insert(outboxRows(events))}`).pipe(Effect.asVoid, Effect.orDie)
+          }),
         find: (id) =>
           untransformed<Row>`SELECT ${sql.literal(INVOICE_READ_COLUMNS)} FROM invoices i WHERE i.id = ${id}`.pipe(
             Effect.map((rows) =>
@@ -223,13 +233,14 @@ export class InvoiceRepo extends Context.Service<InvoiceRepo, {
               : yield* listPayments(String(row.id))
             return evidenceStateOf(row, payments)
           }).pipe(Effect.orDie),
-        save: (invoice, events) => {
-          // The update and its outbox events in one statement (one round trip).
-          return (events.length === 0
-            ? sql`UPDATE invoices SET ${sql.update(mutableValues(invoice))} WHERE id = ${invoice.id}`
-            : sql`WITH updated AS (UPDATE invoices SET ${sql.update(mutableValues(invoice))} WHERE id = ${invoice.id} RETURNING id)
-                INSERT INTO outbox ${sql.insert(outboxRows(events))}`).pipe(Effect.asVoid, Effect.orDie)
-        },
+        save: (invoice, events) =>
+          // The update, its outbox events and the request's idempotency mark in one statement.
+          Effect.flatMap(claimMark(invoice.id), (claimed) =>
+            (events.length === 0
+              ? sql`WITH updated AS (UPDATE invoices SET ${sql.update(mutableValues(invoice))} WHERE id = ${invoice.id} RETURNING id)${claimed}
+                SELECT 1`
+              : sql`WITH updated AS (UPDATE invoices SET ${sql.update(mutableValues(invoice))} WHERE id = ${invoice.id} RETURNING id)${claimed}
+                INSERT INTO outbox ${sql.insert(outboxRows(events))}`).pipe(Effect.asVoid, Effect.orDie)),
         saveWith: (write, invoice, events) => savePaymentChange(sql``, write(sql`TRUE`), invoice, events),
         saveIfUnchanged: (version, write, invoice, events) =>
           savePaymentChange(

@@ -21,6 +21,9 @@ export const MerchantHttpLive = HttpApiBuilder.group(Api, "merchant", (handlers)
     const invoices = yield* Invoices
     const { publicUrl } = yield* AppConfig
     const view = (parts: Parameters<typeof merchantInvoiceView>[0]) => merchantInvoiceView(parts, publicUrl)
+    /** The answer to a retry whose first run died after committing: the invoice as it is now. */
+    const recovered = (merchantId: string) => (invoiceId: string) =>
+      invoices.get(merchantId, invoiceId).pipe(Effect.map(view), mapDomainErrors)
     return handlers
       .handle("create", ({ payload, headers }) =>
         Effect.gen(function*() {
@@ -30,7 +33,8 @@ export const MerchantHttpLive = HttpApiBuilder.group(Api, "merchant", (handlers)
             invoices.create(merchant, payload).pipe(
               Effect.map(({ invoice, options }) => view({ invoice, options })),
               mapDomainErrors
-            )
+            ),
+            recovered(merchant.merchantId)
           ).pipe(Effect.map((created) => jsonResponse(Invoice, created, 201)))
         }))
       .handle("detail", ({ params }) =>
@@ -49,7 +53,8 @@ export const MerchantHttpLive = HttpApiBuilder.group(Api, "merchant", (handlers)
           return yield* withIdempotency(
             // An omitted body is the empty object: the same idempotent request either way.
             { merchantId: merchant.merchantId, scope: `void:${params.id}`, key: headers["idempotency-key"], payload: payload ?? {}, successStatus: 200 },
-            invoices.void(merchant.merchantId, params.id).pipe(Effect.map(view), mapDomainErrors)
+            invoices.void(merchant.merchantId, params.id).pipe(Effect.map(view), mapDomainErrors),
+            recovered(merchant.merchantId)
           )
         }))
       .handle("recordPayment", ({ params, payload, headers }) =>
@@ -63,7 +68,8 @@ export const MerchantHttpLive = HttpApiBuilder.group(Api, "merchant", (handlers)
               payload,
               successStatus: 200
             },
-            invoices.recordPayment(merchant.merchantId, params.id, payload.note).pipe(Effect.map(view), mapDomainErrors)
+            invoices.recordPayment(merchant.merchantId, params.id, payload.note).pipe(Effect.map(view), mapDomainErrors),
+            recovered(merchant.merchantId)
           )
         }))
   }))

@@ -61,6 +61,8 @@ export const startTestApp = async (overrides: Partial<AppConfigShape> = {}, extr
     signupsPerMinute: 1_000_000,
     loginAddressAttemptsPerMinute: 1_000_000,
     role: "api" as const,
+    // A production configuration always carries its secrets (parseConfig requires them).
+    ...(overrides.env === "production" ? { jwtSecret: "test-jwt-secret-".repeat(3), encryptionKey: "test-encryption-key-".repeat(3) } : {}),
     ...overrides
   }
   const scope = Effect.runSync(Scope.make())
