@@ -8,6 +8,7 @@ import { ChainWatchers } from "./chains/ChainWatchers.ts"
 import { ForwarderSweeper } from "./chains/evm/ForwarderSweeper.ts"
 import { SolanaPrepare } from "./chains/solana/SolanaPrepare.ts"
 import { SolanaRpc } from "./chains/solana/SolanaRpc.ts"
+import { DatabaseAvailability } from "./db/DatabaseAvailability.ts"
 import { AppConfig } from "./config/AppConfig.ts"
 import { DatabaseLive } from "./db/Database.ts"
 import { DemoMerchantLive } from "./demo/DemoMerchant.ts"
@@ -30,6 +31,7 @@ const Repositories = Layer.mergeAll(
   CheckoutSettingsRepo.layer,
   Accounts.layer,
   IdempotencyStore.layer,
+  DatabaseAvailability.layer,
   Sessions.layer,
   WebhookSettings.layer,
   RateLimits.layer.pipe(Layer.provide(RateLimits.store))

@@ -29,6 +29,11 @@ export interface AppConfigShape {
   readonly idempotencyTtlHours: number
   /** How long a running Idempotency-Key claim holds without renewal (renewed every third of it). */
   readonly idempotencyLeaseMs: number
+  /** A request's time budget; past it the answer is 503 (a stalled database, most likely). */
+  readonly requestTimeoutMs: number
+  readonly databaseConnectTimeoutMs: number
+  /** PostgreSQL's statement_timeout for the service's connections (a PostgreSQL server only). */
+  readonly databaseStatementTimeoutMs: number
   readonly servicePrefix: string
   readonly price: {
     readonly url: string | undefined
@@ -210,6 +215,9 @@ export const parseConfig = (env: Env): AppConfigShape => {
     maxBodyBytes: integer(env, "CHECKOUT_MAX_BODY_BYTES", 65_536, 1_024, 10_485_760),
     idempotencyTtlHours: 24,
     idempotencyLeaseMs: integer(env, "CHECKOUT_IDEMPOTENCY_LEASE_MS", 30_000, 1_000, 3_600_000),
+    requestTimeoutMs: integer(env, "CHECKOUT_REQUEST_TIMEOUT_MS", 10_000, 100, 600_000),
+    databaseConnectTimeoutMs: integer(env, "CHECKOUT_DB_CONNECT_TIMEOUT_MS", 5_000, 100, 600_000),
+    databaseStatementTimeoutMs: integer(env, "CHECKOUT_DB_STATEMENT_TIMEOUT_MS", 30_000, 100, 3_600_000),
     price: {
       url: url(env, "CHECKOUT_PRICE_URL", ["http:", "https:"]),
       jsonPath: env.CHECKOUT_PRICE_JSON_PATH || "bitcoin.usd",

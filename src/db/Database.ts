@@ -1,7 +1,7 @@
 import { PGlite } from "@electric-sql/pglite"
 import { PGLiteSocketServer } from "@electric-sql/pglite-socket"
 import { PgClient } from "@effect/sql-pg"
-import { Effect, Layer, Redacted, String as Str } from "effect"
+import { Duration, Effect, Layer, Redacted, String as Str } from "effect"
 import { Migrator, SqlClient } from "effect/sql"
 import { mkdirSync } from "node:fs"
 import { AppConfig } from "../config/AppConfig.ts"
@@ -55,8 +55,17 @@ const embeddedClient = (dataDir: string) =>
  * longer cost six socket writes and six backend wake-ups each. Transactions still reserve a
  * connection of their own. Only for a PostgreSQL server: PGlite has a single connection anyway.
  */
-const serverClient = (url: string, multiplex: boolean) =>
-  PgClient.layer({ url: Redacted.make(url), maxConnections: 10, multiplex, ...naming })
+const serverClient = (url: string, multiplex: boolean, timeouts: { readonly connectMs: number; readonly statementMs: number }) =>
+  PgClient.layer({
+    url: Redacted.make(url),
+    maxConnections: 10,
+    multiplex,
+    connectTimeout: Duration.millis(timeouts.connectMs),
+    // TCP keep-alive notices a silently dead server on idle connections; statement_timeout bounds a query.
+    keepAlive: Duration.seconds(10),
+    startupParameters: { statement_timeout: String(timeouts.statementMs) },
+    ...naming
+  })
 
 export const migrations = Migrator.fromRecord({
   "0001_core_tables": migration0001,
@@ -80,7 +89,12 @@ export const runMigrations = Migrator.make({})({ loader: migrations })
 export const DatabaseLive = Layer.unwrap(
   Effect.gen(function*() {
     const config = yield* AppConfig
-    const client = config.databaseUrl !== undefined ? serverClient(config.databaseUrl, config.databaseMultiplex) : embeddedClient(config.dataDir)
+    const client = config.databaseUrl !== undefined
+      ? serverClient(config.databaseUrl, config.databaseMultiplex, {
+        connectMs: config.databaseConnectTimeoutMs,
+        statementMs: config.databaseStatementTimeoutMs
+      })
+      : embeddedClient(config.dataDir)
     const migrated = Layer.effectDiscard(runMigrations.pipe(Effect.orDie))
     return Layer.provideMerge(migrated, client)
   })

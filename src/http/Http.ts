@@ -1,5 +1,5 @@
 import { NodeHttpServer } from "@effect/platform-node"
-import { ByteSize, Cause, Effect, Layer } from "effect"
+import { ByteSize, Cause, Duration, Effect, Layer } from "effect"
 import { HttpMiddleware, HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { compressResponse } from "./Compression.ts"
 import { charsetProblem, jsonBodyProblem, urlProblem } from "./HostileInput.ts"
@@ -9,6 +9,7 @@ import { HttpApiBuilder, HttpApiScalar } from "effect/http-api"
 import { IpNetwork } from "effect/net"
 import { createServer } from "node:http"
 import { AppConfig } from "../config/AppConfig.ts"
+import { DatabaseAvailability } from "../db/DatabaseAvailability.ts"
 import { DashboardInvoicesHttpLive } from "../invoices/DashboardInvoicesHttp.ts"
 import { DevSimulatorHttpLive } from "../invoices/DevSimulatorHttp.ts"
 import { MerchantHttpLive, PublicHttpLive } from "../invoices/InvoicesHttp.ts"
@@ -55,6 +56,17 @@ const refuseHostileInput = <E, R>(httpEffect: Effect.Effect<HttpServerResponse.H
     })
   })
 
+const RETRY_AFTER_SECONDS = 5
+const databaseUnavailable = () =>
+  HttpServerResponse.jsonUnsafe(
+    { error: `The service is temporarily unavailable (its database does not answer); retry after ${RETRY_AFTER_SECONDS} seconds` },
+    { status: 503, headers: { "retry-after": String(RETRY_AFTER_SECONDS) } }
+  )
+
+/** Routes that answer without the database: liveness, metrics, the API docs and the payment page's static assets. */
+const WITHOUT_DATABASE = /^\/(?:api\/health(?:[?#]|$)|metrics(?:[?#]|$)|docs|api\/openapi\.json|pay\/assets\/|$)/
+const needsDatabase = (url: string) => !WITHOUT_DATABASE.test(url)
+
 interface ServerErrorLike {
   readonly _tag?: string
   readonly reason?: { readonly _tag?: string; readonly reason?: string }
@@ -66,7 +78,9 @@ interface ServerErrorLike {
  * One global middleware, so that nothing depends on the order in which global middleware layers are built.
  */
 const ErrorBoundary = Layer.unwrap(Effect.gen(function*() {
-  const { maxBodyBytes, env, trustedProxies } = yield* AppConfig
+  const { maxBodyBytes, env, trustedProxies, requestTimeoutMs } = yield* AppConfig
+  const database = yield* DatabaseAvailability
+  const unavailable = Effect.as(database.reportFailure, databaseUnavailable())
   const networks = trustedProxies.map((entry) =>
     IpNetwork.fromStringUnsafe(entry.includes("/") ? entry : `${entry}/${entry.includes(":") ? 128 : 32}`))
   const clientAddress = networks.length === 0
@@ -76,11 +90,16 @@ const ErrorBoundary = Layer.unwrap(Effect.gen(function*() {
     measureRequests(compressResponse(Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
       env === "production" && request.url.startsWith("/api/dev/")
         ? Effect.succeed(jsonError(404, "Not found"))
+        : !database.available() && needsDatabase(request.url)
+        ? Effect.succeed(databaseUnavailable())
         : request.url.startsWith(PUBLIC_PREFIX)
         ? publicCors(refuseHostileInput(httpEffect))
         : refuseHostileInput(httpEffect)).pipe(
       clientAddress,
       Effect.provideService(HttpIncomingMessage.MaxBodySize, ByteSize.bytes(maxBodyBytes)),
+      // A request that cannot finish in its budget (a stalled database, most likely) gets a fast
+      // 503 and reports the database as suspect; the probe clears that within a second if wrong.
+      Effect.timeoutOrElse({ duration: Duration.millis(requestTimeoutMs), orElse: () => unavailable }),
       Effect.map((response) =>
         response.status === 415 ? jsonError(400, "Content-Type must be application/json") : response
       ),
@@ -100,6 +119,9 @@ const ErrorBoundary = Layer.unwrap(Effect.gen(function*() {
               ? jsonError(413, `Request body too large (at most ${maxBodyBytes} bytes)`)
               : jsonError(400, "Request body could not be read")
           )
+        }
+        if (error?._tag === "SqlError") {
+          return Effect.logWarning("Database failure", cause).pipe(Effect.andThen(unavailable))
         }
         return Effect.logError("Unhandled failure", cause).pipe(Effect.as(jsonError(500, "Internal server error")))
       })

@@ -2,8 +2,9 @@ import { createServer, type Server, type Socket, connect } from "node:net"
 
 /**
  * A loopback TCP proxy in front of a real server (Redis, PostgreSQL), to make it fail the ways
- * networks do: `stall()` keeps every connection open but forwards nothing (a black hole),
- * `cut()` drops every connection and refuses new ones (the server is down), `restore()` ends both.
+ * networks do: `stall()` keeps every connection open but moves nothing (a partition: bytes wait,
+ * as TCP would retransmit them, and flow again on `restore()`), `cut()` drops every connection and
+ * refuses new ones (the server is down), `restore()` ends both.
  */
 export interface TcpProxy {
   readonly port: number
@@ -16,13 +17,16 @@ export interface TcpProxy {
 export const startTcpProxy = async (target: { readonly host: string; readonly port: number }): Promise<TcpProxy> => {
   const pairs = new Set<{ client: Socket; upstream: Socket }>()
   let stalled = false
+  /** Bytes that arrived while stalled, in order, delivered on restore. */
+  const held: Array<{ readonly to: Socket; readonly chunk: Buffer }> = []
   const onConnection = (client: Socket) => {
     const upstream = connect(target.port, target.host)
     const pair = { client, upstream }
     pairs.add(pair)
     const forward = (from: Socket, to: Socket) =>
-      from.on("data", (chunk) => {
-        if (!stalled) to.write(chunk)
+      from.on("data", (chunk: Buffer) => {
+        if (stalled) held.push({ to, chunk })
+        else to.write(chunk)
       })
     forward(client, upstream)
     forward(upstream, client)
@@ -46,6 +50,7 @@ export const startTcpProxy = async (target: { readonly host: string; readonly po
     },
     cut: async () => {
       stalled = false
+      held.length = 0
       for (const { client, upstream } of pairs) {
         client.destroy()
         upstream.destroy()
@@ -58,6 +63,7 @@ export const startTcpProxy = async (target: { readonly host: string; readonly po
     },
     restore: async () => {
       stalled = false
+      for (const { to, chunk } of held.splice(0)) if (!to.destroyed) to.write(chunk)
       if (!listening) {
         server = createServer(onConnection)
         await listen(port)
