@@ -158,10 +158,25 @@ export const HttpAppLive = Layer.mergeAll(Routes, ErrorBoundary).pipe(
   Layer.provide([MerchantAuthenticationLive, DashboardAuthenticationLive, SchemaErrorsLive])
 )
 
+/**
+ * The port opens before the routes are attached (the server layer is built first). A request that
+ * arrives in between had no listener and was never answered (a restarted instance hung the
+ * requests a load balancer sent it while it started): it is answered 503 until the routes attach.
+ */
+const createServerAnsweringWhileStarting = () => {
+  const server = createServer()
+  server.on("request", (_request, response) => {
+    if (server.listenerCount("request") > 1) return // the service's handler answers
+    response.writeHead(503, { "content-type": "application/json", "retry-after": "1" })
+    response.end(JSON.stringify({ error: "The service is starting; retry after 1 second" }))
+  })
+  return server
+}
+
 /** The listening HTTP server; `HttpServer.HttpServer` stays visible for tests (bound port). */
 export const HttpServerLive = Layer.unwrap(Effect.gen(function*() {
   const { host, port } = yield* AppConfig
   return HttpRouter.serve(HttpAppLive, { disableLogger: true, disableListenLog: true }).pipe(
-    Layer.provideMerge(NodeHttpServer.layer(createServer, { port, host }))
+    Layer.provideMerge(NodeHttpServer.layer(createServerAnsweringWhileStarting, { port, host }))
   )
 }))
