@@ -1,9 +1,10 @@
 import { Schema } from "effect"
-import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
-import { Conflict, NotFound } from "../http/ApiErrors.ts"
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
+import { BadRequest, Conflict, NotFound } from "../http/ApiErrors.ts"
 import { DashboardAuthentication } from "../http/Authentication.ts"
 import { InvoiceIdParams, text } from "../http/RequestSchemas.ts"
 import { Invoice } from "../http/ResponseSchemas.ts"
+import { Delivery } from "../webhooks/WebhooksApi.ts"
 
 export const CloseExceptionBody = Schema.Struct({
   action: Schema.Literals(["accept_late_payment", "mark_paid_out_of_band", "close_unpaid"]).annotate({
@@ -12,8 +13,70 @@ export const CloseExceptionBody = Schema.Struct({
   note: text(2000).check(Schema.isMinLength(1, { message: "must not be empty" })).annotateKey({ messageMissingKey: "is required" })
 }).annotate({ message: "must be a JSON object" })
 
+const STATUSES = ["awaiting_payment", "partially_paid", "payment_detected", "confirmed", "paid_out_of_band", "expired", "voided"] as const
+const oneOf = (values: ReadonlyArray<string>) =>
+  Schema.optionalKey(Schema.Literals(values).annotate({ message: `must be one of ${values.join(", ")}` }))
+const instant = Schema.optionalKey(Schema.String.check(
+  Schema.makeFilter((text) => !Number.isNaN(Date.parse(text)), { message: "must be an ISO 8601 date or time" })
+))
+
+/** The invoice list's and the CSV export's filters (query fields). */
+export const InvoiceFilterQuery = {
+  status: oneOf(STATUSES),
+  exceptionStatus: oneOf(["open", "closed"]),
+  exceptionType: oneOf(["late_payment", "partial_payment"]),
+  createdFrom: instant,
+  createdTo: instant,
+  q: Schema.optionalKey(Schema.String.check(Schema.isMaxLength(200, { message: "must be at most 200 characters" })))
+}
+
+export const InvoiceSummary = Schema.Struct({
+  id: Schema.String,
+  createdAt: Schema.String,
+  amountUsd: Schema.Number,
+  status: Schema.String,
+  paymentCoverage: Schema.String,
+  receivedAmountUsd: Schema.Number,
+  confirmedAmountUsd: Schema.Number,
+  productName: Schema.NullOr(Schema.String),
+  merchantReference: Schema.NullOr(Schema.String),
+  customerEmail: Schema.NullOr(Schema.String),
+  payableUntilAt: Schema.String,
+  paymentDetectedAt: Schema.NullOr(Schema.String),
+  confirmedAt: Schema.NullOr(Schema.String),
+  paidOutOfBandAt: Schema.NullOr(Schema.String),
+  exceptionType: Schema.NullOr(Schema.String),
+  exceptionStatus: Schema.NullOr(Schema.String),
+  exceptionAction: Schema.NullOr(Schema.String),
+  exceptionClosedAt: Schema.NullOr(Schema.String),
+  paymentsSummary: Schema.String
+}).annotate({ identifier: "InvoiceSummary" })
+
 export const DashboardInvoicesGroup = HttpApiGroup.make("dashboardInvoices")
   .add(
+    HttpApiEndpoint.get("list", "/api/dashboard/invoices", {
+      query: {
+        ...InvoiceFilterQuery,
+        cursor: Schema.optionalKey(Schema.String),
+        limit: Schema.optionalKey(Schema.String.check(Schema.isPattern(/^(?:[1-9]\d?|1\d\d|200)$/, { message: "must be a number from 1 to 200" })))
+      },
+      success: Schema.Struct({ invoices: Schema.Array(InvoiceSummary), nextCursor: Schema.NullOr(Schema.String) }),
+      error: BadRequest
+    }).annotate(OpenApi.Description, "The calling account's invoices, newest first, filtered; q is an invoice id or a part of the merchant reference or customer email."),
+    HttpApiEndpoint.get("detail", "/api/dashboard/invoices/:id", {
+      params: InvoiceIdParams,
+      success: Schema.Struct({
+        invoice: Invoice,
+        timeline: Schema.Array(Schema.Struct({ event: Schema.String, at: Schema.String })),
+        deliveries: Schema.Array(Delivery)
+      }),
+      error: NotFound
+    }).annotate(OpenApi.Description, "One invoice with its payments, its event timeline (from the outbox) and its webhook deliveries."),
+    HttpApiEndpoint.get("exportCsv", "/api/dashboard/exports/invoices.csv", {
+      query: InvoiceFilterQuery,
+      success: Schema.String.pipe(HttpApiSchema.asText({ contentType: "text/csv" })),
+      error: BadRequest
+    }).annotate(OpenApi.Description, "Every matching invoice as RFC 4180 CSV (streamed), one row per invoice; cells that a spreadsheet would evaluate as formulas are prefixed with a single quote."),
     HttpApiEndpoint.post("closeException", "/api/dashboard/invoices/:id/exception/close", {
       params: InvoiceIdParams,
       payload: CloseExceptionBody,

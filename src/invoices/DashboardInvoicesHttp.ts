@@ -1,20 +1,80 @@
-import { Effect } from "effect"
+import { Effect, Stream } from "effect"
+import { HttpServerResponse } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
+import { SqlClient } from "effect/sql"
 import { CurrentMerchant } from "../accounts/CurrentMerchant.ts"
 import { AppConfig } from "../config/AppConfig.ts"
 import { merchantInvoiceView } from "../domain/InvoiceViews.ts"
 import { Api } from "../http/Api.ts"
+import { BadRequest } from "../http/ApiErrors.ts"
 import { mapDomainErrors } from "../http/ErrorMapping.ts"
+import { findDelivery } from "../webhooks/DeliveryLog.ts"
+import { csvHeader, csvRow } from "./InvoiceCsv.ts"
+import { type InvoiceFilters, invoiceDeliveryIds, invoiceTimeline, listInvoices, streamInvoices } from "./InvoiceList.ts"
 import { Invoices } from "./Invoices.ts"
+
+const filtersOf = (query: {
+  readonly status?: string
+  readonly exceptionStatus?: string
+  readonly exceptionType?: string
+  readonly createdFrom?: string
+  readonly createdTo?: string
+  readonly q?: string
+}): InvoiceFilters => ({
+  status: query.status,
+  exceptionStatus: query.exceptionStatus,
+  exceptionType: query.exceptionType,
+  createdFrom: query.createdFrom === undefined ? undefined : new Date(query.createdFrom),
+  createdTo: query.createdTo === undefined ? undefined : new Date(query.createdTo),
+  q: query.q
+})
 
 export const DashboardInvoicesHttpLive = HttpApiBuilder.group(Api, "dashboardInvoices", (handlers) =>
   Effect.gen(function*() {
     const invoices = yield* Invoices
+    const sql = yield* SqlClient.SqlClient
     const { publicUrl } = yield* AppConfig
-    return handlers.handle("closeException", ({ params, payload }) =>
-      Effect.gen(function*() {
-        const merchant = yield* CurrentMerchant
-        const parts = yield* mapDomainErrors(invoices.closeException(merchant.merchantId, params.id, payload.action, payload.note))
-        return merchantInvoiceView(parts, publicUrl)
-      }))
+    return handlers
+      .handle("closeException", ({ params, payload }) =>
+        Effect.gen(function*() {
+          const merchant = yield* CurrentMerchant
+          const parts = yield* mapDomainErrors(invoices.closeException(merchant.merchantId, params.id, payload.action, payload.note))
+          return merchantInvoiceView(parts, publicUrl)
+        }))
+      .handle("list", ({ query }) =>
+        Effect.gen(function*() {
+          const merchant = yield* CurrentMerchant
+          return yield* listInvoices(merchant.merchantId, {
+            ...filtersOf(query),
+            cursor: query.cursor,
+            limit: query.limit === undefined ? 50 : Number(query.limit)
+          }).pipe(
+            Effect.provideService(SqlClient.SqlClient, sql),
+            Effect.catchTag("InvalidInvoiceCursor", () => Effect.fail(new BadRequest({ error: "cursor is invalid" })))
+          )
+        }))
+      .handle("detail", ({ params }) =>
+        Effect.gen(function*() {
+          const merchant = yield* CurrentMerchant
+          const parts = yield* mapDomainErrors(invoices.get(merchant.merchantId, params.id))
+          const timeline = yield* invoiceTimeline(params.id)
+          const ids = yield* invoiceDeliveryIds(merchant.merchantId, params.id)
+          const deliveries = yield* Effect.forEach(ids, (id) => findDelivery(merchant.merchantId, id))
+          return { invoice: merchantInvoiceView(parts, publicUrl), timeline, deliveries }
+        }).pipe(Effect.provideService(SqlClient.SqlClient, sql), Effect.catchTag("DeliveryNotFound", Effect.die)))
+      .handle("exportCsv", ({ query }) =>
+        Effect.gen(function*() {
+          const merchant = yield* CurrentMerchant
+          const rows = streamInvoices(merchant.merchantId, filtersOf(query)).pipe(
+            Stream.map(csvRow),
+            Stream.prepend([csvHeader()]),
+            Stream.encodeText,
+            Stream.provideService(SqlClient.SqlClient, sql)
+          )
+          const day = new Date().toISOString().slice(0, 10)
+          return HttpServerResponse.stream(rows, {
+            contentType: "text/csv; charset=utf-8",
+            headers: { "content-disposition": `attachment; filename="invoices-${day}.csv"` }
+          })
+        }))
   }))

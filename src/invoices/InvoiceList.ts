@@ -1,0 +1,158 @@
+import { Data, Effect, Option, Stream } from "effect"
+import { SqlClient } from "effect/sql"
+import { toBigInt, toDate, toDateOrNull, toNumber, toStringOrNull } from "../db/Values.ts"
+import { coverageOf } from "../domain/Coverage.ts"
+import { microsToNumber } from "../domain/Money.ts"
+
+export class InvalidInvoiceCursor extends Data.TaggedError("InvalidInvoiceCursor")<{}> {}
+
+/** The dashboard's filters of a merchant's invoices (all optional, combined with AND). */
+export interface InvoiceFilters {
+  readonly status?: string | undefined
+  readonly exceptionStatus?: string | undefined
+  readonly exceptionType?: string | undefined
+  readonly createdFrom?: Date | undefined
+  readonly createdTo?: Date | undefined
+  /** An invoice id exactly, or a part of the merchant reference or the customer email. */
+  readonly q?: string | undefined
+}
+
+/** One row of the invoice list and of the CSV export. */
+export interface InvoiceSummary {
+  readonly id: string
+  readonly createdAt: string
+  readonly amountUsd: number
+  readonly status: string
+  readonly paymentCoverage: string
+  readonly receivedAmountUsd: number
+  readonly confirmedAmountUsd: number
+  readonly productName: string | null
+  readonly merchantReference: string | null
+  readonly customerEmail: string | null
+  readonly payableUntilAt: string
+  readonly paymentDetectedAt: string | null
+  readonly confirmedAt: string | null
+  readonly paidOutOfBandAt: string | null
+  readonly exceptionType: string | null
+  readonly exceptionStatus: string | null
+  readonly exceptionAction: string | null
+  readonly exceptionClosedAt: string | null
+  /** Count and networks of the payments, e.g. "2 (arbitrum USDT, base USDC)". */
+  readonly paymentsSummary: string
+}
+
+/** One event of an invoice's timeline: what its outbox recorded, and when. */
+export interface TimelineEntry {
+  readonly event: string
+  readonly at: string
+}
+
+type Row = Record<string, unknown>
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+const iso = (value: unknown) => toDateOrNull(value)?.toISOString() ?? null
+
+const SUMMARY_COLUMNS = `i.id, i.created_at, i.amount_micros, i.status, i.received_micros, i.confirmed_micros, i.product_name,
+  i.merchant_reference, i.customer_email, i.payable_until_at, i.payment_detected_at, i.confirmed_at, i.paid_out_of_band_at,
+  i.exception_type, i.exception_status, i.exception_action, i.exception_closed_at,
+  (SELECT count(*) FROM payments p WHERE p.invoice_id = i.id)::int AS payment_count,
+  (SELECT string_agg(DISTINCT p.network || ' ' || p.asset_code, ', ') FROM payments p WHERE p.invoice_id = i.id) AS payment_networks`
+
+const summaryOf = (row: Row): InvoiceSummary => {
+  const amount = toBigInt(row.amountMicros)
+  const received = toBigInt(row.receivedMicros)
+  const count = toNumber(row.paymentCount)
+  return {
+    id: String(row.id),
+    createdAt: toDate(row.createdAt).toISOString(),
+    amountUsd: microsToNumber(amount),
+    status: String(row.status),
+    paymentCoverage: coverageOf(amount, received),
+    receivedAmountUsd: microsToNumber(received),
+    confirmedAmountUsd: microsToNumber(toBigInt(row.confirmedMicros)),
+    productName: toStringOrNull(row.productName),
+    merchantReference: toStringOrNull(row.merchantReference),
+    customerEmail: toStringOrNull(row.customerEmail),
+    payableUntilAt: toDate(row.payableUntilAt).toISOString(),
+    paymentDetectedAt: iso(row.paymentDetectedAt),
+    confirmedAt: iso(row.confirmedAt),
+    paidOutOfBandAt: iso(row.paidOutOfBandAt),
+    exceptionType: toStringOrNull(row.exceptionType),
+    exceptionStatus: toStringOrNull(row.exceptionStatus),
+    exceptionAction: toStringOrNull(row.exceptionAction),
+    exceptionClosedAt: iso(row.exceptionClosedAt),
+    paymentsSummary: count === 0 ? "0" : `${count} (${String(row.paymentNetworks)})`
+  }
+}
+
+const likePattern = (text: string) => `%${text.replace(/[\\%_]/g, "\\$&")}%`
+
+const encodeCursor = (summary: InvoiceSummary) => Buffer.from(`${summary.createdAt}|${summary.id}`).toString("base64url")
+const decodeCursor = (cursor: string) => {
+  const [createdAt, id, ...rest] = Buffer.from(cursor, "base64url").toString("utf8").split("|")
+  const at = new Date(createdAt)
+  if (rest.length > 0 || id === undefined || !UUID.test(id) || Number.isNaN(at.getTime())) return Effect.fail(new InvalidInvoiceCursor())
+  return Effect.succeed({ at, id })
+}
+
+const conditionsOf = (sql: SqlClient.SqlClient, merchantId: string, filters: InvoiceFilters) => {
+  const conditions = [sql`i.merchant_id = ${merchantId}`]
+  if (filters.status !== undefined) conditions.push(sql`i.status = ${filters.status}`)
+  if (filters.exceptionStatus !== undefined) conditions.push(sql`i.exception_status = ${filters.exceptionStatus}`)
+  if (filters.exceptionType !== undefined) conditions.push(sql`i.exception_type = ${filters.exceptionType}`)
+  if (filters.createdFrom !== undefined) conditions.push(sql`i.created_at >= ${filters.createdFrom}`)
+  if (filters.createdTo !== undefined) conditions.push(sql`i.created_at < ${filters.createdTo}`)
+  const q = filters.q?.trim()
+  if (q !== undefined && q !== "") {
+    conditions.push(UUID.test(q)
+      ? sql`i.id = ${q.toLowerCase()}::uuid`
+      : sql`(i.merchant_reference ILIKE ${likePattern(q)} OR i.customer_email ILIKE ${likePattern(q)})`)
+  }
+  return conditions
+}
+
+/** A page of a merchant's invoices, newest first, after an opaque cursor. */
+export const listInvoices = Effect.fn("InvoiceList.list")(function*(
+  merchantId: string,
+  filters: InvoiceFilters & { readonly cursor?: string | undefined; readonly limit: number }
+) {
+  const sql = yield* SqlClient.SqlClient
+  const conditions = conditionsOf(sql, merchantId, filters)
+  if (filters.cursor !== undefined) {
+    const after = yield* decodeCursor(filters.cursor)
+    conditions.push(sql`(i.created_at, i.id) < (${after.at}, ${after.id}::uuid)`)
+  }
+  const rows = yield* sql<Row>`SELECT ${sql.literal(SUMMARY_COLUMNS)} FROM invoices i WHERE ${sql.and(conditions)}
+    ORDER BY i.created_at DESC, i.id DESC LIMIT ${filters.limit + 1}`.pipe(Effect.orDie)
+  const page = rows.slice(0, filters.limit).map(summaryOf)
+  const last = page.at(-1)
+  return { invoices: page, nextCursor: rows.length > filters.limit && last !== undefined ? encodeCursor(last) : null }
+})
+
+const EXPORT_BATCH = 500
+
+/**
+ * Every invoice matching the filters, newest first, read in keyset batches so that an export of
+ * any size holds one batch in memory at a time.
+ */
+export const streamInvoices = (merchantId: string, filters: InvoiceFilters): Stream.Stream<InvoiceSummary, never, SqlClient.SqlClient> =>
+  Stream.paginate(undefined as string | undefined, (cursor) =>
+    Effect.map(
+      listInvoices(merchantId, { ...filters, cursor, limit: EXPORT_BATCH }).pipe(Effect.catchTag("InvalidInvoiceCursor", Effect.die)),
+      (page) => [page.invoices, page.nextCursor === null ? Option.none() : Option.some(page.nextCursor)] as const
+    ))
+
+/** The invoice's events from its outbox, oldest first: the timeline the dashboard shows. */
+export const invoiceTimeline = Effect.fn("InvoiceList.timeline")(function*(invoiceId: string) {
+  const sql = yield* SqlClient.SqlClient
+  const rows = yield* sql<Row>`SELECT event, created_at FROM outbox WHERE invoice_id = ${invoiceId} ORDER BY id`.pipe(Effect.orDie)
+  return rows.map((row): TimelineEntry => ({ event: String(row.event), at: toDate(row.createdAt).toISOString() }))
+})
+
+/** The merchant's webhook deliveries of one invoice, newest first (ids only; the log has the rest). */
+export const invoiceDeliveryIds = Effect.fn("InvoiceList.deliveries")(function*(merchantId: string, invoiceId: string) {
+  const sql = yield* SqlClient.SqlClient
+  const rows = yield* sql<Row>`SELECT id FROM webhook_deliveries WHERE merchant_id = ${merchantId} AND invoice_id = ${invoiceId}
+    ORDER BY created_at DESC, id DESC`.pipe(Effect.orDie)
+  return rows.map((row) => String(row.id))
+})
