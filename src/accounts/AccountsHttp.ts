@@ -7,22 +7,29 @@ import { Conflict, Forbidden, NotFound, TooManyRequests, Unauthorized } from "..
 import { RateLimited, RateLimits, rateLimitMessage, setRetryAfter } from "./RateLimits.ts"
 import { Accounts, MAX_ACTIVE_API_KEYS } from "./Accounts.ts"
 import { CurrentMerchant } from "./CurrentMerchant.ts"
-import { SESSION_COOKIE, SESSION_HOURS, Sessions } from "./Sessions.ts"
+import { CSRF_COOKIE, SESSION_COOKIE, SESSION_HOURS, Sessions } from "./Sessions.ts"
 
 const isLoopback = (host: string) => /^(127\.|localhost$|\[?::1\]?$)/.test(host)
 
-const setSessionCookie = (token: string) =>
+const setSessionCookie = (token: string, csrfToken: string) =>
   Effect.gen(function*() {
     const { publicUrl, host } = yield* AppConfig
     const secure = new URL(publicUrl).protocol === "https:" || !isLoopback(host)
     yield* HttpEffect.appendPreResponseHandler((_request, response) =>
-      Effect.succeed(HttpServerResponse.setCookieUnsafe(response, SESSION_COOKIE, token, {
-        httpOnly: true,
-        sameSite: "lax",
-        secure,
-        path: "/",
-        maxAge: Duration.hours(SESSION_HOURS)
-      }))
+      Effect.succeed(
+        HttpServerResponse.setCookieUnsafe(
+          HttpServerResponse.setCookieUnsafe(response, SESSION_COOKIE, token, {
+            httpOnly: true,
+            sameSite: "lax",
+            secure,
+            path: "/",
+            maxAge: Duration.hours(SESSION_HOURS)
+          }),
+          CSRF_COOKIE,
+          csrfToken,
+          { httpOnly: false, sameSite: "strict", secure, path: "/", maxAge: Duration.hours(SESSION_HOURS) }
+        )
+      )
     )
   })
 
@@ -53,8 +60,8 @@ export const AuthHttpLive = HttpApiBuilder.group(Api, "auth", (handlers) =>
           const user = yield* accounts.signUp(payload.email, payload.password).pipe(
             Effect.catchTag("EmailTaken", () => Effect.fail(new Conflict({ error: "An account with this email already exists" })))
           )
-          const { token } = yield* sessions.issue(user.id)
-          yield* setSessionCookie(token)
+          const { token, sessionId } = yield* sessions.issue(user.id)
+          yield* setSessionCookie(token, sessions.csrfToken(sessionId))
           return { user: userView(user), token }
         }))
       .handle("login", ({ payload }) =>
@@ -67,8 +74,8 @@ export const AuthHttpLive = HttpApiBuilder.group(Api, "auth", (handlers) =>
               AccountDisabled: () => Effect.fail(new Forbidden({ error: "Forbidden" }))
             })
           )
-          const { token } = yield* sessions.issue(user.id)
-          yield* setSessionCookie(token)
+          const { token, sessionId } = yield* sessions.issue(user.id)
+          yield* setSessionCookie(token, sessions.csrfToken(sessionId))
           return { user: userView(user), token }
         }))
       .handle("logout", () =>
@@ -83,7 +90,11 @@ export const AuthHttpLive = HttpApiBuilder.group(Api, "auth", (handlers) =>
           )
           if (principal !== undefined) yield* sessions.revoke(principal.sessionId)
           yield* HttpEffect.appendPreResponseHandler((_request, response) =>
-            Effect.succeed(HttpServerResponse.expireCookieUnsafe(response, SESSION_COOKIE, { path: "/" })))
+            Effect.succeed(HttpServerResponse.expireCookieUnsafe(
+              HttpServerResponse.expireCookieUnsafe(response, SESSION_COOKIE, { path: "/" }),
+              CSRF_COOKIE,
+              { path: "/" }
+            )))
         }))
   }))
 

@@ -1,3 +1,4 @@
+import { createHmac } from "node:crypto"
 import { Clock, Context, Data, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import { jwtVerify, SignJWT } from "jose"
@@ -9,6 +10,9 @@ export class SessionAccountDisabled extends Data.TaggedError("SessionAccountDisa
 export class SessionStatusUnavailable extends Data.TaggedError("SessionStatusUnavailable")<{}> {}
 
 export const SESSION_COOKIE = "checkout_session"
+/** Readable by the dashboard's script (not HttpOnly): the double-submit CSRF token of the session. */
+export const CSRF_COOKIE = "checkout_csrf"
+export const CSRF_HEADER = "x-csrf-token"
 export const SESSION_HOURS = 12
 
 export interface SessionPrincipal {
@@ -24,7 +28,12 @@ type Row = Record<string, unknown>
  * so that logout and account disabling revoke them server-side at once.
  */
 export class Sessions extends Context.Service<Sessions, {
-  readonly issue: (merchantId: string) => Effect.Effect<{ readonly token: string; readonly expiresAt: Date }>
+  readonly issue: (merchantId: string) => Effect.Effect<{ readonly token: string; readonly expiresAt: Date; readonly sessionId: string }>
+  /**
+   * The CSRF token of a session: an HMAC of its id, so nothing more is stored. Cookie-authenticated
+   * writes must echo it in `X-CSRF-Token` (the dashboard reads it from the `checkout_csrf` cookie).
+   */
+  readonly csrfToken: (sessionId: string) => string
   readonly verify: (token: string) => Effect.Effect<SessionPrincipal, InvalidSession | SessionAccountDisabled | SessionStatusUnavailable>
   readonly revoke: (sessionId: string) => Effect.Effect<void>
   readonly revokeAll: (merchantId: string) => Effect.Effect<void>
@@ -51,8 +60,9 @@ export class Sessions extends Context.Service<Sessions, {
                 .setExpirationTime(Math.floor(expiresAt.getTime() / 1000))
                 .sign(jwtSecret)
             )
-            return { token, expiresAt }
+            return { token, expiresAt, sessionId }
           }),
+        csrfToken: (sessionId) => createHmac("sha256", jwtSecret).update(`csrf:${sessionId}`).digest("base64url"),
         verify: (token) =>
           Effect.gen(function*() {
             const now = yield* Clock.currentTimeMillis

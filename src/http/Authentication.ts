@@ -3,7 +3,8 @@ import { HttpServerRequest } from "effect/http"
 import { HttpApiMiddleware } from "effect/http-api"
 import { Accounts } from "../accounts/Accounts.ts"
 import { CurrentMerchant } from "../accounts/CurrentMerchant.ts"
-import { SESSION_COOKIE, Sessions } from "../accounts/Sessions.ts"
+import { CSRF_HEADER, SESSION_COOKIE, Sessions } from "../accounts/Sessions.ts"
+import { constantTimeEqual } from "../accounts/ApiKeyFormat.ts"
 import { RateLimits, rateLimitMessage, setRetryAfter } from "../accounts/RateLimits.ts"
 import { BadRequest, Forbidden, ServiceUnavailable, TooManyRequests, Unauthorized } from "./ApiErrors.ts"
 
@@ -34,8 +35,18 @@ const sessionPrincipal = (request: HttpServerRequest.HttpServerRequest) =>
     const token = cookie ?? bearerOf(request)
     if (token === undefined) return yield* new Unauthorized({ error: "Missing API key or session" })
     const principal = yield* sessions.verify(token).pipe(Effect.catchTags(sessionErrors))
+    if (cookie !== undefined && !SAFE_METHODS.has(request.method)) {
+      // A cookie rides along on any same-site request: a write must also prove it came from the
+      // dashboard's own script, which alone can read the CSRF cookie.
+      const sent = request.headers[CSRF_HEADER]
+      if (sent === undefined || !constantTimeEqual(sent, sessions.csrfToken(principal.sessionId))) {
+        return yield* new Forbidden({ error: "Missing or invalid CSRF token: send the checkout_csrf cookie's value in X-CSRF-Token" })
+      }
+    }
     return { ...principal, credential: cookie === undefined ? "bearer" as const : "cookie" as const }
   })
+
+const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"])
 
 /**
  * A request that names another account is refused; it counts as a probe towards disabling the

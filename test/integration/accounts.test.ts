@@ -147,6 +147,27 @@ describe("API key management", () => {
     expect((await publicRequest(app.baseUrl, `/api/users/${victim.userId}/checkout-api-keys`, json("GET", undefined, bearer(victim.token)))).status).toBe(200)
   })
 
+  it("refuses cookie-authenticated writes without the session's CSRF token, and takes them with it", async () => {
+    const response = await publicRequest(app.baseUrl, "/api/auth/signup", json("POST", { email: `${crypto.randomUUID()}@example.com`, password: "correct horse battery" }))
+    const cookies = response.headers.getSetCookie()
+    const session = /checkout_session=([^;]+)/.exec(cookies.join("\n"))?.[1]
+    const csrf = /checkout_csrf=([^;]+)/.exec(cookies.join("\n"))?.[1]
+    expect(cookies.find((cookie) => cookie.startsWith("checkout_csrf="))).not.toMatch(/HttpOnly/i)
+    expect(session).toBeDefined()
+    expect(csrf).toBeDefined()
+    const path = `/api/users/${response.body.user.id}/checkout-api-key`
+    const cookie = { cookie: `checkout_session=${session}; checkout_csrf=${csrf}` }
+    expect(await publicRequest(app.baseUrl, path, json("POST", { label: "x" }, cookie))).toMatchObject({
+      status: 403,
+      body: { error: "Missing or invalid CSRF token: send the checkout_csrf cookie's value in X-CSRF-Token" }
+    })
+    expect((await publicRequest(app.baseUrl, path, json("POST", { label: "x" }, { ...cookie, "x-csrf-token": "forged" }))).status).toBe(403)
+    expect((await publicRequest(app.baseUrl, path, json("POST", { label: "x" }, { ...cookie, "x-csrf-token": csrf! }))).status).toBe(201)
+    // Reads with the cookie, and writes with the bearer token, need no CSRF token.
+    expect((await publicRequest(app.baseUrl, `${path}s`, { headers: cookie })).status).toBe(200)
+    expect((await publicRequest(app.baseUrl, path, json("POST", { label: "y" }, bearer(response.body.token)))).status).toBe(201)
+  })
+
   it("cannot be locked out by cross-site GETs that carry only the session cookie, and takes its own id in upper case", async () => {
     const victim = await signUp()
     const other = await signUp()

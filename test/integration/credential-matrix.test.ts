@@ -44,7 +44,7 @@ const headersFor = (credential: Credential): Record<string, string> => {
     case "other account key":
       return { "x-api-key": stranger.apiKey }
     case "session cookie":
-      return { cookie: `checkout_session=${owner.sessionToken}` }
+      return { cookie: `checkout_session=${owner.sessionToken}`, "x-csrf-token": owner.csrfToken }
     case "bearer":
       return { authorization: `Bearer ${owner.sessionToken}` }
     case "expired JWT":

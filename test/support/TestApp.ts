@@ -37,6 +37,8 @@ export interface TestMerchant {
   readonly apiKey: string
   /** A dashboard session (bearer JWT) of the same account. */
   readonly sessionToken: string
+  /** That session's CSRF token, for writes authenticated by the session cookie. */
+  readonly csrfToken: string
   readonly dashboard: (path: string, init?: { method?: string; body?: unknown; headers?: Record<string, string> }) => Promise<{ status: number; body: any; headers: Headers }>
   readonly api: (path: string, init?: { method?: string; body?: unknown; headers?: Record<string, string> }) => Promise<{ status: number; body: any; headers: Headers }>
 }
@@ -91,7 +93,7 @@ export const startTestApp = async (overrides: Partial<AppConfigShape> = {}, extr
 
   const createMerchant = async (options: MerchantOptions = {}): Promise<TestMerchant> => {
     const email = `${crypto.randomUUID()}@merchant.test`
-    const { merchantId, apiKey, sessionToken } = await run(Effect.gen(function*() {
+    const { merchantId, apiKey, sessionToken, csrfToken } = await run(Effect.gen(function*() {
       const accounts = yield* Accounts
       const settings = yield* CheckoutSettingsRepo
       const merchantId = yield* accounts.createMerchant({ email })
@@ -103,14 +105,16 @@ export const startTestApp = async (overrides: Partial<AppConfigShape> = {}, extr
         })
       }
       const key = yield* Effect.orDie(accounts.createApiKey(merchantId, "test"))
-      const session = yield* Effect.flatMap(Sessions, (sessions) => sessions.issue(merchantId))
-      return { merchantId, apiKey: key.rawKey, sessionToken: session.token }
+      const sessions = yield* Sessions
+      const session = yield* sessions.issue(merchantId)
+      return { merchantId, apiKey: key.rawKey, sessionToken: session.token, csrfToken: sessions.csrfToken(session.sessionId) }
     }))
     return {
       merchantId,
       email,
       apiKey,
       sessionToken,
+      csrfToken,
       api: (path, init = {}) => request(path, { ...init, headers: { "x-api-key": apiKey, ...init.headers } }),
       dashboard: (path, init = {}) => request(path, { ...init, headers: { authorization: `Bearer ${sessionToken}`, ...init.headers } })
     }
