@@ -4,6 +4,7 @@ import { HttpMiddleware, HttpRouter, HttpServerRequest, HttpServerResponse } fro
 import { compressResponse } from "./Compression.ts"
 import { charsetProblem, jsonBodyProblem, urlProblem } from "./HostileInput.ts"
 import { PayPageRoutesLive } from "../pay/PayPageHttp.ts"
+import { DashboardRoutesLive } from "../dashboard/DashboardHttp.ts"
 import { HttpIncomingMessage } from "effect/http"
 import { HttpApiBuilder, HttpApiScalar } from "effect/http-api"
 import { IpNetwork } from "effect/net"
@@ -64,7 +65,7 @@ const databaseUnavailable = () =>
   )
 
 /** Routes that answer without the database: liveness, metrics, the API docs and the payment page's static assets. */
-const WITHOUT_DATABASE = /^\/(?:api\/health(?:[?#]|$)|metrics(?:[?#]|$)|docs|api\/openapi\.json|pay\/assets\/|$)/
+const WITHOUT_DATABASE = /^\/(?:api\/health(?:[?#]|$)|metrics(?:[?#]|$)|docs|api\/openapi\.json|pay\/assets\/|dashboard(?:\/(?:assets\/.*)?)?(?:[?#]|$)|$)/
 const needsDatabase = (url: string) => !WITHOUT_DATABASE.test(url)
 
 interface ServerErrorLike {
@@ -137,6 +138,7 @@ const Routes = Layer.mergeAll(
   HttpApiScalar.layer(Api, { path: "/docs" }),
   MetricsRouteLive,
   PayPageRoutesLive,
+  DashboardRoutesLive,
   RootRedirect
 ).pipe(Layer.provide(RouteTemplateLabel))
 

@@ -1,0 +1,454 @@
+/**
+ * The merchant dashboard: a small single-page app over the service's own JSON API (same origin,
+ * session cookie, CSRF token echoed on writes). No framework: native forms, buttons and links keep
+ * it keyboard accessible; hash routes keep every view linkable.
+ */
+
+type Json = any
+
+const app = document.getElementById("app")!
+const nav = document.getElementById("nav")!
+
+const csrfToken = () => /(?:^|;\s*)checkout_csrf=([^;]+)/.exec(document.cookie)?.[1] ?? ""
+const userId = () => localStorage.getItem("checkout.userId") ?? ""
+
+class ApiError extends Error {
+  readonly status: number
+  constructor(status: number, message: string) {
+    super(message)
+    this.status = status
+  }
+}
+
+const api = async (method: string, path: string, body?: unknown): Promise<Json> => {
+  const headers: Record<string, string> = {}
+  if (body !== undefined) headers["content-type"] = "application/json"
+  if (method !== "GET") headers["x-csrf-token"] = decodeURIComponent(csrfToken())
+  const response = await fetch(path, { method, headers, credentials: "same-origin", body: body === undefined ? undefined : JSON.stringify(body) })
+  const text = await response.text()
+  const parsed = text === "" ? null : JSON.parse(text)
+  if (response.status === 401) {
+    location.hash = "#/login"
+    throw new ApiError(401, parsed?.error ?? "Please log in")
+  }
+  if (!response.ok) throw new ApiError(response.status, parsed?.error ?? `HTTP ${response.status}`)
+  return parsed
+}
+
+type Child = Node | string | null | undefined | false
+const h = (tag: string, attributes: Record<string, string | boolean | ((event: Event) => void)> = {}, ...children: Array<Child | Array<Child>>) => {
+  const element = document.createElement(tag)
+  for (const [name, value] of Object.entries(attributes)) {
+    if (typeof value === "function") element.addEventListener(name.slice(2), value)
+    else if (value === true) element.setAttribute(name, "")
+    else if (value !== false) element.setAttribute(name, value)
+  }
+  for (const child of children.flat()) {
+    if (child === null || child === undefined || child === false) continue
+    element.append(typeof child === "string" ? document.createTextNode(child) : child)
+  }
+  return element
+}
+
+const show = (...children: Array<Child>) => {
+  app.replaceChildren(...children.filter((child): child is Node | string => child !== null && child !== undefined && child !== false))
+  const heading = app.querySelector("h1")
+  if (heading !== null) {
+    heading.setAttribute("tabindex", "-1")
+    heading.focus()
+  }
+}
+const notice = (text: string, kind: "error" | "ok" = "error") => h("p", { class: `notice ${kind}`, role: kind === "error" ? "alert" : "status" }, text)
+const when = (iso: string | null) => (iso === null ? "—" : new Date(iso).toLocaleString())
+const usd = (amount: number) => `$${amount.toFixed(2)}`
+
+/** Runs a form's action; the server's `{error}` appears next to the field it names, else above the form. */
+const submitting = (form: HTMLFormElement, action: () => Promise<void>) => async (event: Event) => {
+  event.preventDefault()
+  for (const old of form.querySelectorAll(".field-error, .notice")) old.remove()
+  for (const invalid of form.querySelectorAll("[aria-invalid]")) invalid.removeAttribute("aria-invalid")
+  try {
+    await action()
+  } catch (error) {
+    const message = (error as Error).message
+    const field = [...form.querySelectorAll<HTMLElement>("[data-field]")]
+      .sort((a, b) => (b.dataset.field!.length - a.dataset.field!.length))
+      .find((candidate) => message.startsWith(`${candidate.dataset.field} `))
+    if (field !== undefined) {
+      field.setAttribute("aria-invalid", "true")
+      const id = `error-${Math.random().toString(36).slice(2)}`
+      field.setAttribute("aria-describedby", id)
+      field.after(h("p", { class: "field-error", id, role: "alert" }, message))
+      field.focus()
+    } else form.prepend(notice(message))
+  }
+}
+
+const copyButton = (text: string) =>
+  h("button", { type: "button", onclick: async (event: Event) => {
+    await navigator.clipboard.writeText(text).catch(() => undefined)
+    ;(event.target as HTMLElement).textContent = "Copied"
+  } }, "Copy")
+
+// ---------------------------------------------------------------- sign-up, login, logout
+
+const authView = (mode: "login" | "signup") => {
+  const form = h("form", { class: "card narrow" },
+    h("h1", {}, mode === "login" ? "Log in" : "Create your merchant account"),
+    h("label", {}, "Email", h("input", { name: "email", type: "email", autocomplete: "email", required: true, "data-field": "email" })),
+    h("label", {}, "Password", h("input", { name: "password", type: "password", autocomplete: mode === "login" ? "current-password" : "new-password", required: true, "data-field": "password" })),
+    h("button", { type: "submit" }, mode === "login" ? "Log in" : "Sign up"),
+    h("p", {}, mode === "login" ? h("a", { href: "#/signup" }, "Create an account") : h("a", { href: "#/login" }, "I have an account"))
+  ) as HTMLFormElement
+  form.addEventListener("submit", submitting(form, async () => {
+    const data = new FormData(form)
+    const result = await api("POST", `/api/auth/${mode}`, { email: data.get("email"), password: data.get("password") })
+    localStorage.setItem("checkout.userId", result.user.id)
+    localStorage.setItem("checkout.email", result.user.email)
+    location.hash = mode === "signup" ? "#/settings" : "#/invoices"
+  }))
+  show(form)
+}
+
+const logout = async () => {
+  await api("POST", "/api/auth/logout").catch(() => undefined)
+  localStorage.removeItem("checkout.userId")
+  location.hash = "#/login"
+}
+
+// ---------------------------------------------------------------- invoices
+
+const STATUSES = ["awaiting_payment", "partially_paid", "payment_detected", "confirmed", "paid_out_of_band", "expired", "voided"]
+
+const select = (name: string, label: string, values: ReadonlyArray<string>, selected = "", blank = "any") =>
+  h("label", {}, label, h("select", { name, "data-field": name }, blank === "" ? null : h("option", { value: "" }, blank),
+    ...values.map((value) => h("option", { value, selected: value === selected }, value))))
+
+const invoiceTable = (invoices: Array<Json>) =>
+  h("div", { class: "scroll" }, h("table", {},
+    h("thead", {}, h("tr", {}, ...["Created", "Invoice", "Reference", "Amount", "Received", "Status", "Exception"].map((name) => h("th", { scope: "col" }, name)))),
+    h("tbody", {}, ...invoices.map((invoice) =>
+      h("tr", {},
+        h("td", {}, when(invoice.createdAt)),
+        h("td", {}, h("a", { href: `#/invoices/${invoice.id}` }, invoice.productName ?? invoice.id.slice(0, 8))),
+        h("td", {}, invoice.merchantReference ?? "—"),
+        h("td", { class: "number" }, usd(invoice.amountUsd)),
+        h("td", { class: "number" }, usd(invoice.receivedAmountUsd)),
+        h("td", {}, h("span", { class: `status ${invoice.status}` }, invoice.status)),
+        h("td", {}, invoice.exceptionType === null ? "—" : `${invoice.exceptionType} (${invoice.exceptionStatus})`)
+      )))))
+
+const invoicesView = async (params: URLSearchParams) => {
+  const filters = h("form", { class: "filters", role: "search" },
+    select("status", "Status", STATUSES, params.get("status") ?? ""),
+    select("exceptionStatus", "Exception", ["open", "closed"], params.get("exceptionStatus") ?? ""),
+    h("label", {}, "Created from", h("input", { type: "date", name: "createdFrom", value: params.get("createdFrom") ?? "" })),
+    h("label", {}, "Created before", h("input", { type: "date", name: "createdTo", value: params.get("createdTo") ?? "" })),
+    h("label", {}, "Search", h("input", { type: "search", name: "q", placeholder: "id, reference or email", value: params.get("q") ?? "" })),
+    h("button", { type: "submit" }, "Filter")
+  ) as HTMLFormElement
+  filters.addEventListener("submit", (event) => {
+    event.preventDefault()
+    const query = new URLSearchParams()
+    for (const [name, value] of new FormData(filters)) if (value !== "") query.set(name, String(value))
+    location.hash = `#/invoices?${query}`
+  })
+  const query = new URLSearchParams([...params].filter(([, value]) => value !== ""))
+  const body = h("div", {}, h("p", {}, "Loading…"))
+  show(h("h1", {}, "Invoices"), filters,
+    h("p", {}, h("a", { href: `/api/dashboard/exports/invoices.csv?${query}`, download: "invoices.csv", class: "button" }, "Export CSV")),
+    body)
+  const load = async (cursor: string | null, into: HTMLElement) => {
+    const page = await api("GET", `/api/dashboard/invoices?${query}${cursor === null ? "" : `&cursor=${encodeURIComponent(cursor)}`}`)
+    into.replaceChildren(
+      page.invoices.length === 0 && cursor === null ? h("p", {}, "No invoices match.") : invoiceTable(page.invoices),
+      page.nextCursor === null ? "" : h("button", { type: "button", onclick: () => {
+        const more = h("div", {})
+        into.lastElementChild!.replaceWith(more)
+        void load(page.nextCursor, more)
+      } }, "More")
+    )
+  }
+  await load(null, body)
+}
+
+const closeExceptionForm = (invoice: Json, after: () => void) => {
+  const form = h("form", { class: "inline-form" },
+    select("action", "Close with", ["accept_late_payment", "mark_paid_out_of_band", "close_unpaid"], "", ""),
+    h("label", {}, "Note (required)", h("input", { name: "note", required: true, maxlength: "2000", "data-field": "note" })),
+    h("button", { type: "submit" }, "Close exception")
+  ) as HTMLFormElement
+  form.addEventListener("submit", submitting(form, async () => {
+    const data = new FormData(form)
+    await api("POST", `/api/dashboard/invoices/${invoice.id}/exception/close`, { action: data.get("action"), note: data.get("note") })
+    after()
+  }))
+  return form
+}
+
+const invoiceView = async (id: string) => {
+  const { invoice, timeline, deliveries } = await api("GET", `/api/dashboard/invoices/${id}`)
+  const reload = () => void invoiceView(id)
+  const actions: Array<Node> = []
+  if (invoice.status === "awaiting_payment") {
+    actions.push(h("button", { type: "button", onclick: async () => {
+      if (!confirm("Void this invoice?")) return
+      await api("POST", `/api/checkout/invoices/${id}/void`, {}).catch((error) => alert(error.message))
+      reload()
+    } }, "Void"))
+  }
+  if (["awaiting_payment", "partially_paid", "expired"].includes(invoice.status)) {
+    const form = h("form", { class: "inline-form" },
+      h("label", {}, "Paid outside the service: note", h("input", { name: "note", required: true, maxlength: "2000", "data-field": "note" })),
+      h("button", { type: "submit" }, "Record payment")) as HTMLFormElement
+    form.addEventListener("submit", submitting(form, async () => {
+      await api("POST", `/api/checkout/invoices/${id}/record-payment`, { note: new FormData(form).get("note") })
+      reload()
+    }))
+    actions.push(form)
+  }
+  if (invoice.exceptionStatus === "open") actions.push(closeExceptionForm(invoice, reload))
+  show(
+    h("p", {}, h("a", { href: "#/invoices" }, "← Invoices")),
+    h("h1", {}, invoice.productName ?? "Invoice"),
+    h("dl", { class: "facts" },
+      ...[
+        ["Invoice", invoice.id], ["Status", invoice.status], ["Amount", usd(invoice.amountUsd)],
+        ["Received", usd(invoice.receivedAmountUsd)], ["Confirmed", usd(invoice.confirmedAmountUsd)],
+        ["Reference", invoice.merchantReference ?? "—"], ["Customer", invoice.customerEmail ?? "—"],
+        ["Payable until", when(invoice.paymentTiming.payableUntilAt)], ["Payment page", invoice.paymentUrl],
+        ["Exception", invoice.exceptionType === null ? "—" : `${invoice.exceptionType} (${invoice.exceptionStatus})${invoice.exceptionNote ? `: ${invoice.exceptionNote}` : ""}`]
+      ].flatMap(([term, value]) => [h("dt", {}, term), h("dd", {}, value)])),
+    actions.length === 0 ? null : h("section", { class: "actions" }, h("h2", {}, "Actions"), ...actions),
+    h("h2", {}, "Payments"),
+    invoice.payments.length === 0 ? h("p", {}, "No payment yet.") : h("div", { class: "scroll" }, h("table", {},
+      h("thead", {}, h("tr", {}, ...["Observed", "Network", "Amount (USD)", "Confirmations", "Transaction"].map((name) => h("th", { scope: "col" }, name)))),
+      h("tbody", {}, ...invoice.payments.map((payment: Json) => h("tr", {},
+        h("td", {}, when(payment.observedAt)), h("td", {}, `${payment.network} ${payment.assetCode}`),
+        h("td", { class: "number" }, usd(payment.amountUsd)), h("td", { class: "number" }, String(payment.confirmations)),
+        h("td", { class: "mono" }, payment.transactionHash)))))),
+    h("h2", {}, "Timeline"),
+    h("ol", { class: "timeline" }, ...timeline.map((entry: Json) => h("li", {}, h("time", {}, when(entry.at)), " ", entry.event))),
+    h("h2", {}, "Webhook deliveries"),
+    deliveries.length === 0 ? h("p", {}, "None.") : deliveryTable(deliveries, reload)
+  )
+}
+
+const exceptionsView = async () => {
+  const page = await api("GET", "/api/dashboard/invoices?exceptionStatus=open&limit=200")
+  show(h("h1", {}, "Exceptions to review"),
+    page.invoices.length === 0 ? h("p", {}, "Nothing to review.") : h("ul", { class: "queue" }, ...page.invoices.map((invoice: Json) =>
+      h("li", { class: "card" },
+        h("p", {}, h("a", { href: `#/invoices/${invoice.id}` }, invoice.productName ?? invoice.id), ` — ${invoice.exceptionType}, `,
+          `${usd(invoice.receivedAmountUsd)} received of ${usd(invoice.amountUsd)}, status ${invoice.status}`),
+        closeExceptionForm(invoice, () => void exceptionsView())))))
+}
+
+// ---------------------------------------------------------------- API keys
+
+const keysView = async (created?: Json) => {
+  const base = `/api/users/${userId()}`
+  const { keys } = await api("GET", `${base}/checkout-api-keys`)
+  const form = h("form", { class: "inline-form" },
+    h("label", {}, "Label", h("input", { name: "label", maxlength: "100", "data-field": "label" })),
+    h("button", { type: "submit" }, "Create API key")) as HTMLFormElement
+  form.addEventListener("submit", submitting(form, async () => {
+    const key = await api("POST", `${base}/checkout-api-key`, { label: new FormData(form).get("label") })
+    await keysView(key)
+  }))
+  show(h("h1", {}, "API keys"),
+    h("p", {}, "Keys call the five invoice endpoints from your server. At most 3 are active at once: revoke one to create another. A key is shown only when it is created."),
+    created === undefined ? null : h("div", { class: "card secret", role: "status" },
+      h("p", {}, "Your new key (copy it now: it is not shown again):"), h("code", { class: "mono", id: "new-key" }, created.rawKey), copyButton(created.rawKey)),
+    form,
+    h("div", { class: "scroll" }, h("table", {},
+      h("thead", {}, h("tr", {}, ...["Prefix", "Label", "Created", ""].map((name) => h("th", { scope: "col" }, name)))),
+      h("tbody", {}, ...keys.map((key: Json) => h("tr", {},
+        h("td", { class: "mono" }, `${key.keyPrefix}…`), h("td", {}, key.label), h("td", {}, when(key.createdAt)),
+        h("td", {}, h("button", { type: "button", onclick: async () => {
+          if (!confirm(`Revoke ${key.keyPrefix}…? Requests with it fail at once.`)) return
+          await api("DELETE", `${base}/checkout-api-key/${key.id}`)
+          await keysView()
+        } }, "Revoke"))))))))
+}
+
+// ---------------------------------------------------------------- checkout settings and payment methods
+
+const NETWORKS = ["ethereum", "arbitrum", "base", "solana", "bitcoin"]
+
+const methodRow = (method: Json, index: number) =>
+  h("fieldset", { class: "method" },
+    h("legend", {}, `Method ${index + 1}`),
+    select(`paymentMethods[${index}].network`, "Network", NETWORKS, method.network, ""),
+    select(`paymentMethods[${index}].assetCode`, "Asset", ["USDT", "USDC", "BTC"], method.assetCode, ""),
+    select(`paymentMethods[${index}].railType`, "Rail", ["address_transfer", "wallet_contract"], method.railType, ""),
+    h("label", {}, "Recipient address", h("input", { name: `paymentMethods[${index}].recipientAddress`, "data-field": `paymentMethods[${index}].recipientAddress`, value: method.recipientAddress ?? "" })),
+    h("label", {}, "Extended public key", h("input", { name: `paymentMethods[${index}].xpub`, "data-field": `paymentMethods[${index}].xpub`, value: method.xpub ?? "" })),
+    h("label", { class: "check" }, h("input", { type: "checkbox", name: `paymentMethods[${index}].enabled`, checked: method.enabled !== false }), "Enabled"),
+    h("label", { class: "check" }, h("input", { type: "radio", name: "defaultMethod", value: String(index), checked: method.isDefault === true }), "Default"),
+    h("button", { type: "button", class: "link", onclick: (event: Event) => (event.target as HTMLElement).closest("fieldset")!.remove() }, "Remove"))
+
+const settingsView = async () => {
+  const settings: Json = await api("GET", "/api/dashboard/checkout-settings").catch((error: ApiError) => {
+    if (error.status !== 404) throw error
+    return { issuedBy: "", paymentTiming: { mode: "immediate", expiresAfterMinutes: 60 }, paymentMethods: [] }
+  })
+  const hint = settings.paymentMethods.length === 0
+    ? notice("No payment methods yet: add at least one and save, then create an API key.", "ok")
+    : null
+  const timing = settings.paymentTiming
+  const methods = h("div", {}, ...settings.paymentMethods.map(methodRow))
+  const form = h("form", { class: "card" },
+    h("label", {}, "Issued by (shown to payers)", h("input", { name: "issuedBy", "data-field": "issuedBy", value: settings.issuedBy ?? "" })),
+    select("paymentTiming.mode", "Payment timing", ["immediate", "due_date"], timing.mode, ""),
+    h("label", {}, "Expires after (minutes, immediate)", h("input", { type: "number", name: "paymentTiming.expiresAfterMinutes", "data-field": "paymentTiming.expiresAfterMinutes", value: String(timing.expiresAfterMinutes ?? 60) })),
+    h("label", {}, "Due after (days, due date)", h("input", { type: "number", name: "paymentTiming.dueAfterDays", "data-field": "paymentTiming.dueAfterDays", value: String(timing.dueAfterDays ?? 14) })),
+    h("label", {}, "Grace period (days, due date)", h("input", { type: "number", name: "paymentTiming.gracePeriodDays", "data-field": "paymentTiming.gracePeriodDays", value: String(timing.gracePeriodDays ?? 0) })),
+    h("h2", {}, "Payment methods"),
+    methods,
+    h("button", { type: "button", onclick: () => methods.append(methodRow({ network: "arbitrum", assetCode: "USDT", railType: "address_transfer" }, methods.children.length)) }, "Add a method"),
+    h("button", { type: "submit" }, "Save settings")
+  ) as HTMLFormElement
+  form.addEventListener("submit", submitting(form, async () => {
+    const data = new FormData(form)
+    const text = (name: string) => {
+      const value = String(data.get(name) ?? "").trim()
+      return value === "" ? null : value
+    }
+    const mode = text("paymentTiming.mode")
+    const fieldsets = [...methods.querySelectorAll("fieldset")]
+    // Field names follow the rows as they are now (rows may have been removed).
+    fieldsets.forEach((fieldset, index) => {
+      for (const element of fieldset.querySelectorAll<HTMLElement>("[name], [data-field]")) {
+        for (const attribute of ["name", "data-field"]) {
+          const value = element.getAttribute(attribute)
+          if (value !== null && value.startsWith("paymentMethods[")) element.setAttribute(attribute, value.replace(/^paymentMethods\[\d+\]/, `paymentMethods[${index}]`))
+        }
+        if (element.getAttribute("type") === "radio") element.setAttribute("value", String(index))
+      }
+    })
+    const fresh = new FormData(form)
+    const body = {
+      issuedBy: text("issuedBy"),
+      paymentTiming: mode === "due_date"
+        ? { mode, dueAfterDays: Number(fresh.get("paymentTiming.dueAfterDays")), gracePeriodDays: Number(fresh.get("paymentTiming.gracePeriodDays")) }
+        : { mode, expiresAfterMinutes: Number(fresh.get("paymentTiming.expiresAfterMinutes")) },
+      paymentMethods: fieldsets.map((_, index) => {
+        const field = (name: string) => {
+          const value = String(fresh.get(`paymentMethods[${index}].${name}`) ?? "").trim()
+          return value === "" ? null : value
+        }
+        return {
+          network: field("network"), assetCode: field("assetCode"), railType: field("railType"),
+          recipientAddress: field("recipientAddress"), xpub: field("xpub"),
+          enabled: fresh.get(`paymentMethods[${index}].enabled`) !== null,
+          isDefault: fresh.get("defaultMethod") === String(index)
+        }
+      })
+    }
+    await api("PUT", "/api/dashboard/checkout-settings", body)
+    form.prepend(notice("Settings saved.", "ok"))
+  }))
+  show(h("h1", {}, "Checkout settings"), hint, form)
+}
+
+// ---------------------------------------------------------------- webhooks
+
+const EVENTS = ["invoice_created", "invoice_partially_paid", "invoice_payment_detected", "invoice_confirmed", "invoice_paid_out_of_band", "invoice_expired", "invoice_voided", "invoice_exception_opened", "invoice_exception_closed"]
+
+const deliveryTable = (deliveries: Array<Json>, after: () => void) =>
+  h("div", { class: "scroll" }, h("table", {},
+    h("thead", {}, h("tr", {}, ...["Created", "Event", "Invoice", "Status", "Attempts", "Last code", ""].map((name) => h("th", { scope: "col" }, name)))),
+    h("tbody", {}, ...deliveries.map((delivery) => h("tr", { "data-delivery": delivery.id },
+      h("td", {}, when(delivery.createdAt)), h("td", {}, delivery.event),
+      h("td", {}, h("a", { href: `#/invoices/${delivery.invoiceId}` }, delivery.invoiceId.slice(0, 8))),
+      h("td", {}, delivery.status), h("td", { class: "number" }, String(delivery.attempts.length)),
+      h("td", { class: "number" }, delivery.lastStatusCode === null ? "—" : String(delivery.lastStatusCode)),
+      h("td", {}, h("button", { type: "button", onclick: async () => {
+        await api("POST", `/api/dashboard/webhook-deliveries/${delivery.id}/redeliver`)
+        after()
+      } }, "Redeliver")))))))
+
+const webhooksView = async (params: URLSearchParams, secret?: string) => {
+  const settings = await api("GET", "/api/dashboard/webhook-settings")
+  const form = h("form", { class: "card" },
+    h("label", {}, "Endpoint URL", h("input", { type: "url", name: "url", "data-field": "url", value: settings.url ?? "", placeholder: "https://shop.example/webhooks" })),
+    h("fieldset", {}, h("legend", {}, "Events"), ...EVENTS.map((event) =>
+      h("label", { class: "check" }, h("input", { type: "checkbox", name: "enabledEvents", value: event, checked: settings.enabledEvents.includes(event) }), event))),
+    h("button", { type: "submit" }, "Save webhook settings")) as HTMLFormElement
+  form.addEventListener("submit", submitting(form, async () => {
+    const data = new FormData(form)
+    const url = String(data.get("url") ?? "").trim()
+    await api("PUT", "/api/dashboard/webhook-settings", { url: url === "" ? null : url, enabledEvents: data.getAll("enabledEvents") })
+    form.prepend(notice("Webhook settings saved.", "ok"))
+  }))
+  const search = h("form", { class: "filters", role: "search" },
+    h("label", {}, "Search", h("input", { type: "search", name: "q", value: params.get("q") ?? "", placeholder: "delivery, invoice, event, URL or code" })),
+    select("status", "Status", ["pending", "delivered", "failed"], params.get("status") ?? ""),
+    select("event", "Event", EVENTS, params.get("event") ?? ""),
+    h("button", { type: "submit" }, "Search")) as HTMLFormElement
+  search.addEventListener("submit", (event) => {
+    event.preventDefault()
+    const query = new URLSearchParams()
+    for (const [name, value] of new FormData(search)) if (value !== "") query.set(name, String(value))
+    location.hash = `#/webhooks?${query}`
+  })
+  const query = new URLSearchParams([...params].filter(([, value]) => value !== ""))
+  const log = await api("GET", `/api/dashboard/webhook-deliveries?${query}`)
+  show(h("h1", {}, "Webhooks"), form,
+    h("section", { class: "card" }, h("h2", {}, "Signing secret"),
+      h("p", {}, settings.hasSecret ? "A secret is set. Rotating it replaces it at once." : "No secret yet: deliveries fail until one exists."),
+      secret === undefined ? null : h("p", { role: "status" }, "New secret (copy it now: it is not shown again): ", h("code", { class: "mono", id: "new-secret" }, secret), copyButton(secret)),
+      h("button", { type: "button", onclick: async () => {
+        const created = await api("POST", "/api/dashboard/webhook-settings/secret")
+        await webhooksView(params, created.secret)
+      } }, settings.hasSecret ? "Rotate secret" : "Create secret")),
+    h("h2", {}, "Delivery log"), search,
+    log.deliveries.length === 0 ? h("p", {}, "No deliveries.") : deliveryTable(log.deliveries, () => void webhooksView(params)))
+}
+
+// ---------------------------------------------------------------- lifecycle
+
+const lifecycleView = () =>
+  show(h("h1", {}, "Invoice lifecycle"),
+    h("p", {}, "Every status an invoice can take and what moves it (drawn from the service's statechart)."),
+    h("img", { src: (document.body.dataset.statechart ?? ""), alt: "Statechart of the invoice statuses: awaiting payment, partially paid, payment detected, confirmed, paid out of band, expired, voided", class: "chart" }))
+
+// ---------------------------------------------------------------- routing
+
+const routes: Array<[RegExp, (match: RegExpExecArray, params: URLSearchParams) => void | Promise<void>]> = [
+  [/^\/login$/, () => authView("login")],
+  [/^\/signup$/, () => authView("signup")],
+  [/^\/invoices$/, (_, params) => invoicesView(params)],
+  [/^\/invoices\/([0-9a-f-]{36})$/, (match) => invoiceView(match[1])],
+  [/^\/exceptions$/, () => exceptionsView()],
+  [/^\/keys$/, () => keysView()],
+  [/^\/settings$/, () => settingsView()],
+  [/^\/webhooks$/, (_, params) => webhooksView(params)],
+  [/^\/lifecycle$/, () => lifecycleView()]
+]
+
+const route = async () => {
+  const [path, query = ""] = (location.hash.slice(1) || (userId() === "" ? "/login" : "/invoices")).split("?")
+  const signedIn = userId() !== ""
+  nav.hidden = !signedIn || path === "/login" || path === "/signup"
+  for (const link of nav.querySelectorAll("a")) {
+    if (link.getAttribute("href") === `#${path}`) link.setAttribute("aria-current", "page")
+    else link.removeAttribute("aria-current")
+  }
+  for (const [pattern, view] of routes) {
+    const match = pattern.exec(path)
+    if (match === null) continue
+    try {
+      await view(match, new URLSearchParams(query))
+    } catch (error) {
+      if ((error as ApiError).status !== 401) show(h("h1", {}, "Something went wrong"), notice((error as Error).message))
+    }
+    return
+  }
+  show(h("h1", {}, "Not found"), h("p", {}, h("a", { href: "#/invoices" }, "Go to invoices")))
+}
+
+document.getElementById("logout")!.addEventListener("click", () => void logout())
+window.addEventListener("hashchange", () => void route())
+void route()

@@ -1,0 +1,169 @@
+import { existsSync, readFileSync } from "node:fs"
+import type { Browser, Page } from "playwright-core"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { DEMO_KEYS } from "../../src/demo/DemoMerchant.ts"
+import { publicRequest, startTestApp, type TestApp } from "../support/TestApp.ts"
+import { startWebhookReceiver, type WebhookReceiver } from "../support/WebhookReceiver.ts"
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium"
+const available = existsSync(CHROMIUM)
+if (!available) console.log(`dashboard e2e: skipped, no browser at ${CHROMIUM} (apt-get install -y chromium)`)
+
+let app: TestApp
+let browser: Browser
+let receiver: WebhookReceiver
+
+const json = (method: string, body: unknown, headers: Record<string, string> = {}) => ({
+  method,
+  headers: { "content-type": "application/json", ...headers },
+  body: JSON.stringify(body)
+})
+
+describe.skipIf(!available)("the merchant dashboard", () => {
+  beforeAll(async () => {
+    // Background workers on: the webhook dispatcher delivers on its own, as in production.
+    app = await startTestApp({ role: "all", webhookPollIntervalMs: 100 })
+    receiver = await startWebhookReceiver()
+    receiver.on("/hooks", (response) => response.writeHead(200).end("thanks"))
+    const { chromium } = await import("playwright-core")
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking"] })
+  }, 120_000)
+
+  afterAll(async () => {
+    await browser?.close()
+    await receiver?.close()
+    await app?.close()
+  })
+
+  it("walks a new merchant from sign-up to a reviewed exception, a redelivered webhook and a CSV export, at 360 px", async () => {
+    const context = await browser.newContext({ viewport: { width: 360, height: 800 }, acceptDownloads: true, permissions: ["clipboard-read", "clipboard-write"] })
+    const page: Page = await context.newPage()
+    const problems: Array<string> = []
+    page.on("pageerror", (error) => problems.push(error.message))
+    page.on("console", (message) => {
+      if (message.type() === "error" && !/status of 4\d\d/.test(message.text())) problems.push(message.text())
+    })
+    const email = `${crypto.randomUUID()}@merchant.test`
+    const password = "correct horse battery staple"
+
+    // Sign up: the new account lands on its checkout settings.
+    await page.goto(`${app.baseUrl}/dashboard#/signup`)
+    await page.getByLabel("Email").fill(email)
+    await page.getByLabel("Password").fill(password)
+    await page.getByRole("button", { name: "Sign up" }).click()
+    await page.getByRole("heading", { name: "Checkout settings" }).waitFor()
+    await page.getByText("No payment methods yet").waitFor()
+
+    // A bad xpub: the server's error appears next to that field; fixed, the settings save.
+    await page.getByRole("button", { name: "Add a method" }).click()
+    const xpub = page.locator("input[name='paymentMethods[0].xpub']")
+    await xpub.fill("xpub-not-a-key")
+    await page.getByRole("button", { name: "Save settings" }).click()
+    const fieldError = page.locator("input[name='paymentMethods[0].xpub'] + .field-error")
+    await fieldError.waitFor()
+    expect(await fieldError.textContent()).toBe("paymentMethods[0].xpub must be a mainnet account xpub (m/44'/60'/0')")
+    expect(await xpub.getAttribute("aria-invalid")).toBe("true")
+    await xpub.fill(DEMO_KEYS.evmXpub)
+    await page.getByRole("button", { name: "Save settings" }).click()
+    await page.getByText("Settings saved.").waitFor()
+
+    // An API key, shown once with a copy button.
+    await page.getByRole("navigation").getByRole("link", { name: "API keys" }).click()
+    await page.getByRole("button", { name: "Create API key" }).click()
+    const rawKey = (await page.locator("#new-key").textContent())!
+    expect(rawKey).toMatch(/^svc_live_/)
+    await page.getByRole("button", { name: "Copy" }).click()
+    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(rawKey)
+    await page.getByText(`${rawKey.slice(0, 12)}`).first().waitFor()
+
+    // The merchant's server creates an invoice with the key (as curl would); it appears in the list.
+    const created = await publicRequest(app.baseUrl, "/api/checkout/invoices", json("POST", {
+      amountUsd: 12.5, productName: "Ceramic mug", merchantReference: "=HYPERLINK(\"http://x\")"
+    }, { "x-api-key": rawKey }))
+    expect(created.status).toBe(201)
+    const invoice = created.body
+    await page.getByRole("navigation").getByRole("link", { name: "Invoices" }).click()
+    await page.getByRole("link", { name: "Ceramic mug" }).waitFor()
+
+    // A late payment (development simulator, as a chain would report it) opens an exception.
+    const login = await publicRequest(app.baseUrl, "/api/auth/login", json("POST", { email, password }))
+    const bearer = { authorization: `Bearer ${login.body.token}` }
+    expect((await publicRequest(app.baseUrl, `/api/dev/invoices/${invoice.id}/simulate-expiry`, json("POST", {}, bearer))).status).toBe(200)
+    const option = invoice.paymentOptions[0]
+    const late = await publicRequest(app.baseUrl, `/api/dev/invoices/${invoice.id}/simulate-payment`, json("POST", {
+      paymentOptionId: option.id, amount: String(option.quotedAmount), confirmations: 100, late: true
+    }, bearer))
+    expect(late.status).toBe(200)
+    expect(late.body.invoice).toMatchObject({ exceptionType: "late_payment", exceptionStatus: "open" })
+
+    // Closed from the queue, with the required note.
+    await page.getByRole("navigation").getByRole("link", { name: "Exceptions" }).click()
+    await page.getByRole("link", { name: "Ceramic mug" }).waitFor()
+    await page.getByLabel("Close with").selectOption("accept_late_payment")
+    await page.getByLabel("Note (required)").fill("Paid ten minutes late; accepted")
+    await page.getByRole("button", { name: "Close exception" }).click()
+    await page.getByText("Nothing to review.").waitFor()
+    const detail = await publicRequest(app.baseUrl, `/api/dashboard/invoices/${invoice.id}`, { headers: bearer })
+    expect(detail.body.invoice).toMatchObject({ status: "confirmed", exceptionStatus: "closed", exceptionAction: "accept_late_payment" })
+
+    // Webhooks: URL and secret (shown once); the next event is delivered, visible, and redelivered.
+    await page.getByRole("navigation").getByRole("link", { name: "Webhooks" }).click()
+    await page.getByLabel("Endpoint URL").fill(receiver.url("/hooks"))
+    await page.getByRole("button", { name: "Save webhook settings" }).click()
+    await page.getByText("Webhook settings saved.").waitFor()
+    await page.getByRole("button", { name: "Create secret" }).click()
+    expect(await page.locator("#new-secret").textContent()).toMatch(/^whsec_/)
+    const second = await publicRequest(app.baseUrl, "/api/checkout/invoices", json("POST", { amountUsd: 3, productName: "Spoon" }, { "x-api-key": rawKey }))
+    expect(second.status).toBe(201)
+    for (let i = 0; i < 100 && receiver.received("/hooks").length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 100))
+    expect(receiver.received("/hooks")).toHaveLength(1)
+    const deliveryId = receiver.received("/hooks")[0].headers["x-checkout-delivery"] as string
+    await page.reload()
+    const row = page.locator(`tr[data-delivery='${deliveryId}']`)
+    await row.waitFor()
+    await row.getByRole("button", { name: "Redeliver" }).click()
+    for (let i = 0; i < 50 && receiver.received("/hooks").length < 2; i++) await new Promise((resolve) => setTimeout(resolve, 100))
+    expect(receiver.received("/hooks").map((request) => request.headers["x-checkout-delivery"])).toEqual([deliveryId, deliveryId])
+
+    // Void from the invoice's page (a cookie-authenticated write with the CSRF token).
+    page.once("dialog", (dialog) => void dialog.accept())
+    await page.goto(`${app.baseUrl}/dashboard#/invoices/${second.body.id}`)
+    await page.getByRole("button", { name: "Void" }).click()
+    await page.getByText("voided", { exact: true }).first().waitFor()
+    expect((await publicRequest(app.baseUrl, `/api/checkout/invoices/${second.body.id}`, { headers: { "x-api-key": rawKey } })).body.status).toBe("voided")
+
+    // The CSV export, downloaded as a file and parsed; the formula-like reference is defused.
+    await page.getByRole("navigation").getByRole("link", { name: "Invoices" }).click()
+    const [download] = await Promise.all([page.waitForEvent("download"), page.getByRole("link", { name: "Export CSV" }).click()])
+    const csv = readFileSync((await download.path())!, "utf8")
+    const lines = csv.trimEnd().split("\r\n")
+    expect(lines[0].startsWith("id,createdAt,status,amountUsd")).toBe(true)
+    expect(lines).toHaveLength(3)
+    expect(csv).toContain(`${invoice.id},`)
+    expect(csv).toContain("\"'=HYPERLINK(\"\"http://x\"\")\"")
+
+    // A cookie-authenticated write without the CSRF token is refused, even from the page itself.
+    const refused = await page.evaluate(async (userId) => {
+      const response = await fetch(`/api/users/${userId}/checkout-api-key`, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" })
+      return { status: response.status, body: await response.json() }
+    }, login.body.user.id)
+    expect(refused).toEqual({ status: 403, body: { error: "Missing or invalid CSRF token: send the checkout_csrf cookie's value in X-CSRF-Token" } })
+
+    // The lifecycle statechart, and nothing wider than the phone.
+    await page.getByRole("navigation").getByRole("link", { name: "Lifecycle" }).click()
+    const chart = page.getByRole("img", { name: /Statechart of the invoice statuses/ })
+    await chart.waitFor()
+    expect(await chart.evaluate((image) => (image as HTMLImageElement).naturalWidth)).toBeGreaterThan(0)
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(360)
+
+    // Keyboard: the navigation is reachable by Tab and followed by Enter.
+    await page.keyboard.press("Tab")
+    await page.keyboard.press("Enter")
+    await page.getByRole("heading", { name: "Invoices" }).waitFor()
+
+    await page.getByRole("button", { name: "Log out" }).click()
+    await page.getByRole("heading", { name: "Log in" }).waitFor()
+    expect(problems).toEqual([])
+    await context.close()
+  }, 120_000)
+})
