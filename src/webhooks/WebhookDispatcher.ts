@@ -83,6 +83,11 @@ export class WebhookDispatcher extends Context.Service<WebhookDispatcher, {
   /** A manual, recorded attempt outside the schedule. */
   readonly redeliver: (merchantId: string, deliveryId: string) => Effect.Effect<DeliveryView, DeliveryNotFound>
   readonly list: (merchantId: string, filters: DeliveryFilters) => Effect.Effect<DeliveryPage, InvalidCursor>
+  /**
+   * A signed `webhook_test` event (`invoice: null`) sent now to the configured URL, through the same
+   * destination checks; nothing is recorded. For the dashboard's "send a test event".
+   */
+  readonly sendTest: (merchantId: string) => Effect.Effect<SendResult>
 }>()("Webhooks/WebhookDispatcher") {
   static readonly layer = Layer.effect(
     WebhookDispatcher,
@@ -213,9 +218,27 @@ export class WebhookDispatcher extends Context.Service<WebhookDispatcher, {
         return yield* findDelivery(merchantId, deliveryId)
       }, Effect.provideService(SqlClient.SqlClient, sql))
 
+      const sendTest = (merchantId: string) =>
+        Effect.gen(function*() {
+          const { url, secret } = yield* settings.destination(merchantId)
+          if (url === null) return notSent("no webhook URL is configured")
+          if (secret === null) return notSent("no signing secret is configured")
+          const body = JSON.stringify({ event: "webhook_test", invoice: null })
+          const headers = {
+            "content-type": "application/json",
+            "user-agent": WEBHOOK_USER_AGENT,
+            "x-checkout-signature": signWebhook(body, secret),
+            "x-checkout-event": "webhook_test",
+            "x-checkout-delivery": crypto.randomUUID()
+          }
+          return yield* Effect.promise((signal) =>
+            sendWebhook({ url, body, headers, resolve, connect, allowLoopback: webhookAllowLoopback, signal }))
+        }).pipe(Effect.catchTag("SecretUnreadable", (error) => Effect.succeed(notSent(error.reason))))
+
       return {
         fanOut,
         sendDue,
+        sendTest,
         runOnce: Effect.andThen(drain(fanOut, FAN_OUT_BATCH), drain(sendDue, SEND_BATCH)),
         redeliver,
         list: (merchantId, filters) => listDeliveries(merchantId, filters).pipe(Effect.provideService(SqlClient.SqlClient, sql))

@@ -50,6 +50,15 @@ export const WebhooksGroup = HttpApiGroup.make("webhooks")
     HttpApiEndpoint.post("rotateSecret", "/api/dashboard/webhook-settings/secret", {
       success: Schema.Struct({ secret: Schema.String }).pipe(HttpApiSchema.status(201))
     }),
+    HttpApiEndpoint.post("sendTest", "/api/dashboard/webhook-settings/test", {
+      success: Schema.Struct({
+        ok: Schema.Boolean,
+        statusCode: Schema.NullOr(Schema.Number),
+        durationMs: Schema.Number,
+        error: Schema.NullOr(Schema.String),
+        responseExcerpt: Schema.NullOr(Schema.String)
+      })
+    }).annotate(OpenApi.Description, "Sends a signed webhook_test event ({\"event\":\"webhook_test\",\"invoice\":null}) to the configured URL now and answers what the endpoint replied; nothing is recorded in the delivery log."),
     HttpApiEndpoint.get("listDeliveries", "/api/dashboard/webhook-deliveries", {
       query: {
         q: Schema.optionalKey(Schema.String),

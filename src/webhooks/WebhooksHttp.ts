@@ -18,6 +18,7 @@ export const WebhooksHttpLive = HttpApiBuilder.group(Api, "webhooks", (handlers)
           settings.save(merchant.merchantId, payload.url, payload.enabledEvents ?? WEBHOOK_EVENTS).pipe(
             Effect.catchTag("InvalidWebhookUrl", (invalid) => Effect.fail(new BadRequest({ error: invalid.reason })))
           )))
+      .handle("sendTest", () => Effect.flatMap(CurrentMerchant, (merchant) => dispatcher.sendTest(merchant.merchantId)))
       .handle("rotateSecret", () =>
         Effect.flatMap(CurrentMerchant, (merchant) => Effect.map(settings.rotateSecret(merchant.merchantId), (secret) => ({ secret }))))
       .handle("listDeliveries", ({ query }) =>

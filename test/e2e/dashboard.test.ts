@@ -2,6 +2,7 @@ import { existsSync, readFileSync } from "node:fs"
 import type { Browser, Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { DEMO_KEYS } from "../../src/demo/DemoMerchant.ts"
+import { verifyWebhookSignature } from "../../src/webhooks/Signature.ts"
 import { publicRequest, startTestApp, type TestApp } from "../support/TestApp.ts"
 import { startWebhookReceiver, type WebhookReceiver } from "../support/WebhookReceiver.ts"
 
@@ -112,18 +113,26 @@ describe.skipIf(!available)("the merchant dashboard", () => {
     await page.getByRole("button", { name: "Save webhook settings" }).click()
     await page.getByText("Webhook settings saved.").waitFor()
     await page.getByRole("button", { name: "Create secret" }).click()
-    expect(await page.locator("#new-secret").textContent()).toMatch(/^whsec_/)
+    const secret = (await page.locator("#new-secret").textContent())!
+    expect(secret).toMatch(/^whsec_/)
+    receiver.on("/hooks", (response) => response.writeHead(200).end("thanks"))
+    await page.getByRole("button", { name: "Send a test event" }).click()
+    await page.getByText(/^Test event delivered: HTTP 200 in \d+ ms$/).waitFor()
+    const test = receiver.received("/hooks").at(-1)!
+    expect(JSON.parse(test.body)).toEqual({ event: "webhook_test", invoice: null })
+    expect(verifyWebhookSignature(test.body, test.headers["x-checkout-signature"] as string, secret)).toBe(true)
+    const receivedBefore = receiver.received("/hooks").length
     const second = await publicRequest(app.baseUrl, "/api/checkout/invoices", json("POST", { amountUsd: 3, productName: "Spoon" }, { "x-api-key": rawKey }))
     expect(second.status).toBe(201)
-    for (let i = 0; i < 100 && receiver.received("/hooks").length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 100))
-    expect(receiver.received("/hooks")).toHaveLength(1)
-    const deliveryId = receiver.received("/hooks")[0].headers["x-checkout-delivery"] as string
+    for (let i = 0; i < 100 && receiver.received("/hooks").length === receivedBefore; i++) await new Promise((resolve) => setTimeout(resolve, 100))
+    expect(receiver.received("/hooks")).toHaveLength(receivedBefore + 1)
+    const deliveryId = receiver.received("/hooks").at(-1)!.headers["x-checkout-delivery"] as string
     await page.reload()
     const row = page.locator(`tr[data-delivery='${deliveryId}']`)
     await row.waitFor()
     await row.getByRole("button", { name: "Redeliver" }).click()
-    for (let i = 0; i < 50 && receiver.received("/hooks").length < 2; i++) await new Promise((resolve) => setTimeout(resolve, 100))
-    expect(receiver.received("/hooks").map((request) => request.headers["x-checkout-delivery"])).toEqual([deliveryId, deliveryId])
+    for (let i = 0; i < 50 && receiver.received("/hooks").length < receivedBefore + 2; i++) await new Promise((resolve) => setTimeout(resolve, 100))
+    expect(receiver.received("/hooks").slice(receivedBefore).map((request) => request.headers["x-checkout-delivery"])).toEqual([deliveryId, deliveryId])
 
     // Void from the invoice's page (a cookie-authenticated write with the CSRF token).
     page.once("dialog", (dialog) => void dialog.accept())

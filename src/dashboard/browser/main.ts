@@ -402,7 +402,12 @@ const webhooksView = async (params: URLSearchParams, secret?: string) => {
       h("button", { type: "button", onclick: async () => {
         const created = await api("POST", "/api/dashboard/webhook-settings/secret")
         await webhooksView(params, created.secret)
-      } }, settings.hasSecret ? "Rotate secret" : "Create secret")),
+      } }, settings.hasSecret ? "Rotate secret" : "Create secret"),
+      h("button", { type: "button", onclick: async (event: Event) => {
+        const result = await api("POST", "/api/dashboard/webhook-settings/test")
+        const text = result.ok ? `Test event delivered: HTTP ${result.statusCode} in ${result.durationMs} ms` : `Test event not delivered: ${result.error}`
+        ;(event.target as HTMLElement).after(notice(text, result.ok ? "ok" : "error"))
+      } }, "Send a test event")),
     h("h2", {}, "Delivery log"), search,
     log.deliveries.length === 0 ? h("p", {}, "No deliveries.") : deliveryTable(log.deliveries, () => void webhooksView(params)))
 }
