@@ -1,4 +1,6 @@
 import { existsSync, readFileSync } from "node:fs"
+import { Effect } from "effect"
+import { SqlClient } from "effect/sql"
 import type { Browser, Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { DEMO_KEYS } from "../../src/demo/DemoMerchant.ts"
@@ -140,6 +142,17 @@ describe.skipIf(!available)("the merchant dashboard", () => {
     await page.getByRole("button", { name: "Void" }).click()
     await page.getByText("voided", { exact: true }).first().waitFor()
     expect((await publicRequest(app.baseUrl, `/api/checkout/invoices/${second.body.id}`, { headers: { "x-api-key": rawKey } })).body.status).toBe("voided")
+
+    // A deposit of the wrong token to its address, as the EVM watcher records one, is shown (not counted).
+    await app.run(Effect.flatMap(SqlClient.SqlClient, (sql) =>
+      sql`INSERT INTO unmatched_deposits ${sql.insert({
+        id: crypto.randomUUID(), merchant_id: login.body.user.id, invoice_id: second.body.id, network: "arbitrum", asset_code: "USDC",
+        token_contract: "0xaf88d065e77c8cC2239327C5EDb3A432268e5831", to_address: second.body.paymentOptions[0].destinationAddress ?? "0x0",
+        transaction_hash: `0x${"ab".repeat(32)}`, output_index: 0, amount_atomic: "3000000", chain_time: new Date(), reason: "wrong_token", detected_at: new Date()
+      })}`))
+    await page.reload()
+    await page.getByRole("heading", { name: "Unmatched deposits (not counted)" }).waitFor()
+    await page.getByText("wrong_token").waitFor()
 
     // The CSV export, downloaded as a file and parsed; the formula-like reference is defused.
     await page.getByRole("navigation").getByRole("link", { name: "Invoices" }).click()

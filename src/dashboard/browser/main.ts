@@ -187,7 +187,10 @@ const closeExceptionForm = (invoice: Json, after: () => void) => {
 }
 
 const invoiceView = async (id: string) => {
-  const { invoice, timeline, deliveries } = await api("GET", `/api/dashboard/invoices/${id}`)
+  const [{ invoice, timeline, deliveries }, unmatched] = await Promise.all([
+    api("GET", `/api/dashboard/invoices/${id}`),
+    api("GET", `/api/dashboard/invoices/${id}/unmatched-deposits`)
+  ])
   const reload = () => void invoiceView(id)
   const actions: Array<Node> = []
   if (invoice.status === "awaiting_payment") {
@@ -227,6 +230,15 @@ const invoiceView = async (id: string) => {
         h("td", {}, when(payment.observedAt)), h("td", {}, `${payment.network} ${payment.assetCode}`),
         h("td", { class: "number" }, usd(payment.amountUsd)), h("td", { class: "number" }, String(payment.confirmations)),
         h("td", { class: "mono" }, payment.transactionHash)))))),
+    unmatched.data.length === 0 ? null : h("section", {},
+      h("h2", {}, "Unmatched deposits (not counted)"),
+      h("p", {}, "Transfers to this invoice's address that match none of its payment options, e.g. the wrong token or network."),
+      h("div", { class: "scroll" }, h("table", {},
+        h("thead", {}, h("tr", {}, ...["Detected", "Network", "Token", "Amount (smallest unit)", "Reason", "Transaction"].map((name) => h("th", { scope: "col" }, name)))),
+        h("tbody", {}, ...unmatched.data.map((deposit: Json) => h("tr", {},
+          h("td", {}, when(deposit.detectedAt)), h("td", {}, deposit.network), h("td", { class: "mono" }, deposit.tokenContract),
+          h("td", { class: "number" }, deposit.amountAtomic), h("td", {}, deposit.invalidatedAt === null ? deposit.reason : `${deposit.reason} (removed by a reorganisation)`),
+          h("td", { class: "mono" }, deposit.transactionHash))))))),
     h("h2", {}, "Timeline"),
     h("ol", { class: "timeline" }, ...timeline.map((entry: Json) => h("li", {}, h("time", {}, when(entry.at)), " ", entry.event))),
     h("h2", {}, "Webhook deliveries"),
