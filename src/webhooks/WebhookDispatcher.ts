@@ -134,6 +134,30 @@ export class WebhookDispatcher extends Context.Service<WebhookDispatcher, {
       }).pipe(sql.withTransaction, Effect.orDie, Effect.withSpan("WebhookDispatcher.fanOut"))
 
       /**
+       * One POST within the attempt's time budget. The budget is an Effect time-out on the
+       * service's clock (tests step it with TestClock instead of waiting); running out interrupts
+       * the request, which aborts it through the promise's signal. The sender's own deadline is
+       * only a backstop.
+       */
+      const post = (url: string, body: string, headers: Record<string, string>) =>
+        Effect.gen(function*() {
+          const started = yield* now
+          return yield* Effect.promise((signal) =>
+            sendWebhook({ url, body, headers, resolve, connect, allowLoopback: webhookAllowLoopback, signal, timeoutMs: 2 * WEBHOOK_TIMEOUT_MS })
+          ).pipe(Effect.timeoutOrElse({
+            duration: Duration.millis(WEBHOOK_TIMEOUT_MS),
+            orElse: () =>
+              Effect.map(now, (at): SendResult => ({
+                ok: false,
+                statusCode: null,
+                durationMs: at - started,
+                error: `timed out after ${WEBHOOK_TIMEOUT_MS} ms`,
+                responseExcerpt: null
+              }))
+          }))
+        })
+
+      /**
        * Builds the signed request from the latest invoice state and sends it to the URL configured
        * now (a retry follows a changed URL; the attempt records where it went); never fails. An
        * interruption aborts the request through the promise's signal.
@@ -152,9 +176,7 @@ export class WebhookDispatcher extends Context.Service<WebhookDispatcher, {
             "x-checkout-event": delivery.event,
             "x-checkout-delivery": delivery.id
           }
-          const result = yield* Effect.promise((signal) =>
-            sendWebhook({ url, body, headers, resolve, connect, allowLoopback: webhookAllowLoopback, signal })
-          )
+          const result = yield* post(url, body, headers)
           return { ...result, url }
         }).pipe(Effect.catchTag("SecretUnreadable", (error) => Effect.succeed({ ...notSent(error.reason), url: delivery.url })))
 
@@ -231,8 +253,7 @@ export class WebhookDispatcher extends Context.Service<WebhookDispatcher, {
             "x-checkout-event": "webhook_test",
             "x-checkout-delivery": crypto.randomUUID()
           }
-          return yield* Effect.promise((signal) =>
-            sendWebhook({ url, body, headers, resolve, connect, allowLoopback: webhookAllowLoopback, signal }))
+          return yield* post(url, body, headers)
         }).pipe(Effect.catchTag("SecretUnreadable", (error) => Effect.succeed(notSent(error.reason))))
 
       return {
