@@ -1,4 +1,4 @@
-import { Context, Effect, Layer } from "effect"
+import { Context, Effect, Layer, Redacted } from "effect"
 import { SqlClient } from "effect/sql"
 import { AppConfig } from "../config/AppConfig.ts"
 
@@ -22,9 +22,9 @@ export class Secrets extends Context.Service<Secrets, {
           const rows = yield* sql<{ value: string }>`SELECT value FROM instance_secrets WHERE name = ${name}`
           return new Uint8Array(Buffer.from(rows[0].value, "base64"))
         }).pipe(Effect.orDie)
-      const fromConfig = (value: string | undefined, name: string) =>
+      const fromConfig = (value: Redacted.Redacted<string> | undefined, name: string) =>
         value !== undefined
-          ? Effect.succeed(new TextEncoder().encode(value))
+          ? Effect.succeed(new TextEncoder().encode(Redacted.value(value)))
           : config.env === "production"
           // Never a secret kept in the database next to what it protects, whatever built the config.
           ? Effect.die(new Error(`The ${name} must come from configuration in production (CHECKOUT_JWT_SECRET, CHECKOUT_ENCRYPTION_KEY)`))

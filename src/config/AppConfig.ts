@@ -18,8 +18,9 @@ export interface AppConfigShape {
   readonly webhookAllowLoopback: boolean
   /** How often the webhook dispatcher looks for due work without being woken (PostgreSQL NOTIFY wakes it at once). */
   readonly webhookPollIntervalMs: number
-  readonly jwtSecret: string | undefined
-  readonly encryptionKey: string | undefined
+  /** Secrets are Redacted: a logged or printed configuration shows `<redacted>`, never the value. */
+  readonly jwtSecret: Redacted.Redacted<string> | undefined
+  readonly encryptionKey: Redacted.Redacted<string> | undefined
   readonly apiRateLimitPerMinute: number
   readonly solanaPrepareRateLimitPerMinute: number
   readonly redisUrl: string | undefined
@@ -143,11 +144,11 @@ const decimal = (env: Env, name: string, fallback: string): string => {
   return value
 }
 
-const secret = (env: Env, name: string, production: boolean): string | undefined => {
+const secret = (env: Env, name: string, production: boolean): Redacted.Redacted<string> | undefined => {
   const value = env[name]
   if (value !== undefined && value !== "") {
     if (value.length < 32) throw new ConfigError(`${name} must be at least 32 characters`)
-    return value
+    return Redacted.make(value)
   }
   if (production) throw new ConfigError(`${name} is required when CHECKOUT_ENV=production`)
   return undefined

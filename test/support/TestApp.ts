@@ -1,5 +1,5 @@
 import { HDKey } from "@scure/bip32"
-import { Context, Effect, Exit, Layer, Scope } from "effect"
+import { Context, Effect, Exit, Layer, Redacted, Scope } from "effect"
 import { HttpServer } from "effect/http"
 import { Accounts } from "../../src/accounts/Accounts.ts"
 import { Sessions } from "../../src/accounts/Sessions.ts"
@@ -64,7 +64,7 @@ export const startTestApp = async (overrides: Partial<AppConfigShape> = {}, extr
     loginAddressAttemptsPerMinute: 1_000_000,
     role: "api" as const,
     // A production configuration always carries its secrets (parseConfig requires them).
-    ...(overrides.env === "production" ? { jwtSecret: "test-jwt-secret-".repeat(3), encryptionKey: "test-encryption-key-".repeat(3) } : {}),
+    ...(overrides.env === "production" ? { jwtSecret: Redacted.make("test-jwt-secret-".repeat(3)), encryptionKey: Redacted.make("test-encryption-key-".repeat(3)) } : {}),
     ...overrides
   }
   const scope = Effect.runSync(Scope.make())

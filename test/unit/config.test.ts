@@ -1,4 +1,4 @@
-import { Cause, Effect, Exit, Layer } from "effect"
+import { Cause, Effect, Exit, Layer, Redacted } from "effect"
 import { SqlClient } from "effect/sql"
 import { describe, expect, it } from "vitest"
 import { Secrets } from "../../src/accounts/Secrets.ts"
@@ -55,5 +55,12 @@ describe("configuration", () => {
     )))
     expect(Exit.isFailure(exit) && Cause.pretty(exit.cause)).toMatch(/jwt_secret must come from configuration in production/)
     expect(touched).toBe(false)
+  })
+
+  it("keeps secrets redacted in the configuration", () => {
+    const config = parseConfig({ CHECKOUT_JWT_SECRET: "j".repeat(40), CHECKOUT_ENCRYPTION_KEY: "e".repeat(40) })
+    expect(JSON.stringify(config)).not.toContain("jjjj")
+    expect(String(config.encryptionKey)).toBe("<redacted>")
+    expect(Redacted.value(config.jwtSecret!)).toBe("j".repeat(40))
   })
 })
