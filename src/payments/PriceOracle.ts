@@ -1,4 +1,5 @@
-import { Clock, Context, Data, Effect, Layer, Ref, Semaphore } from "effect"
+import { Clock, Context, Data, Duration, Effect, Layer, Ref, Semaphore } from "effect"
+import { FetchHttpClient, HttpClient } from "effect/http"
 import { AppConfig } from "../config/AppConfig.ts"
 import { usdStringToMicros } from "../domain/Money.ts"
 
@@ -37,7 +38,8 @@ export class PriceOracle extends Context.Service<PriceOracle, {
     })
 
   /**
-   * BTC from an HTTP JSON source (CHECKOUT_PRICE_URL; CoinGecko's simple-price shape by default),
+   * BTC from an HTTP JSON source (CHECKOUT_PRICE_URL; CoinGecko's simple-price shape by default)
+ * through Effect's HttpClient (non-2xx answers are errors; the time-out interrupts the request),
    * with a time-out, a staleness limit on the source's own timestamp, and a 30-second cache
    * refreshed by one request at a time (a failure is not cached: the next request tries again).
    */
@@ -45,6 +47,7 @@ export class PriceOracle extends Context.Service<PriceOracle, {
     PriceOracle,
     Effect.gen(function*() {
       const { price } = yield* AppConfig
+      const client = HttpClient.filterStatusOk(yield* HttpClient.HttpClient)
       const cache = yield* Ref.make<{ readonly micros: bigint; readonly fetchedAt: number } | undefined>(undefined)
       const refreshing = yield* Semaphore.make(1)
       const cached = Effect.gen(function*() {
@@ -55,14 +58,17 @@ export class PriceOracle extends Context.Service<PriceOracle, {
       const fetchBtc = Effect.gen(function*() {
         const url = price.url
         if (url === undefined) return yield* new PriceUnavailable({ reason: "no price source configured" })
-        const body = yield* Effect.tryPromise({
-          try: async () => {
-            const response = await fetch(url, { signal: AbortSignal.timeout(price.timeoutMs), headers: { accept: "application/json" } })
-            if (!response.ok) throw new Error(`price source answered ${response.status}`)
-            return (await response.json()) as unknown
-          },
-          catch: (cause) => new PriceUnavailable({ reason: cause instanceof Error ? cause.message : "price source failed" })
-        })
+        const body = yield* client.get(url, { headers: { accept: "application/json" } }).pipe(
+          Effect.flatMap((response) => response.json),
+          Effect.timeoutOrElse({
+            duration: Duration.millis(price.timeoutMs),
+            orElse: () => Effect.fail(new PriceUnavailable({ reason: `price source did not answer within ${price.timeoutMs} ms` }))
+          }),
+          Effect.catchTag("HttpClientError", (error) =>
+            Effect.fail(new PriceUnavailable({
+              reason: error.response === undefined ? `price source failed: ${error.message}` : `price source answered ${error.response.status}`
+            })))
+        )
         const micros = priceToMicros(at(body, price.jsonPath))
         if (micros === undefined) return yield* new PriceUnavailable({ reason: `no price at ${price.jsonPath}` })
         const now = yield* Clock.currentTimeMillis
@@ -92,7 +98,7 @@ export class PriceOracle extends Context.Service<PriceOracle, {
   /** The HTTP source when configured; otherwise the fixed demo rate (never in production). */
   static readonly layer = Layer.unwrap(Effect.gen(function*() {
     const { price, env } = yield* AppConfig
-    if (price.url !== undefined) return PriceOracle.http
+    if (price.url !== undefined) return PriceOracle.http.pipe(Layer.provide(FetchHttpClient.layer))
     if (env === "production") {
       return Layer.succeed(PriceOracle, {
         usdMicrosPerUnit: (assetCode) =>
