@@ -1,4 +1,4 @@
-import { Clock, Context, Effect, Layer } from "effect"
+import { Clock, Context, Effect, FiberSet, Layer } from "effect"
 import { BillingGate } from "../accounts/BillingGate.ts"
 import {
   BillingBlocked,
@@ -65,6 +65,8 @@ export class Invoices extends Context.Service<Invoices, {
       const addressPool = yield* BitcoinAddressPool
       const paymentWorker = yield* PaymentWorker
       const billing = yield* BillingGate
+      // Background refills belong to the service: interrupted when it shuts down, never orphaned.
+      const background = yield* FiberSet.make()
 
       const now = Clock.currentTimeMillis.pipe(Effect.map((millis) => new Date(millis)))
 
@@ -149,7 +151,7 @@ export class Invoices extends Context.Service<Invoices, {
         for (const method of methods.filter((candidate) => candidate.network === "bitcoin" && candidate.xpub !== null)) {
           const taken = yield* addressPool.take(method.xpub!)
           // Top the pool up in the background when it runs low; this invoice does not wait for it.
-          if (taken === undefined || taken.remaining < GAP_LIMIT / 2) yield* Effect.forkDetach(addressPool.refill(method.xpub!))
+          if (taken === undefined || taken.remaining < GAP_LIMIT / 2) yield* FiberSet.run(background, addressPool.refill(method.xpub!))
           if (taken !== undefined) bitcoinTaken.set(method.id, taken)
         }
         const withoutPendingBitcoin = methods.filter((method) => method.network !== "bitcoin" || bitcoinTaken.has(method.id))
