@@ -1,3 +1,4 @@
+import { statusesAccepting } from "../lifecycle/Lifecycle.ts"
 import { Effect } from "effect"
 import type * as Errors from "../domain/Errors.ts"
 import { BadGateway, BadRequest, Conflict, Forbidden, NotFound, ServiceUnavailable } from "./ApiErrors.ts"
@@ -16,13 +17,16 @@ type DomainError =
   | Errors.SolanaPaymentNotPayable
   | Errors.SolanaPreparationUnavailable
 
+/** "awaiting_payment, partially_paid or expired", as the lifecycle machine says. */
+const RECORDABLE = ((statuses) => `${statuses.slice(0, -1).join(", ")} or ${statuses.at(-1)}`)(statusesAccepting({ type: "RECORD_PAYMENT" }))
+
 const transitionMessage = (error: Errors.InvoiceTransitionRejected): string => {
   if (error.detail !== undefined) return error.detail
   switch (error.operation) {
     case "void":
       return `Only an invoice awaiting payment can be voided; this invoice is ${error.status}`
     case "record-payment":
-      return `A payment can be recorded only for an invoice that is awaiting_payment, partially_paid or expired; this invoice is ${error.status}`
+      return `A payment can be recorded only for an invoice that is ${RECORDABLE}; this invoice is ${error.status}`
     case "close-exception":
       return `This invoice has no open exception that this action can close`
   }

@@ -1,3 +1,4 @@
+import { statusesAccepting } from "../lifecycle/Lifecycle.ts"
 import { Clock, Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { CurrentMerchant } from "../accounts/CurrentMerchant.ts"
@@ -13,6 +14,8 @@ import { Invoices } from "./Invoices.ts"
 import { type EvidenceResult, PaymentEvidence } from "./PaymentEvidence.ts"
 
 const simulatedHash = () => `sim_${crypto.randomUUID().replaceAll("-", "")}`
+
+const EXPIRABLE = statusesAccepting({ type: "DEADLINE_PASSED" })
 
 export const DevSimulatorHttpLive = HttpApiBuilder.group(Api, "dev", (handlers) =>
   Effect.gen(function*() {
@@ -87,13 +90,16 @@ export const DevSimulatorHttpLive = HttpApiBuilder.group(Api, "dev", (handlers) 
         }))
       .handle("simulateExpiry", ({ params }) =>
         Effect.gen(function*() {
-          const parts = yield* owned(params.id)
+          yield* owned(params.id)
           const now = yield* Clock.currentTimeMillis
-          if (parts.invoice.status === "awaiting_payment" || parts.invoice.status === "partially_paid") {
-            const timing = { ...parts.invoice.timing, payableUntilAt: new Date(now - 1) }
-            yield* repo.save({ ...parts.invoice, timing }, [])
-            yield* sweeper.sweep()
-          }
+          // Under the invoice's row lock, as every other write: evidence recorded meanwhile is kept.
+          const moved = yield* repo.withTransaction(Effect.gen(function*() {
+            const invoice = yield* repo.lockForUpdate(params.id)
+            if (invoice === undefined || !EXPIRABLE.includes(invoice.status)) return false
+            yield* repo.save({ ...invoice, timing: { ...invoice.timing, payableUntilAt: new Date(now - 1) } }, [])
+            return true
+          }))
+          if (moved) yield* sweeper.sweep()
           return merchantInvoiceView(yield* owned(params.id), publicUrl)
         }))
   }))

@@ -131,4 +131,11 @@ const computeDecision = (state: LifecycleState, event: InvoiceEvent): Decision |
   return { state: fromSnapshot(next, state, effects), effects }
 }
 
+/**
+ * The statuses (without an exception) from which the machine takes `event`: the one answer to
+ * "which invoices can be voided, paid out of band, or expire", so that no caller keeps its own list.
+ */
+export const statusesAccepting = (event: InvoiceEvent): ReadonlyArray<InvoiceStatus> =>
+  INVOICE_STATUSES.filter((status) => decide({ status, exceptionType: null, exceptionStatus: null }, event) !== undefined)
+
 export type { ExceptionCloseAction, InvoiceEvent, WebhookEventName }

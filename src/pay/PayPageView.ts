@@ -1,3 +1,4 @@
+import { statusesAccepting } from "../lifecycle/Lifecycle.ts"
 import { remainingAtomic } from "../domain/Evidence.ts"
 import type { PaymentOptionRecord } from "../domain/Invoice.ts"
 import type { InvoiceParts } from "../domain/InvoiceViews.ts"
@@ -17,7 +18,8 @@ const escape = (text: string): string =>
 
 const usd = (micros: bigint) => `$${microsToNumber(micros).toFixed(2)}`
 
-const PAYABLE = new Set(["awaiting_payment", "partially_paid"])
+/** Payable: the statuses that the deadline still applies to (asked of the lifecycle machine). */
+const PAYABLE: ReadonlySet<string> = new Set(statusesAccepting({ type: "DEADLINE_PASSED" }))
 
 /** A payment URI asking for `atomic` instead of the quoted amount (BIP21 and Solana Pay: decimal `amount`; EIP-681: `uint256`). */
 export const uriForAmount = (option: PaymentOptionRecord, atomic: bigint): string | null => {

@@ -1,3 +1,4 @@
+import { statusesAccepting } from "../../lifecycle/Lifecycle.ts"
 import { PublicKey } from "@solana/web3.js"
 import { TOKEN_PROGRAM_ID } from "@solana/spl-token"
 import { Context, Duration, Effect, Layer } from "effect"
@@ -18,7 +19,8 @@ export interface PreparedSolanaPayment {
   readonly amountAtomic: string
 }
 
-const PAYABLE = new Set(["awaiting_payment", "partially_paid"])
+/** Payable: the statuses that the deadline still applies to (asked of the lifecycle machine). */
+const PAYABLE: ReadonlySet<string> = new Set(statusesAccepting({ type: "DEADLINE_PASSED" }))
 /** A payer waits for this page: answer 503 rather than hang on a slow RPC. */
 const MAX_BLOCKHASH_MILLIS = 5_000
 
