@@ -8,7 +8,7 @@ import { publicRequest, startTestApp, type TestApp } from "../support/TestApp.ts
 let app: TestApp
 
 beforeAll(async () => {
-  app = await startTestApp({ signupsPerMinute: 2, loginAddressAttemptsPerMinute: 3, trustedProxies: ["127.0.0.1"] })
+  app = await startTestApp({ signupsPerMinute: 2, loginAddressAttemptsPerMinute: 3, trustedProxies: ["127.0.0.1"], rateLimitStoreTimeoutMs: 30_000 })
 })
 afterAll(async () => {
   await app?.close()

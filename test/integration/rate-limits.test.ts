@@ -9,7 +9,8 @@ let app: TestApp
 let merchant: TestMerchant
 
 beforeAll(async () => {
-  app = await startTestApp({ apiRateLimitPerMinute: 100 })
+  // The limits themselves are under test here, not the store's time bound (redis-faults tests that).
+  app = await startTestApp({ apiRateLimitPerMinute: 100, rateLimitStoreTimeoutMs: 30_000 })
   merchant = await app.createMerchant()
 })
 afterAll(async () => {
@@ -90,7 +91,7 @@ describe("PostgreSQL rate limiter store", () => {
 const sharedDatabase = process.env.DATABASE_URL
 describe.skipIf(sharedDatabase === undefined)("two instances on one PostgreSQL", () => {
   it("enforce one limit together", async () => {
-    const second = await startTestApp({ apiRateLimitPerMinute: 100 })
+    const second = await startTestApp({ apiRateLimitPerMinute: 100, rateLimitStoreTimeoutMs: 30_000 })
     try {
       const fresh = await app.createMerchant()
       const { body: own } = await fresh.api("/api/checkout/invoices", { body: { amountUsd: 5 } })

@@ -56,7 +56,7 @@ beforeAll(async () => {
   node = await startSolanaNode()
   node.installMint(USDC, 6, Keypair.generate().publicKey)
   app = await start({ solanaPrepareRateLimitPerMinute: 1_000_000 })
-  limited = await start({ solanaPrepareRateLimitPerMinute: LIMIT })
+  limited = await start({ solanaPrepareRateLimitPerMinute: LIMIT, rateLimitStoreTimeoutMs: 30_000 })
 }, 120_000)
 
 afterAll(async () => {
