@@ -1,8 +1,8 @@
-import type { SqlClient } from "effect/sql"
 import { usdValueOf } from "../domain/Evidence.ts"
 import type { PaymentRecord } from "../domain/Invoice.ts"
 import { isLateEvidence } from "../lifecycle/Settlement.ts"
-import type { EvidenceState, GuardedWrite } from "./InvoiceRepo.ts"
+import type { EvidenceState } from "./InvoiceRepo.ts"
+import type { PaymentWrite } from "./PaymentWrite.ts"
 import type { EvidenceResult, ObservedPayment } from "./PaymentEvidence.ts"
 
 /** What one observation does to an invoice: nothing, a refusal, or a payment row to write and the payments after it. */
@@ -16,11 +16,11 @@ export type Change =
     /** The invoice's payments with this change applied. */
     readonly payments: ReadonlyArray<PaymentRecord>
     readonly latestIsLate: boolean
-    readonly write: GuardedWrite
+    readonly write: PaymentWrite
   }
 
 /** What one observation changes, decided from the invoice and its payments as read. */
-export const decideChange = (sql: SqlClient.SqlClient, state: EvidenceState, observed: ObservedPayment, at: Date): Change => {
+export const decideChange = (state: EvidenceState, observed: ObservedPayment, at: Date): Change => {
   const { invoice, option, payments } = state
   const reachedThreshold = observed.confirmations >= option.requiredConfirmations
   const existing = payments.find((payment) =>
@@ -45,17 +45,15 @@ export const decideChange = (sql: SqlClient.SqlClient, state: EvidenceState, obs
       isNew: false,
       payments: payments.map((payment) => (payment.id === existing.id ? updated : payment)),
       latestIsLate: existing.late,
-      write: (guard) =>
-        sql`UPDATE payments SET confirmations = ${observed.confirmations}, confirmed_at = ${confirmedAt},
-          invalidated_at = NULL, invalidation_reason = NULL,
-          ${
-          observed.inMempool === true
-            // Back in the mempool (its block orphaned, or it was rebroadcast): no block until mined again.
-            ? sql`block_height = NULL, block_hash = NULL, seen_in_mempool = true`
-            : sql`block_height = COALESCE(${observed.blockHeight?.toString() ?? null}::bigint, block_height),
-          block_hash = COALESCE(${observed.blockHash ?? null}::text, block_hash)`
-        }
-          WHERE id = ${existing.id} AND ${guard} RETURNING 1`
+      write: {
+        _tag: "UpdateConfirmations",
+        paymentId: existing.id,
+        confirmations: observed.confirmations,
+        confirmedAt,
+        placement: observed.inMempool === true
+          ? { _tag: "Mempool" }
+          : { _tag: "Block", height: observed.blockHeight ?? null, hash: observed.blockHash ?? null }
+      }
     }
   }
   const late = isLateEvidence(invoice, observed.observedAt)
@@ -80,41 +78,19 @@ export const decideChange = (sql: SqlClient.SqlClient, state: EvidenceState, obs
     invalidatedAt: null,
     invalidationReason: null
   }
-  const row = {
-    id: payment.id,
-    invoice_id: payment.invoiceId,
-    payment_option_id: payment.paymentOptionId,
-    asset_code: payment.assetCode,
-    network: payment.network,
-    destination_address: payment.destinationAddress,
-    transaction_hash: payment.transactionHash,
-    output_index: payment.outputIndex,
-    decimals: payment.decimals,
-    amount_atomic: payment.amountAtomic.toString(),
-    observed_total_atomic: payment.observedTotalAtomic.toString(),
-    usd_micros: payment.usdMicros.toString(),
-    quoted_atomic: payment.quotedAtomic.toString(),
-    confirmations: payment.confirmations,
-    late: payment.late,
-    observed_at: payment.observedAt,
-    confirmed_at: payment.confirmedAt,
-    block_height: observed.blockHeight?.toString() ?? null,
-    block_hash: observed.blockHash ?? null,
-    seen_in_mempool: observed.inMempool === true,
-    // What reaches a forwarder is swept on to the merchant's recipient once confirmed.
-    sweep_status: option.railType === "wallet_contract" ? "pending" : null
-  }
-  const columns = Object.keys(row).join(", ")
   return {
     _tag: "Write",
     payment,
     isNew: true,
     payments: [...payments, payment],
     latestIsLate: late,
-    // Typed by the table's row type, so the insert can select its values under a guard.
-    write: (guard) =>
-      sql`INSERT INTO payments (${sql.literal(columns)})
-        SELECT ${sql.literal(columns)} FROM json_populate_record(NULL::payments, ${JSON.stringify(row)}::json) WHERE ${guard}
-        ON CONFLICT (network, transaction_hash, output_index) DO NOTHING RETURNING 1`
+    write: {
+      _tag: "InsertPayment",
+      payment,
+      blockHeight: observed.blockHeight ?? null,
+      blockHash: observed.blockHash ?? null,
+      seenInMempool: observed.inMempool === true,
+      sweepPending: option.railType === "wallet_contract"
+    }
   }
 }

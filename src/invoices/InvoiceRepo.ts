@@ -2,6 +2,7 @@ import { Context, Effect, Layer, Option } from "effect"
 import { SqlClient, type Statement } from "effect/sql"
 import { IdempotencyClaim } from "../db/IdempotencyClaim.ts"
 import type { InvoiceRecord, OutboxEvent, PaymentOptionRecord, PaymentRecord } from "../domain/Invoice.ts"
+import type { PaymentWrite } from "./PaymentWrite.ts"
 import { EVIDENCE_LOCK_COLUMNS, EVIDENCE_READ_COLUMNS, INVOICE_READ_COLUMNS } from "./InvoiceReadSql.ts"
 import { invoiceColumns, invoiceFromRow, optionFromRow, paymentFromRow } from "./InvoiceRows.ts"
 
@@ -37,7 +38,7 @@ export interface EvidenceState {
  * A data-modifying statement ending in RETURNING 1 that touches rows only where `guard` (an SQL
  * boolean) holds, e.g. `UPDATE payments ... WHERE id = $1 AND ${guard} RETURNING 1`.
  */
-export type GuardedWrite = (guard: Statement.Fragment) => Statement.Fragment
+type GuardedWrite = (guard: Statement.Fragment) => Statement.Fragment
 
 /** sql.insert takes a non-empty tuple of rows; callers check emptiness first. */
 const rowsOf = (rows: ReadonlyArray<Row>) => rows as readonly [Row, ...Array<Row>]
@@ -128,13 +129,17 @@ export class InvoiceRepo extends Context.Service<InvoiceRepo, {
    * Returns how many rows `write` touched; the invoice is updated only when it touched one. When
    * that is not what the caller expected, it fails the transaction.
    */
-  readonly saveWith: (write: GuardedWrite, invoice: InvoiceRecord, events: ReadonlyArray<OutboxEvent>) => Effect.Effect<number>
+  readonly saveWith: (write: PaymentWrite, invoice: InvoiceRecord, events: ReadonlyArray<OutboxEvent>) => Effect.Effect<number>
   /**
    * The same as one statement outside any transaction, applied only while the invoice is still at
    * `version` (as `readForEvidence` read it), is not locked by a transaction, and `write` touched a
    * row: true when it was applied, false when nothing was written. It never waits for the invoice.
    */
-  readonly saveIfUnchanged: (version: string, write: GuardedWrite, invoice: InvoiceRecord, events: ReadonlyArray<OutboxEvent>) => Effect.Effect<boolean>
+  readonly saveIfUnchanged: (version: string, write: PaymentWrite, invoice: InvoiceRecord, events: ReadonlyArray<OutboxEvent>) => Effect.Effect<boolean>
+  /** The payment of one transaction output, under a row lock (within a transaction). */
+  readonly lockPayment: (network: string, transactionHash: string, outputIndex: number) => Effect.Effect<PaymentRecord | undefined>
+  /** The invoice a transaction output paid, if any (no lock). */
+  readonly invoiceIdOfPayment: (network: string, transactionHash: string, outputIndex: number) => Effect.Effect<string | undefined>
   readonly listPayments: (invoiceId: string) => Effect.Effect<ReadonlyArray<PaymentRecord>>
   /**
    * Within a transaction: locks up to `batchSize` open invoices whose payable window ended before
@@ -160,6 +165,64 @@ export class InvoiceRepo extends Context.Service<InvoiceRepo, {
           Effect.map((rows) => rows.map(paymentFromRow)),
           Effect.orDie
         )
+
+      const INSERT_COLUMNS = [
+        "id", "invoice_id", "payment_option_id", "asset_code", "network", "destination_address", "transaction_hash", "output_index",
+        "decimals", "amount_atomic", "observed_total_atomic", "usd_micros", "quoted_atomic", "confirmations", "late", "observed_at",
+        "confirmed_at", "block_height", "block_hash", "seen_in_mempool", "sweep_status"
+      ].join(", ")
+
+      /** The SQL of a payment write, applied only where `guard` holds; RETURNING 1 for each row it touched. */
+      const paymentWriteSql = (write: PaymentWrite): GuardedWrite => {
+        switch (write._tag) {
+          case "InsertPayment": {
+            const payment = write.payment
+            const row = {
+              id: payment.id,
+              invoice_id: payment.invoiceId,
+              payment_option_id: payment.paymentOptionId,
+              asset_code: payment.assetCode,
+              network: payment.network,
+              destination_address: payment.destinationAddress,
+              transaction_hash: payment.transactionHash,
+              output_index: payment.outputIndex,
+              decimals: payment.decimals,
+              amount_atomic: payment.amountAtomic.toString(),
+              observed_total_atomic: payment.observedTotalAtomic.toString(),
+              usd_micros: payment.usdMicros.toString(),
+              quoted_atomic: payment.quotedAtomic.toString(),
+              confirmations: payment.confirmations,
+              late: payment.late,
+              observed_at: payment.observedAt,
+              confirmed_at: payment.confirmedAt,
+              block_height: write.blockHeight?.toString() ?? null,
+              block_hash: write.blockHash,
+              seen_in_mempool: write.seenInMempool,
+              sweep_status: write.sweepPending ? "pending" : null
+            }
+            // Typed by the table's row type, so the insert can select its values under a guard.
+            return (guard) =>
+              sql`INSERT INTO payments (${sql.literal(INSERT_COLUMNS)})
+                SELECT ${sql.literal(INSERT_COLUMNS)} FROM json_populate_record(NULL::payments, ${JSON.stringify(row)}::json) WHERE ${guard}
+                ON CONFLICT (network, transaction_hash, output_index) DO NOTHING RETURNING 1`
+          }
+          case "UpdateConfirmations":
+            return (guard) =>
+              sql`UPDATE payments SET confirmations = ${write.confirmations}, confirmed_at = ${write.confirmedAt},
+                invalidated_at = NULL, invalidation_reason = NULL,
+                ${
+                write.placement._tag === "Mempool"
+                  ? sql`block_height = NULL, block_hash = NULL, seen_in_mempool = true`
+                  : sql`block_height = COALESCE(${write.placement.height?.toString() ?? null}::bigint, block_height),
+                block_hash = COALESCE(${write.placement.hash}::text, block_hash)`
+              }
+                WHERE id = ${write.paymentId} AND ${guard} RETURNING 1`
+          case "InvalidatePayment":
+            return (guard) =>
+              sql`UPDATE payments SET invalidated_at = ${write.at}, invalidation_reason = ${write.reason}
+                WHERE id = ${write.paymentId} AND ${guard} RETURNING 1`
+        }
+      }
 
       // The invoice update and the outbox rows follow `write` only when it touched a row.
       const savePaymentChange = (head: Statement.Fragment, write: Statement.Fragment, invoice: InvoiceRecord, events: ReadonlyArray<OutboxEvent>) =>
@@ -241,17 +304,29 @@ export class InvoiceRepo extends Context.Service<InvoiceRepo, {
                 SELECT 1`
               : sql`WITH updated AS (UPDATE invoices SET ${sql.update(mutableValues(invoice))} WHERE id = ${invoice.id} RETURNING id)${claimed}
                 INSERT INTO outbox ${sql.insert(outboxRows(events))}`).pipe(Effect.asVoid, Effect.orDie)),
-        saveWith: (write, invoice, events) => savePaymentChange(sql``, write(sql`TRUE`), invoice, events),
+        saveWith: (write, invoice, events) => savePaymentChange(sql``, paymentWriteSql(write)(sql`TRUE`), invoice, events),
         saveIfUnchanged: (version, write, invoice, events) =>
           savePaymentChange(
             // SKIP LOCKED: the statement may share a pipelined connection with other requests' statements,
             // so it must not wait for a lock; a locked invoice is being changed, which the caller handles.
             sql`current AS (SELECT id FROM invoices WHERE id = ${invoice.id} AND xmin = ${version}::xid FOR UPDATE SKIP LOCKED),`,
-            write(sql`EXISTS (SELECT 1 FROM current)`),
+            paymentWriteSql(write)(sql`EXISTS (SELECT 1 FROM current)`),
             invoice,
             events
           ).pipe(Effect.map((written) => written === 1)),
         listPayments,
+        lockPayment: (network, transactionHash, outputIndex) =>
+          sql<Row>`SELECT * FROM payments WHERE network = ${network} AND transaction_hash = ${transactionHash}
+            AND output_index = ${outputIndex} FOR UPDATE`.pipe(
+            Effect.map((rows) => (rows[0] === undefined ? undefined : paymentFromRow(rows[0]))),
+            Effect.orDie
+          ),
+        invoiceIdOfPayment: (network, transactionHash, outputIndex) =>
+          sql<Row>`SELECT invoice_id FROM payments WHERE network = ${network} AND transaction_hash = ${transactionHash}
+            AND output_index = ${outputIndex}`.pipe(
+            Effect.map((rows) => (rows[0] === undefined ? undefined : String(rows[0].invoiceId))),
+            Effect.orDie
+          ),
         claimDueForExpiry: (now, batchSize, watched) =>
           sql<Row>`SELECT i.* FROM invoices i
             WHERE i.status IN ('awaiting_payment', 'partially_paid') AND i.payable_until_at < ${now}${

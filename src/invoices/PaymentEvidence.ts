@@ -1,10 +1,9 @@
 import { Clock, Context, Data, Effect, Layer } from "effect"
-import { SqlClient } from "effect/sql"
 import type { InvoiceRecord, PaymentRecord } from "../domain/Invoice.ts"
 import { settle } from "../lifecycle/Settlement.ts"
-import { paymentFromRow } from "./InvoiceRows.ts"
 import { decideChange } from "./EvidenceChange.ts"
-import { type EvidenceState, type GuardedWrite, InvoiceRepo } from "./InvoiceRepo.ts"
+import { type EvidenceState, InvoiceRepo } from "./InvoiceRepo.ts"
+import type { PaymentWrite } from "./PaymentWrite.ts"
 
 /** One observed transfer to a payment option: what every chain watcher reports. */
 export interface ObservedPayment {
@@ -39,8 +38,6 @@ export interface EvidenceResult {
   readonly payment: PaymentRecord
 }
 
-type Row = Record<string, unknown>
-
 /**
  * The single entry point for payment evidence (chain watchers and the simulator). Idempotent per
  * network + transaction + output index; recomputes the invoice's amounts and lets the lifecycle
@@ -55,23 +52,15 @@ export class PaymentEvidence extends Context.Service<PaymentEvidence, {
   static readonly layer = Layer.effect(
     PaymentEvidence,
     Effect.gen(function*() {
-      const sql = yield* SqlClient.SqlClient
       const repo = yield* InvoiceRepo
       const now = Clock.currentTimeMillis.pipe(Effect.map((millis) => new Date(millis)))
-
-      const findPayment = (network: string, transactionHash: string, outputIndex: number) =>
-        sql<Row>`SELECT * FROM payments WHERE network = ${network} AND transaction_hash = ${transactionHash}
-          AND output_index = ${outputIndex} FOR UPDATE`.pipe(
-          Effect.map((rows) => (rows[0] === undefined ? undefined : paymentFromRow(rows[0]))),
-          Effect.orDie
-        )
 
       /**
        * Recomputes the invoice from its payments (as they are after `write`), runs the lifecycle and
        * saves it under the lock in one statement with `write`, the payment row's change; returns the
        * saved invoice, or undefined when `write` touched no row (the caller fails, rolling back).
        */
-      const settleAndSaveWith = (write: GuardedWrite, invoice: InvoiceRecord, payments: ReadonlyArray<PaymentRecord>, latestIsLate: boolean) =>
+      const settleAndSaveWith = (write: PaymentWrite, invoice: InvoiceRecord, payments: ReadonlyArray<PaymentRecord>, latestIsLate: boolean) =>
         Effect.gen(function*() {
           const settled = yield* settlement(invoice, payments, latestIsLate)
           const written = yield* repo.saveWith(write, settled.invoice, settled.events)
@@ -88,7 +77,7 @@ export class PaymentEvidence extends Context.Service<PaymentEvidence, {
       const changeOf = (state: EvidenceState | undefined, observed: ObservedPayment) =>
         Effect.gen(function*() {
           if (state === undefined) return yield* new EvidenceRejected({ reason: "unknown payment option" })
-          const change = decideChange(sql, state, observed, yield* now)
+          const change = decideChange(state, observed, yield* now)
           if (change._tag === "Rejected") return yield* new EvidenceRejected({ reason: change.reason })
           return { state, change }
         })
@@ -122,13 +111,12 @@ export class PaymentEvidence extends Context.Service<PaymentEvidence, {
       })
 
       const invalidate = Effect.fn("PaymentEvidence.invalidate")(function*(invalidation: EvidenceInvalidation) {
-        const rows = yield* sql<Row>`SELECT invoice_id FROM payments WHERE network = ${invalidation.network}
-          AND transaction_hash = ${invalidation.transactionHash} AND output_index = ${invalidation.outputIndex}`.pipe(Effect.orDie)
-        if (rows[0] === undefined) return yield* new EvidenceRejected({ reason: "unknown payment evidence" })
+        const invoiceId = yield* repo.invoiceIdOfPayment(invalidation.network, invalidation.transactionHash, invalidation.outputIndex)
+        if (invoiceId === undefined) return yield* new EvidenceRejected({ reason: "unknown payment evidence" })
         return yield* repo.withTransaction(Effect.gen(function*() {
-          const invoice = yield* repo.lockForUpdate(String(rows[0].invoiceId))
+          const invoice = yield* repo.lockForUpdate(invoiceId)
           if (invoice === undefined) return yield* new EvidenceRejected({ reason: "unknown invoice" })
-          const existing = yield* findPayment(invalidation.network, invalidation.transactionHash, invalidation.outputIndex)
+          const existing = yield* repo.lockPayment(invalidation.network, invalidation.transactionHash, invalidation.outputIndex)
           if (existing === undefined) return yield* new EvidenceRejected({ reason: "unknown payment evidence" })
           if (existing.invalidatedAt !== null) return { invoice, payment: existing }
           const at = yield* now
@@ -140,9 +128,7 @@ export class PaymentEvidence extends Context.Service<PaymentEvidence, {
           const invalidated: PaymentRecord = { ...existing, invalidatedAt: at, invalidationReason: invalidation.reason }
           const payments = yield* repo.listPayments(invoice.id)
           const saved = yield* settleAndSaveWith(
-            (guard) =>
-              sql`UPDATE payments SET invalidated_at = ${at}, invalidation_reason = ${invalidation.reason}
-                WHERE id = ${existing.id} AND ${guard} RETURNING 1`,
+            { _tag: "InvalidatePayment", paymentId: existing.id, at, reason: invalidation.reason },
             invoice,
             payments.map((payment) => (payment.id === existing.id ? invalidated : payment)),
             existing.late

@@ -1,7 +1,8 @@
 import { Deferred, Effect, Fiber } from "effect"
-import { SqlClient, type Statement } from "effect/sql"
+import { SqlClient } from "effect/sql"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { InvoiceRepo } from "../../src/invoices/InvoiceRepo.ts"
+import type { PaymentWrite } from "../../src/invoices/PaymentWrite.ts"
 import { type ObservedPayment, PaymentEvidence } from "../../src/invoices/PaymentEvidence.ts"
 import { startTestApp, type TestApp, type TestMerchant } from "../support/TestApp.ts"
 
@@ -41,24 +42,29 @@ const counts = (invoiceId: string) =>
       (SELECT count(*)::int FROM outbox WHERE invoice_id = ${invoiceId}) AS events,
       (SELECT received_micros::text FROM invoices WHERE id = ${invoiceId}) AS received`.pipe(Effect.map((rows) => rows[0]), Effect.orDie))
 
-// A guarded write standing in for a payment change: touches the option row where the guard holds.
-const markerWrite = (sql: SqlClient.SqlClient, optionId: string) => (guard: Statement.Fragment) =>
-  sql`UPDATE payment_options SET status = status WHERE id = ${optionId} AND ${guard} RETURNING 1`
+// A payment change described as data: one more confirmation of the invoice's existing payment.
+const confirmationWrite = (paymentId: string): PaymentWrite => ({
+  _tag: "UpdateConfirmations",
+  paymentId,
+  confirmations: 1,
+  confirmedAt: null,
+  placement: { _tag: "Block", height: null, hash: null }
+})
 
 describe("guarded write", () => {
   it("writes nothing when the invoice changed after it was read, and writes when it did not", async () => {
     const { invoiceId, optionId } = await newUsdcOption(50)
     const { stale, before, staleApplied, after, freshApplied, final } = await app.run(Effect.gen(function*() {
-      const sql = yield* SqlClient.SqlClient
       const repo = yield* InvoiceRepo
       const stale = (yield* repo.readForEvidence(optionId))!
       yield* record(observed(optionId, 10_000_000n))
       const before = yield* counts(invoiceId)
       const event = [{ invoiceId, merchantId: stale.invoice.merchantId, event: "invoice_partially_paid" as const }]
-      const staleApplied = yield* repo.saveIfUnchanged(stale.version, markerWrite(sql, optionId), { ...stale.invoice, receivedMicros: 999n }, event)
-      const after = yield* counts(invoiceId)
       const fresh = (yield* repo.readForEvidence(optionId))!
-      const freshApplied = yield* repo.saveIfUnchanged(fresh.version, markerWrite(sql, optionId), { ...fresh.invoice, receivedMicros: 999n }, event)
+      const write = confirmationWrite(fresh.payments[0].id)
+      const staleApplied = yield* repo.saveIfUnchanged(stale.version, write, { ...stale.invoice, receivedMicros: 999n }, event)
+      const after = yield* counts(invoiceId)
+      const freshApplied = yield* repo.saveIfUnchanged(fresh.version, write, { ...fresh.invoice, receivedMicros: 999n }, event)
       return { stale, before, staleApplied, after, freshApplied, final: yield* counts(invoiceId) }
     }))
     expect(stale.payments).toEqual([])
