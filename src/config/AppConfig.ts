@@ -33,6 +33,8 @@ export interface AppConfigShape {
   /** A request's time budget; past it the answer is 503 (a stalled database, most likely). */
   readonly requestTimeoutMs: number
   readonly databaseConnectTimeoutMs: number
+  /** shared_buffers of the embedded PGlite (PostgreSQL syntax, e.g. 32MB). */
+  readonly embeddedSharedBuffers: string
   /** PostgreSQL's statement_timeout for the service's connections (a PostgreSQL server only). */
   readonly databaseStatementTimeoutMs: number
   readonly servicePrefix: string
@@ -121,6 +123,13 @@ const url = (env: Env, name: string, protocols: ReadonlyArray<string>): string |
   } catch {
     throw new ConfigError(`${name} must be a URL starting with ${protocols.join(" or ")} (got "${value}")`)
   }
+}
+
+const memorySize = (env: Env, name: string, fallback: string): string => {
+  const value = env[name]
+  if (value === undefined || value === "") return fallback
+  if (!/^\d{1,6}(kB|MB|GB)$/.test(value)) throw new ConfigError(`${name} must be a size such as 32MB (got "${value}")`)
+  return value
 }
 
 const cidrList = (env: Env, name: string): ReadonlyArray<string> => {
@@ -218,6 +227,7 @@ export const parseConfig = (env: Env): AppConfigShape => {
     idempotencyLeaseMs: integer(env, "CHECKOUT_IDEMPOTENCY_LEASE_MS", 30_000, 1_000, 3_600_000),
     requestTimeoutMs: integer(env, "CHECKOUT_REQUEST_TIMEOUT_MS", 10_000, 100, 600_000),
     databaseConnectTimeoutMs: integer(env, "CHECKOUT_DB_CONNECT_TIMEOUT_MS", 5_000, 100, 600_000),
+    embeddedSharedBuffers: memorySize(env, "CHECKOUT_PGLITE_SHARED_BUFFERS", "32MB"),
     databaseStatementTimeoutMs: integer(env, "CHECKOUT_DB_STATEMENT_TIMEOUT_MS", 30_000, 100, 3_600_000),
     price: {
       url: url(env, "CHECKOUT_PRICE_URL", ["http:", "https:"]),

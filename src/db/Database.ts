@@ -27,11 +27,13 @@ const naming = { transformQueryNames: Str.camelToSnake, transformResultNames: St
  * connection (PGlite is one backend session); the socket accepts a second so that a reconnect
  * is not refused while the closed socket's slot is still being freed.
  */
-const embeddedServer = (dataDir: string) =>
+const embeddedServer = (dataDir: string, sharedBuffers: string) =>
   Effect.acquireRelease(
     Effect.promise(async () => {
       if (!dataDir.startsWith("memory://")) mkdirSync(dataDir, { recursive: true })
-      const db = await PGlite.create(dataDir)
+      // PostgreSQL's default 128 MB of shared buffers live in PGlite's WASM memory; the service's
+      // working set is far smaller (scripts/bench/footprint.ts: warm RSS 312 MB at 128 MB, 202 MB at 32 MB).
+      const db = await PGlite.create(dataDir, { postgresqlconf: [`shared_buffers=${sharedBuffers}`] })
       const server = new PGLiteSocketServer({ db, host: "127.0.0.1", port: 0, maxConnections: 2 })
       await server.start()
       const [host, port] = server.getServerConn().split(":")
@@ -43,9 +45,9 @@ const embeddedServer = (dataDir: string) =>
     })
   )
 
-const embeddedClient = (dataDir: string) =>
+const embeddedClient = (dataDir: string, sharedBuffers: string) =>
   Layer.unwrap(
-    Effect.map(embeddedServer(dataDir), ({ host, port }) =>
+    Effect.map(embeddedServer(dataDir, sharedBuffers), ({ host, port }) =>
       PgClient.layer({ host, port, database: "postgres", username: "postgres", maxConnections: 1, ...naming }))
   )
 
@@ -94,7 +96,7 @@ export const DatabaseLive = Layer.unwrap(
         connectMs: config.databaseConnectTimeoutMs,
         statementMs: config.databaseStatementTimeoutMs
       })
-      : embeddedClient(config.dataDir)
+      : embeddedClient(config.dataDir, config.embeddedSharedBuffers)
     const migrated = Layer.effectDiscard(runMigrations.pipe(Effect.orDie))
     return Layer.provideMerge(migrated, client)
   })

@@ -1,0 +1,78 @@
+/**
+ * Idle footprint and start time: the service started as `npm start` would (demo off, all roles),
+ * timed from spawn to its first answered request, then its resident memory after 3 s idle; and,
+ * for comparison, a bare Node process that only opens a PGlite database. Runs on the embedded
+ * database (a fresh data directory, then the same one again: a warm start), and on the PostgreSQL
+ * server when DATABASE_URL is set.
+ *
+ *   [DATABASE_URL=...] node --experimental-strip-types scripts/bench/footprint.ts
+ */
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { pathToFileURL } from "node:url"
+import { freePort, heapAfterGcMb, ROOT, rssMb, startNode, stop } from "./shared.ts"
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+
+const startService = async (env: Record<string, string | undefined>) => {
+  const port = await freePort()
+  const started = performance.now()
+  const child = startNode(join(ROOT, "src", "main.ts"), [], {
+    ...process.env, ...env, PORT: String(port), HOST: "127.0.0.1", CHECKOUT_DEMO: "false", CHECKOUT_PRICE_URL: "", REDIS_URL: ""
+  }, { label: "service", nodeFlags: ["--inspect=127.0.0.1:0"] })
+  for (;;) {
+    if (child.process.exitCode !== null) throw new Error("the service exited while starting")
+    try {
+      const response = await fetch(`http://127.0.0.1:${port}/api/health/ready`, { signal: AbortSignal.timeout(500) })
+      if (response.status === 200) break
+    } catch {
+      // not listening yet
+    }
+    await sleep(20)
+  }
+  const readyMs = Math.round(performance.now() - started)
+  await sleep(3_000)
+  const mb = rssMb(child.process.pid!)
+  const inspector = await child.inspector
+  const heapMb = inspector === undefined ? Number.NaN : await heapAfterGcMb(inspector)
+  const afterGcMb = rssMb(child.process.pid!)
+  await stop(child)
+  return { readyMs, mb, afterGcMb, heapMb }
+}
+
+const barePglite = async (dataDir: string) => {
+  const script = join(mkdtempSync(join(tmpdir(), "pglite-bare-")), "bare.ts")
+  // Imported by file URL: the script lives outside the project, where bare specifiers do not resolve.
+  const pglite = pathToFileURL(join(ROOT, "node_modules", "@electric-sql", "pglite", "dist", "index.js")).href
+  writeFileSync(script, `import { PGlite } from ${JSON.stringify(pglite)}
+const db = await PGlite.create(${JSON.stringify(dataDir)})
+await db.query("SELECT 1")
+console.log(JSON.stringify({ ready: true }))
+setInterval(() => undefined, 1 << 30)
+`)
+  const child = startNode(script, [], { ...process.env }, { label: "pglite" })
+  await child.firstJson
+  await sleep(3_000)
+  const mb = rssMb(child.process.pid!)
+  await stop(child)
+  return mb
+}
+
+const rows: Array<string> = []
+const dataDir = mkdtempSync(join(tmpdir(), "footprint-"))
+try {
+  const cold = await startService({ DATABASE_URL: "", CHECKOUT_DATA_DIR: dataDir })
+  rows.push(`embedded PGlite, first start:  ready in ${cold.readyMs} ms, idle RSS ${cold.mb} MB (${cold.afterGcMb} MB after a full GC, live JS heap ${cold.heapMb} MB)`)
+  const warm = await startService({ DATABASE_URL: "", CHECKOUT_DATA_DIR: dataDir })
+  rows.push(`embedded PGlite, warm start:   ready in ${warm.readyMs} ms, idle RSS ${warm.mb} MB (${warm.afterGcMb} MB after a full GC, live JS heap ${warm.heapMb} MB)`)
+  rows.push(`bare Node + open PGlite:        idle RSS ${await barePglite(dataDir)} MB`)
+  if (process.env.DATABASE_URL !== undefined && process.env.DATABASE_URL !== "") {
+    const server = await startService({ CHECKOUT_DATA_DIR: dataDir })
+    rows.push(`PostgreSQL server:              ready in ${server.readyMs} ms, idle RSS ${server.mb} MB (${server.afterGcMb} MB after a full GC, live JS heap ${server.heapMb} MB)`)
+  }
+} finally {
+  rmSync(dataDir, { recursive: true, force: true })
+}
+console.log(rows.join("\n"))
+process.exit(0)
