@@ -1,5 +1,5 @@
 import "./config/V8Flags.ts"
-import { NodeRuntime } from "@effect/platform-node"
+import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { Layer } from "effect"
 import { makeApp } from "./App.ts"
 import { AppConfig, ConfigError, parseConfig } from "./config/AppConfig.ts"

@@ -1,4 +1,3 @@
-import { NodeRedis } from "@effect/platform-node"
 import { Context, Data, Duration, Effect, Layer } from "effect"
 import { HttpEffect, HttpServerResponse } from "effect/http"
 import { RateLimiter } from "effect/persistence"
@@ -65,8 +64,12 @@ export class RateLimits extends Context.Service<RateLimits, {
   }))
 }
 
+/** Redis's client is loaded only when REDIS_URL is set (a process without it never pays for it). */
 export const redisStore = (url: string) =>
-  RateLimiter.layerStoreRedis({ prefix: "checkout:ratelimit:" }).pipe(Layer.provide(NodeRedis.layer({ url })))
+  Layer.unwrap(Effect.map(
+    Effect.promise(() => import("@effect/platform-node/NodeRedis")),
+    (NodeRedis) => RateLimiter.layerStoreRedis({ prefix: "checkout:ratelimit:" }).pipe(Layer.provide(NodeRedis.layer({ url })))
+  ))
 
 /** Sets `Retry-After` on the response of a rate-limited request. */
 export const setRetryAfter = (error: RateLimited) =>
