@@ -303,10 +303,21 @@ const memoryRounds: Array<{ readonly round: number; readonly rssMb: number; read
 
 await sample("start", true)
 interface Paced {
-  /** Requests per second offered to each server: half the service's measured throughput. */
+  /** Requests per second offered to each server: half the baseline's measured throughput. */
   readonly rate: number
+  /** A-B-A-B: service, baseline, service, baseline at that rate. */
+  readonly pairs: ReadonlyArray<{ readonly service: PacedRun; readonly baseline: PacedRun }>
+  /** Service over baseline, the median (of two: the mean) of the pairs' ratios. */
+  readonly p50Ratio: number
+  readonly p99Ratio: number
   readonly service: PacedRun
   readonly baseline: PacedRun
+}
+
+const medianOfPairs = (values: ReadonlyArray<number>) => {
+  const sorted = [...values].sort((a, b) => a - b)
+  const middle = Math.floor(sorted.length / 2)
+  return Number((sorted.length % 2 === 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2).toFixed(2))
 }
 const results: Record<string, { service: Aggregate; baseline: Aggregate; ratio: number; paced: Paced }> = {}
 try {
@@ -329,11 +340,26 @@ try {
       await sample(`${scenario} round ${round}`, round === ROUNDS)
     }
     const measured = { service: aggregate(runs.service), baseline: aggregate(runs.baseline) }
-    // Latency below saturation: the same 50 connections, paced at half the service's throughput.
-    const rate = Math.max(1, Math.round(measured.service.rps / 2))
-    const pacedRuns = { rate, service: await paced(scenario, service, rate), baseline: await paced(scenario, baseline, rate) }
-    log(`  ${scenario} paced at ${rate} req/s: service p50 ${pacedRuns.service.p50} ms, p99 ${pacedRuns.service.p99} ms; ` +
-      `baseline p50 ${pacedRuns.baseline.p50} ms, p99 ${pacedRuns.baseline.p99} ms`)
+    // Latency at ordinary load: the same 50 connections, paced at half the baseline's throughput,
+    // service and baseline alternating twice (A-B-A-B) so that a slow moment of the host hits both.
+    const rate = Math.max(1, Math.round(measured.baseline.rps / 2))
+    const pairs: Array<{ service: PacedRun; baseline: PacedRun }> = []
+    for (let pair = 1; pair <= 2; pair++) {
+      const run = { service: await paced(scenario, service, rate), baseline: await paced(scenario, baseline, rate) }
+      pairs.push(run)
+      log(`  ${scenario} paced at ${rate} req/s, pair ${pair}: service p50 ${run.service.p50} ms, p99 ${run.service.p99} ms; ` +
+        `baseline p50 ${run.baseline.p50} ms, p99 ${run.baseline.p99} ms`)
+    }
+    const ratioOf = (pick: (run: PacedRun) => number) =>
+      medianOfPairs(pairs.map((run) => pick(run.service) / Math.max(pick(run.baseline), 0.1)))
+    const pacedRuns: Paced = {
+      rate,
+      pairs,
+      p50Ratio: ratioOf((run) => run.p50),
+      p99Ratio: ratioOf((run) => run.p99),
+      service: pairs[pairs.length - 1].service,
+      baseline: pairs[pairs.length - 1].baseline
+    }
     results[scenario] = { ...measured, ratio: Number((measured.service.rps / measured.baseline.rps).toFixed(2)), paced: pacedRuns }
   }
   // Repeated rounds of the whole mix on the service; after each, a forced full GC, then RSS and the live heap.
@@ -449,8 +475,10 @@ if (watcher !== undefined) {
     `${watcher.few.firstPollMs} ms and ${watcher.many.firstPollMs} ms`)
 }
 for (const [scenario, row] of Object.entries(results)) {
-  log(`paced at half the service's throughput (${row.paced.rate} req/s, ${CONNECTIONS} connections): ${scenario} p50 / p99 ` +
-    `service ${row.paced.service.p50} / ${row.paced.service.p99} ms, baseline ${row.paced.baseline.p50} / ${row.paced.baseline.p99} ms`)
+  log(`paced at half the baseline's throughput (${row.paced.rate} req/s, ${CONNECTIONS} connections, A-B-A-B): ${scenario} p50 / p99 ` +
+    row.paced.pairs.map((pair, index) =>
+      `pair ${index + 1} service ${pair.service.p50} / ${pair.service.p99} ms, baseline ${pair.baseline.p50} / ${pair.baseline.p99} ms`).join("; ") +
+    `; ratios p50 ${row.paced.p50Ratio}, p99 ${row.paced.p99Ratio}`)
 }
 log(`service RSS (MB) after start, then after each scenario's warm-up and rounds (no GC forced): ${serviceSeries.join(", ")}`)
 log(`memory: ${memoryVerdict}`)
@@ -460,10 +488,16 @@ const budget: Array<{ readonly check: string; readonly pass: boolean }> = []
 for (const [scenario, row] of Object.entries(results)) {
   const floor = scenario === "create" ? 0.6 : 0.7
   budget.push({ check: `${scenario}: ratio ${row.ratio.toFixed(2)} >= ${floor}`, pass: row.ratio >= floor })
-  budget.push({ check: `${scenario}: service p99 ${row.service.p99} ms < 25 ms at saturation (closed loop)`, pass: row.service.p99 < 25 })
+  // Round 2's budget: latency at a fixed offered rate next to the baseline (the saturation p99 line is gone:
+  // closed-loop latency is connections over throughput, which no server meets at 25 ms on two cores).
+  const pacedClean = row.paced.pairs.every((pair) => pair.service.non2xx + pair.service.errors === 0)
   budget.push({
-    check: `${scenario}: service p99 ${row.paced.service.p99} ms < 25 ms paced at ${row.paced.rate} req/s (half its throughput)`,
-    pass: row.paced.service.p99 < 25 && row.paced.service.non2xx + row.paced.service.errors === 0
+    check: `${scenario}: paced at ${row.paced.rate} req/s, service p50 ${row.paced.p50Ratio}x the baseline's <= 1.3x`,
+    pass: row.paced.p50Ratio <= 1.3 && pacedClean
+  })
+  budget.push({
+    check: `${scenario}: paced at ${row.paced.rate} req/s, service p99 ${row.paced.p99Ratio}x the baseline's <= 1.5x`,
+    pass: row.paced.p99Ratio <= 1.5 && pacedClean
   })
   budget.push({ check: `${scenario}: 0 errors and 0 non-2xx`, pass: row.service.errors + row.service.non2xx + row.baseline.errors + row.baseline.non2xx === 0 })
 }
