@@ -65,7 +65,7 @@ export const DemoMerchantLive = Layer.effectDiscard(Effect.gen(function*() {
   yield* Console.log([
     "",
     `Checkout service listening on ${base} (public URL ${config.publicUrl})`,
-    `API docs: ${base}/docs   OpenAPI: ${base}/api/openapi.json`,
+    `API docs: ${base}/docs   OpenAPI: ${base}/api/openapi.json   Dashboard: ${base}/dashboard`,
     `Demo merchant ${DEMO_EMAIL}, dashboard password ${DEMO_PASSWORD} (DEMO KEYS ONLY: public test wallets, never for real funds)`,
     apiKey === undefined ? "Demo API key: created earlier (not stored in plain text)" : `Demo API key: ${apiKey}`,
     "",
