@@ -130,7 +130,8 @@ const startService = async (): Promise<Target> => {
   // --inspect (no session attached while loading) lets the harness force a GC and read the live heap between runs.
   const child = startNode(join(ROOT, "src", "main.ts"), [], env, {
     label: "service",
-    nodeFlags: [...profileFlags("service"), "--inspect=127.0.0.1:0"]
+    // SERVICE_NODE_FLAGS: V8 or Node flags to try on the service alone (diagnostics).
+    nodeFlags: [...profileFlags("service"), "--inspect=127.0.0.1:0", ...(process.env.SERVICE_NODE_FLAGS ?? "").split(" ").filter(Boolean)]
   })
   const base = `http://127.0.0.1:${port}`
   await waitForHttp(`${base}/api/checkout/pay/${serviceSeed.invoiceIds[0]}/status`, child)
@@ -343,6 +344,10 @@ try {
     // Latency at ordinary load: the same 50 connections, paced at half the baseline's throughput,
     // service and baseline alternating twice (A-B-A-B) so that a slow moment of the host hits both.
     const rate = Math.max(1, Math.round(measured.baseline.rps / 2))
+    // A paced warm-up of each first, as the saturation rounds had theirs: the first seconds after a
+    // phase change (the forced GC of the memory sample, saturation ending) are not ordinary load.
+    await pacedLoad(service.base, pacedRequestsFor(scenario, service.seed), { rate, seconds: WARMUP, connections: CONNECTIONS })
+    await pacedLoad(baseline.base, pacedRequestsFor(scenario, baseline.seed), { rate, seconds: WARMUP, connections: CONNECTIONS })
     const pairs: Array<{ service: PacedRun; baseline: PacedRun }> = []
     for (let pair = 1; pair <= 2; pair++) {
       const run = { service: await paced(scenario, service, rate), baseline: await paced(scenario, baseline, rate) }
