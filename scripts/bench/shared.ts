@@ -131,7 +131,7 @@ export const startNode = (
   return { process: child, firstJson, exited, inspector }
 }
 
-/** Polls an HTTP URL until the server answers at all (any status). */
+/** Polls an HTTP URL until the server answers with anything but 503 (a starting service answers 503 until its routes attach). */
 export const waitForHttp = async (url: string, child: Child, timeoutMs = 60_000) => {
   const deadline = Date.now() + timeoutMs
   let exitCode: number | null | undefined
@@ -139,11 +139,13 @@ export const waitForHttp = async (url: string, child: Child, timeoutMs = 60_000)
   while (Date.now() < deadline) {
     if (exitCode !== undefined) throw new Error(`the server exited with code ${exitCode} while starting`)
     try {
-      await fetch(url, { signal: AbortSignal.timeout(1000) })
-      return
+      const response = await fetch(url, { signal: AbortSignal.timeout(1000) })
+      await response.arrayBuffer()
+      if (response.status !== 503) return
     } catch {
-      await new Promise((resolve) => setTimeout(resolve, 100))
+      // not listening yet
     }
+    await new Promise((resolve) => setTimeout(resolve, 100))
   }
   throw new Error(`${url} did not answer within ${timeoutMs} ms`)
 }
