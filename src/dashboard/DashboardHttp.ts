@@ -1,48 +1,18 @@
-import { createHash } from "node:crypto"
 import { readFileSync } from "node:fs"
 import { join } from "node:path"
 import { Effect } from "effect"
 import { HttpRouter, HttpServerResponse } from "effect/http"
-import { build } from "esbuild"
+import { assetResponse, bundleBrowserScript, hashAssets } from "../http/StaticAssets.ts"
 
 const ROOT = join(import.meta.dirname, "..", "..")
 
-interface Asset {
-  readonly body: Uint8Array
-  readonly contentType: string
-}
-
-const hashed = (name: string, body: Uint8Array) => {
-  const dot = name.lastIndexOf(".")
-  return `${name.slice(0, dot)}.${createHash("sha256").update(body).digest("hex").slice(0, 12)}${name.slice(dot)}`
-}
-
 /** The dashboard's script (bundled by esbuild at start), style sheet and statechart, under content-hashed names. */
-const loadAssets = async () => {
-  const script = await build({
-    entryPoints: [join(import.meta.dirname, "browser", "main.ts")],
-    bundle: true,
-    minify: true,
-    format: "esm",
-    target: "es2020",
-    platform: "browser",
-    write: false,
-    legalComments: "none",
-    logLevel: "silent"
-  })
-  const files: Array<[string, Uint8Array, string]> = [
-    ["dashboard.js", script.outputFiles[0].contents, "application/javascript; charset=utf-8"],
+const loadAssets = async () =>
+  hashAssets([
+    ["dashboard.js", await bundleBrowserScript(join(import.meta.dirname, "browser", "main.ts")), "application/javascript; charset=utf-8"],
     ["dashboard.css", readFileSync(join(import.meta.dirname, "assets", "dashboard.css")), "text/css; charset=utf-8"],
     ["lifecycle.svg", readFileSync(join(ROOT, "statecharts", "invoice-status.svg")), "image/svg+xml"]
-  ]
-  const byName = new Map<string, Asset>()
-  const names: Record<string, string> = {}
-  for (const [name, body, contentType] of files) {
-    names[name] = hashed(name, body)
-    byName.set(names[name], { body, contentType })
-  }
-  return { names, byName }
-}
+  ])
 
 /** Same origin only; no inline script or style; forms post to the service only; never framed. */
 const SECURITY_HEADERS = {
@@ -88,14 +58,7 @@ export const DashboardRoutesLive = HttpRouter.use((router) =>
     const html = Effect.sync(() =>
       HttpServerResponse.text(page, { contentType: "text/html; charset=utf-8", headers: SECURITY_HEADERS }))
     yield* router.add("GET", "/dashboard", html)
-    yield* router.add("GET", "/dashboard/assets/:file", Effect.map(HttpRouter.params, (params) => {
-      const found = params.file === undefined ? undefined : assets.byName.get(params.file)
-      return found === undefined
-        ? HttpServerResponse.text("Not found", { status: 404, headers: { "x-content-type-options": "nosniff" } })
-        : HttpServerResponse.uint8Array(found.body, {
-          contentType: found.contentType,
-          headers: { "cache-control": "public, max-age=31536000, immutable", "x-content-type-options": "nosniff" }
-        })
-    }))
+    yield* router.add("GET", "/dashboard/assets/:file", Effect.map(HttpRouter.params, (params) =>
+      assetResponse(params.file === undefined ? undefined : assets.byName.get(params.file))))
   })
 )

@@ -1,6 +1,7 @@
 import { Effect } from "effect"
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { Invoices } from "../invoices/Invoices.ts"
+import { assetResponse } from "../http/StaticAssets.ts"
 import { loadPayAssets } from "./PayAssets.ts"
 import { notFoundPage, payPage } from "./PayPageView.ts"
 import { languageOf, STRINGS } from "./Strings.ts"
@@ -32,15 +33,7 @@ export const PayPageRoutesLive = HttpRouter.use((router) =>
     const invoices = yield* Invoices
     const assets = yield* Effect.promise(() => loadPayAssets())
 
-    const asset = (name: string | undefined) => {
-      const found = name === undefined ? undefined : assets.byName.get(name)
-      return found === undefined
-        ? HttpServerResponse.text("Not found", { status: 404, headers: { "x-content-type-options": "nosniff" } })
-        : HttpServerResponse.uint8Array(found.body, {
-          contentType: found.contentType,
-          headers: { "cache-control": "public, max-age=31536000, immutable", "x-content-type-options": "nosniff" }
-        })
-    }
+    const asset = (name: string | undefined) => assetResponse(name === undefined ? undefined : assets.byName.get(name))
 
     yield* router.add("GET", "/pay/assets/:file", Effect.map(HttpRouter.params, (params) => asset(params.file)))
     yield* router.add("GET", "/favicon.ico", Effect.sync(() => asset(assets.names.icon)))
