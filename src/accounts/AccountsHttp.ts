@@ -1,10 +1,10 @@
-import { Duration, Effect, Option } from "effect"
+import { Duration, Effect } from "effect"
 import { HttpEffect, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
 import { AppConfig } from "../config/AppConfig.ts"
 import { Api } from "../http/Api.ts"
-import { Conflict, Forbidden, NotFound, TooManyRequests, Unauthorized } from "../http/ApiErrors.ts"
-import { RateLimited, RateLimits, rateLimitMessage, setRetryAfter } from "./RateLimits.ts"
+import { Conflict, Forbidden, NotFound, Unauthorized } from "../http/ApiErrors.ts"
+import { clientAddress, orTooManyRequests, RateLimits } from "./RateLimits.ts"
 import { Accounts, MAX_ACTIVE_API_KEYS } from "./Accounts.ts"
 import { CurrentMerchant } from "./CurrentMerchant.ts"
 import { CSRF_COOKIE, SESSION_COOKIE, SESSION_HOURS, Sessions } from "./Sessions.ts"
@@ -39,13 +39,6 @@ const userView = (user: { id: string; email: string; createdAt: Date }) => ({
   createdAt: user.createdAt.toISOString()
 })
 
-/** The caller's address (from X-Forwarded-For only behind a CHECKOUT_TRUSTED_PROXIES proxy). */
-const clientAddress = Effect.map(HttpServerRequest.HttpServerRequest, (request) => Option.getOrElse(request.remoteAddress, () => "unknown"))
-
-const limited = (check: Effect.Effect<void, RateLimited>) =>
-  check.pipe(Effect.catchTag("RateLimited", (error) =>
-    setRetryAfter(error).pipe(Effect.andThen(Effect.fail(new TooManyRequests({ error: rateLimitMessage(error) }))))))
-
 export const AuthHttpLive = HttpApiBuilder.group(Api, "auth", (handlers) =>
   Effect.gen(function*() {
     const accounts = yield* Accounts
@@ -56,7 +49,7 @@ export const AuthHttpLive = HttpApiBuilder.group(Api, "auth", (handlers) =>
       .handle("signup", ({ payload }) =>
         Effect.gen(function*() {
           if (config.signup === "closed") return yield* new Forbidden({ error: "Sign-up is closed" })
-          yield* limited(rateLimits.signup(yield* clientAddress))
+          yield* orTooManyRequests(rateLimits.signup(yield* clientAddress))
           const user = yield* accounts.signUp(payload.email, payload.password).pipe(
             Effect.catchTag("EmailTaken", () => Effect.fail(new Conflict({ error: "An account with this email already exists" })))
           )
@@ -66,8 +59,8 @@ export const AuthHttpLive = HttpApiBuilder.group(Api, "auth", (handlers) =>
         }))
       .handle("login", ({ payload }) =>
         Effect.gen(function*() {
-          yield* limited(rateLimits.loginFromAddress(yield* clientAddress))
-          yield* limited(rateLimits.login(payload.email))
+          yield* orTooManyRequests(rateLimits.loginFromAddress(yield* clientAddress))
+          yield* orTooManyRequests(rateLimits.login(payload.email))
           const user = yield* accounts.logIn(payload.email, payload.password).pipe(
             Effect.catchTags({
               InvalidCredentials: () => Effect.fail(new Unauthorized({ error: "Invalid email or password" })),

@@ -5,7 +5,7 @@ import { Accounts } from "../accounts/Accounts.ts"
 import { CurrentMerchant } from "../accounts/CurrentMerchant.ts"
 import { CSRF_HEADER, SESSION_COOKIE, Sessions } from "../accounts/Sessions.ts"
 import { constantTimeEqual } from "../accounts/ApiKeyFormat.ts"
-import { RateLimits, rateLimitMessage, setRetryAfter } from "../accounts/RateLimits.ts"
+import { orTooManyRequests, RateLimits } from "../accounts/RateLimits.ts"
 import { BadRequest, Forbidden, ServiceUnavailable, TooManyRequests, Unauthorized } from "./ApiErrors.ts"
 
 const bearerOf = (request: HttpServerRequest.HttpServerRequest): string | undefined => {
@@ -79,11 +79,7 @@ export const MerchantAuthenticationLive = Layer.effect(
     const sessions = yield* Sessions
     const rateLimits = yield* RateLimits
     /** 100 requests per minute per merchant account (the "client" of the spec's limit). */
-    const limit = (merchantId: string) =>
-      rateLimits.api(merchantId).pipe(
-        Effect.catchTag("RateLimited", (error) =>
-          setRetryAfter(error).pipe(Effect.andThen(Effect.fail(new TooManyRequests({ error: rateLimitMessage(error) })))))
-      )
+    const limit = (merchantId: string) => orTooManyRequests(rateLimits.api(merchantId))
     return (httpEffect) =>
       Effect.gen(function*() {
         const request = yield* HttpServerRequest.HttpServerRequest

@@ -1,9 +1,7 @@
-import { Effect, Option } from "effect"
-import { HttpServerRequest } from "effect/http"
+import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
-import { RateLimits, rateLimitMessage, setRetryAfter } from "../accounts/RateLimits.ts"
+import { clientAddress, orTooManyRequests, RateLimits } from "../accounts/RateLimits.ts"
 import { SolanaPrepare } from "../chains/solana/SolanaPrepare.ts"
-import { TooManyRequests } from "../http/ApiErrors.ts"
 import { CurrentMerchant } from "../accounts/CurrentMerchant.ts"
 import { AppConfig } from "../config/AppConfig.ts"
 import { merchantInvoiceView, publicInvoiceView, publicStatusView, statusView } from "../domain/InvoiceViews.ts"
@@ -93,12 +91,7 @@ export const PublicHttpLive = HttpApiBuilder.group(Api, "public", (handlers) =>
         ))
       .handle("prepareSolanaWalletPayment", ({ params, payload }) =>
         Effect.gen(function*() {
-          // Per client address as the connection shows it (forwarded headers can be forged).
-          const request = yield* HttpServerRequest.HttpServerRequest
-          yield* rateLimits.solanaPrepare(Option.getOrElse(request.remoteAddress, () => "unknown")).pipe(
-            Effect.catchTag("RateLimited", (error) =>
-              setRetryAfter(error).pipe(Effect.andThen(Effect.fail(new TooManyRequests({ error: rateLimitMessage(error) })))))
-          )
+          yield* orTooManyRequests(rateLimits.solanaPrepare(yield* clientAddress))
           const prepared = yield* mapDomainErrors(solana.prepare(params.id, payload))
           return jsonResponse(SolanaWalletPayment, prepared)
         }))
