@@ -4,6 +4,7 @@ import { BadRequest, Conflict, NotFound } from "../http/ApiErrors.ts"
 import { DashboardAuthentication } from "../http/Authentication.ts"
 import { InvoiceIdParams, text } from "../http/RequestSchemas.ts"
 import { Invoice } from "../http/ResponseSchemas.ts"
+import { INVOICE_STATUSES } from "../lifecycle/Lifecycle.ts"
 import { Delivery } from "../webhooks/WebhooksApi.ts"
 
 export const CloseExceptionBody = Schema.Struct({
@@ -13,7 +14,6 @@ export const CloseExceptionBody = Schema.Struct({
   note: text(2000).check(Schema.isMinLength(1, { message: "must not be empty" })).annotateKey({ messageMissingKey: "is required" })
 }).annotate({ message: "must be a JSON object" })
 
-const STATUSES = ["awaiting_payment", "partially_paid", "payment_detected", "confirmed", "paid_out_of_band", "expired", "voided"] as const
 const oneOf = (values: ReadonlyArray<string>) =>
   Schema.optionalKey(Schema.Literals(values).annotate({ message: `must be one of ${values.join(", ")}` }))
 const instant = Schema.optionalKey(Schema.String.check(
@@ -22,7 +22,7 @@ const instant = Schema.optionalKey(Schema.String.check(
 
 /** The invoice list's and the CSV export's filters (query fields). */
 export const InvoiceFilterQuery = {
-  status: oneOf(STATUSES),
+  status: oneOf(INVOICE_STATUSES),
   exceptionStatus: oneOf(["open", "closed"]),
   exceptionType: oneOf(["late_payment", "partial_payment"]),
   createdFrom: instant,

@@ -1,5 +1,6 @@
 import { Data, Effect, Option, Stream } from "effect"
 import { SqlClient } from "effect/sql"
+import { decodeKeysetCursor, encodeKeysetCursor, likePattern, UUID_PATTERN } from "../db/KeysetCursor.ts"
 import { toBigInt, toDate, toDateOrNull, toNumber, toStringOrNull } from "../db/Values.ts"
 import { coverageOf } from "../domain/Coverage.ts"
 import { microsToNumber } from "../domain/Money.ts"
@@ -49,7 +50,6 @@ export interface TimelineEntry {
 
 type Row = Record<string, unknown>
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 const iso = (value: unknown) => toDateOrNull(value)?.toISOString() ?? null
 
 const SUMMARY_COLUMNS = `i.id, i.created_at, i.amount_micros, i.status, i.received_micros, i.confirmed_micros, i.product_name,
@@ -85,14 +85,9 @@ const summaryOf = (row: Row): InvoiceSummary => {
   }
 }
 
-const likePattern = (text: string) => `%${text.replace(/[\\%_]/g, "\\$&")}%`
-
-const encodeCursor = (summary: InvoiceSummary) => Buffer.from(`${summary.createdAt}|${summary.id}`).toString("base64url")
 const decodeCursor = (cursor: string) => {
-  const [createdAt, id, ...rest] = Buffer.from(cursor, "base64url").toString("utf8").split("|")
-  const at = new Date(createdAt)
-  if (rest.length > 0 || id === undefined || !UUID.test(id) || Number.isNaN(at.getTime())) return Effect.fail(new InvalidInvoiceCursor())
-  return Effect.succeed({ at, id })
+  const position = decodeKeysetCursor(cursor)
+  return position === undefined ? Effect.fail(new InvalidInvoiceCursor()) : Effect.succeed(position)
 }
 
 const conditionsOf = (sql: SqlClient.SqlClient, merchantId: string, filters: InvoiceFilters) => {
@@ -104,7 +99,7 @@ const conditionsOf = (sql: SqlClient.SqlClient, merchantId: string, filters: Inv
   if (filters.createdTo !== undefined) conditions.push(sql`i.created_at < ${filters.createdTo}`)
   const q = filters.q?.trim()
   if (q !== undefined && q !== "") {
-    conditions.push(UUID.test(q)
+    conditions.push(UUID_PATTERN.test(q)
       ? sql`i.id = ${q.toLowerCase()}::uuid`
       : sql`(i.merchant_reference ILIKE ${likePattern(q)} OR i.customer_email ILIKE ${likePattern(q)})`)
   }
@@ -126,7 +121,7 @@ export const listInvoices = Effect.fn("InvoiceList.list")(function*(
     ORDER BY i.created_at DESC, i.id DESC LIMIT ${filters.limit + 1}`.pipe(Effect.orDie)
   const page = rows.slice(0, filters.limit).map(summaryOf)
   const last = page.at(-1)
-  return { invoices: page, nextCursor: rows.length > filters.limit && last !== undefined ? encodeCursor(last) : null }
+  return { invoices: page, nextCursor: rows.length > filters.limit && last !== undefined ? encodeKeysetCursor(last.createdAt, last.id) : null }
 })
 
 const EXPORT_BATCH = 500

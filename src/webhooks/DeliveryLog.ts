@@ -1,5 +1,6 @@
 import { Data, Effect } from "effect"
 import { SqlClient } from "effect/sql"
+import { decodeKeysetCursor, encodeKeysetCursor, likePattern } from "../db/KeysetCursor.ts"
 import { toDate, toDateOrNull, toNumber, toStringOrNull } from "../db/Values.ts"
 
 export class DeliveryNotFound extends Data.TaggedError("DeliveryNotFound")<{}> {}
@@ -51,7 +52,6 @@ const ATTEMPTS_JSON = `COALESCE((SELECT json_agg(json_build_object('attemptedAt'
   'durationMs', a.duration_ms, 'error', a.error, 'responseExcerpt', a.response_excerpt, 'manual', a.manual) ORDER BY a.id)
   FROM webhook_attempts a WHERE a.delivery_id = d.id), '[]'::json)`
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
 const deliveryView = (row: DeliveryRow): DeliveryView => ({
   id: String(row.id),
@@ -74,17 +74,11 @@ const deliveryView = (row: DeliveryRow): DeliveryView => ({
   }))
 })
 
-/** The position after a delivery, newest first: its creation time and id, opaque to clients. */
-const encodeCursor = (delivery: DeliveryView) => Buffer.from(`${delivery.createdAt}|${delivery.id}`).toString("base64url")
-
 const decodeCursor = (cursor: string) => {
-  const [createdAt, id, ...rest] = Buffer.from(cursor, "base64url").toString("utf8").split("|")
-  const at = new Date(createdAt)
-  if (rest.length > 0 || id === undefined || !UUID.test(id) || Number.isNaN(at.getTime())) return Effect.fail(new InvalidCursor())
-  return Effect.succeed({ at, id })
+  const position = decodeKeysetCursor(cursor)
+  return position === undefined ? Effect.fail(new InvalidCursor()) : Effect.succeed(position)
 }
 
-const likePattern = (text: string) => `%${text.replace(/[\\%_]/g, "\\$&")}%`
 
 /** One delivery of a merchant with its attempts, as the dashboard shows it. */
 export const findDelivery = Effect.fn("DeliveryLog.find")(function*(merchantId: string, deliveryId: string) {
@@ -119,5 +113,5 @@ export const listDeliveries = Effect.fn("DeliveryLog.list")(function*(merchantId
     WHERE ${sql.and(conditions)} ORDER BY d.created_at DESC, d.id DESC LIMIT ${limit + 1}`.pipe(Effect.orDie)
   const page = rows.slice(0, limit).map(deliveryView)
   const last = page.at(-1)
-  return { deliveries: page, nextCursor: rows.length > limit && last !== undefined ? encodeCursor(last) : null } satisfies DeliveryPage
+  return { deliveries: page, nextCursor: rows.length > limit && last !== undefined ? encodeKeysetCursor(last.createdAt, last.id) : null } satisfies DeliveryPage
 })

@@ -134,13 +134,20 @@ export class WebhookDispatcher extends Context.Service<WebhookDispatcher, {
       }).pipe(sql.withTransaction, Effect.orDie, Effect.withSpan("WebhookDispatcher.fanOut"))
 
       /**
-       * One POST within the attempt's time budget. The budget is an Effect time-out on the
+       * One signed POST within the attempt's time budget. The budget is an Effect time-out on the
        * service's clock (tests step it with TestClock instead of waiting); running out interrupts
        * the request, which aborts it through the promise's signal. The sender's own deadline is
        * only a backstop.
        */
-      const post = (url: string, body: string, headers: Record<string, string>) =>
+      const post = (url: string, secret: string, event: string, deliveryId: string, body: string) =>
         Effect.gen(function*() {
+          const headers = {
+            "content-type": "application/json",
+            "user-agent": WEBHOOK_USER_AGENT,
+            "x-checkout-signature": signWebhook(body, secret),
+            "x-checkout-event": event,
+            "x-checkout-delivery": deliveryId
+          }
           const started = yield* now
           return yield* Effect.promise((signal) =>
             sendWebhook({ url, body, headers, resolve, connect, allowLoopback: webhookAllowLoopback, signal, timeoutMs: 2 * WEBHOOK_TIMEOUT_MS })
@@ -169,14 +176,7 @@ export class WebhookDispatcher extends Context.Service<WebhookDispatcher, {
           if (secret === null) return { ...notSent("no signing secret is configured"), url }
           const parts = yield* invoices.find(delivery.invoiceId)
           const body = JSON.stringify({ event: delivery.event, invoice: parts === undefined ? null : webhookInvoiceView(parts.invoice) })
-          const headers = {
-            "content-type": "application/json",
-            "user-agent": WEBHOOK_USER_AGENT,
-            "x-checkout-signature": signWebhook(body, secret),
-            "x-checkout-event": delivery.event,
-            "x-checkout-delivery": delivery.id
-          }
-          const result = yield* post(url, body, headers)
+          const result = yield* post(url, secret, delivery.event, delivery.id, body)
           return { ...result, url }
         }).pipe(Effect.catchTag("SecretUnreadable", (error) => Effect.succeed({ ...notSent(error.reason), url: delivery.url })))
 
@@ -245,15 +245,7 @@ export class WebhookDispatcher extends Context.Service<WebhookDispatcher, {
           const { url, secret } = yield* settings.destination(merchantId)
           if (url === null) return notSent("no webhook URL is configured")
           if (secret === null) return notSent("no signing secret is configured")
-          const body = JSON.stringify({ event: "webhook_test", invoice: null })
-          const headers = {
-            "content-type": "application/json",
-            "user-agent": WEBHOOK_USER_AGENT,
-            "x-checkout-signature": signWebhook(body, secret),
-            "x-checkout-event": "webhook_test",
-            "x-checkout-delivery": crypto.randomUUID()
-          }
-          return yield* post(url, body, headers)
+          return yield* post(url, secret, "webhook_test", crypto.randomUUID(), JSON.stringify({ event: "webhook_test", invoice: null }))
         }).pipe(Effect.catchTag("SecretUnreadable", (error) => Effect.succeed(notSent(error.reason))))
 
       return {

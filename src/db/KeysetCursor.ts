@@ -1,0 +1,16 @@
+/** Helpers of the newest-first, keyset-paginated lists (deliveries, invoices). */
+
+export const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+
+/** The position after a row, newest first: its creation time (ISO) and id, opaque to clients. */
+export const encodeKeysetCursor = (createdAt: string, id: string) => Buffer.from(`${createdAt}|${id}`).toString("base64url")
+
+/** The position a cursor names, or undefined when it is not one of ours. */
+export const decodeKeysetCursor = (cursor: string): { readonly at: Date; readonly id: string } | undefined => {
+  const [createdAt, id, ...rest] = Buffer.from(cursor, "base64url").toString("utf8").split("|")
+  const at = new Date(createdAt)
+  return rest.length > 0 || id === undefined || !UUID_PATTERN.test(id) || Number.isNaN(at.getTime()) ? undefined : { at, id }
+}
+
+/** `%text%` for ILIKE, with the pattern characters of `text` escaped. */
+export const likePattern = (text: string) => `%${text.replace(/[\\%_]/g, "\\$&")}%`
