@@ -1,0 +1,43 @@
+import { Schema, SchemaGetter } from "effect"
+
+/**
+ * Codecs between the PostgreSQL driver's column values and entity values. A column may arrive
+ * as the driver returns it (bigint as text, timestamptz as Date) or from a `json_build_object`
+ * read (timestamps as ISO text, exact integers cast to text), so the decoders take both.
+ */
+
+const bigintColumns = new WeakSet<object>()
+
+/** An exact integer column (bigint, numeric) decoded into `to` (a bigint schema, maybe branded); written as decimal text. */
+export const bigintColumn = <To extends Schema.Top & { readonly Encoded: bigint; readonly DecodingServices: never; readonly EncodingServices: never }>(to: To) => {
+  const column = Schema.Union([Schema.String, Schema.Number, Schema.BigInt]).pipe(
+    Schema.decodeTo(to, {
+      decode: SchemaGetter.transform((value: string | number | bigint) => BigInt(value)),
+      encode: SchemaGetter.transform((value: bigint) => value.toString())
+    })
+  )
+  bigintColumns.add(column.ast)
+  return column
+}
+
+/** Whether a row field is an exact integer, which a JSON read must cast to text to keep every digit. */
+export const isBigintColumn = (field: Schema.Top): boolean =>
+  bigintColumns.has(field.ast) || (field.ast._tag === "Union" && field.ast.types.some((member) => bigintColumns.has(member)))
+
+/** A timestamptz column: a Date from the driver or ISO text from a JSON read. */
+export const DateColumn = Schema.Union([Schema.Date, Schema.String]).pipe(
+  Schema.decodeTo(Schema.Date, {
+    decode: SchemaGetter.transform((value: Date | string) => (value instanceof Date ? value : new Date(value))),
+    encode: SchemaGetter.transform((value: Date) => value)
+  })
+)
+
+/** A json/jsonb column holding an object: parsed when the driver hands over text; written as JSON text. */
+export const JsonObjectColumn = Schema.Union([Schema.String, Schema.Record(Schema.String, Schema.Unknown)]).pipe(
+  Schema.decodeTo(Schema.Record(Schema.String, Schema.Unknown), {
+    decode: SchemaGetter.transform((value: string | { readonly [key: string]: unknown }) =>
+      typeof value === "string" ? (JSON.parse(value) as { readonly [key: string]: unknown }) : value
+    ),
+    encode: SchemaGetter.transform((value: { readonly [key: string]: unknown }) => JSON.stringify(value))
+  })
+)
