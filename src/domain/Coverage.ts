@@ -1,4 +1,4 @@
-import { maxBig, type Micros } from "./Money.ts"
+import { maxBig, Micros } from "./Money.ts"
 
 export type PaymentCoverage = "no_payment" | "partial_payment" | "exact_payment" | "overpayment"
 
@@ -10,13 +10,13 @@ export interface CoverageSummary {
   readonly overpaymentMicros: Micros
 }
 
-export const coverageOf = (amount: Micros, received: Micros): PaymentCoverage =>
+export const coverageOf = (amount: bigint, received: bigint): PaymentCoverage =>
   received === 0n ? "no_payment" : received < amount ? "partial_payment" : received === amount ? "exact_payment" : "overpayment"
 
 export const summarize = (amount: Micros, received: Micros, confirmed: Micros): CoverageSummary => ({
   paymentCoverage: coverageOf(amount, received),
   receivedMicros: received,
   confirmedMicros: confirmed,
-  remainingMicros: maxBig(0n, amount - received),
-  overpaymentMicros: maxBig(0n, received - amount)
+  remainingMicros: Micros.make(maxBig(0n, amount - received)),
+  overpaymentMicros: Micros.make(maxBig(0n, received - amount))
 })

@@ -1,6 +1,10 @@
-import type { OnTimeLevel, TotalLevel } from "../lifecycle/InvoiceMachine.ts"
 import type { PaymentRecord } from "./Invoice.ts"
-import type { Micros } from "./Money.ts"
+import { Micros } from "./Money.ts"
+
+/** How much on-time payment the invoice has: the input of the detection-driven moves. */
+export type OnTimeLevel = "none" | "partial" | "sufficient" | "confirmed"
+/** How much valid payment the invoice has in all, late payments included. */
+export type TotalLevel = "none" | "partial" | "sufficient"
 
 export interface Tally {
   readonly receivedMicros: Micros
@@ -10,10 +14,10 @@ export interface Tally {
   readonly total: TotalLevel
 }
 
-type Counted = Pick<
-  PaymentRecord,
-  "paymentOptionId" | "amountAtomic" | "quotedAtomic" | "confirmedAt" | "late" | "invalidatedAt" | "confirmations"
->
+/** What counting needs of a payment; pure, so any option key will do. */
+type Counted = Pick<PaymentRecord, "amountAtomic" | "quotedAtomic" | "confirmedAt" | "late" | "invalidatedAt" | "confirmations"> & {
+  readonly paymentOptionId: string
+}
 
 /**
  * The USD value of payments, summed per option before rounding: the payments of one option are
@@ -28,7 +32,7 @@ const valueOf = (amount: Micros, payments: ReadonlyArray<Counted>): Micros => {
   }
   let value = 0n
   for (const { atomic, quoted } of byOption.values()) value += usdValueOf(atomic, quoted, amount)
-  return value
+  return Micros.make(value)
 }
 
 /**
@@ -75,7 +79,7 @@ export const tally = (amount: Micros, payments: ReadonlyArray<Counted>): Tally =
  * paying exactly the quote is worth exactly the invoice amount. Rounded down (never over-credits).
  */
 export const usdValueOf = (amountAtomic: bigint, quotedAtomic: bigint, invoiceAmount: Micros): Micros =>
-  quotedAtomic === 0n ? 0n : (amountAtomic * invoiceAmount) / quotedAtomic
+  Micros.make(quotedAtomic === 0n ? 0n : (amountAtomic * invoiceAmount) / quotedAtomic)
 
 /**
  * The counted (not invalidated) payment furthest from its option's required confirmations, late

@@ -1,136 +1,114 @@
-import type { ExceptionCloseAction } from "../lifecycle/InvoiceMachine.ts"
-import type { Decision, ExceptionStatus, ExceptionType, InvoiceStatus, WebhookEventName } from "../lifecycle/Lifecycle.ts"
-import type { Micros } from "./Money.ts"
-import type { ResolvedTiming } from "./Timing.ts"
+import { Schema } from "effect"
+import { InvoiceId, MerchantId, PaymentId, PaymentOptionId } from "./Ids.ts"
+import { Micros } from "./Money.ts"
+import { ExceptionCloseAction, ExceptionStatus, ExceptionType, InvoiceStatus, WebhookEventName } from "./Statuses.ts"
 
-export type RailType = "wallet_contract" | "address_transfer"
+export const RailType = Schema.Literals(["wallet_contract", "address_transfer"])
+export type RailType = typeof RailType.Type
 
-export interface InvoiceRecord {
-  readonly id: string
-  readonly merchantId: string
-  readonly amountMicros: Micros
-  readonly status: InvoiceStatus
-  readonly timing: ResolvedTiming
-  readonly productName: string | null
-  readonly issuedBy: string | null
-  readonly billTo: string | null
-  readonly redirectUrl: string | null
-  readonly merchantReference: string | null
-  readonly customerId: string | null
-  readonly customerEmail: string | null
-  readonly metadata: Record<string, unknown> | null
-  readonly defaultPaymentOptionId: string | null
-  readonly lastPaymentOptionId: string | null
-  readonly lastTransactionHash: string | null
-  readonly receivedMicros: Micros
-  readonly confirmedMicros: Micros
-  readonly confirmations: number
-  readonly paymentDetectedAt: Date | null
-  readonly confirmedAt: Date | null
-  readonly paidOutOfBandAt: Date | null
-  readonly paidOutOfBandNote: string | null
-  readonly voidedAt: Date | null
-  readonly exceptionType: ExceptionType | null
-  readonly exceptionStatus: ExceptionStatus | null
-  readonly exceptionAction: ExceptionCloseAction | null
-  readonly exceptionNote: string | null
-  readonly exceptionClosedAt: Date | null
-  readonly createdAt: Date
-  readonly lastPaymentObservedAt: Date | null
-}
+const NullableString = Schema.NullOr(Schema.String)
+const NullableDate = Schema.NullOr(Schema.Date)
+export const JsonObject = Schema.Record(Schema.String, Schema.Unknown)
 
-export interface PaymentOptionRecord {
-  readonly id: string
-  readonly invoiceId: string
-  readonly railType: RailType
-  readonly assetCode: string
-  readonly network: string
-  readonly tokenContract: string | null
-  readonly decimals: number
-  readonly quotedAtomic: bigint
-  readonly quoteRate: string
-  readonly destinationAddress: string | null
-  readonly paymentUri: string | null
-  readonly qrCode: string | null
-  readonly status: "active"
-  readonly isDefault: boolean
-  readonly optionPayload: Record<string, unknown> | null
-  readonly requiredConfirmations: number
-}
-
-export interface PaymentRecord {
-  readonly id: string
-  readonly invoiceId: string
-  readonly paymentOptionId: string
-  readonly assetCode: string
-  readonly network: string
-  readonly destinationAddress: string | null
-  readonly transactionHash: string | null
-  readonly outputIndex: number
-  readonly decimals: number
-  readonly amountAtomic: bigint
-  readonly observedTotalAtomic: bigint
-  readonly usdMicros: Micros
-  /** The option's quote the payment is valued against (with the other payments of its option). */
-  readonly quotedAtomic: bigint
-  readonly confirmations: number
-  readonly late: boolean
-  readonly observedAt: Date
-  readonly confirmedAt: Date | null
-  readonly invalidatedAt: Date | null
-  readonly invalidationReason: string | null
-}
-
-export interface OutboxEvent {
-  readonly invoiceId: string
-  readonly merchantId: string
-  readonly event: WebhookEventName
-}
-
-/** Details a decision may need besides the event itself. */
-export interface DecisionContext {
-  readonly now: Date
-  readonly note?: string | undefined
-  readonly closeAction?: ExceptionCloseAction | undefined
-}
+/** The payment timing resolved against the creation time (see Timing.ts). */
+export const ResolvedTiming = Schema.Union([
+  Schema.Struct({ mode: Schema.Literal("immediate"), expiresAfterMinutes: Schema.Number, payableUntilAt: Schema.Date }),
+  Schema.Struct({
+    mode: Schema.Literal("due_date"),
+    dueAfterDays: Schema.Number,
+    gracePeriodDays: Schema.Number,
+    dueAt: Schema.Date,
+    payableUntilAt: Schema.Date
+  })
+])
 
 /**
- * Applies a lifecycle decision to the invoice record: the new status and exception state and
- * the stamped timestamps (each set once), plus the outbox events to write in the same transaction.
+ * The invoice, declared once: its row schema (invoices/InvoiceRows.ts) and its merchant, public,
+ * status and webhook views (InvoiceViews.ts, http/ResponseSchemas.ts) are derived from these fields.
  */
-export const applyDecision = (
-  invoice: InvoiceRecord,
-  decision: Decision,
-  context: DecisionContext
-): { readonly invoice: InvoiceRecord; readonly events: ReadonlyArray<OutboxEvent> } => {
-  let next: InvoiceRecord = {
-    ...invoice,
-    status: decision.state.status,
-    exceptionType: decision.state.exceptionType,
-    exceptionStatus: decision.state.exceptionStatus
-  }
-  const events: Array<OutboxEvent> = []
-  for (const effect of decision.effects) {
-    switch (effect.kind) {
-      case "emit":
-        events.push({ invoiceId: invoice.id, merchantId: invoice.merchantId, event: effect.event })
-        break
-      case "stamp":
-        if (next[effect.field] === null) next = { ...next, [effect.field]: context.now }
-        break
-      case "recordOutOfBandNote":
-        next = { ...next, paidOutOfBandNote: context.note ?? null }
-        break
-      case "recordExceptionClose":
-        next = {
-          ...next,
-          exceptionAction: context.closeAction ?? "mark_paid_out_of_band",
-          exceptionNote: context.note ?? null
-        }
-        break
-      case "openException":
-        break
-    }
-  }
-  return { invoice: next, events }
-}
+export const Invoice = Schema.Struct({
+  id: InvoiceId,
+  merchantId: MerchantId,
+  amountMicros: Micros,
+  status: InvoiceStatus,
+  timing: ResolvedTiming,
+  productName: NullableString,
+  issuedBy: NullableString,
+  billTo: NullableString,
+  redirectUrl: NullableString,
+  merchantReference: NullableString,
+  customerId: NullableString,
+  customerEmail: NullableString,
+  metadata: Schema.NullOr(JsonObject),
+  defaultPaymentOptionId: Schema.NullOr(PaymentOptionId),
+  lastPaymentOptionId: Schema.NullOr(PaymentOptionId),
+  lastTransactionHash: NullableString,
+  receivedMicros: Micros,
+  confirmedMicros: Micros,
+  /** The smallest confirmation count among the payments counted toward the invoice. */
+  confirmations: Schema.Number,
+  paymentDetectedAt: NullableDate,
+  confirmedAt: NullableDate,
+  paidOutOfBandAt: NullableDate,
+  paidOutOfBandNote: NullableString,
+  voidedAt: NullableDate,
+  exceptionType: Schema.NullOr(ExceptionType),
+  exceptionStatus: Schema.NullOr(ExceptionStatus),
+  exceptionAction: Schema.NullOr(ExceptionCloseAction),
+  exceptionNote: NullableString,
+  exceptionClosedAt: NullableDate,
+  createdAt: Schema.Date,
+  lastPaymentObservedAt: NullableDate
+})
+export interface InvoiceRecord extends Schema.Schema.Type<typeof Invoice> {}
+
+/** One way to pay an invoice: an asset on a network, its quote and where to send it. */
+export const PaymentOption = Schema.Struct({
+  id: PaymentOptionId,
+  invoiceId: InvoiceId,
+  railType: RailType,
+  assetCode: Schema.String,
+  network: Schema.String,
+  tokenContract: NullableString,
+  decimals: Schema.Number,
+  quotedAtomic: Schema.BigInt,
+  /** The USD rate of the quote, as decimal text (exact). */
+  quoteRate: Schema.String,
+  destinationAddress: NullableString,
+  paymentUri: NullableString,
+  qrCode: NullableString,
+  status: Schema.Literal("active"),
+  isDefault: Schema.Boolean,
+  optionPayload: Schema.NullOr(JsonObject),
+  requiredConfirmations: Schema.Number
+})
+export interface PaymentOptionRecord extends Schema.Schema.Type<typeof PaymentOption> {}
+
+/** A transaction output paid to an option, as the chain watchers observed it. */
+export const Payment = Schema.Struct({
+  id: PaymentId,
+  invoiceId: InvoiceId,
+  paymentOptionId: PaymentOptionId,
+  assetCode: Schema.String,
+  network: Schema.String,
+  destinationAddress: NullableString,
+  transactionHash: NullableString,
+  outputIndex: Schema.Number,
+  decimals: Schema.Number,
+  amountAtomic: Schema.BigInt,
+  observedTotalAtomic: Schema.BigInt,
+  usdMicros: Micros,
+  /** The option's quote the payment is valued against (with the other payments of its option). */
+  quotedAtomic: Schema.BigInt,
+  confirmations: Schema.Number,
+  late: Schema.Boolean,
+  observedAt: Schema.Date,
+  confirmedAt: NullableDate,
+  invalidatedAt: NullableDate,
+  invalidationReason: NullableString
+})
+export interface PaymentRecord extends Schema.Schema.Type<typeof Payment> {}
+
+/** A webhook event written to the outbox in the same transaction as the change it reports. */
+export const OutboxEvent = Schema.Struct({ invoiceId: InvoiceId, merchantId: MerchantId, event: WebhookEventName })
+export interface OutboxEvent extends Schema.Schema.Type<typeof OutboxEvent> {}

@@ -1,4 +1,4 @@
-import type { InvoiceStatus } from "../lifecycle/Lifecycle.ts"
+import type { InvoiceStatus } from "./Statuses.ts"
 import type { InvoiceRecord, PaymentOptionRecord, PaymentRecord } from "./Invoice.ts"
 import { summarize } from "./Coverage.ts"
 import { formatAtomic, microsToNumber } from "./Money.ts"

@@ -1,5 +1,8 @@
+import { Schema } from "effect"
+
 /** USD is held internally as integer micro-dollars (1 USD = 1_000_000 micros). */
-export type Micros = bigint
+export const Micros = Schema.BigInt.pipe(Schema.brand("Micros"))
+export type Micros = typeof Micros.Type
 
 export const MICROS_PER_USD = 1_000_000n
 
@@ -8,7 +11,7 @@ export const usdStringToMicros = (text: string): Micros | undefined => {
   const match = /^(\d+)(?:\.(\d{1,6}))?$/.exec(text)
   if (match === null) return undefined
   const [, whole, fraction = ""] = match
-  return BigInt(whole) * MICROS_PER_USD + BigInt(fraction.padEnd(6, "0"))
+  return Micros.make(BigInt(whole) * MICROS_PER_USD + BigInt(fraction.padEnd(6, "0")))
 }
 
 /**
@@ -30,7 +33,7 @@ const decimalText = (value: number): string => {
 }
 
 /** Micros as a JSON number: exact for every amount below 2^53 micros (about 9 billion USD). */
-export const microsToNumber = (micros: Micros): number => Number(formatAtomic(micros, 6))
+export const microsToNumber = (micros: bigint): number => Number(formatAtomic(micros, 6))
 
 /** Formats an integer amount of smallest units as a decimal string without trailing zeros. */
 export const formatAtomic = (atomic: bigint, decimals: number): string => {

@@ -1,5 +1,5 @@
 import { Schema } from "effect"
-import { INVOICE_STATUSES } from "../lifecycle/Lifecycle.ts"
+import { INVOICE_STATUSES } from "../domain/Statuses.ts"
 
 const Timestamp = Schema.String.annotate({ format: "date-time" })
 const NullableTimestamp = Schema.NullOr(Timestamp)

@@ -4,7 +4,7 @@ import { BadRequest, Conflict, NotFound } from "../http/ApiErrors.ts"
 import { DashboardAuthentication } from "../http/Authentication.ts"
 import { InvoiceIdParams, text } from "../http/RequestSchemas.ts"
 import { Invoice } from "../http/ResponseSchemas.ts"
-import { INVOICE_STATUSES } from "../lifecycle/Lifecycle.ts"
+import { INVOICE_STATUSES } from "../domain/Statuses.ts"
 import { Delivery } from "../webhooks/WebhooksApi.ts"
 
 export const CloseExceptionBody = Schema.Struct({

@@ -1,4 +1,5 @@
 import { usdValueOf } from "../domain/Evidence.ts"
+import { PaymentId } from "../domain/Ids.ts"
 import type { PaymentRecord } from "../domain/Invoice.ts"
 import { isLateEvidence } from "../lifecycle/Settlement.ts"
 import type { EvidenceState } from "./InvoiceRepo.ts"
@@ -58,7 +59,7 @@ export const decideChange = (state: EvidenceState, observed: ObservedPayment, at
   }
   const late = isLateEvidence(invoice, observed.observedAt)
   const payment: PaymentRecord = {
-    id: crypto.randomUUID(),
+    id: PaymentId.make(crypto.randomUUID()),
     invoiceId: invoice.id,
     paymentOptionId: option.id,
     assetCode: option.assetCode,

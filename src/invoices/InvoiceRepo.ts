@@ -1,10 +1,23 @@
-import { Context, Effect, Layer, Option } from "effect"
-import { SqlClient, type Statement } from "effect/sql"
+import { Context, Effect, Layer, Option, Schema } from "effect"
+import { SqlClient, SqlSchema, type Statement } from "effect/sql"
 import { IdempotencyClaim } from "../db/IdempotencyClaim.ts"
+import { statusesAccepting } from "../lifecycle/Lifecycle.ts"
 import type { InvoiceRecord, OutboxEvent, PaymentOptionRecord, PaymentRecord } from "../domain/Invoice.ts"
 import type { PaymentWrite } from "./PaymentWrite.ts"
 import { EVIDENCE_LOCK_COLUMNS, EVIDENCE_READ_COLUMNS, INVOICE_READ_COLUMNS } from "./InvoiceReadSql.ts"
-import { invoiceColumns, invoiceFromRow, optionFromRow, paymentFromRow } from "./InvoiceRows.ts"
+import {
+  encodeInvoiceRow,
+  encodeOptionRow,
+  encodePaymentRow,
+  type EvidenceOption,
+  EvidenceRow,
+  evidenceInvoiceOf,
+  InvoicePartsRow,
+  invoicePartsOf,
+  InvoiceRow,
+  PAYMENT_ROW_COLUMNS,
+  PaymentRow
+} from "./InvoiceRows.ts"
 
 export interface InvoiceParts {
   readonly invoice: InvoiceRecord
@@ -18,13 +31,7 @@ export interface NewOption extends PaymentOptionRecord {
   readonly derivationIndex: number | null
 }
 
-type Row = Record<string, unknown>
-
-/** What applying evidence needs of the option paid to. */
-export type EvidenceOption = Pick<
-  PaymentOptionRecord,
-  "id" | "network" | "assetCode" | "decimals" | "quotedAtomic" | "destinationAddress" | "requiredConfirmations" | "railType"
->
+export type { EvidenceOption }
 
 export interface EvidenceState {
   readonly invoice: InvoiceRecord
@@ -41,74 +48,55 @@ export interface EvidenceState {
 type GuardedWrite = (guard: Statement.Fragment) => Statement.Fragment
 
 /** sql.insert takes a non-empty tuple of rows; callers check emptiness first. */
-const rowsOf = (rows: ReadonlyArray<Row>) => rows as readonly [Row, ...Array<Row>]
+const nonEmpty = <A>(rows: ReadonlyArray<A>) => rows as readonly [A, ...Array<A>]
 
-const optionColumns = (option: NewOption) => ({
-  id: option.id,
-  invoice_id: option.invoiceId,
-  position: option.position,
-  rail_type: option.railType,
-  asset_code: option.assetCode,
-  network: option.network,
-  token_contract: option.tokenContract,
-  decimals: option.decimals,
-  quoted_atomic: option.quotedAtomic.toString(),
-  quote_rate: option.quoteRate,
-  destination_address: option.destinationAddress,
-  payment_uri: option.paymentUri,
-  qr_code: option.qrCode,
-  status: option.status,
-  is_default: option.isDefault,
-  option_payload: option.optionPayload === null ? null : JSON.stringify(option.optionPayload),
-  required_confirmations: option.requiredConfirmations,
-  reference: option.reference,
-  derivation_index: option.derivationIndex
+const optionColumns = ({ position, reference, derivationIndex, ...option }: NewOption) => ({
+  ...encodeOptionRow(option),
+  position,
+  reference,
+  derivationIndex
 })
 
-const MUTABLE_COLUMNS = [
+/** What a change of an invoice may update; the rest is fixed at creation. */
+const MUTABLE_FIELDS = [
   "status",
-  "last_payment_option_id",
-  "last_transaction_hash",
-  "received_micros",
-  "confirmed_micros",
+  "lastPaymentOptionId",
+  "lastTransactionHash",
+  "receivedMicros",
+  "confirmedMicros",
   "confirmations",
-  "payment_detected_at",
-  "confirmed_at",
-  "paid_out_of_band_at",
-  "paid_out_of_band_note",
-  "voided_at",
-  "exception_type",
-  "exception_status",
-  "exception_action",
-  "exception_note",
-  "exception_closed_at",
-  "last_payment_observed_at",
-  "payable_until_at"
+  "paymentDetectedAt",
+  "confirmedAt",
+  "paidOutOfBandAt",
+  "paidOutOfBandNote",
+  "voidedAt",
+  "exceptionType",
+  "exceptionStatus",
+  "exceptionAction",
+  "exceptionNote",
+  "exceptionClosedAt",
+  "lastPaymentObservedAt",
+  "payableUntilAt"
 ] as const
 
 const mutableValues = (invoice: InvoiceRecord) => {
-  const columns = invoiceColumns(invoice)
-  return Object.fromEntries(MUTABLE_COLUMNS.map((column) => [column, columns[column]]))
+  const columns = encodeInvoiceRow(invoice)
+  return Object.fromEntries(MUTABLE_FIELDS.map((field) => [field, columns[field]]))
 }
 
-const evidenceStateOf = (row: Row, payments: ReadonlyArray<PaymentRecord>): EvidenceState => ({
-  invoice: invoiceFromRow(row),
-  option: {
-    id: String(row.optionId),
-    network: String(row.optionNetwork),
-    assetCode: String(row.optionAssetCode),
-    decimals: Number(row.optionDecimals),
-    quotedAtomic: BigInt(String(row.optionQuotedAtomic)),
-    destinationAddress: row.optionDestinationAddress === null ? null : String(row.optionDestinationAddress),
-    requiredConfirmations: Number(row.optionRequiredConfirmations),
-    railType: row.optionRailType === "wallet_contract" ? "wallet_contract" : "address_transfer"
-  },
+const evidenceStateOf = (row: typeof EvidenceRow.Type, payments: ReadonlyArray<PaymentRecord>): EvidenceState => ({
+  invoice: evidenceInvoiceOf(row),
+  option: row.optionJson,
   payments,
-  version: String(row.version)
+  version: row.version
 })
 
-const outboxRows = (events: ReadonlyArray<OutboxEvent>) =>
-  rowsOf(events.map((event) => ({ invoice_id: event.invoiceId, merchant_id: event.merchantId, event: event.event })))
+/** The statuses the deadline moves, as the lifecycle machine answers it. */
+const EXPIRABLE_STATUSES = statusesAccepting({ type: "DEADLINE_PASSED" })
+
+const snakeCase = (name: string) => name.replace(/[A-Z]/g, (letter) => `_${letter.toLowerCase()}`)
+/** Keys as the table's columns, for json_populate_record (which bypasses the client's name transform). */
+const snakeKeys = (row: object) => Object.fromEntries(Object.entries(row).map(([key, value]) => [snakeCase(key), value]))
 
 /**
  * Persistence of invoices, their options, payments and outbox events. SQL failures are
@@ -160,50 +148,84 @@ export class InvoiceRepo extends Context.Service<InvoiceRepo, {
       // For statements whose select list already names every column in camelCase.
       const untransformed = sql.withoutTransforms()
 
-      const listPayments = (invoiceId: string) =>
-        sql<Row>`SELECT * FROM payments WHERE invoice_id = ${invoiceId} ORDER BY observed_at, id`.pipe(
-          Effect.map((rows) => rows.map(paymentFromRow)),
-          Effect.orDie
-        )
+      const listPayments = SqlSchema.findAll({
+        Request: Schema.String,
+        Result: PaymentRow,
+        execute: (invoiceId) => sql`SELECT * FROM payments WHERE invoice_id = ${invoiceId} ORDER BY observed_at, id`
+      })
+      const findParts = SqlSchema.findOneOption({
+        Request: Schema.String,
+        Result: InvoicePartsRow,
+        execute: (id) => untransformed`SELECT ${sql.literal(INVOICE_READ_COLUMNS)} FROM invoices i WHERE i.id = ${id}`
+      })
+      const findInvoiceLocked = SqlSchema.findOneOption({
+        Request: Schema.String,
+        Result: InvoiceRow,
+        execute: (id) => sql`SELECT * FROM invoices WHERE id = ${id} FOR UPDATE`
+      })
+      const readEvidence = SqlSchema.findOneOption({
+        Request: Schema.String,
+        Result: EvidenceRow,
+        execute: (optionId) =>
+          untransformed`SELECT ${sql.literal(EVIDENCE_READ_COLUMNS)}
+            FROM payment_options o JOIN invoices i ON i.id = o.invoice_id WHERE o.id = ${optionId}`
+      })
+      const lockEvidence = SqlSchema.findOneOption({
+        Request: Schema.String,
+        Result: EvidenceRow,
+        execute: (optionId) =>
+          untransformed`SELECT ${sql.literal(EVIDENCE_LOCK_COLUMNS)}
+            FROM payment_options o JOIN invoices i ON i.id = o.invoice_id WHERE o.id = ${optionId} FOR UPDATE OF i`
+      })
+      const PaymentOutput = Schema.Struct({ network: Schema.String, transactionHash: Schema.String, outputIndex: Schema.Number })
+      const findPaymentLocked = SqlSchema.findOneOption({
+        Request: PaymentOutput,
+        Result: PaymentRow,
+        execute: ({ network, outputIndex, transactionHash }) =>
+          sql`SELECT * FROM payments WHERE network = ${network} AND transaction_hash = ${transactionHash}
+            AND output_index = ${outputIndex} FOR UPDATE`
+      })
+      const findInvoiceIdOfPayment = SqlSchema.findOneOption({
+        Request: PaymentOutput,
+        Result: Schema.Struct({ invoiceId: Schema.String }),
+        execute: ({ network, outputIndex, transactionHash }) =>
+          sql`SELECT invoice_id FROM payments WHERE network = ${network} AND transaction_hash = ${transactionHash}
+            AND output_index = ${outputIndex}`
+      })
+      const WatchedNetwork = Schema.Struct({ network: Schema.String, chainTime: Schema.NullOr(Schema.Date) })
+      const findDueForExpiry = SqlSchema.findAll({
+        Request: Schema.Struct({ now: Schema.Date, batchSize: Schema.Number, watched: Schema.Array(WatchedNetwork) }),
+        Result: InvoiceRow,
+        execute: ({ batchSize, now, watched }) =>
+          sql`SELECT i.* FROM invoices i
+            WHERE i.status IN ${sql.in(EXPIRABLE_STATUSES)} AND i.payable_until_at < ${now}${
+            watched.length === 0 ? sql`` : sql`
+              AND NOT EXISTS (SELECT 1 FROM payment_options o
+                JOIN json_to_recordset(${JSON.stringify(watched)}::json) AS w(network text, "chainTime" timestamptz) ON w.network = o.network
+                WHERE o.invoice_id = i.id AND (w."chainTime" IS NULL OR w."chainTime" < i.payable_until_at))`}
+            ORDER BY i.payable_until_at LIMIT ${batchSize} FOR UPDATE OF i SKIP LOCKED`
+      })
 
-      const INSERT_COLUMNS = [
-        "id", "invoice_id", "payment_option_id", "asset_code", "network", "destination_address", "transaction_hash", "output_index",
-        "decimals", "amount_atomic", "observed_total_atomic", "usd_micros", "quoted_atomic", "confirmations", "late", "observed_at",
-        "confirmed_at", "block_height", "block_hash", "seen_in_mempool", "sweep_status"
+      const PAYMENT_INSERT_COLUMNS = [
+        ...PAYMENT_ROW_COLUMNS.filter(({ column }) => column !== "invalidated_at" && column !== "invalidation_reason").map(({ column }) => column),
+        "block_height", "block_hash", "seen_in_mempool", "sweep_status"
       ].join(", ")
 
       /** The SQL of a payment write, applied only where `guard` holds; RETURNING 1 for each row it touched. */
       const paymentWriteSql = (write: PaymentWrite): GuardedWrite => {
         switch (write._tag) {
           case "InsertPayment": {
-            const payment = write.payment
-            const row = {
-              id: payment.id,
-              invoice_id: payment.invoiceId,
-              payment_option_id: payment.paymentOptionId,
-              asset_code: payment.assetCode,
-              network: payment.network,
-              destination_address: payment.destinationAddress,
-              transaction_hash: payment.transactionHash,
-              output_index: payment.outputIndex,
-              decimals: payment.decimals,
-              amount_atomic: payment.amountAtomic.toString(),
-              observed_total_atomic: payment.observedTotalAtomic.toString(),
-              usd_micros: payment.usdMicros.toString(),
-              quoted_atomic: payment.quotedAtomic.toString(),
-              confirmations: payment.confirmations,
-              late: payment.late,
-              observed_at: payment.observedAt,
-              confirmed_at: payment.confirmedAt,
-              block_height: write.blockHeight?.toString() ?? null,
-              block_hash: write.blockHash,
-              seen_in_mempool: write.seenInMempool,
-              sweep_status: write.sweepPending ? "pending" : null
-            }
+            const row = snakeKeys({
+              ...encodePaymentRow(write.payment),
+              blockHeight: write.blockHeight?.toString() ?? null,
+              blockHash: write.blockHash,
+              seenInMempool: write.seenInMempool,
+              sweepStatus: write.sweepPending ? "pending" : null
+            })
             // Typed by the table's row type, so the insert can select its values under a guard.
             return (guard) =>
-              sql`INSERT INTO payments (${sql.literal(INSERT_COLUMNS)})
-                SELECT ${sql.literal(INSERT_COLUMNS)} FROM json_populate_record(NULL::payments, ${JSON.stringify(row)}::json) WHERE ${guard}
+              sql`INSERT INTO payments (${sql.literal(PAYMENT_INSERT_COLUMNS)})
+                SELECT ${sql.literal(PAYMENT_INSERT_COLUMNS)} FROM json_populate_record(NULL::payments, ${JSON.stringify(row)}::json) WHERE ${guard}
                 ON CONFLICT (network, transaction_hash, output_index) DO NOTHING RETURNING 1`
           }
           case "UpdateConfirmations":
@@ -226,7 +248,7 @@ export class InvoiceRepo extends Context.Service<InvoiceRepo, {
 
       // The invoice update and the outbox rows follow `write` only when it touched a row.
       const savePaymentChange = (head: Statement.Fragment, write: Statement.Fragment, invoice: InvoiceRecord, events: ReadonlyArray<OutboxEvent>) =>
-        sql<Row>`WITH ${head} written AS (${write}),
+        sql<{ readonly written: number }>`WITH ${head} written AS (${write}),
           updated AS (UPDATE invoices SET ${sql.update(mutableValues(invoice))}
             WHERE id = ${invoice.id} AND EXISTS (SELECT 1 FROM written) RETURNING id)${
           events.length === 0 ? sql`` : sql`,
@@ -255,45 +277,26 @@ export class InvoiceRepo extends Context.Service<InvoiceRepo, {
           Effect.flatMap(claimMark(invoice.id), (claimed) => {
             const optionsInsert = options.length === 0
               ? sql``
-              : sql`, options AS (INSERT INTO payment_options ${sql.insert(rowsOf(options.map(optionColumns)))})`
+              : sql`, options AS (INSERT INTO payment_options ${sql.insert(nonEmpty(options.map(optionColumns)))})`
             return (events.length === 0
-              ? sql`WITH invoice AS (INSERT INTO invoices ${sql.insert(invoiceColumns(invoice))})${optionsInsert}${claimed} SELECT 1`
-              : sql`WITH invoice AS (INSERT INTO invoices ${sql.insert(invoiceColumns(invoice))})${optionsInsert}${claimed}
-                INSERT INTO outbox ${sql.insert(outboxRows(events))}`).pipe(Effect.asVoid, Effect.orDie)
+              ? sql`WITH invoice AS (INSERT INTO invoices ${sql.insert(encodeInvoiceRow(invoice))})${optionsInsert}${claimed} SELECT 1`
+              : sql`WITH invoice AS (INSERT INTO invoices ${sql.insert(encodeInvoiceRow(invoice))})${optionsInsert}${claimed}
+                INSERT INTO outbox ${sql.insert(nonEmpty(events))}`).pipe(Effect.asVoid, Effect.orDie)
           }),
-        find: (id) =>
-          untransformed<Row>`SELECT ${sql.literal(INVOICE_READ_COLUMNS)} FROM invoices i WHERE i.id = ${id}`.pipe(
-            Effect.map((rows) =>
-              rows[0] === undefined ? undefined : {
-                invoice: invoiceFromRow(rows[0]),
-                options: (rows[0].optionsJson as Array<Row>).map(optionFromRow),
-                payments: (rows[0].paymentsJson as Array<Row>).map(paymentFromRow)
-              }
-            ),
-            Effect.orDie
-          ),
-        lockForUpdate: (id) =>
-          sql<Row>`SELECT * FROM invoices WHERE id = ${id} FOR UPDATE`.pipe(
-            Effect.map((rows) => (rows.length === 0 ? undefined : invoiceFromRow(rows[0]))),
-            Effect.orDie
-          ),
+        find: (id) => findParts(id).pipe(Effect.map((row) => Option.getOrUndefined(Option.map(row, invoicePartsOf))), Effect.orDie),
+        lockForUpdate: (id) => findInvoiceLocked(id).pipe(Effect.map(Option.getOrUndefined), Effect.orDie),
         readForEvidence: (optionId) =>
-          untransformed<Row>`SELECT ${sql.literal(EVIDENCE_READ_COLUMNS)}
-            FROM payment_options o JOIN invoices i ON i.id = o.invoice_id WHERE o.id = ${optionId}`.pipe(
-            Effect.map((rows) => (rows[0] === undefined ? undefined : evidenceStateOf(rows[0], (rows[0].paymentsJson as Array<Row>).map(paymentFromRow)))),
+          readEvidence(optionId).pipe(
+            Effect.map((row) => Option.getOrUndefined(Option.map(row, (found) => evidenceStateOf(found, found.paymentsJson)))),
             Effect.orDie
           ),
         lockForEvidence: (optionId) =>
           Effect.gen(function*() {
-            const rows = yield* untransformed<Row>`SELECT ${sql.literal(EVIDENCE_LOCK_COLUMNS)}
-              FROM payment_options o JOIN invoices i ON i.id = o.invoice_id WHERE o.id = ${optionId} FOR UPDATE OF i`
-            const row = rows[0]
+            const row = Option.getOrUndefined(yield* lockEvidence(optionId))
             if (row === undefined) return undefined
             // Usually one round trip. When the lock had to wait for a change that then committed, the
             // payments come from the statement's older snapshot: read them again now that the lock is held.
-            const payments = row.version === row.snapshotVersion
-              ? (row.paymentsJson as Array<Row>).map(paymentFromRow)
-              : yield* listPayments(String(row.id))
+            const payments = row.version === row.snapshotVersion ? row.paymentsJson : yield* listPayments(row.id)
             return evidenceStateOf(row, payments)
           }).pipe(Effect.orDie),
         save: (invoice, events) =>
@@ -303,7 +306,7 @@ export class InvoiceRepo extends Context.Service<InvoiceRepo, {
               ? sql`WITH updated AS (UPDATE invoices SET ${sql.update(mutableValues(invoice))} WHERE id = ${invoice.id} RETURNING id)${claimed}
                 SELECT 1`
               : sql`WITH updated AS (UPDATE invoices SET ${sql.update(mutableValues(invoice))} WHERE id = ${invoice.id} RETURNING id)${claimed}
-                INSERT INTO outbox ${sql.insert(outboxRows(events))}`).pipe(Effect.asVoid, Effect.orDie)),
+                INSERT INTO outbox ${sql.insert(nonEmpty(events))}`).pipe(Effect.asVoid, Effect.orDie)),
         saveWith: (write, invoice, events) => savePaymentChange(sql``, paymentWriteSql(write)(sql`TRUE`), invoice, events),
         saveIfUnchanged: (version, write, invoice, events) =>
           savePaymentChange(
@@ -314,30 +317,15 @@ export class InvoiceRepo extends Context.Service<InvoiceRepo, {
             invoice,
             events
           ).pipe(Effect.map((written) => written === 1)),
-        listPayments,
+        listPayments: (invoiceId) => Effect.orDie(listPayments(invoiceId)),
         lockPayment: (network, transactionHash, outputIndex) =>
-          sql<Row>`SELECT * FROM payments WHERE network = ${network} AND transaction_hash = ${transactionHash}
-            AND output_index = ${outputIndex} FOR UPDATE`.pipe(
-            Effect.map((rows) => (rows[0] === undefined ? undefined : paymentFromRow(rows[0]))),
-            Effect.orDie
-          ),
+          findPaymentLocked({ network, transactionHash, outputIndex }).pipe(Effect.map(Option.getOrUndefined), Effect.orDie),
         invoiceIdOfPayment: (network, transactionHash, outputIndex) =>
-          sql<Row>`SELECT invoice_id FROM payments WHERE network = ${network} AND transaction_hash = ${transactionHash}
-            AND output_index = ${outputIndex}`.pipe(
-            Effect.map((rows) => (rows[0] === undefined ? undefined : String(rows[0].invoiceId))),
+          findInvoiceIdOfPayment({ network, transactionHash, outputIndex }).pipe(
+            Effect.map((row) => Option.getOrUndefined(Option.map(row, ({ invoiceId }) => invoiceId))),
             Effect.orDie
           ),
-        claimDueForExpiry: (now, batchSize, watched) =>
-          sql<Row>`SELECT i.* FROM invoices i
-            WHERE i.status IN ('awaiting_payment', 'partially_paid') AND i.payable_until_at < ${now}${
-            watched.length === 0 ? sql`` : sql`
-              AND NOT EXISTS (SELECT 1 FROM payment_options o
-                JOIN json_to_recordset(${JSON.stringify(watched)}::json) AS w(network text, "chainTime" timestamptz) ON w.network = o.network
-                WHERE o.invoice_id = i.id AND (w."chainTime" IS NULL OR w."chainTime" < i.payable_until_at))`}
-            ORDER BY i.payable_until_at LIMIT ${batchSize} FOR UPDATE OF i SKIP LOCKED`.pipe(
-            Effect.map((rows) => rows.map(invoiceFromRow)),
-            Effect.orDie
-          )
+        claimDueForExpiry: (now, batchSize, watched) => Effect.orDie(findDueForExpiry({ now, batchSize, watched }))
       }
     })
   )

@@ -1,131 +1,137 @@
-import type { InvoiceRecord, PaymentOptionRecord, PaymentRecord } from "../domain/Invoice.ts"
-import type { ResolvedTiming } from "../domain/Timing.ts"
-import { toBigInt, toDate, toDateOrNull, toJsonObject, toNumber, toStringOrNull } from "../db/Values.ts"
+import { Schema, SchemaGetter, Struct } from "effect"
+import { bigintColumn, DateColumn, isBigintColumn, JsonObjectColumn } from "../db/Columns.ts"
+import { Invoice, type InvoiceRecord, Payment, PaymentOption } from "../domain/Invoice.ts"
+import { Micros } from "../domain/Money.ts"
 
-type Row = Record<string, unknown>
+/**
+ * Row schemas of the invoice tables, derived from the entities of domain/Invoice.ts: the same
+ * fields with column codecs for exact integers, timestamps and JSON, and the invoice's timing
+ * spread over its columns. Keys are camelCase; the client maps them to snake_case columns.
+ */
 
-const timingOf = (row: Row): ResolvedTiming =>
-  row.timingMode === "due_date"
-    ? {
-      mode: "due_date",
-      dueAfterDays: toNumber(row.dueAfterDays),
-      gracePeriodDays: toNumber(row.gracePeriodDays),
-      dueAt: toDate(row.dueAt),
-      payableUntilAt: toDate(row.payableUntilAt)
-    }
-    : { mode: "immediate", expiresAfterMinutes: toNumber(row.expiresAfterMinutes), payableUntilAt: toDate(row.payableUntilAt) }
+const MicrosColumn = bigintColumn(Micros)
+const AtomicColumn = bigintColumn(Schema.BigInt)
+const NullableDateColumn = Schema.NullOr(DateColumn)
+const NullableJsonColumn = Schema.NullOr(JsonObjectColumn)
+const NullableNumber = Schema.NullOr(Schema.Number)
 
-export const invoiceFromRow = (row: Row): InvoiceRecord => ({
-  id: String(row.id),
-  merchantId: String(row.merchantId),
-  amountMicros: toBigInt(row.amountMicros),
-  status: row.status as InvoiceRecord["status"],
-  timing: timingOf(row),
-  productName: toStringOrNull(row.productName),
-  issuedBy: toStringOrNull(row.issuedBy),
-  billTo: toStringOrNull(row.billTo),
-  redirectUrl: toStringOrNull(row.redirectUrl),
-  merchantReference: toStringOrNull(row.merchantReference),
-  customerId: toStringOrNull(row.customerId),
-  customerEmail: toStringOrNull(row.customerEmail),
-  metadata: toJsonObject(row.metadata),
-  defaultPaymentOptionId: toStringOrNull(row.defaultPaymentOptionId),
-  lastPaymentOptionId: toStringOrNull(row.lastPaymentOptionId),
-  lastTransactionHash: toStringOrNull(row.lastTransactionHash),
-  receivedMicros: toBigInt(row.receivedMicros),
-  confirmedMicros: toBigInt(row.confirmedMicros),
-  confirmations: toNumber(row.confirmations),
-  paymentDetectedAt: toDateOrNull(row.paymentDetectedAt),
-  confirmedAt: toDateOrNull(row.confirmedAt),
-  paidOutOfBandAt: toDateOrNull(row.paidOutOfBandAt),
-  paidOutOfBandNote: toStringOrNull(row.paidOutOfBandNote),
-  voidedAt: toDateOrNull(row.voidedAt),
-  exceptionType: (row.exceptionType ?? null) as InvoiceRecord["exceptionType"],
-  exceptionStatus: (row.exceptionStatus ?? null) as InvoiceRecord["exceptionStatus"],
-  exceptionAction: (row.exceptionAction ?? null) as InvoiceRecord["exceptionAction"],
-  exceptionNote: toStringOrNull(row.exceptionNote),
-  exceptionClosedAt: toDateOrNull(row.exceptionClosedAt),
-  createdAt: toDate(row.createdAt),
-  lastPaymentObservedAt: toDateOrNull(row.lastPaymentObservedAt)
+const { timing: _timing, ...invoiceFields } = Invoice.fields
+
+const InvoiceColumns = Schema.Struct({
+  ...Struct.evolve(invoiceFields, {
+    amountMicros: () => MicrosColumn,
+    receivedMicros: () => MicrosColumn,
+    confirmedMicros: () => MicrosColumn,
+    metadata: () => NullableJsonColumn,
+    paymentDetectedAt: () => NullableDateColumn,
+    confirmedAt: () => NullableDateColumn,
+    paidOutOfBandAt: () => NullableDateColumn,
+    voidedAt: () => NullableDateColumn,
+    exceptionClosedAt: () => NullableDateColumn,
+    createdAt: () => DateColumn,
+    lastPaymentObservedAt: () => NullableDateColumn
+  }),
+  timingMode: Schema.Literals(["immediate", "due_date"]),
+  expiresAfterMinutes: NullableNumber,
+  dueAfterDays: NullableNumber,
+  gracePeriodDays: NullableNumber,
+  dueAt: NullableDateColumn,
+  payableUntilAt: DateColumn
+})
+type InvoiceColumns = typeof InvoiceColumns.Type
+
+const timingOf = ({ timingMode, expiresAfterMinutes, dueAfterDays, gracePeriodDays, dueAt, payableUntilAt }: InvoiceColumns): InvoiceRecord["timing"] =>
+  timingMode === "due_date"
+    ? { mode: "due_date", dueAfterDays: dueAfterDays ?? 0, gracePeriodDays: gracePeriodDays ?? 0, dueAt: dueAt ?? payableUntilAt, payableUntilAt }
+    : { mode: "immediate", expiresAfterMinutes: expiresAfterMinutes ?? 0, payableUntilAt }
+
+const invoiceOf = (columns: InvoiceColumns): InvoiceRecord => {
+  const { timingMode: _mode, expiresAfterMinutes: _e, dueAfterDays: _d, gracePeriodDays: _g, dueAt: _due, payableUntilAt: _p, ...fields } = columns
+  return { ...Struct.pick(fields, INVOICE_KEYS), timing: timingOf(columns) }
+}
+const INVOICE_KEYS = Object.keys(invoiceFields) as Array<keyof typeof invoiceFields>
+
+/** An `invoices` row. */
+export const InvoiceRow = InvoiceColumns.pipe(
+  Schema.decodeTo(Schema.toType(Invoice), {
+    decode: SchemaGetter.transform(invoiceOf),
+    encode: SchemaGetter.transform(({ timing, ...fields }: InvoiceRecord): InvoiceColumns => ({
+      ...fields,
+      timingMode: timing.mode,
+      expiresAfterMinutes: timing.mode === "immediate" ? timing.expiresAfterMinutes : null,
+      dueAfterDays: timing.mode === "due_date" ? timing.dueAfterDays : null,
+      gracePeriodDays: timing.mode === "due_date" ? timing.gracePeriodDays : null,
+      dueAt: timing.mode === "due_date" ? timing.dueAt : null,
+      payableUntilAt: timing.payableUntilAt
+    }))
+  })
+)
+
+/** A `payment_options` row (the columns only the repository uses, such as `position`, are not part of the entity). */
+export const PaymentOptionRow = PaymentOption.mapFields(Struct.evolve({
+  quotedAtomic: () => AtomicColumn,
+  optionPayload: () => NullableJsonColumn
+}))
+
+/** A `payments` row. */
+export const PaymentRow = Payment.mapFields(Struct.evolve({
+  amountAtomic: () => AtomicColumn,
+  observedTotalAtomic: () => AtomicColumn,
+  usdMicros: () => MicrosColumn,
+  quotedAtomic: () => AtomicColumn,
+  observedAt: () => DateColumn,
+  confirmedAt: () => NullableDateColumn,
+  invalidatedAt: () => NullableDateColumn
+}))
+
+/** What evidence needs of the option paid to. */
+export const EvidenceOptionRow = PaymentOptionRow.mapFields(
+  Struct.pick(["id", "network", "assetCode", "decimals", "quotedAtomic", "destinationAddress", "requiredConfirmations", "railType"])
+)
+export type EvidenceOption = typeof EvidenceOptionRow.Type
+
+/** An invoice read (InvoiceReadSql): the invoice's columns with its options and payments as JSON. */
+export const InvoicePartsRow = Schema.Struct({
+  ...InvoiceColumns.fields,
+  optionsJson: Schema.Array(PaymentOptionRow),
+  paymentsJson: Schema.Array(PaymentRow)
+})
+export const invoicePartsOf = (row: typeof InvoicePartsRow.Type) => ({
+  invoice: invoiceOf(row),
+  options: row.optionsJson,
+  payments: row.paymentsJson
 })
 
-export const optionFromRow = (row: Row): PaymentOptionRecord => ({
-  id: String(row.id),
-  invoiceId: String(row.invoiceId),
-  railType: row.railType as PaymentOptionRecord["railType"],
-  assetCode: String(row.assetCode),
-  network: String(row.network),
-  tokenContract: toStringOrNull(row.tokenContract),
-  decimals: toNumber(row.decimals),
-  quotedAtomic: toBigInt(row.quotedAtomic),
-  quoteRate: String(row.quoteRate),
-  destinationAddress: toStringOrNull(row.destinationAddress),
-  paymentUri: toStringOrNull(row.paymentUri),
-  qrCode: toStringOrNull(row.qrCode),
-  status: "active",
-  isDefault: row.isDefault === true,
-  optionPayload: toJsonObject(row.optionPayload),
-  requiredConfirmations: toNumber(row.requiredConfirmations)
+/** An evidence read: the invoice, the option paid to, the payments and the row versions. */
+export const EvidenceRow = Schema.Struct({
+  ...InvoiceColumns.fields,
+  optionJson: EvidenceOptionRow,
+  paymentsJson: Schema.Array(PaymentRow),
+  version: Schema.String,
+  snapshotVersion: Schema.optionalKey(Schema.String)
 })
+export const evidenceInvoiceOf = (row: typeof EvidenceRow.Type) => invoiceOf(row)
 
-export const paymentFromRow = (row: Row): PaymentRecord => ({
-  id: String(row.id),
-  invoiceId: String(row.invoiceId),
-  paymentOptionId: String(row.paymentOptionId),
-  assetCode: String(row.assetCode),
-  network: String(row.network),
-  destinationAddress: toStringOrNull(row.destinationAddress),
-  transactionHash: toStringOrNull(row.transactionHash),
-  outputIndex: toNumber(row.outputIndex),
-  decimals: toNumber(row.decimals),
-  amountAtomic: toBigInt(row.amountAtomic),
-  observedTotalAtomic: toBigInt(row.observedTotalAtomic),
-  usdMicros: toBigInt(row.usdMicros),
-  quotedAtomic: toBigInt(row.quotedAtomic),
-  confirmations: toNumber(row.confirmations),
-  late: row.late === true,
-  observedAt: toDate(row.observedAt),
-  confirmedAt: toDateOrNull(row.confirmedAt),
-  invalidatedAt: toDateOrNull(row.invalidatedAt),
-  invalidationReason: toStringOrNull(row.invalidationReason)
-})
+/** Our own rows failing to decode is a defect, not a domain error: these throw. */
+export const decodeInvoiceRow = Schema.decodeUnknownSync(InvoiceRow)
+export const decodeOptionRow = Schema.decodeUnknownSync(PaymentOptionRow)
+export const decodePaymentRow = Schema.decodeUnknownSync(PaymentRow)
+export const encodeInvoiceRow = Schema.encodeSync(InvoiceRow)
+export const encodeOptionRow = Schema.encodeSync(PaymentOptionRow)
+export const encodePaymentRow = Schema.encodeSync(PaymentRow)
 
-/** Column values of an invoice for INSERT/UPDATE (snake_case keys, exact money as text). */
-export const invoiceColumns = (invoice: InvoiceRecord) => ({
-  id: invoice.id,
-  merchant_id: invoice.merchantId,
-  amount_micros: invoice.amountMicros.toString(),
-  status: invoice.status,
-  timing_mode: invoice.timing.mode,
-  expires_after_minutes: invoice.timing.mode === "immediate" ? invoice.timing.expiresAfterMinutes : null,
-  due_after_days: invoice.timing.mode === "due_date" ? invoice.timing.dueAfterDays : null,
-  grace_period_days: invoice.timing.mode === "due_date" ? invoice.timing.gracePeriodDays : null,
-  due_at: invoice.timing.mode === "due_date" ? invoice.timing.dueAt : null,
-  payable_until_at: invoice.timing.payableUntilAt,
-  product_name: invoice.productName,
-  issued_by: invoice.issuedBy,
-  bill_to: invoice.billTo,
-  redirect_url: invoice.redirectUrl,
-  merchant_reference: invoice.merchantReference,
-  customer_id: invoice.customerId,
-  customer_email: invoice.customerEmail,
-  metadata: invoice.metadata === null ? null : JSON.stringify(invoice.metadata),
-  default_payment_option_id: invoice.defaultPaymentOptionId,
-  last_payment_option_id: invoice.lastPaymentOptionId,
-  last_transaction_hash: invoice.lastTransactionHash,
-  received_micros: invoice.receivedMicros.toString(),
-  confirmed_micros: invoice.confirmedMicros.toString(),
-  confirmations: invoice.confirmations,
-  payment_detected_at: invoice.paymentDetectedAt,
-  confirmed_at: invoice.confirmedAt,
-  paid_out_of_band_at: invoice.paidOutOfBandAt,
-  paid_out_of_band_note: invoice.paidOutOfBandNote,
-  voided_at: invoice.voidedAt,
-  exception_type: invoice.exceptionType,
-  exception_status: invoice.exceptionStatus,
-  exception_action: invoice.exceptionAction,
-  exception_note: invoice.exceptionNote,
-  exception_closed_at: invoice.exceptionClosedAt,
-  created_at: invoice.createdAt,
-  last_payment_observed_at: invoice.lastPaymentObservedAt
-})
+const snakeCase = (name: string) => name.replace(/[A-Z]/g, (letter) => `_${letter.toLowerCase()}`)
+
+/** A row schema's fields as SQL sees them: the column, its camelCase key, and whether it is an exact integer. */
+export interface RowColumn {
+  readonly column: string
+  readonly key: string
+  readonly exact: boolean
+}
+const columnsOf = (fields: Readonly<Record<string, Schema.Top>>): ReadonlyArray<RowColumn> =>
+  Object.entries(fields).map(([key, field]) => ({ column: snakeCase(key), key, exact: isBigintColumn(field) }))
+
+export const INVOICE_ROW_COLUMNS = columnsOf(InvoiceColumns.fields)
+export const OPTION_ROW_COLUMNS = columnsOf(PaymentOptionRow.fields)
+export const PAYMENT_ROW_COLUMNS = columnsOf(PaymentRow.fields)
+export const EVIDENCE_OPTION_ROW_COLUMNS = columnsOf(EvidenceOptionRow.fields)

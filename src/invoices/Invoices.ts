@@ -12,10 +12,13 @@ import {
   PaymentMethodUnavailable
 } from "../domain/Errors.ts"
 import { leastConfirmedPayment } from "../domain/Evidence.ts"
-import { applyDecision, type DecisionContext, type InvoiceRecord } from "../domain/Invoice.ts"
-import { usdNumberToMicros } from "../domain/Money.ts"
+import type { InvoiceRecord } from "../domain/Invoice.ts"
+import { applyDecision, type DecisionContext } from "../lifecycle/ApplyDecision.ts"
+import { InvoiceId, MerchantId, PaymentOptionId } from "../domain/Ids.ts"
+import { Micros, usdNumberToMicros } from "../domain/Money.ts"
 import { resolveTiming } from "../domain/Timing.ts"
-import type { ExceptionCloseAction, InvoiceEvent } from "../lifecycle/InvoiceMachine.ts"
+import type { ExceptionCloseAction } from "../domain/Statuses.ts"
+import type { InvoiceEvent } from "../lifecycle/InvoiceMachine.ts"
 import { decide, initialDecision } from "../lifecycle/Lifecycle.ts"
 import { lifecycleStateOf } from "../lifecycle/Settlement.ts"
 import { BitcoinAddressPool, GAP_LIMIT } from "../payments/BitcoinAddressPool.ts"
@@ -33,6 +36,8 @@ export interface Merchant {
   readonly merchantId: string
   readonly billingStatus: "active" | "blocked"
 }
+
+const NO_MICROS = Micros.make(0n)
 
 const needsDerivation = (method: PaymentMethod) => isEvm(method.network) && method.railType === "address_transfer"
 
@@ -82,7 +87,7 @@ export class Invoices extends Context.Service<Invoices, {
       const unconfirmedPayment = (id: string) =>
         Effect.map(repo.find(id), (parts) => {
           if (parts === undefined) return undefined
-          const required = new Map(parts.options.map((option) => [option.id, option.requiredConfirmations]))
+          const required = new Map<string, number>(parts.options.map((option) => [option.id, option.requiredConfirmations]))
           return leastConfirmedPayment(parts.payments, (optionId) => required.get(optionId) ?? 0)
         })
 
@@ -171,7 +176,7 @@ export class Invoices extends Context.Service<Invoices, {
             needsDerivation(method) && method.xpub !== null ? [{ id: method.id, xpub: method.xpub, network: method.network }] : []
           )
         )
-        const invoiceId = crypto.randomUUID()
+        const invoiceId = InvoiceId.make(crypto.randomUUID())
         const defaultMethod = methods.find((method) => method.isDefault) ?? methods[0]
         const label = body.issuedBy ?? settings.issuedBy ?? "Checkout"
         // One task for the worker thread: EVM addresses (options sharing an extended key and index
@@ -181,7 +186,7 @@ export class Invoices extends Context.Service<Invoices, {
           amountMicros,
           label,
           method,
-          optionId: crypto.randomUUID(),
+          optionId: PaymentOptionId.make(crypto.randomUUID()),
           isDefault: method === defaultMethod,
           position,
           rateMicros: rates.get(method.assetCode) ?? 1_000_000n,
@@ -200,7 +205,7 @@ export class Invoices extends Context.Service<Invoices, {
         const initial = initialDecision()
         const invoice: InvoiceRecord = {
           id: invoiceId,
-          merchantId: merchant.merchantId,
+          merchantId: MerchantId.make(merchant.merchantId),
           amountMicros,
           status: initial.state.status,
           timing,
@@ -211,12 +216,12 @@ export class Invoices extends Context.Service<Invoices, {
           merchantReference: body.merchantReference ?? null,
           customerId: body.customerId ?? null,
           customerEmail: body.customerEmail ?? null,
-          metadata: (body.metadata ?? null) as Record<string, unknown> | null,
+          metadata: body.metadata ?? null,
           defaultPaymentOptionId: options.find((option) => option.isDefault)?.id ?? null,
           lastPaymentOptionId: null,
           lastTransactionHash: null,
-          receivedMicros: 0n,
-          confirmedMicros: 0n,
+          receivedMicros: NO_MICROS,
+          confirmedMicros: NO_MICROS,
           confirmations: 0,
           paymentDetectedAt: null,
           confirmedAt: null,

@@ -1,11 +1,8 @@
 import { and, or, setup, stateIn } from "xstate"
+import type { OnTimeLevel, TotalLevel } from "../domain/Evidence.ts"
+import type { ExceptionCloseAction, WebhookEventName } from "../domain/Statuses.ts"
 
-/** How much on-time payment the invoice has: the input of the detection-driven moves. */
-export type OnTimeLevel = "none" | "partial" | "sufficient" | "confirmed"
-/** How much valid payment the invoice has in all, late payments included. */
-export type TotalLevel = "none" | "partial" | "sufficient"
-
-export type ExceptionCloseAction = "accept_late_payment" | "mark_paid_out_of_band" | "close_unpaid"
+export type { ExceptionCloseAction, OnTimeLevel, TotalLevel, WebhookEventName }
 
 export type InvoiceEvent =
   | { readonly type: "VOID" }
@@ -13,17 +10,6 @@ export type InvoiceEvent =
   | { readonly type: "EVIDENCE"; readonly onTime: OnTimeLevel; readonly total: TotalLevel }
   | { readonly type: "DEADLINE_PASSED" }
   | { readonly type: "CLOSE_EXCEPTION"; readonly action: ExceptionCloseAction }
-
-export type WebhookEventName =
-  | "invoice_created"
-  | "invoice_partially_paid"
-  | "invoice_payment_detected"
-  | "invoice_confirmed"
-  | "invoice_expired"
-  | "invoice_voided"
-  | "invoice_payment_recorded"
-  | "invoice_exception_opened"
-  | "invoice_exception_closed"
 
 export type StampedField =
   | "paymentDetectedAt"

@@ -1,26 +1,11 @@
 import { initialTransition, transition } from "xstate"
+import { type ExceptionStatus, type ExceptionType, INVOICE_STATUSES, type InvoiceStatus } from "../domain/Statuses.ts"
 import {
-  type ExceptionCloseAction,
   type InvoiceEvent,
   invoiceMachine,
   type StampedField,
   type WebhookEventName
 } from "./InvoiceMachine.ts"
-
-export const INVOICE_STATUSES = [
-  "awaiting_payment",
-  "partially_paid",
-  "payment_detected",
-  "confirmed",
-  "paid_out_of_band",
-  "expired",
-  "voided"
-] as const
-
-export type InvoiceStatus = typeof INVOICE_STATUSES[number]
-
-export type ExceptionType = "late_payment" | "partial_payment"
-export type ExceptionStatus = "open" | "closed"
 
 /** The part of an invoice that the lifecycle owns. */
 export interface LifecycleState {
@@ -138,4 +123,4 @@ const computeDecision = (state: LifecycleState, event: InvoiceEvent): Decision |
 export const statusesAccepting = (event: InvoiceEvent): ReadonlyArray<InvoiceStatus> =>
   INVOICE_STATUSES.filter((status) => decide({ status, exceptionType: null, exceptionStatus: null }, event) !== undefined)
 
-export type { ExceptionCloseAction, InvoiceEvent, WebhookEventName }
+export type { InvoiceEvent }

@@ -1,5 +1,6 @@
 import { tally } from "../domain/Evidence.ts"
-import { applyDecision, type InvoiceRecord, type OutboxEvent, type PaymentRecord } from "../domain/Invoice.ts"
+import type { InvoiceRecord, OutboxEvent, PaymentRecord } from "../domain/Invoice.ts"
+import { applyDecision } from "./ApplyDecision.ts"
 import type { InvoiceEvent } from "./InvoiceMachine.ts"
 import { decide } from "./Lifecycle.ts"
 

@@ -1,4 +1,5 @@
 import { getAddress, type Hex } from "viem"
+import type { InvoiceId, PaymentOptionId } from "../domain/Ids.ts"
 import type { PaymentOptionRecord } from "../domain/Invoice.ts"
 import { ceilDiv, formatAtomic, type Micros } from "../domain/Money.ts"
 import { bitcoinAddress, evmDepositAddress, solanaReference } from "./Derivation.ts"
@@ -30,11 +31,11 @@ export const tokenContractOf = (settings: RailSettings, network: Network, assetC
   settings.tokens[`${network}:${assetCode}`]
 
 export interface OptionRequest {
-  readonly invoiceId: string
+  readonly invoiceId: InvoiceId
   readonly amountMicros: Micros
   readonly label: string
   readonly method: PaymentMethod
-  readonly optionId: string
+  readonly optionId: PaymentOptionId
   readonly isDefault: boolean
   readonly position: number
   /** USD per whole unit of the asset as micro-dollars (1_000_000 for stablecoins). */

@@ -5,6 +5,7 @@ import { InvoiceRepo } from "../../src/invoices/InvoiceRepo.ts"
 import type { PaymentWrite } from "../../src/invoices/PaymentWrite.ts"
 import { type ObservedPayment, PaymentEvidence } from "../../src/invoices/PaymentEvidence.ts"
 import { startTestApp, type TestApp, type TestMerchant } from "../support/TestApp.ts"
+import { Micros } from "../../src/domain/Money.ts"
 
 // Evidence is applied optimistically (read, then one guarded write) and falls back to the invoice's
 // row lock. These tests force the races between a read and a write, and between a lock and a commit.
@@ -59,12 +60,12 @@ describe("guarded write", () => {
       const stale = (yield* repo.readForEvidence(optionId))!
       yield* record(observed(optionId, 10_000_000n))
       const before = yield* counts(invoiceId)
-      const event = [{ invoiceId, merchantId: stale.invoice.merchantId, event: "invoice_partially_paid" as const }]
+      const event = [{ invoiceId: stale.invoice.id, merchantId: stale.invoice.merchantId, event: "invoice_partially_paid" as const }]
       const fresh = (yield* repo.readForEvidence(optionId))!
       const write = confirmationWrite(fresh.payments[0].id)
-      const staleApplied = yield* repo.saveIfUnchanged(stale.version, write, { ...stale.invoice, receivedMicros: 999n }, event)
+      const staleApplied = yield* repo.saveIfUnchanged(stale.version, write, { ...stale.invoice, receivedMicros: Micros.make(999n) }, event)
       const after = yield* counts(invoiceId)
-      const freshApplied = yield* repo.saveIfUnchanged(fresh.version, write, { ...fresh.invoice, receivedMicros: 999n }, event)
+      const freshApplied = yield* repo.saveIfUnchanged(fresh.version, write, { ...fresh.invoice, receivedMicros: Micros.make(999n) }, event)
       return { stale, before, staleApplied, after, freshApplied, final: yield* counts(invoiceId) }
     }))
     expect(stale.payments).toEqual([])

@@ -1,13 +1,20 @@
+import { Schema } from "effect"
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
 import { summarize } from "../../src/domain/Coverage.ts"
-import { applyDecision, type InvoiceRecord, type OutboxEvent, type PaymentRecord } from "../../src/domain/Invoice.ts"
+import { Invoice, type InvoiceRecord, OutboxEvent, Payment, type PaymentRecord } from "../../src/domain/Invoice.ts"
+import { Micros } from "../../src/domain/Money.ts"
+import type { ExceptionCloseAction, InvoiceStatus } from "../../src/domain/Statuses.ts"
+import { applyDecision } from "../../src/lifecycle/ApplyDecision.ts"
 import { resolveTiming } from "../../src/domain/Timing.ts"
-import type { ExceptionCloseAction, InvoiceEvent } from "../../src/lifecycle/InvoiceMachine.ts"
-import { decide, initialDecision, type InvoiceStatus } from "../../src/lifecycle/Lifecycle.ts"
+import type { InvoiceEvent } from "../../src/lifecycle/InvoiceMachine.ts"
+import { decide, initialDecision } from "../../src/lifecycle/Lifecycle.ts"
 import { applyEvents, isLateEvidence, lifecycleStateOf, settle } from "../../src/lifecycle/Settlement.ts"
 
-const AMOUNT = 100_000_000n // 100 USD in micros
+const AMOUNT = Micros.make(100_000_000n)
+const decodeInvoice = Schema.decodeSync(Invoice)
+const decodePayment = Schema.decodeSync(Payment)
+const decodeEvent = Schema.decodeSync(OutboxEvent) // 100 USD in micros
 const START = new Date("2026-01-01T00:00:00.000Z")
 
 const STATUS_EVENT: Partial<Record<InvoiceStatus, string>> = {
@@ -42,15 +49,15 @@ interface World {
 const newWorld = (): World => {
   const initial = initialDecision()
   const timing = resolveTiming({ mode: "immediate", expiresAfterMinutes: 60 }, START)
-  const invoice: InvoiceRecord = {
+  const invoice: InvoiceRecord = decodeInvoice({
     id: "inv", merchantId: "m", amountMicros: AMOUNT, status: initial.state.status, timing,
     productName: null, issuedBy: null, billTo: null, redirectUrl: null, merchantReference: null, customerId: null,
     customerEmail: null, metadata: null, defaultPaymentOptionId: "opt", lastPaymentOptionId: null, lastTransactionHash: null,
     receivedMicros: 0n, confirmedMicros: 0n, confirmations: 0, paymentDetectedAt: null, confirmedAt: null,
     paidOutOfBandAt: null, paidOutOfBandNote: null, voidedAt: null, exceptionType: null, exceptionStatus: null,
     exceptionAction: null, exceptionNote: null, exceptionClosedAt: null, createdAt: START, lastPaymentObservedAt: null
-  }
-  return { invoice, payments: [], now: START, outbox: [{ invoiceId: "inv", merchantId: "m", event: "invoice_created" }], seq: 0 }
+  })
+  return { invoice, payments: [], now: START, outbox: [decodeEvent({ invoiceId: "inv", merchantId: "m", event: "invoice_created" })], seq: 0 }
 }
 
 type Step =
@@ -93,13 +100,13 @@ const run = (world: World, step: Step) => {
   switch (step.kind) {
     case "pay": {
       const late = isLateEvidence(world.invoice, world.now)
-      world.payments.push({
+      world.payments.push(decodePayment({
         id: `p${world.seq}`, invoiceId: "inv", paymentOptionId: "opt", assetCode: "USDC", network: "ethereum",
         destinationAddress: null, transactionHash: `0x${world.seq++}`, outputIndex: 0, decimals: 6,
         amountAtomic: BigInt(step.usd) * 1_000_000n, observedTotalAtomic: BigInt(step.usd) * 1_000_000n,
         usdMicros: BigInt(step.usd) * 1_000_000n, quotedAtomic: world.invoice.amountMicros, confirmations: step.confirmed ? 12 : 0, late, observedAt: world.now,
         confirmedAt: step.confirmed ? world.now : null, invalidatedAt: null, invalidationReason: null
-      })
+      }))
       return apply(world, settle(world.invoice, world.payments, world.now, late))
     }
     case "confirm":

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest"
-import { formatAtomic, microsToNumber, parseAtomic, usdNumberToMicros } from "../../src/domain/Money.ts"
+import { formatAtomic, Micros, microsToNumber, parseAtomic, usdNumberToMicros } from "../../src/domain/Money.ts"
 import { quoteAtomic } from "../../src/payments/OptionBuilder.ts"
 import { remainingAtomic, tally, usdValueOf } from "../../src/domain/Evidence.ts"
 
@@ -24,7 +24,7 @@ describe("money", () => {
   })
 
   it("quotes round up and pay exactly the invoice amount back", () => {
-    const amount = 100_000_000n // 100 USD
+    const amount = Micros.make(100_000_000n) // 100 USD
     const btc = quoteAtomic(amount, 65_000_000_000n, 8) // 65,000 USD per BTC
     expect(btc).toBe(153_847n) // 0.00153847 BTC >= 100/65000
     expect(btc * 65_000_000_000n).toBeGreaterThanOrEqual(amount * 100_000_000n)
@@ -33,7 +33,7 @@ describe("money", () => {
   })
 
   it("values the payments of one option together: the quote paid in parts is worth exactly the amount, a unit short is not", () => {
-    const amount = 40_000_000n
+    const amount = Micros.make(40_000_000n)
     const quoted = 61_539n // 40 USD at 65,000 USD per BTC, rounded up
     const payment = (id: string, paymentOptionId: string, amountAtomic: bigint) => ({
       paymentOptionId, amountAtomic, quotedAtomic: quoted, confirmedAt: null, late: false, invalidatedAt: null, confirmations: 0, id
@@ -48,7 +48,7 @@ describe("money", () => {
   })
 
   it("asks through each option for exactly what completes the invoice, whatever was paid through the others", () => {
-    const amount = 40_000_000n
+    const amount = Micros.make(40_000_000n)
     const btc = { id: "btc", quotedAtomic: 61_539n }
     const usdc = { id: "usdc", quotedAtomic: 40_000_000n }
     const paid = (paymentOptionId: string, amountAtomic: bigint, quotedAtomic: bigint) => ({

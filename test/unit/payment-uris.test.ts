@@ -8,17 +8,19 @@ import { formatAtomic } from "../../src/domain/Money.ts"
 import { buildOption, quoteAtomic, type RailSettings } from "../../src/payments/OptionBuilder.ts"
 import { railSettingsFromEnv } from "../../src/payments/RailSettings.ts"
 import { decodeQrSvg } from "../support/QrRaster.ts"
+import { InvoiceId, PaymentOptionId } from "../../src/domain/Ids.ts"
+import { Micros } from "../../src/domain/Money.ts"
 
 const rails: RailSettings = railSettingsFromEnv({}, "checkout")
-const invoiceId = "0f2f6c4e-8e0f-4bd3-9f56-1c8a1c3e5d11"
+const invoiceId = InvoiceId.make("0f2f6c4e-8e0f-4bd3-9f56-1c8a1c3e5d11")
 
-const build = (method: Parameters<typeof buildOption>[0]["method"], amountMicros = 25_500_000n, rateMicros = 1_000_000n, derivationIndex?: number) =>
+const build = (method: Parameters<typeof buildOption>[0]["method"], amountMicros = Micros.make(25_500_000n), rateMicros = 1_000_000n, derivationIndex?: number) =>
   buildOption({
     invoiceId,
     amountMicros,
     label: "Demo Store & Co",
     method,
-    optionId: crypto.randomUUID(),
+    optionId: PaymentOptionId.make(crypto.randomUUID()),
     isDefault: true,
     position: 0,
     rateMicros,
@@ -42,7 +44,7 @@ describe("payment URIs and QR codes", () => {
   it("BIP21 URIs parse back with an independent parser, with at most 8 decimals", async () => {
     const option = await build(
       { id: "m", network: "bitcoin", assetCode: "BTC", railType: "address_transfer", isDefault: true, recipientAddress: null, xpub: DEMO_KEYS.bitcoinZpub },
-      100_000_000n,
+      Micros.make(100_000_000n),
       65_000_000_000n,
       0
     )
@@ -55,7 +57,7 @@ describe("payment URIs and QR codes", () => {
   })
 
   it("EIP-681 URIs carry the token, chain, deposit address and atomic amount; wallet-contract options carry the payload", async () => {
-    const transfer = await build({ id: "m", network: "base", assetCode: "USDC", railType: "address_transfer", isDefault: true, recipientAddress: null, xpub: DEMO_KEYS.evmXpub }, 25_500_000n, 1_000_000n, 3)
+    const transfer = await build({ id: "m", network: "base", assetCode: "USDC", railType: "address_transfer", isDefault: true, recipientAddress: null, xpub: DEMO_KEYS.evmXpub }, Micros.make(25_500_000n), 1_000_000n, 3)
     expect(transfer.paymentUri).toBe(`ethereum:0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913@8453/transfer?address=${transfer.destinationAddress}&uint256=25500000`)
     expect(decodeQrSvg(transfer.qrCode!)).toBe(transfer.paymentUri)
     const contract = await build({ id: "m", network: "ethereum", assetCode: "USDT", railType: "wallet_contract", isDefault: true, recipientAddress: DEMO_KEYS.evmRecipient, xpub: null })
@@ -75,7 +77,7 @@ describe("quotes", () => {
       fc.bigInt({ min: 1_000_000n, max: 500_000_000_000n }),
       fc.constantFrom(6, 8),
       (amountMicros, rateMicros, decimals) => {
-        const atomic = quoteAtomic(amountMicros, rateMicros, decimals)
+        const atomic = quoteAtomic(Micros.make(amountMicros), rateMicros, decimals)
         const unit = 10n ** BigInt(decimals)
         // value of the quote in micro-dollars covers the amount, and one unit less would not
         expect(atomic * rateMicros >= amountMicros * unit).toBe(true)

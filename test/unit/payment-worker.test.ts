@@ -6,6 +6,8 @@ import { type OptionOutcome, type PaymentTask, runPaymentTask } from "../../src/
 import { makePaymentWorker, WorkerLane } from "../../src/payments/PaymentWorker.ts"
 import { railSettingsFromEnv } from "../../src/payments/RailSettings.ts"
 import { decodeQrSvg } from "../support/QrRaster.ts"
+import { InvoiceId, PaymentOptionId } from "../../src/domain/Ids.ts"
+import { Micros } from "../../src/domain/Money.ts"
 
 const lanes: Array<WorkerLane> = []
 const lane = (entry?: URL) => {
@@ -20,11 +22,11 @@ const rails = railSettingsFromEnv({}, "checkout")
 /** The demo's options (the Solana one left out: its reference is random, so no two runs agree). */
 const optionRequests = (evmXpub: string = DEMO_KEYS.evmXpub): ReadonlyArray<OptionRequest> =>
   DEMO_METHODS.filter((method) => method.network !== "solana").map((method, position) => ({
-    invoiceId: "0f2f6c4e-8e0f-4bd3-9f56-1c8a1c3e5d11",
-    amountMicros: 25_500_000n,
+    invoiceId: InvoiceId.make("0f2f6c4e-8e0f-4bd3-9f56-1c8a1c3e5d11"),
+    amountMicros: Micros.make(25_500_000n),
     label: "Demo Store",
     method: { ...method, id: `method-${position}`, xpub: method.network === "bitcoin" ? method.xpub : method.xpub === null ? null : evmXpub },
-    optionId: `00000000-0000-4000-8000-00000000000${position}`,
+    optionId: PaymentOptionId.make(`00000000-0000-4000-8000-00000000000${position}`),
     isDefault: position === 0,
     position,
     rateMicros: method.assetCode === "BTC" ? 65_000_000_000n : 1_000_000n,
