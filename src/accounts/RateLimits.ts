@@ -1,13 +1,11 @@
-import { Context, Data, Duration, Effect, Layer, Option } from "effect"
-import { HttpEffect, HttpServerRequest, HttpServerResponse } from "effect/http"
+import { Context, Data, Duration, Effect, Layer } from "effect"
 import { RateLimiter } from "effect/persistence"
 import { AppConfig } from "../config/AppConfig.ts"
-import { TooManyRequests } from "../http/ApiErrors.ts"
 import { layerStorePostgres } from "./PgRateLimiterStore.ts"
 
 export class RateLimited extends Data.TaggedError("RateLimited")<{ readonly retryAfterSeconds: number }> {}
 
-const rateLimitMessage = (error: RateLimited) => `Rate limit exceeded. Retry after ${error.retryAfterSeconds} seconds.`
+export const rateLimitMessage = (error: RateLimited) => `Rate limit exceeded. Retry after ${error.retryAfterSeconds} seconds.`
 
 /**
  * The service's rate limits, all fixed windows of one minute in a store every instance shares
@@ -71,16 +69,3 @@ export const redisStore = (url: string) =>
     Effect.promise(() => import("@effect/platform-node/NodeRedis")),
     (NodeRedis) => RateLimiter.layerStoreRedis({ prefix: "checkout:ratelimit:" }).pipe(Layer.provide(NodeRedis.layer({ url })))
   ))
-
-/** Sets `Retry-After` on the response of a rate-limited request. */
-const setRetryAfter = (error: RateLimited) =>
-  HttpEffect.appendPreResponseHandler((_request, response) =>
-    Effect.succeed(HttpServerResponse.setHeader(response, "retry-after", String(error.retryAfterSeconds))))
-
-/** A limit check as the HTTP answer: over the limit, 429 with the retry time in the message and in `Retry-After`. */
-export const orTooManyRequests = <A, R>(check: Effect.Effect<A, RateLimited, R>) =>
-  check.pipe(Effect.catchTag("RateLimited", (error) =>
-    setRetryAfter(error).pipe(Effect.andThen(Effect.fail(new TooManyRequests({ error: rateLimitMessage(error) }))))))
-
-/** The client address the per-address limits count by (behind CHECKOUT_TRUSTED_PROXIES, the one they forwarded). */
-export const clientAddress = Effect.map(HttpServerRequest.HttpServerRequest, (request) => Option.getOrElse(request.remoteAddress, () => "unknown"))

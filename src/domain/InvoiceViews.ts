@@ -4,7 +4,46 @@ import { summarize } from "./Coverage.ts"
 import { formatAtomic, microsToNumber } from "./Money.ts"
 import type { ResolvedTiming } from "./Timing.ts"
 
-const iso = (date: Date | null): string | null => (date === null ? null : date.toISOString())
+
+/** An entity value as JSON shows it: timestamps as ISO 8601 text, everything else as it is. */
+export type Wire<A> = { readonly [K in keyof A]: A[K] extends Date ? string : A[K] extends Date | null ? string | null : A[K] }
+
+/** The fields of `value` named in `keys`, as JSON shows them. */
+const shown = <A extends object, const K extends ReadonlyArray<keyof A>>(value: A, keys: K): Wire<Pick<A, K[number]>> => {
+  const out: Record<string, unknown> = {}
+  for (const key of keys) {
+    const field = value[key]
+    out[key as string] = field instanceof Date ? field.toISOString() : field
+  }
+  return out as Wire<Pick<A, K[number]>>
+}
+
+/** The invoice's own fields that every invoice view shows as they are stored. */
+export const INVOICE_SHOWN_FIELDS = [
+  "id", "status", "confirmations", "productName", "issuedBy", "billTo", "redirectUrl", "lastTransactionHash",
+  "defaultPaymentOptionId", "lastPaymentOptionId", "paymentDetectedAt", "confirmedAt", "paidOutOfBandAt",
+  "exceptionType", "exceptionStatus", "exceptionAction", "exceptionClosedAt", "createdAt", "lastPaymentObservedAt"
+] as const
+/** Merchant-only fields of the invoice, never shown to the payer. */
+export const INVOICE_MERCHANT_FIELDS = [
+  "merchantReference", "customerId", "customerEmail", "metadata", "paidOutOfBandNote", "exceptionNote"
+] as const
+/** The fields of the status payload (and of the webhook's invoice) taken from the invoice as they are. */
+export const STATUS_SHOWN_FIELDS = [
+  "status", "confirmations", "paymentDetectedAt", "confirmedAt", "paidOutOfBandAt", "paidOutOfBandNote",
+  "defaultPaymentOptionId", "lastPaymentOptionId", "lastPaymentObservedAt"
+] as const
+export const WEBHOOK_SHOWN_FIELDS = [
+  "id", ...STATUS_SHOWN_FIELDS.filter((field) => field !== "lastPaymentObservedAt"), "lastTransactionHash",
+  "exceptionType", "exceptionStatus", "exceptionAction", "exceptionNote", "exceptionClosedAt", "metadata"
+] as const
+export const OPTION_SHOWN_FIELDS = [
+  "id", "railType", "assetCode", "network", "tokenContract", "destinationAddress", "paymentUri", "qrCode", "isDefault", "optionPayload"
+] as const
+export const PAYMENT_SHOWN_FIELDS = [
+  "id", "paymentOptionId", "assetCode", "network", "destinationAddress", "transactionHash", "confirmations",
+  "observedAt", "confirmedAt", "invalidatedAt", "invalidationReason"
+] as const
 
 export const timingView = (timing: ResolvedTiming) =>
   timing.mode === "immediate"
@@ -36,35 +75,16 @@ export const optionStatus = (invoiceStatus: InvoiceStatus): "active" | "inactive
   PAYABLE_STATUSES.has(invoiceStatus) ? "active" : "inactive"
 
 export const optionView = (option: PaymentOptionRecord, invoiceStatus: InvoiceStatus) => ({
-  id: option.id,
-  railType: option.railType,
-  assetCode: option.assetCode,
-  network: option.network,
-  tokenContract: option.tokenContract,
+  ...shown(option, OPTION_SHOWN_FIELDS),
   quotedAmount: Number(formatAtomic(option.quotedAtomic, option.decimals)),
   quoteRate: Number(option.quoteRate),
-  destinationAddress: option.destinationAddress,
-  paymentUri: option.paymentUri,
-  qrCode: option.qrCode,
-  status: optionStatus(invoiceStatus),
-  isDefault: option.isDefault,
-  optionPayload: option.optionPayload
+  status: optionStatus(invoiceStatus)
 })
 
 export const paymentView = (payment: PaymentRecord) => ({
-  id: payment.id,
-  paymentOptionId: payment.paymentOptionId,
-  assetCode: payment.assetCode,
-  network: payment.network,
-  destinationAddress: payment.destinationAddress,
-  transactionHash: payment.transactionHash,
+  ...shown(payment, PAYMENT_SHOWN_FIELDS),
   amountReceived: Number(formatAtomic(payment.amountAtomic, payment.decimals)),
-  observedTotalAmount: Number(formatAtomic(payment.observedTotalAtomic, payment.decimals)),
-  confirmations: payment.confirmations,
-  observedAt: payment.observedAt.toISOString(),
-  confirmedAt: iso(payment.confirmedAt),
-  invalidatedAt: iso(payment.invalidatedAt),
-  invalidationReason: payment.invalidationReason
+  observedTotalAmount: Number(formatAtomic(payment.observedTotalAtomic, payment.decimals))
 })
 
 export interface InvoiceParts {
@@ -73,82 +93,47 @@ export interface InvoiceParts {
   readonly payments?: ReadonlyArray<PaymentRecord> | undefined
 }
 
-/** The merchant-facing Invoice object; `payments` only when given (absent on create). */
-export const merchantInvoiceView = ({ invoice, options, payments }: InvoiceParts, publicBaseUrl: string) => {
+/** What the payer may see of the invoice: no merchant-only field, never a reconciliation note. */
+const payerView = ({ invoice, options }: InvoiceParts, publicBaseUrl: string) => {
   const summary = summaryView(invoice)
   return {
-    id: invoice.id,
+    ...shown(invoice, INVOICE_SHOWN_FIELDS),
     paymentUrl: `${publicBaseUrl}/pay/${invoice.id}`,
     amountUsd: microsToNumber(invoice.amountMicros),
-    status: invoice.status,
     paymentCoverage: summary.paymentCoverage,
     receivedAmountUsd: summary.receivedAmountUsd,
     confirmedAmountUsd: summary.confirmedAmountUsd,
-    confirmations: invoice.confirmations,
-    productName: invoice.productName,
-    issuedBy: invoice.issuedBy,
-    billTo: invoice.billTo,
-    redirectUrl: invoice.redirectUrl,
-    lastTransactionHash: invoice.lastTransactionHash,
-    merchantReference: invoice.merchantReference,
-    customerId: invoice.customerId,
-    customerEmail: invoice.customerEmail,
-    metadata: invoice.metadata,
     paymentSummary: summary,
     paymentTiming: timingView(invoice.timing),
-    paymentOptions: options.map((option) => optionView(option, invoice.status)),
-    defaultPaymentOptionId: invoice.defaultPaymentOptionId,
-    lastPaymentOptionId: invoice.lastPaymentOptionId,
-    ...(payments === undefined ? {} : { payments: payments.map(paymentView) }),
-    paymentDetectedAt: iso(invoice.paymentDetectedAt),
-    confirmedAt: iso(invoice.confirmedAt),
-    paidOutOfBandAt: iso(invoice.paidOutOfBandAt),
-    paidOutOfBandNote: invoice.paidOutOfBandNote,
-    exceptionType: invoice.exceptionType,
-    exceptionStatus: invoice.exceptionStatus,
-    exceptionAction: invoice.exceptionAction,
-    exceptionNote: invoice.exceptionNote,
-    exceptionClosedAt: iso(invoice.exceptionClosedAt),
-    createdAt: invoice.createdAt.toISOString(),
-    lastPaymentObservedAt: iso(invoice.lastPaymentObservedAt)
+    paymentOptions: options.map((option) => optionView(option, invoice.status))
   }
 }
 
-/** The payer-facing Invoice: no merchant-only fields, never a reconciliation note. */
-export const publicInvoiceView = (parts: InvoiceParts, publicBaseUrl: string) => {
-  const {
-    customerEmail: _customerEmail,
-    customerId: _customerId,
-    exceptionNote: _exceptionNote,
-    merchantReference: _merchantReference,
-    metadata: _metadata,
-    paidOutOfBandNote: _paidOutOfBandNote,
-    payments,
-    ...rest
-  } = merchantInvoiceView({ ...parts, payments: parts.payments ?? [] }, publicBaseUrl)
-  return { ...rest, payments: payments ?? [] }
-}
+/** The merchant-facing Invoice object; `payments` only when given (absent on create). */
+export const merchantInvoiceView = (parts: InvoiceParts, publicBaseUrl: string) => ({
+  ...payerView(parts, publicBaseUrl),
+  ...shown(parts.invoice, INVOICE_MERCHANT_FIELDS),
+  ...(parts.payments === undefined ? {} : { payments: parts.payments.map(paymentView) })
+})
+
+/** The payer-facing Invoice. */
+export const publicInvoiceView = (parts: InvoiceParts, publicBaseUrl: string) => ({
+  ...payerView(parts, publicBaseUrl),
+  payments: (parts.payments ?? []).map(paymentView)
+})
 
 /** The polling payload of GET .../status. */
 export const statusView = ({ invoice, options, payments }: InvoiceParts) => {
   const summary = summaryView(invoice)
   return {
-    status: invoice.status,
+    ...shown(invoice, STATUS_SHOWN_FIELDS),
     paymentCoverage: summary.paymentCoverage,
     receivedAmountUsd: summary.receivedAmountUsd,
     confirmedAmountUsd: summary.confirmedAmountUsd,
-    confirmations: invoice.confirmations,
-    paymentDetectedAt: iso(invoice.paymentDetectedAt),
-    confirmedAt: iso(invoice.confirmedAt),
-    paidOutOfBandAt: iso(invoice.paidOutOfBandAt),
-    paidOutOfBandNote: invoice.paidOutOfBandNote,
     paymentTiming: timingView(invoice.timing),
     paymentSummary: summary,
     paymentOptions: options.map((option) => optionView(option, invoice.status)),
-    defaultPaymentOptionId: invoice.defaultPaymentOptionId,
-    lastPaymentOptionId: invoice.lastPaymentOptionId,
-    payments: (payments ?? []).map(paymentView),
-    lastPaymentObservedAt: iso(invoice.lastPaymentObservedAt)
+    payments: (payments ?? []).map(paymentView)
   }
 }
 
@@ -159,26 +144,11 @@ export const publicStatusView = (parts: InvoiceParts) => ({ ...statusView(parts)
 export const webhookInvoiceView = (invoice: InvoiceRecord) => {
   const summary = summaryView(invoice)
   return {
-    id: invoice.id,
+    ...shown(invoice, WEBHOOK_SHOWN_FIELDS),
     amountUsd: microsToNumber(invoice.amountMicros),
-    status: invoice.status,
     paymentCoverage: summary.paymentCoverage,
     receivedAmountUsd: summary.receivedAmountUsd,
     confirmedAmountUsd: summary.confirmedAmountUsd,
-    confirmations: invoice.confirmations,
-    paymentDetectedAt: iso(invoice.paymentDetectedAt),
-    confirmedAt: iso(invoice.confirmedAt),
-    paidOutOfBandAt: iso(invoice.paidOutOfBandAt),
-    paidOutOfBandNote: invoice.paidOutOfBandNote,
-    defaultPaymentOptionId: invoice.defaultPaymentOptionId,
-    lastPaymentOptionId: invoice.lastPaymentOptionId,
-    paymentSummary: summary,
-    lastTransactionHash: invoice.lastTransactionHash,
-    exceptionType: invoice.exceptionType,
-    exceptionStatus: invoice.exceptionStatus,
-    exceptionAction: invoice.exceptionAction,
-    exceptionNote: invoice.exceptionNote,
-    exceptionClosedAt: iso(invoice.exceptionClosedAt),
-    metadata: invoice.metadata
+    paymentSummary: summary
   }
 }

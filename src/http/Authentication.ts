@@ -5,7 +5,8 @@ import { Accounts } from "../accounts/Accounts.ts"
 import { CurrentMerchant } from "../accounts/CurrentMerchant.ts"
 import { CSRF_HEADER, SESSION_COOKIE, Sessions } from "../accounts/Sessions.ts"
 import { constantTimeEqual } from "../accounts/ApiKeyFormat.ts"
-import { orTooManyRequests, RateLimits } from "../accounts/RateLimits.ts"
+import { RateLimits } from "../accounts/RateLimits.ts"
+import { orTooManyRequests } from "./RateLimitAnswers.ts"
 import { BadRequest, Forbidden, ServiceUnavailable, TooManyRequests, Unauthorized } from "./ApiErrors.ts"
 
 const bearerOf = (request: HttpServerRequest.HttpServerRequest): string | undefined => {

@@ -3,7 +3,7 @@ import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/ht
 import { BadRequest, Conflict, NotFound } from "../http/ApiErrors.ts"
 import { DashboardAuthentication } from "../http/Authentication.ts"
 import { InvoiceIdParams, text } from "../http/RequestSchemas.ts"
-import { Invoice } from "../http/ResponseSchemas.ts"
+import { InvoiceView } from "./InvoiceResponses.ts"
 import { INVOICE_STATUSES } from "../domain/Statuses.ts"
 import { Delivery } from "../webhooks/WebhooksApi.ts"
 
@@ -66,7 +66,7 @@ export const DashboardInvoicesGroup = HttpApiGroup.make("dashboardInvoices")
     HttpApiEndpoint.get("detail", "/api/dashboard/invoices/:id", {
       params: InvoiceIdParams,
       success: Schema.Struct({
-        invoice: Invoice,
+        invoice: InvoiceView,
         timeline: Schema.Array(Schema.Struct({ event: Schema.String, at: Schema.String })),
         deliveries: Schema.Array(Delivery)
       }),
@@ -80,7 +80,7 @@ export const DashboardInvoicesGroup = HttpApiGroup.make("dashboardInvoices")
     HttpApiEndpoint.post("closeException", "/api/dashboard/invoices/:id/exception/close", {
       params: InvoiceIdParams,
       payload: CloseExceptionBody,
-      success: Invoice,
+      success: InvoiceView,
       error: [NotFound, Conflict]
     })
   )

@@ -3,7 +3,7 @@ import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
 import { BadRequest, Conflict, NotFound } from "../http/ApiErrors.ts"
 import { DashboardAuthentication } from "../http/Authentication.ts"
 import { InvoiceIdParams, text } from "../http/RequestSchemas.ts"
-import { Invoice, Payment } from "../http/ResponseSchemas.ts"
+import { InvoiceView, PaymentView } from "./InvoiceResponses.ts"
 
 const required = { messageMissingKey: "is required" }
 const Confirmations = Schema.Finite.annotate({ message: "must be a number" }).check(
@@ -12,7 +12,7 @@ const Confirmations = Schema.Finite.annotate({ message: "must be a number" }).ch
   Schema.isLessThanOrEqualTo(1_000_000, { message: "must be at most 1000000" })
 )
 
-const Result = Schema.Struct({ payment: Payment, invoice: Invoice })
+const Result = Schema.Struct({ payment: PaymentView, invoice: InvoiceView })
 
 /** Development only (absent in production): walk an invoice through its life without a chain. */
 export const DevSimulatorGroup = HttpApiGroup.make("dev")
@@ -45,7 +45,7 @@ export const DevSimulatorGroup = HttpApiGroup.make("dev")
     }),
     HttpApiEndpoint.post("simulateExpiry", "/api/dev/invoices/:id/simulate-expiry", {
       params: InvoiceIdParams,
-      success: Invoice,
+      success: InvoiceView,
       error: NotFound
     })
   )

@@ -1,9 +1,12 @@
-import { Data, Effect, Option, Stream } from "effect"
-import { SqlClient } from "effect/sql"
+import { Data, Effect, Option, Schema, Stream } from "effect"
+import { SqlClient, SqlSchema } from "effect/sql"
 import { decodeKeysetCursor, encodeKeysetCursor, likePattern, UUID_PATTERN } from "../db/KeysetCursor.ts"
-import { toBigInt, toDate, toDateOrNull, toNumber, toStringOrNull } from "../db/Values.ts"
+import { DateColumn } from "../db/Columns.ts"
 import { coverageOf } from "../domain/Coverage.ts"
 import { microsToNumber } from "../domain/Money.ts"
+import { InvoiceSummaryRow, SUMMARY_ROW_COLUMNS } from "./InvoiceRows.ts"
+
+const TimelineRow = Schema.Struct({ event: Schema.String, createdAt: DateColumn })
 
 export class InvalidInvoiceCursor extends Data.TaggedError("InvalidInvoiceCursor")<{}> {}
 
@@ -48,42 +51,37 @@ export interface TimelineEntry {
   readonly at: string
 }
 
-type Row = Record<string, unknown>
+const iso = (value: Date | null) => value?.toISOString() ?? null
 
-const iso = (value: unknown) => toDateOrNull(value)?.toISOString() ?? null
-
-const SUMMARY_COLUMNS = `i.id, i.created_at, i.amount_micros, i.status, i.received_micros, i.confirmed_micros, i.product_name,
-  i.merchant_reference, i.customer_email, i.payable_until_at, i.payment_detected_at, i.confirmed_at, i.paid_out_of_band_at,
-  i.exception_type, i.exception_status, i.exception_action, i.exception_closed_at,
-  (SELECT count(*) FROM payments p WHERE p.invoice_id = i.id)::int AS payment_count,
-  (SELECT string_agg(DISTINCT p.network || ' ' || p.asset_code, ', ') FROM payments p WHERE p.invoice_id = i.id) AS payment_networks`
-
-const summaryOf = (row: Row): InvoiceSummary => {
-  const amount = toBigInt(row.amountMicros)
-  const received = toBigInt(row.receivedMicros)
-  const count = toNumber(row.paymentCount)
-  return {
-    id: String(row.id),
-    createdAt: toDate(row.createdAt).toISOString(),
-    amountUsd: microsToNumber(amount),
-    status: String(row.status),
-    paymentCoverage: coverageOf(amount, received),
-    receivedAmountUsd: microsToNumber(received),
-    confirmedAmountUsd: microsToNumber(toBigInt(row.confirmedMicros)),
-    productName: toStringOrNull(row.productName),
-    merchantReference: toStringOrNull(row.merchantReference),
-    customerEmail: toStringOrNull(row.customerEmail),
-    payableUntilAt: toDate(row.payableUntilAt).toISOString(),
-    paymentDetectedAt: iso(row.paymentDetectedAt),
-    confirmedAt: iso(row.confirmedAt),
-    paidOutOfBandAt: iso(row.paidOutOfBandAt),
-    exceptionType: toStringOrNull(row.exceptionType),
-    exceptionStatus: toStringOrNull(row.exceptionStatus),
-    exceptionAction: toStringOrNull(row.exceptionAction),
-    exceptionClosedAt: iso(row.exceptionClosedAt),
-    paymentsSummary: count === 0 ? "0" : `${count} (${String(row.paymentNetworks)})`
-  }
+const PAYMENT_SUMMARY_COLUMNS: Record<string, string> = {
+  payment_count: "(SELECT count(*) FROM payments p WHERE p.invoice_id = i.id)::int",
+  payment_networks: "(SELECT string_agg(DISTINCT p.network || ' ' || p.asset_code, ', ') FROM payments p WHERE p.invoice_id = i.id)"
 }
+const SUMMARY_COLUMNS = SUMMARY_ROW_COLUMNS.map(({ column }) =>
+  PAYMENT_SUMMARY_COLUMNS[column] === undefined ? `i.${column}` : `${PAYMENT_SUMMARY_COLUMNS[column]} AS ${column}`
+).join(", ")
+
+const summaryOf = (row: typeof InvoiceSummaryRow.Type): InvoiceSummary => ({
+  id: row.id,
+  createdAt: row.createdAt.toISOString(),
+  amountUsd: microsToNumber(row.amountMicros),
+  status: row.status,
+  paymentCoverage: coverageOf(row.amountMicros, row.receivedMicros),
+  receivedAmountUsd: microsToNumber(row.receivedMicros),
+  confirmedAmountUsd: microsToNumber(row.confirmedMicros),
+  productName: row.productName,
+  merchantReference: row.merchantReference,
+  customerEmail: row.customerEmail,
+  payableUntilAt: row.payableUntilAt.toISOString(),
+  paymentDetectedAt: iso(row.paymentDetectedAt),
+  confirmedAt: iso(row.confirmedAt),
+  paidOutOfBandAt: iso(row.paidOutOfBandAt),
+  exceptionType: row.exceptionType,
+  exceptionStatus: row.exceptionStatus,
+  exceptionAction: row.exceptionAction,
+  exceptionClosedAt: iso(row.exceptionClosedAt),
+  paymentsSummary: row.paymentCount === 0 ? "0" : `${row.paymentCount} (${row.paymentNetworks ?? ""})`
+})
 
 const decodeCursor = (cursor: string) => {
   const position = decodeKeysetCursor(cursor)
@@ -117,8 +115,13 @@ export const listInvoices = Effect.fn("InvoiceList.list")(function*(
     const after = yield* decodeCursor(filters.cursor)
     conditions.push(sql`(i.created_at, i.id) < (${after.at}, ${after.id}::uuid)`)
   }
-  const rows = yield* sql<Row>`SELECT ${sql.literal(SUMMARY_COLUMNS)} FROM invoices i WHERE ${sql.and(conditions)}
-    ORDER BY i.created_at DESC, i.id DESC LIMIT ${filters.limit + 1}`.pipe(Effect.orDie)
+  const rows = yield* SqlSchema.findAll({
+    Request: Schema.Number,
+    Result: InvoiceSummaryRow,
+    execute: (limit) =>
+      sql`SELECT ${sql.literal(SUMMARY_COLUMNS)} FROM invoices i WHERE ${sql.and(conditions)}
+        ORDER BY i.created_at DESC, i.id DESC LIMIT ${limit}`
+  })(filters.limit + 1).pipe(Effect.orDie)
   const page = rows.slice(0, filters.limit).map(summaryOf)
   const last = page.at(-1)
   return { invoices: page, nextCursor: rows.length > filters.limit && last !== undefined ? encodeKeysetCursor(last.createdAt, last.id) : null }
@@ -140,14 +143,23 @@ export const streamInvoices = (merchantId: string, filters: InvoiceFilters): Str
 /** The invoice's events from its outbox, oldest first: the timeline the dashboard shows. */
 export const invoiceTimeline = Effect.fn("InvoiceList.timeline")(function*(invoiceId: string) {
   const sql = yield* SqlClient.SqlClient
-  const rows = yield* sql<Row>`SELECT event, created_at FROM outbox WHERE invoice_id = ${invoiceId} ORDER BY id`.pipe(Effect.orDie)
-  return rows.map((row): TimelineEntry => ({ event: String(row.event), at: toDate(row.createdAt).toISOString() }))
+  const rows = yield* SqlSchema.findAll({
+    Request: Schema.String,
+    Result: TimelineRow,
+    execute: (id) => sql`SELECT event, created_at FROM outbox WHERE invoice_id = ${id} ORDER BY id`
+  })(invoiceId).pipe(Effect.orDie)
+  return rows.map((row): TimelineEntry => ({ event: row.event, at: row.createdAt.toISOString() }))
 })
 
 /** The merchant's webhook deliveries of one invoice, newest first (ids only; the log has the rest). */
 export const invoiceDeliveryIds = Effect.fn("InvoiceList.deliveries")(function*(merchantId: string, invoiceId: string) {
   const sql = yield* SqlClient.SqlClient
-  const rows = yield* sql<Row>`SELECT id FROM webhook_deliveries WHERE merchant_id = ${merchantId} AND invoice_id = ${invoiceId}
-    ORDER BY created_at DESC, id DESC`.pipe(Effect.orDie)
-  return rows.map((row) => String(row.id))
+  const rows = yield* SqlSchema.findAll({
+    Request: Schema.Struct({ merchantId: Schema.String, invoiceId: Schema.String }),
+    Result: Schema.Struct({ id: Schema.String }),
+    execute: (request) =>
+      sql`SELECT id FROM webhook_deliveries WHERE merchant_id = ${request.merchantId} AND invoice_id = ${request.invoiceId}
+        ORDER BY created_at DESC, id DESC`
+  })({ merchantId, invoiceId }).pipe(Effect.orDie)
+  return rows.map((row) => row.id)
 })

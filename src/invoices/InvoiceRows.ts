@@ -84,6 +84,17 @@ export const PaymentRow = Payment.mapFields(Struct.evolve({
   invalidatedAt: () => NullableDateColumn
 }))
 
+/** A row of the dashboard's invoice list: some of the invoice's columns and a summary of its payments. */
+export const InvoiceSummaryRow = Schema.Struct({
+  ...Struct.pick(InvoiceColumns.fields, [
+    "id", "createdAt", "amountMicros", "status", "receivedMicros", "confirmedMicros", "productName", "merchantReference",
+    "customerEmail", "payableUntilAt", "paymentDetectedAt", "confirmedAt", "paidOutOfBandAt", "exceptionType",
+    "exceptionStatus", "exceptionAction", "exceptionClosedAt"
+  ]),
+  paymentCount: Schema.Number,
+  paymentNetworks: Schema.NullOr(Schema.String)
+})
+
 /** What evidence needs of the option paid to. */
 export const EvidenceOptionRow = PaymentOptionRow.mapFields(
   Struct.pick(["id", "network", "assetCode", "decimals", "quotedAtomic", "destinationAddress", "requiredConfirmations", "railType"])
@@ -134,4 +145,5 @@ const columnsOf = (fields: Readonly<Record<string, Schema.Top>>): ReadonlyArray<
 export const INVOICE_ROW_COLUMNS = columnsOf(InvoiceColumns.fields)
 export const OPTION_ROW_COLUMNS = columnsOf(PaymentOptionRow.fields)
 export const PAYMENT_ROW_COLUMNS = columnsOf(PaymentRow.fields)
+export const SUMMARY_ROW_COLUMNS = columnsOf(InvoiceSummaryRow.fields)
 export const EVIDENCE_OPTION_ROW_COLUMNS = columnsOf(EvidenceOptionRow.fields)

@@ -28,13 +28,21 @@ import type { PaymentMethod } from "../payments/OptionBuilder.ts"
 import { PaymentWorker } from "../payments/PaymentWorker.ts"
 import { PriceOracle } from "../payments/PriceOracle.ts"
 import { RailSettingsService } from "../payments/RailSettings.ts"
-import type { CreateInvoiceBody } from "../http/RequestSchemas.ts"
 import { type InvoiceParts, InvoiceRepo, type NewOption } from "./InvoiceRepo.ts"
-import { timingFromOverride } from "./TimingOverride.ts"
+import { timingFromOverride, type TimingOverrideInput } from "./TimingOverride.ts"
 
 export interface Merchant {
   readonly merchantId: string
   readonly billingStatus: "active" | "blocked"
+}
+
+/** The invoice's fields a merchant may set at creation, typed by the entity. */
+type MerchantSupplied = "productName" | "issuedBy" | "billTo" | "redirectUrl" | "merchantReference" | "customerId" | "customerEmail" | "metadata"
+
+/** What a merchant asks for when creating an invoice (the merchant API's request decodes into it). */
+export type InvoiceDraft = { readonly [K in MerchantSupplied]?: InvoiceRecord[K] | undefined } & {
+  readonly amountUsd: number
+  readonly paymentTiming?: TimingOverrideInput | null | undefined
 }
 
 const NO_MICROS = Micros.make(0n)
@@ -44,7 +52,7 @@ const needsDerivation = (method: PaymentMethod) => isEvm(method.network) && meth
 const isStablecoin = (method: PaymentMethod) => method.assetCode === "USDT" || method.assetCode === "USDC"
 
 export class Invoices extends Context.Service<Invoices, {
-  readonly create: (merchant: Merchant, body: CreateInvoiceBody) => Effect.Effect<
+  readonly create: (merchant: Merchant, body: InvoiceDraft) => Effect.Effect<
     InvoiceParts,
     | InvalidRequest
     | BillingBlocked
@@ -128,7 +136,7 @@ export class Invoices extends Context.Service<Invoices, {
         }))
       })
 
-      const create = Effect.fn("Invoices.create")(function*(merchant: Merchant, body: CreateInvoiceBody) {
+      const create = Effect.fn("Invoices.create")(function*(merchant: Merchant, body: InvoiceDraft) {
         if (!(yield* billing.allowsInvoiceCreation(merchant))) return yield* new BillingBlocked()
         const amountMicros = usdNumberToMicros(body.amountUsd, 2)
         if (amountMicros === undefined) return yield* new InvalidRequest({ message: "amountUsd must have at most 2 decimal places" })

@@ -1,6 +1,7 @@
 import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
-import { clientAddress, orTooManyRequests, RateLimits } from "../accounts/RateLimits.ts"
+import { RateLimits } from "../accounts/RateLimits.ts"
+import { clientAddress, orTooManyRequests } from "../http/RateLimitAnswers.ts"
 import { SolanaPrepare } from "../chains/solana/SolanaPrepare.ts"
 import { CurrentMerchant } from "../accounts/CurrentMerchant.ts"
 import { AppConfig } from "../config/AppConfig.ts"
@@ -9,7 +10,7 @@ import { Api } from "../http/Api.ts"
 import { mapDomainErrors } from "../http/ErrorMapping.ts"
 import { withIdempotency } from "../http/Idempotency.ts"
 import { jsonResponse } from "../http/JsonResponse.ts"
-import { Invoice, InvoiceStatusPayload, PublicInvoice, PublicInvoiceStatusPayload, SolanaWalletPayment } from "../http/ResponseSchemas.ts"
+import { InvoiceStatusView, InvoiceView, PublicInvoiceStatusView, PublicInvoiceView, SolanaWalletPayment } from "./InvoiceResponses.ts"
 import { Invoices } from "./Invoices.ts"
 
 type View = ReturnType<typeof merchantInvoiceView>
@@ -33,17 +34,17 @@ export const MerchantHttpLive = HttpApiBuilder.group(Api, "merchant", (handlers)
               mapDomainErrors
             ),
             recovered(merchant.merchantId)
-          ).pipe(Effect.map((created) => jsonResponse(Invoice, created, 201)))
+          ).pipe(Effect.map((created) => jsonResponse(InvoiceView, created, 201)))
         }))
       .handle("detail", ({ params }) =>
         Effect.gen(function*() {
           const merchant = yield* CurrentMerchant
-          return jsonResponse(Invoice, view(yield* mapDomainErrors(invoices.get(merchant.merchantId, params.id))))
+          return jsonResponse(InvoiceView, view(yield* mapDomainErrors(invoices.get(merchant.merchantId, params.id))))
         }))
       .handle("status", ({ params }) =>
         Effect.gen(function*() {
           const merchant = yield* CurrentMerchant
-          return jsonResponse(InvoiceStatusPayload, statusView(yield* mapDomainErrors(invoices.get(merchant.merchantId, params.id))))
+          return jsonResponse(InvoiceStatusView, statusView(yield* mapDomainErrors(invoices.get(merchant.merchantId, params.id))))
         }))
       .handle("void", ({ params, payload, headers }) =>
         Effect.gen(function*() {
@@ -81,12 +82,12 @@ export const PublicHttpLive = HttpApiBuilder.group(Api, "public", (handlers) =>
     return handlers
       .handle("invoice", ({ params }) =>
         invoices.getPublic(params.id).pipe(
-          Effect.map((parts) => jsonResponse(PublicInvoice, publicInvoiceView(parts, publicUrl))),
+          Effect.map((parts) => jsonResponse(PublicInvoiceView, publicInvoiceView(parts, publicUrl))),
           mapDomainErrors
         ))
       .handle("status", ({ params }) =>
         invoices.getPublic(params.id).pipe(
-          Effect.map((parts) => jsonResponse(PublicInvoiceStatusPayload, publicStatusView(parts))),
+          Effect.map((parts) => jsonResponse(PublicInvoiceStatusView, publicStatusView(parts))),
           mapDomainErrors
         ))
       .handle("prepareSolanaWalletPayment", ({ params, payload }) =>

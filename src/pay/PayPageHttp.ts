@@ -1,7 +1,7 @@
 import { Effect } from "effect"
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { Invoices } from "../invoices/Invoices.ts"
-import { assetResponse } from "../http/StaticAssets.ts"
+import { assetResponse } from "../web/StaticAssets.ts"
 import { loadPayAssets } from "./PayAssets.ts"
 import { notFoundPage, payPage } from "./PayPageView.ts"
 import { languageOf, STRINGS } from "./Strings.ts"

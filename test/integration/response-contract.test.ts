@@ -1,6 +1,6 @@
 import { Schema } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { Invoice, InvoiceStatusPayload, PublicInvoice, PublicInvoiceStatusPayload } from "../../src/http/ResponseSchemas.ts"
+import { InvoiceStatusView as InvoiceStatusPayload, InvoiceView as Invoice, PublicInvoiceStatusView as PublicInvoiceStatusPayload, PublicInvoiceView as PublicInvoice } from "../../src/invoices/InvoiceResponses.ts"
 import { publicRequest, startTestApp, type TestApp, type TestMerchant } from "../support/TestApp.ts"
 
 // The invoice endpoints answer with views serialised directly (src/http/JsonResponse.ts), not

@@ -10,13 +10,15 @@ const files = (directory: string): Array<string> =>
     return statSync(path).isDirectory() ? files(path) : path.endsWith(".ts") ? [path] : []
   })
 
+const importsOf = (pattern: RegExp) =>
+  new Map(files(SRC).map((file) => {
+    const source = readFileSync(file, "utf8")
+    return [file, [...source.matchAll(pattern)].map((match) => normalize(join(dirname(file), match[1])))] as const
+  }))
 /** Runtime imports between the service's own modules (type-only imports vanish at run time). */
-const graph = new Map(files(SRC).map((file) => {
-  const source = readFileSync(file, "utf8")
-  const imports = [...source.matchAll(/^(?:import|export)(?!\s+type\b)[^"';]*?from\s+"(\.[^"]+)"/gm)]
-    .map((match) => normalize(join(dirname(file), match[1])))
-  return [file, imports] as const
-}))
+const graph = importsOf(/^(?:import|export)(?!\s+type\b)[^"';]*?from\s+"(\.[^"]+)"/gm)
+/** Every import, type-only ones included: a layer must not even name the types of a layer above it. */
+const typeGraph = importsOf(/^(?:import|export)[^"';]*?from\s+"(\.[^"]+)"/gm)
 const layerOf = (file: string) => relative(SRC, file).split("/")[0]
 
 describe("the import graph", () => {
@@ -41,7 +43,7 @@ describe("the import graph", () => {
 
   it("points one way: domain depends on nothing, lifecycle on domain only, and neither nor db on http", () => {
     const wrong: Array<string> = []
-    for (const [file, imports] of graph) {
+    for (const [file, imports] of typeGraph) {
       const from = layerOf(file)
       for (const target of imports.map(layerOf)) {
         if (from === "domain" && target !== "domain") wrong.push(`${relative(SRC, file)} -> ${target}`)
@@ -49,6 +51,15 @@ describe("the import graph", () => {
         if (from === "db" && !["db", "config", "domain"].includes(target)) wrong.push(`${relative(SRC, file)} -> ${target}`)
       }
     }
+    expect(wrong).toEqual([])
+  })
+
+  it("reaches http/ only from the HTTP edge: the features' Api and Http modules, the composition and http/ itself", () => {
+    const edge = (file: string) =>
+      layerOf(file) === "http" || /(Api|Http)\.ts$/.test(file) || ["main.ts", "App.ts"].includes(relative(SRC, file))
+    const wrong = [...typeGraph].flatMap(([file, imports]) =>
+      edge(file) ? [] : imports.filter((target) => layerOf(target) === "http").map((target) => `${relative(SRC, file)} -> ${relative(SRC, target)}`)
+    )
     expect(wrong).toEqual([])
   })
 })

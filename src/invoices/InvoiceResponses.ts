@@ -1,0 +1,112 @@
+import { Schema, Struct } from "effect"
+import { Invoice, Payment, PaymentOption, ResolvedTiming } from "../domain/Invoice.ts"
+import {
+  INVOICE_MERCHANT_FIELDS,
+  INVOICE_SHOWN_FIELDS,
+  OPTION_SHOWN_FIELDS,
+  PAYMENT_SHOWN_FIELDS,
+  STATUS_SHOWN_FIELDS
+} from "../domain/InvoiceViews.ts"
+
+/**
+ * Response schemas of the invoice endpoints, derived from the entities (domain/Invoice.ts) by
+ * picking the fields each view shows (domain/InvoiceViews.ts) in their JSON form; only the
+ * computed fields are declared here.
+ */
+
+const Timestamp = Schema.String.annotate({ format: "date-time" })
+const NullableTimestamp = Schema.NullOr(Timestamp)
+
+const isDate = (ast: Schema.Top["ast"]) => ast === Schema.Date.ast
+type WireField<S> = S extends typeof Schema.Date ? typeof Timestamp : S extends Schema.NullOr<typeof Schema.Date> ? typeof NullableTimestamp : S
+
+/** An entity's fields as JSON carries them: timestamps as ISO 8601 text. */
+const wire = <const F extends Readonly<Record<string, Schema.Top>>>(fields: F): { readonly [K in keyof F]: WireField<F[K]> } =>
+  Object.fromEntries(Object.entries(fields).map(([key, field]) => [
+    key,
+    isDate(field.ast) ? Timestamp : field.ast._tag === "Union" && field.ast.types.some(isDate) ? NullableTimestamp : field
+  ])) as { readonly [K in keyof F]: WireField<F[K]> }
+
+const InvoiceWire = wire(Invoice.fields)
+
+export const PaymentCoverage = Schema.Literals(["no_payment", "partial_payment", "exact_payment", "overpayment"])
+
+export const PaymentSummary = Schema.Struct({
+  paymentCoverage: PaymentCoverage,
+  receivedAmountUsd: Schema.Number,
+  confirmedAmountUsd: Schema.Number,
+  remainingAmountUsd: Schema.Number,
+  overpaymentAmountUsd: Schema.Number
+})
+
+export const PaymentTiming = Schema.Union(ResolvedTiming.members.map((member) => Schema.Struct(wire(member.fields))))
+
+export const PaymentOptionView = Schema.Struct({
+  ...Struct.pick(wire(PaymentOption.fields), OPTION_SHOWN_FIELDS),
+  qrCode: PaymentOption.fields.qrCode.annotate({ description: "SVG QR code of paymentUri" }),
+  quotedAmount: Schema.Number,
+  quoteRate: Schema.Number,
+  status: Schema.Literals(["active", "inactive"]).annotate({
+    description: "`active` while the invoice can be paid (awaiting_payment, partially_paid, payment_detected); `inactive` once it is expired, voided, confirmed or paid_out_of_band."
+  })
+})
+
+export const PaymentView = Schema.Struct({
+  ...Struct.pick(wire(Payment.fields), PAYMENT_SHOWN_FIELDS),
+  amountReceived: Schema.Number,
+  observedTotalAmount: Schema.Number
+})
+
+const PayerInvoiceFields = {
+  ...Struct.pick(InvoiceWire, INVOICE_SHOWN_FIELDS),
+  paymentUrl: Schema.String,
+  amountUsd: Schema.Number,
+  paymentCoverage: PaymentCoverage,
+  receivedAmountUsd: Schema.Number,
+  confirmedAmountUsd: Schema.Number,
+  paymentSummary: PaymentSummary,
+  paymentTiming: PaymentTiming,
+  paymentOptions: Schema.Array(PaymentOptionView)
+}
+
+/** The merchant-facing Invoice. `payments` is absent from the create response only. */
+export const InvoiceView = Schema.Struct({
+  ...PayerInvoiceFields,
+  ...Struct.pick(InvoiceWire, INVOICE_MERCHANT_FIELDS),
+  payments: Schema.optionalKey(Schema.Array(PaymentView))
+}).annotate({ identifier: "Invoice" })
+
+/** The payer-facing Invoice: no merchant-only fields and no reconciliation notes. */
+export const PublicInvoiceView = Schema.Struct({
+  ...PayerInvoiceFields,
+  payments: Schema.Array(PaymentView)
+}).annotate({ identifier: "PublicInvoice" })
+
+const StatusFields = {
+  ...Struct.pick(InvoiceWire, STATUS_SHOWN_FIELDS),
+  paymentCoverage: PaymentCoverage,
+  receivedAmountUsd: Schema.Number,
+  confirmedAmountUsd: Schema.Number,
+  paymentTiming: PaymentTiming,
+  paymentSummary: PaymentSummary,
+  paymentOptions: Schema.Array(PaymentOptionView),
+  payments: Schema.Array(PaymentView)
+}
+
+export const InvoiceStatusView = Schema.Struct(StatusFields).annotate({ identifier: "InvoiceStatus" })
+/** The merchant status shape; the note is always null here (notes are never public). */
+export const PublicInvoiceStatusView = Schema.Struct({
+  ...StatusFields,
+  paidOutOfBandNote: Schema.Null.annotate({ description: "Always null: reconciliation notes are never public." })
+}).annotate({ identifier: "PublicInvoiceStatus" })
+
+/** An unsigned Solana Pay transfer for the payer's wallet to sign (POST prepare-solana-wallet-payment). */
+export const SolanaWalletPayment = Schema.Struct({
+  transaction: Schema.String.annotate({
+    description: "Base64 of an unsigned legacy mainnet transaction, fee payer = the payer: idempotent creation of the merchant's associated token account, the memo, then transferChecked of the remaining amount carrying the option's reference"
+  }),
+  blockhash: Schema.String,
+  lastValidBlockHeight: Schema.Number,
+  paymentOptionId: Schema.String,
+  amountAtomic: Schema.String.annotate({ description: "Amount of the transfer in the mint's smallest units (what remains due)" })
+}).annotate({ identifier: "SolanaWalletPayment" })
