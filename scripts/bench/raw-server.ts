@@ -30,6 +30,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import pg from "pg"
 import { DECIMALS, DEFAULT_CONFIRMATIONS, DEFAULT_TOKENS, EVM_CHAIN_IDS } from "../../src/payments/Networks.ts"
 import { INVOICE_READ_COLUMNS } from "../../src/invoices/InvoiceReadSql.ts"
+import { INVOICE_ROW_COLUMNS, OPTION_ROW_COLUMNS } from "../../src/invoices/InvoiceRows.ts"
 import { depositSlots } from "../../src/payments/DepositSlots.ts"
 import { qrSvg } from "../../src/payments/QrCode.ts"
 
@@ -112,19 +113,13 @@ const Q = {
   free: { name: "free", text: `SELECT count(*)::int AS count FROM bitcoin_address_pool WHERE xpub = $1 AND assigned_at IS NULL` },
 }
 
-const INVOICE_COLUMNS = [
-  "id", "merchant_id", "amount_micros", "status", "timing_mode", "expires_after_minutes", "due_after_days", "grace_period_days",
-  "due_at", "payable_until_at", "product_name", "issued_by", "bill_to", "redirect_url", "merchant_reference", "customer_id",
-  "customer_email", "metadata", "default_payment_option_id", "last_payment_option_id", "last_transaction_hash", "received_micros",
-  "confirmed_micros", "confirmations", "payment_detected_at", "confirmed_at", "paid_out_of_band_at", "paid_out_of_band_note",
-  "voided_at", "exception_type", "exception_status", "exception_action", "exception_note", "exception_closed_at", "created_at",
-  "last_payment_observed_at"
-] as const
-const OPTION_COLUMNS = [
-  "id", "invoice_id", "position", "rail_type", "asset_code", "network", "token_contract", "decimals", "quoted_atomic", "quote_rate",
-  "destination_address", "payment_uri", "qr_code", "status", "is_default", "option_payload", "required_confirmations", "reference",
-  "derivation_index"
-] as const
+// The service's row schemas name the columns (src/invoices/InvoiceRows.ts); the values are built here without them.
+const INVOICE_COLUMNS = INVOICE_ROW_COLUMNS.map(({ column }) => column)
+const OPTION_INSERT = [...OPTION_ROW_COLUMNS, { column: "position", key: "position" }, { column: "reference", key: "reference" }, {
+  column: "derivation_index",
+  key: "derivationIndex"
+}]
+const OPTION_COLUMNS = OPTION_INSERT.map(({ column }) => column)
 const placeholders = (rows: number, columns: number) =>
   Array.from({ length: rows }, (_, row) => `(${Array.from({ length: columns }, (_, column) => `$${row * columns + column + 1}`).join(", ")})`)
     .join(", ")
@@ -341,7 +336,7 @@ const create = async (merchantId: string, body: string) => {
       derivationIndex
     }
   }))
-  const invoice: Record<(typeof INVOICE_COLUMNS)[number], unknown> = {
+  const invoice: Record<string, unknown> = {
     id: invoiceId, merchant_id: merchantId, amount_micros: amountMicros.toString(), status: "awaiting_payment", timing_mode: "immediate",
     expires_after_minutes: settings.expires_after_minutes ?? 60, due_after_days: null, grace_period_days: null, due_at: null,
     payable_until_at: payableUntilAt, product_name: null, issued_by: issuedBy, bill_to: null, redirect_url: null, merchant_reference: null,
@@ -351,11 +346,12 @@ const create = async (merchantId: string, body: string) => {
     exception_type: null, exception_status: null, exception_action: null, exception_note: null, exception_closed_at: null,
     created_at: createdAt, last_payment_observed_at: null
   }
-  const optionValues = options.flatMap((option) => [
-    option.id, option.invoiceId, option.position, option.railType, option.assetCode, option.network, option.tokenContract, option.decimals,
-    option.quotedAtomic.toString(), option.quoteRate, option.destinationAddress, option.paymentUri, option.qrCode, option.status,
-    option.isDefault, JSON.stringify(option.optionPayload), option.requiredConfirmations, option.reference, option.derivationIndex
-  ])
+  const optionValues = options.flatMap((option) =>
+    OPTION_INSERT.map(({ key }) => {
+      const value = (option as Record<string, unknown>)[key]
+      return typeof value === "bigint" ? value.toString() : key === "optionPayload" ? JSON.stringify(value) : value
+    })
+  )
 
   await pool.query({
     ...insertCreated(options.length),

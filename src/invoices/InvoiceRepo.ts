@@ -91,6 +91,10 @@ const evidenceStateOf = (row: typeof EvidenceRow.Type, payments: ReadonlyArray<P
   version: row.version
 })
 
+/** One span per repository method, named `InvoiceRepo.<method>`. */
+const traced = <Args extends ReadonlyArray<unknown>, A, E, R>(name: string, method: (...args: Args) => Effect.Effect<A, E, R>) =>
+  (...args: Args): Effect.Effect<A, E, R> => Effect.withSpan(method(...args), `InvoiceRepo.${name}`)
+
 /** The statuses the deadline moves, as the lifecycle machine answers it. */
 const EXPIRABLE_STATUSES = statusesAccepting({ type: "DEADLINE_PASSED" })
 
@@ -273,7 +277,7 @@ export class InvoiceRepo extends Context.Service<InvoiceRepo, {
         withTransaction: (effect) => sql.withTransaction(effect).pipe(Effect.catchTag("SqlError", Effect.die)),
         // One statement, so one round trip and atomic without BEGIN/COMMIT; the foreign keys of the
         // options and the outbox rows are checked at its end, when the invoice row exists.
-        insert: (invoice, options, events) =>
+        insert: traced("insert", (invoice, options, events) =>
           Effect.flatMap(claimMark(invoice.id), (claimed) => {
             const optionsInsert = options.length === 0
               ? sql``
@@ -282,15 +286,15 @@ export class InvoiceRepo extends Context.Service<InvoiceRepo, {
               ? sql`WITH invoice AS (INSERT INTO invoices ${sql.insert(encodeInvoiceRow(invoice))})${optionsInsert}${claimed} SELECT 1`
               : sql`WITH invoice AS (INSERT INTO invoices ${sql.insert(encodeInvoiceRow(invoice))})${optionsInsert}${claimed}
                 INSERT INTO outbox ${sql.insert(nonEmpty(events))}`).pipe(Effect.asVoid, Effect.orDie)
-          }),
-        find: (id) => findParts(id).pipe(Effect.map((row) => Option.getOrUndefined(Option.map(row, invoicePartsOf))), Effect.orDie),
-        lockForUpdate: (id) => findInvoiceLocked(id).pipe(Effect.map(Option.getOrUndefined), Effect.orDie),
-        readForEvidence: (optionId) =>
+          })),
+        find: traced("find", (id) => findParts(id).pipe(Effect.map((row) => Option.getOrUndefined(Option.map(row, invoicePartsOf))), Effect.orDie)),
+        lockForUpdate: traced("lockForUpdate", (id) => findInvoiceLocked(id).pipe(Effect.map(Option.getOrUndefined), Effect.orDie)),
+        readForEvidence: traced("readForEvidence", (optionId) =>
           readEvidence(optionId).pipe(
             Effect.map((row) => Option.getOrUndefined(Option.map(row, (found) => evidenceStateOf(found, found.paymentsJson)))),
             Effect.orDie
-          ),
-        lockForEvidence: (optionId) =>
+          )),
+        lockForEvidence: traced("lockForEvidence", (optionId) =>
           Effect.gen(function*() {
             const row = Option.getOrUndefined(yield* lockEvidence(optionId))
             if (row === undefined) return undefined
@@ -298,17 +302,17 @@ export class InvoiceRepo extends Context.Service<InvoiceRepo, {
             // payments come from the statement's older snapshot: read them again now that the lock is held.
             const payments = row.version === row.snapshotVersion ? row.paymentsJson : yield* listPayments(row.id)
             return evidenceStateOf(row, payments)
-          }).pipe(Effect.orDie),
-        save: (invoice, events) =>
+          }).pipe(Effect.orDie)),
+        save: traced("save", (invoice, events) =>
           // The update, its outbox events and the request's idempotency mark in one statement.
           Effect.flatMap(claimMark(invoice.id), (claimed) =>
             (events.length === 0
               ? sql`WITH updated AS (UPDATE invoices SET ${sql.update(mutableValues(invoice))} WHERE id = ${invoice.id} RETURNING id)${claimed}
                 SELECT 1`
               : sql`WITH updated AS (UPDATE invoices SET ${sql.update(mutableValues(invoice))} WHERE id = ${invoice.id} RETURNING id)${claimed}
-                INSERT INTO outbox ${sql.insert(nonEmpty(events))}`).pipe(Effect.asVoid, Effect.orDie)),
-        saveWith: (write, invoice, events) => savePaymentChange(sql``, paymentWriteSql(write)(sql`TRUE`), invoice, events),
-        saveIfUnchanged: (version, write, invoice, events) =>
+                INSERT INTO outbox ${sql.insert(nonEmpty(events))}`).pipe(Effect.asVoid, Effect.orDie))),
+        saveWith: traced("saveWith", (write, invoice, events) => savePaymentChange(sql``, paymentWriteSql(write)(sql`TRUE`), invoice, events)),
+        saveIfUnchanged: traced("saveIfUnchanged", (version, write, invoice, events) =>
           savePaymentChange(
             // SKIP LOCKED: the statement may share a pipelined connection with other requests' statements,
             // so it must not wait for a lock; a locked invoice is being changed, which the caller handles.
@@ -316,16 +320,16 @@ export class InvoiceRepo extends Context.Service<InvoiceRepo, {
             paymentWriteSql(write)(sql`EXISTS (SELECT 1 FROM current)`),
             invoice,
             events
-          ).pipe(Effect.map((written) => written === 1)),
-        listPayments: (invoiceId) => Effect.orDie(listPayments(invoiceId)),
-        lockPayment: (network, transactionHash, outputIndex) =>
-          findPaymentLocked({ network, transactionHash, outputIndex }).pipe(Effect.map(Option.getOrUndefined), Effect.orDie),
-        invoiceIdOfPayment: (network, transactionHash, outputIndex) =>
+          ).pipe(Effect.map((written) => written === 1))),
+        listPayments: traced("listPayments", (invoiceId) => Effect.orDie(listPayments(invoiceId))),
+        lockPayment: traced("lockPayment", (network, transactionHash, outputIndex) =>
+          findPaymentLocked({ network, transactionHash, outputIndex }).pipe(Effect.map(Option.getOrUndefined), Effect.orDie)),
+        invoiceIdOfPayment: traced("invoiceIdOfPayment", (network, transactionHash, outputIndex) =>
           findInvoiceIdOfPayment({ network, transactionHash, outputIndex }).pipe(
             Effect.map((row) => Option.getOrUndefined(Option.map(row, ({ invoiceId }) => invoiceId))),
             Effect.orDie
-          ),
-        claimDueForExpiry: (now, batchSize, watched) => Effect.orDie(findDueForExpiry({ now, batchSize, watched }))
+          )),
+        claimDueForExpiry: traced("claimDueForExpiry", (now, batchSize, watched) => Effect.orDie(findDueForExpiry({ now, batchSize, watched })))
       }
     })
   )

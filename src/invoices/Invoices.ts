@@ -251,18 +251,20 @@ export class Invoices extends Context.Service<Invoices, {
 
       return {
         create,
-        get: (merchantId, id) => find(merchantId, id),
-        getPublic: (id) => find(undefined, id),
-        void: (merchantId, id) =>
-          transition(id, { type: "VOID" }, { merchantId, operation: "void" }).pipe(Effect.andThen(find(merchantId, id))),
-        recordPayment: (merchantId, id, note) =>
-          transition(id, { type: "RECORD_PAYMENT" }, { merchantId, operation: "record-payment", note }).pipe(
-            Effect.andThen(find(merchantId, id))
-          ),
-        closeException: (merchantId, id, action, note) =>
-          transition(id, { type: "CLOSE_EXCEPTION", action }, { merchantId, operation: "close-exception", note }).pipe(
-            Effect.andThen(find(merchantId, id))
-          )
+        get: (merchantId, id) => find(merchantId, id).pipe(Effect.withSpan("Invoices.get")),
+        getPublic: (id) => find(undefined, id).pipe(Effect.withSpan("Invoices.getPublic")),
+        void: Effect.fn("Invoices.void")(function*(merchantId: string, id: string) {
+          yield* transition(id, { type: "VOID" }, { merchantId, operation: "void" })
+          return yield* find(merchantId, id)
+        }),
+        recordPayment: Effect.fn("Invoices.recordPayment")(function*(merchantId: string, id: string, note: string) {
+          yield* transition(id, { type: "RECORD_PAYMENT" }, { merchantId, operation: "record-payment", note })
+          return yield* find(merchantId, id)
+        }),
+        closeException: Effect.fn("Invoices.closeException")(function*(merchantId: string, id: string, action: ExceptionCloseAction, note: string) {
+          yield* transition(id, { type: "CLOSE_EXCEPTION", action }, { merchantId, operation: "close-exception", note })
+          return yield* find(merchantId, id)
+        })
       }
     })
   )

@@ -66,7 +66,7 @@ export class SolanaPrepare extends Context.Service<SolanaPrepare, {
         if (payer === undefined) return yield* new InvalidRequest({ message: `payerPublicKey ${PAYER_KEY_MESSAGE}` })
         const { invoice, options } = yield* invoices.getPublic(invoiceId)
         const option = options.find((candidate) => candidate.id === request.paymentOptionId)
-        const payload = option?.optionPayload as Record<string, unknown> | null | undefined
+        const payload = option?.optionPayload
         if (option === undefined || option.network !== NETWORK || payload?.methodType !== "solana") {
           return yield* new SolanaPaymentNotPayable({ message: `Payment option ${request.paymentOptionId} is not a Solana option of this invoice` })
         }
