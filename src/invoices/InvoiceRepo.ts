@@ -95,8 +95,11 @@ const evidenceStateOf = (row: typeof EvidenceRow.Type, payments: ReadonlyArray<P
 const traced = <Args extends ReadonlyArray<unknown>, A, E, R>(name: string, method: (...args: Args) => Effect.Effect<A, E, R>) =>
   (...args: Args): Effect.Effect<A, E, R> => Effect.withSpan(method(...args), `InvoiceRepo.${name}`)
 
-/** The statuses the deadline moves, as the lifecycle machine answers it. */
-const EXPIRABLE_STATUSES = statusesAccepting({ type: "DEADLINE_PASSED" })
+/**
+ * The statuses the deadline moves, as the lifecycle machine answers it, spelled as SQL literals:
+ * the planner matches the partial index invoices_due_for_expiry only against a literal list.
+ */
+const EXPIRABLE_STATUSES = statusesAccepting({ type: "DEADLINE_PASSED" }).map((status) => `'${status}'`).join(", ")
 
 const snakeCase = (name: string) => name.replace(/[A-Z]/g, (letter) => `_${letter.toLowerCase()}`)
 /** Keys as the table's columns, for json_populate_record (which bypasses the client's name transform). */
@@ -202,7 +205,7 @@ export class InvoiceRepo extends Context.Service<InvoiceRepo, {
         Result: InvoiceRow,
         execute: ({ batchSize, now, watched }) =>
           sql`SELECT i.* FROM invoices i
-            WHERE i.status IN ${sql.in(EXPIRABLE_STATUSES)} AND i.payable_until_at < ${now}${
+            WHERE i.status IN (${sql.literal(EXPIRABLE_STATUSES)}) AND i.payable_until_at < ${now}${
             watched.length === 0 ? sql`` : sql`
               AND NOT EXISTS (SELECT 1 FROM payment_options o
                 JOIN json_to_recordset(${JSON.stringify(watched)}::json) AS w(network text, "chainTime" timestamptz) ON w.network = o.network
