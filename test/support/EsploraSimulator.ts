@@ -116,7 +116,6 @@ export const startEsploraSimulator = async (options: { readonly genesisTime?: nu
   let down = false
   let rawBlocks = true
   let requests: Array<string> = []
-  let filler = 0
 
   const rememberOutputs = (tx: SimTx) => {
     tx.outputs.forEach((output, index) => {
@@ -393,7 +392,6 @@ export const startEsploraSimulator = async (options: { readonly genesisTime?: nu
     },
     fill: (count) => {
       for (let i = 0; i < count; i++) {
-        filler++
         const address = p2wpkh(pubECDSA(randomPrivateKeyBytes())).address!
         const tx = sign(fund(1_000n), [{ address, sats: 1_000n }], FEE)
         broadcast(tx)
