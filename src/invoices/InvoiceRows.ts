@@ -123,10 +123,7 @@ export const EvidenceRow = Schema.Struct({
 })
 export const evidenceInvoiceOf = (row: typeof EvidenceRow.Type) => invoiceOf(row)
 
-/** Our own rows failing to decode is a defect, not a domain error: these throw. */
-export const decodeInvoiceRow = Schema.decodeUnknownSync(InvoiceRow)
-export const decodeOptionRow = Schema.decodeUnknownSync(PaymentOptionRow)
-export const decodePaymentRow = Schema.decodeUnknownSync(PaymentRow)
+/** Writes encode the entity through its row schema; an entity that does not encode is a defect: these throw. */
 export const encodeInvoiceRow = Schema.encodeSync(InvoiceRow)
 export const encodeOptionRow = Schema.encodeSync(PaymentOptionRow)
 export const encodePaymentRow = Schema.encodeSync(PaymentRow)

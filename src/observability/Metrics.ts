@@ -28,12 +28,6 @@ export type EvidenceOutcome = "evidence" | "unmatched" | "invalidated" | "reject
 const EVIDENCE_APPLIED = "checkout_evidence_applied_total"
 const EVIDENCE_APPLIED_HELP = "Chain observations handled by the watchers, by network and outcome"
 
-/**
- * `checkout_evidence_applied_total` itself, for reading; record through {@link recordEvidenceApplied}
- * (an update without `network` and `outcome` attributes would add an unlabelled sample).
- */
-export const evidenceAppliedTotal = Metric.counter(EVIDENCE_APPLIED, { description: EVIDENCE_APPLIED_HELP, incremental: true })
-
 const evidenceApplied = seriesOf((attributes) =>
   Metric.counter(EVIDENCE_APPLIED, { description: EVIDENCE_APPLIED_HELP, incremental: true, attributes })
 )
