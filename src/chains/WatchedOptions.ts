@@ -153,7 +153,7 @@ export const makeWatchIndex = (options: WatchIndexOptions) =>
     })
 
     const index: WatchIndex = {
-      refresh: lock.withPermits(1)(refreshUnlocked).pipe(Effect.orDie),
+      refresh: lock.withPermits(1)(refreshUnlocked).pipe(Effect.orDie, Effect.withSpan("WatchIndex.refresh")),
       lookup: (key) => byKey.get(key),
       payableKeys: (now, limit) => {
         const keys: Array<string> = []

@@ -63,7 +63,8 @@ export class WatcherLeadership extends Context.Service<WatcherLeadership, {
           }
           return locked
         }).pipe(
-          Effect.catchCause((cause) => Effect.logWarning("Chain watcher leadership unavailable", cause).pipe(Effect.as(false)))
+          Effect.catchCause((cause) => Effect.logWarning("Chain watcher leadership unavailable", cause).pipe(Effect.as(false))),
+          Effect.withSpan("WatcherLeadership.lead", { attributes: { network } })
         )
 
       return { lead }

@@ -272,7 +272,8 @@ export class WebhookDispatcher extends Context.Service<WebhookDispatcher, {
         sendTest,
         runOnce: Effect.andThen(drain(fanOut, FAN_OUT_BATCH), drain(sendDue, SEND_BATCH)).pipe(Effect.withSpan("WebhookDispatcher.runOnce")),
         redeliver,
-        list: (merchantId, filters) => listDeliveries(merchantId, filters).pipe(Effect.provideService(SqlClient.SqlClient, sql))
+        list: (merchantId, filters) =>
+          listDeliveries(merchantId, filters).pipe(Effect.provideService(SqlClient.SqlClient, sql), Effect.withSpan("WebhookDispatcher.list"))
       }
     })
   )
