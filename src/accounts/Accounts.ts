@@ -63,7 +63,6 @@ export class Accounts extends Context.Service<Accounts, {
       const config = yield* AppConfig
       const passwords = yield* makePasswordHasher(config.passwords)
 
-      // Ids arrive as text from requests and tokens; a malformed one simply matches no row.
       const findKeyOwner = SqlSchema.findOneOption({
         Request: Schema.Struct({ keyHash: Schema.String }),
         Result: KeyOwner,
