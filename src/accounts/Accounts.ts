@@ -1,7 +1,9 @@
-import { Context, Data, Effect, Layer } from "effect"
-import { SqlClient } from "effect/sql"
+import { Context, Data, Effect, Layer, Option, Schema, Struct } from "effect"
+import { SqlClient, SqlSchema } from "effect/sql"
 import { AppConfig } from "../config/AppConfig.ts"
-import { toDate } from "../db/Values.ts"
+import { ApiKeyId, MerchantId } from "../domain/Ids.ts"
+import { ApiKey, ApiKeyRow, type ApiKeySummary, ApiKeySummaryRow } from "./ApiKey.ts"
+import { type AccountStatus, type BillingStatus, MerchantRow, type User } from "./Merchant.ts"
 import { constantTimeEqual, generateApiKey, hashApiKey, keyPrefixOf, looksLikeApiKey } from "./ApiKeyFormat.ts"
 import { makePasswordHasher } from "./Passwords.ts"
 
@@ -16,45 +18,36 @@ export class ApiKeyNotFound extends Data.TaggedError("ApiKeyNotFound")<{}> {}
 export const MAX_ACTIVE_API_KEYS = 3
 
 export interface AuthenticatedMerchant {
-  readonly merchantId: string
-  readonly billingStatus: "active" | "blocked"
+  readonly merchantId: MerchantId
+  readonly billingStatus: BillingStatus
 }
 
-export interface User {
-  readonly id: string
-  readonly email: string
-  readonly createdAt: Date
-}
-
-export interface ApiKeySummary {
-  readonly id: string
-  readonly keyPrefix: string
-  readonly label: string
-  readonly createdAt: Date
-}
+export type { ApiKeySummary, User }
 
 export interface CreatedApiKey extends ApiKeySummary {
   readonly rawKey: string
 }
 
-type Row = Record<string, unknown>
+const Count = Schema.Struct({ count: Schema.Int })
+const ByMerchant = Schema.Struct({ merchantId: MerchantId })
+const ByEmail = Schema.Struct({ email: Schema.String })
 
-const userOf = (row: Row): User => ({ id: String(row.id), email: String(row.email), createdAt: toDate(row.createdAt) })
-const keyOf = (row: Row): ApiKeySummary => ({
-  id: String(row.id),
-  keyPrefix: String(row.keyPrefix),
-  label: String(row.label),
-  createdAt: toDate(row.createdAt)
+/** What authentication reads of a key and its account, in one statement. */
+const KeyOwner = Schema.Struct({
+  ...ApiKeyRow.mapFields(Struct.pick(["keyHash", "merchantId"])).fields,
+  ...MerchantRow.mapFields(Struct.pick(["status", "billingStatus"])).fields
 })
+const UserRow = MerchantRow.mapFields(Struct.pick(["id", "email", "createdAt"]))
+const LoginRow = MerchantRow.mapFields(Struct.pick(["id", "email", "createdAt", "status", "passwordHash"]))
 
 /** Merchant accounts, their passwords and API keys (only SHA-256 hashes of keys are stored). */
 export class Accounts extends Context.Service<Accounts, {
   readonly authenticateApiKey: (rawKey: string) => Effect.Effect<AuthenticatedMerchant, InvalidApiKey | AccountDisabled | AccountStatusUnavailable>
-  readonly createMerchant: (input: { readonly email: string; readonly isDemo?: boolean; readonly password?: string }) => Effect.Effect<string>
+  readonly createMerchant: (input: { readonly email: string; readonly isDemo?: boolean; readonly password?: string }) => Effect.Effect<MerchantId>
   readonly signUp: (email: string, password: string) => Effect.Effect<User, EmailTaken>
   readonly logIn: (email: string, password: string) => Effect.Effect<User, InvalidCredentials | AccountDisabled>
   readonly findUser: (merchantId: string) => Effect.Effect<User | undefined>
-  readonly findMerchantByEmail: (email: string) => Effect.Effect<{ readonly id: string; readonly status: string } | undefined>
+  readonly findMerchantByEmail: (email: string) => Effect.Effect<{ readonly id: MerchantId; readonly status: AccountStatus } | undefined>
   readonly createApiKey: (merchantId: string, label: string) => Effect.Effect<CreatedApiKey, TooManyApiKeys>
   readonly listApiKeys: (merchantId: string) => Effect.Effect<ReadonlyArray<ApiKeySummary>>
   readonly revokeApiKey: (merchantId: string, keyId: string) => Effect.Effect<void, ApiKeyNotFound>
@@ -70,113 +63,158 @@ export class Accounts extends Context.Service<Accounts, {
       const config = yield* AppConfig
       const passwords = yield* makePasswordHasher(config.passwords)
 
-      const setStatus = (merchantId: string, status: "active" | "disabled") =>
-        Effect.gen(function*() {
-          yield* sql`UPDATE merchants SET status = ${status} WHERE id = ${merchantId}`
-          if (status === "disabled") {
-            yield* sql`UPDATE sessions SET revoked_at = now() WHERE merchant_id = ${merchantId} AND revoked_at IS NULL`
-          }
-        }).pipe(sql.withTransaction, Effect.orDie)
+      const findKeyOwner = SqlSchema.findOneOption({
+        Request: Schema.Struct({ keyHash: Schema.String }),
+        Result: KeyOwner,
+        execute: ({ keyHash }) =>
+          sql`SELECT k.key_hash, k.merchant_id, m.status, m.billing_status
+            FROM api_keys k JOIN merchants m ON m.id = k.merchant_id
+            WHERE k.key_hash = ${keyHash} AND k.revoked_at IS NULL`
+      })
+      const findUserById = SqlSchema.findOneOption({
+        Request: Schema.Struct({ id: Schema.String }),
+        Result: UserRow,
+        execute: ({ id }) => sql`SELECT id, email, created_at FROM merchants WHERE id = ${id}`
+      })
+      const findLogin = SqlSchema.findOneOption({
+        Request: ByEmail,
+        Result: LoginRow,
+        execute: ({ email }) => sql`SELECT id, email, created_at, status, password_hash FROM merchants WHERE email = ${email}`
+      })
+      const findByEmail = SqlSchema.findOneOption({
+        Request: ByEmail,
+        Result: MerchantRow.mapFields(Struct.pick(["id", "status"])),
+        execute: ({ email }) => sql`SELECT id, status FROM merchants WHERE email = ${email}`
+      })
+      const countActiveKeys = SqlSchema.findOne({
+        Request: ByMerchant,
+        Result: Count,
+        execute: ({ merchantId }) =>
+          sql`SELECT count(*)::int AS count FROM api_keys WHERE merchant_id = ${merchantId} AND revoked_at IS NULL`
+      })
+      const insertKey = SqlSchema.findOne({
+        Request: ApiKey.mapFields(Struct.pick(["id", "merchantId", "keyHash", "keyPrefix", "label"])),
+        Result: ApiKeyRow.mapFields(Struct.pick(["createdAt"])),
+        execute: (key) => sql`INSERT INTO api_keys ${sql.insert(key)} RETURNING created_at`
+      })
+      const findActiveKeys = SqlSchema.findAll({
+        Request: ByMerchant,
+        Result: ApiKeySummaryRow,
+        execute: ({ merchantId }) =>
+          sql`SELECT id, key_prefix, label, created_at FROM api_keys WHERE merchant_id = ${merchantId} AND revoked_at IS NULL
+            ORDER BY created_at, id`
+      })
+      const revokeKey = SqlSchema.findOneOption({
+        Request: Schema.Struct({ merchantId: Schema.String, keyId: Schema.String }),
+        Result: ApiKeyRow.mapFields(Struct.pick(["id"])),
+        execute: ({ merchantId, keyId }) =>
+          sql`UPDATE api_keys SET revoked_at = now()
+            WHERE id = ${keyId} AND merchant_id = ${merchantId} AND revoked_at IS NULL RETURNING id`
+      })
+      const countRecentProbes = SqlSchema.findOne({
+        Request: ByMerchant,
+        Result: Count,
+        execute: ({ merchantId }) =>
+          sql`SELECT count(*)::int AS count FROM access_probes
+            WHERE merchant_id = ${merchantId} AND created_at > now() - interval '1 day'`
+      })
 
-      const createMerchant = ({ email, isDemo = false, password }: { readonly email: string; readonly isDemo?: boolean; readonly password?: string }) =>
-        Effect.gen(function*() {
-          const id = crypto.randomUUID()
-          const passwordHash = password === undefined ? null : yield* passwords.hash(password)
-          yield* sql`INSERT INTO merchants ${sql.insert({ id, email: email.toLowerCase(), is_demo: isDemo, password_hash: passwordHash })}`
-          return id
-        })
+      const setStatus = Effect.fn("Accounts.setStatus")(function*(merchantId: string, status: "active" | "disabled") {
+        yield* sql`UPDATE merchants SET status = ${status} WHERE id = ${merchantId}`
+        if (status === "disabled") {
+          yield* sql`UPDATE sessions SET revoked_at = now() WHERE merchant_id = ${merchantId} AND revoked_at IS NULL`
+        }
+      }, sql.withTransaction, Effect.orDie)
+
+      const insertMerchant = Effect.fnUntraced(function*(
+        { email, isDemo = false, password }: { readonly email: string; readonly isDemo?: boolean; readonly password?: string }
+      ) {
+        const id = MerchantId.make(crypto.randomUUID())
+        const passwordHash = password === undefined ? null : yield* passwords.hash(password)
+        yield* sql`INSERT INTO merchants ${sql.insert({ id, email: email.toLowerCase(), isDemo, passwordHash })}`
+        return id
+      })
 
       return {
-        authenticateApiKey: (rawKey) =>
-          Effect.gen(function*() {
-            if (!looksLikeApiKey(rawKey)) return yield* new InvalidApiKey()
-            const hash = hashApiKey(rawKey)
-            const rows = yield* sql<Row>`SELECT k.key_hash, m.id AS merchant_id, m.status, m.billing_status
-              FROM api_keys k JOIN merchants m ON m.id = k.merchant_id
-              WHERE k.key_hash = ${hash} AND k.revoked_at IS NULL`.pipe(
-              Effect.catchTag("SqlError", () => Effect.fail(new AccountStatusUnavailable()))
-            )
-            const row = rows[0]
-            if (row === undefined || !constantTimeEqual(String(row.keyHash), hash)) return yield* new InvalidApiKey()
-            if (row.status !== "active") return yield* new AccountDisabled()
-            return {
-              merchantId: String(row.merchantId),
-              billingStatus: row.billingStatus === "blocked" ? "blocked" as const : "active" as const
-            }
-          }),
-        createMerchant: (input) => createMerchant(input).pipe(Effect.orDie),
-        signUp: (email, password) =>
-          Effect.gen(function*() {
-            const existing = yield* sql<Row>`SELECT id FROM merchants WHERE email = ${email.toLowerCase()}`
-            if (existing.length > 0) return yield* new EmailTaken()
-            const id = yield* createMerchant({ email, password }).pipe(
-              Effect.catchTag("SqlError", (error) =>
-                String((error as { reason?: { cause?: { code?: string } } }).reason?.cause?.code) === "23505"
-                  ? Effect.fail(new EmailTaken())
-                  : Effect.die(error))
-            )
-            const rows = yield* sql<Row>`SELECT id, email, created_at FROM merchants WHERE id = ${id}`
-            return userOf(rows[0])
-          }).pipe(Effect.catchTag("SqlError", Effect.die)),
-        logIn: (email, password) =>
-          Effect.gen(function*() {
-            const rows = yield* sql<Row>`SELECT id, email, created_at, status, password_hash FROM merchants WHERE email = ${email.toLowerCase()}`
-            const row = rows[0]
-            const stored = row?.passwordHash === null || row?.passwordHash === undefined ? undefined : String(row.passwordHash)
-            const valid = yield* passwords.verify(password, stored)
-            if (row === undefined || stored === undefined || !valid) return yield* new InvalidCredentials()
-            if (row.status !== "active") return yield* new AccountDisabled()
-            if (passwords.needsRehash(stored)) {
-              const rehashed = yield* passwords.hash(password)
-              yield* sql`UPDATE merchants SET password_hash = ${rehashed} WHERE id = ${String(row.id)} AND password_hash = ${stored}`
-            }
-            return userOf(row)
-          }).pipe(Effect.catchTag("SqlError", Effect.die)),
-        findUser: (merchantId) =>
-          sql<Row>`SELECT id, email, created_at FROM merchants WHERE id = ${merchantId}`.pipe(
-            Effect.map((rows) => (rows[0] === undefined ? undefined : userOf(rows[0]))),
-            Effect.orDie
-          ),
-        findMerchantByEmail: (email) =>
-          sql<Row>`SELECT id, status FROM merchants WHERE email = ${email.toLowerCase()}`.pipe(
-            Effect.map((rows) => (rows[0] === undefined ? undefined : { id: String(rows[0].id), status: String(rows[0].status) })),
-            Effect.orDie
-          ),
-        createApiKey: (merchantId, label) =>
-          Effect.gen(function*() {
-            // Lock the merchant row so that concurrent creations cannot pass the limit together.
-            yield* sql`SELECT id FROM merchants WHERE id = ${merchantId} FOR UPDATE`
-            const active = yield* sql<Row>`SELECT count(*)::int AS count FROM api_keys WHERE merchant_id = ${merchantId} AND revoked_at IS NULL`
-            if (Number(active[0].count) >= MAX_ACTIVE_API_KEYS) return yield* new TooManyApiKeys()
-            const rawKey = generateApiKey()
-            const id = crypto.randomUUID()
-            const rows = yield* sql<Row>`INSERT INTO api_keys ${
-              sql.insert({ id, merchant_id: merchantId, key_hash: hashApiKey(rawKey), key_prefix: keyPrefixOf(rawKey), label })
-            } RETURNING created_at`
-            return { id, rawKey, keyPrefix: keyPrefixOf(rawKey), label, createdAt: toDate(rows[0].createdAt) }
-          }).pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die)),
-        listApiKeys: (merchantId) =>
-          sql<Row>`SELECT id, key_prefix, label, created_at FROM api_keys WHERE merchant_id = ${merchantId} AND revoked_at IS NULL
-            ORDER BY created_at, id`.pipe(Effect.map((rows) => rows.map(keyOf)), Effect.orDie),
-        revokeApiKey: (merchantId, keyId) =>
-          Effect.gen(function*() {
-            const rows = yield* sql<Row>`UPDATE api_keys SET revoked_at = now()
-              WHERE id = ${keyId} AND merchant_id = ${merchantId} AND revoked_at IS NULL RETURNING id`
-            if (rows.length === 0) return yield* new ApiKeyNotFound()
-          }).pipe(Effect.catchTag("SqlError", Effect.die)),
+        authenticateApiKey: Effect.fn("Accounts.authenticateApiKey")(function*(rawKey) {
+          if (!looksLikeApiKey(rawKey)) return yield* new InvalidApiKey()
+          const hash = hashApiKey(rawKey)
+          const found = yield* findKeyOwner({ keyHash: hash }).pipe(
+            Effect.catchTag("SqlError", () => Effect.fail(new AccountStatusUnavailable())),
+            Effect.catchTag("SchemaError", Effect.die)
+          )
+          if (Option.isNone(found) || !constantTimeEqual(found.value.keyHash, hash)) return yield* new InvalidApiKey()
+          if (found.value.status !== "active") return yield* new AccountDisabled()
+          return { merchantId: found.value.merchantId, billingStatus: found.value.billingStatus }
+        }),
+        createMerchant: Effect.fn("Accounts.createMerchant")(function*(input) {
+          return yield* insertMerchant(input)
+        }, Effect.orDie),
+        signUp: Effect.fn("Accounts.signUp")(function*(email, password) {
+          const normalized = email.toLowerCase()
+          if (Option.isSome(yield* findByEmail({ email: normalized }))) return yield* new EmailTaken()
+          const id = yield* insertMerchant({ email, password }).pipe(
+            Effect.catchTag("SqlError", (error) =>
+              String((error as { reason?: { cause?: { code?: string } } }).reason?.cause?.code) === "23505"
+                ? Effect.fail(new EmailTaken())
+                : Effect.die(error))
+          )
+          return yield* findUserById({ id }).pipe(Effect.flatMap(Effect.fromOption))
+        }, Effect.catchTags({ SqlError: Effect.die, SchemaError: Effect.die, NoSuchElementError: Effect.die })),
+        logIn: Effect.fn("Accounts.logIn")(function*(email, password) {
+          const found = yield* findLogin({ email: email.toLowerCase() })
+          const row = Option.getOrUndefined(found)
+          const stored = row?.passwordHash ?? undefined
+          const valid = yield* passwords.verify(password, stored)
+          if (row === undefined || stored === undefined || !valid) return yield* new InvalidCredentials()
+          if (row.status !== "active") return yield* new AccountDisabled()
+          if (passwords.needsRehash(stored)) {
+            const rehashed = yield* passwords.hash(password)
+            yield* sql`UPDATE merchants SET password_hash = ${rehashed} WHERE id = ${row.id} AND password_hash = ${stored}`
+          }
+          return { id: row.id, email: row.email, createdAt: row.createdAt }
+        }, Effect.catchTags({ SqlError: Effect.die, SchemaError: Effect.die })),
+        findUser: Effect.fn("Accounts.findUser")(function*(merchantId) {
+          return Option.getOrUndefined(yield* findUserById({ id: merchantId }))
+        }, Effect.orDie),
+        findMerchantByEmail: Effect.fn("Accounts.findMerchantByEmail")(function*(email) {
+          return Option.getOrUndefined(yield* findByEmail({ email: email.toLowerCase() }))
+        }, Effect.orDie),
+        createApiKey: Effect.fn("Accounts.createApiKey")(function*(merchantId, label) {
+          // Lock the merchant row so that concurrent creations cannot pass the limit together.
+          yield* sql`SELECT id FROM merchants WHERE id = ${merchantId} FOR UPDATE`
+          const active = yield* countActiveKeys({ merchantId: MerchantId.make(merchantId) })
+          if (active.count >= MAX_ACTIVE_API_KEYS) return yield* new TooManyApiKeys()
+          const rawKey = generateApiKey()
+          const key = {
+            id: ApiKeyId.make(crypto.randomUUID()),
+            merchantId: MerchantId.make(merchantId),
+            keyHash: hashApiKey(rawKey),
+            keyPrefix: keyPrefixOf(rawKey),
+            label
+          }
+          const { createdAt } = yield* insertKey(key)
+          return { id: key.id, rawKey, keyPrefix: key.keyPrefix, label, createdAt }
+        }, sql.withTransaction, Effect.catchTags({ SqlError: Effect.die, SchemaError: Effect.die, NoSuchElementError: Effect.die })),
+        listApiKeys: Effect.fn("Accounts.listApiKeys")(function*(merchantId) {
+          return yield* findActiveKeys({ merchantId: MerchantId.make(merchantId) })
+        }, Effect.orDie),
+        revokeApiKey: Effect.fn("Accounts.revokeApiKey")(function*(merchantId, keyId) {
+          const revoked = yield* revokeKey({ merchantId, keyId })
+          if (Option.isNone(revoked)) return yield* new ApiKeyNotFound()
+        }, Effect.catchTags({ SqlError: Effect.die, SchemaError: Effect.die })),
         setStatus,
-        setBillingStatus: (merchantId, status) =>
-          sql`UPDATE merchants SET billing_status = ${status} WHERE id = ${merchantId}`.pipe(Effect.asVoid, Effect.orDie),
-        recordProbe: (merchantId, kind, detail) =>
-          Effect.gen(function*() {
-            yield* sql`INSERT INTO access_probes ${sql.insert({ merchant_id: merchantId, kind, detail: detail.slice(0, 500) })}`
-            const rows = yield* sql<Row>`SELECT count(*)::int AS count FROM access_probes
-              WHERE merchant_id = ${merchantId} AND created_at > now() - interval '1 day'`
-            const reached = Number(rows[0].count) >= config.probeThreshold
-            yield* Effect.logWarning("Cross-account probe").pipe(Effect.annotateLogs({ merchantId, kind, reached }))
-            if (reached) yield* setStatus(merchantId, "disabled")
-            return reached
-          }).pipe(Effect.orDie)
+        setBillingStatus: Effect.fn("Accounts.setBillingStatus")(function*(merchantId, status) {
+          yield* sql`UPDATE merchants SET billing_status = ${status} WHERE id = ${merchantId}`
+        }, Effect.orDie),
+        recordProbe: Effect.fn("Accounts.recordProbe")(function*(merchantId, kind, detail) {
+          yield* sql`INSERT INTO access_probes ${sql.insert({ merchantId, kind, detail: detail.slice(0, 500) })}`
+          const { count } = yield* countRecentProbes({ merchantId: MerchantId.make(merchantId) })
+          const reached = count >= config.probeThreshold
+          yield* Effect.logWarning("Cross-account probe").pipe(Effect.annotateLogs({ merchantId, kind, reached }))
+          if (reached) yield* setStatus(merchantId, "disabled")
+          return reached
+        }, Effect.orDie)
       }
     })
   )

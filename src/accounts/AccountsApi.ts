@@ -1,15 +1,22 @@
-import { Schema } from "effect"
+import { Schema, Struct } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import { Conflict, Forbidden, NotFound, TooManyRequests, Unauthorized } from "../http/ApiErrors.ts"
 import { DashboardAuthentication } from "../http/Authentication.ts"
 import { text } from "../http/RequestSchemas.ts"
+import { ApiKeySummary } from "./ApiKey.ts"
+import { User } from "./Merchant.ts"
 
 const Email = text(320).check(
   Schema.makeFilter<string>((value) => /^[^\s@]+@[^\s@]+$/.test(value), { message: "must be an email address" })
 ).annotateKey({ messageMissingKey: "is required" })
 
-const User = Schema.Struct({ id: Schema.String, email: Schema.String, createdAt: Schema.String })
-const AuthResponse = Schema.Struct({ user: User, token: Schema.String })
+// Times go out as ISO 8601 text.
+const UserView = User.mapFields(Struct.evolve({ createdAt: () => Schema.DateFromString }))
+const AuthResponse = Schema.Struct({ user: UserView, token: Schema.String })
+
+const ApiKeyView = ApiKeySummary.mapFields(Struct.evolve({ createdAt: () => Schema.DateFromString }))
+/** The raw key is shown once, in the answer to its creation. */
+const CreatedApiKeyView = ApiKeyView.mapFields(Struct.assign({ rawKey: Schema.String }))
 
 export const AuthGroup = HttpApiGroup.make("auth")
   .add(
@@ -46,19 +53,13 @@ export const KeysGroup = HttpApiGroup.make("keys")
     HttpApiEndpoint.post("create", "/api/users/:id/checkout-api-key", {
       params: KeyParams,
       payload: Schema.Struct({ label: Schema.optionalKey(Schema.NullOr(text(100)).annotate({ message: "must be a string" })) }),
-      success: Schema.Struct({
-        id: Schema.String,
-        rawKey: Schema.String,
-        keyPrefix: Schema.String,
-        label: Schema.String,
-        createdAt: Schema.String
-      }).pipe(HttpApiSchema.status(201)),
+      success: CreatedApiKeyView.pipe(HttpApiSchema.status(201)),
       error: [NotFound, Conflict]
     }),
     HttpApiEndpoint.get("list", "/api/users/:id/checkout-api-keys", {
       params: KeyParams,
       success: Schema.Struct({
-        keys: Schema.Array(Schema.Struct({ id: Schema.String, keyPrefix: Schema.String, label: Schema.String, createdAt: Schema.String }))
+        keys: Schema.Array(ApiKeyView)
       }),
       error: NotFound
     }),

@@ -34,12 +34,6 @@ const setSessionCookie = (token: string, csrfToken: string) =>
     )
   })
 
-const userView = (user: { id: string; email: string; createdAt: Date }) => ({
-  id: user.id,
-  email: user.email,
-  createdAt: user.createdAt.toISOString()
-})
-
 export const AuthHttpLive = HttpApiBuilder.group(Api, "auth", (handlers) =>
   Effect.gen(function*() {
     const accounts = yield* Accounts
@@ -56,7 +50,7 @@ export const AuthHttpLive = HttpApiBuilder.group(Api, "auth", (handlers) =>
           )
           const { token, sessionId } = yield* sessions.issue(user.id)
           yield* setSessionCookie(token, sessions.csrfToken(sessionId))
-          return { user: userView(user), token }
+          return { user, token }
         }))
       .handle("login", ({ payload }) =>
         Effect.gen(function*() {
@@ -70,7 +64,7 @@ export const AuthHttpLive = HttpApiBuilder.group(Api, "auth", (handlers) =>
           )
           const { token, sessionId } = yield* sessions.issue(user.id)
           yield* setSessionCookie(token, sessions.csrfToken(sessionId))
-          return { user: userView(user), token }
+          return { user, token }
         }))
       .handle("logout", () =>
         Effect.gen(function*() {
@@ -114,16 +108,14 @@ export const KeysHttpLive = HttpApiBuilder.group(Api, "keys", (handlers) =>
       .handle("create", ({ params, payload }) =>
         Effect.gen(function*() {
           const merchant = yield* ownUser(params.id)
-          const key = yield* accounts.createApiKey(merchant.merchantId, payload.label ?? "").pipe(
+          return yield* accounts.createApiKey(merchant.merchantId, payload.label ?? "").pipe(
             Effect.catchTag("TooManyApiKeys", () => Effect.fail(new Conflict({ error: `At most ${MAX_ACTIVE_API_KEYS} active API keys` })))
           )
-          return { ...key, createdAt: key.createdAt.toISOString() }
         }).pipe(Effect.provideService(Accounts, accounts)))
       .handle("list", ({ params }) =>
         Effect.gen(function*() {
           const merchant = yield* ownUser(params.id)
-          const keys = yield* accounts.listApiKeys(merchant.merchantId)
-          return { keys: keys.map((key) => ({ ...key, createdAt: key.createdAt.toISOString() })) }
+          return { keys: yield* accounts.listApiKeys(merchant.merchantId) }
         }).pipe(Effect.provideService(Accounts, accounts)))
       .handle("revoke", ({ params }) =>
         Effect.gen(function*() {

@@ -1,8 +1,11 @@
-import { Clock, Duration, Effect, Layer } from "effect"
+import { Clock, Duration, Effect, Layer, Schema } from "effect"
 import { RateLimiter } from "effect/persistence"
 import { SqlClient } from "effect/sql"
+import { bigintColumn } from "../db/Columns.ts"
 
-type Row = { count: unknown; expiresAtMs: unknown; lastExceeded: unknown }
+/** A `rate_limits` window after the upsert (migration 0003). */
+const WindowRow = Schema.Struct({ count: Schema.Finite, expiresAtMs: bigintColumn(Schema.BigInt), lastExceeded: Schema.Boolean })
+const decodeWindow = Schema.decodeUnknownEffect(Schema.Tuple([WindowRow]))
 
 const storeError = (message: string) => (cause: unknown) =>
   new RateLimiter.RateLimiterError({ reason: new RateLimiter.RateLimitStoreError({ message, cause }) })
@@ -23,7 +26,7 @@ export const layerStorePostgres = Layer.effect(
           const now = yield* Clock.currentTimeMillis
           const extension = Math.max(1, Math.ceil(Duration.toMillis(refillRate) * tokens))
           const cap = limit ?? null
-          const rows = yield* sql<Row>`INSERT INTO rate_limits AS r (key, count, expires_at_ms, last_exceeded)
+          const rows = yield* sql`INSERT INTO rate_limits AS r (key, count, expires_at_ms, last_exceeded)
             VALUES (${key}, ${tokens}, ${now + extension}, false)
             ON CONFLICT (key) DO UPDATE SET
               count = CASE WHEN r.expires_at_ms <= ${now} THEN ${tokens}::double precision
@@ -35,10 +38,9 @@ export const layerStorePostgres = Layer.effect(
               last_exceeded = r.expires_at_ms > ${now} AND ${cap}::double precision IS NOT NULL
                 AND r.count + ${tokens} > ${cap}::double precision
             RETURNING count, expires_at_ms, last_exceeded`.pipe(Effect.mapError(storeError("rate limit store unavailable")))
-          const row = rows[0]
-          const count = Number(row.count)
-          const ttl = Math.max(0, Number(row.expiresAtMs) - now)
-          return row.lastExceeded === true ? [count + tokens, ttl] as const : [count, ttl] as const
+          const [{ count, expiresAtMs, lastExceeded }] = yield* decodeWindow(rows).pipe(Effect.orDie)
+          const ttl = Math.max(0, Number(expiresAtMs) - now)
+          return lastExceeded ? [count + tokens, ttl] as const : [count, ttl] as const
         }),
       tokenBucket: () => Effect.fail(storeError("the PostgreSQL store supports the fixed-window algorithm only")(undefined)),
       adaptiveConsume: () =>

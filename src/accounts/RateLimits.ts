@@ -47,11 +47,21 @@ export class RateLimits extends Context.Service<RateLimits, {
           })
         )
       return {
-        api: (merchantId) => consume(`api:${merchantId}`, config.apiRateLimitPerMinute),
-        login: (email) => consume(`login:${email.toLowerCase()}`, config.loginAttemptsPerMinute),
-        loginFromAddress: (ip) => consume(`login-ip:${ip}`, config.loginAddressAttemptsPerMinute),
-        signup: (ip) => consume(`signup-ip:${ip}`, config.signupsPerMinute),
-        solanaPrepare: (ip) => consume(`solana-prepare:${ip}`, config.solanaPrepareRateLimitPerMinute)
+        api: Effect.fn("RateLimits.api")(function*(merchantId) {
+          return yield* consume(`api:${merchantId}`, config.apiRateLimitPerMinute)
+        }),
+        login: Effect.fn("RateLimits.login")(function*(email) {
+          return yield* consume(`login:${email.toLowerCase()}`, config.loginAttemptsPerMinute)
+        }),
+        loginFromAddress: Effect.fn("RateLimits.loginFromAddress")(function*(ip) {
+          return yield* consume(`login-ip:${ip}`, config.loginAddressAttemptsPerMinute)
+        }),
+        signup: Effect.fn("RateLimits.signup")(function*(ip) {
+          return yield* consume(`signup-ip:${ip}`, config.signupsPerMinute)
+        }),
+        solanaPrepare: Effect.fn("RateLimits.solanaPrepare")(function*(ip) {
+          return yield* consume(`solana-prepare:${ip}`, config.solanaPrepareRateLimitPerMinute)
+        })
       }
     })
   ).pipe(Layer.provide(RateLimiter.layer))

@@ -1,5 +1,5 @@
-import { Context, Effect, Layer, Redacted } from "effect"
-import { SqlClient } from "effect/sql"
+import { Context, Effect, Layer, Redacted, Schema } from "effect"
+import { SqlClient, SqlSchema } from "effect/sql"
 import { AppConfig } from "../config/AppConfig.ts"
 
 /**
@@ -15,12 +15,17 @@ export class Secrets extends Context.Service<Secrets, {
     Effect.gen(function*() {
       const config = yield* AppConfig
       const sql = yield* SqlClient.SqlClient
+      const findSecret = SqlSchema.findOne({
+        Request: Schema.Struct({ name: Schema.String }),
+        Result: Schema.Struct({ value: Schema.String }),
+        execute: ({ name }) => sql`SELECT value FROM instance_secrets WHERE name = ${name}`
+      })
       const stored = (name: string) =>
         Effect.gen(function*() {
           const generated = Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString("base64")
           yield* sql`INSERT INTO instance_secrets (name, value) VALUES (${name}, ${generated}) ON CONFLICT (name) DO NOTHING`
-          const rows = yield* sql<{ value: string }>`SELECT value FROM instance_secrets WHERE name = ${name}`
-          return new Uint8Array(Buffer.from(rows[0].value, "base64"))
+          const { value } = yield* findSecret({ name })
+          return new Uint8Array(Buffer.from(value, "base64"))
         }).pipe(Effect.orDie)
       const fromConfig = (value: Redacted.Redacted<string> | undefined, name: string) =>
         value !== undefined

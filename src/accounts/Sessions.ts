@@ -1,8 +1,9 @@
 import { createHmac } from "node:crypto"
-import { Clock, Context, Data, Effect, Layer } from "effect"
-import { SqlClient } from "effect/sql"
+import { Clock, Context, Data, Effect, Layer, Option, Schema, Struct } from "effect"
+import { SqlClient, SqlSchema } from "effect/sql"
 import { jwtVerify, SignJWT } from "jose"
-import { toDate } from "../db/Values.ts"
+import { DateColumn } from "../db/Columns.ts"
+import { type BillingStatus, MerchantRow } from "./Merchant.ts"
 import { Secrets } from "./Secrets.ts"
 
 export class InvalidSession extends Data.TaggedError("InvalidSession")<{}> {}
@@ -18,10 +19,15 @@ export const SESSION_HOURS = 12
 export interface SessionPrincipal {
   readonly merchantId: string
   readonly sessionId: string
-  readonly billingStatus: "active" | "blocked"
+  readonly billingStatus: BillingStatus
 }
 
-type Row = Record<string, unknown>
+/** What verifying a token reads of its session and account, in one statement. */
+const SessionStateRow = Schema.Struct({
+  revokedAt: Schema.NullOr(DateColumn),
+  expiresAt: DateColumn,
+  ...MerchantRow.mapFields(Struct.pick(["status", "billingStatus"])).fields
+})
 
 /**
  * Dashboard sessions: HS256 JWTs (algorithm pinned, exp and iat required) naming a session row,
@@ -43,60 +49,63 @@ export class Sessions extends Context.Service<Sessions, {
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
       const { jwtSecret } = yield* Secrets
+      const findSessionState = SqlSchema.findOneOption({
+        Request: Schema.Struct({ sessionId: Schema.String, merchantId: Schema.String }),
+        Result: SessionStateRow,
+        execute: ({ sessionId, merchantId }) =>
+          sql`SELECT s.revoked_at, s.expires_at, m.status, m.billing_status
+            FROM sessions s JOIN merchants m ON m.id = s.merchant_id
+            WHERE s.id = ${sessionId} AND s.merchant_id = ${merchantId}`
+      })
       return {
-        issue: (merchantId) =>
-          Effect.gen(function*() {
-            const now = new Date(yield* Clock.currentTimeMillis)
-            const expiresAt = new Date(now.getTime() + SESSION_HOURS * 3_600_000)
-            const sessionId = crypto.randomUUID()
-            yield* sql`INSERT INTO sessions ${
-              sql.insert({ id: sessionId, merchant_id: merchantId, created_at: now, expires_at: expiresAt })
-            }`.pipe(Effect.orDie)
-            const token = yield* Effect.promise(() =>
-              new SignJWT({ sid: sessionId })
-                .setProtectedHeader({ alg: "HS256", typ: "JWT" })
-                .setSubject(merchantId)
-                .setIssuedAt(Math.floor(now.getTime() / 1000))
-                .setExpirationTime(Math.floor(expiresAt.getTime() / 1000))
-                .sign(jwtSecret)
-            )
-            return { token, expiresAt, sessionId }
-          }),
-        csrfToken: (sessionId) => createHmac("sha256", jwtSecret).update(`csrf:${sessionId}`).digest("base64url"),
-        verify: (token) =>
-          Effect.gen(function*() {
-            const now = yield* Clock.currentTimeMillis
-            const verified = yield* Effect.tryPromise({
-              try: () =>
-                jwtVerify(token, jwtSecret, {
-                  algorithms: ["HS256"],
-                  requiredClaims: ["exp", "iat", "sub"],
-                  currentDate: new Date(now)
-                }),
-              catch: () => new InvalidSession()
-            })
-            const sessionId = verified.payload.sid
-            const merchantId = verified.payload.sub
-            if (typeof sessionId !== "string" || typeof merchantId !== "string") return yield* new InvalidSession()
-            const rows = yield* sql<Row>`SELECT s.revoked_at, s.expires_at, m.status, m.billing_status
-              FROM sessions s JOIN merchants m ON m.id = s.merchant_id
-              WHERE s.id = ${sessionId} AND s.merchant_id = ${merchantId}`.pipe(
-              Effect.catchTag("SqlError", () => Effect.fail(new SessionStatusUnavailable()))
-            )
-            const row = rows[0]
-            if (row === undefined || row.revokedAt !== null || toDate(row.expiresAt).getTime() <= now) {
-              return yield* new InvalidSession()
-            }
-            if (row.status !== "active") return yield* new SessionAccountDisabled()
-            return { merchantId, sessionId, billingStatus: row.billingStatus === "blocked" ? "blocked" as const : "active" as const }
-          }),
-        revoke: (sessionId) =>
-          sql`UPDATE sessions SET revoked_at = now() WHERE id = ${sessionId} AND revoked_at IS NULL`.pipe(Effect.asVoid, Effect.orDie),
-        revokeAll: (merchantId) =>
-          sql`UPDATE sessions SET revoked_at = now() WHERE merchant_id = ${merchantId} AND revoked_at IS NULL`.pipe(
-            Effect.asVoid,
-            Effect.orDie
+        issue: Effect.fn("Sessions.issue")(function*(merchantId) {
+          const now = new Date(yield* Clock.currentTimeMillis)
+          const expiresAt = new Date(now.getTime() + SESSION_HOURS * 3_600_000)
+          const sessionId = crypto.randomUUID()
+          yield* sql`INSERT INTO sessions ${
+            sql.insert({ id: sessionId, merchantId, createdAt: now, expiresAt })
+          }`.pipe(Effect.orDie)
+          const token = yield* Effect.promise(() =>
+            new SignJWT({ sid: sessionId })
+              .setProtectedHeader({ alg: "HS256", typ: "JWT" })
+              .setSubject(merchantId)
+              .setIssuedAt(Math.floor(now.getTime() / 1000))
+              .setExpirationTime(Math.floor(expiresAt.getTime() / 1000))
+              .sign(jwtSecret)
           )
+          return { token, expiresAt, sessionId }
+        }),
+        csrfToken: (sessionId) => createHmac("sha256", jwtSecret).update(`csrf:${sessionId}`).digest("base64url"),
+        verify: Effect.fn("Sessions.verify")(function*(token) {
+          const now = yield* Clock.currentTimeMillis
+          const verified = yield* Effect.tryPromise({
+            try: () =>
+              jwtVerify(token, jwtSecret, {
+                algorithms: ["HS256"],
+                requiredClaims: ["exp", "iat", "sub"],
+                currentDate: new Date(now)
+              }),
+            catch: () => new InvalidSession()
+          })
+          const sessionId = verified.payload.sid
+          const merchantId = verified.payload.sub
+          if (typeof sessionId !== "string" || typeof merchantId !== "string") return yield* new InvalidSession()
+          const found = yield* findSessionState({ sessionId, merchantId }).pipe(
+            Effect.catchTag("SqlError", () => Effect.fail(new SessionStatusUnavailable())),
+            Effect.catchTag("SchemaError", Effect.die)
+          )
+          if (Option.isNone(found) || found.value.revokedAt !== null || found.value.expiresAt.getTime() <= now) {
+            return yield* new InvalidSession()
+          }
+          if (found.value.status !== "active") return yield* new SessionAccountDisabled()
+          return { merchantId, sessionId, billingStatus: found.value.billingStatus }
+        }),
+        revoke: Effect.fn("Sessions.revoke")(function*(sessionId) {
+          yield* sql`UPDATE sessions SET revoked_at = now() WHERE id = ${sessionId} AND revoked_at IS NULL`
+        }, Effect.orDie),
+        revokeAll: Effect.fn("Sessions.revokeAll")(function*(merchantId) {
+          yield* sql`UPDATE sessions SET revoked_at = now() WHERE merchant_id = ${merchantId} AND revoked_at IS NULL`
+        }, Effect.orDie)
       }
     })
   )

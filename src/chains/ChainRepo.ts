@@ -1,4 +1,4 @@
-import { Context, Effect, Layer, Schema } from "effect"
+import { Context, Effect, Layer, Option, Schema } from "effect"
 import { SqlClient, SqlSchema } from "effect/sql"
 
 /** A processed block the watcher remembers: its height and hash (for reorg checks). */
@@ -139,35 +139,47 @@ export class ChainRepo extends Context.Service<ChainRepo, {
       })
 
       return {
-        cursor: (network) =>
-          findCursor({ network }).pipe(Effect.map((cursor) => cursor._tag === "Some" ? cursor.value : undefined), Effect.orDie),
-        saveProgress: (network, { cursor, headHeight, headTime }) =>
-          sql`INSERT INTO chain_cursors (network, processed_height, processed_hash, chain_time, head_height, head_time, updated_at)
+        cursor: Effect.fn("ChainRepo.cursor")(function*(network) {
+          return Option.getOrUndefined(yield* findCursor({ network }))
+        }, Effect.orDie),
+        saveProgress: Effect.fn("ChainRepo.saveProgress")(function*(network, { cursor, headHeight, headTime }) {
+          yield* sql`INSERT INTO chain_cursors (network, processed_height, processed_hash, chain_time, head_height, head_time, updated_at)
             VALUES (${network}, ${cursor.height.toString()}, ${cursor.hash}, ${cursor.chainTime}, ${headHeight.toString()}, ${headTime}, now())
             ON CONFLICT (network) DO UPDATE SET processed_height = EXCLUDED.processed_height,
               processed_hash = EXCLUDED.processed_hash, chain_time = EXCLUDED.chain_time, head_height = EXCLUDED.head_height,
-              head_time = EXCLUDED.head_time, last_error = NULL, last_error_at = NULL, updated_at = now()`.pipe(Effect.asVoid, Effect.orDie),
-        saveError: (network, message) =>
-          sql`INSERT INTO chain_cursors (network, last_error, last_error_at, updated_at) VALUES (${network}, ${message.slice(0, 1000)}, now(), now())
-            ON CONFLICT (network) DO UPDATE SET last_error = EXCLUDED.last_error, last_error_at = now(), updated_at = now()`.pipe(
-            Effect.asVoid,
-            Effect.orDie
-          ),
-        rememberBlocks: (network, blocks) =>
-          blocks.length === 0 ? Effect.void : sql`INSERT INTO chain_blocks (network, height, hash)
+              head_time = EXCLUDED.head_time, last_error = NULL, last_error_at = NULL, updated_at = now()`
+        }, Effect.orDie),
+        saveError: Effect.fn("ChainRepo.saveError")(function*(network, message) {
+          yield* sql`INSERT INTO chain_cursors (network, last_error, last_error_at, updated_at) VALUES (${network}, ${message.slice(0, 1000)}, now(), now())
+            ON CONFLICT (network) DO UPDATE SET last_error = EXCLUDED.last_error, last_error_at = now(), updated_at = now()`
+        }, Effect.orDie),
+        rememberBlocks: Effect.fn("ChainRepo.rememberBlocks")(function*(network, blocks) {
+          if (blocks.length === 0) return
+          yield* sql`INSERT INTO chain_blocks (network, height, hash)
             SELECT ${network}, (b->>'height')::bigint, b->>'hash'
             FROM json_array_elements(${JSON.stringify(blocks.map((block) => ({ height: block.height.toString(), hash: block.hash })))}::json) AS b
-            ON CONFLICT (network, height) DO UPDATE SET hash = EXCLUDED.hash`.pipe(Effect.asVoid, Effect.orDie),
-        blocksBelow: (network, height) => findBlocksBelow({ network, height }).pipe(Effect.orDie),
-        forgetBlocksAbove: (network, height) =>
-          sql`DELETE FROM chain_blocks WHERE network = ${network} AND height > ${height.toString()}`.pipe(Effect.asVoid, Effect.orDie),
-        forgetBlocksBelow: (network, height) =>
-          sql`DELETE FROM chain_blocks WHERE network = ${network} AND height < ${height.toString()}`.pipe(Effect.asVoid, Effect.orDie),
-        evidenceAbove: (network, height) => findEvidenceAbove({ network, height }).pipe(Effect.orDie),
-        awaitingConfirmation: (network) => findAwaiting({ network }).pipe(Effect.orDie),
-        inMempool: (network) => findInMempool({ network }).pipe(Effect.orDie),
-        recordUnmatched: (deposit) =>
-          sql`INSERT INTO unmatched_deposits ${
+            ON CONFLICT (network, height) DO UPDATE SET hash = EXCLUDED.hash`
+        }, Effect.orDie),
+        blocksBelow: Effect.fn("ChainRepo.blocksBelow")(function*(network, height) {
+          return yield* findBlocksBelow({ network, height })
+        }, Effect.orDie),
+        forgetBlocksAbove: Effect.fn("ChainRepo.forgetBlocksAbove")(function*(network, height) {
+          yield* sql`DELETE FROM chain_blocks WHERE network = ${network} AND height > ${height.toString()}`
+        }, Effect.orDie),
+        forgetBlocksBelow: Effect.fn("ChainRepo.forgetBlocksBelow")(function*(network, height) {
+          yield* sql`DELETE FROM chain_blocks WHERE network = ${network} AND height < ${height.toString()}`
+        }, Effect.orDie),
+        evidenceAbove: Effect.fn("ChainRepo.evidenceAbove")(function*(network, height) {
+          return yield* findEvidenceAbove({ network, height })
+        }, Effect.orDie),
+        awaitingConfirmation: Effect.fn("ChainRepo.awaitingConfirmation")(function*(network) {
+          return yield* findAwaiting({ network })
+        }, Effect.orDie),
+        inMempool: Effect.fn("ChainRepo.inMempool")(function*(network) {
+          return yield* findInMempool({ network })
+        }, Effect.orDie),
+        recordUnmatched: Effect.fn("ChainRepo.recordUnmatched")(function*(deposit) {
+          yield* sql`INSERT INTO unmatched_deposits ${
             sql.insert({
               id: crypto.randomUUID(),
               merchant_id: deposit.merchantId,
@@ -188,14 +200,16 @@ export class ChainRepo extends Context.Service<ChainRepo, {
           }
             ON CONFLICT (network, transaction_hash, output_index) DO UPDATE SET block_height = EXCLUDED.block_height,
               block_hash = EXCLUDED.block_hash, chain_time = EXCLUDED.chain_time, invalidated_at = NULL, invalidation_reason = NULL`
-            .pipe(Effect.asVoid, Effect.orDie),
-        invalidateUnmatchedAbove: (network, height, reason) =>
-          sql`UPDATE unmatched_deposits SET invalidated_at = now(), invalidation_reason = ${reason}
-            WHERE network = ${network} AND block_height > ${height.toString()} AND invalidated_at IS NULL RETURNING 1`.pipe(
-            Effect.map((rows) => rows.length),
-            Effect.orDie
-          ),
-        chainTimes: (networks) => networks.length === 0 ? Effect.succeed([]) : findChainTimes({ networks }).pipe(Effect.orDie)
+        }, Effect.orDie),
+        invalidateUnmatchedAbove: Effect.fn("ChainRepo.invalidateUnmatchedAbove")(function*(network, height, reason) {
+          const rows = yield* sql`UPDATE unmatched_deposits SET invalidated_at = now(), invalidation_reason = ${reason}
+            WHERE network = ${network} AND block_height > ${height.toString()} AND invalidated_at IS NULL RETURNING 1`
+          return rows.length
+        }, Effect.orDie),
+        chainTimes: Effect.fn("ChainRepo.chainTimes")(function*(networks) {
+          if (networks.length === 0) return []
+          return yield* findChainTimes({ networks })
+        }, Effect.orDie)
       }
     })
   )

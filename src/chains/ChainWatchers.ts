@@ -90,10 +90,10 @@ export class ChainWatchers extends Context.Service<ChainWatchers, {
       const byNetwork = new Map(watchers.map((watcher) => [watcher.network, watcher]))
       return {
         watchers,
-        poll: (network) => {
+        poll: Effect.fn("ChainWatchers.poll")(function*(network) {
           const watcher = byNetwork.get(network)
-          return watcher === undefined ? Effect.die(new Error(`no watcher for ${network}`)) : watcher.poll
-        }
+          return yield* watcher === undefined ? Effect.die(new Error(`no watcher for ${network}`)) : watcher.poll
+        })
       }
     })
   ).pipe(Layer.provide(ChainRepo.layer))

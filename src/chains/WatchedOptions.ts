@@ -80,6 +80,12 @@ export const makeWatchIndex = (options: WatchIndexOptions) =>
           ORDER BY o.watch_seq LIMIT ${PAGE}`
     })
 
+    const maxSeq = SqlSchema.findOne({
+      Request: Schema.Void,
+      Result: Schema.Struct({ max: Schema.BigIntFromString }),
+      execute: () => sql`SELECT COALESCE(max(watch_seq), 0)::text AS max FROM payment_options`
+    })
+
     const add = (row: typeof OptionRow.Type) => {
       if (row.key === null) return
       const list = byKey.get(row.key)
@@ -99,8 +105,8 @@ export const makeWatchIndex = (options: WatchIndexOptions) =>
 
     const initialLoad = Effect.gen(function*() {
       const now = yield* Clock.currentTimeMillis
-      const [max] = yield* sql<{ readonly max: string }>`SELECT COALESCE(max(watch_seq), 0)::text AS max FROM payment_options`
-      const upTo = BigInt(max.max) - STARTUP_OVERLAP
+      const { max } = yield* maxSeq(undefined)
+      const upTo = max - STARTUP_OVERLAP
       let after = 0n
       while (upTo > 0n) {
         const rows = yield* oldRows({ after, upTo, since: new Date(now - options.retentionMillis) })
@@ -147,7 +153,7 @@ export const makeWatchIndex = (options: WatchIndexOptions) =>
     })
 
     const index: WatchIndex = {
-      refresh: lock.withPermits(1)(refreshUnlocked).pipe(Effect.orDie),
+      refresh: lock.withPermits(1)(refreshUnlocked).pipe(Effect.orDie, Effect.withSpan("WatchIndex.refresh")),
       lookup: (key) => byKey.get(key),
       payableKeys: (now, limit) => {
         const keys: Array<string> = []

@@ -1,6 +1,8 @@
-import { Context, Effect, Exit, Layer, Scope } from "effect"
+import { Context, Effect, Exit, Layer, Schema, Scope } from "effect"
 import { SqlClient, type SqlConnection } from "effect/sql"
 import { AppConfig } from "../config/AppConfig.ts"
+
+const decodeLocked = Schema.decodeUnknownEffect(Schema.Tuple([Schema.Struct({ locked: Schema.Boolean })]))
 
 /**
  * One leader per network across service instances: a PostgreSQL session advisory lock per
@@ -54,14 +56,15 @@ export class WatcherLeadership extends Context.Service<WatcherLeadership, {
             [`checkout-chain-watcher:${network}`],
             undefined
           )
-          const locked = (rows[0] as { locked?: unknown } | undefined)?.locked === true
+          const [{ locked }] = yield* decodeLocked(rows)
           if (locked) {
             current.networks.add(network)
             yield* Effect.logInfo("Leading the chain watcher").pipe(Effect.annotateLogs({ network }))
           }
           return locked
         }).pipe(
-          Effect.catchCause((cause) => Effect.logWarning("Chain watcher leadership unavailable", cause).pipe(Effect.as(false)))
+          Effect.catchCause((cause) => Effect.logWarning("Chain watcher leadership unavailable", cause).pipe(Effect.as(false))),
+          Effect.withSpan("WatcherLeadership.lead", { attributes: { network } })
         )
 
       return { lead }

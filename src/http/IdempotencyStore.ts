@@ -1,7 +1,7 @@
-import { Context, Effect, Layer } from "effect"
-import { SqlClient } from "effect/sql"
+import { Context, Effect, Layer, Option, Schema, Struct } from "effect"
+import { SqlClient, SqlSchema } from "effect/sql"
 import { AppConfig } from "../config/AppConfig.ts"
-import { toDate, toDateOrNull, toNumber, toStringOrNull } from "../db/Values.ts"
+import { DateColumn } from "../db/Columns.ts"
 
 export type IdempotencyBegin =
   | { readonly _tag: "Started" }
@@ -11,7 +11,19 @@ export type IdempotencyBegin =
   | { readonly _tag: "InProgress" }
   | { readonly _tag: "Mismatch" }
 
-type Row = Record<string, unknown>
+/** An `idempotency_keys` row: a running claim (a lease) or a finished request's stored answer. */
+const IdempotencyRow = Schema.Struct({
+  key: Schema.String,
+  requestHash: Schema.String,
+  state: Schema.Literals(["running", "done"]),
+  responseStatus: Schema.NullOr(Schema.Int),
+  responseBody: Schema.NullOr(Schema.String),
+  createdAt: DateColumn,
+  leaseUntil: Schema.NullOr(DateColumn),
+  resourceId: Schema.NullOr(Schema.String)
+})
+
+const KeyRequest = Schema.Struct({ merchantId: Schema.String, scope: Schema.String, key: Schema.String })
 
 export interface IdempotencySettings {
   readonly ttlHours: number
@@ -39,51 +51,73 @@ export class IdempotencyStore extends Context.Service<IdempotencyStore, {
       const config = yield* AppConfig
       const settings: IdempotencySettings = { ttlHours: config.idempotencyTtlHours, leaseMs: config.idempotencyLeaseMs }
       const leaseEnd = (now: Date) => new Date(now.getTime() + settings.leaseMs)
-      const claim = (merchantId: string, scope: string, key: string, requestHash: string, now: Date) =>
-        sql<Row>`INSERT INTO idempotency_keys ${
-          sql.insert({ merchant_id: merchantId, scope, key, request_hash: requestHash, state: "running", created_at: now, lease_until: leaseEnd(now) })
-        } ON CONFLICT DO NOTHING RETURNING key`
-      const begin = (merchantId: string, scope: string, key: string, requestHash: string, now: Date): Effect.Effect<IdempotencyBegin> =>
+      const claim = SqlSchema.findAll({
+        Request: Schema.Struct({ ...KeyRequest.fields, requestHash: Schema.String, now: Schema.Date }),
+        Result: IdempotencyRow.mapFields(Struct.pick(["key"])),
+        execute: ({ merchantId, scope, key, requestHash, now }) =>
+          sql`INSERT INTO idempotency_keys ${
+            sql.insert({ merchantId, scope, key, requestHash, state: "running", createdAt: now, leaseUntil: leaseEnd(now) })
+          } ON CONFLICT DO NOTHING RETURNING key`
+      })
+      const find = SqlSchema.findOneOption({
+        Request: KeyRequest,
+        Result: IdempotencyRow,
+        execute: ({ merchantId, scope, key }) =>
+          sql`SELECT key, request_hash, state, response_status, response_body, created_at, lease_until, resource_id
+            FROM idempotency_keys WHERE merchant_id = ${merchantId} AND scope = ${scope} AND key = ${key}`
+      })
+      const takeOver = SqlSchema.findAll({
+        Request: Schema.Struct({ ...KeyRequest.fields, now: Schema.Date, leaseUntil: Schema.NullOr(Schema.Date) }),
+        Result: IdempotencyRow.mapFields(Struct.pick(["resourceId"])),
+        execute: ({ merchantId, scope, key, now, leaseUntil }) =>
+          sql`UPDATE idempotency_keys SET lease_until = ${leaseEnd(now)}
+            WHERE merchant_id = ${merchantId} AND scope = ${scope} AND key = ${key} AND state = 'running'
+            AND lease_until IS NOT DISTINCT FROM ${leaseUntil} RETURNING resource_id`
+      })
+      const attempt = (merchantId: string, scope: string, key: string, requestHash: string, now: Date): Effect.Effect<IdempotencyBegin> =>
         Effect.gen(function*() {
-          if ((yield* claim(merchantId, scope, key, requestHash, now)).length > 0) return { _tag: "Started" } as const
-          const rows = yield* sql<Row>`SELECT * FROM idempotency_keys WHERE merchant_id = ${merchantId} AND scope = ${scope} AND key = ${key}`
-          const existing = rows[0]
-          if (existing === undefined) return yield* begin(merchantId, scope, key, requestHash, now)
-          const createdAt = toDate(existing.createdAt)
-          if (createdAt.getTime() + settings.ttlHours * 3_600_000 < now.getTime()) {
+          if ((yield* claim({ merchantId, scope, key, requestHash, now })).length > 0) return { _tag: "Started" } as const
+          const found = yield* find({ merchantId, scope, key })
+          if (Option.isNone(found)) return yield* attempt(merchantId, scope, key, requestHash, now)
+          const existing = found.value
+          if (existing.createdAt.getTime() + settings.ttlHours * 3_600_000 < now.getTime()) {
             yield* sql`DELETE FROM idempotency_keys WHERE merchant_id = ${merchantId} AND scope = ${scope} AND key = ${key}
-              AND created_at = ${createdAt}`
-            return yield* begin(merchantId, scope, key, requestHash, now)
+              AND created_at = ${existing.createdAt}`
+            return yield* attempt(merchantId, scope, key, requestHash, now)
           }
           if (existing.requestHash !== requestHash) return { _tag: "Mismatch" } as const
           if (existing.state === "done") {
-            return { _tag: "Replay", status: toNumber(existing.responseStatus), body: String(existing.responseBody) } as const
+            if (existing.responseStatus === null || existing.responseBody === null) {
+              return yield* Effect.die(new Error("A finished idempotency record has no stored response"))
+            }
+            return { _tag: "Replay", status: existing.responseStatus, body: existing.responseBody } as const
           }
           // Rows from before leases count from their creation.
-          const leaseUntil = toDateOrNull(existing.leaseUntil) ?? leaseEnd(createdAt)
+          const leaseUntil = existing.leaseUntil ?? leaseEnd(existing.createdAt)
           if (leaseUntil.getTime() > now.getTime()) return { _tag: "InProgress" } as const
-          const taken = yield* sql<Row>`UPDATE idempotency_keys SET lease_until = ${leaseEnd(now)}
-            WHERE merchant_id = ${merchantId} AND scope = ${scope} AND key = ${key} AND state = 'running'
-            AND lease_until IS NOT DISTINCT FROM ${toDateOrNull(existing.leaseUntil)} RETURNING resource_id`
+          const taken = yield* takeOver({ merchantId, scope, key, now, leaseUntil: existing.leaseUntil })
           // Another retry took it over first: it is in progress again.
-          if (taken.length === 0) return yield* begin(merchantId, scope, key, requestHash, now)
-          const resourceId = toStringOrNull(taken[0].resourceId)
+          if (taken.length === 0) return yield* attempt(merchantId, scope, key, requestHash, now)
+          const resourceId = taken[0].resourceId
           return resourceId === null ? { _tag: "Started" } as const : { _tag: "Recover", resourceId } as const
         }).pipe(Effect.orDie)
+      const begin = Effect.fn("IdempotencyStore.begin")(function*(merchantId: string, scope: string, key: string, requestHash: string, now: Date) {
+        return yield* attempt(merchantId, scope, key, requestHash, now)
+      })
       return {
         settings,
         begin,
-        renew: (merchantId, scope, key, now) =>
-          sql`UPDATE idempotency_keys SET lease_until = ${leaseEnd(now)}
-            WHERE merchant_id = ${merchantId} AND scope = ${scope} AND key = ${key} AND state = 'running'`.pipe(Effect.asVoid, Effect.orDie),
-        complete: (merchantId, scope, key, status, body) =>
-          sql`UPDATE idempotency_keys SET state = 'done', response_status = ${status}, response_body = ${body}, lease_until = NULL
-            WHERE merchant_id = ${merchantId} AND scope = ${scope} AND key = ${key}`.pipe(Effect.asVoid, Effect.orDie),
-        release: (merchantId, scope, key) =>
-          sql`DELETE FROM idempotency_keys WHERE merchant_id = ${merchantId} AND scope = ${scope} AND key = ${key}`.pipe(
-            Effect.asVoid,
-            Effect.orDie
-          )
+        renew: Effect.fn("IdempotencyStore.renew")(function*(merchantId, scope, key, now) {
+          yield* sql`UPDATE idempotency_keys SET lease_until = ${leaseEnd(now)}
+            WHERE merchant_id = ${merchantId} AND scope = ${scope} AND key = ${key} AND state = 'running'`
+        }, Effect.orDie),
+        complete: Effect.fn("IdempotencyStore.complete")(function*(merchantId, scope, key, status, body) {
+          yield* sql`UPDATE idempotency_keys SET state = 'done', response_status = ${status}, response_body = ${body}, lease_until = NULL
+            WHERE merchant_id = ${merchantId} AND scope = ${scope} AND key = ${key}`
+        }, Effect.orDie),
+        release: Effect.fn("IdempotencyStore.release")(function*(merchantId, scope, key) {
+          yield* sql`DELETE FROM idempotency_keys WHERE merchant_id = ${merchantId} AND scope = ${scope} AND key = ${key}`
+        }, Effect.orDie)
       }
     })
   )

@@ -43,9 +43,16 @@ export class MonitoringRepo extends Context.Service<MonitoringRepo, {
       })
 
       return {
-        ready: exitWithin(sql`SELECT 1`, READINESS_DEADLINE).pipe(Effect.map((exit) => exit !== undefined && exit._tag === "Success")),
-        chainCursors: findCursors(undefined).pipe(Effect.orDie),
-        webhookBacklog: findBacklog(undefined).pipe(Effect.map(({ backlog }) => backlog), Effect.orDie)
+        ready: exitWithin(sql`SELECT 1`, READINESS_DEADLINE).pipe(
+          Effect.map((exit) => exit !== undefined && exit._tag === "Success"),
+          Effect.withSpan("MonitoringRepo.ready")
+        ),
+        chainCursors: findCursors(undefined).pipe(Effect.orDie, Effect.withSpan("MonitoringRepo.chainCursors")),
+        webhookBacklog: findBacklog(undefined).pipe(
+          Effect.map(({ backlog }) => backlog),
+          Effect.orDie,
+          Effect.withSpan("MonitoringRepo.webhookBacklog")
+        )
       }
     })
   )

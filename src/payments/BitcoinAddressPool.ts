@@ -1,12 +1,13 @@
-import { Context, Duration, Effect, Layer, Schedule } from "effect"
-import { SqlClient } from "effect/sql"
-import { toNumber } from "../db/Values.ts"
+import { Context, Duration, Effect, Layer, Option, Schedule, Schema } from "effect"
+import { SqlClient, SqlSchema } from "effect/sql"
 import { PaymentWorker } from "./PaymentWorker.ts"
 
 /** Wallets stop scanning after 20 unused addresses (BIP44's gap limit): never derive further ahead. */
 export const GAP_LIMIT = 20
 
-type Row = Record<string, unknown>
+/** A pooled address handed out, with how many free ones its key has left. */
+const TakenAddress = Schema.Struct({ address: Schema.String, derivationIndex: Schema.Int, remaining: Schema.Int })
+const ByKey = Schema.Struct({ xpub: Schema.String })
 
 /**
  * Pre-derived BIP84 receive addresses per account key. Creating an invoice takes the lowest
@@ -36,48 +37,68 @@ export class BitcoinAddressPool extends Context.Service<BitcoinAddressPool, {
           if (refilling.has(xpub)) return Effect.succeed(0)
           refilling.add(xpub)
           return refillLocked(xpub, target).pipe(Effect.ensuring(Effect.sync(() => refilling.delete(xpub))))
-        })
+        }).pipe(Effect.withSpan("BitcoinAddressPool.refill"))
+
+      const tryLock = SqlSchema.findOne({
+        Request: ByKey,
+        Result: Schema.Struct({ locked: Schema.Boolean }),
+        execute: ({ xpub }) => sql`SELECT pg_try_advisory_xact_lock(hashtext(${`bitcoin-pool:${xpub}`})) AS locked`
+      })
+      const countFree = SqlSchema.findOne({
+        Request: ByKey,
+        Result: Schema.Struct({ count: Schema.Int }),
+        execute: ({ xpub }) => sql`SELECT count(*)::int AS count FROM bitcoin_address_pool WHERE xpub = ${xpub} AND assigned_at IS NULL`
+      })
+      const advanceCounter = SqlSchema.findOne({
+        Request: Schema.Struct({ xpub: Schema.String, count: Schema.Int }),
+        Result: Schema.Struct({ nextIndex: Schema.Int }),
+        execute: ({ xpub, count }) =>
+          sql`INSERT INTO derivation_counters (xpub, next_index) VALUES (${xpub}, ${count})
+            ON CONFLICT (xpub) DO UPDATE SET next_index = derivation_counters.next_index + ${count}
+            RETURNING next_index::int AS next_index`
+      })
+      // The count runs on the statement's snapshot, before the update: it includes the taken address.
+      const takeFree = SqlSchema.findOneOption({
+        Request: ByKey,
+        Result: TakenAddress,
+        execute: ({ xpub }) =>
+          sql`WITH taken AS (
+              UPDATE bitcoin_address_pool SET assigned_at = now()
+              WHERE (xpub, derivation_index) = (
+                SELECT xpub, derivation_index FROM bitcoin_address_pool
+                WHERE xpub = ${xpub} AND assigned_at IS NULL
+                ORDER BY derivation_index LIMIT 1 FOR UPDATE SKIP LOCKED)
+              RETURNING address, derivation_index)
+            SELECT address, derivation_index::int AS derivation_index,
+              (SELECT count(*)::int FROM bitcoin_address_pool WHERE xpub = ${xpub} AND assigned_at IS NULL) - 1 AS remaining
+            FROM taken`
+      })
+      const findKeys = SqlSchema.findAll({
+        Request: Schema.Void,
+        Result: ByKey,
+        execute: () => sql`SELECT DISTINCT xpub FROM payment_methods WHERE network = 'bitcoin' AND enabled AND xpub IS NOT NULL`
+      })
 
       const refillLocked = (xpub: string, target: number) =>
         Effect.gen(function*() {
-          const locked = yield* sql<Row>`SELECT pg_try_advisory_xact_lock(hashtext(${`bitcoin-pool:${xpub}`})) AS locked`
-          if (locked[0].locked !== true) return 0
-          const free = yield* sql<Row>`SELECT count(*)::int AS count FROM bitcoin_address_pool WHERE xpub = ${xpub} AND assigned_at IS NULL`
-          const missing = target - toNumber(free[0].count)
+          if (!(yield* tryLock({ xpub })).locked) return 0
+          const missing = target - (yield* countFree({ xpub })).count
           if (missing <= 0) return 0
-          const rows = yield* sql<Row>`INSERT INTO derivation_counters (xpub, next_index) VALUES (${xpub}, ${missing})
-            ON CONFLICT (xpub) DO UPDATE SET next_index = derivation_counters.next_index + ${missing} RETURNING next_index`
-          const first = toNumber(rows[0].nextIndex) - missing
+          const first = (yield* advanceCounter({ xpub, count: missing })).nextIndex - missing
           const derived = yield* worker.bitcoinAddresses(xpub, first, missing)
-          const addresses = derived.map((address, offset) => ({ xpub, derivation_index: first + offset, address }))
+          const addresses = derived.map((address, offset) => ({ xpub, derivationIndex: first + offset, address }))
           yield* sql`INSERT INTO bitcoin_address_pool ${sql.insert(addresses as [typeof addresses[0], ...Array<typeof addresses[0]>])}`
           return missing
         }).pipe(sql.withTransaction, Effect.orDie)
 
-      // The count runs on the statement's snapshot, before the update: it includes the taken address.
-      const take = (xpub: string) =>
-        sql<Row>`WITH taken AS (
-            UPDATE bitcoin_address_pool SET assigned_at = now()
-            WHERE (xpub, derivation_index) = (
-              SELECT xpub, derivation_index FROM bitcoin_address_pool
-              WHERE xpub = ${xpub} AND assigned_at IS NULL
-              ORDER BY derivation_index LIMIT 1 FOR UPDATE SKIP LOCKED)
-            RETURNING address, derivation_index)
-          SELECT address, derivation_index,
-            (SELECT count(*)::int FROM bitcoin_address_pool WHERE xpub = ${xpub} AND assigned_at IS NULL) - 1 AS remaining
-          FROM taken`.pipe(
-          Effect.map((rows) =>
-            rows[0] === undefined
-              ? undefined
-              : { address: String(rows[0].address), derivationIndex: toNumber(rows[0].derivationIndex), remaining: toNumber(rows[0].remaining) }
-          ),
-          Effect.orDie
-        )
+      const take = Effect.fn("BitcoinAddressPool.take")(function*(xpub: string) {
+        return Option.getOrUndefined(yield* takeFree({ xpub }))
+      }, Effect.orDie)
 
       const refillAll = Effect.gen(function*() {
-        const keys = yield* sql<Row>`SELECT DISTINCT xpub FROM payment_methods WHERE network = 'bitcoin' AND enabled AND xpub IS NOT NULL`.pipe(Effect.orDie)
-        yield* Effect.forEach(keys, (row) => refill(String(row.xpub)), { discard: true })
-      })
+        const keys = yield* findKeys(undefined).pipe(Effect.orDie)
+        yield* Effect.forEach(keys, ({ xpub }) => refill(xpub), { discard: true })
+      }).pipe(Effect.withSpan("BitcoinAddressPool.refillAll"))
 
       return { take, refill, refillAll }
     })

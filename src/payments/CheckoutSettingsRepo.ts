@@ -1,9 +1,8 @@
-import { Context, Effect, Layer } from "effect"
-import { SqlClient } from "effect/sql"
+import { Context, Effect, Layer, Option, Schema } from "effect"
+import { SqlClient, SqlSchema } from "effect/sql"
 import { DEFAULT_PAYMENT_TIMING, type PaymentTimingInput } from "../domain/Timing.ts"
-import { toNumber, toStringOrNull } from "../db/Values.ts"
 import { BitcoinAddressPool } from "./BitcoinAddressPool.ts"
-import type { AssetCode, Network } from "./Networks.ts"
+import { AssetCode, Network } from "./Networks.ts"
 import type { PaymentMethod } from "./OptionBuilder.ts"
 import { type DepositSlotRequest, depositSlots } from "./DepositSlots.ts"
 
@@ -26,7 +25,31 @@ export interface MethodInput {
   readonly xpub: string | null
 }
 
-type Row = Record<string, unknown>
+/** A `payment_methods` row, as `json_build_object` renders it. */
+const PaymentMethodRow = Schema.Struct({
+  id: Schema.String,
+  network: Network,
+  assetCode: AssetCode,
+  railType: Schema.Literals(["wallet_contract", "address_transfer"]),
+  enabled: Schema.Boolean,
+  isDefault: Schema.Boolean,
+  position: Schema.Int,
+  recipientAddress: Schema.NullOr(Schema.String),
+  xpub: Schema.NullOr(Schema.String)
+})
+
+/** A `checkout_settings` row with the merchant's payment methods in order. */
+const CheckoutSettingsRow = Schema.Struct({
+  issuedBy: Schema.NullOr(Schema.String),
+  timingMode: Schema.Literals(["immediate", "due_date"]),
+  expiresAfterMinutes: Schema.NullOr(Schema.Int),
+  dueAfterDays: Schema.NullOr(Schema.Int),
+  gracePeriodDays: Schema.NullOr(Schema.Int),
+  methods: Schema.Array(PaymentMethodRow)
+})
+type CheckoutSettingsRow = typeof CheckoutSettingsRow.Type
+
+const NextIndex = Schema.Struct({ nextIndex: Schema.Int })
 
 /** What a new account's settings read as until the merchant saves them: no payment method yet. */
 export const defaultCheckoutSettings = (merchantId: string): CheckoutSettings => ({
@@ -37,10 +60,11 @@ export const defaultCheckoutSettings = (merchantId: string): CheckoutSettings =>
   methods: []
 })
 
-const timingFromRow = (row: Row): PaymentTimingInput =>
+// The save writes the columns of its mode; the others are null.
+const timingFromRow = (row: CheckoutSettingsRow): PaymentTimingInput =>
   row.timingMode === "due_date"
-    ? { mode: "due_date", dueAfterDays: toNumber(row.dueAfterDays), gracePeriodDays: toNumber(row.gracePeriodDays) }
-    : { mode: "immediate", expiresAfterMinutes: toNumber(row.expiresAfterMinutes) }
+    ? { mode: "due_date", dueAfterDays: row.dueAfterDays ?? 0, gracePeriodDays: row.gracePeriodDays ?? 0 }
+    : { mode: "immediate", expiresAfterMinutes: row.expiresAfterMinutes ?? 0 }
 
 export class CheckoutSettingsRepo extends Context.Service<CheckoutSettingsRepo, {
   /** The saved settings, or the defaults (`configured: false`) when the merchant has saved none. */
@@ -58,88 +82,81 @@ export class CheckoutSettingsRepo extends Context.Service<CheckoutSettingsRepo, 
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
       const addressPool = yield* BitcoinAddressPool
+      const findSettings = SqlSchema.findOneOption({
+        Request: Schema.Struct({ merchantId: Schema.String }),
+        Result: CheckoutSettingsRow,
+        execute: ({ merchantId }) =>
+          sql`SELECT s.*, COALESCE((SELECT json_agg(json_build_object(
+              'id', m.id, 'network', m.network, 'assetCode', m.asset_code, 'railType', m.rail_type, 'enabled', m.enabled,
+              'isDefault', m.is_default, 'position', m.position, 'recipientAddress', m.recipient_address, 'xpub', m.xpub)
+              ORDER BY m.position, m.id) FROM payment_methods m WHERE m.merchant_id = s.merchant_id), '[]'::json) AS methods
+            FROM checkout_settings s WHERE s.merchant_id = ${merchantId}`
+      })
+      const advanceCounter = SqlSchema.findOne({
+        Request: Schema.Struct({ xpub: Schema.String, count: Schema.Int }),
+        Result: NextIndex,
+        execute: ({ xpub, count }) =>
+          sql`INSERT INTO derivation_counters (xpub, next_index) VALUES (${xpub}, ${count})
+            ON CONFLICT (xpub) DO UPDATE SET next_index = derivation_counters.next_index + ${count}
+            RETURNING next_index::int AS next_index`
+      })
       return {
-        find: (merchantId) =>
-          Effect.gen(function*() {
-            const settings = yield* sql<Row>`SELECT s.*, COALESCE((SELECT json_agg(json_build_object(
-                'id', m.id, 'network', m.network, 'assetCode', m.asset_code, 'railType', m.rail_type, 'enabled', m.enabled,
-                'isDefault', m.is_default, 'position', m.position, 'recipientAddress', m.recipient_address, 'xpub', m.xpub)
-                ORDER BY m.position, m.id) FROM payment_methods m WHERE m.merchant_id = s.merchant_id), '[]'::json) AS methods_json
-              FROM checkout_settings s WHERE s.merchant_id = ${merchantId}`
-            if (settings.length === 0) return defaultCheckoutSettings(merchantId)
-            const methods = settings[0].methodsJson as Array<Row>
-            return {
-              merchantId,
-              configured: true,
-              issuedBy: toStringOrNull(settings[0].issuedBy),
-              timing: timingFromRow(settings[0]),
-              methods: methods.map((row) => ({
-                id: String(row.id),
-                network: row.network as Network,
-                assetCode: row.assetCode as AssetCode,
-                railType: row.railType as "wallet_contract" | "address_transfer",
-                enabled: row.enabled === true,
-                isDefault: row.isDefault === true,
-                position: toNumber(row.position),
-                recipientAddress: toStringOrNull(row.recipientAddress),
-                xpub: toStringOrNull(row.xpub)
-              }))
-            }
-          }).pipe(Effect.orDie),
-        save: (merchantId, settings) =>
-          Effect.gen(function*() {
-            const timing = settings.timing
-            const columns = {
+        find: Effect.fn("CheckoutSettingsRepo.find")(function*(merchantId) {
+          const found = yield* findSettings({ merchantId })
+          if (Option.isNone(found)) return defaultCheckoutSettings(merchantId)
+          const { issuedBy, methods } = found.value
+          return { merchantId, configured: true, issuedBy, timing: timingFromRow(found.value), methods }
+        }, Effect.orDie),
+        save: Effect.fn("CheckoutSettingsRepo.save")(function*(merchantId, settings) {
+          const timing = settings.timing
+          const columns = {
+            merchant_id: merchantId,
+            issued_by: settings.issuedBy,
+            timing_mode: timing.mode,
+            expires_after_minutes: timing.mode === "immediate" ? timing.expiresAfterMinutes : null,
+            due_after_days: timing.mode === "due_date" ? timing.dueAfterDays : null,
+            grace_period_days: timing.mode === "due_date" ? timing.gracePeriodDays : null
+          }
+          yield* sql`INSERT INTO checkout_settings ${sql.insert(columns)}
+            ON CONFLICT (merchant_id) DO UPDATE SET issued_by = EXCLUDED.issued_by, timing_mode = EXCLUDED.timing_mode,
+            expires_after_minutes = EXCLUDED.expires_after_minutes, due_after_days = EXCLUDED.due_after_days,
+            grace_period_days = EXCLUDED.grace_period_days, updated_at = now()`
+          // Methods left out of the new list are removed; invoices keep their own copies of options.
+          const kept = settings.methods.map((method) => `${method.network}:${method.assetCode}:${method.railType}`)
+          yield* sql`DELETE FROM payment_methods WHERE merchant_id = ${merchantId}
+            AND NOT (network || ':' || asset_code || ':' || rail_type = ANY(${kept}))`
+          for (const [position, method] of settings.methods.entries()) {
+            const row = {
+              id: crypto.randomUUID(),
               merchant_id: merchantId,
-              issued_by: settings.issuedBy,
-              timing_mode: timing.mode,
-              expires_after_minutes: timing.mode === "immediate" ? timing.expiresAfterMinutes : null,
-              due_after_days: timing.mode === "due_date" ? timing.dueAfterDays : null,
-              grace_period_days: timing.mode === "due_date" ? timing.gracePeriodDays : null
+              network: method.network,
+              asset_code: method.assetCode,
+              rail_type: method.railType,
+              enabled: method.enabled,
+              is_default: method.isDefault,
+              position,
+              recipient_address: method.recipientAddress,
+              xpub: method.xpub
             }
-            yield* sql`INSERT INTO checkout_settings ${sql.insert(columns)}
-              ON CONFLICT (merchant_id) DO UPDATE SET issued_by = EXCLUDED.issued_by, timing_mode = EXCLUDED.timing_mode,
-              expires_after_minutes = EXCLUDED.expires_after_minutes, due_after_days = EXCLUDED.due_after_days,
-              grace_period_days = EXCLUDED.grace_period_days, updated_at = now()`
-            // Methods left out of the new list are removed; invoices keep their own copies of options.
-            const kept = settings.methods.map((method) => `${method.network}:${method.assetCode}:${method.railType}`)
-            yield* sql`DELETE FROM payment_methods WHERE merchant_id = ${merchantId}
-              AND NOT (network || ':' || asset_code || ':' || rail_type = ANY(${kept}))`
-            for (const [position, method] of settings.methods.entries()) {
-              const row = {
-                id: crypto.randomUUID(),
-                merchant_id: merchantId,
-                network: method.network,
-                asset_code: method.assetCode,
-                rail_type: method.railType,
-                enabled: method.enabled,
-                is_default: method.isDefault,
-                position,
-                recipient_address: method.recipientAddress,
-                xpub: method.xpub
-              }
-              yield* sql`INSERT INTO payment_methods ${sql.insert(row)}
-                ON CONFLICT (merchant_id, network, asset_code, rail_type) DO UPDATE SET enabled = EXCLUDED.enabled,
-                is_default = EXCLUDED.is_default, position = EXCLUDED.position,
-                recipient_address = EXCLUDED.recipient_address,
-                xpub = EXCLUDED.xpub`
-            }
-            for (const method of settings.methods) {
-              if (method.network === "bitcoin" && method.enabled && method.xpub !== null) yield* addressPool.refill(method.xpub)
-            }
-          }).pipe(sql.withTransaction, Effect.orDie),
-        reserveIndexes: (methods) =>
-          Effect.gen(function*() {
-            const { counts, offsets } = depositSlots(methods)
-            const first = new Map<string, number>()
-            for (const [xpub, count] of counts) {
-              const rows = yield* sql<Row>`INSERT INTO derivation_counters (xpub, next_index) VALUES (${xpub}, ${count})
-                ON CONFLICT (xpub) DO UPDATE SET next_index = derivation_counters.next_index + ${count}
-                RETURNING next_index`
-              first.set(xpub, toNumber(rows[0].nextIndex) - count)
-            }
-            return new Map(methods.map((method) => [method.id, first.get(method.xpub)! + offsets.get(method.id)!]))
-          }).pipe(Effect.orDie)
+            yield* sql`INSERT INTO payment_methods ${sql.insert(row)}
+              ON CONFLICT (merchant_id, network, asset_code, rail_type) DO UPDATE SET enabled = EXCLUDED.enabled,
+              is_default = EXCLUDED.is_default, position = EXCLUDED.position,
+              recipient_address = EXCLUDED.recipient_address,
+              xpub = EXCLUDED.xpub`
+          }
+          for (const method of settings.methods) {
+            if (method.network === "bitcoin" && method.enabled && method.xpub !== null) yield* addressPool.refill(method.xpub)
+          }
+        }, sql.withTransaction, Effect.orDie),
+        reserveIndexes: Effect.fn("CheckoutSettingsRepo.reserveIndexes")(function*(methods) {
+          const { counts, offsets } = depositSlots(methods)
+          const first = new Map<string, number>()
+          for (const [xpub, count] of counts) {
+            const { nextIndex } = yield* advanceCounter({ xpub, count })
+            first.set(xpub, nextIndex - count)
+          }
+          return new Map(methods.map((method) => [method.id, first.get(method.xpub)! + offsets.get(method.id)!]))
+        }, Effect.orDie)
       }
     })
   )

@@ -1,5 +1,9 @@
-export type Network = "bitcoin" | "ethereum" | "arbitrum" | "base" | "solana"
-export type AssetCode = "USDT" | "USDC" | "BTC"
+import { Schema } from "effect"
+
+export const Network = Schema.Literals(["bitcoin", "ethereum", "arbitrum", "base", "solana"])
+export type Network = typeof Network.Type
+export const AssetCode = Schema.Literals(["USDT", "USDC", "BTC"])
+export type AssetCode = typeof AssetCode.Type
 export type EvmNetwork = "ethereum" | "arbitrum" | "base"
 
 export const NETWORKS: ReadonlyArray<Network> = ["bitcoin", "ethereum", "arbitrum", "base", "solana"]

@@ -103,10 +103,12 @@ export const makePaymentWorker = (lanes: ReadonlyArray<WorkerLane>): PaymentWork
   const strings = (result: PaymentTaskResult) => result as ReadonlyArray<string>
   const outcomes = (result: PaymentTaskResult) => result as ReadonlyArray<OptionOutcome>
   return {
-    run,
+    run: (task) => run(task).pipe(Effect.withSpan("PaymentWorker.run", { attributes: { kind: task.kind } })),
     bitcoinAddresses: (xpub, first, count) =>
-      count <= 0 ? Effect.succeed([]) : run({ kind: "bitcoinAddresses", xpub, first, count }).pipe(Effect.map(strings)),
-    options: (rails, requests) => run({ kind: "options", rails, requests }).pipe(Effect.map(outcomes))
+      (count <= 0 ? Effect.succeed([]) : run({ kind: "bitcoinAddresses", xpub, first, count }).pipe(Effect.map(strings))).pipe(
+        Effect.withSpan("PaymentWorker.bitcoinAddresses")
+      ),
+    options: (rails, requests) => run({ kind: "options", rails, requests }).pipe(Effect.map(outcomes), Effect.withSpan("PaymentWorker.options"))
   }
 }
 

@@ -30,11 +30,11 @@ export class PriceOracle extends Context.Service<PriceOracle, {
   static readonly fixed = (btcUsdMicros: bigint = 65_000_000_000n) =>
     Layer.succeed(PriceOracle, {
       usdMicrosPerUnit: (assetCode) =>
-        assetCode === "BTC"
+        (assetCode === "BTC"
           ? Effect.succeed(btcUsdMicros)
           : isStablecoin(assetCode)
           ? Effect.succeed(STABLECOIN_MICROS)
-          : Effect.fail(new PriceUnavailable({ reason: `no price for ${assetCode}` }))
+          : Effect.fail(new PriceUnavailable({ reason: `no price for ${assetCode}` }))).pipe(Effect.withSpan("PriceOracle.usdMicrosPerUnit"))
     })
 
   /**
@@ -82,15 +82,14 @@ export class PriceOracle extends Context.Service<PriceOracle, {
         return micros
       })
       return {
-        usdMicrosPerUnit: (assetCode) =>
-          Effect.gen(function*() {
-            if (isStablecoin(assetCode)) return STABLECOIN_MICROS
-            if (assetCode !== "BTC") return yield* new PriceUnavailable({ reason: `no price for ${assetCode}` })
-            const fresh = yield* cached
-            if (fresh !== undefined) return fresh
-            // Single flight: requests that find the cache stale wait for one fetch and share its price.
-            return yield* refreshing.withPermits(1)(Effect.flatMap(cached, (again) => (again !== undefined ? Effect.succeed(again) : fetchBtc)))
-          })
+        usdMicrosPerUnit: Effect.fn("PriceOracle.usdMicrosPerUnit")(function*(assetCode) {
+          if (isStablecoin(assetCode)) return STABLECOIN_MICROS
+          if (assetCode !== "BTC") return yield* new PriceUnavailable({ reason: `no price for ${assetCode}` })
+          const fresh = yield* cached
+          if (fresh !== undefined) return fresh
+          // Single flight: requests that find the cache stale wait for one fetch and share its price.
+          return yield* refreshing.withPermits(1)(Effect.flatMap(cached, (again) => (again !== undefined ? Effect.succeed(again) : fetchBtc)))
+        })
       }
     })
   )
@@ -102,9 +101,11 @@ export class PriceOracle extends Context.Service<PriceOracle, {
     if (env === "production") {
       return Layer.succeed(PriceOracle, {
         usdMicrosPerUnit: (assetCode) =>
-          isStablecoin(assetCode)
+          (isStablecoin(assetCode)
             ? Effect.succeed(STABLECOIN_MICROS)
-            : Effect.fail(new PriceUnavailable({ reason: "CHECKOUT_PRICE_URL is not configured" }))
+            : Effect.fail(new PriceUnavailable({ reason: "CHECKOUT_PRICE_URL is not configured" }))).pipe(
+              Effect.withSpan("PriceOracle.usdMicrosPerUnit")
+            )
       })
     }
     return PriceOracle.fixed(usdStringToMicros(price.fixedBtcUsd) ?? 65_000_000_000n)

@@ -66,7 +66,9 @@ export class SweepsRepo extends Context.Service<SweepsRepo, {
         }
       })
       return {
-        list: (merchantId, status) => find({ merchantId, status: status ?? null }).pipe(Effect.map((rows) => rows.map(view)), Effect.orDie)
+        list: Effect.fn("SweepsRepo.list")(function*(merchantId, status) {
+          return (yield* find({ merchantId, status: status ?? null })).map(view)
+        }, Effect.orDie)
       }
     })
   )

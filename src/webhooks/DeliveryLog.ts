@@ -1,34 +1,12 @@
-import { Data, Effect } from "effect"
+import { Data, Effect, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import { decodeKeysetCursor, encodeKeysetCursor, likePattern } from "../db/KeysetCursor.ts"
-import { toDate, toDateOrNull, toNumber, toStringOrNull } from "../db/Values.ts"
+import { type DeliveryView, DeliveryViewRow } from "./Delivery.ts"
+
+export type { DeliveryView } from "./Delivery.ts"
 
 export class DeliveryNotFound extends Data.TaggedError("DeliveryNotFound")<{}> {}
 export class InvalidCursor extends Data.TaggedError("InvalidCursor")<{}> {}
-
-export interface AttemptView {
-  readonly attemptedAt: string
-  /** Where this attempt went (the URL configured at its time); null for attempts before it was recorded. */
-  readonly url: string | null
-  readonly statusCode: number | null
-  readonly durationMs: number
-  readonly error: string | null
-  readonly responseExcerpt: string | null
-  readonly manual: boolean
-}
-
-export interface DeliveryView {
-  readonly id: string
-  readonly invoiceId: string
-  readonly event: string
-  readonly url: string
-  readonly status: string
-  readonly attemptCount: number
-  readonly lastStatusCode: number | null
-  readonly nextAttemptAt: string | null
-  readonly createdAt: string
-  readonly attempts: ReadonlyArray<AttemptView>
-}
 
 export interface DeliveryFilters {
   readonly q?: string | undefined
@@ -43,36 +21,15 @@ export interface DeliveryPage {
   readonly nextCursor: string | null
 }
 
-export type DeliveryRow = Record<string, unknown>
-
 const DEFAULT_PAGE = 50
 const MAX_PAGE = 200
 
-const ATTEMPTS_JSON = `COALESCE((SELECT json_agg(json_build_object('attemptedAt', a.attempted_at, 'url', a.url, 'statusCode', a.status_code,
+const WITH_ATTEMPTS = `d.*, COALESCE((SELECT json_agg(json_build_object('attemptedAt', a.attempted_at, 'url', a.url, 'statusCode', a.status_code,
   'durationMs', a.duration_ms, 'error', a.error, 'responseExcerpt', a.response_excerpt, 'manual', a.manual) ORDER BY a.id)
-  FROM webhook_attempts a WHERE a.delivery_id = d.id), '[]'::json)`
+  FROM webhook_attempts a WHERE a.delivery_id = d.id), '[]'::json) AS attempts`
 
 
-const deliveryView = (row: DeliveryRow): DeliveryView => ({
-  id: String(row.id),
-  invoiceId: String(row.invoiceId),
-  event: String(row.event),
-  url: String(row.url),
-  status: String(row.status),
-  attemptCount: toNumber(row.attemptCount),
-  lastStatusCode: row.lastStatusCode === null ? null : toNumber(row.lastStatusCode),
-  nextAttemptAt: toDateOrNull(row.nextAttemptAt)?.toISOString() ?? null,
-  createdAt: toDate(row.createdAt).toISOString(),
-  attempts: (row.attemptsJson as Array<DeliveryRow>).map((attempt) => ({
-    attemptedAt: toDate(attempt.attemptedAt).toISOString(),
-    url: toStringOrNull(attempt.url),
-    statusCode: attempt.statusCode === null ? null : toNumber(attempt.statusCode),
-    durationMs: toNumber(attempt.durationMs),
-    error: toStringOrNull(attempt.error),
-    responseExcerpt: toStringOrNull(attempt.responseExcerpt),
-    manual: attempt.manual === true
-  }))
-})
+const decodeViews = Schema.decodeUnknownEffect(Schema.Array(DeliveryViewRow))
 
 const decodeCursor = (cursor: string) => {
   const position = decodeKeysetCursor(cursor)
@@ -83,10 +40,10 @@ const decodeCursor = (cursor: string) => {
 /** One delivery of a merchant with its attempts, as the dashboard shows it. */
 export const findDelivery = Effect.fn("DeliveryLog.find")(function*(merchantId: string, deliveryId: string) {
   const sql = yield* SqlClient.SqlClient
-  const rows = yield* sql<DeliveryRow>`SELECT d.*, ${sql.literal(ATTEMPTS_JSON)} AS attempts_json FROM webhook_deliveries d
-    WHERE d.id::text = ${deliveryId} AND d.merchant_id = ${merchantId}`.pipe(Effect.orDie)
+  const rows = yield* sql`SELECT ${sql.literal(WITH_ATTEMPTS)} FROM webhook_deliveries d
+    WHERE d.id::text = ${deliveryId} AND d.merchant_id = ${merchantId}`.pipe(Effect.flatMap(decodeViews), Effect.orDie)
   if (rows[0] === undefined) return yield* new DeliveryNotFound()
-  return deliveryView(rows[0])
+  return rows[0]
 })
 
 /**
@@ -109,9 +66,12 @@ export const listDeliveries = Effect.fn("DeliveryLog.list")(function*(merchantId
     const after = yield* decodeCursor(filters.cursor)
     conditions.push(sql`(d.created_at, d.id) < (${after.at}, ${after.id}::uuid)`)
   }
-  const rows = yield* sql<DeliveryRow>`SELECT d.*, ${sql.literal(ATTEMPTS_JSON)} AS attempts_json FROM webhook_deliveries d
-    WHERE ${sql.and(conditions)} ORDER BY d.created_at DESC, d.id DESC LIMIT ${limit + 1}`.pipe(Effect.orDie)
-  const page = rows.slice(0, limit).map(deliveryView)
+  const rows = yield* sql`SELECT ${sql.literal(WITH_ATTEMPTS)} FROM webhook_deliveries d
+    WHERE ${sql.and(conditions)} ORDER BY d.created_at DESC, d.id DESC LIMIT ${limit + 1}`.pipe(Effect.flatMap(decodeViews), Effect.orDie)
+  const page = rows.slice(0, limit)
   const last = page.at(-1)
-  return { deliveries: page, nextCursor: rows.length > limit && last !== undefined ? encodeKeysetCursor(last.createdAt, last.id) : null } satisfies DeliveryPage
+  return {
+    deliveries: page,
+    nextCursor: rows.length > limit && last !== undefined ? encodeKeysetCursor(last.createdAt.toISOString(), last.id) : null
+  } satisfies DeliveryPage
 })

@@ -1,25 +1,27 @@
 import { PgClient } from "@effect/sql-pg"
-import { Clock, Context, Duration, Effect, Layer, Option, Queue, Schedule } from "effect"
-import { SqlClient } from "effect/sql"
+import { Clock, Context, Duration, Effect, Layer, Option, Queue, Schedule, Schema, Struct } from "effect"
+import { SqlClient, SqlSchema } from "effect/sql"
 import { AppConfig } from "../config/AppConfig.ts"
-import { toNumber } from "../db/Values.ts"
+import { bigintColumn } from "../db/Columns.ts"
+import { DeliveryId, InvoiceId, MerchantId } from "../domain/Ids.ts"
+import { WebhookEventName } from "../domain/Statuses.ts"
 import { webhookInvoiceView } from "../domain/InvoiceViews.ts"
 import { InvoiceRepo } from "../invoices/InvoiceRepo.ts"
 import {
   type DeliveryFilters,
   DeliveryNotFound,
   type DeliveryPage,
-  type DeliveryRow,
   type DeliveryView,
   findDelivery,
   type InvalidCursor,
   listDeliveries
 } from "./DeliveryLog.ts"
 import { type SendResult, sendWebhook } from "./Sender.ts"
+import { Delivery, DeliveryRow } from "./Delivery.ts"
 import { signWebhook } from "./Signature.ts"
 import { RETRY_DELAYS_MS } from "./WebhookEvents.ts"
 import { WEBHOOK_TIMEOUT_MS, WebhookConnector, WebhookResolver } from "./WebhookNetwork.ts"
-import { WebhookSettings } from "./WebhookSettings.ts"
+import { WebhookSettings, WebhookSettingsRow } from "./WebhookSettings.ts"
 
 export { DeliveryNotFound, InvalidCursor } from "./DeliveryLog.ts"
 export { WebhookConnector, WebhookResolver } from "./WebhookNetwork.ts"
@@ -44,20 +46,15 @@ export const afterAttempt = (attemptCount: number, ok: boolean, now: number) =>
     : { status: "pending" as const, nextAttemptAt: new Date(now + RETRY_DELAYS_MS[attemptCount - 1]) }
 
 /** What an attempt needs to know of its delivery. */
-interface Outgoing {
-  readonly id: string
-  readonly merchantId: string
-  readonly invoiceId: string
-  readonly event: string
-  readonly url: string
-}
+const Outgoing = Delivery.mapFields(Struct.pick(["id", "merchantId", "invoiceId", "event", "url"]))
+type Outgoing = typeof Outgoing.Type
 
-const outgoingOf = (row: DeliveryRow): Outgoing => ({
-  id: String(row.id),
-  merchantId: String(row.merchantId),
-  invoiceId: String(row.invoiceId),
-  event: String(row.event),
-  url: String(row.url)
+/** An undispatched event of the outbox (migration 0001); its id is a bigserial. */
+const OutboxEvent = Schema.Struct({
+  id: bigintColumn(Schema.BigInt),
+  invoiceId: InvoiceId,
+  merchantId: MerchantId,
+  event: WebhookEventName
 })
 
 /** Repeats a batch step until a batch comes back short: a backlog is worked off in one run. */
@@ -100,36 +97,64 @@ export class WebhookDispatcher extends Context.Service<WebhookDispatcher, {
       const { webhookAllowLoopback } = yield* AppConfig
       const now = Clock.currentTimeMillis
 
+      const findUndispatched = SqlSchema.findAll({
+        Request: Schema.Void,
+        Result: OutboxEvent,
+        execute: () =>
+          sql`SELECT id, invoice_id, merchant_id, event FROM outbox
+            WHERE dispatched_at IS NULL ORDER BY id LIMIT ${FAN_OUT_BATCH} FOR UPDATE SKIP LOCKED`
+      })
+      // Merchants without a row or without a URL get no delivery.
+      const findTargets = SqlSchema.findAll({
+        Request: Schema.Struct({ merchantIds: Schema.Array(MerchantId) }),
+        Result: WebhookSettingsRow.mapFields(Struct.pick(["merchantId", "url", "enabledEvents"])),
+        execute: ({ merchantIds }) =>
+          sql`SELECT merchant_id, url, enabled_events FROM webhook_settings
+            WHERE merchant_id = ANY(${merchantIds}::uuid[]) AND url IS NOT NULL`
+      })
+      const lockDelivery = SqlSchema.findOne({
+        Request: Schema.Struct({ id: DeliveryId }),
+        Result: DeliveryRow.mapFields(Struct.pick(["status", "attemptCount", "nextAttemptAt"])),
+        execute: ({ id }) => sql`SELECT status, attempt_count, next_attempt_at FROM webhook_deliveries WHERE id = ${id} FOR UPDATE`
+      })
+      const claimDue = SqlSchema.findAll({
+        Request: Schema.Struct({ at: Schema.Date }),
+        Result: DeliveryRow.mapFields(Struct.pick(["id", "merchantId", "invoiceId", "event", "url"])),
+        execute: ({ at }) =>
+          sql`UPDATE webhook_deliveries SET lease_until = ${new Date(at.getTime() + LEASE_MS)}
+            WHERE id IN (SELECT id FROM webhook_deliveries
+              WHERE status = 'pending' AND next_attempt_at <= ${at} AND (lease_until IS NULL OR lease_until <= ${at})
+              ORDER BY next_attempt_at LIMIT ${SEND_BATCH} FOR UPDATE SKIP LOCKED)
+            RETURNING id, merchant_id, invoice_id, event, url`
+      })
+
       const fanOut = Effect.gen(function*() {
         const at = new Date(yield* now)
-        const events = yield* sql<DeliveryRow>`SELECT id, invoice_id, merchant_id, event FROM outbox
-          WHERE dispatched_at IS NULL ORDER BY id LIMIT ${FAN_OUT_BATCH} FOR UPDATE SKIP LOCKED`
+        const events = yield* findUndispatched(undefined)
         if (events.length === 0) return 0
-        // Merchants without a row or without a URL get no delivery.
-        const configured = yield* sql<DeliveryRow>`SELECT merchant_id, url, enabled_events FROM webhook_settings
-          WHERE merchant_id = ANY(${[...new Set(events.map((event) => String(event.merchantId)))]}::uuid[]) AND url IS NOT NULL`
-        const targets = new Map(configured.map((row) => [String(row.merchantId), { url: String(row.url), enabledEvents: row.enabledEvents as Array<string> }]))
+        const configured = yield* findTargets({ merchantIds: [...new Set(events.map((event) => event.merchantId))] })
+        const targets = new Map(configured.flatMap((row) => (row.url === null ? [] : [[row.merchantId, { url: row.url, enabledEvents: row.enabledEvents }] as const])))
         const deliveries = events.flatMap((event) => {
-          const target = targets.get(String(event.merchantId))
-          if (target === undefined || !target.enabledEvents.includes(String(event.event))) return []
+          const target = targets.get(event.merchantId)
+          if (target === undefined || !target.enabledEvents.includes(event.event)) return []
           return [{
             id: crypto.randomUUID(),
-            outbox_id: String(event.id),
-            merchant_id: String(event.merchantId),
-            invoice_id: String(event.invoiceId),
-            event: String(event.event),
+            outboxId: event.id.toString(),
+            merchantId: event.merchantId,
+            invoiceId: event.invoiceId,
+            event: event.event,
             url: target.url,
             status: "pending",
-            next_attempt_at: at,
-            created_at: at,
-            updated_at: at
+            nextAttemptAt: at,
+            createdAt: at,
+            updatedAt: at
           }]
         })
         if (deliveries.length > 0) {
           yield* sql`INSERT INTO webhook_deliveries ${sql.insert(deliveries as [typeof deliveries[0], ...Array<typeof deliveries[0]>])}
             ON CONFLICT (outbox_id) DO NOTHING`
         }
-        yield* sql`UPDATE outbox SET dispatched_at = ${at} WHERE id = ANY(${events.map((event) => String(event.id))}::bigint[])`
+        yield* sql`UPDATE outbox SET dispatched_at = ${at} WHERE id = ANY(${events.map((event) => event.id.toString())}::bigint[])`
         return events.length
       }).pipe(sql.withTransaction, Effect.orDie, Effect.withSpan("WebhookDispatcher.fanOut"))
 
@@ -181,7 +206,7 @@ export class WebhookDispatcher extends Context.Service<WebhookDispatcher, {
         }).pipe(Effect.catchTag("SecretUnreadable", (error) => Effect.succeed({ ...notSent(error.reason), url: delivery.url })))
 
       /** The attempt and the delivery's new state, in one transaction; the delivery shows the URL last attempted. */
-      const record = (deliveryId: string, result: SendResult & { readonly url: string }, manual: boolean) =>
+      const record = (deliveryId: DeliveryId, result: SendResult & { readonly url: string }, manual: boolean) =>
         Effect.gen(function*() {
           const at = yield* now
           yield* sql`INSERT INTO webhook_attempts ${
@@ -196,14 +221,13 @@ export class WebhookDispatcher extends Context.Service<WebhookDispatcher, {
               manual
             })
           }`
-          const [current] = yield* sql<DeliveryRow>`SELECT status, attempt_count, next_attempt_at FROM webhook_deliveries
-            WHERE id = ${deliveryId} FOR UPDATE`
-          const attemptCount = toNumber(current.attemptCount) + (manual ? 0 : 1)
+          const current = yield* lockDelivery({ id: deliveryId })
+          const attemptCount = current.attemptCount + (manual ? 0 : 1)
           // A manual attempt only ever marks a delivery delivered; it leaves the schedule alone.
           const next = current.status === "delivered" || (manual && result.ok)
             ? { status: "delivered", nextAttemptAt: null }
             : manual
-            ? { status: String(current.status), nextAttemptAt: current.nextAttemptAt }
+            ? { status: current.status, nextAttemptAt: current.nextAttemptAt }
             : afterAttempt(attemptCount, result.ok, at)
           yield* sql`UPDATE webhook_deliveries SET attempt_count = ${attemptCount}, status = ${next.status}, url = ${result.url},
             next_attempt_at = ${next.nextAttemptAt}, lease_until = ${manual ? sql`lease_until` : null},
@@ -215,16 +239,11 @@ export class WebhookDispatcher extends Context.Service<WebhookDispatcher, {
       const attempt = (delivery: Outgoing) => Effect.flatMap(send(delivery), (result) => record(delivery.id, result, false))
 
       const sendDue = Effect.gen(function*() {
-        const at = yield* now
-        const claimed = yield* sql<DeliveryRow>`UPDATE webhook_deliveries SET lease_until = ${new Date(at + LEASE_MS)}
-          WHERE id IN (SELECT id FROM webhook_deliveries
-            WHERE status = 'pending' AND next_attempt_at <= ${new Date(at)} AND (lease_until IS NULL OR lease_until <= ${new Date(at)})
-            ORDER BY next_attempt_at LIMIT ${SEND_BATCH} FOR UPDATE SKIP LOCKED)
-          RETURNING *`.pipe(Effect.orDie)
+        const claimed = yield* claimDue({ at: new Date(yield* now) }).pipe(Effect.orDie)
         // One delivery's trouble must not cut the others short; its lease brings it back.
         yield* Effect.forEach(
           claimed,
-          (delivery) => attempt(outgoingOf(delivery)).pipe(Effect.catchCause((cause) => Effect.logError("Webhook attempt failed", cause))),
+          (delivery) => attempt(delivery).pipe(Effect.catchCause((cause) => Effect.logError("Webhook attempt failed", cause))),
           { concurrency: SEND_BATCH, discard: true }
         )
         return claimed.length
@@ -234,27 +253,27 @@ export class WebhookDispatcher extends Context.Service<WebhookDispatcher, {
         const delivery = yield* findDelivery(merchantId, deliveryId)
         // A client that hangs up does not cancel the attempt: it is always recorded.
         yield* Effect.uninterruptible(Effect.gen(function*() {
-          const result = yield* send({ ...delivery, merchantId })
+          const result = yield* send({ ...delivery, merchantId: MerchantId.make(merchantId) })
           yield* record(delivery.id, result, true)
         }))
         return yield* findDelivery(merchantId, deliveryId)
       }, Effect.provideService(SqlClient.SqlClient, sql))
 
-      const sendTest = (merchantId: string) =>
-        Effect.gen(function*() {
-          const { url, secret } = yield* settings.destination(merchantId)
-          if (url === null) return notSent("no webhook URL is configured")
-          if (secret === null) return notSent("no signing secret is configured")
-          return yield* post(url, secret, "webhook_test", crypto.randomUUID(), JSON.stringify({ event: "webhook_test", invoice: null }))
-        }).pipe(Effect.catchTag("SecretUnreadable", (error) => Effect.succeed(notSent(error.reason))))
+      const sendTest = Effect.fn("WebhookDispatcher.sendTest")(function*(merchantId: string) {
+        const { url, secret } = yield* settings.destination(merchantId)
+        if (url === null) return notSent("no webhook URL is configured")
+        if (secret === null) return notSent("no signing secret is configured")
+        return yield* post(url, secret, "webhook_test", crypto.randomUUID(), JSON.stringify({ event: "webhook_test", invoice: null }))
+      }, Effect.catchTag("SecretUnreadable", (error) => Effect.succeed(notSent(error.reason))))
 
       return {
         fanOut,
         sendDue,
         sendTest,
-        runOnce: Effect.andThen(drain(fanOut, FAN_OUT_BATCH), drain(sendDue, SEND_BATCH)),
+        runOnce: Effect.andThen(drain(fanOut, FAN_OUT_BATCH), drain(sendDue, SEND_BATCH)).pipe(Effect.withSpan("WebhookDispatcher.runOnce")),
         redeliver,
-        list: (merchantId, filters) => listDeliveries(merchantId, filters).pipe(Effect.provideService(SqlClient.SqlClient, sql))
+        list: (merchantId, filters) =>
+          listDeliveries(merchantId, filters).pipe(Effect.provideService(SqlClient.SqlClient, sql), Effect.withSpan("WebhookDispatcher.list"))
       }
     })
   )

@@ -1,9 +1,9 @@
-import { Context, Data, Effect, Layer } from "effect"
-import { SqlClient } from "effect/sql"
+import { Context, Data, Effect, Layer, Option, Schema, Struct } from "effect"
+import { SqlClient, SqlSchema } from "effect/sql"
 import { Secrets } from "../accounts/Secrets.ts"
 import { AppConfig } from "../config/AppConfig.ts"
-import { toStringOrNull } from "../db/Values.ts"
-import type { WebhookEventName } from "../lifecycle/InvoiceMachine.ts"
+import { MerchantId } from "../domain/Ids.ts"
+import { WebhookEventName } from "../domain/Statuses.ts"
 import { urlProblem } from "./Destination.ts"
 import { generateWebhookSecret, openSecret, sealSecret } from "./SecretBox.ts"
 import { WEBHOOK_EVENTS } from "./WebhookEvents.ts"
@@ -20,7 +20,14 @@ export class InvalidWebhookUrl extends Data.TaggedError("InvalidWebhookUrl")<{ r
 /** The stored secret no longer opens, e.g. after CHECKOUT_ENCRYPTION_KEY changed. */
 export class SecretUnreadable extends Data.TaggedError("SecretUnreadable")<{ readonly reason: string }> {}
 
-type Row = Record<string, unknown>
+/** A `webhook_settings` row: the destination, the events switched on, the sealed signing secret. */
+export const WebhookSettingsRow = Schema.Struct({
+  merchantId: MerchantId,
+  url: Schema.NullOr(Schema.String),
+  enabledEvents: Schema.Array(WebhookEventName),
+  secretCiphertext: Schema.NullOr(Schema.String)
+})
+type WebhookSettingsRow = typeof WebhookSettingsRow.Type
 
 /** A merchant's webhook URL, enabled events and signing secret (encrypted at rest). */
 export class WebhookSettings extends Context.Service<WebhookSettings, {
@@ -46,18 +53,22 @@ export class WebhookSettings extends Context.Service<WebhookSettings, {
       const sql = yield* SqlClient.SqlClient
       const { encryptionKey } = yield* Secrets
       const { webhookAllowLoopback } = yield* AppConfig
-      const load = (merchantId: string) =>
-        sql<Row>`SELECT url, enabled_events, secret_ciphertext FROM webhook_settings WHERE merchant_id = ${merchantId}`.pipe(
-          Effect.map((rows) => rows[0]),
-          Effect.orDie
-        )
-      const recordOf = (row: Row | undefined): WebhookSettingsRecord => ({
-        url: toStringOrNull(row?.url),
-        enabledEvents: row === undefined ? WEBHOOK_EVENTS : (row.enabledEvents as Array<WebhookEventName>),
-        hasSecret: row?.secretCiphertext !== null && row?.secretCiphertext !== undefined
+      const findSettings = SqlSchema.findOneOption({
+        Request: Schema.Struct({ merchantId: Schema.String }),
+        Result: WebhookSettingsRow.mapFields(Struct.pick(["url", "enabledEvents", "secretCiphertext"])),
+        execute: ({ merchantId }) =>
+          sql`SELECT url, enabled_events, secret_ciphertext FROM webhook_settings WHERE merchant_id = ${merchantId}`
+      })
+      const load = (merchantId: string) => findSettings({ merchantId }).pipe(Effect.map(Option.getOrUndefined), Effect.orDie)
+      const recordOf = (row: Omit<WebhookSettingsRow, "merchantId"> | undefined): WebhookSettingsRecord => ({
+        url: row?.url ?? null,
+        enabledEvents: row === undefined ? WEBHOOK_EVENTS : row.enabledEvents,
+        hasSecret: row !== undefined && row.secretCiphertext !== null
       })
       return {
-        get: (merchantId) => Effect.map(load(merchantId), recordOf).pipe(Effect.withSpan("WebhookSettings.get")),
+        get: Effect.fn("WebhookSettings.get")(function*(merchantId) {
+          return recordOf(yield* load(merchantId))
+        }),
         save: Effect.fn("WebhookSettings.save")(function*(merchantId, url, enabledEvents) {
           const problem = url === null ? undefined : urlProblem(url, webhookAllowLoopback)
           if (problem !== undefined) return yield* new InvalidWebhookUrl({ reason: problem })
@@ -77,16 +88,16 @@ export class WebhookSettings extends Context.Service<WebhookSettings, {
             secret_created_at = now(), updated_at = now()`.pipe(Effect.orDie)
           return secret
         }),
-        destination: (merchantId) =>
-          Effect.flatMap(load(merchantId), (row): Effect.Effect<{ url: string | null; secret: string | null }, SecretUnreadable> => {
-            const url = toStringOrNull(row?.url)
-            const sealed = toStringOrNull(row?.secretCiphertext)
-            if (sealed === null) return Effect.succeed({ url, secret: null })
-            return Effect.try({
-              try: () => ({ url, secret: openSecret(sealed, encryptionKey) }),
-              catch: () => new SecretUnreadable({ reason: "the signing secret cannot be decrypted with the configured encryption key" })
-            })
+        destination: Effect.fn("WebhookSettings.destination")(function*(merchantId) {
+          const row = yield* load(merchantId)
+          const url = row?.url ?? null
+          const sealed = row?.secretCiphertext ?? null
+          if (sealed === null) return { url, secret: null }
+          return yield* Effect.try({
+            try: () => ({ url, secret: openSecret(sealed, encryptionKey) }),
+            catch: () => new SecretUnreadable({ reason: "the signing secret cannot be decrypted with the configured encryption key" })
           })
+        })
       }
     })
   )

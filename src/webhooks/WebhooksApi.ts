@@ -1,8 +1,9 @@
-import { Schema } from "effect"
+import { Schema, Struct } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import { BadRequest, NotFound } from "../http/ApiErrors.ts"
 import { DashboardAuthentication } from "../http/Authentication.ts"
 import { text } from "../http/RequestSchemas.ts"
+import { DeliveryAttempt, DeliveryStatus, DeliveryView } from "./Delivery.ts"
 import { WEBHOOK_EVENTS } from "./WebhookEvents.ts"
 
 const EventName = Schema.Literals(WEBHOOK_EVENTS).annotate({ message: `must be one of ${WEBHOOK_EVENTS.join(", ")}` })
@@ -13,28 +14,14 @@ const SettingsView = Schema.Struct({
   hasSecret: Schema.Boolean
 }).annotate({ identifier: "WebhookSettings" })
 
-const Attempt = Schema.Struct({
-  attemptedAt: Schema.String,
-  url: Schema.NullOr(Schema.String).annotate({ description: "The URL this attempt was sent to: the one configured at the time of the attempt." }),
-  statusCode: Schema.NullOr(Schema.Number),
-  durationMs: Schema.Number,
-  error: Schema.NullOr(Schema.String),
-  responseExcerpt: Schema.NullOr(Schema.String),
-  manual: Schema.Boolean
-})
+// Times go out as ISO 8601 text.
+const AttemptJson = DeliveryAttempt.mapFields(Struct.evolve({ attemptedAt: () => Schema.DateFromString }))
 
-export const Delivery = Schema.Struct({
-  id: Schema.String,
-  invoiceId: Schema.String,
-  event: Schema.String,
-  url: Schema.String,
-  status: Schema.String,
-  attemptCount: Schema.Number,
-  lastStatusCode: Schema.NullOr(Schema.Number),
-  nextAttemptAt: Schema.NullOr(Schema.String),
-  createdAt: Schema.String,
-  attempts: Schema.Array(Attempt)
-}).annotate({ identifier: "WebhookDelivery" })
+export const Delivery = DeliveryView.mapFields(Struct.evolve({
+  nextAttemptAt: () => Schema.NullOr(Schema.DateFromString),
+  createdAt: () => Schema.DateFromString,
+  attempts: () => Schema.Array(AttemptJson)
+})).annotate({ identifier: "WebhookDelivery" })
 
 export const WebhooksGroup = HttpApiGroup.make("webhooks")
   .add(
@@ -62,7 +49,7 @@ export const WebhooksGroup = HttpApiGroup.make("webhooks")
     HttpApiEndpoint.get("listDeliveries", "/api/dashboard/webhook-deliveries", {
       query: {
         q: Schema.optionalKey(Schema.String),
-        status: Schema.optionalKey(Schema.Literals(["pending", "delivered", "failed"]).annotate({ message: "must be one of pending, delivered, failed" })),
+        status: Schema.optionalKey(DeliveryStatus.annotate({ message: "must be one of pending, delivered, failed" })),
         event: Schema.optionalKey(EventName),
         cursor: Schema.optionalKey(Schema.String),
         limit: Schema.optionalKey(Schema.String.check(Schema.isPattern(/^(?:[1-9]\d?|1\d\d|200)$/, { message: "must be a number from 1 to 200" })))

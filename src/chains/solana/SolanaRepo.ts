@@ -1,4 +1,4 @@
-import { Effect, Schema } from "effect"
+import { Effect, Option, Schema } from "effect"
 import { SqlClient, SqlSchema } from "effect/sql"
 
 /** The newest signature of a token account the watcher has processed, and its slot. */
@@ -29,15 +29,17 @@ export const makeSolanaRepo = Effect.gen(function*() {
       sql`SELECT last_signature AS signature, last_slot::text AS slot FROM solana_account_cursors WHERE token_account = ${tokenAccount}`
   })
   return {
-    cursor: (tokenAccount: string) =>
-      findCursor({ tokenAccount }).pipe(Effect.map((found) => (found._tag === "Some" ? found.value : undefined)), Effect.orDie),
-    saveCursor: (tokenAccount: string, cursor: AccountCursor) =>
-      sql`INSERT INTO solana_account_cursors (token_account, last_signature, last_slot, updated_at)
+    cursor: Effect.fn("SolanaRepo.cursor")(function*(tokenAccount: string) {
+      return Option.getOrUndefined(yield* findCursor({ tokenAccount }))
+    }, Effect.orDie),
+    saveCursor: Effect.fn("SolanaRepo.saveCursor")(function*(tokenAccount: string, cursor: AccountCursor) {
+      yield* sql`INSERT INTO solana_account_cursors (token_account, last_signature, last_slot, updated_at)
         VALUES (${tokenAccount}, ${cursor.signature}, ${cursor.slot.toString()}, now())
         ON CONFLICT (token_account) DO UPDATE SET last_signature = EXCLUDED.last_signature, last_slot = EXCLUDED.last_slot,
-          updated_at = now()`.pipe(Effect.asVoid, Effect.orDie),
-    recordTransfer: (transfer: ObservedTransfer) =>
-      sql`INSERT INTO solana_transfers ${
+          updated_at = now()`
+    }, Effect.orDie),
+    recordTransfer: Effect.fn("SolanaRepo.recordTransfer")(function*(transfer: ObservedTransfer) {
+      yield* sql`INSERT INTO solana_transfers ${
         sql.insert({
           signature: transfer.signature,
           token_account: transfer.tokenAccount,
@@ -50,10 +52,12 @@ export const makeSolanaRepo = Effect.gen(function*() {
           memo: transfer.memo,
           outcome: transfer.outcome
         })
-      } ON CONFLICT (signature, token_account) DO UPDATE SET outcome = EXCLUDED.outcome, slot = EXCLUDED.slot`.pipe(Effect.asVoid, Effect.orDie),
+      } ON CONFLICT (signature, token_account) DO UPDATE SET outcome = EXCLUDED.outcome, slot = EXCLUDED.slot`
+    }, Effect.orDie),
     /** Unmatched deposits of a transaction that left the chain. */
-    invalidateUnmatched: (network: string, signature: string, reason: string) =>
-      sql`UPDATE unmatched_deposits SET invalidated_at = now(), invalidation_reason = ${reason}
-        WHERE network = ${network} AND transaction_hash = ${signature} AND invalidated_at IS NULL`.pipe(Effect.asVoid, Effect.orDie)
+    invalidateUnmatched: Effect.fn("SolanaRepo.invalidateUnmatched")(function*(network: string, signature: string, reason: string) {
+      yield* sql`UPDATE unmatched_deposits SET invalidated_at = now(), invalidation_reason = ${reason}
+        WHERE network = ${network} AND transaction_hash = ${signature} AND invalidated_at IS NULL`
+    }, Effect.orDie)
   }
 })

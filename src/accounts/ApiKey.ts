@@ -1,0 +1,24 @@
+import { Schema, Struct } from "effect"
+import { DateColumn } from "../db/Columns.ts"
+import { ApiKeyId, MerchantId } from "../domain/Ids.ts"
+
+/** A merchant's checkout API key as stored: only the SHA-256 hash of the raw key is kept. */
+export const ApiKey = Schema.Struct({
+  id: ApiKeyId,
+  merchantId: MerchantId,
+  keyHash: Schema.String,
+  keyPrefix: Schema.String,
+  label: Schema.String,
+  createdAt: Schema.Date,
+  revokedAt: Schema.NullOr(Schema.Date)
+})
+export type ApiKey = typeof ApiKey.Type
+
+/** An `api_keys` row as the driver returns it (timestamps as Date or ISO text). */
+export const ApiKeyRow = ApiKey.mapFields(Struct.evolve({ createdAt: () => DateColumn, revokedAt: () => Schema.NullOr(DateColumn) }))
+
+/** What the merchant is shown of a key: never its hash. */
+export const ApiKeySummary = ApiKey.mapFields(Struct.pick(["id", "keyPrefix", "label", "createdAt"]))
+export type ApiKeySummary = typeof ApiKeySummary.Type
+
+export const ApiKeySummaryRow = ApiKeyRow.mapFields(Struct.pick(["id", "keyPrefix", "label", "createdAt"]))

@@ -1,0 +1,59 @@
+import { Schema, Struct } from "effect"
+import { DateColumn } from "../db/Columns.ts"
+import { DeliveryId, InvoiceId, MerchantId } from "../domain/Ids.ts"
+import { WebhookEventName } from "../domain/Statuses.ts"
+
+export const DeliveryStatus = Schema.Literals(["pending", "delivered", "failed"])
+export type DeliveryStatus = typeof DeliveryStatus.Type
+
+/** One recorded attempt of a delivery: where it went and what the endpoint answered. */
+export const DeliveryAttempt = Schema.Struct({
+  attemptedAt: Schema.Date,
+  url: Schema.NullOr(Schema.String).annotate({ description: "The URL this attempt was sent to: the one configured at the time of the attempt." }),
+  statusCode: Schema.NullOr(Schema.Int),
+  durationMs: Schema.Int,
+  error: Schema.NullOr(Schema.String),
+  responseExcerpt: Schema.NullOr(Schema.String),
+  manual: Schema.Boolean
+})
+export type DeliveryAttempt = typeof DeliveryAttempt.Type
+
+/** One event of an invoice on its way to the merchant's webhook URL, as stored. */
+export const Delivery = Schema.Struct({
+  id: DeliveryId,
+  merchantId: MerchantId,
+  invoiceId: InvoiceId,
+  event: WebhookEventName,
+  /** The URL last attempted (the one configured when the event was picked up, until the first attempt). */
+  url: Schema.String,
+  status: DeliveryStatus,
+  attemptCount: Schema.Int,
+  nextAttemptAt: Schema.NullOr(Schema.Date),
+  leaseUntil: Schema.NullOr(Schema.Date),
+  lastStatusCode: Schema.NullOr(Schema.Int),
+  createdAt: Schema.Date,
+  updatedAt: Schema.Date
+})
+export type Delivery = typeof Delivery.Type
+
+const VIEW_FIELDS = ["id", "invoiceId", "event", "url", "status", "attemptCount", "lastStatusCode", "nextAttemptAt", "createdAt"] as const
+
+/** The dashboard's view of a delivery: with its attempts, without the account and the scheduler's lease. */
+export const DeliveryView = Delivery.mapFields(Struct.pick(VIEW_FIELDS)).mapFields(Struct.assign({ attempts: Schema.Array(DeliveryAttempt) }))
+export type DeliveryView = typeof DeliveryView.Type
+
+/** An attempt as `json_build_object` renders it (times as ISO text). */
+export const DeliveryAttemptRow = DeliveryAttempt.mapFields(Struct.evolve({ attemptedAt: () => DateColumn }))
+
+/** A `webhook_deliveries` row as the driver returns it. */
+export const DeliveryRow = Delivery.mapFields(Struct.evolve({
+  nextAttemptAt: () => Schema.NullOr(DateColumn),
+  leaseUntil: () => Schema.NullOr(DateColumn),
+  createdAt: () => DateColumn,
+  updatedAt: () => DateColumn
+}))
+
+/** A delivery row with its attempts aggregated under `attempts`. */
+export const DeliveryViewRow = DeliveryRow.mapFields(Struct.pick(VIEW_FIELDS)).mapFields(
+  Struct.assign({ attempts: Schema.Array(DeliveryAttemptRow) })
+)
