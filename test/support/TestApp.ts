@@ -160,6 +160,14 @@ export const testApp = (overrides: Partial<AppConfigShape> = {}, extraEnv: Reado
   return TestServer.layer.pipe(Layer.provideMerge(makeApp(Layer.succeed(AppConfig, config), env)))
 }
 
+/** One merchant shared by the tests of a suite, created when the suite's layer is built. */
+export class SuiteMerchant extends Context.Service<SuiteMerchant, Merchant>()("test/SuiteMerchant") {
+  static readonly layer = (options: MerchantOptions = {}) => Layer.effect(SuiteMerchant, Effect.flatMap(TestServer, (server) => server.createMerchant(options)))
+}
+
+/** `it.layer` options for a suite over `testApp`: the real clock (HTTP suites), a start-up budget. */
+export const suiteOptions = { timeout: "120 seconds", excludeTestServices: true } as const
+
 export interface TestApp {
   readonly baseUrl: string
   readonly context: Context.Context<AppServices>
