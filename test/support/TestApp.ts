@@ -160,6 +160,16 @@ export const testApp = (overrides: Partial<AppConfigShape> = {}, extraEnv: Reado
   return TestServer.layer.pipe(Layer.provideMerge(makeApp(Layer.succeed(AppConfig, config), env)))
 }
 
+/**
+ * A second application inside a test, closed with the test's scope. Built with a memo map of its
+ * own: the suite's layers would otherwise be shared with it (one server, one database).
+ */
+export const anotherApp = (overrides: Partial<AppConfigShape> = {}, extraEnv: Readonly<Record<string, string>> = {}) =>
+  Effect.gen(function*() {
+    const memoMap = yield* Layer.makeMemoMap
+    return yield* Layer.buildWithMemoMap(testApp(overrides, extraEnv), memoMap, yield* Effect.scope)
+  })
+
 /** One merchant shared by the tests of a suite, created when the suite's layer is built. */
 export class SuiteMerchant extends Context.Service<SuiteMerchant, Merchant>()("test/SuiteMerchant") {
   static readonly layer = (options: MerchantOptions = {}) => Layer.effect(SuiteMerchant, Effect.flatMap(TestServer, (server) => server.createMerchant(options)))
