@@ -43,7 +43,8 @@ const leaseRunsOut = (key: string) =>
   Effect.gen(function*() {
     const merchant = yield* SuiteMerchant
     const sql = yield* SqlClient.SqlClient
-    const moved = yield* sql`UPDATE idempotency_keys SET lease_until = now() - interval '1 second'
+    // A millisecond time, as the service writes: it takes an expired claim over by comparing the lease it read.
+    const moved = yield* sql`UPDATE idempotency_keys SET lease_until = ${new Date(Date.now() - 1_000)}
       WHERE merchant_id = ${merchant.merchantId} AND scope = 'create' AND key = ${key} AND state = 'running' RETURNING key`
     expect(moved).toHaveLength(1)
   })
