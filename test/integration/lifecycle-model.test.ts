@@ -61,7 +61,7 @@ const txHash = () => `0x${crypto.randomUUID().replaceAll("-", "")}${crypto.rando
  * comes back after a reorganisation counts again (confirmed afresh when it has the confirmations),
  * and accept_late_payment is refused while any counted payment is unconfirmed.
  */
-const expect_ = (model: Model, step: Step, real: Real) => {
+const expectAfter = (model: Model, step: Step, real: Real) => {
   if (step.kind === "confirm" || step.kind === "replay") {
     const payment = model.payments[step.index]
     if (payment !== undefined && !payment.valid) {
@@ -136,7 +136,7 @@ class StepCommand implements fc.AsyncCommand<Model, Real> {
   }
   check = () => true
   async run(model: Model, real: Real) {
-    expect_(model, this.step, real)
+    expectAfter(model, this.step, real)
     await real.run(apply(this.step, real))
     const { invoice, payments } = await real.run(Effect.flatMap(Invoices, (invoices) => invoices.get(real.merchantId, real.invoiceId)))
     const sums = modelSums(model)
