@@ -300,9 +300,11 @@ describe.each([["per address", "1000"], ["by txid diff", "0"]])("the bitcoin wat
         return rows[0]?.lastError != null
       })
       // The deadline passes while nothing can be read: nothing expires on the strength of stale data.
-      // (after the last successful read, which set the chain time).
-      await new Promise((resolve) => setTimeout(resolve, 1_200))
-      await sql((sql) => sql`UPDATE invoices SET payable_until_at = now() - interval '100 milliseconds' WHERE id IN (${invoice.id}, ${unpaid.id})`)
+      // It falls just after the chain time of the last successful read, and the clock passes it.
+      const [{ chainTime }] = await sql((sql) => sql<{ chainTime: Date | string }>`SELECT chain_time FROM chain_cursors WHERE network = 'bitcoin'`)
+      const deadline = new Date(new Date(chainTime).getTime() + 1)
+      await waitFor("the clock to pass the deadline", async () => Date.now() > deadline.getTime())
+      await sql((sql) => sql`UPDATE invoices SET payable_until_at = ${deadline} WHERE id IN (${invoice.id}, ${unpaid.id})`)
       expect(await sweep()).toBe(0)
       expect((await merchant.api(`/api/checkout/invoices/${invoice.id}/status`)).status).toBe(200)
 

@@ -1,25 +1,25 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Layer } from "effect"
 import { csvField } from "../../src/invoices/InvoiceCsv.ts"
-import { publicRequest, startTestApp, type TestApp, type TestMerchant } from "../support/TestApp.ts"
+import { type Merchant, publicRequest, SuiteMerchant, suiteOptions, testApp, TestServer } from "../support/TestApp.ts"
 
-let app: TestApp
-let merchant: TestMerchant
-let other: TestMerchant
+const create = (who: Merchant, body: Record<string, unknown>) =>
+  Effect.gen(function*() {
+    const created = yield* who.api("/api/checkout/invoices", { body: { productName: "Tea", ...body } })
+    expect(created.status).toBe(201)
+    return created.body as { id: string; paymentOptions: Array<{ id: string; network: string; quotedAmount: number }> }
+  })
 
-beforeAll(async () => {
-  app = await startTestApp()
-  merchant = await app.createMerchant()
-  other = await app.createMerchant()
-})
-afterAll(async () => {
-  await app?.close()
-})
+/** Another account of the same service. */
+const anotherMerchant = Effect.flatMap(TestServer, (server) => server.createMerchant())
 
-const create = async (who: TestMerchant, body: Record<string, unknown>) => {
-  const created = await who.api("/api/checkout/invoices", { body: { productName: "Tea", ...body } })
-  expect(created.status).toBe(201)
-  return created.body as { id: string; paymentOptions: Array<{ id: string; network: string; quotedAmount: number }> }
-}
+/** A request outside the merchant helpers (raw headers, or the CSV text). */
+const fetchText = (path: string, init: RequestInit) =>
+  Effect.flatMap(TestServer, (server) =>
+    Effect.promise(async () => {
+      const response = await fetch(`${server.baseUrl}${path}`, init)
+      return { status: response.status, headers: response.headers, text: await response.text() }
+    }))
 
 /** Parses RFC 4180 text (quoted fields, doubled quotes, CRLF rows). */
 const parseCsv = (text: string): Array<Array<string>> => {
@@ -50,73 +50,83 @@ const parseCsv = (text: string): Array<Array<string>> => {
   return rows
 }
 
-describe("the dashboard's invoice list, detail and CSV export", () => {
-  it("lists the calling account's invoices newest first, filters them and pages with a cursor", async () => {
-    const first = await create(merchant, { amountUsd: 10, merchantReference: "ORD-1001", customerEmail: "ann@shop.test" })
-    const second = await create(merchant, { amountUsd: 20, merchantReference: "ORD-1002" })
-    const third = await create(merchant, { amountUsd: 30, merchantReference: "WEB-7", customerEmail: "bob@shop.test" })
-    await create(other, { amountUsd: 40, merchantReference: "ORD-1001" })
-    expect((await merchant.api(`/api/checkout/invoices/${second.id}/void`, { body: {} })).status).toBe(200)
+it.layer(SuiteMerchant.layer().pipe(Layer.provideMerge(testApp())), suiteOptions)((it) => {
+  describe("the dashboard's invoice list, detail and CSV export", () => {
+    it.effect("lists the calling account's invoices newest first, filters them and pages with a cursor", () =>
+      Effect.gen(function*() {
+        const merchant = yield* SuiteMerchant
+        const first = yield* create(merchant, { amountUsd: 10, merchantReference: "ORD-1001", customerEmail: "ann@shop.test" })
+        const second = yield* create(merchant, { amountUsd: 20, merchantReference: "ORD-1002" })
+        const third = yield* create(merchant, { amountUsd: 30, merchantReference: "WEB-7", customerEmail: "bob@shop.test" })
+        const other = yield* anotherMerchant
+        yield* create(other, { amountUsd: 40, merchantReference: "ORD-1001" })
+        expect((yield* merchant.api(`/api/checkout/invoices/${second.id}/void`, { body: {} })).status).toBe(200)
 
-    const all = await merchant.dashboard("/api/dashboard/invoices")
-    expect(all.status).toBe(200)
-    expect(all.body.invoices.map((invoice: { id: string }) => invoice.id)).toEqual([third.id, second.id, first.id])
-    expect(all.body.invoices[0]).toMatchObject({ amountUsd: 30, status: "awaiting_payment", paymentCoverage: "no_payment", merchantReference: "WEB-7", paymentsSummary: "0" })
+        const all = yield* merchant.dashboard("/api/dashboard/invoices")
+        expect(all.status).toBe(200)
+        expect(all.body.invoices.map((invoice: { id: string }) => invoice.id)).toEqual([third.id, second.id, first.id])
+        expect(all.body.invoices[0]).toMatchObject({ amountUsd: 30, status: "awaiting_payment", paymentCoverage: "no_payment", merchantReference: "WEB-7", paymentsSummary: "0" })
 
-    const list = async (query: string) => (await merchant.dashboard(`/api/dashboard/invoices?${query}`)).body.invoices.map((invoice: { id: string }) => invoice.id)
-    expect(await list("status=voided")).toEqual([second.id])
-    expect(await list("q=ORD-100")).toEqual([second.id, first.id])
-    expect(await list("q=bob@")).toEqual([third.id])
-    expect(await list(`q=${first.id.toUpperCase()}`)).toEqual([first.id])
-    expect(await list(`createdTo=${encodeURIComponent(new Date(Date.now() + 60_000).toISOString())}&createdFrom=2020-01-01`)).toHaveLength(3)
-    expect(await list("createdFrom=2999-01-01")).toEqual([])
+        const list = (query: string) =>
+          Effect.map(merchant.dashboard(`/api/dashboard/invoices?${query}`), (answer) => answer.body.invoices.map((invoice: { id: string }) => invoice.id))
+        expect(yield* list("status=voided")).toEqual([second.id])
+        expect(yield* list("q=ORD-100")).toEqual([second.id, first.id])
+        expect(yield* list("q=bob@")).toEqual([third.id])
+        expect(yield* list(`q=${first.id.toUpperCase()}`)).toEqual([first.id])
+        expect(yield* list(`createdTo=${encodeURIComponent(new Date(Date.now() + 60_000).toISOString())}&createdFrom=2020-01-01`)).toHaveLength(3)
+        expect(yield* list("createdFrom=2999-01-01")).toEqual([])
 
-    const pageOne = await merchant.dashboard("/api/dashboard/invoices?limit=2")
-    expect(pageOne.body.invoices).toHaveLength(2)
-    const pageTwo = await merchant.dashboard(`/api/dashboard/invoices?limit=2&cursor=${pageOne.body.nextCursor}`)
-    expect(pageTwo.body.invoices.map((invoice: { id: string }) => invoice.id)).toEqual([first.id])
-    expect(pageTwo.body.nextCursor).toBeNull()
+        const pageOne = yield* merchant.dashboard("/api/dashboard/invoices?limit=2")
+        expect(pageOne.body.invoices).toHaveLength(2)
+        const pageTwo = yield* merchant.dashboard(`/api/dashboard/invoices?limit=2&cursor=${pageOne.body.nextCursor}`)
+        expect(pageTwo.body.invoices.map((invoice: { id: string }) => invoice.id)).toEqual([first.id])
+        expect(pageTwo.body.nextCursor).toBeNull()
 
-    expect(await merchant.dashboard("/api/dashboard/invoices?status=paid")).toMatchObject({ status: 400, body: { error: expect.stringMatching(/^status must be one of awaiting_payment/) } })
-    expect(await merchant.dashboard("/api/dashboard/invoices?cursor=nonsense")).toMatchObject({ status: 400, body: { error: "cursor is invalid" } })
-    expect(await merchant.dashboard("/api/dashboard/invoices?createdFrom=yesterday")).toMatchObject({ status: 400 })
-    expect((await publicRequest(app.baseUrl, "/api/dashboard/invoices", { headers: { "x-api-key": merchant.apiKey } })).status).toBe(403)
-  })
+        expect(yield* merchant.dashboard("/api/dashboard/invoices?status=paid")).toMatchObject({ status: 400, body: { error: expect.stringMatching(/^status must be one of awaiting_payment/) } })
+        expect(yield* merchant.dashboard("/api/dashboard/invoices?cursor=nonsense")).toMatchObject({ status: 400, body: { error: "cursor is invalid" } })
+        expect(yield* merchant.dashboard("/api/dashboard/invoices?createdFrom=yesterday")).toMatchObject({ status: 400 })
+        expect((yield* Effect.flatMap(TestServer, (server) => Effect.promise(() => publicRequest(server.baseUrl, "/api/dashboard/invoices", { headers: { "x-api-key": merchant.apiKey } })))).status).toBe(403)
+      }))
 
-  it("shows one invoice with its payments, timeline and deliveries, and never another account's", async () => {
-    const invoice = await create(merchant, { amountUsd: 12 })
-    const option = invoice.paymentOptions.find((candidate) => candidate.network === "arbitrum")!
-    const paid = await merchant.dashboard(`/api/dev/invoices/${invoice.id}/simulate-payment`, {
-      body: { paymentOptionId: option.id, amount: String(option.quotedAmount), confirmations: 100 }
-    })
-    expect(paid.status).toBe(200)
-    const detail = await merchant.dashboard(`/api/dashboard/invoices/${invoice.id}`)
-    expect(detail.status).toBe(200)
-    expect(detail.body.invoice).toMatchObject({ id: invoice.id, status: "confirmed" })
-    expect(detail.body.invoice.payments).toHaveLength(1)
-    expect(detail.body.timeline.map((entry: { event: string }) => entry.event)).toEqual(expect.arrayContaining(["invoice_created", "invoice_confirmed"]))
-    expect(detail.body.deliveries).toEqual([])
-    expect((await other.dashboard(`/api/dashboard/invoices/${invoice.id}`)).status).toBe(404)
-  })
+    it.effect("shows one invoice with its payments, timeline and deliveries, and never another account's", () =>
+      Effect.gen(function*() {
+        const merchant = yield* SuiteMerchant
+        const invoice = yield* create(merchant, { amountUsd: 12 })
+        const option = invoice.paymentOptions.find((candidate) => candidate.network === "arbitrum")!
+        const paid = yield* merchant.dashboard(`/api/dev/invoices/${invoice.id}/simulate-payment`, {
+          body: { paymentOptionId: option.id, amount: String(option.quotedAmount), confirmations: 100 }
+        })
+        expect(paid.status).toBe(200)
+        const detail = yield* merchant.dashboard(`/api/dashboard/invoices/${invoice.id}`)
+        expect(detail.status).toBe(200)
+        expect(detail.body.invoice).toMatchObject({ id: invoice.id, status: "confirmed" })
+        expect(detail.body.invoice.payments).toHaveLength(1)
+        expect(detail.body.timeline.map((entry: { event: string }) => entry.event)).toEqual(expect.arrayContaining(["invoice_created", "invoice_confirmed"]))
+        expect(detail.body.deliveries).toEqual([])
+        const other = yield* anotherMerchant
+        expect((yield* other.dashboard(`/api/dashboard/invoices/${invoice.id}`)).status).toBe(404)
+      }))
 
-  it("exports the filtered invoices as RFC 4180 CSV with formula-safe cells", async () => {
-    const fresh = await app.createMerchant()
-    const risky = await create(fresh, { amountUsd: 5, merchantReference: "=HYPERLINK(\"http://evil\",\"x\")", productName: "Mug, \"large\"" })
-    await create(fresh, { amountUsd: 6, merchantReference: "plain" })
-    const response = await fetch(`${app.baseUrl}/api/dashboard/exports/invoices.csv?q=HYPERLINK`, { headers: { authorization: `Bearer ${fresh.sessionToken}` } })
-    expect(response.status).toBe(200)
-    expect(response.headers.get("content-type")).toMatch(/^text\/csv/)
-    expect(response.headers.get("content-disposition")).toMatch(/^attachment; filename="invoices-\d{4}-\d{2}-\d{2}\.csv"$/)
-    const rows = parseCsv(await response.text())
-    expect(rows[0].slice(0, 4)).toEqual(["id", "createdAt", "status", "amountUsd"])
-    expect(rows).toHaveLength(2)
-    const record = Object.fromEntries(rows[0].map((name, index) => [name, rows[1][index]]))
-    expect(record).toMatchObject({ id: risky.id, amountUsd: "5", status: "awaiting_payment", productName: "Mug, \"large\"", merchantReference: "'=HYPERLINK(\"http://evil\",\"x\")" })
+    it.effect("exports the filtered invoices as RFC 4180 CSV with formula-safe cells", () =>
+      Effect.gen(function*() {
+        const fresh = yield* anotherMerchant
+        const risky = yield* create(fresh, { amountUsd: 5, merchantReference: "=HYPERLINK(\"http://evil\",\"x\")", productName: "Mug, \"large\"" })
+        yield* create(fresh, { amountUsd: 6, merchantReference: "plain" })
+        const response = yield* fetchText("/api/dashboard/exports/invoices.csv?q=HYPERLINK", { headers: { authorization: `Bearer ${fresh.sessionToken}` } })
+        expect(response.status).toBe(200)
+        expect(response.headers.get("content-type")).toMatch(/^text\/csv/)
+        expect(response.headers.get("content-disposition")).toMatch(/^attachment; filename="invoices-\d{4}-\d{2}-\d{2}\.csv"$/)
+        const rows = parseCsv(response.text)
+        expect(rows[0].slice(0, 4)).toEqual(["id", "createdAt", "status", "amountUsd"])
+        expect(rows).toHaveLength(2)
+        const record = Object.fromEntries(rows[0].map((name, index) => [name, rows[1][index]]))
+        expect(record).toMatchObject({ id: risky.id, amountUsd: "5", status: "awaiting_payment", productName: "Mug, \"large\"", merchantReference: "'=HYPERLINK(\"http://evil\",\"x\")" })
 
-    const everything = parseCsv(await (await fetch(`${app.baseUrl}/api/dashboard/exports/invoices.csv`, { headers: { authorization: `Bearer ${fresh.sessionToken}` } })).text())
-    expect(everything).toHaveLength(3)
-    expect(csvField("-1+1")).toBe("'-1+1")
-    expect(csvField("@SUM(A1)")).toBe("'@SUM(A1)")
-    expect(csvField(-5)).toBe("-5")
+        const everything = parseCsv((yield* fetchText("/api/dashboard/exports/invoices.csv", { headers: { authorization: `Bearer ${fresh.sessionToken}` } })).text)
+        expect(everything).toHaveLength(3)
+        expect(csvField("-1+1")).toBe("'-1+1")
+        expect(csvField("@SUM(A1)")).toBe("'@SUM(A1)")
+        expect(csvField(-5)).toBe("-5")
+      }))
   })
 })

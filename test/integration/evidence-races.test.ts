@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { InvoiceRepo } from "../../src/invoices/InvoiceRepo.ts"
 import type { PaymentWrite } from "../../src/invoices/PaymentWrite.ts"
 import { type ObservedPayment, PaymentEvidence } from "../../src/invoices/PaymentEvidence.ts"
-import { startTestApp, type TestApp, type TestMerchant } from "../support/TestApp.ts"
+import { type AppServices, startTestApp, type TestApp, type TestMerchant } from "../support/TestApp.ts"
 import { Micros } from "../../src/domain/Money.ts"
 
 // Evidence is applied optimistically (read, then one guarded write) and falls back to the invoice's
@@ -78,7 +78,7 @@ describe("guarded write", () => {
 })
 
 /** Runs `inside` in a transaction that holds the invoice's row lock until `waiter` is seen waiting for it, then commits. */
-const whileLocked = <A>(invoiceId: string, inside: Effect.Effect<unknown, unknown, any>, waiter: Effect.Effect<A, unknown, any>) =>
+const whileLocked = <A>(invoiceId: string, inside: Effect.Effect<unknown, unknown, AppServices>, waiter: Effect.Effect<A, unknown, AppServices>) =>
   app.run(Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const locked = yield* Deferred.make<number>()

@@ -3,18 +3,17 @@ import fc from "fast-check"
 import { describe, expect, it } from "vitest"
 import { summarize } from "../../src/domain/Coverage.ts"
 import { Invoice, type InvoiceRecord, OutboxEvent, Payment, type PaymentRecord } from "../../src/domain/Invoice.ts"
-import { Micros } from "../../src/domain/Money.ts"
-import type { ExceptionCloseAction, InvoiceStatus } from "../../src/domain/Statuses.ts"
+import type { InvoiceStatus } from "../../src/domain/Statuses.ts"
 import { applyDecision } from "../../src/lifecycle/ApplyDecision.ts"
 import { resolveTiming } from "../../src/domain/Timing.ts"
 import type { InvoiceEvent } from "../../src/lifecycle/InvoiceMachine.ts"
 import { decide, initialDecision } from "../../src/lifecycle/Lifecycle.ts"
 import { applyEvents, isLateEvidence, lifecycleStateOf, settle } from "../../src/lifecycle/Settlement.ts"
+import { AMOUNT, exceptionOf, type Model, modelStep, newModel, type Step, stepArb } from "../support/LifecycleModel.ts"
 
-const AMOUNT = Micros.make(100_000_000n)
 const decodeInvoice = Schema.decodeSync(Invoice)
 const decodePayment = Schema.decodeSync(Payment)
-const decodeEvent = Schema.decodeSync(OutboxEvent) // 100 USD in micros
+const decodeEvent = Schema.decodeSync(OutboxEvent)
 const START = new Date("2026-01-01T00:00:00.000Z")
 
 const STATUS_EVENT: Partial<Record<InvoiceStatus, string>> = {
@@ -59,29 +58,6 @@ const newWorld = (): World => {
   })
   return { invoice, payments: [], now: START, outbox: [decodeEvent({ invoiceId: "inv", merchantId: "m", event: "invoice_created" })], seq: 0 }
 }
-
-type Step =
-  | { kind: "pay"; usd: number; confirmed: boolean }
-  | { kind: "confirm"; index: number }
-  | { kind: "invalidate"; index: number }
-  | { kind: "replay"; index: number }
-  | { kind: "advance"; minutes: number }
-  | { kind: "sweep" }
-  | { kind: "void" }
-  | { kind: "record" }
-  | { kind: "close"; action: ExceptionCloseAction }
-
-const stepArb: fc.Arbitrary<Step> = fc.oneof(
-  { weight: 5, arbitrary: fc.record({ kind: fc.constant("pay" as const), usd: fc.constantFrom(10, 25, 50, 100, 120), confirmed: fc.boolean() }) },
-  { weight: 2, arbitrary: fc.record({ kind: fc.constant("confirm" as const), index: fc.nat(6) }) },
-  { weight: 2, arbitrary: fc.record({ kind: fc.constant("invalidate" as const), index: fc.nat(6) }) },
-  { weight: 1, arbitrary: fc.record({ kind: fc.constant("replay" as const), index: fc.nat(6) }) },
-  { weight: 2, arbitrary: fc.record({ kind: fc.constant("advance" as const), minutes: fc.constantFrom(1, 30, 61) }) },
-  { weight: 1, arbitrary: fc.constant({ kind: "sweep" as const }) },
-  { weight: 1, arbitrary: fc.constant({ kind: "void" as const }) },
-  { weight: 1, arbitrary: fc.constant({ kind: "record" as const }) },
-  { weight: 1, arbitrary: fc.record({ kind: fc.constant("close" as const), action: fc.constantFrom<ExceptionCloseAction>("accept_late_payment", "mark_paid_out_of_band", "close_unpaid") }) }
-)
 
 const apply = (world: World, settled: { invoice: InvoiceRecord; events: ReadonlyArray<OutboxEvent> }) => {
   world.invoice = settled.invoice
@@ -252,115 +228,6 @@ describe("timing rule", () => {
   })
 })
 
-/**
- * A reference model written independently of the statechart: plain rules over totals. fast-check
- * runs random command sequences against it and the real pure lifecycle side by side.
- */
-interface Model {
-  status: InvoiceStatus
-  exception: "none" | "open:late_payment" | "open:partial_payment" | "closed"
-  payments: Array<{ usd: bigint; late: boolean; confirmed: boolean; valid: boolean }>
-  now: number
-}
-
-const DEADLINE = START.getTime() + 60 * 60_000
-
-const modelSums = (model: Model) => {
-  let onTime = 0n
-  let onTimeConfirmed = 0n
-  let total = 0n
-  for (const payment of model.payments) {
-    if (!payment.valid) continue
-    total += payment.usd
-    if (!payment.late) {
-      onTime += payment.usd
-      if (payment.confirmed) onTimeConfirmed += payment.usd
-    }
-  }
-  return { onTime, onTimeConfirmed, total }
-}
-
-const modelEvidence = (model: Model) => {
-  const { onTime, onTimeConfirmed, total } = modelSums(model)
-  if (model.status === "awaiting_payment" || model.status === "partially_paid" || model.status === "payment_detected") {
-    model.status = onTime === 0n
-      ? "awaiting_payment"
-      : onTime < AMOUNT
-      ? "partially_paid"
-      : onTimeConfirmed >= AMOUNT
-      ? "confirmed"
-      : "payment_detected"
-  } else if (model.status === "expired" || model.status === "voided") {
-    if (model.exception === "none" && total > 0n) model.exception = total >= AMOUNT ? "open:late_payment" : "open:partial_payment"
-    else if (model.exception === "open:partial_payment" && total >= AMOUNT) model.exception = "open:late_payment"
-    else if (model.exception === "open:late_payment" && total < AMOUNT) model.exception = "open:partial_payment"
-  } else if (model.status === "confirmed") {
-    // confirmed is final: a reorganisation that leaves it short opens a partial_payment exception
-    if (model.exception === "none" && total < AMOUNT) model.exception = "open:partial_payment"
-  }
-}
-
-const modelDeadline = (model: Model) => {
-  if (model.status === "partially_paid" && model.exception === "none") model.exception = "open:partial_payment"
-  if (model.status === "awaiting_payment" || model.status === "partially_paid") model.status = "expired"
-}
-
-const modelSettle = (model: Model, latestLate: boolean) => {
-  if (!(latestLate || model.now > DEADLINE)) return modelEvidence(model)
-  if (latestLate) {
-    modelDeadline(model)
-    modelEvidence(model)
-  } else {
-    modelEvidence(model)
-    modelDeadline(model)
-  }
-}
-
-const modelStep = (model: Model, step: Step) => {
-  switch (step.kind) {
-    case "pay": {
-      const late = model.status === "expired" || model.status === "voided" || model.now > DEADLINE
-      model.payments.push({ usd: BigInt(step.usd) * 1_000_000n, late, confirmed: step.confirmed, valid: true })
-      return modelSettle(model, late)
-    }
-    case "confirm":
-    case "invalidate": {
-      const payment = model.payments[step.index]
-      if (payment === undefined) return
-      if (step.kind === "confirm" && !payment.confirmed && payment.valid) payment.confirmed = true
-      else if (step.kind === "invalidate" && payment.valid) payment.valid = false
-      else return
-      return modelSettle(model, payment.late)
-    }
-    case "replay":
-      return
-    case "advance":
-      model.now += step.minutes * 60_000
-      return
-    case "sweep":
-      if (model.now > DEADLINE) modelDeadline(model)
-      return
-    case "void":
-      if (model.status === "awaiting_payment") model.status = "voided"
-      return
-    case "record":
-      if (model.status === "awaiting_payment" || model.status === "partially_paid" || model.status === "expired") {
-        if (model.status === "expired" && model.exception.startsWith("open")) model.exception = "closed"
-        model.status = "paid_out_of_band"
-      }
-      return
-    case "close":
-      if (!model.exception.startsWith("open")) return
-      if (step.action === "accept_late_payment") {
-        if (model.exception !== "open:late_payment") return
-        model.status = "confirmed"
-      } else if (step.action === "mark_paid_out_of_band" && model.status !== "confirmed") {
-        model.status = "paid_out_of_band"
-      }
-      model.exception = "closed"
-  }
-}
-
 class StepCommand implements fc.Command<Model, World> {
   readonly step: Step
   constructor(step: Step) {
@@ -370,12 +237,7 @@ class StepCommand implements fc.Command<Model, World> {
   run(model: Model, world: World) {
     modelStep(model, this.step)
     run(world, this.step)
-    const exception = world.invoice.exceptionStatus === null
-      ? "none"
-      : world.invoice.exceptionStatus === "closed"
-      ? "closed"
-      : `open:${world.invoice.exceptionType}`
-    expect({ status: world.invoice.status, exception }).toEqual({ status: model.status, exception: model.exception })
+    expect({ status: world.invoice.status, exception: exceptionOf(world.invoice) }).toEqual({ status: model.status, exception: model.exception })
   }
   toString = () => JSON.stringify(this.step)
 }
@@ -384,7 +246,7 @@ describe("lifecycle against a reference model", () => {
   it("agrees with the model on status and exception after every command (fc.commands)", () => {
     fc.assert(
       fc.property(fc.commands([stepArb.map((step) => new StepCommand(step))], { maxCommands: 40 }), (commands) => {
-        fc.modelRun(() => ({ model: { status: "awaiting_payment", exception: "none", payments: [], now: START.getTime() } as Model, real: newWorld() }), commands)
+        fc.modelRun(() => ({ model: newModel(START.getTime(), START.getTime() + 60 * 60_000), real: newWorld() }), commands)
       }),
       { numRuns: 400 }
     )

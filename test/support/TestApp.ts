@@ -1,5 +1,5 @@
 import { HDKey } from "@scure/bip32"
-import { Context, Effect, Exit, Layer, Redacted, Scope } from "effect"
+import { Context, Effect, Exit, Layer, Option, Redacted, Scope } from "effect"
 import { HttpServer } from "effect/http"
 import { Accounts } from "../../src/accounts/Accounts.ts"
 import { Sessions } from "../../src/accounts/Sessions.ts"
@@ -16,12 +16,19 @@ export const freshZpub = () =>
   HDKey.fromMasterSeed(crypto.getRandomValues(new Uint8Array(32)), { private: 0x04b2430c, public: 0x04b24746 })
     .derive("m/84'/0'/0'").publicExtendedKey
 
-export interface TestApp {
-  readonly baseUrl: string
-  readonly context: Context.Context<never>
-  readonly run: <A, E>(effect: Effect.Effect<A, E, any>) => Promise<A>
-  readonly close: () => Promise<void>
-  readonly createMerchant: (options?: MerchantOptions) => Promise<TestMerchant>
+/** Every service the application provides (repositories, use cases, the HTTP server, the SQL client). */
+export type AppServices = Layer.Success<ReturnType<typeof makeApp>>
+
+export interface RequestInit {
+  readonly method?: string
+  readonly body?: unknown
+  readonly headers?: Record<string, string>
+}
+
+export interface Answer {
+  readonly status: number
+  readonly body: any
+  readonly headers: Headers
 }
 
 export interface MerchantOptions {
@@ -31,7 +38,7 @@ export interface MerchantOptions {
   readonly withSettings?: boolean
 }
 
-export interface TestMerchant {
+interface MerchantCredentials {
   readonly merchantId: string
   readonly email: string
   readonly apiKey: string
@@ -39,12 +46,95 @@ export interface TestMerchant {
   readonly sessionToken: string
   /** That session's CSRF token, for writes authenticated by the session cookie. */
   readonly csrfToken: string
-  readonly dashboard: (path: string, init?: { method?: string; body?: unknown; headers?: Record<string, string> }) => Promise<{ status: number; body: any; headers: Headers }>
-  readonly api: (path: string, init?: { method?: string; body?: unknown; headers?: Record<string, string> }) => Promise<{ status: number; body: any; headers: Headers }>
 }
 
-/** The whole service on a loopback port over the embedded PGlite, or DATABASE_URL when set; `extraEnv` adds settings (token contracts, RPC URLs). */
-export const startTestApp = async (overrides: Partial<AppConfigShape> = {}, extraEnv: Readonly<Record<string, string>> = {}): Promise<TestApp> => {
+/** A merchant whose requests are promises (suites written with plain vitest). */
+export interface TestMerchant extends MerchantCredentials {
+  readonly dashboard: (path: string, init?: RequestInit) => Promise<Answer>
+  readonly api: (path: string, init?: RequestInit) => Promise<Answer>
+}
+
+/** A merchant whose requests are effects (suites written with `@effect/vitest`). */
+export interface Merchant extends MerchantCredentials {
+  readonly dashboard: (path: string, init?: RequestInit) => Effect.Effect<Answer>
+  readonly api: (path: string, init?: RequestInit) => Effect.Effect<Answer>
+}
+
+/** Sends one request to the listening server and reads the answer (JSON when it parses, else the text). */
+const send = async (baseUrl: string, path: string, init: RequestInit = {}): Promise<Answer> => {
+  const hasBody = init.body !== undefined
+  const response = await fetch(`${baseUrl}${path}`, {
+    method: init.method ?? (hasBody ? "POST" : "GET"),
+    headers: { ...(hasBody ? { "content-type": "application/json" } : {}), ...init.headers },
+    body: hasBody ? (typeof init.body === "string" ? init.body : JSON.stringify(init.body)) : undefined
+  })
+  const text = await response.text()
+  let body: unknown = text
+  try {
+    body = JSON.parse(text)
+  } catch {
+    // not JSON: keep the text
+  }
+  return { status: response.status, body: body as any, headers: response.headers }
+}
+
+const newMerchant = (options: MerchantOptions) =>
+  Effect.gen(function*() {
+    const email = `${crypto.randomUUID()}@merchant.test`
+    const accounts = yield* Accounts
+    const settings = yield* CheckoutSettingsRepo
+    const merchantId = yield* accounts.createMerchant({ email })
+    if (options.withSettings !== false) {
+      yield* settings.save(merchantId, {
+        issuedBy: options.issuedBy === undefined ? "Test Store" : options.issuedBy,
+        timing: options.timing ?? { mode: "immediate", expiresAfterMinutes: 60 },
+        methods: options.methods ?? DEMO_METHODS.map((method) => (method.network === "bitcoin" ? { ...method, xpub: freshZpub() } : method))
+      })
+    }
+    const key = yield* Effect.orDie(accounts.createApiKey(merchantId, "test"))
+    const sessions = yield* Sessions
+    const session = yield* sessions.issue(merchantId)
+    return { merchantId, email, apiKey: key.rawKey, sessionToken: session.token, csrfToken: sessions.csrfToken(session.sessionId) }
+  })
+
+/** The running server as tests reach it: its loopback URL, merchants, and requests that need no credentials. */
+export class TestServer extends Context.Service<TestServer, {
+  readonly baseUrl: string
+  readonly createMerchant: (options?: MerchantOptions) => Effect.Effect<Merchant>
+  readonly request: (path: string, init?: RequestInit) => Effect.Effect<Answer>
+}>()("test/TestServer") {
+  static readonly layer = Layer.effect(
+    TestServer,
+    Effect.gen(function*() {
+      // makeApp's type does not list the server (a workers-only process has none), so look it up.
+      const server = yield* Effect.serviceOption(HttpServer.HttpServer)
+      if (Option.isNone(server)) return yield* Effect.die(new Error("the application has no HTTP server (role workers?)"))
+      const address = server.value.address
+      if (!("port" in address)) return yield* Effect.die(new Error("expected a TCP address"))
+      const baseUrl = `http://127.0.0.1:${address.port}`
+      const context = yield* Effect.context<Accounts | CheckoutSettingsRepo | Sessions>()
+      const request = (path: string, init?: RequestInit) => Effect.promise(() => send(baseUrl, path, init))
+      return {
+        baseUrl,
+        request,
+        createMerchant: (options: MerchantOptions = {}) =>
+          Effect.map(Effect.provide(newMerchant(options), context), (credentials): Merchant => ({
+            ...credentials,
+            api: (path, init = {}) => request(path, { ...init, headers: { "x-api-key": credentials.apiKey, ...init.headers } }),
+            dashboard: (path, init = {}) => request(path, { ...init, headers: { authorization: `Bearer ${credentials.sessionToken}`, ...init.headers } })
+          }))
+      }
+    })
+  )
+}
+
+/**
+ * The whole service on a loopback port over the embedded PGlite, or DATABASE_URL when set, and
+ * `TestServer` to reach it; `overrides` replace configuration values, `extraEnv` adds settings
+ * (token contracts, RPC URLs). For `it.layer(testApp(...), { excludeTestServices: true })`: the
+ * server keeps the real clock, as the HTTP suites expect.
+ */
+export const testApp = (overrides: Partial<AppConfigShape> = {}, extraEnv: Readonly<Record<string, string>> = {}) => {
   const env = {
     CHECKOUT_ENV: "test",
     CHECKOUT_DATA_DIR: "memory://",
@@ -57,7 +147,7 @@ export const startTestApp = async (overrides: Partial<AppConfigShape> = {}, extr
   // Suites make hundreds of requests per merchant; the rate-limit suite sets the real limit itself.
   // No background workers: suites drive the sweeper and the dispatcher themselves, and with a
   // shared PostgreSQL one suite's workers would otherwise act on another suite's data.
-  const config = {
+  const config: AppConfigShape = {
     ...parseConfig(env),
     apiRateLimitPerMinute: 1_000_000,
     signupsPerMinute: 1_000_000,
@@ -67,69 +157,58 @@ export const startTestApp = async (overrides: Partial<AppConfigShape> = {}, extr
     ...(overrides.env === "production" ? { jwtSecret: Redacted.make("test-jwt-secret-".repeat(3)), encryptionKey: Redacted.make("test-encryption-key-".repeat(3)) } : {}),
     ...overrides
   }
+  return TestServer.layer.pipe(Layer.provideMerge(makeApp(Layer.succeed(AppConfig, config), env)))
+}
+
+/**
+ * A second application inside a test, closed with the test's scope. Built with a memo map of its
+ * own: the suite's layers would otherwise be shared with it (one server, one database).
+ */
+export const anotherApp = (overrides: Partial<AppConfigShape> = {}, extraEnv: Readonly<Record<string, string>> = {}) =>
+  Effect.gen(function*() {
+    const memoMap = yield* Layer.makeMemoMap
+    return yield* Layer.buildWithMemoMap(testApp(overrides, extraEnv), memoMap, yield* Effect.scope)
+  })
+
+/** One merchant shared by the tests of a suite, created when the suite's layer is built. */
+export class SuiteMerchant extends Context.Service<SuiteMerchant, Merchant>()("test/SuiteMerchant") {
+  static readonly layer = (options: MerchantOptions = {}) => Layer.effect(SuiteMerchant, Effect.flatMap(TestServer, (server) => server.createMerchant(options)))
+}
+
+/** `it.layer` options for a suite over `testApp`: the real clock (HTTP suites), a start-up budget. */
+export const suiteOptions = { timeout: "120 seconds", excludeTestServices: true } as const
+
+export interface TestApp {
+  readonly baseUrl: string
+  readonly context: Context.Context<AppServices>
+  readonly run: <A, E>(effect: Effect.Effect<A, E, AppServices>) => Promise<A>
+  readonly close: () => Promise<void>
+  readonly createMerchant: (options?: MerchantOptions) => Promise<TestMerchant>
+}
+
+/** `testApp` started outside Effect, for suites written with plain vitest hooks. */
+export const startTestApp = async (overrides: Partial<AppConfigShape> = {}, extraEnv: Readonly<Record<string, string>> = {}): Promise<TestApp> => {
   const scope = Effect.runSync(Scope.make())
-  const context = await Effect.runPromise(Layer.buildWithScope(makeApp(Layer.succeed(AppConfig, config), env), scope)) as Context.Context<never>
-  const address = Context.get(context as Context.Context<HttpServer.HttpServer>, HttpServer.HttpServer).address
-  if (!("port" in address)) throw new Error("expected a TCP address")
-  const baseUrl = `http://127.0.0.1:${address.port}`
-  const run = <A, E>(effect: Effect.Effect<A, E, any>) => Effect.runPromise(Effect.provide(effect, context) as Effect.Effect<A, E>)
-
-  const request = async (path: string, init: { method?: string; body?: unknown; headers?: Record<string, string> } = {}) => {
-    const hasBody = init.body !== undefined
-    const response = await fetch(`${baseUrl}${path}`, {
-      method: init.method ?? (hasBody ? "POST" : "GET"),
-      headers: { ...(hasBody ? { "content-type": "application/json" } : {}), ...init.headers },
-      body: hasBody ? (typeof init.body === "string" ? init.body : JSON.stringify(init.body)) : undefined
-    })
-    const text = await response.text()
-    let body: unknown = text
-    try {
-      body = JSON.parse(text)
-    } catch {
-      // not JSON: keep the text
-    }
-    return { status: response.status, body: body as any, headers: response.headers }
-  }
-
-  const createMerchant = async (options: MerchantOptions = {}): Promise<TestMerchant> => {
-    const email = `${crypto.randomUUID()}@merchant.test`
-    const { merchantId, apiKey, sessionToken, csrfToken } = await run(Effect.gen(function*() {
-      const accounts = yield* Accounts
-      const settings = yield* CheckoutSettingsRepo
-      const merchantId = yield* accounts.createMerchant({ email })
-      if (options.withSettings !== false) {
-        yield* settings.save(merchantId, {
-          issuedBy: options.issuedBy === undefined ? "Test Store" : options.issuedBy,
-          timing: options.timing ?? { mode: "immediate", expiresAfterMinutes: 60 },
-          methods: options.methods ?? DEMO_METHODS.map((method) => (method.network === "bitcoin" ? { ...method, xpub: freshZpub() } : method))
-        })
-      }
-      const key = yield* Effect.orDie(accounts.createApiKey(merchantId, "test"))
-      const sessions = yield* Sessions
-      const session = yield* sessions.issue(merchantId)
-      return { merchantId, apiKey: key.rawKey, sessionToken: session.token, csrfToken: sessions.csrfToken(session.sessionId) }
-    }))
-    return {
-      merchantId,
-      email,
-      apiKey,
-      sessionToken,
-      csrfToken,
-      api: (path, init = {}) => request(path, { ...init, headers: { "x-api-key": apiKey, ...init.headers } }),
-      dashboard: (path, init = {}) => request(path, { ...init, headers: { authorization: `Bearer ${sessionToken}`, ...init.headers } })
-    }
-  }
-
+  const context = await Effect.runPromise(Layer.buildWithScope(testApp(overrides, extraEnv), scope))
+  const server = Context.get(context, TestServer)
+  const run = <A, E>(effect: Effect.Effect<A, E, AppServices>) => Effect.runPromise(Effect.provide(effect, context))
   return {
-    baseUrl,
+    baseUrl: server.baseUrl,
     context,
     run,
-    createMerchant,
+    createMerchant: async (options = {}) => {
+      const merchant = await Effect.runPromise(server.createMerchant(options))
+      return {
+        ...merchant,
+        api: (path, init) => Effect.runPromise(merchant.api(path, init)),
+        dashboard: (path, init) => Effect.runPromise(merchant.dashboard(path, init))
+      }
+    },
     close: () => Effect.runPromise(Scope.close(scope, Exit.void))
   }
 }
 
-export const publicRequest = async (baseUrl: string, path: string, init: RequestInit = {}) => {
+export const publicRequest = async (baseUrl: string, path: string, init: globalThis.RequestInit = {}) => {
   const response = await fetch(`${baseUrl}${path}`, init)
   const text = await response.text()
   let body: any = text

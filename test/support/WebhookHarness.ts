@@ -6,7 +6,7 @@ import { expect } from "vitest"
 import { AppConfig } from "../../src/config/AppConfig.ts"
 import type { Resolver } from "../../src/webhooks/Destination.ts"
 import { WebhookConnector, WebhookDispatcher, WebhookResolver } from "../../src/webhooks/WebhookDispatcher.ts"
-import type { TestApp, TestMerchant } from "./TestApp.ts"
+import type { AppServices, TestApp, TestMerchant } from "./TestApp.ts"
 
 export interface Network {
   readonly resolve?: Resolver
@@ -85,7 +85,7 @@ export const webhookHarness = (app: TestApp) => {
     Effect.flatMap(WebhookDispatcher, scenario).pipe(Effect.provide(dispatcherLayer(network)))
 
   /** Runs a scenario under one TestClock that starts now, so retry delays can be stepped through. */
-  const underTestClock = <A>(scenario: Effect.Effect<A, never, any>) =>
+  const underTestClock = <A>(scenario: Effect.Effect<A, never, AppServices>) =>
     app.run(Effect.gen(function*() {
       yield* TestClock.setTime(Date.now())
       return yield* scenario

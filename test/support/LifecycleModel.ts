@@ -1,0 +1,158 @@
+import fc from "fast-check"
+import { Micros } from "../../src/domain/Money.ts"
+import type { ExceptionCloseAction, InvoiceStatus } from "../../src/domain/Statuses.ts"
+
+/**
+ * A reference model of one invoice's lifecycle, written independently of the statechart: plain
+ * rules over totals. The property suites run random command sequences against it and the real
+ * lifecycle (the pure rules in test/property, the services over a database in test/integration).
+ */
+
+/** The invoice amount the model assumes: 100 USD in micros. */
+export const AMOUNT = Micros.make(100_000_000n)
+
+export type Step =
+  | { kind: "pay"; usd: number; confirmed: boolean }
+  | { kind: "confirm"; index: number }
+  | { kind: "invalidate"; index: number }
+  | { kind: "replay"; index: number }
+  | { kind: "advance"; minutes: number }
+  | { kind: "sweep" }
+  | { kind: "void" }
+  | { kind: "record" }
+  | { kind: "close"; action: ExceptionCloseAction }
+
+export const stepArb: fc.Arbitrary<Step> = fc.oneof(
+  { weight: 5, arbitrary: fc.record({ kind: fc.constant("pay" as const), usd: fc.constantFrom(10, 25, 50, 100, 120), confirmed: fc.boolean() }) },
+  { weight: 2, arbitrary: fc.record({ kind: fc.constant("confirm" as const), index: fc.nat(6) }) },
+  { weight: 2, arbitrary: fc.record({ kind: fc.constant("invalidate" as const), index: fc.nat(6) }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant("replay" as const), index: fc.nat(6) }) },
+  { weight: 2, arbitrary: fc.record({ kind: fc.constant("advance" as const), minutes: fc.constantFrom(1, 30, 61) }) },
+  { weight: 1, arbitrary: fc.constant({ kind: "sweep" as const }) },
+  { weight: 1, arbitrary: fc.constant({ kind: "void" as const }) },
+  { weight: 1, arbitrary: fc.constant({ kind: "record" as const }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant("close" as const), action: fc.constantFrom<ExceptionCloseAction>("accept_late_payment", "mark_paid_out_of_band", "close_unpaid") }) }
+)
+
+export type ModelException = "none" | "open:late_payment" | "open:partial_payment" | "closed"
+
+export interface ModelPayment {
+  usd: bigint
+  late: boolean
+  confirmed: boolean
+  valid: boolean
+}
+
+export interface Model {
+  status: InvoiceStatus
+  exception: ModelException
+  payments: Array<ModelPayment>
+  /** Epoch milliseconds; payments observed after `deadline` are late. */
+  now: number
+  deadline: number
+}
+
+export const newModel = (now: number, deadline: number): Model => ({ status: "awaiting_payment", exception: "none", payments: [], now, deadline })
+
+export const modelSums = (model: Model) => {
+  let onTime = 0n
+  let onTimeConfirmed = 0n
+  let total = 0n
+  let confirmed = 0n
+  for (const payment of model.payments) {
+    if (!payment.valid) continue
+    total += payment.usd
+    if (payment.confirmed) confirmed += payment.usd
+    if (!payment.late) {
+      onTime += payment.usd
+      if (payment.confirmed) onTimeConfirmed += payment.usd
+    }
+  }
+  return { onTime, onTimeConfirmed, total, confirmed }
+}
+
+const modelEvidence = (model: Model) => {
+  const { onTime, onTimeConfirmed, total } = modelSums(model)
+  if (model.status === "awaiting_payment" || model.status === "partially_paid" || model.status === "payment_detected") {
+    model.status = onTime === 0n
+      ? "awaiting_payment"
+      : onTime < AMOUNT
+      ? "partially_paid"
+      : onTimeConfirmed >= AMOUNT
+      ? "confirmed"
+      : "payment_detected"
+  } else if (model.status === "expired" || model.status === "voided") {
+    if (model.exception === "none" && total > 0n) model.exception = total >= AMOUNT ? "open:late_payment" : "open:partial_payment"
+    else if (model.exception === "open:partial_payment" && total >= AMOUNT) model.exception = "open:late_payment"
+    else if (model.exception === "open:late_payment" && total < AMOUNT) model.exception = "open:partial_payment"
+  } else if (model.status === "confirmed") {
+    // confirmed is final: a reorganisation that leaves it short opens a partial_payment exception
+    if (model.exception === "none" && total < AMOUNT) model.exception = "open:partial_payment"
+  }
+}
+
+const modelDeadline = (model: Model) => {
+  if (model.status === "partially_paid" && model.exception === "none") model.exception = "open:partial_payment"
+  if (model.status === "awaiting_payment" || model.status === "partially_paid") model.status = "expired"
+}
+
+/** Re-evaluates the invoice after its evidence changed; `latestLate` says whether the changed payment is late. */
+export const modelSettle = (model: Model, latestLate: boolean) => {
+  if (!(latestLate || model.now > model.deadline)) return modelEvidence(model)
+  if (latestLate) {
+    modelDeadline(model)
+    modelEvidence(model)
+  } else {
+    modelEvidence(model)
+    modelDeadline(model)
+  }
+}
+
+export const modelStep = (model: Model, step: Step) => {
+  switch (step.kind) {
+    case "pay": {
+      const late = model.status === "expired" || model.status === "voided" || model.now > model.deadline
+      model.payments.push({ usd: BigInt(step.usd) * 1_000_000n, late, confirmed: step.confirmed, valid: true })
+      return modelSettle(model, late)
+    }
+    case "confirm":
+    case "invalidate": {
+      const payment = model.payments[step.index]
+      if (payment === undefined) return
+      if (step.kind === "confirm" && !payment.confirmed && payment.valid) payment.confirmed = true
+      else if (step.kind === "invalidate" && payment.valid) payment.valid = false
+      else return
+      return modelSettle(model, payment.late)
+    }
+    case "replay":
+      return
+    case "advance":
+      model.now += step.minutes * 60_000
+      return
+    case "sweep":
+      if (model.now > model.deadline) modelDeadline(model)
+      return
+    case "void":
+      if (model.status === "awaiting_payment") model.status = "voided"
+      return
+    case "record":
+      if (model.status === "awaiting_payment" || model.status === "partially_paid" || model.status === "expired") {
+        if (model.status === "expired" && model.exception.startsWith("open")) model.exception = "closed"
+        model.status = "paid_out_of_band"
+      }
+      return
+    case "close":
+      if (!model.exception.startsWith("open")) return
+      if (step.action === "accept_late_payment") {
+        if (model.exception !== "open:late_payment") return
+        model.status = "confirmed"
+      } else if (step.action === "mark_paid_out_of_band" && model.status !== "confirmed") {
+        model.status = "paid_out_of_band"
+      }
+      model.exception = "closed"
+  }
+}
+
+/** The model's view of an invoice's exception columns. */
+export const exceptionOf = (invoice: { readonly exceptionStatus: string | null; readonly exceptionType: string | null }): string =>
+  invoice.exceptionStatus === null ? "none" : invoice.exceptionStatus === "closed" ? "closed" : `open:${invoice.exceptionType}`
