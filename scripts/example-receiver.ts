@@ -56,5 +56,4 @@ const server = createServer((request, response) => {
     fulfil(invoice.id).catch((error: unknown) => console.error(`could not check ${invoice.id}:`, error))
   })
 })
-server.listen(port, "127.0.0.1", () =>
-  console.log(`example receiver on http://127.0.0.1:${(server.address() as AddressInfo).port}/webhooks/checkout`))
+server.listen(port, "127.0.0.1", () => console.log(`example receiver on http://127.0.0.1:${(server.address() as AddressInfo).port}/webhooks/checkout`))

@@ -51,7 +51,9 @@ export const ServicesLive = (env: Readonly<Record<string, string | undefined>> =
     Layer.provideMerge(Invoices.layer),
     Layer.provideMerge(Repositories),
     Layer.provideMerge(Layer.mergeAll(BitcoinAddressPool.layer, Secrets.layer)),
-    Layer.provideMerge(Layer.mergeAll(PriceOracle.layer, PaymentWorker.layer, RailSettingsLive(env), SolanaRpc.layer, WebhookResolver.system, WebhookConnector.system, BillingGate.accountState)),
+    Layer.provideMerge(
+      Layer.mergeAll(PriceOracle.layer, PaymentWorker.layer, RailSettingsLive(env), SolanaRpc.layer, WebhookResolver.system, WebhookConnector.system, BillingGate.accountState)
+    ),
     Layer.provideMerge(DatabaseLive)
   )
 
@@ -73,5 +75,3 @@ export const makeApp = (config: Layer.Layer<AppConfig>, env: Readonly<Record<str
     Layer.provideMerge(ServicesLive(env)),
     Layer.provideMerge(config)
   )
-
-

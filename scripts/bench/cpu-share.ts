@@ -32,23 +32,34 @@ const threadTicks = (pid: number) => {
   return byName
 }
 const postgresPids = () => execSync("pgrep -x postgres || true").toString().trim().split("\n").filter(Boolean).map(Number)
-const postgresTicks = () => postgresPids().reduce((sum, pid) => { try { return sum + ticks(pid) } catch { return sum } }, 0)
+const postgresTicks = () =>
+  postgresPids().reduce((sum, pid) => {
+    try {
+      return sum + ticks(pid)
+    } catch {
+      return sum
+    }
+  }, 0)
 
 const env = { ...process.env }
 const seed = (await startNode(join(import.meta.dirname, "setup.ts"), ["--label", target, "--merchants", "50"], env, { label: "setup" }).firstJson) as unknown as Seeded
 const port = await freePort()
 const child = target === "service"
-  ? startNode(join(ROOT, "src", "main.ts"), [], { ...env, PORT: String(port), HOST: "127.0.0.1", CHECKOUT_ENV: "test", CHECKOUT_DEMO: "false", CHECKOUT_ROLE: "api", CHECKOUT_API_RATE_LIMIT: "1000000", REDIS_URL: "", CHECKOUT_PRICE_URL: "" }, { label: "service", nodeFlags: profile })
+  ? startNode(join(ROOT, "src", "main.ts"), [], { ...env, PORT: String(port), HOST: "127.0.0.1", CHECKOUT_ENV: "test", CHECKOUT_DEMO: "false", CHECKOUT_ROLE: "api",
+    CHECKOUT_API_RATE_LIMIT: "1000000", REDIS_URL: "", CHECKOUT_PRICE_URL: "" }, { label: "service", nodeFlags: profile })
   : startNode(join(import.meta.dirname, "raw-server.ts"), [], { ...env, PORT: String(port), BENCH_API_RATE_LIMIT: "1000000" }, { label: "baseline", nodeFlags: profile })
 await waitForHttp(`http://127.0.0.1:${port}/api/checkout/pay/${seed.invoiceIds[0]}/status`, child)
 let connection = 0
-const run = (seconds: number) => autocannon({
-  url: `http://127.0.0.1:${port}`, connections: 50, duration: seconds,
-  requests: scenario === "create"
-    ? [{ method: "POST", path: "/api/checkout/invoices", headers: { "content-type": "application/json" }, body: JSON.stringify({ amountUsd: 25.5 }) }]
-    : seed.invoiceIds.map((id) => ({ method: "GET" as const, path: `/api/checkout/pay/${id}/status` })),
-  setupClient: (client) => client.setHeaders({ "x-api-key": seed.apiKeys[connection++ % seed.apiKeys.length], "content-type": "application/json" })
-})
+const run = (seconds: number) =>
+  autocannon({
+    url: `http://127.0.0.1:${port}`,
+    connections: 50,
+    duration: seconds,
+    requests: scenario === "create"
+      ? [{ method: "POST", path: "/api/checkout/invoices", headers: { "content-type": "application/json" }, body: JSON.stringify({ amountUsd: 25.5 }) }]
+      : seed.invoiceIds.map((id) => ({ method: "GET" as const, path: `/api/checkout/pay/${id}/status` })),
+    setupClient: (client) => client.setHeaders({ "x-api-key": seed.apiKeys[connection++ % seed.apiKeys.length], "content-type": "application/json" })
+  })
 await run(3)
 const before = { threads: threadTicks(child.process.pid!), target: ticks(child.process.pid!), pg: postgresTicks(), self: process.cpuUsage(), at: performance.now() }
 const result = await run(8)
@@ -58,7 +69,9 @@ const share = (delta: number) => `${Math.round(delta / 100 / seconds * 100)}% of
 console.log(`${target} ${scenario}: ${Math.round(result.requests.average)} req/s; CPU: ${target} ${share(ticks(child.process.pid!) - before.target)}, ` +
   `PostgreSQL ${share(postgresTicks() - before.pg)}, load generator ${Math.round((self.user + self.system) / 1e4 / seconds)}% of one core`)
 const threads = threadTicks(child.process.pid!)
-console.log(`  by thread: ${[...threads].map(([name, value]) => [name, value - (before.threads.get(name) ?? 0)] as const)
-  .filter(([, value]) => value > 0).sort((a, b) => b[1] - a[1]).map(([name, value]) => `${name} ${share(value)}`).join(", ")}`)
+console.log(`  by thread: ${
+  [...threads].map(([name, value]) => [name, value - (before.threads.get(name) ?? 0)] as const)
+    .filter(([, value]) => value > 0).sort((a, b) => b[1] - a[1]).map(([name, value]) => `${name} ${share(value)}`).join(", ")
+}`)
 await stop(child)
 process.exit(0)

@@ -57,8 +57,7 @@ const startProfiler = async () => {
   return { stop: async (file: string) => writeFileSync(file, JSON.stringify((await post("Profiler.stop")).profile)) }
 }
 
-const percentile = (sorted: ReadonlyArray<number>, p: number) =>
-  sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]
+const percentile = (sorted: ReadonlyArray<number>, p: number) => sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]
 const round = (value: number, digits = 2) => Number(value.toFixed(digits))
 
 const program = Effect.gen(function*() {

@@ -19,7 +19,13 @@ const startService = async (env: Record<string, string | undefined>) => {
   const port = await freePort()
   const started = performance.now()
   const child = startNode(join(ROOT, "src", "main.ts"), [], {
-    ...process.env, ...env, PORT: String(port), HOST: "127.0.0.1", CHECKOUT_DEMO: "false", CHECKOUT_PRICE_URL: "", REDIS_URL: ""
+    ...process.env,
+    ...env,
+    PORT: String(port),
+    HOST: "127.0.0.1",
+    CHECKOUT_DEMO: "false",
+    CHECKOUT_PRICE_URL: "",
+    REDIS_URL: ""
   }, { label: "service", nodeFlags: ["--inspect=127.0.0.1:0"] })
   for (;;) {
     if (child.process.exitCode !== null) throw new Error("the service exited while starting")

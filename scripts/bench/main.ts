@@ -355,8 +355,7 @@ try {
       log(`  ${scenario} paced at ${rate} req/s, pair ${pair}: service p50 ${run.service.p50} ms, p99 ${run.service.p99} ms; ` +
         `baseline p50 ${run.baseline.p50} ms, p99 ${run.baseline.p99} ms`)
     }
-    const ratioOf = (pick: (run: PacedRun) => number) =>
-      medianOfPairs(pairs.map((run) => pick(run.service) / Math.max(pick(run.baseline), 0.1)))
+    const ratioOf = (pick: (run: PacedRun) => number) => medianOfPairs(pairs.map((run) => pick(run.service) / Math.max(pick(run.baseline), 0.1)))
     const pacedRuns: Paced = {
       rate,
       pairs,
@@ -481,8 +480,9 @@ if (watcher !== undefined) {
 }
 for (const [scenario, row] of Object.entries(results)) {
   log(`paced at half the baseline's throughput (${row.paced.rate} req/s, ${CONNECTIONS} connections, A-B-A-B): ${scenario} p50 / p99 ` +
-    row.paced.pairs.map((pair, index) =>
-      `pair ${index + 1} service ${pair.service.p50} / ${pair.service.p99} ms, baseline ${pair.baseline.p50} / ${pair.baseline.p99} ms`).join("; ") +
+    row.paced.pairs.map((pair, index) => `pair ${index + 1} service ${pair.service.p50} / ${pair.service.p99} ms, baseline ${pair.baseline.p50} / ${pair.baseline.p99} ms`).join(
+      "; "
+    ) +
     `; ratios p50 ${row.paced.p50Ratio}, p99 ${row.paced.p99Ratio}`)
 }
 log(`service RSS (MB) after start, then after each scenario's warm-up and rounds (no GC forced): ${serviceSeries.join(", ")}`)

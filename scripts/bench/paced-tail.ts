@@ -51,8 +51,15 @@ const port = await freePort()
 let child: Child
 if (target === "service") {
   child = startNode(join(ROOT, "src", "main.ts"), [], {
-    ...env, PORT: String(port), HOST: "127.0.0.1", CHECKOUT_ENV: "test", CHECKOUT_DEMO: "false", CHECKOUT_ROLE: "api",
-    CHECKOUT_API_RATE_LIMIT: "1000000", REDIS_URL: "", CHECKOUT_PRICE_URL: ""
+    ...env,
+    PORT: String(port),
+    HOST: "127.0.0.1",
+    CHECKOUT_ENV: "test",
+    CHECKOUT_DEMO: "false",
+    CHECKOUT_ROLE: "api",
+    CHECKOUT_API_RATE_LIMIT: "1000000",
+    REDIS_URL: "",
+    CHECKOUT_PRICE_URL: ""
   }, { label: target, nodeFlags })
   await waitForHttp(`http://127.0.0.1:${port}/api/checkout/pay/${seed.invoiceIds[0]}/status`, child)
 } else {

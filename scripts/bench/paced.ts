@@ -22,8 +22,7 @@ export interface PacedRun {
   readonly errors: number
 }
 
-const percentile = (sorted: ReadonlyArray<number>, share: number) =>
-  sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.ceil(share * sorted.length) - 1)]
+const percentile = (sorted: ReadonlyArray<number>, share: number) => sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.ceil(share * sorted.length) - 1)]
 
 export const pacedLoad = async (base: string, requests: ReadonlyArray<PacedRequest>, options: {
   readonly rate: number

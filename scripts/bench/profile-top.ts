@@ -66,8 +66,7 @@ export const selfTimes = (file: string) => {
 export const topSelfTime = (file: string, count = 25): Array<string> => {
   const { total, idle, perFunction, perOwner } = selfTimes(file)
   const busy = total - idle
-  const line = (name: string, micros: number) =>
-    `${(micros / 1000).toFixed(0).padStart(7)} ms ${((100 * micros) / busy).toFixed(1).padStart(5)}%  ${name}`
+  const line = (name: string, micros: number) => `${(micros / 1000).toFixed(0).padStart(7)} ms ${((100 * micros) / busy).toFixed(1).padStart(5)}%  ${name}`
   return [
     `profiled ${(total / 1e6).toFixed(1)} s, idle ${(idle / 1e6).toFixed(1)} s, busy ${(busy / 1e6).toFixed(1)} s (percentages of busy time)`,
     "by function (self time):",

@@ -154,9 +154,10 @@ for (const scenario of SCENARIOS) {
   }
   console.log(`\n== ${scenario}: per request (${REQUESTS} sequential requests), service / baseline`)
   for (const [label, type] of [["statements executed", "E"], ["simple queries (Q)", "Q"], ["round trips (Sync + Q)", "S"], ["parses (P)", "P"]] as const) {
-    const pick = (counters: Counters) => type === "S"
-      ? (counters.messages.S ?? 0) + (counters.messages.Q ?? 0)
-      : counters.messages[type] ?? 0
+    const pick = (counters: Counters) =>
+      type === "S"
+        ? (counters.messages.S ?? 0) + (counters.messages.Q ?? 0)
+        : counters.messages[type] ?? 0
     console.log(`  ${label.padEnd(24)} ${String(perRequest(pick(measured.service))).padStart(6)} / ${perRequest(pick(measured.baseline))}`)
   }
   for (const name of ["service", "baseline"]) {

@@ -110,7 +110,7 @@ const Q = {
       ON CONFLICT (xpub) DO UPDATE SET next_index = derivation_counters.next_index + $2 RETURNING next_index`
   },
   advisory: { name: "advisory", text: `SELECT pg_try_advisory_xact_lock(hashtext($1)) AS locked` },
-  free: { name: "free", text: `SELECT count(*)::int AS count FROM bitcoin_address_pool WHERE xpub = $1 AND assigned_at IS NULL` },
+  free: { name: "free", text: `SELECT count(*)::int AS count FROM bitcoin_address_pool WHERE xpub = $1 AND assigned_at IS NULL` }
 }
 
 // The service's row schemas name the columns (src/invoices/InvoiceRows.ts); the values are built here without them.
@@ -320,9 +320,11 @@ const create = async (merchantId: string, body: string) => {
       const memo = `checkout:${invoiceId}:${optionId}`
       uri = `solana:${destination}?amount=${formatAtomic(quotedAtomic, decimals)}&spl-token=${tokenContract}&reference=${reference}` +
         `&label=${encodeURIComponent(label)}&memo=${encodeURIComponent(memo)}`
-      payload = { ...payload, methodType: "solana", paymentUri: uri, recipientAddress: destination, reference, mintAddress: tokenContract, decimals, amountAtomic: quotedAtomic.toString(), memo }
+      payload = { ...payload, methodType: "solana", paymentUri: uri, recipientAddress: destination, reference, mintAddress: tokenContract, decimals,
+        amountAtomic: quotedAtomic.toString(), memo }
     } else if (method.railType === "wallet_contract") {
-      payload = { ...payload, chainId: EVM_CHAIN_IDS[method.network as "ethereum"], contractAddress: `0x${placeholder(optionId, 40)}`, tokenContract, recipient: method.recipientAddress, decimals, paymentAmountAtomic: quotedAtomic.toString() }
+      payload = { ...payload, chainId: EVM_CHAIN_IDS[method.network as "ethereum"], contractAddress: `0x${placeholder(optionId, 40)}`, tokenContract,
+        recipient: method.recipientAddress, decimals, paymentAmountAtomic: quotedAtomic.toString() }
     } else {
       derivationIndex = indexes.get(method.id) ?? null
       destination = `0x${placeholder(`${method.xpub}/${derivationIndex}`, 40)}`
@@ -330,21 +332,64 @@ const create = async (merchantId: string, body: string) => {
       payload = { ...payload, chainId: EVM_CHAIN_IDS[method.network as "ethereum"], tokenContract, recipient: destination, decimals, paymentAmountAtomic: quotedAtomic.toString() }
     }
     return {
-      id: optionId, invoiceId, position, railType: method.railType, assetCode: method.assetCode, network: method.network, tokenContract,
-      decimals, quotedAtomic, quoteRate: method.assetCode === "BTC" ? "65000" : "1", destinationAddress: destination, paymentUri: uri,
-      qrCode: uri === null ? null : constantQr(uri), status: "active", isDefault: method === defaultMethod, optionPayload: payload, requiredConfirmations, reference,
+      id: optionId,
+      invoiceId,
+      position,
+      railType: method.railType,
+      assetCode: method.assetCode,
+      network: method.network,
+      tokenContract,
+      decimals,
+      quotedAtomic,
+      quoteRate: method.assetCode === "BTC" ? "65000" : "1",
+      destinationAddress: destination,
+      paymentUri: uri,
+      qrCode: uri === null ? null : constantQr(uri),
+      status: "active",
+      isDefault: method === defaultMethod,
+      optionPayload: payload,
+      requiredConfirmations,
+      reference,
       derivationIndex
     }
   }))
   const invoice: Record<string, unknown> = {
-    id: invoiceId, merchant_id: merchantId, amount_micros: amountMicros.toString(), status: "awaiting_payment", timing_mode: "immediate",
-    expires_after_minutes: settings.expires_after_minutes ?? 60, due_after_days: null, grace_period_days: null, due_at: null,
-    payable_until_at: payableUntilAt, product_name: null, issued_by: issuedBy, bill_to: null, redirect_url: null, merchant_reference: null,
-    customer_id: null, customer_email: null, metadata: null, default_payment_option_id: options.find((option) => option.isDefault)?.id ?? null,
-    last_payment_option_id: null, last_transaction_hash: null, received_micros: "0", confirmed_micros: "0", confirmations: 0,
-    payment_detected_at: null, confirmed_at: null, paid_out_of_band_at: null, paid_out_of_band_note: null, voided_at: null,
-    exception_type: null, exception_status: null, exception_action: null, exception_note: null, exception_closed_at: null,
-    created_at: createdAt, last_payment_observed_at: null
+    id: invoiceId,
+    merchant_id: merchantId,
+    amount_micros: amountMicros.toString(),
+    status: "awaiting_payment",
+    timing_mode: "immediate",
+    expires_after_minutes: settings.expires_after_minutes ?? 60,
+    due_after_days: null,
+    grace_period_days: null,
+    due_at: null,
+    payable_until_at: payableUntilAt,
+    product_name: null,
+    issued_by: issuedBy,
+    bill_to: null,
+    redirect_url: null,
+    merchant_reference: null,
+    customer_id: null,
+    customer_email: null,
+    metadata: null,
+    default_payment_option_id: options.find((option) => option.isDefault)?.id ?? null,
+    last_payment_option_id: null,
+    last_transaction_hash: null,
+    received_micros: "0",
+    confirmed_micros: "0",
+    confirmations: 0,
+    payment_detected_at: null,
+    confirmed_at: null,
+    paid_out_of_band_at: null,
+    paid_out_of_band_note: null,
+    voided_at: null,
+    exception_type: null,
+    exception_status: null,
+    exception_action: null,
+    exception_note: null,
+    exception_closed_at: null,
+    created_at: createdAt,
+    last_payment_observed_at: null
   }
   const optionValues = options.flatMap((option) =>
     OPTION_INSERT.map(({ key }) => {
@@ -368,10 +413,19 @@ const create = async (merchantId: string, body: string) => {
     issuedBy,
     paymentTiming: { mode: "immediate", expiresAfterMinutes: invoice.expires_after_minutes, payableUntilAt: payableUntilAt.toISOString() },
     paymentOptions: options.map((option) => ({
-      id: option.id, railType: option.railType, assetCode: option.assetCode, network: option.network, tokenContract: option.tokenContract,
-      quotedAmount: Number(formatAtomic(option.quotedAtomic, option.decimals)), quoteRate: Number(option.quoteRate),
-      destinationAddress: option.destinationAddress, paymentUri: option.paymentUri, qrCode: option.qrCode, status: option.status,
-      isDefault: option.isDefault, optionPayload: option.optionPayload
+      id: option.id,
+      railType: option.railType,
+      assetCode: option.assetCode,
+      network: option.network,
+      tokenContract: option.tokenContract,
+      quotedAmount: Number(formatAtomic(option.quotedAtomic, option.decimals)),
+      quoteRate: Number(option.quoteRate),
+      destinationAddress: option.destinationAddress,
+      paymentUri: option.paymentUri,
+      qrCode: option.qrCode,
+      status: option.status,
+      isDefault: option.isDefault,
+      optionPayload: option.optionPayload
     })),
     defaultPaymentOptionId: invoice.default_payment_option_id,
     createdAt: createdAt.toISOString()
@@ -403,27 +457,48 @@ const invoiceView = (row: Row, full: boolean) => {
     paymentTiming: { mode: row.timingMode, expiresAfterMinutes: row.expiresAfterMinutes, payableUntilAt: iso(row.payableUntilAt) },
     paymentSummary: summary,
     paymentOptions: (row.optionsJson as Array<Row>).map((option) => ({
-      id: option.id, railType: option.railType, assetCode: option.assetCode, network: option.network, tokenContract: option.tokenContract,
-      quotedAmount: Number(formatAtomic(BigInt(option.quotedAtomic), option.decimals)), quoteRate: Number(option.quoteRate),
-      destinationAddress: option.destinationAddress, paymentUri: option.paymentUri, qrCode: option.qrCode, status: option.status,
-      isDefault: option.isDefault, optionPayload: option.optionPayload
+      id: option.id,
+      railType: option.railType,
+      assetCode: option.assetCode,
+      network: option.network,
+      tokenContract: option.tokenContract,
+      quotedAmount: Number(formatAtomic(BigInt(option.quotedAtomic), option.decimals)),
+      quoteRate: Number(option.quoteRate),
+      destinationAddress: option.destinationAddress,
+      paymentUri: option.paymentUri,
+      qrCode: option.qrCode,
+      status: option.status,
+      isDefault: option.isDefault,
+      optionPayload: option.optionPayload
     })),
     defaultPaymentOptionId: row.defaultPaymentOptionId,
     lastPaymentOptionId: row.lastPaymentOptionId,
     payments: (row.paymentsJson as Array<Row>).map((payment) => ({
-      id: payment.id, paymentOptionId: payment.paymentOptionId, assetCode: payment.assetCode, network: payment.network,
-      destinationAddress: payment.destinationAddress, transactionHash: payment.transactionHash,
+      id: payment.id,
+      paymentOptionId: payment.paymentOptionId,
+      assetCode: payment.assetCode,
+      network: payment.network,
+      destinationAddress: payment.destinationAddress,
+      transactionHash: payment.transactionHash,
       amountReceived: Number(formatAtomic(BigInt(payment.amountAtomic), payment.decimals)),
       observedTotalAmount: Number(formatAtomic(BigInt(payment.observedTotalAtomic), payment.decimals)),
-      confirmations: payment.confirmations, observedAt: iso(payment.observedAt), confirmedAt: iso(payment.confirmedAt),
-      invalidatedAt: iso(payment.invalidatedAt), invalidationReason: payment.invalidationReason
+      confirmations: payment.confirmations,
+      observedAt: iso(payment.observedAt),
+      confirmedAt: iso(payment.confirmedAt),
+      invalidatedAt: iso(payment.invalidatedAt),
+      invalidationReason: payment.invalidationReason
     })),
     lastPaymentObservedAt: iso(row.lastPaymentObservedAt)
   }
   return full
     ? {
-      id: row.id, amountUsd: amount, issuedBy: row.issuedBy, productName: row.productName, metadata: row.metadata,
-      createdAt: iso(row.createdAt), ...common
+      id: row.id,
+      amountUsd: amount,
+      issuedBy: row.issuedBy,
+      productName: row.productName,
+      metadata: row.metadata,
+      createdAt: iso(row.createdAt),
+      ...common
     }
     : common
 }

@@ -51,7 +51,8 @@ const seedMerchant = (label: string, reads: number, merchants: number) =>
   Effect.gen(function*() {
     const first = yield* oneMerchant(label, reads)
     const others = yield* Effect.forEach(Array.from({ length: merchants - 1 }), () => oneMerchant(label, 0))
-    const seeded: Seeded = { label, merchantId: first.merchantId, apiKey: first.apiKey, invoiceIds: first.invoiceIds, apiKeys: [first.apiKey, ...others.map((other) => other.apiKey)] }
+    const seeded: Seeded = { label, merchantId: first.merchantId, apiKey: first.apiKey, invoiceIds: first.invoiceIds,
+      apiKeys: [first.apiKey, ...others.map((other) => other.apiKey)] }
     return seeded
   })
 

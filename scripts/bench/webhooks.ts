@@ -30,8 +30,7 @@ const RATE = 200
 const LATENCY_INVOICES = quick ? 600 : 2_000
 const VOLUME = quick ? 2_000 : 10_000
 
-const percentile = (sorted: ReadonlyArray<number>, p: number) =>
-  sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]
+const percentile = (sorted: ReadonlyArray<number>, p: number) => sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]
 const round = (value: number, digits = 1) => Number(value.toFixed(digits))
 
 /** The receiver: verifies each signature, and records when each (invoice, event) arrived. */
@@ -83,7 +82,8 @@ const program = Effect.gen(function*() {
   yield* (yield* CheckoutSettingsRepo).save(merchantId, {
     issuedBy: "Bench Store",
     timing: { mode: "immediate", expiresAfterMinutes: 60 },
-    methods: [{ network: "base", assetCode: "USDC", railType: "wallet_contract", enabled: true, isDefault: true, recipientAddress: "0x000000000000000000000000000000000000dEaD", xpub: null }]
+    methods: [{ network: "base", assetCode: "USDC", railType: "wallet_contract", enabled: true, isDefault: true, recipientAddress: "0x000000000000000000000000000000000000dEaD",
+      xpub: null }]
   })
   const settings = yield* WebhookSettings
   yield* Effect.orDie(settings.save(merchantId, receiverUrl, ["invoice_created", "invoice_confirmed"]))

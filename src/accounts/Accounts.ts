@@ -89,8 +89,7 @@ export class Accounts extends Context.Service<Accounts, {
       const countActiveKeys = SqlSchema.findOne({
         Request: ByMerchant,
         Result: Count,
-        execute: ({ merchantId }) =>
-          sql`SELECT count(*)::int AS count FROM api_keys WHERE merchant_id = ${merchantId} AND revoked_at IS NULL`
+        execute: ({ merchantId }) => sql`SELECT count(*)::int AS count FROM api_keys WHERE merchant_id = ${merchantId} AND revoked_at IS NULL`
       })
       const insertKey = SqlSchema.findOne({
         Request: ApiKey.mapFields(Struct.pick(["id", "merchantId", "keyHash", "keyPrefix", "label"])),

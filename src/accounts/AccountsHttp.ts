@@ -82,7 +82,8 @@ export const AuthHttpLive = HttpApiBuilder.group(Api, "auth", (handlers) =>
               HttpServerResponse.expireCookieUnsafe(response, SESSION_COOKIE, { path: "/" }),
               CSRF_COOKIE,
               { path: "/" }
-            )))
+            ))
+          )
         }))
   }))
 

@@ -4,8 +4,7 @@ import { bytesToHex } from "@noble/hashes/utils.js"
 export const API_KEY_PREFIX = "svc_live_"
 
 /** A new raw key: the live prefix and 32 random bytes, base64url-encoded (43 characters). */
-export const generateApiKey = (): string =>
-  API_KEY_PREFIX + Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString("base64url")
+export const generateApiKey = (): string => API_KEY_PREFIX + Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString("base64url")
 
 export const hashApiKey = (rawKey: string): string => bytesToHex(sha256(new TextEncoder().encode(rawKey)))
 

@@ -20,7 +20,8 @@ const P = 1
 const derive = (password: string, salt: Buffer, n: number, r: number, p: number) =>
   new Promise<string>((resolve, reject) =>
     scrypt(password.normalize("NFKC"), salt, 32, { N: n, r, p, maxmem: 256 * n * r * p + 1024 * 1024 }, (error, key) =>
-      error === null ? resolve(key.toString("hex")) : reject(error)))
+      error === null ? resolve(key.toString("hex")) : reject(error))
+  )
 
 const parse = (stored: string) => {
   const [scheme, n, r, p, salt, hash] = stored.split("$")

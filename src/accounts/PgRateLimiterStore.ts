@@ -7,8 +7,7 @@ import { bigintColumn } from "../db/Columns.ts"
 const WindowRow = Schema.Struct({ count: Schema.Finite, expiresAtMs: bigintColumn(Schema.BigInt), lastExceeded: Schema.Boolean })
 const decodeWindow = Schema.decodeUnknownEffect(Schema.Tuple([WindowRow]))
 
-const storeError = (message: string) => (cause: unknown) =>
-  new RateLimiter.RateLimiterError({ reason: new RateLimiter.RateLimitStoreError({ message, cause }) })
+const storeError = (message: string) => (cause: unknown) => new RateLimiter.RateLimiterError({ reason: new RateLimiter.RateLimitStoreError({ message, cause }) })
 
 /**
  * A RateLimiterStore on the service's own database, so that every instance sharing it (and the
@@ -43,8 +42,7 @@ export const layerStorePostgres = Layer.effect(
           return lastExceeded ? [count + tokens, ttl] as const : [count, ttl] as const
         }),
       tokenBucket: () => Effect.fail(storeError("the PostgreSQL store supports the fixed-window algorithm only")(undefined)),
-      adaptiveConsume: () =>
-        Effect.succeed<RateLimiter.AdaptiveConsumeResult>({ delay: Duration.zero, epoch: 0, phase: "inactive" }),
+      adaptiveConsume: () => Effect.succeed<RateLimiter.AdaptiveConsumeResult>({ delay: Duration.zero, epoch: 0, phase: "inactive" }),
       adaptiveFeedback: () => Effect.void
     })
   })

@@ -62,9 +62,7 @@ export class Sessions extends Context.Service<Sessions, {
           const now = new Date(yield* Clock.currentTimeMillis)
           const expiresAt = new Date(now.getTime() + SESSION_HOURS * 3_600_000)
           const sessionId = crypto.randomUUID()
-          yield* sql`INSERT INTO sessions ${
-            sql.insert({ id: sessionId, merchantId, createdAt: now, expiresAt })
-          }`.pipe(Effect.orDie)
+          yield* sql`INSERT INTO sessions ${sql.insert({ id: sessionId, merchantId, createdAt: now, expiresAt })}`.pipe(Effect.orDie)
           const token = yield* Effect.promise(() =>
             new SignJWT({ sid: sessionId })
               .setProtectedHeader({ alg: "HS256", typ: "JWT" })

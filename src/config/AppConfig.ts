@@ -258,6 +258,5 @@ export const parseConfig = (env: Env): AppConfigShape => {
 
 export class AppConfig extends Context.Service<AppConfig, AppConfigShape>()("Config/AppConfig") {
   static readonly fromEnv = (env: Env = process.env) => Layer.sync(AppConfig, () => parseConfig(env))
-  static readonly layerWith = (overrides: Partial<AppConfigShape> = {}) =>
-    Layer.succeed(AppConfig, { ...parseConfig({ CHECKOUT_ENV: "test" }), ...overrides })
+  static readonly layerWith = (overrides: Partial<AppConfigShape> = {}) => Layer.succeed(AppConfig, { ...parseConfig({ CHECKOUT_ENV: "test" }), ...overrides })
 }

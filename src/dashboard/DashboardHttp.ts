@@ -23,7 +23,8 @@ const SECURITY_HEADERS = {
   "cache-control": "no-store"
 } as const
 
-const shell = (names: Record<string, string>) => `<!doctype html>
+const shell = (names: Record<string, string>) =>
+  `<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
@@ -55,10 +56,9 @@ export const DashboardRoutesLive = HttpRouter.use((router) =>
   Effect.gen(function*() {
     const assets = yield* Effect.promise(() => loadAssets())
     const page = shell(assets.names)
-    const html = Effect.sync(() =>
-      HttpServerResponse.text(page, { contentType: "text/html; charset=utf-8", headers: SECURITY_HEADERS }))
+    const html = Effect.sync(() => HttpServerResponse.text(page, { contentType: "text/html; charset=utf-8", headers: SECURITY_HEADERS }))
     yield* router.add("GET", "/dashboard", html)
-    yield* router.add("GET", "/dashboard/assets/:file", Effect.map(HttpRouter.params, (params) =>
-      assetResponse(params.file === undefined ? undefined : assets.byName.get(params.file))))
+    yield* router.add("GET", "/dashboard/assets/:file",
+      Effect.map(HttpRouter.params, (params) => assetResponse(params.file === undefined ? undefined : assets.byName.get(params.file))))
   })
 )

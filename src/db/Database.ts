@@ -39,16 +39,16 @@ const embeddedServer = (dataDir: string, sharedBuffers: string) =>
       const [host, port] = server.getServerConn().split(":")
       return { db, server, host, port: Number(port) }
     }),
-    ({ db, server }) => Effect.promise(async () => {
-      await server.stop()
-      await db.close()
-    })
+    ({ db, server }) =>
+      Effect.promise(async () => {
+        await server.stop()
+        await db.close()
+      })
   )
 
 const embeddedClient = (dataDir: string, sharedBuffers: string) =>
   Layer.unwrap(
-    Effect.map(embeddedServer(dataDir, sharedBuffers), ({ host, port }) =>
-      PgClient.layer({ host, port, database: "postgres", username: "postgres", maxConnections: 1, ...naming }))
+    Effect.map(embeddedServer(dataDir, sharedBuffers), ({ host, port }) => PgClient.layer({ host, port, database: "postgres", username: "postgres", maxConnections: 1, ...naming }))
   )
 
 /**

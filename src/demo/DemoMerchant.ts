@@ -17,10 +17,8 @@ export const DEMO_PASSWORD = "demo-password-not-secret"
  * funds sent to them. Never use them for real payments.
  */
 export const DEMO_KEYS = {
-  bitcoinZpub:
-    "zpub6rFR7y4Q2AijBEqTUquhVz398htDFrtymD9xYYfG1m4wAcvPhXNfE3EfH1r1ADqtfSdVCToUG868RvUUkgDKf31mGDtKsAYz2oz2AGutZYs",
-  evmXpub:
-    "xpub6DCoCpSuQZB2jawqnGMEPS63ePKWkwWPH4TU45Q7LPXWuNd8TMtVxRrgjtEshuqpK3mdhaWHPFsBngh5GFZaM6si3yZdUsT8ddYM3PwnATt",
+  bitcoinZpub: "zpub6rFR7y4Q2AijBEqTUquhVz398htDFrtymD9xYYfG1m4wAcvPhXNfE3EfH1r1ADqtfSdVCToUG868RvUUkgDKf31mGDtKsAYz2oz2AGutZYs",
+  evmXpub: "xpub6DCoCpSuQZB2jawqnGMEPS63ePKWkwWPH4TU45Q7LPXWuNd8TMtVxRrgjtEshuqpK3mdhaWHPFsBngh5GFZaM6si3yZdUsT8ddYM3PwnATt",
   evmRecipient: "0x9858EfFD232B4033E47d90003D41EC34EcaEda94",
   solanaRecipient: base58.encode(sha256(new TextEncoder().encode("checkout-demo-solana-recipient")))
 } as const
@@ -70,7 +68,9 @@ export const DemoMerchantLive = Layer.effectDiscard(Effect.gen(function*() {
     apiKey === undefined ? "Demo API key: created earlier (not stored in plain text)" : `Demo API key: ${apiKey}`,
     "",
     "Create an invoice:",
-    `  curl -s -X POST ${base}/api/checkout/invoices -H 'Content-Type: application/json' -H 'X-Api-Key: ${apiKey ?? "<your key>"}' -d '{"amountUsd": 25.5, "productName": "T-shirt"}'`,
+    `  curl -s -X POST ${base}/api/checkout/invoices -H 'Content-Type: application/json' -H 'X-Api-Key: ${
+      apiKey ?? "<your key>"
+    }' -d '{"amountUsd": 25.5, "productName": "T-shirt"}'`,
     "",
     "Walk it through its lifecycle (development simulator):",
     `  ${simulate} pay <invoiceId> <paymentOptionId> 25.5 --confirmations 1`,

@@ -13,9 +13,9 @@ export const UnmatchedDepositsHttpLive = HttpApiBuilder.group(Api, "unmatchedDep
       .handle("list", ({ query }) =>
         Effect.flatMap(CurrentMerchant, (merchant) =>
           deposits.page(merchant.merchantId, { cursor: query.cursor, limit: query.limit === undefined ? undefined : Number(query.limit) }).pipe(
-            Effect.catchTag("InvalidCursor", () => Effect.fail(new BadRequest({ error: "cursor is invalid" })))
+            Effect.catchTag("InvalidCursor", () =>
+              Effect.fail(new BadRequest({ error: "cursor is invalid" })))
           )))
       .handle("forInvoice", ({ params }) =>
-        Effect.flatMap(CurrentMerchant, (merchant) =>
-          mapDomainErrors(deposits.forInvoice(merchant.merchantId, params.id)).pipe(Effect.map((data) => ({ data })))))
+        Effect.flatMap(CurrentMerchant, (merchant) => mapDomainErrors(deposits.forInvoice(merchant.merchantId, params.id)).pipe(Effect.map((data) => ({ data })))))
   })).pipe(Layer.provide(UnmatchedDepositsRepo.layer))

@@ -46,8 +46,7 @@ export class UnmatchedDepositsRepo extends Context.Service<UnmatchedDepositsRepo
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
 
-      const isoUtc = (column: string, precision: "MS" | "US" = "MS") =>
-        sql.literal(`to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.${precision}"Z"')`)
+      const isoUtc = (column: string, precision: "MS" | "US" = "MS") => sql.literal(`to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.${precision}"Z"')`)
       // The times are rendered under their own names, so ORDER BY and WHERE name the table's columns qualified (`d.`):
       // an unqualified ORDER BY name would sort by the rendered text, cut to the millisecond.
       const columns = sql`d.id, d.invoice_id, d.network, d.asset_code, d.token_contract, d.to_address, d.transaction_hash, d.output_index,

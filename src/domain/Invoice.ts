@@ -60,7 +60,7 @@ export const Invoice = Schema.Struct({
   createdAt: Schema.Date,
   lastPaymentObservedAt: NullableDate
 })
-export interface InvoiceRecord extends Schema.Schema.Type<typeof Invoice> {}
+export type InvoiceRecord = typeof Invoice.Type
 
 /** One way to pay an invoice: an asset on a network, its quote and where to send it. */
 export const PaymentOption = Schema.Struct({
@@ -82,7 +82,7 @@ export const PaymentOption = Schema.Struct({
   optionPayload: Schema.NullOr(JsonObject),
   requiredConfirmations: Schema.Number
 })
-export interface PaymentOptionRecord extends Schema.Schema.Type<typeof PaymentOption> {}
+export type PaymentOptionRecord = typeof PaymentOption.Type
 
 /** A transaction output paid to an option, as the chain watchers observed it. */
 export const Payment = Schema.Struct({
@@ -107,8 +107,8 @@ export const Payment = Schema.Struct({
   invalidatedAt: NullableDate,
   invalidationReason: NullableString
 })
-export interface PaymentRecord extends Schema.Schema.Type<typeof Payment> {}
+export type PaymentRecord = typeof Payment.Type
 
 /** A webhook event written to the outbox in the same transaction as the change it reports. */
 export const OutboxEvent = Schema.Struct({ invoiceId: InvoiceId, merchantId: MerchantId, event: WebhookEventName })
-export interface OutboxEvent extends Schema.Schema.Type<typeof OutboxEvent> {}
+export type OutboxEvent = typeof OutboxEvent.Type

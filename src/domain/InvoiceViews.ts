@@ -4,7 +4,6 @@ import { summarize } from "./Coverage.ts"
 import { formatAtomic, microsToNumber } from "./Money.ts"
 import type { ResolvedTiming } from "./Timing.ts"
 
-
 /** An entity value as JSON shows it: timestamps as ISO 8601 text, everything else as it is. */
 export type Wire<A> = { readonly [K in keyof A]: A[K] extends Date ? string : A[K] extends Date | null ? string | null : A[K] }
 
@@ -20,29 +19,82 @@ const shown = <A extends object, const K extends ReadonlyArray<keyof A>>(value: 
 
 /** The invoice's own fields that every invoice view shows as they are stored. */
 export const INVOICE_SHOWN_FIELDS = [
-  "id", "status", "confirmations", "productName", "issuedBy", "billTo", "redirectUrl", "lastTransactionHash",
-  "defaultPaymentOptionId", "lastPaymentOptionId", "paymentDetectedAt", "confirmedAt", "paidOutOfBandAt",
-  "exceptionType", "exceptionStatus", "exceptionAction", "exceptionClosedAt", "createdAt", "lastPaymentObservedAt"
+  "id",
+  "status",
+  "confirmations",
+  "productName",
+  "issuedBy",
+  "billTo",
+  "redirectUrl",
+  "lastTransactionHash",
+  "defaultPaymentOptionId",
+  "lastPaymentOptionId",
+  "paymentDetectedAt",
+  "confirmedAt",
+  "paidOutOfBandAt",
+  "exceptionType",
+  "exceptionStatus",
+  "exceptionAction",
+  "exceptionClosedAt",
+  "createdAt",
+  "lastPaymentObservedAt"
 ] as const
 /** Merchant-only fields of the invoice, never shown to the payer. */
 export const INVOICE_MERCHANT_FIELDS = [
-  "merchantReference", "customerId", "customerEmail", "metadata", "paidOutOfBandNote", "exceptionNote"
+  "merchantReference",
+  "customerId",
+  "customerEmail",
+  "metadata",
+  "paidOutOfBandNote",
+  "exceptionNote"
 ] as const
 /** The fields of the status payload (and of the webhook's invoice) taken from the invoice as they are. */
 export const STATUS_SHOWN_FIELDS = [
-  "status", "confirmations", "paymentDetectedAt", "confirmedAt", "paidOutOfBandAt", "paidOutOfBandNote",
-  "defaultPaymentOptionId", "lastPaymentOptionId", "lastPaymentObservedAt"
+  "status",
+  "confirmations",
+  "paymentDetectedAt",
+  "confirmedAt",
+  "paidOutOfBandAt",
+  "paidOutOfBandNote",
+  "defaultPaymentOptionId",
+  "lastPaymentOptionId",
+  "lastPaymentObservedAt"
 ] as const
 export const WEBHOOK_SHOWN_FIELDS = [
-  "id", ...STATUS_SHOWN_FIELDS.filter((field) => field !== "lastPaymentObservedAt"), "lastTransactionHash",
-  "exceptionType", "exceptionStatus", "exceptionAction", "exceptionNote", "exceptionClosedAt", "metadata"
+  "id",
+  ...STATUS_SHOWN_FIELDS.filter((field) => field !== "lastPaymentObservedAt"),
+  "lastTransactionHash",
+  "exceptionType",
+  "exceptionStatus",
+  "exceptionAction",
+  "exceptionNote",
+  "exceptionClosedAt",
+  "metadata"
 ] as const
 export const OPTION_SHOWN_FIELDS = [
-  "id", "railType", "assetCode", "network", "tokenContract", "destinationAddress", "paymentUri", "qrCode", "isDefault", "optionPayload"
+  "id",
+  "railType",
+  "assetCode",
+  "network",
+  "tokenContract",
+  "destinationAddress",
+  "paymentUri",
+  "qrCode",
+  "isDefault",
+  "optionPayload"
 ] as const
 export const PAYMENT_SHOWN_FIELDS = [
-  "id", "paymentOptionId", "assetCode", "network", "destinationAddress", "transactionHash", "confirmations",
-  "observedAt", "confirmedAt", "invalidatedAt", "invalidationReason"
+  "id",
+  "paymentOptionId",
+  "assetCode",
+  "network",
+  "destinationAddress",
+  "transactionHash",
+  "confirmations",
+  "observedAt",
+  "confirmedAt",
+  "invalidatedAt",
+  "invalidationReason"
 ] as const
 
 export const timingView = (timing: ResolvedTiming) =>
@@ -71,8 +123,7 @@ export const summaryView = (invoice: InvoiceRecord) => {
 const PAYABLE_STATUSES: ReadonlySet<InvoiceStatus> = new Set(["awaiting_payment", "partially_paid", "payment_detected"])
 
 /** `active` while the invoice can be paid, `inactive` once it is expired, voided, confirmed or paid out of band. */
-export const optionStatus = (invoiceStatus: InvoiceStatus): "active" | "inactive" =>
-  PAYABLE_STATUSES.has(invoiceStatus) ? "active" : "inactive"
+export const optionStatus = (invoiceStatus: InvoiceStatus): "active" | "inactive" => PAYABLE_STATUSES.has(invoiceStatus) ? "active" : "inactive"
 
 export const optionView = (option: PaymentOptionRecord, invoiceStatus: InvoiceStatus) => ({
   ...shown(option, OPTION_SHOWN_FIELDS),

@@ -53,7 +53,6 @@ export const parseAtomic = (text: string, decimals: number): bigint | undefined 
   return BigInt(whole) * 10n ** BigInt(decimals) + BigInt(fraction.padEnd(decimals, "0"))
 }
 
-export const ceilDiv = (numerator: bigint, denominator: bigint): bigint =>
-  (numerator + denominator - 1n) / denominator
+export const ceilDiv = (numerator: bigint, denominator: bigint): bigint => (numerator + denominator - 1n) / denominator
 
 export const maxBig = (a: bigint, b: bigint): bigint => (a > b ? a : b)

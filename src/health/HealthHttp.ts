@@ -8,15 +8,13 @@ import { MonitoringRepo } from "../monitoring/MonitoringRepo.ts"
 /** What a 503 from readiness suggests to wait before asking again. */
 const RETRY_AFTER_SECONDS = 5
 
-const unavailable = HttpEffect.appendPreResponseHandler((_request, response) =>
-  Effect.succeed(HttpServerResponse.setHeader(response, "retry-after", String(RETRY_AFTER_SECONDS)))
-).pipe(Effect.andThen(Effect.fail(new ServiceUnavailable({ error: "Database unavailable" }))))
+const unavailable = HttpEffect.appendPreResponseHandler((_request, response) => Effect.succeed(HttpServerResponse.setHeader(response, "retry-after", String(RETRY_AFTER_SECONDS))))
+  .pipe(Effect.andThen(Effect.fail(new ServiceUnavailable({ error: "Database unavailable" }))))
 
 export const HealthHttpLive = HttpApiBuilder.group(Api, "health", (handlers) =>
   Effect.gen(function*() {
     const monitoring = yield* MonitoringRepo
     return handlers
       .handle("live", () => Effect.succeed({ status: "ok" as const }))
-      .handle("ready", () =>
-        Effect.flatMap(monitoring.ready, (ready) => (ready ? Effect.succeed({ status: "ready" as const }) : unavailable)))
+      .handle("ready", () => Effect.flatMap(monitoring.ready, (ready) => (ready ? Effect.succeed({ status: "ready" as const }) : unavailable)))
   })).pipe(Layer.provide(MonitoringRepo.layer))

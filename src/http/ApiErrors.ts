@@ -12,9 +12,7 @@ export class Forbidden extends Schema.Error<Forbidden>("Forbidden")(body, { http
 export class NotFound extends Schema.Error<NotFound>("NotFound")(body, { httpApiStatus: 404 }) {}
 export class Conflict extends Schema.Error<Conflict>("Conflict")(body, { httpApiStatus: 409 }) {}
 export class BadGateway extends Schema.Error<BadGateway>("BadGateway")(body, { httpApiStatus: 502 }) {}
-export class ServiceUnavailable
-  extends Schema.Error<ServiceUnavailable>("ServiceUnavailable")(body, { httpApiStatus: 503 })
-{}
+export class ServiceUnavailable extends Schema.Error<ServiceUnavailable>("ServiceUnavailable")(body, { httpApiStatus: 503 }) {}
 export class TooManyRequests extends Schema.Error<TooManyRequests>("TooManyRequests")(body, { httpApiStatus: 429 }) {}
 
 export type ApiError =

@@ -27,8 +27,7 @@ export const nestingExceeds = (text: string, limit: number): boolean => {
   return false
 }
 
-const textProblem = (value: string): string | undefined =>
-  value.includes("\u0000") ? NUL_MESSAGE : value.isWellFormed() ? undefined : SURROGATE_MESSAGE
+const textProblem = (value: string): string | undefined => value.includes("\u0000") ? NUL_MESSAGE : value.isWellFormed() ? undefined : SURROGATE_MESSAGE
 
 const join = (path: string, key: string) => (path === "" ? key : `${path}.${key}`)
 

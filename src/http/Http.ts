@@ -82,51 +82,51 @@ const ErrorBoundary = Layer.unwrap(Effect.gen(function*() {
   const { maxBodyBytes, env, trustedProxies, requestTimeoutMs } = yield* AppConfig
   const database = yield* DatabaseAvailability
   const unavailable = Effect.as(database.reportFailure, databaseUnavailable())
-  const networks = trustedProxies.map((entry) =>
-    IpNetwork.fromStringUnsafe(entry.includes("/") ? entry : `${entry}/${entry.includes(":") ? 128 : 32}`))
+  const networks = trustedProxies.map((entry) => IpNetwork.fromStringUnsafe(entry.includes("/") ? entry : `${entry}/${entry.includes(":") ? 128 : 32}`))
   const clientAddress = networks.length === 0
     ? <A>(self: A) => self
     : HttpMiddleware.xForwardedHeaders({ trustedProxies: networks })
-  return HttpRouter.middleware((httpEffect) =>
-    measureRequests(compressResponse(Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
-      env === "production" && request.url.startsWith("/api/dev/")
-        ? Effect.succeed(jsonError(404, "Not found"))
-        : !database.available() && needsDatabase(request.url)
-        ? Effect.succeed(databaseUnavailable())
-        : request.url.startsWith(PUBLIC_PREFIX)
-        ? publicCors(refuseHostileInput(httpEffect))
-        : refuseHostileInput(httpEffect)).pipe(
-      clientAddress,
-      Effect.provideService(HttpIncomingMessage.MaxBodySize, ByteSize.bytes(maxBodyBytes)),
-      // A request that cannot finish in its budget (a stalled database, most likely) gets a fast
-      // 503 and reports the database as suspect; the probe clears that within a second if wrong.
-      Effect.timeoutOrElse({ duration: Duration.millis(requestTimeoutMs), orElse: () => unavailable }),
-      Effect.map((response) =>
-        response.status === 415 ? jsonError(400, "Content-Type must be application/json") : response
-      ),
-      Effect.catchCause((cause) => {
-        if (Cause.hasInterruptsOnly(cause)) return Effect.failCause(cause)
-        const error = Cause.squash(cause) as ServerErrorLike
-        if (error?._tag === "HttpServerError" && error.reason?._tag === "RouteNotFound") {
-          return HttpServerRequest.HttpServerRequest.pipe(Effect.map((request) =>
-            request.headers["x-api-key"] !== undefined
-              ? jsonError(403, "API keys can access only the checkout invoice endpoints")
-              : jsonError(404, "Not found")
-          ))
-        }
-        if (error?._tag === "HttpServerError" && error.reason?._tag === "RequestParseError") {
-          return Effect.succeed(
-            error.reason.reason === "BodyTooLarge"
-              ? jsonError(413, `Request body too large (at most ${maxBodyBytes} bytes)`)
-              : jsonError(400, "Request body could not be read")
-          )
-        }
-        if (error?._tag === "SqlError") {
-          return Effect.logWarning("Database failure", cause).pipe(Effect.andThen(unavailable))
-        }
-        return Effect.logError("Unhandled failure", cause).pipe(Effect.as(jsonError(500, "Internal server error")))
-      })
-    ))), { global: true })
+  return HttpRouter.middleware(
+    (httpEffect) =>
+      measureRequests(compressResponse(Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
+        env === "production" && request.url.startsWith("/api/dev/")
+          ? Effect.succeed(jsonError(404, "Not found"))
+          : !database.available() && needsDatabase(request.url)
+          ? Effect.succeed(databaseUnavailable())
+          : request.url.startsWith(PUBLIC_PREFIX)
+          ? publicCors(refuseHostileInput(httpEffect))
+          : refuseHostileInput(httpEffect)).pipe(
+          clientAddress,
+          Effect.provideService(HttpIncomingMessage.MaxBodySize, ByteSize.bytes(maxBodyBytes)),
+          // A request that cannot finish in its budget (a stalled database, most likely) gets a fast
+          // 503 and reports the database as suspect; the probe clears that within a second if wrong.
+          Effect.timeoutOrElse({ duration: Duration.millis(requestTimeoutMs), orElse: () => unavailable }),
+          Effect.map((response) => response.status === 415 ? jsonError(400, "Content-Type must be application/json") : response),
+          Effect.catchCause((cause) => {
+            if (Cause.hasInterruptsOnly(cause)) return Effect.failCause(cause)
+            const error = Cause.squash(cause) as ServerErrorLike
+            if (error?._tag === "HttpServerError" && error.reason?._tag === "RouteNotFound") {
+              return HttpServerRequest.HttpServerRequest.pipe(Effect.map((request) =>
+                request.headers["x-api-key"] !== undefined
+                  ? jsonError(403, "API keys can access only the checkout invoice endpoints")
+                  : jsonError(404, "Not found")
+              ))
+            }
+            if (error?._tag === "HttpServerError" && error.reason?._tag === "RequestParseError") {
+              return Effect.succeed(
+                error.reason.reason === "BodyTooLarge"
+                  ? jsonError(413, `Request body too large (at most ${maxBodyBytes} bytes)`)
+                  : jsonError(400, "Request body could not be read")
+              )
+            }
+            if (error?._tag === "SqlError") {
+              return Effect.logWarning("Database failure", cause).pipe(Effect.andThen(unavailable))
+            }
+            return Effect.logError("Unhandled failure", cause).pipe(Effect.as(jsonError(500, "Internal server error")))
+          })
+        ))),
+    { global: true }
+  )
 }))
 
 /** `GET /`: a newcomer who opens the service's address lands on the API docs. */

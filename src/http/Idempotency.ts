@@ -1,17 +1,7 @@
 import { sha256 } from "@noble/hashes/sha2.js"
 import { bytesToHex } from "@noble/hashes/utils.js"
 import { Clock, Effect } from "effect"
-import {
-  type ApiError,
-  BadGateway,
-  BadRequest,
-  Conflict,
-  Forbidden,
-  NotFound,
-  ServiceUnavailable,
-  TooManyRequests,
-  Unauthorized
-} from "./ApiErrors.ts"
+import { type ApiError, BadGateway, BadRequest, Conflict, Forbidden, NotFound, ServiceUnavailable, TooManyRequests, Unauthorized } from "./ApiErrors.ts"
 import { IdempotencyClaim } from "../db/IdempotencyClaim.ts"
 import { IdempotencyStore } from "./IdempotencyStore.ts"
 

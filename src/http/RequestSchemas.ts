@@ -13,8 +13,7 @@ export const text = (max: number) =>
   )
 
 /** An optional field that also accepts null (treated as absent). */
-const optionalNullable = <S extends Schema.Top>(schema: S, message: string) =>
-  Schema.optionalKey(Schema.NullOr(schema).annotate({ message }))
+const optionalNullable = <S extends Schema.Top>(schema: S, message: string) => Schema.optionalKey(Schema.NullOr(schema).annotate({ message }))
 
 const optionalText = (max: number) => optionalNullable(text(max), "must be a string")
 

@@ -14,8 +14,7 @@ export const CloseExceptionBody = Schema.Struct({
   note: text(2000).check(Schema.isMinLength(1, { message: "must not be empty" })).annotateKey({ messageMissingKey: "is required" })
 }).annotate({ message: "must be a JSON object" })
 
-const oneOf = (values: ReadonlyArray<string>) =>
-  Schema.optionalKey(Schema.Literals(values).annotate({ message: `must be one of ${values.join(", ")}` }))
+const oneOf = (values: ReadonlyArray<string>) => Schema.optionalKey(Schema.Literals(values).annotate({ message: `must be one of ${values.join(", ")}` }))
 const instant = Schema.optionalKey(Schema.String.check(
   Schema.makeFilter((text) => !Number.isNaN(Date.parse(text)), { message: "must be an ISO 8601 date or time" })
 ))
@@ -76,7 +75,8 @@ export const DashboardInvoicesGroup = HttpApiGroup.make("dashboardInvoices")
       query: InvoiceFilterQuery,
       success: Schema.String.pipe(HttpApiSchema.asText({ contentType: "text/csv" })),
       error: BadRequest
-    }).annotate(OpenApi.Description, "Every matching invoice as RFC 4180 CSV (streamed), one row per invoice; cells that a spreadsheet would evaluate as formulas are prefixed with a single quote."),
+    }).annotate(OpenApi.Description,
+      "Every matching invoice as RFC 4180 CSV (streamed), one row per invoice; cells that a spreadsheet would evaluate as formulas are prefixed with a single quote."),
     HttpApiEndpoint.post("closeException", "/api/dashboard/invoices/:id/exception/close", {
       params: InvoiceIdParams,
       payload: CloseExceptionBody,

@@ -24,8 +24,8 @@ export class DeadlineSweeper extends Context.Service<DeadlineSweeper, {
 
       // A watched network's watcher must have processed chain data up to an invoice's deadline
       // before it expires: a transfer mined in time but not yet seen would otherwise be called late.
-      const watchedProgress = Effect.map(chainRepo.chainTimes(networks), (rows) =>
-        networks.map((network) => ({ network, chainTime: rows.find((row) => row.network === network)?.chainTime ?? null })))
+      const watchedProgress = Effect.map(chainRepo.chainTimes(networks),
+        (rows) => networks.map((network) => ({ network, chainTime: rows.find((row) => row.network === network)?.chainTime ?? null })))
 
       const sweepBatch = (batchSize: number) =>
         repo.withTransaction(Effect.gen(function*() {

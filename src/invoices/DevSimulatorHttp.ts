@@ -25,8 +25,7 @@ export const DevSimulatorHttpLive = HttpApiBuilder.group(Api, "dev", (handlers) 
     const sweeper = yield* DeadlineSweeper
     const { publicUrl } = yield* AppConfig
 
-    const owned = (id: string) =>
-      CurrentMerchant.pipe(Effect.flatMap((merchant) => mapDomainErrors(invoices.get(merchant.merchantId, id))))
+    const owned = (id: string) => CurrentMerchant.pipe(Effect.flatMap((merchant) => mapDomainErrors(invoices.get(merchant.merchantId, id))))
 
     const answer = (id: string, result: EvidenceResult) =>
       owned(id).pipe(Effect.map((parts) => ({ payment: paymentView(result.payment), invoice: merchantInvoiceView(parts, publicUrl) })))

@@ -57,9 +57,8 @@ const PAYMENT_SUMMARY_COLUMNS: Record<string, string> = {
   payment_count: "(SELECT count(*) FROM payments p WHERE p.invoice_id = i.id)::int",
   payment_networks: "(SELECT string_agg(DISTINCT p.network || ' ' || p.asset_code, ', ') FROM payments p WHERE p.invoice_id = i.id)"
 }
-const SUMMARY_COLUMNS = SUMMARY_ROW_COLUMNS.map(({ column }) =>
-  PAYMENT_SUMMARY_COLUMNS[column] === undefined ? `i.${column}` : `${PAYMENT_SUMMARY_COLUMNS[column]} AS ${column}`
-).join(", ")
+const SUMMARY_COLUMNS = SUMMARY_ROW_COLUMNS.map(({ column }) => PAYMENT_SUMMARY_COLUMNS[column] === undefined ? `i.${column}` : `${PAYMENT_SUMMARY_COLUMNS[column]} AS ${column}`)
+  .join(", ")
 
 const summaryOf = (row: typeof InvoiceSummaryRow.Type): InvoiceSummary => ({
   id: row.id,

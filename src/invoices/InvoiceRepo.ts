@@ -92,8 +92,8 @@ const evidenceStateOf = (row: typeof EvidenceRow.Type, payments: ReadonlyArray<P
 })
 
 /** One span per repository method, named `InvoiceRepo.<method>`. */
-const traced = <Args extends ReadonlyArray<unknown>, A, E, R>(name: string, method: (...args: Args) => Effect.Effect<A, E, R>) =>
-  (...args: Args): Effect.Effect<A, E, R> => Effect.withSpan(method(...args), `InvoiceRepo.${name}`)
+const traced = <Args extends ReadonlyArray<unknown>, A, E, R>(name: string, method: (...args: Args) => Effect.Effect<A, E, R>) => (...args: Args): Effect.Effect<A, E, R> =>
+  Effect.withSpan(method(...args), `InvoiceRepo.${name}`)
 
 /**
  * The statuses the deadline moves, as the lifecycle machine answers it, spelled as SQL literals:
@@ -209,13 +209,17 @@ export class InvoiceRepo extends Context.Service<InvoiceRepo, {
             watched.length === 0 ? sql`` : sql`
               AND NOT EXISTS (SELECT 1 FROM payment_options o
                 JOIN json_to_recordset(${JSON.stringify(watched)}::json) AS w(network text, "chainTime" timestamptz) ON w.network = o.network
-                WHERE o.invoice_id = i.id AND (w."chainTime" IS NULL OR w."chainTime" < i.payable_until_at))`}
+                WHERE o.invoice_id = i.id AND (w."chainTime" IS NULL OR w."chainTime" < i.payable_until_at))`
+          }
             ORDER BY i.payable_until_at LIMIT ${batchSize} FOR UPDATE OF i SKIP LOCKED`
       })
 
       const PAYMENT_INSERT_COLUMNS = [
         ...PAYMENT_ROW_COLUMNS.filter(({ column }) => column !== "invalidated_at" && column !== "invalidation_reason").map(({ column }) => column),
-        "block_height", "block_hash", "seen_in_mempool", "sweep_status"
+        "block_height",
+        "block_hash",
+        "seen_in_mempool",
+        "sweep_status"
       ].join(", ")
 
       /** The SQL of a payment write, applied only where `guard` holds; RETURNING 1 for each row it touched. */
@@ -262,7 +266,8 @@ export class InvoiceRepo extends Context.Service<InvoiceRepo, {
           events AS (INSERT INTO outbox (invoice_id, merchant_id, event)
             SELECT (e->>'invoiceId')::uuid, (e->>'merchantId')::uuid, e->>'event'
             FROM json_array_elements(${JSON.stringify(events)}::json) WITH ORDINALITY AS x(e, position)
-            WHERE EXISTS (SELECT 1 FROM updated) ORDER BY position)`}
+            WHERE EXISTS (SELECT 1 FROM updated) ORDER BY position)`
+        }
           SELECT count(*)::int AS written FROM written`.pipe(
           Effect.map((rows) => Number(rows[0].written)),
           Effect.orDie
@@ -325,8 +330,8 @@ export class InvoiceRepo extends Context.Service<InvoiceRepo, {
             events
           ).pipe(Effect.map((written) => written === 1))),
         listPayments: traced("listPayments", (invoiceId) => Effect.orDie(listPayments(invoiceId))),
-        lockPayment: traced("lockPayment", (network, transactionHash, outputIndex) =>
-          findPaymentLocked({ network, transactionHash, outputIndex }).pipe(Effect.map(Option.getOrUndefined), Effect.orDie)),
+        lockPayment: traced("lockPayment",
+          (network, transactionHash, outputIndex) => findPaymentLocked({ network, transactionHash, outputIndex }).pipe(Effect.map(Option.getOrUndefined), Effect.orDie)),
         invoiceIdOfPayment: traced("invoiceIdOfPayment", (network, transactionHash, outputIndex) =>
           findInvoiceIdOfPayment({ network, transactionHash, outputIndex }).pipe(
             Effect.map((row) => Option.getOrUndefined(Option.map(row, ({ invoiceId }) => invoiceId))),

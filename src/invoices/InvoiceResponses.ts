@@ -1,12 +1,6 @@
 import { Schema, Struct } from "effect"
 import { Invoice, Payment, PaymentOption, ResolvedTiming } from "../domain/Invoice.ts"
-import {
-  INVOICE_MERCHANT_FIELDS,
-  INVOICE_SHOWN_FIELDS,
-  OPTION_SHOWN_FIELDS,
-  PAYMENT_SHOWN_FIELDS,
-  STATUS_SHOWN_FIELDS
-} from "../domain/InvoiceViews.ts"
+import { INVOICE_MERCHANT_FIELDS, INVOICE_SHOWN_FIELDS, OPTION_SHOWN_FIELDS, PAYMENT_SHOWN_FIELDS, STATUS_SHOWN_FIELDS } from "../domain/InvoiceViews.ts"
 
 /**
  * Response schemas of the invoice endpoints, derived from the entities (domain/Invoice.ts) by
@@ -47,7 +41,8 @@ export const PaymentOptionView = Schema.Struct({
   quotedAmount: Schema.Number,
   quoteRate: Schema.Number,
   status: Schema.Literals(["active", "inactive"]).annotate({
-    description: "`active` while the invoice can be paid (awaiting_payment, partially_paid, payment_detected); `inactive` once it is expired, voided, confirmed or paid_out_of_band."
+    description:
+      "`active` while the invoice can be paid (awaiting_payment, partially_paid, payment_detected); `inactive` once it is expired, voided, confirmed or paid_out_of_band."
   })
 })
 
@@ -103,7 +98,8 @@ export const PublicInvoiceStatusView = Schema.Struct({
 /** An unsigned Solana Pay transfer for the payer's wallet to sign (POST prepare-solana-wallet-payment). */
 export const SolanaWalletPayment = Schema.Struct({
   transaction: Schema.String.annotate({
-    description: "Base64 of an unsigned legacy mainnet transaction, fee payer = the payer: idempotent creation of the merchant's associated token account, the memo, then transferChecked of the remaining amount carrying the option's reference"
+    description:
+      "Base64 of an unsigned legacy mainnet transaction, fee payer = the payer: idempotent creation of the merchant's associated token account, the memo, then transferChecked of the remaining amount carrying the option's reference"
   }),
   blockhash: Schema.String,
   lastValidBlockHeight: Schema.Number,

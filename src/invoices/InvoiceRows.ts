@@ -87,9 +87,23 @@ export const PaymentRow = Payment.mapFields(Struct.evolve({
 /** A row of the dashboard's invoice list: some of the invoice's columns and a summary of its payments. */
 export const InvoiceSummaryRow = Schema.Struct({
   ...Struct.pick(InvoiceColumns.fields, [
-    "id", "createdAt", "amountMicros", "status", "receivedMicros", "confirmedMicros", "productName", "merchantReference",
-    "customerEmail", "payableUntilAt", "paymentDetectedAt", "confirmedAt", "paidOutOfBandAt", "exceptionType",
-    "exceptionStatus", "exceptionAction", "exceptionClosedAt"
+    "id",
+    "createdAt",
+    "amountMicros",
+    "status",
+    "receivedMicros",
+    "confirmedMicros",
+    "productName",
+    "merchantReference",
+    "customerEmail",
+    "payableUntilAt",
+    "paymentDetectedAt",
+    "confirmedAt",
+    "paidOutOfBandAt",
+    "exceptionType",
+    "exceptionStatus",
+    "exceptionAction",
+    "exceptionClosedAt"
   ]),
   paymentCount: Schema.Number,
   paymentNetworks: Schema.NullOr(Schema.String)

@@ -180,9 +180,7 @@ export class Invoices extends Context.Service<Invoices, {
         }
 
         const indexes = yield* settingsRepo.reserveIndexes(
-          methods.flatMap((method) =>
-            needsDerivation(method) && method.xpub !== null ? [{ id: method.id, xpub: method.xpub, network: method.network }] : []
-          )
+          methods.flatMap((method) => needsDerivation(method) && method.xpub !== null ? [{ id: method.id, xpub: method.xpub, network: method.network }] : [])
         )
         const invoiceId = InvoiceId.make(crypto.randomUUID())
         const defaultMethod = methods.find((method) => method.isDefault) ?? methods[0]

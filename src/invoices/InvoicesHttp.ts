@@ -21,8 +21,7 @@ export const MerchantHttpLive = HttpApiBuilder.group(Api, "merchant", (handlers)
     const { publicUrl } = yield* AppConfig
     const view = (parts: Parameters<typeof merchantInvoiceView>[0]) => merchantInvoiceView(parts, publicUrl)
     /** The answer to a retry whose first run died after committing: the invoice as it is now. */
-    const recovered = (merchantId: string) => (invoiceId: string) =>
-      invoices.get(merchantId, invoiceId).pipe(Effect.map(view), mapDomainErrors)
+    const recovered = (merchantId: string) => (invoiceId: string) => invoices.get(merchantId, invoiceId).pipe(Effect.map(view), mapDomainErrors)
     return handlers
       .handle("create", ({ payload, headers }) =>
         Effect.gen(function*() {

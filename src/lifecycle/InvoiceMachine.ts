@@ -68,8 +68,7 @@ export const invoiceMachine = setup({
     onTimeIs: ({ event }, params: { level: OnTimeLevel }) => event.type === "EVIDENCE" && event.onTime === params.level,
     totalIs: ({ event }, params: { level: TotalLevel }) => event.type === "EVIDENCE" && event.total === params.level,
     totalIsNot: ({ event }, params: { level: TotalLevel }) => event.type === "EVIDENCE" && event.total !== params.level,
-    actionIs: ({ event }, params: { action: ExceptionCloseAction }) =>
-      event.type === "CLOSE_EXCEPTION" && event.action === params.action
+    actionIs: ({ event }, params: { action: ExceptionCloseAction }) => event.type === "CLOSE_EXCEPTION" && event.action === params.action
   },
   actions: {
     emit: (_, _params: { event: WebhookEventName }) => {},

@@ -1,11 +1,6 @@
 import { initialTransition, transition } from "xstate"
 import { type ExceptionStatus, type ExceptionType, INVOICE_STATUSES, type InvoiceStatus } from "../domain/Statuses.ts"
-import {
-  type InvoiceEvent,
-  invoiceMachine,
-  type StampedField,
-  type WebhookEventName
-} from "./InvoiceMachine.ts"
+import { type InvoiceEvent, invoiceMachine, type StampedField, type WebhookEventName } from "./InvoiceMachine.ts"
 
 /** The part of an invoice that the lifecycle owns. */
 export interface LifecycleState {
@@ -36,8 +31,7 @@ const exceptionValue = (state: LifecycleState) =>
     ? "closed"
     : "none"
 
-export const toSnapshot = (state: LifecycleState): Snapshot =>
-  invoiceMachine.resolveState({ value: { status: state.status, exception: exceptionValue(state) } })
+export const toSnapshot = (state: LifecycleState): Snapshot => invoiceMachine.resolveState({ value: { status: state.status, exception: exceptionValue(state) } })
 
 const fromSnapshot = (snapshot: Snapshot, previous: LifecycleState, effects: ReadonlyArray<LifecycleEffect>): LifecycleState => {
   const value = snapshot.value as { status: InvoiceStatus; exception: "none" | "closed" | { open: ExceptionType } }

@@ -36,8 +36,7 @@ const describeAction = (action: unknown): string => {
   return `${object.type ?? "action"}${params}`
 }
 
-const leafPath = (node: AnyStateNode, regionRoot: AnyStateNode) =>
-  node.path.slice(regionRoot.path.length).join(".")
+const leafPath = (node: AnyStateNode, regionRoot: AnyStateNode) => node.path.slice(regionRoot.path.length).join(".")
 
 const collect = (region: AnyStateNode): Array<TransitionRow> => {
   const rows: Array<TransitionRow> = []
@@ -61,8 +60,7 @@ const collect = (region: AnyStateNode): Array<TransitionRow> => {
   return rows
 }
 
-export const transitionRows = (): Array<TransitionRow> =>
-  Object.values(invoiceMachine.root.states).flatMap((region) => collect(region))
+export const transitionRows = (): Array<TransitionRow> => Object.values(invoiceMachine.root.states).flatMap((region) => collect(region))
 
 const mermaidId = (path: string) => path.replaceAll(".", "_")
 
@@ -126,8 +124,7 @@ const mapGuards = (value: any, map: (guard: unknown) => unknown): any => {
 export const machineConfigJson = (): Json => mapGuards(invoiceMachine.config, guardToJson)
 
 /** The machine built back from the exported config, with the source machine's guard implementations. */
-export const machineFromConfigJson = (config: Json) =>
-  createMachine(mapGuards(config, guardFromJson), invoiceMachine.implementations as any)
+export const machineFromConfigJson = (config: Json) => createMachine(mapGuards(config, guardFromJson), invoiceMachine.implementations as any)
 
 export const statechartFiles = (): Record<string, string> => {
   const rows = transitionRows()

@@ -71,5 +71,4 @@ export const chainWatcherStatuses = (
   })
 
 /** The networks `GET /metrics` reports: those with an endpoint. */
-export const configuredNetworks = (settings: ChainWatchSettings): ReadonlyArray<string> =>
-  NETWORKS.filter((network) => settings.endpoints[network] !== undefined)
+export const configuredNetworks = (settings: ChainWatchSettings): ReadonlyArray<string> => NETWORKS.filter((network) => settings.endpoints[network] !== undefined)

@@ -9,6 +9,5 @@ export const ChainWatchersHttpLive = HttpApiBuilder.group(Api, "chainWatchers", 
   Effect.gen(function*() {
     const monitoring = yield* MonitoringRepo
     const { chains } = yield* AppConfig
-    return handlers.handle("list", () =>
-      Effect.map(monitoring.chainCursors, (states) => ({ watchers: chainWatcherStatuses(chains, states) })))
+    return handlers.handle("list", () => Effect.map(monitoring.chainCursors, (states) => ({ watchers: chainWatcherStatuses(chains, states) })))
   })).pipe(Layer.provide(MonitoringRepo.layer))

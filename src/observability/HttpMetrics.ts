@@ -52,6 +52,7 @@ export const measureRequests = <E, R>(
           slot.path,
           exit._tag === "Success" ? exit.value.status : INTERRUPTED_STATUS,
           Number(clock.monotonicTimeNanosUnsafe() - start) / 1e9
-        ))
+        )
+      )
     )
   })

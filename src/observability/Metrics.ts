@@ -28,9 +28,7 @@ export type EvidenceOutcome = "evidence" | "unmatched" | "invalidated" | "reject
 const EVIDENCE_APPLIED = "checkout_evidence_applied_total"
 const EVIDENCE_APPLIED_HELP = "Chain observations handled by the watchers, by network and outcome"
 
-const evidenceApplied = seriesOf((attributes) =>
-  Metric.counter(EVIDENCE_APPLIED, { description: EVIDENCE_APPLIED_HELP, incremental: true, attributes })
-)
+const evidenceApplied = seriesOf((attributes) => Metric.counter(EVIDENCE_APPLIED, { description: EVIDENCE_APPLIED_HELP, incremental: true, attributes }))
 
 /**
  * Counts chain observations in `checkout_evidence_applied_total{network,outcome}`: evidence fed to
@@ -40,8 +38,7 @@ const evidenceApplied = seriesOf((attributes) =>
  * @example
  * makeChainWatcher({ ..., onApplied: (outcome) => recordEvidenceApplied(network, outcome) })
  */
-export const recordEvidenceApplied = (network: string, outcome: EvidenceOutcome, count = 1): Effect.Effect<void> =>
-  Metric.update(evidenceApplied({ network, outcome }), count)
+export const recordEvidenceApplied = (network: string, outcome: EvidenceOutcome, count = 1): Effect.Effect<void> => Metric.update(evidenceApplied({ network, outcome }), count)
 
 const REQUESTS = "http_requests_total"
 const REQUESTS_HELP = "HTTP requests by method, route template and status"
@@ -50,9 +47,7 @@ const DURATION_HELP = "HTTP request duration in seconds, until the response is r
 const DURATION_BOUNDARIES = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
 
 const requests = seriesOf((attributes) => Metric.counter(REQUESTS, { description: REQUESTS_HELP, incremental: true, attributes }))
-const durations = seriesOf((attributes) =>
-  Metric.histogram(DURATION, { description: DURATION_HELP, boundaries: DURATION_BOUNDARIES, attributes })
-)
+const durations = seriesOf((attributes) => Metric.histogram(DURATION, { description: DURATION_HELP, boundaries: DURATION_BOUNDARIES, attributes }))
 
 interface HttpSeries {
   readonly requests: Metric.Counter<number>
@@ -108,8 +103,7 @@ export interface DatabaseGauges {
   readonly chains: ReadonlyMap<string, ChainGaugeValues>
 }
 
-const setOrRemove = (gauge: Metric.Gauge<number>, value: number | undefined) =>
-  value === undefined ? Metric.remove(gauge) : Metric.update(gauge, value)
+const setOrRemove = (gauge: Metric.Gauge<number>, value: number | undefined) => value === undefined ? Metric.remove(gauge) : Metric.update(gauge, value)
 
 /**
  * Sets the scrape-time gauges, or, with `undefined` (the database did not answer), sets

@@ -13,8 +13,7 @@ export interface PageAssets {
   readonly icon: string
 }
 
-const escape = (text: string): string =>
-  text.replace(/[&<>"']/g, (char) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", "\"": "&quot;", "'": "&#39;" })[char]!)
+const escape = (text: string): string => text.replace(/[&<>"']/g, (char) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", "\"": "&quot;", "'": "&#39;" })[char]!)
 
 const usd = (micros: bigint) => `$${microsToNumber(micros).toFixed(2)}`
 
@@ -67,9 +66,9 @@ const optionSection = (parts: InvoiceParts, option: PaymentOptionRecord, t: Stri
   const destination = option.railType === "wallet_contract" ? String(payload.contractAddress ?? "") : option.destinationAddress ?? ""
   const lines = [
     `<section class="option" id="option-${option.id}" data-option-id="${option.id}"${selected ? "" : " hidden"}>`,
-    `<p class="send">${escape(t.sendExactly)} <strong class="asset-amount">${escape(amountText)} ${escape(option.assetCode)}</strong> ${
-      escape(t.on)
-    } ${escape(networkName(t, option.network))} ${copyButton(t, t.copyAmount, amountText)}</p>`
+    `<p class="send">${escape(t.sendExactly)} <strong class="asset-amount">${escape(amountText)} ${escape(option.assetCode)}</strong> ${escape(t.on)} ${
+      escape(networkName(t, option.network))
+    } ${copyButton(t, t.copyAmount, amountText)}</p>`
   ]
   if (uri !== null) lines.push(`<figure class="qr" aria-label="${escape(t.scan)}">${qrSvg(uri)}</figure>`)
   if (destination !== "") {
@@ -122,9 +121,11 @@ export const payPage = (parts: InvoiceParts, options: { language: Language; t: S
       break
     case "partially_paid":
       statusLines.push(`<p>${escape(t.partiallyPaid)}</p>`)
-      statusLines.push(`<p class="progress">${escape(t.received)} <strong class="received">${usd(invoice.receivedMicros)}</strong> · ${
-        escape(t.remaining)
-      } <strong class="remaining">${usd(remaining)}</strong></p>`)
+      statusLines.push(
+        `<p class="progress">${escape(t.received)} <strong class="received">${usd(invoice.receivedMicros)}</strong> · ${escape(t.remaining)} <strong class="remaining">${
+          usd(remaining)
+        }</strong></p>`
+      )
       break
     case "payment_detected": {
       const required = Math.max(...parts.options.map((option) => option.requiredConfirmations), 1)

@@ -39,9 +39,7 @@ export const CheckoutSettingsHttpLive = HttpApiBuilder.group(Api, "checkoutSetti
 
     const current = (merchantId: string) =>
       repo.find(merchantId).pipe(
-        Effect.flatMap((settings) =>
-          settings === undefined ? Effect.fail(new NotFound({ error: "Checkout configuration not found" })) : Effect.succeed(settings)
-        )
+        Effect.flatMap((settings) => settings === undefined ? Effect.fail(new NotFound({ error: "Checkout configuration not found" })) : Effect.succeed(settings))
       )
 
     return handlers
@@ -65,7 +63,8 @@ export const CheckoutSettingsHttpLive = HttpApiBuilder.group(Api, "checkoutSetti
           const noFactory = methods.find((method) => method.enabled && method.railType === "wallet_contract" && !rails.isAvailable({ ...method, id: "" }))
           if (noFactory !== undefined) {
             return yield* new Conflict({
-              error: `Wallet-contract payments on ${noFactory.network} cannot be enabled: no forwarder factory is configured (CHECKOUT_FORWARDER_FACTORY_${noFactory.network.toUpperCase()})`
+              error:
+                `Wallet-contract payments on ${noFactory.network} cannot be enabled: no forwarder factory is configured (CHECKOUT_FORWARDER_FACTORY_${noFactory.network.toUpperCase()})`
             })
           }
           const unwatched = unwatchedNetwork(methods)

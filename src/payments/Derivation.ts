@@ -8,8 +8,7 @@ import { pointAddScalar } from "tiny-secp256k1"
 /** SLIP-132 zpub version bytes (BIP84 account keys); xpub uses the library default. */
 const ZPUB_VERSIONS = { private: 0x04b2430c, public: 0x04b24746 }
 
-export const parseAccountKey = (extendedKey: string): HDKey =>
-  HDKey.fromExtendedKey(extendedKey, extendedKey.startsWith("zpub") ? ZPUB_VERSIONS : undefined)
+export const parseAccountKey = (extendedKey: string): HDKey => HDKey.fromExtendedKey(extendedKey, extendedKey.startsWith("zpub") ? ZPUB_VERSIONS : undefined)
 
 interface ChainNode {
   readonly compressed: Uint8Array
@@ -74,12 +73,10 @@ const checksummed = (addressBytes: Uint8Array): Hex => {
 }
 
 /** EVM deposit address m/44'/60'/0'/0/index from an account xpub (the key at m/44'/60'/0'). */
-export const evmDepositAddress = (accountKey: string, index: number): Hex =>
-  checksummed(keccak_256(childKey(accountKey, index, false).subarray(1)).subarray(12))
+export const evmDepositAddress = (accountKey: string, index: number): Hex => checksummed(keccak_256(childKey(accountKey, index, false).subarray(1)).subarray(12))
 
 /** Salt of a wallet-contract forwarder: keccak256 of the option id. */
 export const forwarderSalt = (optionId: string): Hex => `0x${hexOf(keccak_256(Buffer.from(optionId, "utf8")))}`
-
 
 /** A fresh Solana Pay reference: 32 random bytes as a base58 public key. */
 export const solanaReference = (): string => base58.encode(crypto.getRandomValues(new Uint8Array(32)))

@@ -8,8 +8,7 @@ interface Artifact {
   readonly deployedBytecode: Hex
 }
 
-const artifact = (name: string): Artifact =>
-  JSON.parse(readFileSync(new URL(`../../contracts/artifacts/${name}.json`, import.meta.url), "utf8")) as Artifact
+const artifact = (name: string): Artifact => JSON.parse(readFileSync(new URL(`../../contracts/artifacts/${name}.json`, import.meta.url), "utf8")) as Artifact
 
 /** The wallet-contract rail's contracts (contracts/*.sol, compiled by `npm run contracts`). */
 export const Forwarder = artifact("Forwarder")

@@ -9,8 +9,7 @@ export type EvmNetwork = "ethereum" | "arbitrum" | "base"
 export const NETWORKS: ReadonlyArray<Network> = ["bitcoin", "ethereum", "arbitrum", "base", "solana"]
 export const EVM_CHAIN_IDS: Record<EvmNetwork, number> = { ethereum: 1, arbitrum: 42161, base: 8453 }
 
-export const isEvm = (network: Network): network is EvmNetwork =>
-  network === "ethereum" || network === "arbitrum" || network === "base"
+export const isEvm = (network: Network): network is EvmNetwork => network === "ethereum" || network === "arbitrum" || network === "base"
 
 /** Canonical mainnet token contracts and mints; each can be overridden by deployment configuration. */
 export const DEFAULT_TOKENS: Readonly<Record<string, string>> = {
@@ -37,9 +36,7 @@ export const DEFAULT_CONFIRMATIONS: Readonly<Record<Network, number>> = {
 export const SUPPORTED_METHODS: ReadonlyArray<{ network: Network; assetCode: AssetCode; railType: "wallet_contract" | "address_transfer" }> = [
   { network: "bitcoin", assetCode: "BTC", railType: "address_transfer" },
   ...(["ethereum", "arbitrum", "base"] as const).flatMap((network) =>
-    (["USDT", "USDC"] as const).flatMap((assetCode) =>
-      (["wallet_contract", "address_transfer"] as const).map((railType) => ({ network, assetCode, railType }))
-    )
+    (["USDT", "USDC"] as const).flatMap((assetCode) => (["wallet_contract", "address_transfer"] as const).map((railType) => ({ network, assetCode, railType })))
   ),
   { network: "solana", assetCode: "USDT", railType: "address_transfer" },
   { network: "solana", assetCode: "USDC", railType: "address_transfer" }

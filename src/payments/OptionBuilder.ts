@@ -27,8 +27,7 @@ export interface RailSettings {
   readonly servicePrefix: string
 }
 
-export const tokenContractOf = (settings: RailSettings, network: Network, assetCode: AssetCode): string | undefined =>
-  settings.tokens[`${network}:${assetCode}`]
+export const tokenContractOf = (settings: RailSettings, network: Network, assetCode: AssetCode): string | undefined => settings.tokens[`${network}:${assetCode}`]
 
 export interface OptionRequest {
   readonly invoiceId: InvoiceId
@@ -50,15 +49,13 @@ export interface OptionRequest {
 }
 
 /** Atomic amount due: rounded up, so the payer never underpays. */
-export const quoteAtomic = (amountMicros: Micros, rateMicros: bigint, decimals: number): bigint =>
-  ceilDiv(amountMicros * 10n ** BigInt(decimals), rateMicros)
+export const quoteAtomic = (amountMicros: Micros, rateMicros: bigint, decimals: number): bigint => ceilDiv(amountMicros * 10n ** BigInt(decimals), rateMicros)
 
 const rateText = (rateMicros: bigint) => formatAtomic(rateMicros, 6)
 
 export const bitcoinUri = (address: string, atomic: bigint) => `bitcoin:${address}?amount=${formatAtomic(atomic, 8)}`
 
-export const eip681Uri = (token: string, chainId: number, destination: string, atomic: bigint) =>
-  `ethereum:${token}@${chainId}/transfer?address=${destination}&uint256=${atomic}`
+export const eip681Uri = (token: string, chainId: number, destination: string, atomic: bigint) => `ethereum:${token}@${chainId}/transfer?address=${destination}&uint256=${atomic}`
 
 export const solanaPayUri = (p: {
   recipient: string
@@ -67,10 +64,7 @@ export const solanaPayUri = (p: {
   reference: string
   label: string
   memo: string
-}) =>
-  `solana:${p.recipient}?amount=${p.amount}&spl-token=${p.mint}&reference=${p.reference}&label=${
-    encodeURIComponent(p.label)
-  }&memo=${encodeURIComponent(p.memo)}`
+}) => `solana:${p.recipient}?amount=${p.amount}&spl-token=${p.mint}&reference=${p.reference}&label=${encodeURIComponent(p.label)}&memo=${encodeURIComponent(p.memo)}`
 
 export class OptionBuildError extends Error {}
 

@@ -29,7 +29,8 @@ const buildOptions = (rails: RailSettings, requests: ReadonlyArray<OptionRequest
       const { method } = request
       let knownAddress = request.knownAddress
       if (knownAddress === undefined && isEvm(method.network) && method.railType === "address_transfer" &&
-        method.xpub !== null && request.derivationIndex !== undefined) {
+        method.xpub !== null && request.derivationIndex !== undefined)
+      {
         const key = `${method.xpub}/${request.derivationIndex}`
         knownAddress = derived.get(key) ?? evmDepositAddress(method.xpub, request.derivationIndex)
         derived.set(key, knownAddress)

@@ -16,8 +16,7 @@ type Reply =
   | { readonly id: number; readonly ok: true; readonly value: PaymentTaskResult }
   | { readonly id: number; readonly ok: false; readonly error: string }
 
-const inline = (task: PaymentTask) =>
-  Effect.try({ try: () => runPaymentTask(task), catch: (error) => new PaymentTaskFailed({ message: String(error) }) })
+const inline = (task: PaymentTask) => Effect.try({ try: () => runPaymentTask(task), catch: (error) => new PaymentTaskFailed({ message: String(error) }) })
 
 const THREAD_ENTRY = new URL("./PaymentWorkerThread.ts", import.meta.url)
 

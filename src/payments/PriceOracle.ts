@@ -39,7 +39,7 @@ export class PriceOracle extends Context.Service<PriceOracle, {
 
   /**
    * BTC from an HTTP JSON source (CHECKOUT_PRICE_URL; CoinGecko's simple-price shape by default)
- * through Effect's HttpClient (non-2xx answers are errors; the time-out interrupts the request),
+   * through Effect's HttpClient (non-2xx answers are errors; the time-out interrupts the request),
    * with a time-out, a staleness limit on the source's own timestamp, and a 30-second cache
    * refreshed by one request at a time (a failure is not cached: the next request tries again).
    */

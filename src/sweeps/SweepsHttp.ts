@@ -7,6 +7,6 @@ import { SweepsRepo } from "./SweepsRepo.ts"
 export const SweepsHttpLive = HttpApiBuilder.group(Api, "sweeps", (handlers) =>
   Effect.gen(function*() {
     const sweeps = yield* SweepsRepo
-    return handlers.handle("list", ({ query }) =>
-      Effect.flatMap(CurrentMerchant, (merchant) => sweeps.list(merchant.merchantId, query.status)).pipe(Effect.map((data) => ({ data }))))
+    return handlers.handle("list",
+      ({ query }) => Effect.flatMap(CurrentMerchant, (merchant) => sweeps.list(merchant.merchantId, query.status)).pipe(Effect.map((data) => ({ data }))))
   })).pipe(Layer.provide(SweepsRepo.layer))

@@ -28,14 +28,12 @@ const WITH_ATTEMPTS = `d.*, COALESCE((SELECT json_agg(json_build_object('attempt
   'durationMs', a.duration_ms, 'error', a.error, 'responseExcerpt', a.response_excerpt, 'manual', a.manual) ORDER BY a.id)
   FROM webhook_attempts a WHERE a.delivery_id = d.id), '[]'::json) AS attempts`
 
-
 const decodeViews = Schema.decodeUnknownEffect(Schema.Array(DeliveryViewRow))
 
 const decodeCursor = (cursor: string) => {
   const position = decodeKeysetCursor(cursor)
   return position === undefined ? Effect.fail(new InvalidCursor()) : Effect.succeed(position)
 }
-
 
 /** One delivery of a merchant with its attempts, as the dashboard shows it. */
 export const findDelivery = Effect.fn("DeliveryLog.find")(function*(merchantId: string, deliveryId: string) {

@@ -6,8 +6,7 @@ const encoder = new TextEncoder()
 const toBytes = (value: string | Uint8Array) => (typeof value === "string" ? encoder.encode(value) : value)
 
 /** `X-Checkout-Signature`: lowercase hex HMAC-SHA256 of the raw body under the signing secret. */
-export const signWebhook = (rawBody: string | Uint8Array, secret: string): string =>
-  bytesToHex(hmac(sha256, encoder.encode(secret), toBytes(rawBody)))
+export const signWebhook = (rawBody: string | Uint8Array, secret: string): string => bytesToHex(hmac(sha256, encoder.encode(secret), toBytes(rawBody)))
 
 /**
  * For merchants: verifies a webhook's `X-Checkout-Signature` against the raw request body, in

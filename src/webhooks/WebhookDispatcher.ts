@@ -7,15 +7,7 @@ import { DeliveryId, InvoiceId, MerchantId } from "../domain/Ids.ts"
 import { WebhookEventName } from "../domain/Statuses.ts"
 import { webhookInvoiceView } from "../domain/InvoiceViews.ts"
 import { InvoiceRepo } from "../invoices/InvoiceRepo.ts"
-import {
-  type DeliveryFilters,
-  DeliveryNotFound,
-  type DeliveryPage,
-  type DeliveryView,
-  findDelivery,
-  type InvalidCursor,
-  listDeliveries
-} from "./DeliveryLog.ts"
+import { type DeliveryFilters, DeliveryNotFound, type DeliveryPage, type DeliveryView, findDelivery, type InvalidCursor, listDeliveries } from "./DeliveryLog.ts"
 import { type SendResult, sendWebhook } from "./Sender.ts"
 import { Delivery, DeliveryRow } from "./Delivery.ts"
 import { signWebhook } from "./Signature.ts"
@@ -46,8 +38,7 @@ export const afterAttempt = (attemptCount: number, ok: boolean, now: number) =>
     : { status: "pending" as const, nextAttemptAt: new Date(now + RETRY_DELAYS_MS[attemptCount - 1]) }
 
 /** What an attempt needs to know of its delivery. */
-const Outgoing = Delivery.mapFields(Struct.pick(["id", "merchantId", "invoiceId", "event", "url"]))
-type Outgoing = typeof Outgoing.Type
+type Outgoing = Pick<typeof Delivery.Type, "id" | "merchantId" | "invoiceId" | "event" | "url">
 
 /** An undispatched event of the outbox (migration 0001); its id is a bigserial. */
 const OutboxEvent = Schema.Struct({
@@ -58,8 +49,7 @@ const OutboxEvent = Schema.Struct({
 })
 
 /** Repeats a batch step until a batch comes back short: a backlog is worked off in one run. */
-const drain = (step: Effect.Effect<number>, batchSize: number): Effect.Effect<void> =>
-  Effect.flatMap(step, (taken) => (taken < batchSize ? Effect.void : drain(step, batchSize)))
+const drain = (step: Effect.Effect<number>, batchSize: number): Effect.Effect<void> => Effect.flatMap(step, (taken) => (taken < batchSize ? Effect.void : drain(step, batchSize)))
 
 const notSent = (error: string): SendResult => ({ ok: false, statusCode: null, durationMs: 0, error, responseExcerpt: null })
 
@@ -272,8 +262,7 @@ export class WebhookDispatcher extends Context.Service<WebhookDispatcher, {
         sendTest,
         runOnce: Effect.andThen(drain(fanOut, FAN_OUT_BATCH), drain(sendDue, SEND_BATCH)).pipe(Effect.withSpan("WebhookDispatcher.runOnce")),
         redeliver,
-        list: (merchantId, filters) =>
-          listDeliveries(merchantId, filters).pipe(Effect.provideService(SqlClient.SqlClient, sql), Effect.withSpan("WebhookDispatcher.list"))
+        list: (merchantId, filters) => listDeliveries(merchantId, filters).pipe(Effect.provideService(SqlClient.SqlClient, sql), Effect.withSpan("WebhookDispatcher.list"))
       }
     })
   )

@@ -56,8 +56,7 @@ export class WebhookSettings extends Context.Service<WebhookSettings, {
       const findSettings = SqlSchema.findOneOption({
         Request: Schema.Struct({ merchantId: Schema.String }),
         Result: WebhookSettingsRow.mapFields(Struct.pick(["url", "enabledEvents", "secretCiphertext"])),
-        execute: ({ merchantId }) =>
-          sql`SELECT url, enabled_events, secret_ciphertext FROM webhook_settings WHERE merchant_id = ${merchantId}`
+        execute: ({ merchantId }) => sql`SELECT url, enabled_events, secret_ciphertext FROM webhook_settings WHERE merchant_id = ${merchantId}`
       })
       const load = (merchantId: string) => findSettings({ merchantId }).pipe(Effect.map(Option.getOrUndefined), Effect.orDie)
       const recordOf = (row: Omit<WebhookSettingsRow, "merchantId"> | undefined): WebhookSettingsRecord => ({

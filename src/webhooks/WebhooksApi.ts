@@ -45,7 +45,8 @@ export const WebhooksGroup = HttpApiGroup.make("webhooks")
         error: Schema.NullOr(Schema.String),
         responseExcerpt: Schema.NullOr(Schema.String)
       })
-    }).annotate(OpenApi.Description, "Sends a signed webhook_test event ({\"event\":\"webhook_test\",\"invoice\":null}) to the configured URL now and answers what the endpoint replied; nothing is recorded in the delivery log."),
+    }).annotate(OpenApi.Description,
+      "Sends a signed webhook_test event ({\"event\":\"webhook_test\",\"invoice\":null}) to the configured URL now and answers what the endpoint replied; nothing is recorded in the delivery log."),
     HttpApiEndpoint.get("listDeliveries", "/api/dashboard/webhook-deliveries", {
       query: {
         q: Schema.optionalKey(Schema.String),

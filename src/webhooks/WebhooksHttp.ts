@@ -19,12 +19,12 @@ export const WebhooksHttpLive = HttpApiBuilder.group(Api, "webhooks", (handlers)
             Effect.catchTag("InvalidWebhookUrl", (invalid) => Effect.fail(new BadRequest({ error: invalid.reason })))
           )))
       .handle("sendTest", () => Effect.flatMap(CurrentMerchant, (merchant) => dispatcher.sendTest(merchant.merchantId)))
-      .handle("rotateSecret", () =>
-        Effect.flatMap(CurrentMerchant, (merchant) => Effect.map(settings.rotateSecret(merchant.merchantId), (secret) => ({ secret }))))
+      .handle("rotateSecret", () => Effect.flatMap(CurrentMerchant, (merchant) => Effect.map(settings.rotateSecret(merchant.merchantId), (secret) => ({ secret }))))
       .handle("listDeliveries", ({ query }) =>
         Effect.flatMap(CurrentMerchant, (merchant) =>
           dispatcher.list(merchant.merchantId, { ...query, limit: query.limit === undefined ? undefined : Number(query.limit) }).pipe(
-            Effect.catchTag("InvalidCursor", () => Effect.fail(new BadRequest({ error: "cursor is invalid" })))
+            Effect.catchTag("InvalidCursor", () =>
+              Effect.fail(new BadRequest({ error: "cursor is invalid" })))
           )))
       .handle("redeliver", ({ params }) =>
         Effect.flatMap(CurrentMerchant, (merchant) =>

@@ -105,8 +105,7 @@ export const makeEsploraSource = (options: EsploraSourceOptions): ChainSource =>
 
   const hashAt = (height: bigint) => Effect.map(text(`/block-height/${height}`), (hash) => hash?.trim())
 
-  const block = (height: bigint) =>
-    Effect.flatMap(hashAt(height), (hash) => (hash === undefined ? Effect.succeed(undefined) : header(hash)))
+  const block = (height: bigint) => Effect.flatMap(hashAt(height), (hash) => (hash === undefined ? Effect.succeed(undefined) : header(hash)))
 
   const head = Effect.gen(function*() {
     const hash = yield* Effect.flatMap(text("/blocks/tip/hash"), (found) => required("/blocks/tip/hash", found))
@@ -142,9 +141,7 @@ export const makeEsploraSource = (options: EsploraSourceOptions): ChainSource =>
         { concurrency: 4 }
       )
       return pages.flat().flatMap((tx) =>
-        tx.vout.flatMap((out, index) =>
-          out.scriptpubkey_address === undefined ? [] : [{ txid: tx.txid, index, address: out.scriptpubkey_address, value: BigInt(out.value) }]
-        )
+        tx.vout.flatMap((out, index) => out.scriptpubkey_address === undefined ? [] : [{ txid: tx.txid, index, address: out.scriptpubkey_address, value: BigInt(out.value) }])
       )
     })
 
@@ -155,8 +152,7 @@ export const makeEsploraSource = (options: EsploraSourceOptions): ChainSource =>
       for (let height = from; height <= end; height++) {
         const hash = yield* Effect.flatMap(hashAt(height), (found) => required(`/block-height/${height}`, found))
         const found = yield* header(hash)
-        const txCount = () =>
-          Effect.flatMap(json<{ tx_count: number }>(`/block/${hash}`), (info) => required(`/block/${hash}`, info)).pipe(Effect.map((info) => info.tx_count))
+        const txCount = () => Effect.flatMap(json<{ tx_count: number }>(`/block/${hash}`), (info) => required(`/block/${hash}`, info)).pipe(Effect.map((info) => info.tx_count))
         for (const output of yield* outputsOf(found, txCount)) {
           transfers.push({
             transactionHash: output.txid,
@@ -205,20 +201,20 @@ export const makeEsploraSource = (options: EsploraSourceOptions): ChainSource =>
     })
 
   const perAddress = (keys: ReadonlyArray<string>) =>
-      Effect.map(
-        Effect.forEach(keys, (address) => {
-          const path = `/address/${address}/txs/mempool`
-          return Effect.map(json<ReadonlyArray<EsploraTx>>(path), (txs) =>
-            (txs ?? []).flatMap((tx) =>
-              tx.vout.flatMap((out, index): Array<PendingTransfer> =>
-                out.scriptpubkey_address === address
-                  ? [{ transactionHash: tx.txid, outputIndex: index, token: "", key: address, toAddress: address, amountAtomic: BigInt(out.value) }]
-                  : []
-              )
-            ))
-        }, { concurrency }),
-        (lists) => lists.flat()
-      )
+    Effect.map(
+      Effect.forEach(keys, (address) => {
+        const path = `/address/${address}/txs/mempool`
+        return Effect.map(json<ReadonlyArray<EsploraTx>>(path), (txs) =>
+          (txs ?? []).flatMap((tx) =>
+            tx.vout.flatMap((out, index): Array<PendingTransfer> =>
+              out.scriptpubkey_address === address
+                ? [{ transactionHash: tx.txid, outputIndex: index, token: "", key: address, toAddress: address, amountAtomic: BigInt(out.value) }]
+                : []
+            )
+          ))
+      }, { concurrency }),
+      (lists) => lists.flat()
+    )
 
   const mempool: MempoolSource = {
     pending: (keys) => {
@@ -226,8 +222,7 @@ export const makeEsploraSource = (options: EsploraSourceOptions): ChainSource =>
       return few.length <= perAddressLimit ? perAddress(few) : mempoolDiff(keys)
     },
     place: (txid) =>
-      Effect.map(json<{ confirmed: boolean }>(`/tx/${txid}/status`), (status): TransactionPlace =>
-        status === undefined ? "unknown" : status.confirmed ? "mined" : "mempool")
+      Effect.map(json<{ confirmed: boolean }>(`/tx/${txid}/status`), (status): TransactionPlace => status === undefined ? "unknown" : status.confirmed ? "mined" : "mempool")
   }
 
   return {

@@ -14,8 +14,7 @@ export interface EvmSourceOptions {
   readonly timeoutMs: number
 }
 
-const messageOf = (error: unknown) =>
-  error instanceof Error ? (error as Error & { shortMessage?: string }).shortMessage ?? error.message : String(error)
+const messageOf = (error: unknown) => error instanceof Error ? (error as Error & { shortMessage?: string }).shortMessage ?? error.message : String(error)
 
 /**
  * An EVM network read through JSON-RPC with viem: `eth_getLogs` for the ERC-20 `Transfer` event
@@ -58,8 +57,7 @@ export const makeEvmSource = (options: EvmSourceOptions): ChainSource => {
       )
     )
 
-  const logsIn = (from: bigint, to: bigint) =>
-    call("eth_getLogs", () => client.getLogs({ address: tokenAddresses, event: TRANSFER, fromBlock: from, toBlock: to, strict: true }))
+  const logsIn = (from: bigint, to: bigint) => call("eth_getLogs", () => client.getLogs({ address: tokenAddresses, event: TRANSFER, fromBlock: from, toBlock: to, strict: true }))
 
   const scan = (from: bigint, to: bigint) =>
     Effect.gen(function*() {

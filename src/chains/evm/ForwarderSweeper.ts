@@ -28,8 +28,7 @@ export interface SweepReport {
   readonly failed: number
 }
 
-const messageOf = (error: unknown) =>
-  error instanceof Error ? (error as Error & { shortMessage?: string }).shortMessage ?? error.message : String(error)
+const messageOf = (error: unknown) => error instanceof Error ? (error as Error & { shortMessage?: string }).shortMessage ?? error.message : String(error)
 
 /** 5 s, 10 s, 20 s ... at most 10 minutes between a failed sweep's attempts. */
 const retryDelayMillis = (attempts: number) => Math.min(5_000 * 2 ** Math.max(0, attempts - 1), 600_000)
@@ -71,7 +70,11 @@ export class ForwarderSweeper extends Context.Service<ForwarderSweeper, {
             Effect.orDie
           )
           if (code === undefined || code === "0x") {
-            return yield* Effect.die(new Error(`CHECKOUT_FORWARDER_FACTORY_${network.toUpperCase()} (${factory}) has no code on ${network}: deploy it with npm run cli -- evm deploy-factory --network ${network}`))
+            return yield* Effect.die(
+              new Error(
+                `CHECKOUT_FORWARDER_FACTORY_${network.toUpperCase()} (${factory}) has no code on ${network}: deploy it with npm run cli -- evm deploy-factory --network ${network}`
+              )
+            )
           }
         }
       }
@@ -159,9 +162,7 @@ export class ForwarderSweeper extends Context.Service<ForwarderSweeper, {
           return "sent" as const
         }).pipe(
           Effect.catchTag("SqlError", Effect.die),
-          Effect.catch((error) =>
-            markFailed(payments, messageOf((error as { cause?: unknown }).cause ?? error), now).pipe(Effect.orDie, Effect.as("failed" as const))
-          )
+          Effect.catch((error) => markFailed(payments, messageOf((error as { cause?: unknown }).cause ?? error), now).pipe(Effect.orDie, Effect.as("failed" as const)))
         )
 
       const runOnce = Effect.fn("ForwarderSweeper.runOnce")(function*(network: EvmNetwork) {

@@ -25,8 +25,7 @@ export const makeSolanaRepo = Effect.gen(function*() {
   const findCursor = SqlSchema.findOneOption({
     Request: Schema.Struct({ tokenAccount: Schema.String }),
     Result: AccountCursor,
-    execute: ({ tokenAccount }) =>
-      sql`SELECT last_signature AS signature, last_slot::text AS slot FROM solana_account_cursors WHERE token_account = ${tokenAccount}`
+    execute: ({ tokenAccount }) => sql`SELECT last_signature AS signature, last_slot::text AS slot FROM solana_account_cursors WHERE token_account = ${tokenAccount}`
   })
   return {
     cursor: Effect.fn("SolanaRepo.cursor")(function*(tokenAccount: string) {

@@ -1,9 +1,4 @@
-import {
-  createAssociatedTokenAccountIdempotentInstruction,
-  createTransferCheckedInstruction,
-  getAssociatedTokenAddressSync,
-  TOKEN_PROGRAM_ID
-} from "@solana/spl-token"
+import { createAssociatedTokenAccountIdempotentInstruction, createTransferCheckedInstruction, getAssociatedTokenAddressSync, TOKEN_PROGRAM_ID } from "@solana/spl-token"
 import { PublicKey, Transaction, TransactionInstruction } from "@solana/web3.js"
 
 export const MEMO_PROGRAM_ID = new PublicKey("MemoSq4gqABAXKb96qnH8TysNcWxMyWCqXgDLGmfcHr")
@@ -68,5 +63,4 @@ export const buildTransferTransaction = (request: TransferRequest): Transaction 
 }
 
 /** The base64 wire form of an unsigned transaction (signature slots left empty for the wallet). */
-export const serializeUnsigned = (transaction: Transaction): string =>
-  transaction.serialize({ requireAllSignatures: false, verifySignatures: false }).toString("base64")
+export const serializeUnsigned = (transaction: Transaction): string => transaction.serialize({ requireAllSignatures: false, verifySignatures: false }).toString("base64")

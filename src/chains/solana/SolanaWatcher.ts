@@ -81,8 +81,8 @@ export const makeSolanaWatcher = (options: SolanaWatcherOptions) =>
         let newest: ConfirmedSignatureInfo | undefined
         let before: string | undefined
         while (true) {
-          const page = yield* client.call("getSignaturesForAddress", (connection) =>
-            connection.getSignaturesForAddress(account, { limit: SIGNATURE_PAGE, before, until: cursor?.signature }, COMMITMENT))
+          const page = yield* client.call("getSignaturesForAddress",
+            (connection) => connection.getSignaturesForAddress(account, { limit: SIGNATURE_PAGE, before, until: cursor?.signature }, COMMITMENT))
           newest ??= page[0]
           let done = page.length < SIGNATURE_PAGE
           for (const info of page) {
@@ -231,8 +231,8 @@ export const makeSolanaWatcher = (options: SolanaWatcherOptions) =>
         const successful = found.filter((info) => info.err === null).reverse()
         for (let start = 0; start < successful.length; start += TRANSACTION_BATCH) {
           const batch = successful.slice(start, start + TRANSACTION_BATCH).map((info) => info.signature)
-          const transactions = yield* client.call("getTransactions", (connection) =>
-            connection.getTransactions(batch, { commitment: COMMITMENT, maxSupportedTransactionVersion: 0 }))
+          const transactions = yield* client.call("getTransactions",
+            (connection) => connection.getTransactions(batch, { commitment: COMMITMENT, maxSupportedTransactionVersion: 0 }))
           for (const [index, transaction] of transactions.entries()) {
             // Listed but not readable yet (a lagging node): try again at the next poll rather than move past it.
             if (transaction === null) {
@@ -256,14 +256,14 @@ export const makeSolanaWatcher = (options: SolanaWatcherOptions) =>
         let invalidated = 0
         for (let start = 0; start < awaiting.length; start += STATUS_BATCH) {
           const batch = awaiting.slice(start, start + STATUS_BATCH)
-          const statuses = yield* client.call("getSignatureStatuses", (connection) =>
-            connection.getSignatureStatuses(batch.map((known) => known.transactionHash), { searchTransactionHistory: true }))
+          const statuses = yield* client.call("getSignatureStatuses",
+            (connection) => connection.getSignatureStatuses(batch.map((known) => known.transactionHash), { searchTransactionHistory: true }))
           for (const [index, known] of batch.entries()) {
             const status = statuses.value[index]
             if (status === null) {
               // Double-check before invalidating: a node that does not know the transaction at all.
-              const transaction = yield* client.call("getTransaction", (connection) =>
-                connection.getTransaction(known.transactionHash, { commitment: COMMITMENT, maxSupportedTransactionVersion: 0 }))
+              const transaction = yield* client.call("getTransaction",
+                (connection) => connection.getTransaction(known.transactionHash, { commitment: COMMITMENT, maxSupportedTransactionVersion: 0 }))
               if (transaction !== null) continue
               yield* evidence.invalidate({ network: NETWORK, transactionHash: known.transactionHash, outputIndex: known.outputIndex, reason: DROPPED }).pipe(
                 Effect.andThen(applied("invalidated")),

@@ -93,13 +93,12 @@ const copyButton = (text: string) =>
 // ---------------------------------------------------------------- sign-up, login, logout
 
 const authView = (mode: "login" | "signup") => {
-  const form = h("form", { class: "card narrow" },
-    h("h1", {}, mode === "login" ? "Log in" : "Create your merchant account"),
+  const form = h("form", { class: "card narrow" }, h("h1", {}, mode === "login" ? "Log in" : "Create your merchant account"),
     h("label", {}, "Email", h("input", { name: "email", type: "email", autocomplete: "email", required: true, "data-field": "email" })),
-    h("label", {}, "Password", h("input", { name: "password", type: "password", autocomplete: mode === "login" ? "current-password" : "new-password", required: true, "data-field": "password" })),
+    h("label", {}, "Password",
+      h("input", { name: "password", type: "password", autocomplete: mode === "login" ? "current-password" : "new-password", required: true, "data-field": "password" })),
     h("button", { type: "submit" }, mode === "login" ? "Log in" : "Sign up"),
-    h("p", {}, mode === "login" ? h("a", { href: "#/signup" }, "Create an account") : h("a", { href: "#/login" }, "I have an account"))
-  ) as HTMLFormElement
+    h("p", {}, mode === "login" ? h("a", { href: "#/signup" }, "Create an account") : h("a", { href: "#/login" }, "I have an account"))) as HTMLFormElement
   form.addEventListener("submit", submitting(form, async () => {
     const data = new FormData(form)
     const result = await api("POST", `/api/auth/${mode}`, { email: data.get("email"), password: data.get("password") })
@@ -121,32 +120,27 @@ const logout = async () => {
 const STATUSES = ["awaiting_payment", "partially_paid", "payment_detected", "confirmed", "paid_out_of_band", "expired", "voided"]
 
 const select = (name: string, label: string, values: ReadonlyArray<string>, selected = "", blank = "any") =>
-  h("label", {}, label, h("select", { name, "data-field": name }, blank === "" ? null : h("option", { value: "" }, blank),
-    ...values.map((value) => h("option", { value, selected: value === selected }, value))))
+  h("label", {}, label, h("select", { name, "data-field": name }, blank === "" ? null : h("option", { value: "" }, blank), ...values.map((value) =>
+    h("option", { value, selected: value === selected }, value)
+  )))
 
 const invoiceTable = (invoices: Array<Json>) =>
-  h("div", { class: "scroll" }, h("table", {},
-    h("thead", {}, h("tr", {}, ...["Created", "Invoice", "Reference", "Amount", "Received", "Status", "Exception"].map((name) => h("th", { scope: "col" }, name)))),
-    h("tbody", {}, ...invoices.map((invoice) =>
-      h("tr", {},
-        h("td", {}, when(invoice.createdAt)),
-        h("td", {}, h("a", { href: `#/invoices/${invoice.id}` }, invoice.productName ?? invoice.id.slice(0, 8))),
-        h("td", {}, invoice.merchantReference ?? "—"),
-        h("td", { class: "number" }, usd(invoice.amountUsd)),
-        h("td", { class: "number" }, usd(invoice.receivedAmountUsd)),
-        h("td", {}, h("span", { class: `status ${invoice.status}` }, invoice.status)),
-        h("td", {}, invoice.exceptionType === null ? "—" : `${invoice.exceptionType} (${invoice.exceptionStatus})`)
-      )))))
+  h("div", { class: "scroll" }, h("table", {}, h("thead", {}, h("tr", {}, ...["Created", "Invoice", "Reference", "Amount", "Received", "Status", "Exception"].map((name) =>
+    h("th", { scope: "col" }, name)
+  ))), h("tbody", {}, ...invoices.map((invoice) =>
+    h("tr", {}, h("td", {}, when(invoice.createdAt)), h("td", {}, h("a", { href: `#/invoices/${invoice.id}` }, invoice.productName ?? invoice.id.slice(0, 8))),
+      h("td", {}, invoice.merchantReference ?? "—"), h("td", { class: "number" }, usd(invoice.amountUsd)), h("td", { class: "number" }, usd(invoice.receivedAmountUsd)),
+      h("td", {}, h("span", { class: `status ${invoice.status}` }, invoice.status)),
+      h("td", {}, invoice.exceptionType === null ? "—" : `${invoice.exceptionType} (${invoice.exceptionStatus})`))
+  ))))
 
 const invoicesView = async (params: URLSearchParams) => {
-  const filters = h("form", { class: "filters", role: "search" },
-    select("status", "Status", STATUSES, params.get("status") ?? ""),
+  const filters = h("form", { class: "filters", role: "search" }, select("status", "Status", STATUSES, params.get("status") ?? ""),
     select("exceptionStatus", "Exception", ["open", "closed"], params.get("exceptionStatus") ?? ""),
     h("label", {}, "Created from", h("input", { type: "date", name: "createdFrom", value: params.get("createdFrom") ?? "" })),
     h("label", {}, "Created before", h("input", { type: "date", name: "createdTo", value: params.get("createdTo") ?? "" })),
     h("label", {}, "Search", h("input", { type: "search", name: "q", placeholder: "id, reference or email", value: params.get("q") ?? "" })),
-    h("button", { type: "submit" }, "Filter")
-  ) as HTMLFormElement
+    h("button", { type: "submit" }, "Filter")) as HTMLFormElement
   filters.addEventListener("submit", (event) => {
     event.preventDefault()
     const query = new URLSearchParams()
@@ -155,8 +149,7 @@ const invoicesView = async (params: URLSearchParams) => {
   })
   const query = new URLSearchParams([...params].filter(([, value]) => value !== ""))
   const body = h("div", {}, h("p", {}, "Loading…"))
-  show(h("h1", {}, "Invoices"), filters,
-    h("p", {}, h("a", { href: `/api/dashboard/exports/invoices.csv?${query}`, download: "invoices.csv", class: "button" }, "Export CSV")),
+  show(h("h1", {}, "Invoices"), filters, h("p", {}, h("a", { href: `/api/dashboard/exports/invoices.csv?${query}`, download: "invoices.csv", class: "button" }, "Export CSV")),
     body)
   const load = async (cursor: string | null, into: HTMLElement) => {
     const page = await api("GET", `/api/dashboard/invoices?${query}${cursor === null ? "" : `&cursor=${encodeURIComponent(cursor)}`}`)
@@ -173,11 +166,9 @@ const invoicesView = async (params: URLSearchParams) => {
 }
 
 const closeExceptionForm = (invoice: Json, after: () => void) => {
-  const form = h("form", { class: "inline-form" },
-    select("action", "Close with", ["accept_late_payment", "mark_paid_out_of_band", "close_unpaid"], "", ""),
+  const form = h("form", { class: "inline-form" }, select("action", "Close with", ["accept_late_payment", "mark_paid_out_of_band", "close_unpaid"], "", ""),
     h("label", {}, "Note (required)", h("input", { name: "note", required: true, maxlength: "2000", "data-field": "note" })),
-    h("button", { type: "submit" }, "Close exception")
-  ) as HTMLFormElement
+    h("button", { type: "submit" }, "Close exception")) as HTMLFormElement
   form.addEventListener("submit", submitting(form, async () => {
     const data = new FormData(form)
     await api("POST", `/api/dashboard/invoices/${invoice.id}/exception/close`, { action: data.get("action"), note: data.get("note") })
@@ -214,31 +205,43 @@ const invoiceView = async (id: string) => {
   show(
     h("p", {}, h("a", { href: "#/invoices" }, "← Invoices")),
     h("h1", {}, invoice.productName ?? "Invoice"),
-    h("dl", { class: "facts" },
-      ...[
-        ["Invoice", invoice.id], ["Status", invoice.status], ["Amount", usd(invoice.amountUsd)],
-        ["Received", usd(invoice.receivedAmountUsd)], ["Confirmed", usd(invoice.confirmedAmountUsd)],
-        ["Reference", invoice.merchantReference ?? "—"], ["Customer", invoice.customerEmail ?? "—"],
-        ["Payable until", when(invoice.paymentTiming.payableUntilAt)], ["Payment page", invoice.paymentUrl],
-        ["Exception", invoice.exceptionType === null ? "—" : `${invoice.exceptionType} (${invoice.exceptionStatus})${invoice.exceptionNote ? `: ${invoice.exceptionNote}` : ""}`]
-      ].flatMap(([term, value]) => [h("dt", {}, term), h("dd", {}, value)])),
+    h("dl", { class: "facts" }, ...[
+      ["Invoice", invoice.id],
+      ["Status", invoice.status],
+      ["Amount", usd(invoice.amountUsd)],
+      ["Received", usd(invoice.receivedAmountUsd)],
+      ["Confirmed", usd(invoice.confirmedAmountUsd)],
+      ["Reference", invoice.merchantReference ?? "—"],
+      ["Customer", invoice.customerEmail ?? "—"],
+      ["Payable until", when(invoice.paymentTiming.payableUntilAt)],
+      ["Payment page", invoice.paymentUrl],
+      ["Exception", invoice.exceptionType === null ? "—" : `${invoice.exceptionType} (${invoice.exceptionStatus})${invoice.exceptionNote ? `: ${invoice.exceptionNote}` : ""}`]
+    ].flatMap(([term, value]) => [h("dt", {}, term), h("dd", {}, value)])),
     actions.length === 0 ? null : h("section", { class: "actions" }, h("h2", {}, "Actions"), ...actions),
     h("h2", {}, "Payments"),
-    invoice.payments.length === 0 ? h("p", {}, "No payment yet.") : h("div", { class: "scroll" }, h("table", {},
-      h("thead", {}, h("tr", {}, ...["Observed", "Network", "Amount (USD)", "Confirmations", "Transaction"].map((name) => h("th", { scope: "col" }, name)))),
-      h("tbody", {}, ...invoice.payments.map((payment: Json) => h("tr", {},
-        h("td", {}, when(payment.observedAt)), h("td", {}, `${payment.network} ${payment.assetCode}`),
-        h("td", { class: "number" }, usd(payment.amountUsd)), h("td", { class: "number" }, String(payment.confirmations)),
-        h("td", { class: "mono" }, payment.transactionHash)))))),
-    unmatched.data.length === 0 ? null : h("section", {},
-      h("h2", {}, "Unmatched deposits (not counted)"),
-      h("p", {}, "Transfers to this invoice's address that match none of its payment options, e.g. the wrong token or network."),
-      h("div", { class: "scroll" }, h("table", {},
-        h("thead", {}, h("tr", {}, ...["Detected", "Network", "Token", "Amount (smallest unit)", "Reason", "Transaction"].map((name) => h("th", { scope: "col" }, name)))),
-        h("tbody", {}, ...unmatched.data.map((deposit: Json) => h("tr", {},
-          h("td", {}, when(deposit.detectedAt)), h("td", {}, deposit.network), h("td", { class: "mono" }, deposit.tokenContract),
-          h("td", { class: "number" }, deposit.amountAtomic), h("td", {}, deposit.invalidatedAt === null ? deposit.reason : `${deposit.reason} (removed by a reorganisation)`),
-          h("td", { class: "mono" }, deposit.transactionHash))))))),
+    invoice.payments.length === 0 ?
+      h("p", {}, "No payment yet.") :
+      h("div", { class: "scroll" },
+        h("table", {}, h("thead", {}, h("tr", {}, ...["Observed", "Network", "Amount (USD)", "Confirmations", "Transaction"].map((name) => h("th", { scope: "col" }, name)))),
+          h("tbody", {},
+            ...invoice.payments.map((payment: Json) =>
+              h("tr", {}, h("td", {}, when(payment.observedAt)), h("td", {}, `${payment.network} ${payment.assetCode}`), h("td", { class: "number" }, usd(payment.amountUsd)),
+                h("td", { class: "number" }, String(payment.confirmations)), h("td", { class: "mono" }, payment.transactionHash))
+            )))),
+    unmatched.data.length === 0 ?
+      null :
+      h("section", {}, h("h2", {}, "Unmatched deposits (not counted)"),
+        h("p", {}, "Transfers to this invoice's address that match none of its payment options, e.g. the wrong token or network."),
+        h("div", { class: "scroll" },
+          h("table", {},
+            h("thead", {}, h("tr", {}, ...["Detected", "Network", "Token", "Amount (smallest unit)", "Reason", "Transaction"].map((name) => h("th", { scope: "col" }, name)))),
+            h("tbody", {},
+              ...unmatched.data.map((deposit: Json) =>
+                h("tr", {}, h("td", {}, when(deposit.detectedAt)), h("td", {}, deposit.network), h("td", { class: "mono" }, deposit.tokenContract),
+                  h("td", { class: "number" }, deposit.amountAtomic),
+                  h("td", {}, deposit.invalidatedAt === null ? deposit.reason : `${deposit.reason} (removed by a reorganisation)`),
+                  h("td", { class: "mono" }, deposit.transactionHash))
+              ))))),
     h("h2", {}, "Timeline"),
     h("ol", { class: "timeline" }, ...timeline.map((entry: Json) => h("li", {}, h("time", {}, when(entry.at)), " ", entry.event))),
     h("h2", {}, "Webhook deliveries"),
@@ -248,12 +251,14 @@ const invoiceView = async (id: string) => {
 
 const exceptionsView = async () => {
   const page = await api("GET", "/api/dashboard/invoices?exceptionStatus=open&limit=200")
-  show(h("h1", {}, "Exceptions to review"),
-    page.invoices.length === 0 ? h("p", {}, "Nothing to review.") : h("ul", { class: "queue" }, ...page.invoices.map((invoice: Json) =>
-      h("li", { class: "card" },
-        h("p", {}, h("a", { href: `#/invoices/${invoice.id}` }, invoice.productName ?? invoice.id), ` — ${invoice.exceptionType}, `,
-          `${usd(invoice.receivedAmountUsd)} received of ${usd(invoice.amountUsd)}, status ${invoice.status}`),
-        closeExceptionForm(invoice, () => void exceptionsView())))))
+  show(h("h1", {}, "Exceptions to review"), page.invoices.length === 0 ?
+    h("p", {}, "Nothing to review.") :
+    h("ul", { class: "queue" },
+      ...page.invoices.map((invoice: Json) =>
+        h("li", { class: "card" },
+          h("p", {}, h("a", { href: `#/invoices/${invoice.id}` }, invoice.productName ?? invoice.id), ` — ${invoice.exceptionType}, `,
+            `${usd(invoice.receivedAmountUsd)} received of ${usd(invoice.amountUsd)}, status ${invoice.status}`), closeExceptionForm(invoice, () => void exceptionsView()))
+      )))
 }
 
 // ---------------------------------------------------------------- API keys
@@ -261,8 +266,7 @@ const exceptionsView = async () => {
 const keysView = async (created?: Json) => {
   const base = `/api/users/${userId()}`
   const { keys } = await api("GET", `${base}/checkout-api-keys`)
-  const form = h("form", { class: "inline-form" },
-    h("label", {}, "Label", h("input", { name: "label", maxlength: "100", "data-field": "label" })),
+  const form = h("form", { class: "inline-form" }, h("label", {}, "Label", h("input", { name: "label", maxlength: "100", "data-field": "label" })),
     h("button", { type: "submit" }, "Create API key")) as HTMLFormElement
   form.addEventListener("submit", submitting(form, async () => {
     const key = await api("POST", `${base}/checkout-api-key`, { label: new FormData(form).get("label") })
@@ -270,18 +274,21 @@ const keysView = async (created?: Json) => {
   }))
   show(h("h1", {}, "API keys"),
     h("p", {}, "Keys call the five invoice endpoints from your server. At most 3 are active at once: revoke one to create another. A key is shown only when it is created."),
-    created === undefined ? null : h("div", { class: "card secret", role: "status" },
-      h("p", {}, "Your new key (copy it now: it is not shown again):"), h("code", { class: "mono", id: "new-key" }, created.rawKey), copyButton(created.rawKey)),
-    form,
-    h("div", { class: "scroll" }, h("table", {},
-      h("thead", {}, h("tr", {}, ...["Prefix", "Label", "Created", ""].map((name) => h("th", { scope: "col" }, name)))),
-      h("tbody", {}, ...keys.map((key: Json) => h("tr", {},
-        h("td", { class: "mono" }, `${key.keyPrefix}…`), h("td", {}, key.label), h("td", {}, when(key.createdAt)),
-        h("td", {}, h("button", { type: "button", onclick: async () => {
-          if (!confirm(`Revoke ${key.keyPrefix}…? Requests with it fail at once.`)) return
-          await api("DELETE", `${base}/checkout-api-key/${key.id}`)
-          await keysView()
-        } }, "Revoke"))))))))
+    created === undefined ?
+      null :
+      h("div", { class: "card secret", role: "status" }, h("p", {}, "Your new key (copy it now: it is not shown again):"),
+        h("code", { class: "mono", id: "new-key" }, created.rawKey), copyButton(created.rawKey)), form,
+    h("div", { class: "scroll" },
+      h("table", {}, h("thead", {}, h("tr", {}, ...["Prefix", "Label", "Created", ""].map((name) => h("th", { scope: "col" }, name)))),
+        h("tbody", {},
+          ...keys.map((key: Json) =>
+            h("tr", {}, h("td", { class: "mono" }, `${key.keyPrefix}…`), h("td", {}, key.label), h("td", {}, when(key.createdAt)),
+              h("td", {}, h("button", { type: "button", onclick: async () => {
+                if (!confirm(`Revoke ${key.keyPrefix}…? Requests with it fail at once.`)) return
+                await api("DELETE", `${base}/checkout-api-key/${key.id}`)
+                await keysView()
+              } }, "Revoke")))
+          )))))
 }
 
 // ---------------------------------------------------------------- checkout settings and payment methods
@@ -289,12 +296,11 @@ const keysView = async (created?: Json) => {
 const NETWORKS = ["ethereum", "arbitrum", "base", "solana", "bitcoin"]
 
 const methodRow = (method: Json, index: number) =>
-  h("fieldset", { class: "method" },
-    h("legend", {}, `Method ${index + 1}`),
-    select(`paymentMethods[${index}].network`, "Network", NETWORKS, method.network, ""),
+  h("fieldset", { class: "method" }, h("legend", {}, `Method ${index + 1}`), select(`paymentMethods[${index}].network`, "Network", NETWORKS, method.network, ""),
     select(`paymentMethods[${index}].assetCode`, "Asset", ["USDT", "USDC", "BTC"], method.assetCode, ""),
     select(`paymentMethods[${index}].railType`, "Rail", ["address_transfer", "wallet_contract"], method.railType, ""),
-    h("label", {}, "Recipient address", h("input", { name: `paymentMethods[${index}].recipientAddress`, "data-field": `paymentMethods[${index}].recipientAddress`, value: method.recipientAddress ?? "" })),
+    h("label", {}, "Recipient address",
+      h("input", { name: `paymentMethods[${index}].recipientAddress`, "data-field": `paymentMethods[${index}].recipientAddress`, value: method.recipientAddress ?? "" })),
     h("label", {}, "Extended public key", h("input", { name: `paymentMethods[${index}].xpub`, "data-field": `paymentMethods[${index}].xpub`, value: method.xpub ?? "" })),
     h("label", { class: "check" }, h("input", { type: "checkbox", name: `paymentMethods[${index}].enabled`, checked: method.enabled !== false }), "Enabled"),
     h("label", { class: "check" }, h("input", { type: "radio", name: "defaultMethod", value: String(index), checked: method.isDefault === true }), "Default"),
@@ -313,14 +319,16 @@ const settingsView = async () => {
   const form = h("form", { class: "card" },
     h("label", {}, "Issued by (shown to payers)", h("input", { name: "issuedBy", "data-field": "issuedBy", value: settings.issuedBy ?? "" })),
     select("paymentTiming.mode", "Payment timing", ["immediate", "due_date"], timing.mode, ""),
-    h("label", {}, "Expires after (minutes, immediate)", h("input", { type: "number", name: "paymentTiming.expiresAfterMinutes", "data-field": "paymentTiming.expiresAfterMinutes", value: String(timing.expiresAfterMinutes ?? 60) })),
-    h("label", {}, "Due after (days, due date)", h("input", { type: "number", name: "paymentTiming.dueAfterDays", "data-field": "paymentTiming.dueAfterDays", value: String(timing.dueAfterDays ?? 14) })),
-    h("label", {}, "Grace period (days, due date)", h("input", { type: "number", name: "paymentTiming.gracePeriodDays", "data-field": "paymentTiming.gracePeriodDays", value: String(timing.gracePeriodDays ?? 0) })),
-    h("h2", {}, "Payment methods"),
-    methods,
-    h("button", { type: "button", onclick: () => methods.append(methodRow({ network: "arbitrum", assetCode: "USDT", railType: "address_transfer" }, methods.children.length)) }, "Add a method"),
-    h("button", { type: "submit" }, "Save settings")
-  ) as HTMLFormElement
+    h("label", {}, "Expires after (minutes, immediate)",
+      h("input", { type: "number", name: "paymentTiming.expiresAfterMinutes", "data-field": "paymentTiming.expiresAfterMinutes",
+        value: String(timing.expiresAfterMinutes ?? 60) })),
+    h("label", {}, "Due after (days, due date)",
+      h("input", { type: "number", name: "paymentTiming.dueAfterDays", "data-field": "paymentTiming.dueAfterDays", value: String(timing.dueAfterDays ?? 14) })),
+    h("label", {}, "Grace period (days, due date)",
+      h("input", { type: "number", name: "paymentTiming.gracePeriodDays", "data-field": "paymentTiming.gracePeriodDays", value: String(timing.gracePeriodDays ?? 0) })),
+    h("h2", {}, "Payment methods"), methods,
+    h("button", { type: "button", onclick: () => methods.append(methodRow({ network: "arbitrum", assetCode: "USDT", railType: "address_transfer" }, methods.children.length)) },
+      "Add a method"), h("button", { type: "submit" }, "Save settings")) as HTMLFormElement
   form.addEventListener("submit", submitting(form, async () => {
     const data = new FormData(form)
     const text = (name: string) => {
@@ -351,8 +359,11 @@ const settingsView = async () => {
           return value === "" ? null : value
         }
         return {
-          network: field("network"), assetCode: field("assetCode"), railType: field("railType"),
-          recipientAddress: field("recipientAddress"), xpub: field("xpub"),
+          network: field("network"),
+          assetCode: field("assetCode"),
+          railType: field("railType"),
+          recipientAddress: field("recipientAddress"),
+          xpub: field("xpub"),
           enabled: fresh.get(`paymentMethods[${index}].enabled`) !== null,
           isDefault: fresh.get("defaultMethod") === String(index)
         }
@@ -366,28 +377,30 @@ const settingsView = async () => {
 
 // ---------------------------------------------------------------- webhooks
 
-const EVENTS = ["invoice_created", "invoice_partially_paid", "invoice_payment_detected", "invoice_confirmed", "invoice_paid_out_of_band", "invoice_expired", "invoice_voided", "invoice_exception_opened", "invoice_exception_closed"]
+const EVENTS = ["invoice_created", "invoice_partially_paid", "invoice_payment_detected", "invoice_confirmed", "invoice_paid_out_of_band", "invoice_expired", "invoice_voided",
+  "invoice_exception_opened", "invoice_exception_closed"]
 
 const deliveryTable = (deliveries: Array<Json>, after: () => void) =>
-  h("div", { class: "scroll" }, h("table", {},
-    h("thead", {}, h("tr", {}, ...["Created", "Event", "Invoice", "Status", "Attempts", "Last code", ""].map((name) => h("th", { scope: "col" }, name)))),
-    h("tbody", {}, ...deliveries.map((delivery) => h("tr", { "data-delivery": delivery.id },
-      h("td", {}, when(delivery.createdAt)), h("td", {}, delivery.event),
-      h("td", {}, h("a", { href: `#/invoices/${delivery.invoiceId}` }, delivery.invoiceId.slice(0, 8))),
-      h("td", {}, delivery.status), h("td", { class: "number" }, String(delivery.attempts.length)),
-      h("td", { class: "number" }, delivery.lastStatusCode === null ? "—" : String(delivery.lastStatusCode)),
+  h("div", { class: "scroll" }, h("table", {}, h("thead", {}, h("tr", {}, ...["Created", "Event", "Invoice", "Status", "Attempts", "Last code", ""].map((name) =>
+    h("th", { scope: "col" }, name)
+  ))), h("tbody", {}, ...deliveries.map((delivery) =>
+    h("tr", { "data-delivery": delivery.id }, h("td", {}, when(delivery.createdAt)), h("td", {}, delivery.event),
+      h("td", {}, h("a", { href: `#/invoices/${delivery.invoiceId}` }, delivery.invoiceId.slice(0, 8))), h("td", {}, delivery.status),
+      h("td", { class: "number" }, String(delivery.attempts.length)), h("td", { class: "number" }, delivery.lastStatusCode === null ? "—" : String(delivery.lastStatusCode)),
       h("td", {}, h("button", { type: "button", onclick: async () => {
         await api("POST", `/api/dashboard/webhook-deliveries/${delivery.id}/redeliver`)
         after()
-      } }, "Redeliver")))))))
+      } }, "Redeliver")))
+  ))))
 
 const webhooksView = async (params: URLSearchParams, secret?: string) => {
   const settings = await api("GET", "/api/dashboard/webhook-settings")
   const form = h("form", { class: "card" },
     h("label", {}, "Endpoint URL", h("input", { type: "url", name: "url", "data-field": "url", value: settings.url ?? "", placeholder: "https://shop.example/webhooks" })),
-    h("fieldset", {}, h("legend", {}, "Events"), ...EVENTS.map((event) =>
-      h("label", { class: "check" }, h("input", { type: "checkbox", name: "enabledEvents", value: event, checked: settings.enabledEvents.includes(event) }), event))),
-    h("button", { type: "submit" }, "Save webhook settings")) as HTMLFormElement
+    h("fieldset", {}, h("legend", {}, "Events"),
+      ...EVENTS.map((event) =>
+        h("label", { class: "check" }, h("input", { type: "checkbox", name: "enabledEvents", value: event, checked: settings.enabledEvents.includes(event) }), event)
+      )), h("button", { type: "submit" }, "Save webhook settings")) as HTMLFormElement
   form.addEventListener("submit", submitting(form, async () => {
     const data = new FormData(form)
     const url = String(data.get("url") ?? "").trim()
@@ -396,8 +409,7 @@ const webhooksView = async (params: URLSearchParams, secret?: string) => {
   }))
   const search = h("form", { class: "filters", role: "search" },
     h("label", {}, "Search", h("input", { type: "search", name: "q", value: params.get("q") ?? "", placeholder: "delivery, invoice, event, URL or code" })),
-    select("status", "Status", ["pending", "delivered", "failed"], params.get("status") ?? ""),
-    select("event", "Event", EVENTS, params.get("event") ?? ""),
+    select("status", "Status", ["pending", "delivered", "failed"], params.get("status") ?? ""), select("event", "Event", EVENTS, params.get("event") ?? ""),
     h("button", { type: "submit" }, "Search")) as HTMLFormElement
   search.addEventListener("submit", (event) => {
     event.preventDefault()
@@ -409,27 +421,26 @@ const webhooksView = async (params: URLSearchParams, secret?: string) => {
   const log = await api("GET", `/api/dashboard/webhook-deliveries?${query}`)
   show(h("h1", {}, "Webhooks"), form,
     h("section", { class: "card" }, h("h2", {}, "Signing secret"),
-      h("p", {}, settings.hasSecret ? "A secret is set. Rotating it replaces it at once." : "No secret yet: deliveries fail until one exists."),
-      secret === undefined ? null : h("p", { role: "status" }, "New secret (copy it now: it is not shown again): ", h("code", { class: "mono", id: "new-secret" }, secret), copyButton(secret)),
+      h("p", {}, settings.hasSecret ? "A secret is set. Rotating it replaces it at once." : "No secret yet: deliveries fail until one exists."), secret === undefined
+      ? null
+      : h("p", { role: "status" }, "New secret (copy it now: it is not shown again): ", h("code", { class: "mono", id: "new-secret" }, secret), copyButton(secret)),
       h("button", { type: "button", onclick: async () => {
         const created = await api("POST", "/api/dashboard/webhook-settings/secret")
         await webhooksView(params, created.secret)
-      } }, settings.hasSecret ? "Rotate secret" : "Create secret"),
-      h("button", { type: "button", onclick: async (event: Event) => {
+      } }, settings.hasSecret ? "Rotate secret" : "Create secret"), h("button", { type: "button", onclick: async (event: Event) => {
         const result = await api("POST", "/api/dashboard/webhook-settings/test")
         const text = result.ok ? `Test event delivered: HTTP ${result.statusCode} in ${result.durationMs} ms` : `Test event not delivered: ${result.error}`
         ;(event.target as HTMLElement).after(notice(text, result.ok ? "ok" : "error"))
-      } }, "Send a test event")),
-    h("h2", {}, "Delivery log"), search,
+      } }, "Send a test event")), h("h2", {}, "Delivery log"), search,
     log.deliveries.length === 0 ? h("p", {}, "No deliveries.") : deliveryTable(log.deliveries, () => void webhooksView(params)))
 }
 
 // ---------------------------------------------------------------- lifecycle
 
 const lifecycleView = () =>
-  show(h("h1", {}, "Invoice lifecycle"),
-    h("p", {}, "Every status an invoice can take and what moves it (drawn from the service's statechart)."),
-    h("img", { src: (document.body.dataset.statechart ?? ""), alt: "Statechart of the invoice statuses: awaiting payment, partially paid, payment detected, confirmed, paid out of band, expired, voided", class: "chart" }))
+  show(h("h1", {}, "Invoice lifecycle"), h("p", {}, "Every status an invoice can take and what moves it (drawn from the service's statechart)."),
+    h("img", { src: (document.body.dataset.statechart ?? ""),
+      alt: "Statechart of the invoice statuses: awaiting payment, partially paid, payment detected, confirmed, paid out of band, expired, voided", class: "chart" }))
 
 // ---------------------------------------------------------------- routing
 
