@@ -23,6 +23,9 @@ const IdempotencyRow = Schema.Struct({
   resourceId: Schema.NullOr(Schema.String)
 })
 
+/** Rounds of read and compare-and-set before a key counts as in use by another request. */
+const MAX_ROUNDS = 5
+
 const KeyRequest = Schema.Struct({ merchantId: Schema.String, scope: Schema.String, key: Schema.String })
 
 export interface IdempotencySettings {
@@ -72,18 +75,20 @@ export class IdempotencyStore extends Context.Service<IdempotencyStore, {
         execute: ({ merchantId, scope, key, now, leaseUntil }) =>
           sql`UPDATE idempotency_keys SET lease_until = ${leaseEnd(now)}
             WHERE merchant_id = ${merchantId} AND scope = ${scope} AND key = ${key} AND state = 'running'
-            AND lease_until IS NOT DISTINCT FROM ${leaseUntil} RETURNING resource_id`
+            AND date_trunc('milliseconds', lease_until) IS NOT DISTINCT FROM ${leaseUntil} RETURNING resource_id`
       })
-      const attempt = (merchantId: string, scope: string, key: string, requestHash: string, now: Date): Effect.Effect<IdempotencyBegin> =>
-        Effect.gen(function*() {
+      // The compare-and-set of a takeover is retried when another request changed the row in between;
+      // past a few rounds the key is simply in use (409, retry later), never a request that spins.
+      const attempt = (merchantId: string, scope: string, key: string, requestHash: string, now: Date, round = 1): Effect.Effect<IdempotencyBegin> =>
+        round > MAX_ROUNDS ? Effect.succeed({ _tag: "InProgress" } as const) : Effect.gen(function*() {
           if ((yield* claim({ merchantId, scope, key, requestHash, now })).length > 0) return { _tag: "Started" } as const
           const found = yield* find({ merchantId, scope, key })
-          if (Option.isNone(found)) return yield* attempt(merchantId, scope, key, requestHash, now)
+          if (Option.isNone(found)) return yield* attempt(merchantId, scope, key, requestHash, now, round + 1)
           const existing = found.value
           if (existing.createdAt.getTime() + settings.ttlHours * 3_600_000 < now.getTime()) {
             yield* sql`DELETE FROM idempotency_keys WHERE merchant_id = ${merchantId} AND scope = ${scope} AND key = ${key}
               AND created_at = ${existing.createdAt}`
-            return yield* attempt(merchantId, scope, key, requestHash, now)
+            return yield* attempt(merchantId, scope, key, requestHash, now, round + 1)
           }
           if (existing.requestHash !== requestHash) return { _tag: "Mismatch" } as const
           if (existing.state === "done") {
@@ -97,7 +102,7 @@ export class IdempotencyStore extends Context.Service<IdempotencyStore, {
           if (leaseUntil.getTime() > now.getTime()) return { _tag: "InProgress" } as const
           const taken = yield* takeOver({ merchantId, scope, key, now, leaseUntil: existing.leaseUntil })
           // Another retry took it over first: it is in progress again.
-          if (taken.length === 0) return yield* attempt(merchantId, scope, key, requestHash, now)
+          if (taken.length === 0) return yield* attempt(merchantId, scope, key, requestHash, now, round + 1)
           const resourceId = taken[0].resourceId
           return resourceId === null ? { _tag: "Started" } as const : { _tag: "Recover", resourceId } as const
         }).pipe(Effect.orDie)

@@ -69,6 +69,21 @@ it.layer(SuiteMerchant.layer().pipe(Layer.provideMerge(testApp({ idempotencyLeas
         expect(replay.body.id).toBe(retried.find((response) => response.status === 201)?.body.id)
       }))
 
+    it.effect("takes over a lease whose end the database holds to the microsecond (no endless compare-and-set)", () =>
+      Effect.gen(function*() {
+        const merchant = yield* SuiteMerchant
+        const sql = yield* SqlClient.SqlClient
+        const key = crypto.randomUUID()
+        const body = { amountUsd: 7, productName: "Pin" }
+        yield* dieWhileRunning(key, body, false)
+        const before = yield* countInvoices
+        const moved = yield* sql`UPDATE idempotency_keys SET lease_until = now() - interval '1 second' + interval '123 microseconds'
+          WHERE merchant_id = ${merchant.merchantId} AND scope = 'create' AND key = ${key} AND state = 'running' RETURNING key`
+        expect(moved).toHaveLength(1)
+        expect((yield* create(body, key)).status).toBe(201)
+        expect(yield* countInvoices).toBe(before + 1)
+      }))
+
     it.effect("replays the invoice the dead request had committed instead of creating a second one", () =>
       Effect.gen(function*() {
         const key = crypto.randomUUID()
