@@ -81,7 +81,9 @@ describe.skipIf(!available)("the merchant dashboard", () => {
 
     // The merchant's server creates an invoice with the key (as curl would); it appears in the list.
     const created = await publicRequest(app.baseUrl, "/api/checkout/invoices", json("POST", {
-      amountUsd: 12.5, productName: "Ceramic mug", merchantReference: "=HYPERLINK(\"http://x\")"
+      amountUsd: 12.5,
+      productName: "Ceramic mug",
+      merchantReference: "=HYPERLINK(\"http://x\")"
     }, { "x-api-key": rawKey }))
     expect(created.status).toBe(201)
     const invoice = created.body
@@ -94,7 +96,10 @@ describe.skipIf(!available)("the merchant dashboard", () => {
     expect((await publicRequest(app.baseUrl, `/api/dev/invoices/${invoice.id}/simulate-expiry`, json("POST", {}, bearer))).status).toBe(200)
     const option = invoice.paymentOptions[0]
     const late = await publicRequest(app.baseUrl, `/api/dev/invoices/${invoice.id}/simulate-payment`, json("POST", {
-      paymentOptionId: option.id, amount: String(option.quotedAmount), confirmations: 100, late: true
+      paymentOptionId: option.id,
+      amount: String(option.quotedAmount),
+      confirmations: 100,
+      late: true
     }, bearer))
     expect(late.status).toBe(200)
     expect(late.body.invoice).toMatchObject({ exceptionType: "late_payment", exceptionStatus: "open" })
@@ -145,11 +150,23 @@ describe.skipIf(!available)("the merchant dashboard", () => {
 
     // A deposit of the wrong token to its address, as the EVM watcher records one, is shown (not counted).
     await app.run(Effect.flatMap(SqlClient.SqlClient, (sql) =>
-      sql`INSERT INTO unmatched_deposits ${sql.insert({
-        id: crypto.randomUUID(), merchant_id: login.body.user.id, invoice_id: second.body.id, network: "arbitrum", asset_code: "USDC",
-        token_contract: "0xaf88d065e77c8cC2239327C5EDb3A432268e5831", to_address: second.body.paymentOptions[0].destinationAddress ?? "0x0",
-        transaction_hash: `0x${"ab".repeat(32)}`, output_index: 0, amount_atomic: "3000000", chain_time: new Date(), reason: "wrong_token", detected_at: new Date()
-      })}`))
+      sql`INSERT INTO unmatched_deposits ${
+        sql.insert({
+          id: crypto.randomUUID(),
+          merchant_id: login.body.user.id,
+          invoice_id: second.body.id,
+          network: "arbitrum",
+          asset_code: "USDC",
+          token_contract: "0xaf88d065e77c8cC2239327C5EDb3A432268e5831",
+          to_address: second.body.paymentOptions[0].destinationAddress ?? "0x0",
+          transaction_hash: `0x${"ab".repeat(32)}`,
+          output_index: 0,
+          amount_atomic: "3000000",
+          chain_time: new Date(),
+          reason: "wrong_token",
+          detected_at: new Date()
+        })
+      }`))
     await page.reload()
     await page.getByRole("heading", { name: "Unmatched deposits (not counted)" }).waitFor()
     await page.getByText("wrong_token").waitFor()

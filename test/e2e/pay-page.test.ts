@@ -250,7 +250,8 @@ describe.skipIf(!available)("the hosted payment page", () => {
           window.dispatchEvent(new CustomEvent("eip6963:announceProvider", { detail: { info: { uuid: "test", name: "Test wallet", icon: "", rdns: "test.wallet" }, provider } })))
       })
       await page.locator(`#option-${ethereum.id} button[data-pay="evm"]`).click()
-      await expect.poll(() => page.locator(`#option-${ethereum.id} .wallet-status`).textContent(), { timeout: 15_000 }).toMatch(/0x[0-9a-f]{64}/)
+      await expect.poll(() =>
+        page.locator(`#option-${ethereum.id} .wallet-status`).textContent(), { timeout: 15_000 }).toMatch(/0x[0-9a-f]{64}/)
       const report = await app.run(Effect.flatMap(ChainWatchers, (watchers) => watchers.poll("ethereum")))
       expect(report.evidence).toBe(1)
       await page.locator(".status-payment_detected").waitFor({ timeout: 15_000 })

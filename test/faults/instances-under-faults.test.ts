@@ -168,7 +168,8 @@ describe.skipIf(!ready)("two instances under kill -9, a cut database and a cut R
     const paid = new Map<string, { invoiceId: string; amountUsd: number }>()
     const work = async (order: { index: number; reference: string }) => {
       const body = { amountUsd: 10 + order.index, productName: "Fault suite", merchantReference: order.reference }
-      const created = await until("/api/checkout/invoices", { "x-api-key": key!, "content-type": "application/json", "idempotency-key": order.reference }, body, (status) => status === 201, order.index)
+      const created = await until("/api/checkout/invoices", { "x-api-key": key!, "content-type": "application/json", "idempotency-key": order.reference }, body,
+        (status) => status === 201, order.index)
       const invoice = created.body
       const option = invoice.paymentOptions.find((candidate: any) => candidate.network === "arbitrum")
       const transactionHash = `0x${createHash("sha256").update(order.reference).digest("hex")}`

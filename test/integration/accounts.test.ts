@@ -205,8 +205,7 @@ describe("account status cannot be verified", () => {
     const isolated = await startTestApp()
     try {
       const merchant = await isolated.createMerchant()
-      const rename = (from: string, to: string) =>
-        isolated.run(Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe(`ALTER TABLE ${from} RENAME TO ${to}`)))
+      const rename = (from: string, to: string) => isolated.run(Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe(`ALTER TABLE ${from} RENAME TO ${to}`)))
       await rename("merchants", "merchants_unreachable")
       const down = await merchant.api(`/api/checkout/invoices/${crypto.randomUUID()}`)
       expect(down.status).toBe(503)

@@ -10,8 +10,7 @@ const createMerchant = (options?: MerchantOptions) => Effect.flatMap(TestServer,
 const bitcoinOnly = (xpub: string) =>
   [{ network: "bitcoin", assetCode: "BTC", railType: "address_transfer", enabled: true, isDefault: true, recipientAddress: null, xpub }] as const
 
-const emptyPool = (xpub: string) =>
-  Effect.flatMap(SqlClient.SqlClient, (sql) => sql`DELETE FROM bitcoin_address_pool WHERE xpub = ${xpub} AND assigned_at IS NULL`)
+const emptyPool = (xpub: string) => Effect.flatMap(SqlClient.SqlClient, (sql) => sql`DELETE FROM bitcoin_address_pool WHERE xpub = ${xpub} AND assigned_at IS NULL`)
 
 it.layer(testApp(), suiteOptions)((it) => {
   describe("addresses, references and derivation indexes", () => {
@@ -32,14 +31,13 @@ it.layer(testApp(), suiteOptions)((it) => {
         expect(new Set(references).size).toBe(references.length)
         const contracts = options.filter((option: any) => option.railType === "wallet_contract").map((option: any) => option.optionPayload.contractAddress)
         expect(new Set(contracts).size).toBe(contracts.length)
-        const rows = yield* Effect.flatMap(SqlClient.SqlClient, (sql) =>
-          sql<{ network: string; derivationIndex: string | null }>`SELECT network, derivation_index FROM payment_options WHERE derivation_index IS NOT NULL`)
+        const rows = yield* Effect.flatMap(SqlClient.SqlClient,
+          (sql) => sql<{ network: string; derivationIndex: string | null }>`SELECT network, derivation_index FROM payment_options WHERE derivation_index IS NOT NULL`)
         const evmIndexes = rows.filter((row) => row.network !== "bitcoin").map((row) => `${row.network}:${row.derivationIndex}`)
         expect(new Set(evmIndexes).size).toBe(evmIndexes.length)
         // one invoice's deposit options on arbitrum and base (same xpub) share one address; no other invoice has it
         for (const response of responses) {
-          const [arbitrum, base] = ["arbitrum", "base"].map((network) =>
-            response.body.paymentOptions.find((option: any) => option.network === network).destinationAddress)
+          const [arbitrum, base] = ["arbitrum", "base"].map((network) => response.body.paymentOptions.find((option: any) => option.network === network).destinationAddress)
           expect(arbitrum).toBe(base)
         }
         const perInvoice = responses.map((response) => response.body.paymentOptions.find((option: any) => option.network === "base").destinationAddress)
@@ -53,8 +51,8 @@ it.layer(testApp(), suiteOptions)((it) => {
       Effect.gen(function*() {
         const xpub = freshZpub()
         yield* createMerchant({ methods: bitcoinOnly(xpub) })
-        const free = yield* Effect.flatMap(SqlClient.SqlClient, (sql) =>
-          sql<{ count: number }>`SELECT count(*)::int AS count FROM bitcoin_address_pool WHERE xpub = ${xpub} AND assigned_at IS NULL`)
+        const free = yield* Effect.flatMap(SqlClient.SqlClient,
+          (sql) => sql<{ count: number }>`SELECT count(*)::int AS count FROM bitcoin_address_pool WHERE xpub = ${xpub} AND assigned_at IS NULL`)
         expect(free[0].count).toBe(GAP_LIMIT)
       }))
 
@@ -80,7 +78,8 @@ it.layer(testApp(), suiteOptions)((it) => {
       Effect.gen(function*() {
         const xpub = freshZpub()
         const merchant = yield* createMerchant({
-          methods: [...bitcoinOnly(xpub), { network: "base", assetCode: "USDC", railType: "address_transfer", enabled: true, isDefault: false, recipientAddress: null, xpub: DEMO_KEYS.evmXpub }]
+          methods: [...bitcoinOnly(xpub), { network: "base", assetCode: "USDC", railType: "address_transfer", enabled: true, isDefault: false, recipientAddress: null,
+            xpub: DEMO_KEYS.evmXpub }]
         })
         yield* emptyPool(xpub)
         const response = yield* merchant.api("/api/checkout/invoices", { body: { amountUsd: 5 } })

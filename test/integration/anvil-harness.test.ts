@@ -16,10 +16,8 @@ let node: AnvilNode
 let payer: Address
 let payee: Address
 
-const transferLogs = (blockNumber: bigint) =>
-  node.publicClient.getLogs({ address: TOKEN, event: TRANSFER, fromBlock: blockNumber, toBlock: blockNumber })
-const balanceOf = (token: Address, owner: Address) =>
-  node.publicClient.readContract({ address: token, abi: READ, functionName: "balanceOf", args: [owner] })
+const transferLogs = (blockNumber: bigint) => node.publicClient.getLogs({ address: TOKEN, event: TRANSFER, fromBlock: blockNumber, toBlock: blockNumber })
+const balanceOf = (token: Address, owner: Address) => node.publicClient.readContract({ address: token, abi: READ, functionName: "balanceOf", args: [owner] })
 
 beforeAll(async () => {
   node = await startAnvil({ chainId: 1 })

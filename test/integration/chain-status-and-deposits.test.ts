@@ -60,7 +60,15 @@ describe("GET /api/dashboard/chain-watchers", () => {
       await app.run(Effect.flatMap(SqlClient.SqlClient, (sql) => sql`DELETE FROM chain_cursors WHERE network = 'bitcoin'`))
       const { body } = await merchant.dashboard("/api/dashboard/chain-watchers")
       expect(body.watchers[0]).toEqual({
-        network: "bitcoin", configured: true, headHeight: null, processedHeight: null, chainTime: null, lagSeconds: null, lastError: null, lastErrorAt: null, updatedAt: null
+        network: "bitcoin",
+        configured: true,
+        headHeight: null,
+        processedHeight: null,
+        chainTime: null,
+        lagSeconds: null,
+        lastError: null,
+        lastErrorAt: null,
+        updatedAt: null
       })
     }, ["bitcoin"])
   })
@@ -119,8 +127,22 @@ const insertDeposits = (merchant: TestMerchant, invoiceId: string, deposits: Rea
   }))
 
 const DEPOSIT_FIELDS = [
-  "amountAtomic", "assetCode", "blockHash", "blockHeight", "chainTime", "detectedAt", "id", "invalidatedAt", "invalidationReason",
-  "invoiceId", "network", "outputIndex", "reason", "toAddress", "tokenContract", "transactionHash"
+  "amountAtomic",
+  "assetCode",
+  "blockHash",
+  "blockHeight",
+  "chainTime",
+  "detectedAt",
+  "id",
+  "invalidatedAt",
+  "invalidationReason",
+  "invoiceId",
+  "network",
+  "outputIndex",
+  "reason",
+  "toAddress",
+  "tokenContract",
+  "transactionHash"
 ]
 
 describe("unmatched deposits", () => {

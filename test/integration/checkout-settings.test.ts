@@ -36,7 +36,8 @@ it.layer(SuiteMerchant.layer({ withSettings: false }).pipe(Layer.provideMerge(te
         expect(saved.body.issuedBy).toBe("Shop")
         expect(saved.body.paymentTiming).toEqual({ mode: "immediate", expiresAfterMinutes: 30 })
         expect(saved.body.paymentMethods).toHaveLength(5)
-        expect(saved.body.paymentMethods[1]).toMatchObject({ network: "ethereum", assetCode: "USDT", isDefault: true, enabled: true, tokenContract: "0xdAC17F958D2ee523a2206206994597C13D831ec7" })
+        expect(saved.body.paymentMethods[1]).toMatchObject({ network: "ethereum", assetCode: "USDT", isDefault: true, enabled: true,
+          tokenContract: "0xdAC17F958D2ee523a2206206994597C13D831ec7" })
         expect((yield* merchant.dashboard("/api/dashboard/checkout-settings")).body).toEqual(saved.body)
         expect((yield* merchant.api("/api/dashboard/checkout-settings")).status).toBe(403)
 
@@ -60,16 +61,24 @@ it.layer(SuiteMerchant.layer({ withSettings: false }).pipe(Layer.provideMerge(te
       }))
 
     const cases: Array<[string, unknown, string]> = [
-      ["a broken xpub checksum", { network: "bitcoin", assetCode: "BTC", railType: "address_transfer", xpub: DEMO_KEYS.bitcoinZpub.slice(0, -1) + "t" }, "paymentMethods[0].xpub must be a mainnet account xpub or zpub"],
+      ["a broken xpub checksum", { network: "bitcoin", assetCode: "BTC", railType: "address_transfer", xpub: DEMO_KEYS.bitcoinZpub.slice(0, -1) + "t" },
+        "paymentMethods[0].xpub must be a mainnet account xpub or zpub"],
       ["a testnet key", { network: "bitcoin", assetCode: "BTC", railType: "address_transfer", xpub: TPUB }, "paymentMethods[0].xpub must be a mainnet account xpub or zpub"],
       ["a missing bitcoin xpub", { network: "bitcoin", assetCode: "BTC", railType: "address_transfer" }, "paymentMethods[0].xpub must be a mainnet account xpub or zpub"],
-      ["a zpub for an EVM xpub", { network: "base", assetCode: "USDC", railType: "address_transfer", xpub: DEMO_KEYS.bitcoinZpub }, "paymentMethods[0].xpub must be a mainnet account xpub (m/44'/60'/0')"],
-      ["a bad EIP-55 checksum", { network: "ethereum", assetCode: "USDC", railType: "wallet_contract", recipientAddress: "0x9858effd232b4033e47d90003d41ec34ecaeda94".replace("effd", "EFfd") }, "paymentMethods[0].recipientAddress must be an EIP-55 checksummed address"],
-      ["a non-address recipient", { network: "ethereum", assetCode: "USDC", railType: "wallet_contract", recipientAddress: "hello" }, "paymentMethods[0].recipientAddress must be an EIP-55 checksummed address"],
-      ["a bad Solana key", { network: "solana", assetCode: "USDC", railType: "address_transfer", recipientAddress: "0OIl" }, "paymentMethods[0].recipientAddress must be a base58 Solana public key (32 bytes)"],
-      ["an unsupported asset", { network: "bitcoin", assetCode: "USDT", railType: "address_transfer" }, "paymentMethods[0]: USDT on bitcoin with railType address_transfer is not supported"],
-      ["a token without a configured contract", { network: "base", assetCode: "USDT", railType: "wallet_contract", recipientAddress: DEMO_KEYS.evmRecipient }, "paymentMethods[0]: no token contract is configured for USDT on base"],
-      ["an unknown network", { network: "dogecoin", assetCode: "BTC", railType: "address_transfer" }, "paymentMethods[0].network must be one of bitcoin, ethereum, arbitrum, base, solana"]
+      ["a zpub for an EVM xpub", { network: "base", assetCode: "USDC", railType: "address_transfer", xpub: DEMO_KEYS.bitcoinZpub },
+        "paymentMethods[0].xpub must be a mainnet account xpub (m/44'/60'/0')"],
+      ["a bad EIP-55 checksum", { network: "ethereum", assetCode: "USDC", railType: "wallet_contract",
+        recipientAddress: "0x9858effd232b4033e47d90003d41ec34ecaeda94".replace("effd", "EFfd") }, "paymentMethods[0].recipientAddress must be an EIP-55 checksummed address"],
+      ["a non-address recipient", { network: "ethereum", assetCode: "USDC", railType: "wallet_contract", recipientAddress: "hello" },
+        "paymentMethods[0].recipientAddress must be an EIP-55 checksummed address"],
+      ["a bad Solana key", { network: "solana", assetCode: "USDC", railType: "address_transfer", recipientAddress: "0OIl" },
+        "paymentMethods[0].recipientAddress must be a base58 Solana public key (32 bytes)"],
+      ["an unsupported asset", { network: "bitcoin", assetCode: "USDT", railType: "address_transfer" },
+        "paymentMethods[0]: USDT on bitcoin with railType address_transfer is not supported"],
+      ["a token without a configured contract", { network: "base", assetCode: "USDT", railType: "wallet_contract", recipientAddress: DEMO_KEYS.evmRecipient },
+        "paymentMethods[0]: no token contract is configured for USDT on base"],
+      ["an unknown network", { network: "dogecoin", assetCode: "BTC", railType: "address_transfer" },
+        "paymentMethods[0].network must be one of bitcoin, ethereum, arbitrum, base, solana"]
     ]
     for (const [name, method, error] of cases) {
       it.effect(`refuses ${name}`, () =>

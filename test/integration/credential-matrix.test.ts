@@ -71,10 +71,12 @@ const routes: ReadonlyArray<Route> = [
   { name: "detail", method: "GET", path: () => `/api/checkout/invoices/${invoiceId}`, ownKey: 200, ownSession: 200 },
   { name: "status", method: "GET", path: () => `/api/checkout/invoices/${invoiceId}/status`, ownKey: 200, ownSession: 200 },
   { name: "void (unknown invoice)", method: "POST", path: () => `/api/checkout/invoices/${crypto.randomUUID()}/void`, body: {}, ownKey: 404, ownSession: 404 },
-  { name: "record-payment (unknown invoice)", method: "POST", path: () => `/api/checkout/invoices/${crypto.randomUUID()}/record-payment`, body: { note: "x" }, ownKey: 404, ownSession: 404 },
+  { name: "record-payment (unknown invoice)", method: "POST", path: () => `/api/checkout/invoices/${crypto.randomUUID()}/record-payment`, body: { note: "x" }, ownKey: 404,
+    ownSession: 404 },
   { name: "list keys", method: "GET", path: () => `/api/users/${owner.merchantId}/checkout-api-keys`, ownKey: 403, ownSession: 200 },
   { name: "settings", method: "GET", path: () => "/api/dashboard/checkout-settings", ownKey: 403, ownSession: 200 },
-  { name: "close exception", method: "POST", path: () => `/api/dashboard/invoices/${invoiceId}/exception/close`, body: { action: "close_unpaid", note: "n" }, ownKey: 403, ownSession: 409 }
+  { name: "close exception", method: "POST", path: () => `/api/dashboard/invoices/${invoiceId}/exception/close`, body: { action: "close_unpaid", note: "n" }, ownKey: 403,
+    ownSession: 409 }
 ]
 
 const call = (route: Route, credential: Credential) =>

@@ -82,10 +82,12 @@ it.layer(SuiteMerchant.layer().pipe(Layer.provideMerge(testApp())), suiteOptions
         expect(pageTwo.body.invoices.map((invoice: { id: string }) => invoice.id)).toEqual([first.id])
         expect(pageTwo.body.nextCursor).toBeNull()
 
-        expect(yield* merchant.dashboard("/api/dashboard/invoices?status=paid")).toMatchObject({ status: 400, body: { error: expect.stringMatching(/^status must be one of awaiting_payment/) } })
+        expect(yield* merchant.dashboard("/api/dashboard/invoices?status=paid")).toMatchObject({ status: 400,
+          body: { error: expect.stringMatching(/^status must be one of awaiting_payment/) } })
         expect(yield* merchant.dashboard("/api/dashboard/invoices?cursor=nonsense")).toMatchObject({ status: 400, body: { error: "cursor is invalid" } })
         expect(yield* merchant.dashboard("/api/dashboard/invoices?createdFrom=yesterday")).toMatchObject({ status: 400 })
-        expect((yield* Effect.flatMap(TestServer, (server) => Effect.promise(() => publicRequest(server.baseUrl, "/api/dashboard/invoices", { headers: { "x-api-key": merchant.apiKey } })))).status).toBe(403)
+        expect((yield* Effect.flatMap(TestServer, (server) =>
+          Effect.promise(() => publicRequest(server.baseUrl, "/api/dashboard/invoices", { headers: { "x-api-key": merchant.apiKey } })))).status).toBe(403)
       }))
 
     it.effect("shows one invoice with its payments, timeline and deliveries, and never another account's", () =>
@@ -120,7 +122,8 @@ it.layer(SuiteMerchant.layer().pipe(Layer.provideMerge(testApp())), suiteOptions
         expect(rows[0].slice(0, 4)).toEqual(["id", "createdAt", "status", "amountUsd"])
         expect(rows).toHaveLength(2)
         const record = Object.fromEntries(rows[0].map((name, index) => [name, rows[1][index]]))
-        expect(record).toMatchObject({ id: risky.id, amountUsd: "5", status: "awaiting_payment", productName: "Mug, \"large\"", merchantReference: "'=HYPERLINK(\"http://evil\",\"x\")" })
+        expect(record).toMatchObject({ id: risky.id, amountUsd: "5", status: "awaiting_payment", productName: "Mug, \"large\"",
+          merchantReference: "'=HYPERLINK(\"http://evil\",\"x\")" })
 
         const everything = parseCsv((yield* fetchText("/api/dashboard/exports/invoices.csv", { headers: { authorization: `Bearer ${fresh.sessionToken}` } })).text)
         expect(everything).toHaveLength(3)

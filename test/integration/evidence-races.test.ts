@@ -31,7 +31,12 @@ const newUsdcOption = async (amountUsd: number) => {
 const txHash = () => `0x${crypto.randomUUID().replaceAll("-", "")}${crypto.randomUUID().replaceAll("-", "")}`
 
 const observed = (paymentOptionId: string, amountAtomic: bigint): ObservedPayment => ({
-  paymentOptionId, amountAtomic, transactionHash: txHash(), outputIndex: 0, confirmations: 0, observedAt: new Date()
+  paymentOptionId,
+  amountAtomic,
+  transactionHash: txHash(),
+  outputIndex: 0,
+  confirmations: 0,
+  observedAt: new Date()
 })
 
 const record = (payment: ObservedPayment) => Effect.flatMap(PaymentEvidence, (evidence) => evidence.record(payment))

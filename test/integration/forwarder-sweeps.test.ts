@@ -168,8 +168,7 @@ describe("wallet-contract forwarders", () => {
     expect((await stranger.dashboard("/api/dashboard/forwarder-sweeps")).body).toEqual({ data: [] })
 
     await node.testClient.setBalance({ address: relayer, value: 10n ** 18n })
-    await app.run(Effect.flatMap(SqlClient.SqlClient, (sql) =>
-      sql`UPDATE payments SET sweep_next_attempt_at = now() - interval '1 second' WHERE invoice_id = ${invoice.id}`))
+    await app.run(Effect.flatMap(SqlClient.SqlClient, (sql) => sql`UPDATE payments SET sweep_next_attempt_at = now() - interval '1 second' WHERE invoice_id = ${invoice.id}`))
     const before = await balanceOf(USDC, recipient)
     expect(await sweep()).toMatchObject({ sent: 1 })
     expect(await sweep()).toMatchObject({ swept: 1 })

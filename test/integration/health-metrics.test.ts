@@ -134,9 +134,9 @@ describe("GET /metrics", () => {
     const created = await merchant.api("/api/checkout/invoices", { body: { amountUsd: 12 } })
     expect(created.status).toBe(201)
     const id: string = created.body.id
-    const detail = 'http_requests_total{method="GET",route="/api/checkout/invoices/:id",status="200"}'
-    const missing = 'http_requests_total{method="GET",route="/api/checkout/invoices/:id",status="404"}'
-    const unmatched = 'http_requests_total{method="GET",route="unmatched",status="404"}'
+    const detail = "http_requests_total{method=\"GET\",route=\"/api/checkout/invoices/:id\",status=\"200\"}"
+    const missing = "http_requests_total{method=\"GET\",route=\"/api/checkout/invoices/:id\",status=\"404\"}"
+    const unmatched = "http_requests_total{method=\"GET\",route=\"unmatched\",status=\"404\"}"
     const before = (await scrape(app.baseUrl)).body
 
     expect((await merchant.api(`/api/checkout/invoices/${id}`)).status).toBe(200)
@@ -147,9 +147,9 @@ describe("GET /metrics", () => {
     expect((sample(after, detail) ?? 0) - (sample(before, detail) ?? 0)).toBe(1)
     expect((sample(after, missing) ?? 0) - (sample(before, missing) ?? 0)).toBe(1)
     expect((sample(after, unmatched) ?? 0) - (sample(before, unmatched) ?? 0)).toBe(1)
-    expect(sample(after, 'http_request_duration_seconds_count{method="GET",route="/api/checkout/invoices/:id"}')).toBeGreaterThanOrEqual(2)
-    expect(after).toContain('http_requests_total{method="POST",route="/api/checkout/invoices",status="201"}')
-    expect(after).toContain('http_requests_total{method="GET",route="/metrics",status="200"}')
+    expect(sample(after, "http_request_duration_seconds_count{method=\"GET\",route=\"/api/checkout/invoices/:id\"}")).toBeGreaterThanOrEqual(2)
+    expect(after).toContain("http_requests_total{method=\"POST\",route=\"/api/checkout/invoices\",status=\"201\"}")
+    expect(after).toContain("http_requests_total{method=\"GET\",route=\"/metrics\",status=\"200\"}")
     expect(after).not.toContain(id)
     expect(after).not.toContain("/no/such/route")
   })
@@ -159,25 +159,35 @@ describe("GET /metrics", () => {
     const chainTime = new Date(headTime.getTime() - 90_000)
     await withCursorRows(app, async (upsert) => {
       await upsert({
-        network: "bitcoin", processedHeight: "850000", chainTime, headHeight: "850003", headTime, lastError: "Esplora answered 502"
+        network: "bitcoin",
+        processedHeight: "850000",
+        chainTime,
+        headHeight: "850003",
+        headTime,
+        lastError: "Esplora answered 502"
       })
       await upsert({ network: "solana", processedHeight: "300000000", chainTime, headHeight: "300000100", headTime, lastError: null })
 
       const body = (await scrape(app.baseUrl)).body
-      expect(sample(body, 'checkout_chain_head_height{network="bitcoin"}')).toBe(850003)
-      expect(sample(body, 'checkout_chain_processed_height{network="bitcoin"}')).toBe(850000)
-      expect(sample(body, 'checkout_chain_lag_seconds{network="bitcoin"}')).toBe(90)
-      expect(sample(body, 'checkout_chain_last_error{network="bitcoin"}')).toBe(1)
+      expect(sample(body, "checkout_chain_head_height{network=\"bitcoin\"}")).toBe(850003)
+      expect(sample(body, "checkout_chain_processed_height{network=\"bitcoin\"}")).toBe(850000)
+      expect(sample(body, "checkout_chain_lag_seconds{network=\"bitcoin\"}")).toBe(90)
+      expect(sample(body, "checkout_chain_last_error{network=\"bitcoin\"}")).toBe(1)
       for (const network of ["solana", "ethereum", "arbitrum", "base"]) expect(body).not.toContain(`network="${network}"`)
 
       // A head behind the processed block's time (clock skew between blocks) is no lag, never negative.
       await upsert({
-        network: "bitcoin", processedHeight: "850001", chainTime, headHeight: "850001", headTime: new Date(chainTime.getTime() - 5_000), lastError: null
+        network: "bitcoin",
+        processedHeight: "850001",
+        chainTime,
+        headHeight: "850001",
+        headTime: new Date(chainTime.getTime() - 5_000),
+        lastError: null
       })
       const next = (await scrape(app.baseUrl)).body
-      expect(sample(next, 'checkout_chain_processed_height{network="bitcoin"}')).toBe(850001)
-      expect(sample(next, 'checkout_chain_lag_seconds{network="bitcoin"}')).toBe(0)
-      expect(sample(next, 'checkout_chain_last_error{network="bitcoin"}')).toBe(0)
+      expect(sample(next, "checkout_chain_processed_height{network=\"bitcoin\"}")).toBe(850001)
+      expect(sample(next, "checkout_chain_lag_seconds{network=\"bitcoin\"}")).toBe(0)
+      expect(sample(next, "checkout_chain_last_error{network=\"bitcoin\"}")).toBe(0)
     })
   })
 

@@ -44,8 +44,7 @@ it.layer(testApp(), { timeout: "120 seconds", excludeTestServices: true })("Idem
         Effect.map((rows) => rows[0].count),
         Effect.orDie
       ))
-    const create = (body: unknown, key: string): Promise<Answer> =>
-      Effect.runPromise(merchant.api("/api/checkout/invoices", { body, headers: { "idempotency-key": key } }))
+    const create = (body: unknown, key: string): Promise<Answer> => Effect.runPromise(merchant.api("/api/checkout/invoices", { body, headers: { "idempotency-key": key } }))
     return { merchant: merchant satisfies Merchant, countInvoices, create }
   })
 

@@ -20,8 +20,7 @@ const countInvoices = Effect.gen(function*() {
 const create = (body: Record<string, unknown>, key: string) =>
   Effect.flatMap(SuiteMerchant, (merchant) => merchant.api("/api/checkout/invoices", { body, headers: { "idempotency-key": key } }))
 
-const createAll = (copies: number, body: Record<string, unknown>, key: string) =>
-  Effect.all(Array.from({ length: copies }, () => create(body, key)), { concurrency: "unbounded" })
+const createAll = (copies: number, body: Record<string, unknown>, key: string) => Effect.all(Array.from({ length: copies }, () => create(body, key)), { concurrency: "unbounded" })
 
 /** What a process does up to the moment it is killed: claims the key and (optionally) commits the invoice, then nothing. */
 const dieWhileRunning = (key: string, body: { amountUsd: number; productName: string }, commit: boolean) =>

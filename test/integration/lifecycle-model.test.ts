@@ -166,8 +166,7 @@ it.layer(ModelApp, { timeout: "120 seconds", excludeTestServices: true })("invoi
         const context = Context.merge(services, clock)
         const run = <A, E>(effect: Effect.Effect<A, E, Services>) => Effect.runPromise(Effect.provide(effect, context))
         await run(TestClock.setTime(START))
-        const created = await run(Effect.flatMap(Invoices, (invoices) =>
-          invoices.create({ merchantId: merchant.merchantId, billingStatus: "active" }, { amountUsd: 100 })))
+        const created = await run(Effect.flatMap(Invoices, (invoices) => invoices.create({ merchantId: merchant.merchantId, billingStatus: "active" }, { amountUsd: 100 })))
         expect(created.invoice.timing.payableUntilAt.getTime()).toBe(DEADLINE)
         expect(created.options).toHaveLength(1)
         const [option] = created.options
@@ -179,7 +178,8 @@ it.layer(ModelApp, { timeout: "120 seconds", excludeTestServices: true })("invoi
 
       yield* Effect.promise(() =>
         fc.assert(
-          fc.asyncProperty(fc.commands([stepArb, stepArb, stepArb, lateArb].map((arbitrary) => arbitrary.map((step) => new StepCommand(step))), { maxCommands: 30, size: "max" }), (commands) => fc.asyncModelRun(setup, commands)),
+          fc.asyncProperty(fc.commands([stepArb, stepArb, stepArb, lateArb].map((arbitrary) => arbitrary.map((step) => new StepCommand(step))), { maxCommands: 30, size: "max" }),
+            (commands) => fc.asyncModelRun(setup, commands)),
           { numRuns: 40 }
         )
       )

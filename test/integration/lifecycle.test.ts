@@ -16,8 +16,7 @@ const newInvoice = (amountUsd = 20) =>
 const txHash = () => `0x${crypto.randomUUID().replaceAll("-", "")}${crypto.randomUUID().replaceAll("-", "")}`
 
 const pay = (payment: Partial<ObservedPayment> & { paymentOptionId: string; amountAtomic: bigint }) =>
-  Effect.flatMap(PaymentEvidence, (evidence) =>
-    evidence.record({ transactionHash: txHash(), outputIndex: 0, confirmations: 0, observedAt: new Date(), ...payment }))
+  Effect.flatMap(PaymentEvidence, (evidence) => evidence.record({ transactionHash: txHash(), outputIndex: 0, confirmations: 0, observedAt: new Date(), ...payment }))
 
 const invalidate = (network: string, transactionHash: string) =>
   Effect.flatMap(PaymentEvidence, (evidence) => evidence.invalidate({ network, transactionHash, outputIndex: 0, reason: "reorg" }))
@@ -27,8 +26,7 @@ const outbox = (invoiceId: string) =>
     sql<{ event: string }>`SELECT event FROM outbox WHERE invoice_id = ${invoiceId} ORDER BY id`.pipe(Effect.map((rows) => rows.map((row) => row.event))))
 
 const moveDeadlineToPast = (invoiceId: string) =>
-  Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    sql`UPDATE invoices SET payable_until_at = now() - interval '1 minute' WHERE id = ${invoiceId}`)
+  Effect.flatMap(SqlClient.SqlClient, (sql) => sql`UPDATE invoices SET payable_until_at = now() - interval '1 minute' WHERE id = ${invoiceId}`)
 
 const sweep = () => Effect.flatMap(DeadlineSweeper, (sweeper) => sweeper.sweep())
 

@@ -44,10 +44,11 @@ describe("login and sign-up floods", () => {
     const email = `${crypto.randomUUID()}@rehash.test`
     const id = crypto.randomUUID()
     const storedHash = () =>
-      app.run(Effect.flatMap(SqlClient.SqlClient, (sql) =>
-        sql<{ passwordHash: string }>`SELECT password_hash FROM merchants WHERE id = ${id}`.pipe(Effect.map((rows) => rows[0].passwordHash))))
-    await app.run(Effect.flatMap(SqlClient.SqlClient, (sql) =>
-      sql`INSERT INTO merchants ${sql.insert({ id, email, is_demo: false, password_hash: weak })}`))
+      app.run(
+        Effect.flatMap(SqlClient.SqlClient,
+          (sql) => sql<{ passwordHash: string }>`SELECT password_hash FROM merchants WHERE id = ${id}`.pipe(Effect.map((rows) => rows[0].passwordHash)))
+      )
+    await app.run(Effect.flatMap(SqlClient.SqlClient, (sql) => sql`INSERT INTO merchants ${sql.insert({ id, email, is_demo: false, password_hash: weak })}`))
     expect((await post("/api/auth/login", { email, password: "wrong password!" }, "198.51.100.9")).status).toBe(401)
     expect(await storedHash()).toBe(weak)
     expect((await post("/api/auth/login", { email, password: "correct horse battery" }, "198.51.100.9")).status).toBe(200)

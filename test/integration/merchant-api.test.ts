@@ -5,22 +5,74 @@ import { SqlClient } from "effect/sql"
 import { PUBLIC_URL, publicRequest, startTestApp, type TestApp, type TestMerchant } from "../support/TestApp.ts"
 
 const INVOICE_KEYS = [
-  "id", "paymentUrl", "amountUsd", "status", "paymentCoverage", "receivedAmountUsd", "confirmedAmountUsd", "confirmations",
-  "productName", "issuedBy", "billTo", "redirectUrl", "lastTransactionHash", "merchantReference", "customerId",
-  "customerEmail", "metadata", "paymentSummary", "paymentTiming", "paymentOptions", "defaultPaymentOptionId",
-  "lastPaymentOptionId", "paymentDetectedAt", "confirmedAt", "paidOutOfBandAt", "paidOutOfBandNote", "exceptionType",
-  "exceptionStatus", "exceptionAction", "exceptionNote", "exceptionClosedAt", "createdAt", "lastPaymentObservedAt"
+  "id",
+  "paymentUrl",
+  "amountUsd",
+  "status",
+  "paymentCoverage",
+  "receivedAmountUsd",
+  "confirmedAmountUsd",
+  "confirmations",
+  "productName",
+  "issuedBy",
+  "billTo",
+  "redirectUrl",
+  "lastTransactionHash",
+  "merchantReference",
+  "customerId",
+  "customerEmail",
+  "metadata",
+  "paymentSummary",
+  "paymentTiming",
+  "paymentOptions",
+  "defaultPaymentOptionId",
+  "lastPaymentOptionId",
+  "paymentDetectedAt",
+  "confirmedAt",
+  "paidOutOfBandAt",
+  "paidOutOfBandNote",
+  "exceptionType",
+  "exceptionStatus",
+  "exceptionAction",
+  "exceptionNote",
+  "exceptionClosedAt",
+  "createdAt",
+  "lastPaymentObservedAt"
 ].sort()
 
 const OPTION_KEYS = [
-  "id", "railType", "assetCode", "network", "tokenContract", "quotedAmount", "quoteRate", "destinationAddress",
-  "paymentUri", "qrCode", "status", "isDefault", "optionPayload"
+  "id",
+  "railType",
+  "assetCode",
+  "network",
+  "tokenContract",
+  "quotedAmount",
+  "quoteRate",
+  "destinationAddress",
+  "paymentUri",
+  "qrCode",
+  "status",
+  "isDefault",
+  "optionPayload"
 ].sort()
 
 const STATUS_KEYS = [
-  "status", "paymentCoverage", "receivedAmountUsd", "confirmedAmountUsd", "confirmations", "paymentDetectedAt",
-  "confirmedAt", "paidOutOfBandAt", "paidOutOfBandNote", "paymentTiming", "paymentSummary", "paymentOptions",
-  "defaultPaymentOptionId", "lastPaymentOptionId", "payments", "lastPaymentObservedAt"
+  "status",
+  "paymentCoverage",
+  "receivedAmountUsd",
+  "confirmedAmountUsd",
+  "confirmations",
+  "paymentDetectedAt",
+  "confirmedAt",
+  "paidOutOfBandAt",
+  "paidOutOfBandNote",
+  "paymentTiming",
+  "paymentSummary",
+  "paymentOptions",
+  "defaultPaymentOptionId",
+  "lastPaymentOptionId",
+  "payments",
+  "lastPaymentObservedAt"
 ].sort()
 
 let app: TestApp
@@ -38,8 +90,7 @@ const countInvoices = (merchantId: string) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) =>
     sql<{ count: number }>`SELECT count(*)::int AS count FROM invoices WHERE merchant_id = ${merchantId}`.pipe(Effect.map((rows) => rows[0].count)))
 
-const create = (body: unknown, headers?: Record<string, string>) =>
-  merchant.api("/api/checkout/invoices", { body, ...(headers ? { headers } : {}) })
+const create = (body: unknown, headers?: Record<string, string>) => merchant.api("/api/checkout/invoices", { body, ...(headers ? { headers } : {}) })
 
 describe("POST /api/checkout/invoices", () => {
   it("creates an invoice with every field of the spec and no payments", async () => {
@@ -209,7 +260,7 @@ describe("POST /api/checkout/invoices", () => {
   })
 
   it("refuses unknown body fields, nested ones included, instead of ignoring them (money is at stake)", async () => {
-    const before = (await app.run(countInvoices(merchant.merchantId)))
+    const before = await app.run(countInvoices(merchant.merchantId))
     const cases: Array<[unknown, string]> = [
       [{ amountUsd: 1, currency: "EUR" }, "currency is not a known field"],
       [{ amountUsd: 5, paymentTiming: { mode: "immediate", expiresAfterMinutes: 30, expiresAfterHours: 1 } }, "paymentTiming.expiresAfterHours is not a known field"],
@@ -243,7 +294,8 @@ describe("POST /api/checkout/invoices", () => {
       body: { error: "Checkout settings are not configured yet: save them in the dashboard" }
     })
     const bitcoinOnly = await app.createMerchant({
-      methods: [{ network: "bitcoin", assetCode: "BTC", railType: "address_transfer", enabled: true, isDefault: true, recipientAddress: null, xpub: "zpub6rFR7y4Q2AijBEqTUquhVz398htDFrtymD9xYYfG1m4wAcvPhXNfE3EfH1r1ADqtfSdVCToUG868RvUUkgDKf31mGDtKsAYz2oz2AGutZYs" }]
+      methods: [{ network: "bitcoin", assetCode: "BTC", railType: "address_transfer", enabled: true, isDefault: true, recipientAddress: null,
+        xpub: "zpub6rFR7y4Q2AijBEqTUquhVz398htDFrtymD9xYYfG1m4wAcvPhXNfE3EfH1r1ADqtfSdVCToUG868RvUUkgDKf31mGDtKsAYz2oz2AGutZYs" }]
     })
     const dueDate = await bitcoinOnly.api("/api/checkout/invoices", {
       body: { amountUsd: 5, paymentTiming: { mode: "due_date", dueAfterDays: 3 } }
@@ -259,8 +311,10 @@ describe("POST /api/checkout/invoices", () => {
   it("never returns an option the merchant has not enabled", async () => {
     const solanaOnly = await app.createMerchant({
       methods: [
-        { network: "solana", assetCode: "USDT", railType: "address_transfer", enabled: true, isDefault: false, recipientAddress: "4gszGKfoqBgiFEHU26LhksAhVtJeKoiYQFAN28ZR2c6x", xpub: null },
-        { network: "ethereum", assetCode: "USDC", railType: "wallet_contract", enabled: false, isDefault: true, recipientAddress: "0x9858EfFD232B4033E47d90003D41EC34EcaEda94", xpub: null }
+        { network: "solana", assetCode: "USDT", railType: "address_transfer", enabled: true, isDefault: false, recipientAddress: "4gszGKfoqBgiFEHU26LhksAhVtJeKoiYQFAN28ZR2c6x",
+          xpub: null },
+        { network: "ethereum", assetCode: "USDC", railType: "wallet_contract", enabled: false, isDefault: true, recipientAddress: "0x9858EfFD232B4033E47d90003D41EC34EcaEda94",
+          xpub: null }
       ]
     })
     const { body } = await solanaOnly.api("/api/checkout/invoices", { body: { amountUsd: 5 } })

@@ -88,7 +88,8 @@ describe("HTTP price oracle", () => {
         expect(response.body).toEqual({ error: "The BTC price source is unavailable" })
         expect(Date.now() - started).toBeLessThan(1_800)
         const stablecoinOnly = await app.createMerchant({
-          methods: [{ network: "base", assetCode: "USDC", railType: "address_transfer", enabled: true, isDefault: true, recipientAddress: null, xpub: "xpub6DCoCpSuQZB2jawqnGMEPS63ePKWkwWPH4TU45Q7LPXWuNd8TMtVxRrgjtEshuqpK3mdhaWHPFsBngh5GFZaM6si3yZdUsT8ddYM3PwnATt" }]
+          methods: [{ network: "base", assetCode: "USDC", railType: "address_transfer", enabled: true, isDefault: true, recipientAddress: null,
+            xpub: "xpub6DCoCpSuQZB2jawqnGMEPS63ePKWkwWPH4TU45Q7LPXWuNd8TMtVxRrgjtEshuqpK3mdhaWHPFsBngh5GFZaM6si3yZdUsT8ddYM3PwnATt" }]
         })
         expect((await stablecoinOnly.api("/api/checkout/invoices", { body: { amountUsd: 100 } })).status).toBe(201)
       })

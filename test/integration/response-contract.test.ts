@@ -1,6 +1,11 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Schema } from "effect"
-import { InvoiceStatusView as InvoiceStatusPayload, InvoiceView as Invoice, PublicInvoiceStatusView as PublicInvoiceStatusPayload, PublicInvoiceView as PublicInvoice } from "../../src/invoices/InvoiceResponses.ts"
+import {
+  InvoiceStatusView as InvoiceStatusPayload,
+  InvoiceView as Invoice,
+  PublicInvoiceStatusView as PublicInvoiceStatusPayload,
+  PublicInvoiceView as PublicInvoice
+} from "../../src/invoices/InvoiceResponses.ts"
 import { SuiteMerchant, suiteOptions, testApp, TestServer } from "../support/TestApp.ts"
 
 // The invoice endpoints answer with views serialised directly (src/http/JsonResponse.ts), not

@@ -112,7 +112,8 @@ describe("POST /api/checkout/pay/:id/prepare-solana-wallet-payment", () => {
     const cases: Array<[unknown, string]> = [
       [{ paymentOptionId: invoice.solana.id, payerPublicKey: "not-a-key" }, "payerPublicKey must be a base58 Solana public key (32 bytes on the ed25519 curve)"],
       // An address off the curve (a token account) cannot sign a transaction.
-      [{ paymentOptionId: invoice.solana.id, payerPublicKey: getAssociatedTokenAddressSync(USDC, new PublicKey(payer)).toBase58() }, "payerPublicKey must be a base58 Solana public key (32 bytes on the ed25519 curve)"],
+      [{ paymentOptionId: invoice.solana.id, payerPublicKey: getAssociatedTokenAddressSync(USDC, new PublicKey(payer)).toBase58() },
+        "payerPublicKey must be a base58 Solana public key (32 bytes on the ed25519 curve)"],
       [{ paymentOptionId: "option-1", payerPublicKey: payer }, "paymentOptionId must be a valid UUID"],
       [{ payerPublicKey: payer }, "paymentOptionId is required"],
       [{ paymentOptionId: invoice.solana.id, payerPublicKey: payer, amount: 1 }, "amount is not a known field"]

@@ -70,8 +70,7 @@ describe("the watched-option index", () => {
     await refresh(index)
     // Higher numbers seen first: the invoice's options are moved five numbers ahead of the sequence...
     const early = await createInvoice()
-    await app.run(Effect.flatMap(SqlClient.SqlClient, (sql) =>
-      sql`UPDATE payment_options SET watch_seq = watch_seq + 5 WHERE invoice_id = ${early.id}`))
+    await app.run(Effect.flatMap(SqlClient.SqlClient, (sql) => sql`UPDATE payment_options SET watch_seq = watch_seq + 5 WHERE invoice_id = ${early.id}`))
     await refresh(index)
     expect(index.lookup(early.address)).toBeDefined()
     // ...and the numbers below them commit afterwards, as a slower concurrent insert's would.

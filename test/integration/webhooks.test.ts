@@ -28,10 +28,27 @@ afterAll(async () => {
 })
 
 const INVOICE_FIELDS = [
-  "id", "amountUsd", "status", "paymentCoverage", "receivedAmountUsd", "confirmedAmountUsd", "confirmations",
-  "paymentDetectedAt", "confirmedAt", "paidOutOfBandAt", "paidOutOfBandNote", "defaultPaymentOptionId",
-  "lastPaymentOptionId", "paymentSummary", "lastTransactionHash", "exceptionType", "exceptionStatus",
-  "exceptionAction", "exceptionNote", "exceptionClosedAt", "metadata"
+  "id",
+  "amountUsd",
+  "status",
+  "paymentCoverage",
+  "receivedAmountUsd",
+  "confirmedAmountUsd",
+  "confirmations",
+  "paymentDetectedAt",
+  "confirmedAt",
+  "paidOutOfBandAt",
+  "paidOutOfBandNote",
+  "defaultPaymentOptionId",
+  "lastPaymentOptionId",
+  "paymentSummary",
+  "lastTransactionHash",
+  "exceptionType",
+  "exceptionStatus",
+  "exceptionAction",
+  "exceptionNote",
+  "exceptionClosedAt",
+  "metadata"
 ].sort()
 
 describe("webhook settings", () => {
@@ -42,8 +59,14 @@ describe("webhook settings", () => {
     expect(await put({ url: "https://u:p@hooks.example.com/x" })).toMatchObject({ status: 400, body: { error: "url must not contain credentials" } })
     expect(await put({ url: "https://hooks.example.com/x#f" })).toMatchObject({ status: 400, body: { error: "url must not contain a fragment" } })
     const forbiddenLiterals = [
-      "https://10.0.0.1/x", "https://167772161/x", "https://012.0.0.1/x", "https://0xa9.0xfe.0xa9.0xfe/x",
-      "https://[::ffff:169.254.169.254]/x", "https://[fd00::1]/x", "https://0.0.0.0/x", "https://[::]/x"
+      "https://10.0.0.1/x",
+      "https://167772161/x",
+      "https://012.0.0.1/x",
+      "https://0xa9.0xfe.0xa9.0xfe/x",
+      "https://[::ffff:169.254.169.254]/x",
+      "https://[fd00::1]/x",
+      "https://0.0.0.0/x",
+      "https://[::]/x"
     ]
     for (const url of forbiddenLiterals) {
       expect(await put({ url }), url).toMatchObject({ status: 400, body: { error: "url must not point to a private or reserved address" } })
@@ -262,8 +285,15 @@ describe("delivery", () => {
     const dns = scriptedResolver(Object.fromEntries(Object.entries(answers).map(([name, addresses]) => [`${name}.merchant.test`, [addresses]])))
     // URLs that the save-time rules refuse, written around them, must be refused again at send time.
     const literals = [
-      "http://127.0.0.1:1/x", "https://2130706433/x", "https://0177.0.0.1/x", "https://0x7f.0.0.1/x", "https://0.0.0.0/x",
-      "https://[::]/x", "https://[::ffff:127.0.0.1]/x", "https://[64:ff9b::7f00:1]/x", "https://u:p@hooks.merchant.test/x",
+      "http://127.0.0.1:1/x",
+      "https://2130706433/x",
+      "https://0177.0.0.1/x",
+      "https://0x7f.0.0.1/x",
+      "https://0.0.0.0/x",
+      "https://[::]/x",
+      "https://[::ffff:127.0.0.1]/x",
+      "https://[64:ff9b::7f00:1]/x",
+      "https://u:p@hooks.merchant.test/x",
       "https://hooks.merchant.test/x#fragment"
     ]
     const merchant = await harness.newMerchant()

@@ -26,14 +26,26 @@ const STATUS_EVENT: Partial<Record<InvoiceStatus, string>> = {
 }
 
 const ALLOWED: ReadonlyArray<string> = [
-  "awaiting_payment>partially_paid", "awaiting_payment>payment_detected", "awaiting_payment>confirmed",
-  "awaiting_payment>expired", "awaiting_payment>voided", "awaiting_payment>paid_out_of_band",
-  "partially_paid>awaiting_payment", "partially_paid>payment_detected", "partially_paid>confirmed",
-  "partially_paid>expired", "partially_paid>paid_out_of_band",
-  "payment_detected>awaiting_payment", "payment_detected>partially_paid", "payment_detected>confirmed",
+  "awaiting_payment>partially_paid",
+  "awaiting_payment>payment_detected",
+  "awaiting_payment>confirmed",
+  "awaiting_payment>expired",
+  "awaiting_payment>voided",
+  "awaiting_payment>paid_out_of_band",
+  "partially_paid>awaiting_payment",
+  "partially_paid>payment_detected",
+  "partially_paid>confirmed",
+  "partially_paid>expired",
+  "partially_paid>paid_out_of_band",
+  "payment_detected>awaiting_payment",
+  "payment_detected>partially_paid",
+  "payment_detected>confirmed",
   // a reorganisation after the deadline: back below the amount, then expired, in one settlement
   "payment_detected>expired",
-  "expired>confirmed", "expired>paid_out_of_band", "voided>confirmed", "voided>paid_out_of_band"
+  "expired>confirmed",
+  "expired>paid_out_of_band",
+  "voided>confirmed",
+  "voided>paid_out_of_band"
 ]
 
 /** The system under test: the pure rules the service runs, applied to an in-memory invoice. */
@@ -49,12 +61,37 @@ const newWorld = (): World => {
   const initial = initialDecision()
   const timing = resolveTiming({ mode: "immediate", expiresAfterMinutes: 60 }, START)
   const invoice: InvoiceRecord = decodeInvoice({
-    id: "inv", merchantId: "m", amountMicros: AMOUNT, status: initial.state.status, timing,
-    productName: null, issuedBy: null, billTo: null, redirectUrl: null, merchantReference: null, customerId: null,
-    customerEmail: null, metadata: null, defaultPaymentOptionId: "opt", lastPaymentOptionId: null, lastTransactionHash: null,
-    receivedMicros: 0n, confirmedMicros: 0n, confirmations: 0, paymentDetectedAt: null, confirmedAt: null,
-    paidOutOfBandAt: null, paidOutOfBandNote: null, voidedAt: null, exceptionType: null, exceptionStatus: null,
-    exceptionAction: null, exceptionNote: null, exceptionClosedAt: null, createdAt: START, lastPaymentObservedAt: null
+    id: "inv",
+    merchantId: "m",
+    amountMicros: AMOUNT,
+    status: initial.state.status,
+    timing,
+    productName: null,
+    issuedBy: null,
+    billTo: null,
+    redirectUrl: null,
+    merchantReference: null,
+    customerId: null,
+    customerEmail: null,
+    metadata: null,
+    defaultPaymentOptionId: "opt",
+    lastPaymentOptionId: null,
+    lastTransactionHash: null,
+    receivedMicros: 0n,
+    confirmedMicros: 0n,
+    confirmations: 0,
+    paymentDetectedAt: null,
+    confirmedAt: null,
+    paidOutOfBandAt: null,
+    paidOutOfBandNote: null,
+    voidedAt: null,
+    exceptionType: null,
+    exceptionStatus: null,
+    exceptionAction: null,
+    exceptionNote: null,
+    exceptionClosedAt: null,
+    createdAt: START,
+    lastPaymentObservedAt: null
   })
   return { invoice, payments: [], now: START, outbox: [decodeEvent({ invoiceId: "inv", merchantId: "m", event: "invoice_created" })], seq: 0 }
 }
@@ -68,7 +105,9 @@ const direct = (world: World, event: InvoiceEvent, note?: string) => {
   const decision = decide(lifecycleStateOf(world.invoice), event)
   if (decision === undefined) return
   apply(world, applyDecision(world.invoice, decision, {
-    now: world.now, note, closeAction: event.type === "CLOSE_EXCEPTION" ? event.action : undefined
+    now: world.now,
+    note,
+    closeAction: event.type === "CLOSE_EXCEPTION" ? event.action : undefined
   }))
 }
 
@@ -77,11 +116,25 @@ const run = (world: World, step: Step) => {
     case "pay": {
       const late = isLateEvidence(world.invoice, world.now)
       world.payments.push(decodePayment({
-        id: `p${world.seq}`, invoiceId: "inv", paymentOptionId: "opt", assetCode: "USDC", network: "ethereum",
-        destinationAddress: null, transactionHash: `0x${world.seq++}`, outputIndex: 0, decimals: 6,
-        amountAtomic: BigInt(step.usd) * 1_000_000n, observedTotalAtomic: BigInt(step.usd) * 1_000_000n,
-        usdMicros: BigInt(step.usd) * 1_000_000n, quotedAtomic: world.invoice.amountMicros, confirmations: step.confirmed ? 12 : 0, late, observedAt: world.now,
-        confirmedAt: step.confirmed ? world.now : null, invalidatedAt: null, invalidationReason: null
+        id: `p${world.seq}`,
+        invoiceId: "inv",
+        paymentOptionId: "opt",
+        assetCode: "USDC",
+        network: "ethereum",
+        destinationAddress: null,
+        transactionHash: `0x${world.seq++}`,
+        outputIndex: 0,
+        decimals: 6,
+        amountAtomic: BigInt(step.usd) * 1_000_000n,
+        observedTotalAtomic: BigInt(step.usd) * 1_000_000n,
+        usdMicros: BigInt(step.usd) * 1_000_000n,
+        quotedAtomic: world.invoice.amountMicros,
+        confirmations: step.confirmed ? 12 : 0,
+        late,
+        observedAt: world.now,
+        confirmedAt: step.confirmed ? world.now : null,
+        invalidatedAt: null,
+        invalidationReason: null
       }))
       return apply(world, settle(world.invoice, world.payments, world.now, late))
     }

@@ -143,10 +143,12 @@ const spawnAnvil = (args: ReadonlyArray<string>) =>
     const stdout = child.stdout as Socket
     const stderr = child.stderr as Socket
     running.add(child)
-    const exited = new Promise<void>((done) => child.once("exit", () => {
-      running.delete(child)
-      done()
-    }))
+    const exited = new Promise<void>((done) =>
+      child.once("exit", () => {
+        running.delete(child)
+        done()
+      })
+    )
     let output = ""
     const collect = (chunk: Buffer) => {
       output += chunk.toString()
@@ -239,9 +241,7 @@ export const startAnvil = async (options: AnvilOptions = {}): Promise<AnvilNode>
     },
     mine: (blocks = 1) => testClient.mine({ blocks }),
     reorg: async (depth, reinclude = []) => {
-      const pairs = reinclude.map((entry): [Hex, number] =>
-        typeof entry === "string" ? [signedBytes(entry), 0] : [signedBytes(entry.hash), entry.blockOffset]
-      )
+      const pairs = reinclude.map((entry): [Hex, number] => typeof entry === "string" ? [signedBytes(entry), 0] : [signedBytes(entry.hash), entry.blockOffset])
       await rpc.request({ method: "anvil_reorg", params: [depth, pairs] })
     },
     setNextBlockTimestamp: (unixSeconds) => testClient.setNextBlockTimestamp({ timestamp: unixSeconds }),

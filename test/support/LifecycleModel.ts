@@ -31,7 +31,8 @@ export const stepArb: fc.Arbitrary<Step> = fc.oneof(
   { weight: 1, arbitrary: fc.constant({ kind: "sweep" as const }) },
   { weight: 1, arbitrary: fc.constant({ kind: "void" as const }) },
   { weight: 1, arbitrary: fc.constant({ kind: "record" as const }) },
-  { weight: 1, arbitrary: fc.record({ kind: fc.constant("close" as const), action: fc.constantFrom<ExceptionCloseAction>("accept_late_payment", "mark_paid_out_of_band", "close_unpaid") }) }
+  { weight: 1,
+    arbitrary: fc.record({ kind: fc.constant("close" as const), action: fc.constantFrom<ExceptionCloseAction>("accept_late_payment", "mark_paid_out_of_band", "close_unpaid") }) }
 )
 
 export type ModelException = "none" | "open:late_payment" | "open:partial_payment" | "closed"

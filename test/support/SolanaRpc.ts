@@ -422,4 +422,3 @@ export const signPrepared = (base64: string, payer: Keypair) => {
   transaction.sign([payer])
   return transaction
 }
-

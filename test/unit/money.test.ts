@@ -36,7 +36,14 @@ describe("money", () => {
     const amount = Micros.make(40_000_000n)
     const quoted = 61_539n // 40 USD at 65,000 USD per BTC, rounded up
     const payment = (id: string, paymentOptionId: string, amountAtomic: bigint) => ({
-      paymentOptionId, amountAtomic, quotedAtomic: quoted, confirmedAt: null, late: false, invalidatedAt: null, confirmations: 0, id
+      paymentOptionId,
+      amountAtomic,
+      quotedAtomic: quoted,
+      confirmedAt: null,
+      late: false,
+      invalidatedAt: null,
+      confirmations: 0,
+      id
     })
     // Each half alone is worth a fraction of a micro-dollar more than it is credited.
     expect(usdValueOf(30_769n, quoted, amount) + usdValueOf(30_770n, quoted, amount)).toBeLessThan(amount)
@@ -52,7 +59,13 @@ describe("money", () => {
     const btc = { id: "btc", quotedAtomic: 61_539n }
     const usdc = { id: "usdc", quotedAtomic: 40_000_000n }
     const paid = (paymentOptionId: string, amountAtomic: bigint, quotedAtomic: bigint) => ({
-      paymentOptionId, amountAtomic, quotedAtomic, confirmedAt: null, late: false, invalidatedAt: null, confirmations: 0
+      paymentOptionId,
+      amountAtomic,
+      quotedAtomic,
+      confirmedAt: null,
+      late: false,
+      invalidatedAt: null,
+      confirmations: 0
     })
     expect(remainingAtomic(amount, btc, [])).toBe(61_539n)
     const partBtc = [paid("btc", 30_769n, 61_539n)]
@@ -64,4 +77,3 @@ describe("money", () => {
     expect(remainingAtomic(amount, usdc, [paid("usdc", 40_000_000n, 40_000_000n)])).toBe(0n)
   })
 })
-

@@ -22,7 +22,7 @@ describe("chain watcher status", () => {
   it("cuts every URL in an error to its origin", () => {
     expect(redactError("POST https://eth-mainnet.g.alchemy.com/v2/SECRET failed: 429")).toBe("POST https://eth-mainnet.g.alchemy.com failed: 429")
     expect(redactError("fetch http://user:pass@10.0.0.5:8545/?key=SECRET (ECONNREFUSED)")).toBe("fetch http://10.0.0.5:8545 (ECONNREFUSED)")
-    expect(redactError('url "wss://node.example/ws/SECRET" and https://a.example/x')).toBe('url "wss://node.example" and https://a.example')
+    expect(redactError("url \"wss://node.example/ws/SECRET\" and https://a.example/x")).toBe("url \"wss://node.example\" and https://a.example")
     expect(redactError("the node has no block at height 12")).toBe("the node has no block at height 12")
   })
 
@@ -32,7 +32,11 @@ describe("chain watcher status", () => {
       { network: "dogecoin", processedHeight: 1n, chainTime: null, headHeight: null, headTime: null, lastError: null, lastErrorAt: null, updatedAt: headTime }
     ])
     expect(statuses.map((status) => [status.network, status.configured])).toEqual([
-      ["bitcoin", false], ["ethereum", false], ["arbitrum", false], ["base", true], ["solana", false]
+      ["bitcoin", false],
+      ["ethereum", false],
+      ["arbitrum", false],
+      ["base", true],
+      ["solana", false]
     ])
     expect(statuses[3]).toMatchObject({ processedHeight: "10", headHeight: "12", lagSeconds: 0, updatedAt: headTime.toISOString() })
     expect(statuses[0]).toMatchObject({ processedHeight: null, lagSeconds: null, updatedAt: null })
@@ -69,7 +73,7 @@ describe("recordEvidenceApplied", () => {
       return yield* PrometheusMetrics.format()
     }).pipe(Effect.provideService(Metric.MetricRegistry, new Map()), Effect.runPromise)
     expect(text).toContain("# TYPE checkout_evidence_applied_total counter")
-    expect(text).toContain('checkout_evidence_applied_total{network="base",outcome="evidence"} 2')
-    expect(text).toContain('checkout_evidence_applied_total{network="ethereum",outcome="unmatched"} 3')
+    expect(text).toContain("checkout_evidence_applied_total{network=\"base\",outcome=\"evidence\"} 2")
+    expect(text).toContain("checkout_evidence_applied_total{network=\"ethereum\",outcome=\"unmatched\"} 3")
   })
 })

@@ -4,7 +4,8 @@ import { Api } from "../../src/http/Api.ts"
 
 const spec = OpenApi.fromApi(Api) as any
 const operations = Object.entries<Record<string, any>>(spec.paths).flatMap(([path, item]) =>
-  Object.entries<any>(item).filter(([method]) => ["get", "put", "post", "delete", "patch"].includes(method)).map(([method, operation]) => ({ path, method, operation })))
+  Object.entries<any>(item).filter(([method]) => ["get", "put", "post", "delete", "patch"].includes(method)).map(([method, operation]) => ({ path, method, operation }))
+)
 
 describe("the OpenAPI document", () => {
   it("declares the API key, the session cookie and the bearer token as security schemes", () => {

@@ -29,7 +29,8 @@ const build = (method: Parameters<typeof buildOption>[0]["method"], amountMicros
 
 describe("payment URIs and QR codes", () => {
   it("Solana Pay URIs parse back with @solana/pay", async () => {
-    const option = await build({ id: "m", network: "solana", assetCode: "USDC", railType: "address_transfer", isDefault: true, recipientAddress: DEMO_KEYS.solanaRecipient, xpub: null })
+    const option = await build({ id: "m", network: "solana", assetCode: "USDC", railType: "address_transfer", isDefault: true, recipientAddress: DEMO_KEYS.solanaRecipient,
+      xpub: null })
     const parsed = parseURL(option.paymentUri!) as TransferRequestURL
     expect(parsed.recipient.toBase58()).toBe(DEMO_KEYS.solanaRecipient)
     expect(parsed.amount?.toString()).toBe("25.5")
@@ -57,10 +58,12 @@ describe("payment URIs and QR codes", () => {
   })
 
   it("EIP-681 URIs carry the token, chain, deposit address and atomic amount; wallet-contract options carry the payload", async () => {
-    const transfer = await build({ id: "m", network: "base", assetCode: "USDC", railType: "address_transfer", isDefault: true, recipientAddress: null, xpub: DEMO_KEYS.evmXpub }, Micros.make(25_500_000n), 1_000_000n, 3)
+    const transfer = await build({ id: "m", network: "base", assetCode: "USDC", railType: "address_transfer", isDefault: true, recipientAddress: null, xpub: DEMO_KEYS.evmXpub },
+      Micros.make(25_500_000n), 1_000_000n, 3)
     expect(transfer.paymentUri).toBe(`ethereum:0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913@8453/transfer?address=${transfer.destinationAddress}&uint256=25500000`)
     expect(decodeQrSvg(transfer.qrCode!)).toBe(transfer.paymentUri)
-    const contract = await build({ id: "m", network: "ethereum", assetCode: "USDT", railType: "wallet_contract", isDefault: true, recipientAddress: DEMO_KEYS.evmRecipient, xpub: null })
+    const contract = await build({ id: "m", network: "ethereum", assetCode: "USDT", railType: "wallet_contract", isDefault: true, recipientAddress: DEMO_KEYS.evmRecipient,
+      xpub: null })
     expect(contract.paymentUri).toBeNull()
     expect(contract.qrCode).toBeNull()
     expect(Object.keys(contract.optionPayload!).sort()).toEqual(

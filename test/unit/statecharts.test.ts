@@ -14,13 +14,17 @@ const EVENTS: ReadonlyArray<InvoiceEvent> = [
   { type: "DEADLINE_PASSED" },
   ...(["accept_late_payment", "mark_paid_out_of_band", "close_unpaid"] as const).map((action) => ({ type: "CLOSE_EXCEPTION" as const, action })),
   ...(["none", "partial", "sufficient", "confirmed"] as const).flatMap((onTime) =>
-    (["none", "partial", "sufficient"] as const).map((total) => ({ type: "EVIDENCE" as const, onTime, total })))
+    (["none", "partial", "sufficient"] as const).map((total) => ({ type: "EVIDENCE" as const, onTime, total }))
+  )
 ]
 
-const exceptionPath = (state: LifecycleState) =>
-  state.exceptionStatus === "open" ? `open.${state.exceptionType}` : state.exceptionStatus === "closed" ? "closed" : "none"
+const exceptionPath = (state: LifecycleState) => state.exceptionStatus === "open" ? `open.${state.exceptionType}` : state.exceptionStatus === "closed" ? "closed" : "none"
 
-interface Step { readonly from: LifecycleState; readonly event: InvoiceEvent; readonly to: LifecycleState }
+interface Step {
+  readonly from: LifecycleState
+  readonly event: InvoiceEvent
+  readonly to: LifecycleState
+}
 
 /** Every transition reachable from a new invoice, found by breadth-first search over decide(). */
 const reachableSteps = (): Array<Step> => {
@@ -103,4 +107,3 @@ describe("statecharts", () => {
     }
   })
 })
-

@@ -23,8 +23,7 @@ const FORBIDDEN = {
 
 const ALLOWED = ["93.184.216.34", "8.8.8.8", "2606:4700:4700::1111", "2a00:1450:4001:80b::200e", "::ffff:93.184.216.34", "64:ff9b::5db8:d822"]
 
-const fixed = (...addresses: Array<string>): Resolver => async () =>
-  addresses.map((address) => ({ address, family: address.includes(":") ? 6 as const : 4 as const }))
+const fixed = (...addresses: Array<string>): Resolver => async () => addresses.map((address) => ({ address, family: address.includes(":") ? 6 as const : 4 as const }))
 
 describe("webhook destinations", () => {
   it("allow only public unicast addresses", () => {
@@ -50,11 +49,30 @@ describe("webhook destinations", () => {
 
   it("refuse literal addresses in every notation", async () => {
     const literals = [
-      "https://127.0.0.1/", "https://2130706433/", "https://0177.0.0.1/", "https://0x7f.0.0.1/", "https://0x7f000001/",
-      "https://127.1/", "https://0/", "https://0.0.0.0/", "https://[::]/", "https://[::1]/", "https://[::ffff:127.0.0.1]/",
-      "https://[::ffff:7f00:1]/", "https://[0:0:0:0:0:ffff:7f00:1]/", "https://[::127.0.0.1]/", "https://10.0.0.1/",
-      "https://0xa.0.0.1/", "https://012.0.0.1/", "https://167772161/", "https://[64:ff9b::7f00:1]/", "https://[fe80::1]/",
-      "https://169.254.169.254/", "https://[::ffff:a9fe:a9fe]/", "https://100.64.0.1/", "https://127.0.0.1./"
+      "https://127.0.0.1/",
+      "https://2130706433/",
+      "https://0177.0.0.1/",
+      "https://0x7f.0.0.1/",
+      "https://0x7f000001/",
+      "https://127.1/",
+      "https://0/",
+      "https://0.0.0.0/",
+      "https://[::]/",
+      "https://[::1]/",
+      "https://[::ffff:127.0.0.1]/",
+      "https://[::ffff:7f00:1]/",
+      "https://[0:0:0:0:0:ffff:7f00:1]/",
+      "https://[::127.0.0.1]/",
+      "https://10.0.0.1/",
+      "https://0xa.0.0.1/",
+      "https://012.0.0.1/",
+      "https://167772161/",
+      "https://[64:ff9b::7f00:1]/",
+      "https://[fe80::1]/",
+      "https://169.254.169.254/",
+      "https://[::ffff:a9fe:a9fe]/",
+      "https://100.64.0.1/",
+      "https://127.0.0.1./"
     ]
     for (const url of literals) {
       expect(urlProblem(url, false), url).toBe("url must not point to a private or reserved address")

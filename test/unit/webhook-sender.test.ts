@@ -22,7 +22,7 @@ const noDns: Resolver = async (hostname) => {
 
 const send = (overrides: Partial<WebhookRequest> & Pick<WebhookRequest, "url">) =>
   sendWebhook({
-    body: '{"event":"invoice_created"}',
+    body: "{\"event\":\"invoice_created\"}",
     headers: { "content-type": "application/json" },
     resolve: noDns,
     connect: recordingConnector().connect,

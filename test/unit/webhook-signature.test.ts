@@ -2,7 +2,7 @@ import { createHmac } from "node:crypto"
 import { describe, expect, it } from "vitest"
 import { signWebhook, verifyWebhookSignature } from "../../src/webhooks/Signature.ts"
 
-const body = '{"event":"invoice_created","invoice":{"id":"5f0c8a52-3c1e-4e8a-9d2b-2a0f3c4d5e6f"}}'
+const body = "{\"event\":\"invoice_created\",\"invoice\":{\"id\":\"5f0c8a52-3c1e-4e8a-9d2b-2a0f3c4d5e6f\"}}"
 const secret = "whsec_test"
 
 describe("webhook signatures", () => {
@@ -23,8 +23,19 @@ describe("webhook signatures", () => {
   it("reject anything but 64 hex characters", () => {
     const signature = signWebhook(body, secret)
     for (const bad of [
-      undefined, null, "", signature.slice(1), `${signature}0`, `sha256=${signature}`, signature.replace(/.$/, "g"),
-      ` ${signature}`, `${signature}\n`, signature.slice(0, 32), "0".repeat(64), "g".repeat(64), "0x" + signature.slice(2)
+      undefined,
+      null,
+      "",
+      signature.slice(1),
+      `${signature}0`,
+      `sha256=${signature}`,
+      signature.replace(/.$/, "g"),
+      ` ${signature}`,
+      `${signature}\n`,
+      signature.slice(0, 32),
+      "0".repeat(64),
+      "g".repeat(64),
+      "0x" + signature.slice(2)
     ]) {
       expect(verifyWebhookSignature(body, bad, secret), String(bad)).toBe(false)
     }
