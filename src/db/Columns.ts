@@ -24,8 +24,16 @@ export const bigintColumn = <To extends Schema.Top & { readonly Encoded: bigint;
 export const isBigintColumn = (field: Schema.Top): boolean =>
   bigintColumns.has(field.ast) || (field.ast._tag === "Union" && field.ast.types.some((member) => bigintColumns.has(member)))
 
+// One guard for both driver forms: a union would try its members in turn and build a failure for
+// each miss, on every row of a hot read.
+const DateOrText = Schema.declare((value: unknown): value is Date | string => value instanceof Date || typeof value === "string")
+type JsonObject = { readonly [key: string]: unknown }
+const ObjectOrText = Schema.declare((value: unknown): value is string | JsonObject =>
+  typeof value === "string" || (typeof value === "object" && value !== null && !Array.isArray(value))
+)
+
 /** A timestamptz column: a Date from the driver or ISO text from a JSON read. */
-export const DateColumn = Schema.Union([Schema.Date, Schema.String]).pipe(
+export const DateColumn = DateOrText.pipe(
   Schema.decodeTo(Schema.Date, {
     decode: SchemaGetter.transform((value: Date | string) => (value instanceof Date ? value : new Date(value))),
     encode: SchemaGetter.transform((value: Date) => value)
@@ -33,7 +41,7 @@ export const DateColumn = Schema.Union([Schema.Date, Schema.String]).pipe(
 )
 
 /** A json/jsonb column holding an object: parsed when the driver hands over text; written as JSON text. */
-export const JsonObjectColumn = Schema.Union([Schema.String, Schema.Record(Schema.String, Schema.Unknown)]).pipe(
+export const JsonObjectColumn = ObjectOrText.pipe(
   Schema.decodeTo(Schema.Record(Schema.String, Schema.Unknown), {
     decode: SchemaGetter.transform((value: string | { readonly [key: string]: unknown }) =>
       typeof value === "string" ? (JSON.parse(value) as { readonly [key: string]: unknown }) : value

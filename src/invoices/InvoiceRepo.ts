@@ -295,7 +295,8 @@ export class InvoiceRepo extends Context.Service<InvoiceRepo, {
               : sql`WITH invoice AS (INSERT INTO invoices ${sql.insert(encodeInvoiceRow(invoice))})${optionsInsert}${claimed}
                 INSERT INTO outbox ${sql.insert(nonEmpty(events))}`).pipe(Effect.asVoid, Effect.orDie)
           })),
-        find: traced("find", (id) => findParts(id).pipe(Effect.map((row) => Option.getOrUndefined(Option.map(row, invoicePartsOf))), Effect.orDie)),
+        // The hot read of every detail, status and payment-page request: its span is the caller's (see decisions).
+        find: (id) => findParts(id).pipe(Effect.map((row) => Option.getOrUndefined(Option.map(row, invoicePartsOf))), Effect.orDie),
         lockForUpdate: traced("lockForUpdate", (id) => findInvoiceLocked(id).pipe(Effect.map(Option.getOrUndefined), Effect.orDie)),
         readForEvidence: traced("readForEvidence", (optionId) =>
           readEvidence(optionId).pipe(

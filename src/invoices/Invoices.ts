@@ -249,8 +249,8 @@ export class Invoices extends Context.Service<Invoices, {
 
       return {
         create,
-        get: (merchantId, id) => find(merchantId, id).pipe(Effect.withSpan("Invoices.get")),
-        getPublic: (id) => find(undefined, id).pipe(Effect.withSpan("Invoices.getPublic")),
+        get: (merchantId, id) => find(merchantId, id),
+        getPublic: (id) => find(undefined, id),
         void: Effect.fn("Invoices.void")(function*(merchantId: string, id: string) {
           yield* transition(id, { type: "VOID" }, { merchantId, operation: "void" })
           return yield* find(merchantId, id)
