@@ -1,5 +1,6 @@
 import { Schema, Struct } from "effect"
-import { DateColumn } from "../db/Columns.ts"
+import { DateColumn, NullableDateColumn } from "../db/Columns.ts"
+import { NullableDate } from "../domain/Timestamps.ts"
 import { ApiKeyId, MerchantId } from "../domain/Ids.ts"
 
 /** A merchant's checkout API key as stored: only the SHA-256 hash of the raw key is kept. */
@@ -10,12 +11,12 @@ export const ApiKey = Schema.Struct({
   keyPrefix: Schema.String,
   label: Schema.String,
   createdAt: Schema.Date,
-  revokedAt: Schema.NullOr(Schema.Date)
+  revokedAt: NullableDate
 })
 export type ApiKey = typeof ApiKey.Type
 
 /** An `api_keys` row as the driver returns it (timestamps as Date or ISO text). */
-export const ApiKeyRow = ApiKey.mapFields(Struct.evolve({ createdAt: () => DateColumn, revokedAt: () => Schema.NullOr(DateColumn) }))
+export const ApiKeyRow = ApiKey.mapFields(Struct.evolve({ createdAt: () => DateColumn, revokedAt: () => NullableDateColumn }))
 
 /** What the merchant is shown of a key: never its hash. */
 export const ApiKeySummary = ApiKey.mapFields(Struct.pick(["id", "keyPrefix", "label", "createdAt"]))

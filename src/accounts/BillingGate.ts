@@ -9,6 +9,6 @@ export class BillingGate extends Context.Service<BillingGate, {
   readonly allowsInvoiceCreation: (merchant: { readonly merchantId: string; readonly billingStatus: "active" | "blocked" }) => Effect.Effect<boolean>
 }>()("Accounts/BillingGate") {
   static readonly accountState = Layer.succeed(BillingGate, {
-    allowsInvoiceCreation: (merchant) => Effect.succeed(merchant.billingStatus === "active").pipe(Effect.withSpan("BillingGate.allowsInvoiceCreation"))
+    allowsInvoiceCreation: (merchant) => Effect.succeed(merchant.billingStatus === "active")
   })
 }

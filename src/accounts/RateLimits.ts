@@ -47,7 +47,7 @@ export class RateLimits extends Context.Service<RateLimits, {
           })
         )
       return {
-        api: Effect.fn("RateLimits.api")(function*(merchantId) {
+        api: Effect.fnUntraced(function*(merchantId) {
           return yield* consume(`api:${merchantId}`, config.apiRateLimitPerMinute)
         }),
         login: Effect.fn("RateLimits.login")(function*(email) {

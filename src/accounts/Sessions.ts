@@ -2,7 +2,7 @@ import { createHmac } from "node:crypto"
 import { Clock, Context, Data, Effect, Layer, Option, Schema, Struct } from "effect"
 import { SqlClient, SqlSchema } from "effect/sql"
 import { jwtVerify, SignJWT } from "jose"
-import { DateColumn } from "../db/Columns.ts"
+import { DateColumn, NullableDateColumn } from "../db/Columns.ts"
 import { type BillingStatus, MerchantRow } from "./Merchant.ts"
 import { Secrets } from "./Secrets.ts"
 
@@ -24,7 +24,7 @@ export interface SessionPrincipal {
 
 /** What verifying a token reads of its session and account, in one statement. */
 const SessionStateRow = Schema.Struct({
-  revokedAt: Schema.NullOr(DateColumn),
+  revokedAt: NullableDateColumn,
   expiresAt: DateColumn,
   ...MerchantRow.mapFields(Struct.pick(["status", "billingStatus"])).fields
 })

@@ -49,3 +49,7 @@ export const JsonObjectColumn = ObjectOrText.pipe(
     encode: SchemaGetter.transform((value: { readonly [key: string]: unknown }) => JSON.stringify(value))
   })
 )
+
+/** Nullable forms, null first (see NullableDate in domain/Invoice.ts: no failed check per null). */
+export const NullableDateColumn = Schema.Union([Schema.Null, DateColumn])
+export const NullableJsonObjectColumn = Schema.Union([Schema.Null, JsonObjectColumn])

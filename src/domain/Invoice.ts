@@ -1,13 +1,14 @@
 import { Schema } from "effect"
 import { InvoiceId, MerchantId, PaymentId, PaymentOptionId } from "./Ids.ts"
 import { Micros } from "./Money.ts"
+import { NullableDate } from "./Timestamps.ts"
 import { ExceptionCloseAction, ExceptionStatus, ExceptionType, InvoiceStatus, WebhookEventName } from "./Statuses.ts"
 
 export const RailType = Schema.Literals(["wallet_contract", "address_transfer"])
 export type RailType = typeof RailType.Type
 
 const NullableString = Schema.NullOr(Schema.String)
-const NullableDate = Schema.NullOr(Schema.Date)
+export { NullableDate }
 export const JsonObject = Schema.Record(Schema.String, Schema.Unknown)
 
 /** The payment timing resolved against the creation time (see Timing.ts). */

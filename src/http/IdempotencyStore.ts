@@ -1,7 +1,7 @@
 import { Context, Effect, Layer, Option, Schema, Struct } from "effect"
 import { SqlClient, SqlSchema } from "effect/sql"
 import { AppConfig } from "../config/AppConfig.ts"
-import { DateColumn } from "../db/Columns.ts"
+import { DateColumn, NullableDateColumn } from "../db/Columns.ts"
 
 export type IdempotencyBegin =
   | { readonly _tag: "Started" }
@@ -19,7 +19,7 @@ const IdempotencyRow = Schema.Struct({
   responseStatus: Schema.NullOr(Schema.Int),
   responseBody: Schema.NullOr(Schema.String),
   createdAt: DateColumn,
-  leaseUntil: Schema.NullOr(DateColumn),
+  leaseUntil: NullableDateColumn,
   resourceId: Schema.NullOr(Schema.String)
 })
 
@@ -106,21 +106,21 @@ export class IdempotencyStore extends Context.Service<IdempotencyStore, {
           const resourceId = taken[0].resourceId
           return resourceId === null ? { _tag: "Started" } as const : { _tag: "Recover", resourceId } as const
         }).pipe(Effect.orDie)
-      const begin = Effect.fn("IdempotencyStore.begin")(function*(merchantId: string, scope: string, key: string, requestHash: string, now: Date) {
+      const begin = Effect.fnUntraced(function*(merchantId: string, scope: string, key: string, requestHash: string, now: Date) {
         return yield* attempt(merchantId, scope, key, requestHash, now)
       })
       return {
         settings,
         begin,
-        renew: Effect.fn("IdempotencyStore.renew")(function*(merchantId, scope, key, now) {
+        renew: Effect.fnUntraced(function*(merchantId, scope, key, now) {
           yield* sql`UPDATE idempotency_keys SET lease_until = ${leaseEnd(now)}
             WHERE merchant_id = ${merchantId} AND scope = ${scope} AND key = ${key} AND state = 'running'`
         }, Effect.orDie),
-        complete: Effect.fn("IdempotencyStore.complete")(function*(merchantId, scope, key, status, body) {
+        complete: Effect.fnUntraced(function*(merchantId, scope, key, status, body) {
           yield* sql`UPDATE idempotency_keys SET state = 'done', response_status = ${status}, response_body = ${body}, lease_until = NULL
             WHERE merchant_id = ${merchantId} AND scope = ${scope} AND key = ${key}`
         }, Effect.orDie),
-        release: Effect.fn("IdempotencyStore.release")(function*(merchantId, scope, key) {
+        release: Effect.fnUntraced(function*(merchantId, scope, key) {
           yield* sql`DELETE FROM idempotency_keys WHERE merchant_id = ${merchantId} AND scope = ${scope} AND key = ${key}`
         }, Effect.orDie)
       }

@@ -91,10 +91,6 @@ const evidenceStateOf = (row: typeof EvidenceRow.Type, payments: ReadonlyArray<P
   version: row.version
 })
 
-/** One span per repository method, named `InvoiceRepo.<method>`. */
-const traced = <Args extends ReadonlyArray<unknown>, A, E, R>(name: string, method: (...args: Args) => Effect.Effect<A, E, R>) => (...args: Args): Effect.Effect<A, E, R> =>
-  Effect.withSpan(method(...args), `InvoiceRepo.${name}`)
-
 /**
  * The statuses the deadline moves, as the lifecycle machine answers it, spelled as SQL literals:
  * the planner matches the partial index invoices_due_for_expiry only against a literal list.
@@ -285,7 +281,7 @@ export class InvoiceRepo extends Context.Service<InvoiceRepo, {
         withTransaction: (effect) => sql.withTransaction(effect).pipe(Effect.catchTag("SqlError", Effect.die)),
         // One statement, so one round trip and atomic without BEGIN/COMMIT; the foreign keys of the
         // options and the outbox rows are checked at its end, when the invoice row exists.
-        insert: traced("insert", (invoice, options, events) =>
+        insert: ((invoice, options, events) =>
           Effect.flatMap(claimMark(invoice.id), (claimed) => {
             const optionsInsert = options.length === 0
               ? sql``
@@ -295,15 +291,14 @@ export class InvoiceRepo extends Context.Service<InvoiceRepo, {
               : sql`WITH invoice AS (INSERT INTO invoices ${sql.insert(encodeInvoiceRow(invoice))})${optionsInsert}${claimed}
                 INSERT INTO outbox ${sql.insert(nonEmpty(events))}`).pipe(Effect.asVoid, Effect.orDie)
           })),
-        // The hot read of every detail, status and payment-page request: its span is the caller's (see decisions).
         find: (id) => findParts(id).pipe(Effect.map((row) => Option.getOrUndefined(Option.map(row, invoicePartsOf))), Effect.orDie),
-        lockForUpdate: traced("lockForUpdate", (id) => findInvoiceLocked(id).pipe(Effect.map(Option.getOrUndefined), Effect.orDie)),
-        readForEvidence: traced("readForEvidence", (optionId) =>
+        lockForUpdate: ((id) => findInvoiceLocked(id).pipe(Effect.map(Option.getOrUndefined), Effect.orDie)),
+        readForEvidence: ((optionId) =>
           readEvidence(optionId).pipe(
             Effect.map((row) => Option.getOrUndefined(Option.map(row, (found) => evidenceStateOf(found, found.paymentsJson)))),
             Effect.orDie
           )),
-        lockForEvidence: traced("lockForEvidence", (optionId) =>
+        lockForEvidence: ((optionId) =>
           Effect.gen(function*() {
             const row = Option.getOrUndefined(yield* lockEvidence(optionId))
             if (row === undefined) return undefined
@@ -312,7 +307,7 @@ export class InvoiceRepo extends Context.Service<InvoiceRepo, {
             const payments = row.version === row.snapshotVersion ? row.paymentsJson : yield* listPayments(row.id)
             return evidenceStateOf(row, payments)
           }).pipe(Effect.orDie)),
-        save: traced("save", (invoice, events) =>
+        save: ((invoice, events) =>
           // The update, its outbox events and the request's idempotency mark in one statement.
           Effect.flatMap(claimMark(invoice.id), (claimed) =>
             (events.length === 0
@@ -320,8 +315,8 @@ export class InvoiceRepo extends Context.Service<InvoiceRepo, {
                 SELECT 1`
               : sql`WITH updated AS (UPDATE invoices SET ${sql.update(mutableValues(invoice))} WHERE id = ${invoice.id} RETURNING id)${claimed}
                 INSERT INTO outbox ${sql.insert(nonEmpty(events))}`).pipe(Effect.asVoid, Effect.orDie))),
-        saveWith: traced("saveWith", (write, invoice, events) => savePaymentChange(sql``, paymentWriteSql(write)(sql`TRUE`), invoice, events)),
-        saveIfUnchanged: traced("saveIfUnchanged", (version, write, invoice, events) =>
+        saveWith: ((write, invoice, events) => savePaymentChange(sql``, paymentWriteSql(write)(sql`TRUE`), invoice, events)),
+        saveIfUnchanged: ((version, write, invoice, events) =>
           savePaymentChange(
             // SKIP LOCKED: the statement may share a pipelined connection with other requests' statements,
             // so it must not wait for a lock; a locked invoice is being changed, which the caller handles.
@@ -330,15 +325,15 @@ export class InvoiceRepo extends Context.Service<InvoiceRepo, {
             invoice,
             events
           ).pipe(Effect.map((written) => written === 1))),
-        listPayments: traced("listPayments", (invoiceId) => Effect.orDie(listPayments(invoiceId))),
-        lockPayment: traced("lockPayment",
-          (network, transactionHash, outputIndex) => findPaymentLocked({ network, transactionHash, outputIndex }).pipe(Effect.map(Option.getOrUndefined), Effect.orDie)),
-        invoiceIdOfPayment: traced("invoiceIdOfPayment", (network, transactionHash, outputIndex) =>
+        listPayments: ((invoiceId) => Effect.orDie(listPayments(invoiceId))),
+        lockPayment:
+          ((network, transactionHash, outputIndex) => findPaymentLocked({ network, transactionHash, outputIndex }).pipe(Effect.map(Option.getOrUndefined), Effect.orDie)),
+        invoiceIdOfPayment: ((network, transactionHash, outputIndex) =>
           findInvoiceIdOfPayment({ network, transactionHash, outputIndex }).pipe(
             Effect.map((row) => Option.getOrUndefined(Option.map(row, ({ invoiceId }) => invoiceId))),
             Effect.orDie
           )),
-        claimDueForExpiry: traced("claimDueForExpiry", (now, batchSize, watched) => Effect.orDie(findDueForExpiry({ now, batchSize, watched })))
+        claimDueForExpiry: ((now, batchSize, watched) => Effect.orDie(findDueForExpiry({ now, batchSize, watched })))
       }
     })
   )

@@ -1,5 +1,5 @@
 import { Schema, Struct } from "effect"
-import { Invoice, Payment, PaymentOption, ResolvedTiming } from "../domain/Invoice.ts"
+import { Invoice, NullableDate, Payment, PaymentOption, ResolvedTiming } from "../domain/Invoice.ts"
 import { INVOICE_MERCHANT_FIELDS, INVOICE_SHOWN_FIELDS, OPTION_SHOWN_FIELDS, PAYMENT_SHOWN_FIELDS, STATUS_SHOWN_FIELDS } from "../domain/InvoiceViews.ts"
 
 /**
@@ -12,7 +12,7 @@ const Timestamp = Schema.String.annotate({ format: "date-time" })
 const NullableTimestamp = Schema.NullOr(Timestamp)
 
 const isDate = (ast: Schema.Top["ast"]) => ast === Schema.Date.ast
-type WireField<S> = S extends typeof Schema.Date ? typeof Timestamp : S extends Schema.NullOr<typeof Schema.Date> ? typeof NullableTimestamp : S
+type WireField<S> = S extends typeof Schema.Date ? typeof Timestamp : S extends typeof NullableDate ? typeof NullableTimestamp : S
 
 /** An entity's fields as JSON carries them: timestamps as ISO 8601 text. */
 const wire = <const F extends Readonly<Record<string, Schema.Top>>>(fields: F): { readonly [K in keyof F]: WireField<F[K]> } =>

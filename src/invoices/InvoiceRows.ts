@@ -1,5 +1,5 @@
 import { Schema, SchemaGetter, Struct } from "effect"
-import { bigintColumn, DateColumn, isBigintColumn, JsonObjectColumn } from "../db/Columns.ts"
+import { bigintColumn, DateColumn, isBigintColumn, NullableDateColumn, NullableJsonObjectColumn } from "../db/Columns.ts"
 import { Invoice, type InvoiceRecord, Payment, PaymentOption } from "../domain/Invoice.ts"
 import { Micros } from "../domain/Money.ts"
 
@@ -11,8 +11,7 @@ import { Micros } from "../domain/Money.ts"
 
 const MicrosColumn = bigintColumn(Micros)
 const AtomicColumn = bigintColumn(Schema.BigInt)
-const NullableDateColumn = Schema.NullOr(DateColumn)
-const NullableJsonColumn = Schema.NullOr(JsonObjectColumn)
+const NullableJsonColumn = NullableJsonObjectColumn
 const NullableNumber = Schema.NullOr(Schema.Number)
 
 const { timing: _timing, ...invoiceFields } = Invoice.fields

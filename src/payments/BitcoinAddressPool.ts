@@ -91,7 +91,7 @@ export class BitcoinAddressPool extends Context.Service<BitcoinAddressPool, {
           return missing
         }).pipe(sql.withTransaction, Effect.orDie)
 
-      const take = Effect.fn("BitcoinAddressPool.take")(function*(xpub: string) {
+      const take = Effect.fnUntraced(function*(xpub: string) {
         return Option.getOrUndefined(yield* takeFree({ xpub }))
       }, Effect.orDie)
 

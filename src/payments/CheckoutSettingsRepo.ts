@@ -101,7 +101,7 @@ export class CheckoutSettingsRepo extends Context.Service<CheckoutSettingsRepo, 
             RETURNING next_index::int AS next_index`
       })
       return {
-        find: Effect.fn("CheckoutSettingsRepo.find")(function*(merchantId) {
+        find: Effect.fnUntraced(function*(merchantId) {
           const found = yield* findSettings({ merchantId })
           if (Option.isNone(found)) return defaultCheckoutSettings(merchantId)
           const { issuedBy, methods } = found.value
@@ -148,7 +148,7 @@ export class CheckoutSettingsRepo extends Context.Service<CheckoutSettingsRepo, 
             if (method.network === "bitcoin" && method.enabled && method.xpub !== null) yield* addressPool.refill(method.xpub)
           }
         }, sql.withTransaction, Effect.orDie),
-        reserveIndexes: Effect.fn("CheckoutSettingsRepo.reserveIndexes")(function*(methods) {
+        reserveIndexes: Effect.fnUntraced(function*(methods) {
           const { counts, offsets } = depositSlots(methods)
           const first = new Map<string, number>()
           for (const [xpub, count] of counts) {

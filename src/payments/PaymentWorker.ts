@@ -107,7 +107,7 @@ export const makePaymentWorker = (lanes: ReadonlyArray<WorkerLane>): PaymentWork
       (count <= 0 ? Effect.succeed([]) : run({ kind: "bitcoinAddresses", xpub, first, count }).pipe(Effect.map(strings))).pipe(
         Effect.withSpan("PaymentWorker.bitcoinAddresses")
       ),
-    options: (rails, requests) => run({ kind: "options", rails, requests }).pipe(Effect.map(outcomes), Effect.withSpan("PaymentWorker.options"))
+    options: (rails, requests) => run({ kind: "options", rails, requests }).pipe(Effect.map(outcomes))
   }
 }
 

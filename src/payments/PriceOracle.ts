@@ -29,12 +29,11 @@ export class PriceOracle extends Context.Service<PriceOracle, {
   /** Stablecoins at 1:1 and BTC at a fixed rate: for the demo and tests. */
   static readonly fixed = (btcUsdMicros: bigint = 65_000_000_000n) =>
     Layer.succeed(PriceOracle, {
-      usdMicrosPerUnit: (assetCode) =>
-        (assetCode === "BTC"
-          ? Effect.succeed(btcUsdMicros)
-          : isStablecoin(assetCode)
-          ? Effect.succeed(STABLECOIN_MICROS)
-          : Effect.fail(new PriceUnavailable({ reason: `no price for ${assetCode}` }))).pipe(Effect.withSpan("PriceOracle.usdMicrosPerUnit"))
+      usdMicrosPerUnit: (assetCode) => (assetCode === "BTC"
+        ? Effect.succeed(btcUsdMicros)
+        : isStablecoin(assetCode)
+        ? Effect.succeed(STABLECOIN_MICROS)
+        : Effect.fail(new PriceUnavailable({ reason: `no price for ${assetCode}` })))
     })
 
   /**
@@ -82,7 +81,7 @@ export class PriceOracle extends Context.Service<PriceOracle, {
         return micros
       })
       return {
-        usdMicrosPerUnit: Effect.fn("PriceOracle.usdMicrosPerUnit")(function*(assetCode) {
+        usdMicrosPerUnit: Effect.fnUntraced(function*(assetCode) {
           if (isStablecoin(assetCode)) return STABLECOIN_MICROS
           if (assetCode !== "BTC") return yield* new PriceUnavailable({ reason: `no price for ${assetCode}` })
           const fresh = yield* cached
@@ -100,12 +99,9 @@ export class PriceOracle extends Context.Service<PriceOracle, {
     if (price.url !== undefined) return PriceOracle.http.pipe(Layer.provide(FetchHttpClient.layer))
     if (env === "production") {
       return Layer.succeed(PriceOracle, {
-        usdMicrosPerUnit: (assetCode) =>
-          (isStablecoin(assetCode)
-            ? Effect.succeed(STABLECOIN_MICROS)
-            : Effect.fail(new PriceUnavailable({ reason: "CHECKOUT_PRICE_URL is not configured" }))).pipe(
-              Effect.withSpan("PriceOracle.usdMicrosPerUnit")
-            )
+        usdMicrosPerUnit: (assetCode) => (isStablecoin(assetCode)
+          ? Effect.succeed(STABLECOIN_MICROS)
+          : Effect.fail(new PriceUnavailable({ reason: "CHECKOUT_PRICE_URL is not configured" })))
       })
     }
     return PriceOracle.fixed(usdStringToMicros(price.fixedBtcUsd) ?? 65_000_000_000n)
