@@ -2,8 +2,6 @@ import { and, or, setup, stateIn } from "xstate"
 import type { OnTimeLevel, TotalLevel } from "../domain/Evidence.ts"
 import type { ExceptionCloseAction, WebhookEventName } from "../domain/Statuses.ts"
 
-export type { ExceptionCloseAction, OnTimeLevel, TotalLevel, WebhookEventName }
-
 export type InvoiceEvent =
   | { readonly type: "VOID" }
   | { readonly type: "RECORD_PAYMENT" }

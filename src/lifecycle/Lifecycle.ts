@@ -1,6 +1,6 @@
 import { initialTransition, transition } from "xstate"
-import { type ExceptionStatus, type ExceptionType, INVOICE_STATUSES, type InvoiceStatus } from "../domain/Statuses.ts"
-import { type InvoiceEvent, invoiceMachine, type StampedField, type WebhookEventName } from "./InvoiceMachine.ts"
+import { type ExceptionStatus, type ExceptionType, INVOICE_STATUSES, type InvoiceStatus, type WebhookEventName } from "../domain/Statuses.ts"
+import { type InvoiceEvent, invoiceMachine, type StampedField } from "./InvoiceMachine.ts"
 
 /** The part of an invoice that the lifecycle owns. */
 export interface LifecycleState {
