@@ -1,5 +1,6 @@
 import { Context, Effect, Layer, Option, Schema } from "effect"
 import { SqlClient, SqlSchema } from "effect/sql"
+import { NullableDate } from "../domain/Timestamps.ts"
 
 /** A processed block the watcher remembers: its height and hash (for reorg checks). */
 export const BlockRef = Schema.Struct({ height: Schema.BigIntFromString, hash: Schema.String })
@@ -61,7 +62,7 @@ export interface Progress {
 
 const NetworkRequest = Schema.Struct({ network: Schema.String })
 const NetworkHeight = Schema.Struct({ network: Schema.String, height: Schema.BigIntFromString })
-const ChainTime = Schema.Struct({ network: Schema.String, chainTime: Schema.NullOr(Schema.Date) })
+const ChainTime = Schema.Struct({ network: Schema.String, chainTime: NullableDate })
 
 /**
  * The chain watchers' persistence: each network's cursor and published progress, the hashes of

@@ -1,6 +1,8 @@
+import { Schema } from "effect"
 import { maxBig, Micros } from "./Money.ts"
 
-export type PaymentCoverage = "no_payment" | "partial_payment" | "exact_payment" | "overpayment"
+export const PaymentCoverage = Schema.Literals(["no_payment", "partial_payment", "exact_payment", "overpayment"])
+export type PaymentCoverage = typeof PaymentCoverage.Type
 
 export interface CoverageSummary {
   readonly paymentCoverage: PaymentCoverage

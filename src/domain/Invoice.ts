@@ -8,7 +8,6 @@ export const RailType = Schema.Literals(["wallet_contract", "address_transfer"])
 export type RailType = typeof RailType.Type
 
 const NullableString = Schema.NullOr(Schema.String)
-export { NullableDate }
 export const JsonObject = Schema.Record(Schema.String, Schema.Unknown)
 
 /** The payment timing resolved against the creation time (see Timing.ts). */

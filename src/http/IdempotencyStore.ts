@@ -2,6 +2,7 @@ import { Context, Effect, Layer, Option, Schema, Struct } from "effect"
 import { SqlClient, SqlSchema } from "effect/sql"
 import { AppConfig } from "../config/AppConfig.ts"
 import { DateColumn, NullableDateColumn } from "../db/Columns.ts"
+import { NullableDate } from "../domain/Timestamps.ts"
 
 export type IdempotencyBegin =
   | { readonly _tag: "Started" }
@@ -70,7 +71,7 @@ export class IdempotencyStore extends Context.Service<IdempotencyStore, {
             FROM idempotency_keys WHERE merchant_id = ${merchantId} AND scope = ${scope} AND key = ${key}`
       })
       const takeOver = SqlSchema.findAll({
-        Request: Schema.Struct({ ...KeyRequest.fields, now: Schema.Date, leaseUntil: Schema.NullOr(Schema.Date) }),
+        Request: Schema.Struct({ ...KeyRequest.fields, now: Schema.Date, leaseUntil: NullableDate }),
         Result: IdempotencyRow.mapFields(Struct.pick(["resourceId"])),
         execute: ({ merchantId, scope, key, now, leaseUntil }) =>
           sql`UPDATE idempotency_keys SET lease_until = ${leaseEnd(now)}

@@ -1,4 +1,4 @@
-import { Context, Effect, Layer, Option, Schema } from "effect"
+import { Context, Effect, Layer, Option, Schema, String as Str } from "effect"
 import { SqlClient, SqlSchema, type Statement } from "effect/sql"
 import { IdempotencyClaim } from "../db/IdempotencyClaim.ts"
 import { statusesAccepting } from "../lifecycle/Lifecycle.ts"
@@ -11,13 +11,14 @@ import {
   encodePaymentRow,
   type EvidenceOption,
   EvidenceRow,
-  evidenceInvoiceOf,
+  invoiceOf,
   InvoicePartsRow,
   invoicePartsOf,
   InvoiceRow,
   PAYMENT_ROW_COLUMNS,
   PaymentRow
 } from "./InvoiceRows.ts"
+import { NullableDate } from "../domain/Timestamps.ts"
 
 export interface InvoiceParts {
   readonly invoice: InvoiceRecord
@@ -85,7 +86,7 @@ const mutableValues = (invoice: InvoiceRecord) => {
 }
 
 const evidenceStateOf = (row: typeof EvidenceRow.Type, payments: ReadonlyArray<PaymentRecord>): EvidenceState => ({
-  invoice: evidenceInvoiceOf(row),
+  invoice: invoiceOf(row),
   option: row.optionJson,
   payments,
   version: row.version
@@ -97,9 +98,8 @@ const evidenceStateOf = (row: typeof EvidenceRow.Type, payments: ReadonlyArray<P
  */
 const EXPIRABLE_STATUSES = statusesAccepting({ type: "DEADLINE_PASSED" }).map((status) => `'${status}'`).join(", ")
 
-const snakeCase = (name: string) => name.replace(/[A-Z]/g, (letter) => `_${letter.toLowerCase()}`)
 /** Keys as the table's columns, for json_populate_record (which bypasses the client's name transform). */
-const snakeKeys = (row: object) => Object.fromEntries(Object.entries(row).map(([key, value]) => [snakeCase(key), value]))
+const snakeKeys = (row: object) => Object.fromEntries(Object.entries(row).map(([key, value]) => [Str.camelToSnake(key), value]))
 
 /**
  * Persistence of invoices, their options, payments and outbox events. SQL failures are
@@ -195,7 +195,7 @@ export class InvoiceRepo extends Context.Service<InvoiceRepo, {
           sql`SELECT invoice_id FROM payments WHERE network = ${network} AND transaction_hash = ${transactionHash}
             AND output_index = ${outputIndex}`
       })
-      const WatchedNetwork = Schema.Struct({ network: Schema.String, chainTime: Schema.NullOr(Schema.Date) })
+      const WatchedNetwork = Schema.Struct({ network: Schema.String, chainTime: NullableDate })
       const findDueForExpiry = SqlSchema.findAll({
         Request: Schema.Struct({ now: Schema.Date, batchSize: Schema.Number, watched: Schema.Array(WatchedNetwork) }),
         Result: InvoiceRow,

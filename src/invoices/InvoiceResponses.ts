@@ -1,5 +1,7 @@
 import { Schema, Struct } from "effect"
-import { Invoice, NullableDate, Payment, PaymentOption, ResolvedTiming } from "../domain/Invoice.ts"
+import { PaymentCoverage } from "../domain/Coverage.ts"
+import { Invoice, Payment, PaymentOption, ResolvedTiming } from "../domain/Invoice.ts"
+import { NullableDate } from "../domain/Timestamps.ts"
 import { INVOICE_MERCHANT_FIELDS, INVOICE_SHOWN_FIELDS, OPTION_SHOWN_FIELDS, PAYMENT_SHOWN_FIELDS, STATUS_SHOWN_FIELDS } from "../domain/InvoiceViews.ts"
 
 /**
@@ -22,8 +24,6 @@ const wire = <const F extends Readonly<Record<string, Schema.Top>>>(fields: F): 
   ])) as { readonly [K in keyof F]: WireField<F[K]> }
 
 const InvoiceWire = wire(Invoice.fields)
-
-export const PaymentCoverage = Schema.Literals(["no_payment", "partial_payment", "exact_payment", "overpayment"])
 
 export const PaymentSummary = Schema.Struct({
   paymentCoverage: PaymentCoverage,

@@ -1,4 +1,4 @@
-import { Schema, SchemaGetter, Struct } from "effect"
+import { Schema, SchemaGetter, String as Str, Struct } from "effect"
 import { bigintColumn, DateColumn, isBigintColumn, NullableDateColumn, NullableJsonObjectColumn } from "../db/Columns.ts"
 import { Invoice, type InvoiceRecord, Payment, PaymentOption } from "../domain/Invoice.ts"
 import { Micros } from "../domain/Money.ts"
@@ -11,7 +11,6 @@ import { Micros } from "../domain/Money.ts"
 
 const MicrosColumn = bigintColumn(Micros)
 const AtomicColumn = bigintColumn(Schema.BigInt)
-const NullableJsonColumn = NullableJsonObjectColumn
 const NullableNumber = Schema.NullOr(Schema.Number)
 
 const { timing: _timing, ...invoiceFields } = Invoice.fields
@@ -21,7 +20,7 @@ const InvoiceColumns = Schema.Struct({
     amountMicros: () => MicrosColumn,
     receivedMicros: () => MicrosColumn,
     confirmedMicros: () => MicrosColumn,
-    metadata: () => NullableJsonColumn,
+    metadata: () => NullableJsonObjectColumn,
     paymentDetectedAt: () => NullableDateColumn,
     confirmedAt: () => NullableDateColumn,
     paidOutOfBandAt: () => NullableDateColumn,
@@ -44,7 +43,8 @@ const timingOf = ({ timingMode, expiresAfterMinutes, dueAfterDays, gracePeriodDa
     ? { mode: "due_date", dueAfterDays: dueAfterDays ?? 0, gracePeriodDays: gracePeriodDays ?? 0, dueAt: dueAt ?? payableUntilAt, payableUntilAt }
     : { mode: "immediate", expiresAfterMinutes: expiresAfterMinutes ?? 0, payableUntilAt }
 
-const invoiceOf = (columns: InvoiceColumns): InvoiceRecord => {
+/** The invoice of a row that holds the invoice's columns (with or without others beside them). */
+export const invoiceOf = (columns: InvoiceColumns): InvoiceRecord => {
   const { timingMode: _mode, expiresAfterMinutes: _e, dueAfterDays: _d, gracePeriodDays: _g, dueAt: _due, payableUntilAt: _p, ...fields } = columns
   return { ...Struct.pick(fields, INVOICE_KEYS), timing: timingOf(columns) }
 }
@@ -69,7 +69,7 @@ export const InvoiceRow = InvoiceColumns.pipe(
 /** A `payment_options` row (the columns only the repository uses, such as `position`, are not part of the entity). */
 export const PaymentOptionRow = PaymentOption.mapFields(Struct.evolve({
   quotedAtomic: () => AtomicColumn,
-  optionPayload: () => NullableJsonColumn
+  optionPayload: () => NullableJsonObjectColumn
 }))
 
 /** A `payments` row. */
@@ -134,14 +134,11 @@ export const EvidenceRow = Schema.Struct({
   version: Schema.String,
   snapshotVersion: Schema.optionalKey(Schema.String)
 })
-export const evidenceInvoiceOf = (row: typeof EvidenceRow.Type) => invoiceOf(row)
 
 /** Writes encode the entity through its row schema; an entity that does not encode is a defect: these throw. */
 export const encodeInvoiceRow = Schema.encodeSync(InvoiceRow)
 export const encodeOptionRow = Schema.encodeSync(PaymentOptionRow)
 export const encodePaymentRow = Schema.encodeSync(PaymentRow)
-
-const snakeCase = (name: string) => name.replace(/[A-Z]/g, (letter) => `_${letter.toLowerCase()}`)
 
 /** A row schema's fields as SQL sees them: the column, its camelCase key, and whether it is an exact integer. */
 export interface RowColumn {
@@ -150,7 +147,7 @@ export interface RowColumn {
   readonly exact: boolean
 }
 const columnsOf = (fields: Readonly<Record<string, Schema.Top>>): ReadonlyArray<RowColumn> =>
-  Object.entries(fields).map(([key, field]) => ({ column: snakeCase(key), key, exact: isBigintColumn(field) }))
+  Object.entries(fields).map(([key, field]) => ({ column: Str.camelToSnake(key), key, exact: isBigintColumn(field) }))
 
 export const INVOICE_ROW_COLUMNS = columnsOf(InvoiceColumns.fields)
 export const OPTION_ROW_COLUMNS = columnsOf(PaymentOptionRow.fields)

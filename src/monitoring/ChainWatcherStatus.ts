@@ -1,17 +1,18 @@
 import { Schema } from "effect"
 import type { ChainWatchSettings } from "../config/AppConfig.ts"
 import { NETWORKS } from "../payments/Networks.ts"
+import { NullableDate } from "../domain/Timestamps.ts"
 
 /** A network's row of `chain_cursors`: the progress and errors its watcher publishes. */
 export const ChainCursorState = Schema.Struct({
   network: Schema.String,
   processedHeight: Schema.NullOr(Schema.BigIntFromString),
   /** Block time of the processed height. */
-  chainTime: Schema.NullOr(Schema.Date),
+  chainTime: NullableDate,
   headHeight: Schema.NullOr(Schema.BigIntFromString),
-  headTime: Schema.NullOr(Schema.Date),
+  headTime: NullableDate,
   lastError: Schema.NullOr(Schema.String),
-  lastErrorAt: Schema.NullOr(Schema.Date),
+  lastErrorAt: NullableDate,
   updatedAt: Schema.Date
 })
 export type ChainCursorState = typeof ChainCursorState.Type

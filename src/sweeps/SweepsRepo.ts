@@ -1,6 +1,7 @@
 import { Context, Effect, Layer, Schema } from "effect"
 import { SqlClient, SqlSchema } from "effect/sql"
 import { type ForwarderSweep, SweepStatus } from "./ForwarderSweep.ts"
+import { NullableDate } from "../domain/Timestamps.ts"
 
 const Row = Schema.Struct({
   paymentId: Schema.String,
@@ -10,13 +11,13 @@ const Row = Schema.Struct({
   contractAddress: Schema.String,
   recipient: Schema.String,
   amountAtomic: Schema.String,
-  confirmedAt: Schema.NullOr(Schema.Date),
+  confirmedAt: NullableDate,
   sweepStatus: Schema.Literals(["pending", "sent", "swept"]),
   sweepAttempts: Schema.Int,
   sweepError: Schema.NullOr(Schema.String),
-  sweepNextAttemptAt: Schema.NullOr(Schema.Date),
+  sweepNextAttemptAt: NullableDate,
   sweepTransactionHash: Schema.NullOr(Schema.String),
-  sweptAt: Schema.NullOr(Schema.Date)
+  sweptAt: NullableDate
 })
 
 const view = (row: typeof Row.Type): ForwarderSweep => ({

@@ -1,7 +1,8 @@
 import { Schema, Struct } from "effect"
-import { DateColumn } from "../db/Columns.ts"
+import { DateColumn, NullableDateColumn } from "../db/Columns.ts"
 import { DeliveryId, InvoiceId, MerchantId } from "../domain/Ids.ts"
 import { WebhookEventName } from "../domain/Statuses.ts"
+import { NullableDate } from "../domain/Timestamps.ts"
 
 export const DeliveryStatus = Schema.Literals(["pending", "delivered", "failed"])
 export type DeliveryStatus = typeof DeliveryStatus.Type
@@ -28,8 +29,8 @@ export const Delivery = Schema.Struct({
   url: Schema.String,
   status: DeliveryStatus,
   attemptCount: Schema.Int,
-  nextAttemptAt: Schema.NullOr(Schema.Date),
-  leaseUntil: Schema.NullOr(Schema.Date),
+  nextAttemptAt: NullableDate,
+  leaseUntil: NullableDate,
   lastStatusCode: Schema.NullOr(Schema.Int),
   createdAt: Schema.Date,
   updatedAt: Schema.Date
@@ -47,8 +48,8 @@ export const DeliveryAttemptRow = DeliveryAttempt.mapFields(Struct.evolve({ atte
 
 /** A `webhook_deliveries` row as the driver returns it. */
 export const DeliveryRow = Delivery.mapFields(Struct.evolve({
-  nextAttemptAt: () => Schema.NullOr(DateColumn),
-  leaseUntil: () => Schema.NullOr(DateColumn),
+  nextAttemptAt: () => NullableDateColumn,
+  leaseUntil: () => NullableDateColumn,
   createdAt: () => DateColumn,
   updatedAt: () => DateColumn
 }))
