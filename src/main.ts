@@ -1,8 +1,9 @@
-import "./config/V8Flags.ts"
+import "./runtime/V8Flags.ts"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { Layer } from "effect"
 import { makeApp } from "./App.ts"
 import { AppConfig, ConfigError, parseConfig } from "./config/AppConfig.ts"
+import { releaseBootMemory } from "./runtime/BootMemory.ts"
 
 const readConfig = () => {
   try {
@@ -16,4 +17,4 @@ const readConfig = () => {
   }
 }
 
-NodeRuntime.runMain(Layer.launch(makeApp(Layer.succeed(AppConfig, readConfig()))))
+NodeRuntime.runMain(Layer.launch(makeApp(Layer.succeed(AppConfig, readConfig())).pipe(Layer.tap(() => releaseBootMemory))))

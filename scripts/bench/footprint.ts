@@ -5,7 +5,9 @@
  * database (a fresh data directory, then the same one again: a warm start), and on the PostgreSQL
  * server when DATABASE_URL is set.
  *
- *   [DATABASE_URL=...] node --experimental-strip-types scripts/bench/footprint.ts
+ *   [DATABASE_URL=...] node --experimental-strip-types scripts/bench/footprint.ts [--json]
+ *
+ * With --json it ends with one JSON line of the figures (what `npm run bench` reads).
  */
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
@@ -66,19 +68,26 @@ setInterval(() => undefined, 1 << 30)
 }
 
 const rows: Array<string> = []
+const figures: Record<string, unknown> = {}
 const dataDir = mkdtempSync(join(tmpdir(), "footprint-"))
 try {
   const cold = await startService({ DATABASE_URL: "", CHECKOUT_DATA_DIR: dataDir })
   rows.push(`embedded PGlite, first start:  ready in ${cold.readyMs} ms, idle RSS ${cold.mb} MB (${cold.afterGcMb} MB after a full GC, live JS heap ${cold.heapMb} MB)`)
+  figures.embeddedFirst = cold
   const warm = await startService({ DATABASE_URL: "", CHECKOUT_DATA_DIR: dataDir })
+  figures.embeddedWarm = warm
   rows.push(`embedded PGlite, warm start:   ready in ${warm.readyMs} ms, idle RSS ${warm.mb} MB (${warm.afterGcMb} MB after a full GC, live JS heap ${warm.heapMb} MB)`)
-  rows.push(`bare Node + open PGlite:        idle RSS ${await barePglite(dataDir)} MB`)
+  const pgliteAlone = await barePglite(dataDir)
+  figures.pgliteAloneMb = pgliteAlone
+  rows.push(`bare Node + open PGlite:        idle RSS ${pgliteAlone} MB`)
   if (process.env.DATABASE_URL !== undefined && process.env.DATABASE_URL !== "") {
     const server = await startService({ CHECKOUT_DATA_DIR: dataDir })
+    figures.server = server
     rows.push(`PostgreSQL server:              ready in ${server.readyMs} ms, idle RSS ${server.mb} MB (${server.afterGcMb} MB after a full GC, live JS heap ${server.heapMb} MB)`)
   }
 } finally {
   rmSync(dataDir, { recursive: true, force: true })
 }
 console.log(rows.join("\n"))
+if (process.argv.includes("--json")) console.log(JSON.stringify(figures))
 process.exit(0)

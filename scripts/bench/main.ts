@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- --quick] [--profile] [--only create,detail] [--merchants N] [--no-engine] [--no-watcher]`
+ * `npm run bench [-- --quick] [--profile] [--only create,detail] [--merchants N] [--no-engine] [--no-watcher] [--no-footprint]`
  *
  * The service next to a raw baseline, A-B-A-B, on the same machine:
  * 1. setup (scripts/bench/setup.ts, the project's own layers): migrate, and create one bench
@@ -37,7 +37,8 @@ const { values: flags } = parseArgs({
     only: { type: "string" },
     merchants: { type: "string", default: "50" },
     "no-engine": { type: "boolean", default: false },
-    "no-watcher": { type: "boolean", default: false }
+    "no-watcher": { type: "boolean", default: false },
+    "no-footprint": { type: "boolean", default: false }
   }
 })
 const quick = flags.quick
@@ -395,6 +396,24 @@ if (!flags["no-engine"]) {
   webhooks = await child.firstJson
   await child.exited
 }
+// ---- promotion per scavenge under each paced load, and the idle footprint (round 2, items 2 and 5)
+
+const promotion: Array<Record<string, any>> = []
+for (const [scenario, row] of Object.entries(results)) {
+  log(`  GC under a paced ${scenario} load at ${row.paced.rate} req/s (a fresh service with --trace-gc-nvp) ...`)
+  const child = startNode(join(import.meta.dirname, "paced-tail.ts"), [scenario.replace(" ", "-"), String(row.paced.rate), quick ? "4" : "8", "--json"], baseEnv, {
+    label: `gc ${scenario}`
+  })
+  promotion.push(await child.firstJson)
+  await child.exited
+}
+let footprint: Record<string, any> | undefined
+if (!flags["no-footprint"]) {
+  log("  idle footprint and time to ready (embedded first and warm start, PGlite alone, and the server with DATABASE_URL) ...")
+  const child = startNode(join(import.meta.dirname, "footprint.ts"), ["--json"], baseEnv, { label: "footprint" })
+  footprint = await child.firstJson
+  await child.exited
+}
 let watcher: Record<string, any> | undefined
 if (!flags["no-watcher"]) {
   log("  EVM watcher: one poll with 100 and with 100,000 open invoices (anvil) ...")
@@ -487,6 +506,15 @@ for (const [scenario, row] of Object.entries(results)) {
 }
 log(`service RSS (MB) after start, then after each scenario's warm-up and rounds (no GC forced): ${serviceSeries.join(", ")}`)
 log(`memory: ${memoryVerdict}`)
+for (const run of promotion) {
+  log(`GC under a paced ${run.scenario} load at ${run.rate} req/s (fresh service, ${run.seconds} s): p50 ${run.p50Ms} / p99 ${run.p99Ms} ms, ` +
+    `${run.scavenges} scavenges promoting ${run.promotedMbPerScavenge} MB each, ${run.fullGcs} full GCs`)
+}
+if (footprint !== undefined) {
+  const line = (figures: Record<string, any>) => `ready in ${figures.readyMs} ms, idle ${figures.mb} MB (${figures.afterGcMb} MB after a full GC, live heap ${figures.heapMb} MB)`
+  log(`footprint: embedded first start ${line(footprint.embeddedFirst)}; warm start ${line(footprint.embeddedWarm)}; PGlite alone ${footprint.pgliteAloneMb} MB` +
+    (footprint.server === undefined ? "" : `; PostgreSQL server ${line(footprint.server)}`))
+}
 
 // The issue's budget (meant for a PostgreSQL server, 50 connections, this 2-core machine).
 const budget: Array<{ readonly check: string; readonly pass: boolean }> = []
@@ -525,6 +553,23 @@ if (bitcoinWatcher !== undefined) {
 if (watcher !== undefined) {
   budget.push({ check: `watcher poll with 100,000 open invoices ${watcher.ratio}x the poll with 100 <= 1.2x`, pass: Number(watcher.ratio) <= 1.2 })
 }
+for (const run of promotion) {
+  budget.push({
+    check: `${run.scenario}: paced at ${run.rate} req/s, ${run.promotedMbPerScavenge} MB promoted per scavenge (${run.scavenges} scavenges) < 0.5 MB`,
+    pass: run.promotedMbPerScavenge < 0.5
+  })
+}
+if (footprint !== undefined) {
+  const warm = footprint.embeddedWarm
+  budget.push({
+    check: `embedded database: idle ${warm.mb} MB, ${warm.mb - footprint.pgliteAloneMb} MB over PGlite alone (${footprint.pgliteAloneMb} MB) < 150 MB`,
+    pass: warm.mb - footprint.pgliteAloneMb < 150
+  })
+  budget.push({ check: `embedded database, warm data directory: ready in ${warm.readyMs} ms < 3000 ms`, pass: warm.readyMs < 3000 })
+  if (footprint.server !== undefined) {
+    budget.push({ check: `PostgreSQL server: idle ${footprint.server.mb} MB < 150 MB`, pass: footprint.server.mb < 150 })
+  }
+}
 budget.push({ check: `no memory growth across ${MEMORY_ROUNDS} repeated rounds (RSS and live heap after a forced GC)`, pass: !leak })
 log(`budget (issue 7${databaseUrl === undefined ? "; it is set for a PostgreSQL server, shown here for reference" : ""}): ` +
   `${budget.filter((entry) => entry.pass).length}/${budget.length} met`)
@@ -557,6 +602,8 @@ const report = {
   watcher: watcher ?? null,
   bitcoinWatcher: bitcoinWatcher ?? null,
   webhooks: webhooks ?? null,
+  promotion,
+  footprint: footprint ?? null,
   memory: { samples: memory, rounds: memoryRounds, rssGrowthMb, liveHeapGrowthMb: heapGrowthMb, verdict: memoryVerdict },
   budget
 }

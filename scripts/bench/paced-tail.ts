@@ -5,14 +5,16 @@
  * scavenge copied and promoted, and the longest event-loop delays of that window.
  *
  *   DATABASE_URL=... [SERVICE_NODE_FLAGS="--max-semi-space-size=32"] node --experimental-strip-types \
- *     scripts/bench/paced-tail.ts [create|public-status|status|detail] [rate] [seconds] [--target baseline]
+ *     scripts/bench/paced-tail.ts [create|public-status|status|detail] [rate] [seconds] [--target baseline] [--json]
+ *
+ * With --json it ends with one JSON line of the figures (what `npm run bench` reads).
  */
 import { join } from "node:path"
 import { parseArgs } from "node:util"
 import { pacedLoad } from "./paced.ts"
 import { type Child, freePort, pacedRequestsFor, ROOT, type Scenario, type Seeded, startNode, stop, waitForHttp } from "./shared.ts"
 
-const { positionals, values } = parseArgs({ allowPositionals: true, options: { target: { type: "string", default: "service" } } })
+const { positionals, values } = parseArgs({ allowPositionals: true, options: { target: { type: "string", default: "service" }, json: { type: "boolean", default: false } } })
 const scenario = (positionals[0] ?? "public-status").replace("-", " ") as Scenario
 const rate = Number(positionals[1] ?? "1000")
 const seconds = Number(positionals[2] ?? "8")
@@ -85,4 +87,19 @@ if (delays.length > 0) {
   console.log(`  event-loop delay per second: max ${delays.map((d) => d.maxMs).join(", ")} ms; p99 ${delays.map((d) => d.p99Ms).join(", ")} ms`)
 }
 await stop(child)
+if (values.json) {
+  const scavenges = pauses.filter((pause) => pause.kind === "scavenge")
+  const promoted = scavenges.reduce((sum, pause) => sum + pause.promotedBytes, 0)
+  console.log(JSON.stringify({
+    target,
+    scenario,
+    rate,
+    seconds,
+    p50Ms: run.p50,
+    p99Ms: run.p99,
+    scavenges: scavenges.length,
+    promotedMbPerScavenge: scavenges.length === 0 ? 0 : Number(mb(promoted / scavenges.length)),
+    fullGcs: pauses.filter((pause) => pause.kind !== "scavenge").length
+  }))
+}
 process.exit(0)

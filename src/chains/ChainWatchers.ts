@@ -7,9 +7,6 @@ import { RailSettingsService } from "../payments/RailSettings.ts"
 import { ChainRepo } from "./ChainRepo.ts"
 import type { ChainRpcError } from "./ChainSource.ts"
 import { type ChainWatcher, makeChainWatcher, type PollReport } from "./ChainWatcher.ts"
-import { makeEsploraSource } from "./bitcoin/EsploraSource.ts"
-import { makeEvmSource } from "./evm/EvmSource.ts"
-import { makeSolanaWatcher } from "./solana/SolanaWatcher.ts"
 import { SolanaRpc } from "./solana/SolanaRpc.ts"
 import { makeWatchIndex } from "./WatchedOptions.ts"
 import { WatcherLeadership } from "./WatcherLeadership.ts"
@@ -31,7 +28,10 @@ export class ChainWatchers extends Context.Service<ChainWatchers, {
       const rails = (yield* RailSettingsService).settings
       const evmNetworks = EVM_NETWORKS.filter((network) => chains.endpoints[network] !== undefined)
       const watchers: Array<ChainWatcher> = []
+      // Each family's client library (viem, @scure/btc-signer, @solana/web3.js) loads only when one of
+      // its networks is configured: tens of MB resident that a deployment without them never needs.
       if (evmNetworks.length > 0) {
+        const { makeEvmSource } = yield* Effect.promise(() => import("./evm/EvmSource.ts"))
         const sql = yield* SqlClient.SqlClient
         // EVM deposit addresses are the same on every EVM network: one index of all EVM options serves
         // every EVM watcher, so a transfer on the wrong network is recognised as an unmatched deposit.
@@ -58,6 +58,7 @@ export class ChainWatchers extends Context.Service<ChainWatchers, {
       }
       const esploraUrl = chains.endpoints.bitcoin
       if (esploraUrl !== undefined) {
+        const { makeEsploraSource } = yield* Effect.promise(() => import("./bitcoin/EsploraSource.ts"))
         const sql = yield* SqlClient.SqlClient
         const index = yield* makeWatchIndex({
           networks: ["bitcoin"],
@@ -74,6 +75,7 @@ export class ChainWatchers extends Context.Service<ChainWatchers, {
       }
       const solana = (yield* SolanaRpc).client
       if (solana !== undefined) {
+        const { makeSolanaWatcher } = yield* Effect.promise(() => import("./solana/SolanaWatcher.ts"))
         const mints = new Map<string, string>()
         for (const [key, address] of Object.entries(rails.tokens)) {
           const [tokenNetwork, asset] = key.split(":")

@@ -1,7 +1,7 @@
 import { Schema } from "effect"
 import { usdNumberToMicros } from "../domain/Money.ts"
 import { TIMING_BOUNDS } from "../domain/Timing.ts"
-import { PAYER_KEY_MESSAGE, parsePayerKey } from "../chains/solana/SolanaTransfer.ts"
+import { PAYER_KEY_MESSAGE, payerKeyBytes } from "../chains/solana/PayerKey.ts"
 
 /**
  * Request schemas. Messages are written without the field name: the error mapping prefixes
@@ -116,6 +116,6 @@ export const PrepareSolanaWalletPaymentBody = Schema.Struct({
     Schema.isUUID(undefined, { message: "must be a valid UUID" })
   ),
   payerPublicKey: Schema.String.annotate({ message: "must be a string" }).check(
-    Schema.makeFilter<string>((value) => parsePayerKey(value) !== undefined, { message: PAYER_KEY_MESSAGE })
+    Schema.makeFilter<string>((value) => payerKeyBytes(value) !== undefined, { message: PAYER_KEY_MESSAGE })
   )
 }).annotate({ identifier: "PrepareSolanaWalletPayment" })

@@ -1,7 +1,7 @@
 import { base58, bech32 } from "@scure/base"
 import { HDKey } from "@scure/bip32"
 import { keccak_256 } from "@noble/hashes/sha3.js"
-import type { Hex } from "viem"
+import { checksumOfBytes, type Hex, keccakHex } from "./EvmAddress.ts"
 import { createHash, createHmac, createSecretKey, type KeyObject } from "node:crypto"
 import { pointAddScalar } from "tiny-secp256k1"
 
@@ -56,27 +56,11 @@ export const bitcoinAddress = (accountKey: string, index: number): string => {
   return bech32.encode("bc", [0, ...bech32.toWords(hash160)])
 }
 
-/*
- * EVM addresses are computed with @noble/hashes' keccak directly rather than through viem, so that
- * the payment worker thread (PaymentWorkerThread.ts), which loads this module, does not load viem.
- * test/unit/derivation.test.ts checks them against viem.
- */
-const hexOf = (bytes: Uint8Array) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("hex")
-
-/** EIP-55 mixed-case checksum of the last 20 bytes of a keccak hash. */
-const checksummed = (addressBytes: Uint8Array): Hex => {
-  const lower = hexOf(addressBytes)
-  const hash = hexOf(keccak_256(Buffer.from(lower, "ascii")))
-  let out = "0x"
-  for (let i = 0; i < 40; i++) out += parseInt(hash[i], 16) >= 8 ? lower[i].toUpperCase() : lower[i]
-  return out as Hex
-}
-
 /** EVM deposit address m/44'/60'/0'/0/index from an account xpub (the key at m/44'/60'/0'). */
-export const evmDepositAddress = (accountKey: string, index: number): Hex => checksummed(keccak_256(childKey(accountKey, index, false).subarray(1)).subarray(12))
+export const evmDepositAddress = (accountKey: string, index: number): Hex => checksumOfBytes(keccak_256(childKey(accountKey, index, false).subarray(1)).subarray(12))
 
 /** Salt of a wallet-contract forwarder: keccak256 of the option id. */
-export const forwarderSalt = (optionId: string): Hex => `0x${hexOf(keccak_256(Buffer.from(optionId, "utf8")))}`
+export const forwarderSalt = (optionId: string): Hex => keccakHex(Buffer.from(optionId, "utf8"))
 
 /** A fresh Solana Pay reference: 32 random bytes as a base58 public key. */
 export const solanaReference = (): string => base58.encode(crypto.getRandomValues(new Uint8Array(32)))

@@ -1,5 +1,6 @@
 import { readFileSync } from "node:fs"
-import { type Abi, type Address, concat, encodeAbiParameters, getContractAddress, type Hex, zeroHash } from "viem"
+import type { Abi } from "viem"
+import { abiEncodeAddress, concatHex, create2Address, type Hex, ZERO_HASH } from "./EvmAddress.ts"
 import { forwarderSalt } from "./Derivation.ts"
 
 interface Artifact {
@@ -19,17 +20,16 @@ export const ForwarderFactory = artifact("ForwarderFactory")
  * this address on ethereum, arbitrum, base and most EVM chains. `npm run cli -- evm deploy-factory`
  * deploys the factory through it, so the factory has the same address on every network.
  */
-export const CREATE2_DEPLOYER: Address = "0x4e59b44847b379578588920cA78FbF26c0B4956C"
+export const CREATE2_DEPLOYER: Hex = "0x4e59b44847b379578588920cA78FbF26c0B4956C"
 /** The proxy's runtime code, for local nodes that lack it. */
 export const CREATE2_DEPLOYER_CODE: Hex =
   "0x7fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffe03601600081602082378035828234f58015156039578182fd5b8082525050506014600cf3"
 
 /** Where `deploy-factory` puts the factory on any chain that has the deployment proxy. */
-export const CANONICAL_FACTORY: Address = getContractAddress({ opcode: "CREATE2", from: CREATE2_DEPLOYER, salt: zeroHash, bytecode: ForwarderFactory.bytecode })
+export const CANONICAL_FACTORY: Hex = create2Address(CREATE2_DEPLOYER, ZERO_HASH, ForwarderFactory.bytecode)
 
 /** The forwarder's init code for a recipient: its creation code with the recipient as constructor argument. */
-export const forwarderInitCode = (recipient: Address): Hex => concat([Forwarder.bytecode, encodeAbiParameters([{ type: "address" }], [recipient])])
+export const forwarderInitCode = (recipient: Hex): Hex => concatHex([Forwarder.bytecode, abiEncodeAddress(recipient)])
 
 /** The counterfactual address of an option's forwarder: CREATE2 from the network's factory, salt from the option id. */
-export const forwarderAddress = (factory: Address, optionId: string, recipient: Address): Address =>
-  getContractAddress({ opcode: "CREATE2", from: factory, salt: forwarderSalt(optionId), bytecode: forwarderInitCode(recipient) })
+export const forwarderAddress = (factory: Hex, optionId: string, recipient: Hex): Hex => create2Address(factory, forwarderSalt(optionId), forwarderInitCode(recipient))

@@ -1,5 +1,5 @@
 import { base58 } from "@scure/base"
-import { getAddress } from "viem"
+import { checksumAddress } from "./EvmAddress.ts"
 import type { MethodInput } from "./CheckoutSettingsRepo.ts"
 import { parseAccountKey } from "./Derivation.ts"
 import { isEvm, SUPPORTED_METHODS } from "./Networks.ts"
@@ -23,7 +23,7 @@ const isAccountKey = (value: string, allowZpub: boolean): boolean => {
 
 const isChecksummedEvmAddress = (value: string): boolean => {
   try {
-    return getAddress(value) === value
+    return checksumAddress(value) === value
   } catch {
     return false
   }

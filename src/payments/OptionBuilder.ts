@@ -1,8 +1,8 @@
-import { getAddress, type Hex } from "viem"
 import type { InvoiceId, PaymentOptionId } from "../domain/Ids.ts"
 import type { PaymentOptionRecord } from "../domain/Invoice.ts"
 import { ceilDiv, formatAtomic, type Micros } from "../domain/Money.ts"
 import { bitcoinAddress, evmDepositAddress, solanaReference } from "./Derivation.ts"
+import { checksumAddress, type Hex } from "./EvmAddress.ts"
 import { forwarderAddress } from "./Forwarders.ts"
 import { type AssetCode, DECIMALS, EVM_CHAIN_IDS, type EvmNetwork, isEvm, type Network } from "./Networks.ts"
 import { qrSvg } from "./QrCode.ts"
@@ -147,7 +147,7 @@ export const buildOption = (
     if (method.recipientAddress === null) throw new OptionBuildError("wallet-contract method has no recipient")
     const factory = settings.forwarder.factories[method.network]
     if (factory === undefined) throw new OptionBuildError(`no forwarder factory configured on ${method.network}`)
-    const contractAddress = forwarderAddress(factory, request.optionId, getAddress(method.recipientAddress))
+    const contractAddress = forwarderAddress(factory, request.optionId, checksumAddress(method.recipientAddress))
     return {
       ...base,
       destinationAddress: null,

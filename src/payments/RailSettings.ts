@@ -1,5 +1,5 @@
 import { Context, Layer } from "effect"
-import { getAddress, type Hex, isAddress } from "viem"
+import { checksumAddress, type Hex, isEvmAddress } from "./EvmAddress.ts"
 import { CANONICAL_FACTORY } from "./Forwarders.ts"
 import { DEFAULT_CONFIRMATIONS, DEFAULT_TOKENS, type EvmNetwork, isEvm, type Network, NETWORKS } from "./Networks.ts"
 
@@ -27,8 +27,8 @@ export const railSettingsFromEnv = (env: Env, servicePrefix: string, production 
     const name = `CHECKOUT_FORWARDER_FACTORY_${network.toUpperCase()}`
     const configured = env[name]
     if (configured !== undefined && configured !== "") {
-      if (!isAddress(configured, { strict: false })) throw new Error(`${name} must be an EVM address`)
-      factories[network] = getAddress(configured)
+      if (!isEvmAddress(configured, { strict: false })) throw new Error(`${name} must be an EVM address`)
+      factories[network] = checksumAddress(configured)
     } else if (!production) {
       factories[network] = CANONICAL_FACTORY
     }

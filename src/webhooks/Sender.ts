@@ -1,7 +1,7 @@
 import { isIP } from "node:net"
-import { Agent, type buildConnector, request } from "undici"
+import type { Agent, buildConnector } from "undici"
 import { checkDestination, type Resolver } from "./Destination.ts"
-import { WEBHOOK_TIMEOUT_MS } from "./WebhookNetwork.ts"
+import { loadUndici, WEBHOOK_TIMEOUT_MS } from "./WebhookNetwork.ts"
 
 const EXCERPT_BYTES = 1024
 
@@ -80,6 +80,7 @@ export const sendWebhook = async (attempt: WebhookRequest): Promise<SendResult> 
   try {
     const checked = await untilAborted(checkDestination(attempt.url, attempt.resolve, attempt.allowLoopback), signal)
     if (!checked.ok) return failed(checked.reason)
+    const { Agent, request } = await loadUndici()
     agent = new Agent({
       connect: pinnedTo(checked.addresses[0].address, attempt.connect),
       headersTimeout: timeoutMs,

@@ -1,15 +1,8 @@
-import { statusesAccepting } from "../../lifecycle/Lifecycle.ts"
-import { PublicKey } from "@solana/web3.js"
-import { TOKEN_PROGRAM_ID } from "@solana/spl-token"
-import { Context, Duration, Effect, Layer } from "effect"
-import { AppConfig } from "../../config/AppConfig.ts"
-import { summarize } from "../../domain/Coverage.ts"
-import { InvalidRequest, type InvoiceNotFound, SolanaPaymentNotPayable, SolanaPreparationUnavailable } from "../../domain/Errors.ts"
-import { usdStringToMicros } from "../../domain/Money.ts"
-import { Invoices } from "../../invoices/Invoices.ts"
-import { quoteAtomic } from "../../payments/OptionBuilder.ts"
-import { NETWORK, SolanaRpc } from "./SolanaRpc.ts"
-import { buildTransferTransaction, PAYER_KEY_MESSAGE, parsePayerKey, serializeUnsigned } from "./SolanaTransfer.ts"
+import { Context, Effect, Layer } from "effect"
+import type { AppConfig } from "../../config/AppConfig.ts"
+import type { InvalidRequest, InvoiceNotFound, SolanaPaymentNotPayable, SolanaPreparationUnavailable } from "../../domain/Errors.ts"
+import type { Invoices } from "../../invoices/Invoices.ts"
+import type { SolanaRpc } from "./SolanaRpc.ts"
 
 export interface PreparedSolanaPayment {
   readonly transaction: string
@@ -18,11 +11,6 @@ export interface PreparedSolanaPayment {
   readonly paymentOptionId: string
   readonly amountAtomic: string
 }
-
-/** Payable: the statuses that the deadline still applies to (asked of the lifecycle machine). */
-const PAYABLE: ReadonlySet<string> = new Set(statusesAccepting({ type: "DEADLINE_PASSED" }))
-/** A payer waits for this page: answer 503 rather than hang on a slow RPC. */
-const MAX_BLOCKHASH_MILLIS = 5_000
 
 /**
  * The public preparation of a Solana Pay transfer for the hosted page and custom UIs: an unsigned
@@ -35,82 +23,18 @@ export class SolanaPrepare extends Context.Service<SolanaPrepare, {
     request: { readonly paymentOptionId: string; readonly payerPublicKey: string }
   ) => Effect.Effect<PreparedSolanaPayment, InvalidRequest | InvoiceNotFound | SolanaPaymentNotPayable | SolanaPreparationUnavailable>
 }>()("Chains/SolanaPrepare") {
+  /** The implementation (SolanaPreparation.ts, with @solana/web3.js and spl-token) loads on the first preparation. */
   static readonly layer = Layer.effect(
     SolanaPrepare,
     Effect.gen(function*() {
-      const invoices = yield* Invoices
-      const { client } = yield* SolanaRpc
-      const { chains } = yield* AppConfig
-      const budget = Duration.millis(Math.min(chains.rpcTimeoutMs, MAX_BLOCKHASH_MILLIS))
-      // The token program owning each mint (classic SPL Token for USDC and USDT), read once.
-      const tokenPrograms = new Map<string, PublicKey>()
-
-      const unavailable = (cause: unknown) =>
-        Effect.logWarning("Solana payment preparation unavailable", cause).pipe(Effect.andThen(Effect.fail(new SolanaPreparationUnavailable())))
-
-      const tokenProgramOf = (mint: PublicKey) =>
-        Effect.gen(function*() {
-          const known = tokenPrograms.get(mint.toBase58())
-          if (known !== undefined || client === undefined) return known ?? TOKEN_PROGRAM_ID
-          const account = yield* client.call("getAccountInfo", (connection) => connection.getAccountInfo(mint))
-          const program = account?.owner ?? TOKEN_PROGRAM_ID
-          tokenPrograms.set(mint.toBase58(), program)
-          return program
-        })
-
-      const prepare = Effect.fn("SolanaPrepare.prepare")(function*(
-        invoiceId: string,
-        request: { readonly paymentOptionId: string; readonly payerPublicKey: string }
-      ) {
-        const payer = parsePayerKey(request.payerPublicKey)
-        if (payer === undefined) return yield* new InvalidRequest({ message: `payerPublicKey ${PAYER_KEY_MESSAGE}` })
-        const { invoice, options } = yield* invoices.getPublic(invoiceId)
-        const option = options.find((candidate) => candidate.id === request.paymentOptionId)
-        const payload = option?.optionPayload
-        if (option === undefined || option.network !== NETWORK || payload?.methodType !== "solana") {
-          return yield* new SolanaPaymentNotPayable({ message: `Payment option ${request.paymentOptionId} is not a Solana option of this invoice` })
-        }
-        if (!PAYABLE.has(invoice.status)) {
-          return yield* new SolanaPaymentNotPayable({ message: `This invoice cannot be paid: it is ${invoice.status}` })
-        }
-        const remainingMicros = summarize(invoice.amountMicros, invoice.receivedMicros, invoice.confirmedMicros).remainingMicros
-        const rateMicros = usdStringToMicros(option.quoteRate)
-        const amountAtomic = rateMicros === undefined || rateMicros === 0n ? 0n : quoteAtomic(remainingMicros, rateMicros, option.decimals)
-        if (amountAtomic <= 0n) {
-          return yield* new SolanaPaymentNotPayable({ message: "Nothing remains to be paid on this invoice" })
-        }
-        if (client === undefined) return yield* unavailable("CHECKOUT_RPC_URL_SOLANA is not set")
-        const mint = new PublicKey(String(payload.mintAddress))
-        const fetched = yield* Effect.all([
-          client.call("getLatestBlockhash", (connection) => connection.getLatestBlockhash()),
-          tokenProgramOf(mint)
-        ], { concurrency: 2 }).pipe(
-          Effect.timeoutOrElse({ duration: budget, orElse: () => unavailable("getLatestBlockhash timed out") }),
-          Effect.catchTag("ChainRpcError", unavailable)
+      const context = yield* Effect.context<AppConfig | Invoices | SolanaRpc>()
+      const loaded = yield* Effect.cached(
+        Effect.promise(() => import("./SolanaPreparation.ts")).pipe(
+          Effect.flatMap(({ makeSolanaPrepare }) => makeSolanaPrepare),
+          Effect.provideContext(context)
         )
-        const [{ blockhash, lastValidBlockHeight }, tokenProgram] = fetched
-        const transaction = buildTransferTransaction({
-          payer,
-          recipient: new PublicKey(String(payload.recipientAddress)),
-          mint,
-          decimals: option.decimals,
-          amountAtomic,
-          reference: new PublicKey(String(payload.reference)),
-          memo: String(payload.memo),
-          blockhash,
-          lastValidBlockHeight,
-          tokenProgram
-        })
-        return {
-          transaction: serializeUnsigned(transaction),
-          blockhash,
-          lastValidBlockHeight,
-          paymentOptionId: option.id,
-          amountAtomic: amountAtomic.toString()
-        } satisfies PreparedSolanaPayment
-      })
-
-      return { prepare }
+      )
+      return { prepare: (invoiceId, request) => Effect.flatMap(loaded, ({ prepare }) => prepare(invoiceId, request)) }
     })
   )
 }

@@ -5,18 +5,6 @@ export const MEMO_PROGRAM_ID = new PublicKey("MemoSq4gqABAXKb96qnH8TysNcWxMyWCqX
 /** Memo v1, still used by some wallets; the watcher reads memos of both. */
 export const MEMO_V1_PROGRAM_ID = new PublicKey("Memo1UhkJRfHyvLMcVucJwxXeuD728EqVDDwQDxFMNo")
 
-export const PAYER_KEY_MESSAGE = "must be a base58 Solana public key (32 bytes on the ed25519 curve)"
-
-/** A payer key the endpoint accepts: base58 of 32 bytes on the ed25519 curve (a key that can sign). */
-export const parsePayerKey = (text: string): PublicKey | undefined => {
-  try {
-    const key = new PublicKey(text)
-    return key.toBase58() === text && PublicKey.isOnCurve(key.toBytes()) ? key : undefined
-  } catch {
-    return undefined
-  }
-}
-
 export interface TransferRequest {
   readonly payer: PublicKey
   readonly recipient: PublicKey

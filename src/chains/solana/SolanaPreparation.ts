@@ -1,0 +1,95 @@
+import { PublicKey } from "@solana/web3.js"
+import { TOKEN_PROGRAM_ID } from "@solana/spl-token"
+import { Duration, Effect } from "effect"
+import { AppConfig } from "../../config/AppConfig.ts"
+import { summarize } from "../../domain/Coverage.ts"
+import { InvalidRequest, SolanaPaymentNotPayable, SolanaPreparationUnavailable } from "../../domain/Errors.ts"
+import { usdStringToMicros } from "../../domain/Money.ts"
+import { Invoices } from "../../invoices/Invoices.ts"
+import { statusesAccepting } from "../../lifecycle/Lifecycle.ts"
+import { quoteAtomic } from "../../payments/OptionBuilder.ts"
+import { PAYER_KEY_MESSAGE, payerKeyBytes } from "./PayerKey.ts"
+import type { PreparedSolanaPayment } from "./SolanaPrepare.ts"
+import { NETWORK, SolanaRpc } from "./SolanaRpc.ts"
+import { buildTransferTransaction, serializeUnsigned } from "./SolanaTransfer.ts"
+
+/** Payable: the statuses that the deadline still applies to (asked of the lifecycle machine). */
+const PAYABLE: ReadonlySet<string> = new Set(statusesAccepting({ type: "DEADLINE_PASSED" }))
+/** A payer waits for this page: answer 503 rather than hang on a slow RPC. */
+const MAX_BLOCKHASH_MILLIS = 5_000
+
+/** SolanaPrepare's implementation, loaded with @solana/web3.js on the first preparation. */
+export const makeSolanaPrepare = Effect.gen(function*() {
+  const invoices = yield* Invoices
+  const { client } = yield* SolanaRpc
+  const { chains } = yield* AppConfig
+  const budget = Duration.millis(Math.min(chains.rpcTimeoutMs, MAX_BLOCKHASH_MILLIS))
+  // The token program owning each mint (classic SPL Token for USDC and USDT), read once.
+  const tokenPrograms = new Map<string, PublicKey>()
+
+  const unavailable = (cause: unknown) => Effect.logWarning("Solana payment preparation unavailable", cause).pipe(Effect.andThen(Effect.fail(new SolanaPreparationUnavailable())))
+
+  const tokenProgramOf = (mint: PublicKey) =>
+    Effect.gen(function*() {
+      const known = tokenPrograms.get(mint.toBase58())
+      if (known !== undefined || client === undefined) return known ?? TOKEN_PROGRAM_ID
+      const account = yield* client.call("getAccountInfo", (connection) => connection.getAccountInfo(mint))
+      const program = account?.owner ?? TOKEN_PROGRAM_ID
+      tokenPrograms.set(mint.toBase58(), program)
+      return program
+    })
+
+  const prepare = Effect.fn("SolanaPrepare.prepare")(function*(
+    invoiceId: string,
+    request: { readonly paymentOptionId: string; readonly payerPublicKey: string }
+  ) {
+    const payerBytes = payerKeyBytes(request.payerPublicKey)
+    if (payerBytes === undefined) return yield* new InvalidRequest({ message: `payerPublicKey ${PAYER_KEY_MESSAGE}` })
+    const { invoice, options } = yield* invoices.getPublic(invoiceId)
+    const option = options.find((candidate) => candidate.id === request.paymentOptionId)
+    const payload = option?.optionPayload
+    if (option === undefined || option.network !== NETWORK || payload?.methodType !== "solana") {
+      return yield* new SolanaPaymentNotPayable({ message: `Payment option ${request.paymentOptionId} is not a Solana option of this invoice` })
+    }
+    if (!PAYABLE.has(invoice.status)) {
+      return yield* new SolanaPaymentNotPayable({ message: `This invoice cannot be paid: it is ${invoice.status}` })
+    }
+    const remainingMicros = summarize(invoice.amountMicros, invoice.receivedMicros, invoice.confirmedMicros).remainingMicros
+    const rateMicros = usdStringToMicros(option.quoteRate)
+    const amountAtomic = rateMicros === undefined || rateMicros === 0n ? 0n : quoteAtomic(remainingMicros, rateMicros, option.decimals)
+    if (amountAtomic <= 0n) {
+      return yield* new SolanaPaymentNotPayable({ message: "Nothing remains to be paid on this invoice" })
+    }
+    if (client === undefined) return yield* unavailable("CHECKOUT_RPC_URL_SOLANA is not set")
+    const mint = new PublicKey(String(payload.mintAddress))
+    const fetched = yield* Effect.all([
+      client.call("getLatestBlockhash", (connection) => connection.getLatestBlockhash()),
+      tokenProgramOf(mint)
+    ], { concurrency: 2 }).pipe(
+      Effect.timeoutOrElse({ duration: budget, orElse: () => unavailable("getLatestBlockhash timed out") }),
+      Effect.catchTag("ChainRpcError", unavailable)
+    )
+    const [{ blockhash, lastValidBlockHeight }, tokenProgram] = fetched
+    const transaction = buildTransferTransaction({
+      payer: new PublicKey(payerBytes),
+      recipient: new PublicKey(String(payload.recipientAddress)),
+      mint,
+      decimals: option.decimals,
+      amountAtomic,
+      reference: new PublicKey(String(payload.reference)),
+      memo: String(payload.memo),
+      blockhash,
+      lastValidBlockHeight,
+      tokenProgram
+    })
+    return {
+      transaction: serializeUnsigned(transaction),
+      blockhash,
+      lastValidBlockHeight,
+      paymentOptionId: option.id,
+      amountAtomic: amountAtomic.toString()
+    } satisfies PreparedSolanaPayment
+  })
+
+  return { prepare }
+})
