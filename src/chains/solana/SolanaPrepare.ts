@@ -2,7 +2,7 @@ import { Context, Effect, Layer } from "effect"
 import type { AppConfig } from "../../config/AppConfig.ts"
 import type { InvalidRequest, InvoiceNotFound, SolanaPaymentNotPayable, SolanaPreparationUnavailable } from "../../domain/Errors.ts"
 import type { Invoices } from "../../invoices/Invoices.ts"
-import type { SolanaRpc } from "./SolanaRpc.ts"
+import { SolanaRpc } from "./SolanaRpc.ts"
 
 export interface PreparedSolanaPayment {
   readonly transaction: string
@@ -23,17 +23,23 @@ export class SolanaPrepare extends Context.Service<SolanaPrepare, {
     request: { readonly paymentOptionId: string; readonly payerPublicKey: string }
   ) => Effect.Effect<PreparedSolanaPayment, InvalidRequest | InvoiceNotFound | SolanaPaymentNotPayable | SolanaPreparationUnavailable>
 }>()("Chains/SolanaPrepare") {
-  /** The implementation (SolanaPreparation.ts, with @solana/web3.js and spl-token) loads on the first preparation. */
+  /**
+   * The implementation (SolanaPreparation.ts, with @solana/web3.js and spl-token) loads at start when
+   * a Solana endpoint is configured, so that no payer waits for it; without one, on the first
+   * preparation (which then answers that preparation is unavailable).
+   */
   static readonly layer = Layer.effect(
     SolanaPrepare,
     Effect.gen(function*() {
       const context = yield* Effect.context<AppConfig | Invoices | SolanaRpc>()
+      const { client } = Context.get(context, SolanaRpc)
       const loaded = yield* Effect.cached(
         Effect.promise(() => import("./SolanaPreparation.ts")).pipe(
           Effect.flatMap(({ makeSolanaPrepare }) => makeSolanaPrepare),
           Effect.provideContext(context)
         )
       )
+      if (client !== undefined) yield* loaded
       return { prepare: (invoiceId, request) => Effect.flatMap(loaded, ({ prepare }) => prepare(invoiceId, request)) }
     })
   )
