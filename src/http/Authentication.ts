@@ -16,8 +16,11 @@ const bearerOf = (request: HttpServerRequest.HttpServerRequest): string | undefi
   return match === null ? "" : match[1]
 }
 
+/** Reads the query string, if there is one, without building a URL. */
 const selectsAnotherAccount = (request: HttpServerRequest.HttpServerRequest) => {
-  const query = new URL(request.url, "http://localhost").searchParams
+  const start = request.url.indexOf("?")
+  if (start === -1) return false
+  const query = new URLSearchParams(request.url.slice(start + 1))
   return query.has("userId") || query.has("user_id")
 }
 
@@ -51,19 +54,23 @@ const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"])
 
 /**
  * A request that names another account is refused; it counts as a probe towards disabling the
- * account only when its credential proves intent (see CurrentMerchant.credential).
+ * account only when its credential proves intent (see CurrentMerchant.credential). The common
+ * case, no such field, is answered without a generator of its own: one that closed over the request
+ * on every authenticated request made each scavenge under load promote about one response per
+ * request (docs/decisions.md, "Where the authenticated reads' promotion came from").
  */
 const refuseAccountSelection = (
   request: HttpServerRequest.HttpServerRequest,
   merchantId: string,
   credential: CurrentMerchant["Service"]["credential"]
-) =>
-  Effect.gen(function*() {
-    if (!selectsAnotherAccount(request)) return
-    const accounts = yield* Accounts
-    if (credential !== "cookie") yield* accounts.recordProbe(merchantId, "query_user_id", `${request.method} ${request.url}`)
-    return yield* new BadRequest({ error: "userId and user_id query fields are not allowed: private routes use the authenticated account" })
-  })
+): Effect.Effect<void, BadRequest, Accounts> =>
+  selectsAnotherAccount(request)
+    ? Effect.gen(function*() {
+      const accounts = yield* Accounts
+      if (credential !== "cookie") yield* accounts.recordProbe(merchantId, "query_user_id", `${request.method} ${request.url}`)
+      return yield* new BadRequest({ error: "userId and user_id query fields are not allowed: private routes use the authenticated account" })
+    })
+    : Effect.void
 
 /**
  * Authentication of the five merchant endpoints, in the spec's order: the `X-Api-Key` header,
