@@ -3,7 +3,7 @@
  * timed from spawn to its first answered request, then its resident memory after 3 s idle; and,
  * for comparison, a bare Node process that only opens a PGlite database. Runs on the embedded
  * database (a fresh data directory, then the same one again: a warm start), and on the PostgreSQL
- * server when DATABASE_URL is set.
+ * server when DATABASE_URL is set (in a new, empty database on that server, dropped afterwards).
  *
  *   [DATABASE_URL=...] node --experimental-strip-types scripts/bench/footprint.ts [--json]
  *
@@ -13,6 +13,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { pathToFileURL } from "node:url"
+import pg from "pg"
 import { freePort, heapAfterGcMb, ROOT, rssMb, startNode, stop } from "./shared.ts"
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
@@ -49,12 +50,13 @@ const startService = async (env: Record<string, string | undefined>) => {
   return { readyMs, mb, afterGcMb, heapMb }
 }
 
+/** PGlite with the service's settings (CHECKOUT_PGLITE_SHARED_BUFFERS's default), so that the difference is what the service adds. */
 const barePglite = async (dataDir: string) => {
   const script = join(mkdtempSync(join(tmpdir(), "pglite-bare-")), "bare.ts")
   // Imported by file URL: the script lives outside the project, where bare specifiers do not resolve.
   const pglite = pathToFileURL(join(ROOT, "node_modules", "@electric-sql", "pglite", "dist", "index.js")).href
   writeFileSync(script, `import { PGlite } from ${JSON.stringify(pglite)}
-const db = await PGlite.create(${JSON.stringify(dataDir)})
+const db = await PGlite.create(${JSON.stringify(dataDir)}, { postgresqlconf: ["shared_buffers=32MB"] })
 await db.query("SELECT 1")
 console.log(JSON.stringify({ ready: true }))
 setInterval(() => undefined, 1 << 30)
@@ -80,10 +82,33 @@ try {
   const pgliteAlone = await barePglite(dataDir)
   figures.pgliteAloneMb = pgliteAlone
   rows.push(`bare Node + open PGlite:        idle RSS ${pgliteAlone} MB`)
+  // The same on a fresh data directory: PGlite's initdb grows its WebAssembly memory, which never shrinks.
+  const freshDir = mkdtempSync(join(tmpdir(), "footprint-fresh-"))
+  try {
+    figures.pgliteAloneFirstStartMb = await barePglite(freshDir)
+    rows.push(`bare Node + PGlite, first start: idle RSS ${figures.pgliteAloneFirstStartMb} MB`)
+  } finally {
+    rmSync(freshDir, { recursive: true, force: true })
+  }
   if (process.env.DATABASE_URL !== undefined && process.env.DATABASE_URL !== "") {
-    const server = await startService({ CHECKOUT_DATA_DIR: dataDir })
-    figures.server = server
-    rows.push(`PostgreSQL server:              ready in ${server.readyMs} ms, idle RSS ${server.mb} MB (${server.afterGcMb} MB after a full GC, live JS heap ${server.heapMb} MB)`)
+    // A database of its own, empty: on the bench's database (10^5 invoices, webhooks to receivers
+    // that are gone) the service starts working at once, sweeping and retrying, and is not idle.
+    const admin = new pg.Client({ connectionString: process.env.DATABASE_URL })
+    await admin.connect()
+    const name = `checkout_footprint_${process.pid}`
+    await admin.query(`CREATE DATABASE ${name}`)
+    try {
+      const url = new URL(process.env.DATABASE_URL)
+      url.pathname = `/${name}`
+      const server = await startService({ DATABASE_URL: url.href, CHECKOUT_DATA_DIR: dataDir })
+      figures.server = server
+      rows.push(
+        `PostgreSQL server (empty database): ready in ${server.readyMs} ms, idle RSS ${server.mb} MB (${server.afterGcMb} MB after a full GC, live JS heap ${server.heapMb} MB)`
+      )
+    } finally {
+      await admin.query(`DROP DATABASE ${name} WITH (FORCE)`)
+      await admin.end()
+    }
   }
 } finally {
   rmSync(dataDir, { recursive: true, force: true })

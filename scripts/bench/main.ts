@@ -512,7 +512,8 @@ for (const run of promotion) {
 }
 if (footprint !== undefined) {
   const line = (figures: Record<string, any>) => `ready in ${figures.readyMs} ms, idle ${figures.mb} MB (${figures.afterGcMb} MB after a full GC, live heap ${figures.heapMb} MB)`
-  log(`footprint: embedded first start ${line(footprint.embeddedFirst)}; warm start ${line(footprint.embeddedWarm)}; PGlite alone ${footprint.pgliteAloneMb} MB` +
+  log(`footprint: embedded first start ${line(footprint.embeddedFirst)}; warm start ${line(footprint.embeddedWarm)}; PGlite alone ${footprint.pgliteAloneMb} MB ` +
+    `(${footprint.pgliteAloneFirstStartMb} MB on a fresh data directory)` +
     (footprint.server === undefined ? "" : `; PostgreSQL server ${line(footprint.server)}`))
 }
 

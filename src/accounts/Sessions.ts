@@ -1,7 +1,6 @@
 import { createHmac } from "node:crypto"
 import { Clock, Context, Data, Effect, Layer, Option, Schema, Struct } from "effect"
 import { SqlClient, SqlSchema } from "effect/sql"
-import { jwtVerify, SignJWT } from "jose"
 import { DateColumn, NullableDateColumn } from "../db/Columns.ts"
 import { type BillingStatus, MerchantRow } from "./Merchant.ts"
 import { Secrets } from "./Secrets.ts"
@@ -57,12 +56,15 @@ export class Sessions extends Context.Service<Sessions, {
             FROM sessions s JOIN merchants m ON m.id = s.merchant_id
             WHERE s.id = ${sessionId} AND s.merchant_id = ${merchantId}`
       })
+      // jose (about 9 MB resident) loads with the first dashboard session, not at start.
+      const jose = yield* Effect.cached(Effect.promise(() => import("jose")))
       return {
         issue: Effect.fn("Sessions.issue")(function*(merchantId) {
           const now = new Date(yield* Clock.currentTimeMillis)
           const expiresAt = new Date(now.getTime() + SESSION_HOURS * 3_600_000)
           const sessionId = crypto.randomUUID()
           yield* sql`INSERT INTO sessions ${sql.insert({ id: sessionId, merchantId, createdAt: now, expiresAt })}`.pipe(Effect.orDie)
+          const { SignJWT } = yield* jose
           const token = yield* Effect.promise(() =>
             new SignJWT({ sid: sessionId })
               .setProtectedHeader({ alg: "HS256", typ: "JWT" })
@@ -76,6 +78,7 @@ export class Sessions extends Context.Service<Sessions, {
         csrfToken: (sessionId) => createHmac("sha256", jwtSecret).update(`csrf:${sessionId}`).digest("base64url"),
         verify: Effect.fn("Sessions.verify")(function*(token) {
           const now = yield* Clock.currentTimeMillis
+          const { jwtVerify } = yield* jose
           const verified = yield* Effect.tryPromise({
             try: () =>
               jwtVerify(token, jwtSecret, {

@@ -55,4 +55,7 @@ export const parseAtomic = (text: string, decimals: number): bigint | undefined 
 
 export const ceilDiv = (numerator: bigint, denominator: bigint): bigint => (numerator + denominator - 1n) / denominator
 
+/** Atomic amount due for a USD amount at a rate (micro-dollars per whole unit): rounded up, so the payer never underpays. */
+export const quoteAtomic = (amountMicros: Micros, rateMicros: bigint, decimals: number): bigint => ceilDiv(amountMicros * 10n ** BigInt(decimals), rateMicros)
+
 export const maxBig = (a: bigint, b: bigint): bigint => (a > b ? a : b)

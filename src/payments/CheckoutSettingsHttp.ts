@@ -9,7 +9,7 @@ import { InvalidRequest } from "../domain/Errors.ts"
 import { timingFromOverride } from "../invoices/TimingOverride.ts"
 import { type CheckoutSettings, CheckoutSettingsRepo, type MethodInput } from "./CheckoutSettingsRepo.ts"
 import { validateMethods } from "./MethodValidation.ts"
-import { tokenContractOf } from "./OptionBuilder.ts"
+import { tokenContractOf } from "./PaymentMethod.ts"
 import { RailSettingsService } from "./RailSettings.ts"
 
 export const CheckoutSettingsHttpLive = HttpApiBuilder.group(Api, "checkoutSettings", (handlers) =>

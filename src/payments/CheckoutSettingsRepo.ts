@@ -3,7 +3,7 @@ import { SqlClient, SqlSchema } from "effect/sql"
 import { DEFAULT_PAYMENT_TIMING, type PaymentTimingInput } from "../domain/Timing.ts"
 import { BitcoinAddressPool } from "./BitcoinAddressPool.ts"
 import { AssetCode, Network } from "./Networks.ts"
-import type { PaymentMethod } from "./OptionBuilder.ts"
+import type { PaymentMethod } from "./PaymentMethod.ts"
 import { type DepositSlotRequest, depositSlots } from "./DepositSlots.ts"
 
 export interface CheckoutSettings {

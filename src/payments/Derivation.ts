@@ -1,14 +1,9 @@
 import { base58, bech32 } from "@scure/base"
-import { HDKey } from "@scure/bip32"
 import { keccak_256 } from "@noble/hashes/sha3.js"
-import { checksumOfBytes, type Hex, keccakHex } from "./EvmAddress.ts"
+import { parseAccountKey } from "./AccountKey.ts"
+import { checksumOfBytes, type Hex } from "./EvmAddress.ts"
 import { createHash, createHmac, createSecretKey, type KeyObject } from "node:crypto"
 import { pointAddScalar } from "tiny-secp256k1"
-
-/** SLIP-132 zpub version bytes (BIP84 account keys); xpub uses the library default. */
-const ZPUB_VERSIONS = { private: 0x04b2430c, public: 0x04b24746 }
-
-export const parseAccountKey = (extendedKey: string): HDKey => HDKey.fromExtendedKey(extendedKey, extendedKey.startsWith("zpub") ? ZPUB_VERSIONS : undefined)
 
 interface ChainNode {
   readonly compressed: Uint8Array
@@ -58,9 +53,6 @@ export const bitcoinAddress = (accountKey: string, index: number): string => {
 
 /** EVM deposit address m/44'/60'/0'/0/index from an account xpub (the key at m/44'/60'/0'). */
 export const evmDepositAddress = (accountKey: string, index: number): Hex => checksumOfBytes(keccak_256(childKey(accountKey, index, false).subarray(1)).subarray(12))
-
-/** Salt of a wallet-contract forwarder: keccak256 of the option id. */
-export const forwarderSalt = (optionId: string): Hex => keccakHex(Buffer.from(optionId, "utf8"))
 
 /** A fresh Solana Pay reference: 32 random bytes as a base58 public key. */
 export const solanaReference = (): string => base58.encode(crypto.getRandomValues(new Uint8Array(32)))

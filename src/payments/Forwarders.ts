@@ -1,7 +1,6 @@
 import { readFileSync } from "node:fs"
 import type { Abi } from "viem"
-import { abiEncodeAddress, concatHex, create2Address, type Hex, ZERO_HASH } from "./EvmAddress.ts"
-import { forwarderSalt } from "./Derivation.ts"
+import { abiEncodeAddress, concatHex, create2Address, type Hex, keccakHex, ZERO_HASH } from "./EvmAddress.ts"
 
 interface Artifact {
   readonly abi: Abi
@@ -30,6 +29,9 @@ export const CANONICAL_FACTORY: Hex = create2Address(CREATE2_DEPLOYER, ZERO_HASH
 
 /** The forwarder's init code for a recipient: its creation code with the recipient as constructor argument. */
 export const forwarderInitCode = (recipient: Hex): Hex => concatHex([Forwarder.bytecode, abiEncodeAddress(recipient)])
+
+/** Salt of a wallet-contract forwarder: keccak256 of the option id. */
+export const forwarderSalt = (optionId: string): Hex => keccakHex(Buffer.from(optionId, "utf8"))
 
 /** The counterfactual address of an option's forwarder: CREATE2 from the network's factory, salt from the option id. */
 export const forwarderAddress = (factory: Hex, optionId: string, recipient: Hex): Hex => create2Address(factory, forwarderSalt(optionId), forwarderInitCode(recipient))

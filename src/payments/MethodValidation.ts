@@ -1,7 +1,7 @@
 import { base58 } from "@scure/base"
 import { checksumAddress } from "./EvmAddress.ts"
 import type { MethodInput } from "./CheckoutSettingsRepo.ts"
-import { parseAccountKey } from "./Derivation.ts"
+import { parseAccountKey } from "./AccountKey.ts"
 import { isEvm, SUPPORTED_METHODS } from "./Networks.ts"
 
 const XPUB_VERSION = 0x0488b21e

@@ -1,33 +1,12 @@
 import type { InvoiceId, PaymentOptionId } from "../domain/Ids.ts"
 import type { PaymentOptionRecord } from "../domain/Invoice.ts"
-import { ceilDiv, formatAtomic, type Micros } from "../domain/Money.ts"
+import { formatAtomic, type Micros, quoteAtomic } from "../domain/Money.ts"
 import { bitcoinAddress, evmDepositAddress, solanaReference } from "./Derivation.ts"
-import { checksumAddress, type Hex } from "./EvmAddress.ts"
+import { checksumAddress } from "./EvmAddress.ts"
+import { type PaymentMethod, type RailSettings, tokenContractOf } from "./PaymentMethod.ts"
 import { forwarderAddress } from "./Forwarders.ts"
-import { type AssetCode, DECIMALS, EVM_CHAIN_IDS, type EvmNetwork, isEvm, type Network } from "./Networks.ts"
+import { DECIMALS, EVM_CHAIN_IDS, isEvm } from "./Networks.ts"
 import { qrSvg } from "./QrCode.ts"
-
-export interface PaymentMethod {
-  readonly id: string
-  readonly network: Network
-  readonly assetCode: AssetCode
-  readonly railType: "wallet_contract" | "address_transfer"
-  readonly isDefault: boolean
-  readonly recipientAddress: string | null
-  readonly xpub: string | null
-}
-
-/** The deployment's rail settings, as plain data so that they can travel to a worker thread. */
-export interface RailSettings {
-  /** Token contract or mint by `<network>:<asset>`. */
-  readonly tokens: Readonly<Record<string, string>>
-  readonly confirmations: Readonly<Record<Network, number>>
-  /** The wallet-contract rail's CREATE2 factory per EVM network (absent: the rail is unavailable there). */
-  readonly forwarder: { readonly factories: Partial<Record<EvmNetwork, Hex>> }
-  readonly servicePrefix: string
-}
-
-export const tokenContractOf = (settings: RailSettings, network: Network, assetCode: AssetCode): string | undefined => settings.tokens[`${network}:${assetCode}`]
 
 export interface OptionRequest {
   readonly invoiceId: InvoiceId
@@ -47,9 +26,6 @@ export interface OptionRequest {
    */
   readonly knownAddress?: string | undefined
 }
-
-/** Atomic amount due: rounded up, so the payer never underpays. */
-export const quoteAtomic = (amountMicros: Micros, rateMicros: bigint, decimals: number): bigint => ceilDiv(amountMicros * 10n ** BigInt(decimals), rateMicros)
 
 const rateText = (rateMicros: bigint) => formatAtomic(rateMicros, 6)
 

@@ -1,6 +1,7 @@
 import { bitcoinAddress, evmDepositAddress } from "./Derivation.ts"
 import { isEvm } from "./Networks.ts"
-import { buildOption, type OptionRequest, type RailSettings } from "./OptionBuilder.ts"
+import { buildOption, type OptionRequest } from "./OptionBuilder.ts"
+import type { RailSettings } from "./PaymentMethod.ts"
 
 /**
  * The CPU-heavy steps of creating payment options, as plain data in and out so that they can run

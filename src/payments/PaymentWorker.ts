@@ -1,8 +1,9 @@
 import { Context, Data, Effect, Layer } from "effect"
 import { Worker } from "node:worker_threads"
 import { AppConfig } from "../config/AppConfig.ts"
-import type { OptionRequest, RailSettings } from "./OptionBuilder.ts"
-import { type OptionOutcome, type PaymentTask, type PaymentTaskResult, runPaymentTask } from "./PaymentTasks.ts"
+import type { OptionRequest } from "./OptionBuilder.ts"
+import type { RailSettings } from "./PaymentMethod.ts"
+import type { OptionOutcome, PaymentTask, PaymentTaskResult } from "./PaymentTasks.ts"
 
 /** A payment task that failed as a computation (not because its thread was lost). */
 export class PaymentTaskFailed extends Data.TaggedError("PaymentTaskFailed")<{ readonly message: string }> {}
@@ -16,7 +17,15 @@ type Reply =
   | { readonly id: number; readonly ok: true; readonly value: PaymentTaskResult }
   | { readonly id: number; readonly ok: false; readonly error: string }
 
-const inline = (task: PaymentTask) => Effect.try({ try: () => runPaymentTask(task), catch: (error) => new PaymentTaskFailed({ message: String(error) }) })
+/**
+ * Runs a task on the event loop (no threads configured, or a lost thread's waiting tasks). The
+ * tasks' module, with libsecp256k1's WebAssembly, is loaded on first use: a process whose thread
+ * does the work never holds it on its main thread.
+ */
+const inline = (task: PaymentTask) =>
+  Effect.promise(() => import("./PaymentTasks.ts")).pipe(
+    Effect.flatMap(({ runPaymentTask }) => Effect.try({ try: () => runPaymentTask(task), catch: (error) => new PaymentTaskFailed({ message: String(error) }) }))
+  )
 
 const THREAD_ENTRY = new URL("./PaymentWorkerThread.ts", import.meta.url)
 

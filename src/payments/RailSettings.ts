@@ -4,7 +4,7 @@ import { CANONICAL_FACTORY } from "./Forwarders.ts"
 import { DEFAULT_CONFIRMATIONS, DEFAULT_TOKENS, type EvmNetwork, isEvm, type Network, NETWORKS } from "./Networks.ts"
 
 const EVM_NETWORKS = NETWORKS.filter(isEvm)
-import { type PaymentMethod, type RailSettings, tokenContractOf } from "./OptionBuilder.ts"
+import { type PaymentMethod, type RailSettings, tokenContractOf } from "./PaymentMethod.ts"
 
 type Env = Readonly<Record<string, string | undefined>>
 

@@ -2,8 +2,7 @@ import fc from "fast-check"
 import { concat, encodeAbiParameters, getAddress, getContractAddress, type Hex, isAddress, keccak256 } from "viem"
 import { describe, expect, it } from "vitest"
 import { checksumAddress, create2Address, isEvmAddress } from "../../src/payments/EvmAddress.ts"
-import { CANONICAL_FACTORY, CREATE2_DEPLOYER, Forwarder, ForwarderFactory, forwarderAddress, forwarderInitCode } from "../../src/payments/Forwarders.ts"
-import { forwarderSalt } from "../../src/payments/Derivation.ts"
+import { CANONICAL_FACTORY, CREATE2_DEPLOYER, Forwarder, ForwarderFactory, forwarderAddress, forwarderInitCode, forwarderSalt } from "../../src/payments/Forwarders.ts"
 
 const hexBytes = (length: number) => fc.uint8Array({ minLength: length, maxLength: length }).map((bytes) => `0x${Buffer.from(bytes).toString("hex")}` as Hex)
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest"
 import { formatAtomic, Micros, microsToNumber, parseAtomic, usdNumberToMicros } from "../../src/domain/Money.ts"
-import { quoteAtomic } from "../../src/payments/OptionBuilder.ts"
+import { quoteAtomic } from "../../src/domain/Money.ts"
 import { remainingAtomic, tally, usdValueOf } from "../../src/domain/Evidence.ts"
 
 describe("money", () => {

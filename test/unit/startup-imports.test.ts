@@ -32,19 +32,19 @@ console.log(JSON.stringify([...loaded].sort()))
 }
 
 /** Loaded only for a configured network or on first use (docs/decisions.md, Footprint). */
-const ON_DEMAND = ["viem", "@solana/web3.js", "@solana/spl-token", "@solana/pay", "@scure/btc-signer", "undici"]
+const ON_DEMAND = ["viem", "@solana/web3.js", "@solana/spl-token", "@solana/pay", "@scure/btc-signer", "undici", "jose", "tiny-secp256k1"]
 
 describe("what loads at start", () => {
-  it("the service loads no chain client library and no HTTP client until one is needed", () => {
+  it("the service loads no chain client library, HTTP client, JWT library or libsecp256k1 until one is needed", () => {
     const loaded = packagesLoadedBy("src/App.ts")
     // Not vacuous: the composition does load its framework and database driver.
     expect(loaded).toEqual(expect.arrayContaining(["effect", "@effect/sql-pg", "xstate"]))
     expect(loaded.filter((name) => ON_DEMAND.includes(name))).toEqual([])
   }, 30_000)
 
-  it("the payment worker thread loads neither viem nor the Solana libraries", () => {
+  it("the payment worker thread loads libsecp256k1 but neither viem nor the Solana libraries", () => {
     const loaded = packagesLoadedBy("src/payments/PaymentWorkerThread.ts")
-    expect(loaded).toEqual(expect.arrayContaining(["@scure/bip32", "@noble/hashes"]))
-    expect(loaded.filter((name) => ON_DEMAND.includes(name))).toEqual([])
+    expect(loaded).toEqual(expect.arrayContaining(["@scure/bip32", "@noble/hashes", "tiny-secp256k1"]))
+    expect(loaded.filter((name) => ON_DEMAND.includes(name) && name !== "tiny-secp256k1")).toEqual([])
   }, 30_000)
 })
