@@ -8,7 +8,7 @@ import autocannon from "autocannon"
 import { execSync } from "node:child_process"
 import { readdirSync, readFileSync } from "node:fs"
 import { join } from "node:path"
-import { freePort, ROOT, type Seeded, startNode, stop, waitForHttp } from "./shared.ts"
+import { benchServiceEnv, freePort, ROOT, type Seeded, startNode, stop, waitForHttp } from "./shared.ts"
 
 const target = process.argv[2] ?? "service"
 // CPU_PROFILE_DIR=/tmp/x: the target runs with --cpu-prof (the profile covers start-up, warm-up and the measured run)
@@ -45,8 +45,7 @@ const env = { ...process.env }
 const seed = (await startNode(join(import.meta.dirname, "setup.ts"), ["--label", target, "--merchants", "50"], env, { label: "setup" }).firstJson) as unknown as Seeded
 const port = await freePort()
 const child = target === "service"
-  ? startNode(join(ROOT, "src", "main.ts"), [], { ...env, PORT: String(port), HOST: "127.0.0.1", CHECKOUT_ENV: "test", CHECKOUT_DEMO: "false", CHECKOUT_ROLE: "api",
-    CHECKOUT_API_RATE_LIMIT: "1000000", REDIS_URL: "", CHECKOUT_PRICE_URL: "" }, { label: "service", nodeFlags: profile })
+  ? startNode(join(ROOT, "src", "main.ts"), [], benchServiceEnv(env, port), { label: "service", nodeFlags: profile })
   : startNode(join(import.meta.dirname, "raw-server.ts"), [], { ...env, PORT: String(port), BENCH_API_RATE_LIMIT: "1000000" }, { label: "baseline", nodeFlags: profile })
 await waitForHttp(`http://127.0.0.1:${port}/api/checkout/pay/${seed.invoiceIds[0]}/status`, child)
 let connection = 0

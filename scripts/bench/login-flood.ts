@@ -7,26 +7,17 @@
  */
 import { join } from "node:path"
 import { pacedLoad, type PacedRequest } from "./paced.ts"
-import { freePort, pacedRequestsFor, ROOT, type Seeded, startNode, stop, waitForHttp } from "./shared.ts"
+import { benchServiceEnv, freePort, pacedRequestsFor, ROOT, type Seeded, startNode, stop, waitForHttp } from "./shared.ts"
 
 const rate = Number(process.argv[2] ?? "200")
 const seconds = Number(process.argv[3] ?? "8")
 const env = { ...process.env }
 const seed = (await startNode(join(import.meta.dirname, "setup.ts"), ["--label", "service", "--merchants", "1"], env, { label: "setup" }).firstJson) as unknown as Seeded
 const port = await freePort()
-const child = startNode(join(ROOT, "src", "main.ts"), [], {
-  ...env,
-  PORT: String(port),
-  HOST: "127.0.0.1",
-  CHECKOUT_ENV: "test",
-  CHECKOUT_DEMO: "false",
-  CHECKOUT_ROLE: "api",
-  CHECKOUT_API_RATE_LIMIT: "1000000",
+const child = startNode(join(ROOT, "src", "main.ts"), [], benchServiceEnv(env, port, {
   CHECKOUT_LOGIN_ADDRESS_RATE_LIMIT: "1000000",
-  CHECKOUT_PASSWORD_SCRYPT_LOG_N: "17",
-  REDIS_URL: "",
-  CHECKOUT_PRICE_URL: ""
-}, { label: "service" })
+  CHECKOUT_PASSWORD_SCRYPT_LOG_N: "17"
+}), { label: "service" })
 const base = `http://127.0.0.1:${port}`
 await waitForHttp(`${base}/api/checkout/pay/${seed.invoiceIds[0]}/status`, child)
 

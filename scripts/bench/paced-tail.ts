@@ -12,7 +12,7 @@
 import { join } from "node:path"
 import { parseArgs } from "node:util"
 import { pacedLoad } from "./paced.ts"
-import { type Child, freePort, pacedRequestsFor, ROOT, type Scenario, type Seeded, startNode, stop, waitForHttp } from "./shared.ts"
+import { benchServiceEnv, type Child, freePort, pacedRequestsFor, ROOT, type Scenario, type Seeded, startNode, stop, waitForHttp } from "./shared.ts"
 
 const { positionals, values } = parseArgs({ allowPositionals: true, options: { target: { type: "string", default: "service" }, json: { type: "boolean", default: false } } })
 const scenario = (positionals[0] ?? "public-status").replace("-", " ") as Scenario
@@ -52,17 +52,7 @@ const nodeFlags = ["--trace-gc-nvp", `--import=${join(import.meta.dirname, "even
 const port = await freePort()
 let child: Child
 if (target === "service") {
-  child = startNode(join(ROOT, "src", "main.ts"), [], {
-    ...env,
-    PORT: String(port),
-    HOST: "127.0.0.1",
-    CHECKOUT_ENV: "test",
-    CHECKOUT_DEMO: "false",
-    CHECKOUT_ROLE: "api",
-    CHECKOUT_API_RATE_LIMIT: "1000000",
-    REDIS_URL: "",
-    CHECKOUT_PRICE_URL: ""
-  }, { label: target, nodeFlags })
+  child = startNode(join(ROOT, "src", "main.ts"), [], benchServiceEnv(env, port), { label: target, nodeFlags })
   await waitForHttp(`http://127.0.0.1:${port}/api/checkout/pay/${seed.invoiceIds[0]}/status`, child)
 } else {
   child = startNode(join(import.meta.dirname, "raw-server.ts"), [], { ...env, PORT: String(port), BENCH_API_RATE_LIMIT: "1000000" }, { label: target, nodeFlags })

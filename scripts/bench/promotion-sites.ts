@@ -9,7 +9,7 @@
  */
 import { join } from "node:path"
 import { pacedLoad } from "./paced.ts"
-import { freePort, pacedRequestsFor, ROOT, type Scenario, type Seeded, startNode, stop, waitForHttp } from "./shared.ts"
+import { benchServiceEnv, freePort, pacedRequestsFor, ROOT, type Scenario, type Seeded, startNode, stop, waitForHttp } from "./shared.ts"
 
 interface SamplingNode {
   readonly callFrame: { readonly functionName: string; readonly url: string; readonly lineNumber: number }
@@ -23,17 +23,7 @@ const seconds = Number(process.argv[4] ?? "6")
 const env = { ...process.env }
 const seed = (await startNode(join(import.meta.dirname, "setup.ts"), ["--label", "service", "--merchants", "50"], env, { label: "setup" }).firstJson) as unknown as Seeded
 const port = await freePort()
-const child = startNode(join(ROOT, "src", "main.ts"), [], {
-  ...env,
-  PORT: String(port),
-  HOST: "127.0.0.1",
-  CHECKOUT_ENV: "test",
-  CHECKOUT_DEMO: "false",
-  CHECKOUT_ROLE: "api",
-  CHECKOUT_API_RATE_LIMIT: "1000000",
-  REDIS_URL: "",
-  CHECKOUT_PRICE_URL: ""
-}, { label: "service", nodeFlags: ["--inspect=127.0.0.1:0"] })
+const child = startNode(join(ROOT, "src", "main.ts"), [], benchServiceEnv(env, port), { label: "service", nodeFlags: ["--inspect=127.0.0.1:0"] })
 await waitForHttp(`http://127.0.0.1:${port}/api/checkout/pay/${seed.invoiceIds[0]}/status`, child)
 const inspectorUrl = await child.inspector
 if (inspectorUrl === undefined) throw new Error("no inspector")

@@ -193,3 +193,25 @@ export const heapAfterGcMb = (inspectorUrl: string, timeoutMs = 15_000): Promise
       reject(new Error("inspector connection failed"))
     })
   })
+
+/**
+ * The environment of the service under test: the API role on a loopback port, no demo data, the
+ * rate limiter active with its database store (REDIS_URL cleared) and out of the way, and the
+ * fixed test price of BTC (CHECKOUT_PRICE_URL cleared).
+ */
+export const benchServiceEnv = (
+  env: Readonly<Record<string, string | undefined>>,
+  port: number,
+  extra: Readonly<Record<string, string>> = {}
+): Record<string, string | undefined> => ({
+  ...env,
+  PORT: String(port),
+  HOST: "127.0.0.1",
+  CHECKOUT_ENV: "test",
+  CHECKOUT_DEMO: "false",
+  CHECKOUT_ROLE: "api",
+  CHECKOUT_API_RATE_LIMIT: "1000000",
+  REDIS_URL: "",
+  CHECKOUT_PRICE_URL: "",
+  ...extra
+})
