@@ -345,13 +345,14 @@ try {
     // Latency at ordinary load: the same 50 connections, paced at half the baseline's throughput,
     // service and baseline alternating twice (A-B-A-B) so that a slow moment of the host hits both.
     const rate = Math.max(1, Math.round(measured.baseline.rps / 2))
-    // A paced warm-up of each first, as the saturation rounds had theirs: the first seconds after a
-    // phase change (the forced GC of the memory sample, saturation ending) are not ordinary load.
-    await pacedLoad(service.base, pacedRequestsFor(scenario, service.seed), { rate, seconds: WARMUP, connections: CONNECTIONS })
-    await pacedLoad(baseline.base, pacedRequestsFor(scenario, baseline.seed), { rate, seconds: WARMUP, connections: CONNECTIONS })
+    // Each window is preceded by a paced warm-up of the same server at the same rate: the first
+    // seconds after a phase change (saturation ending, the forced GC of the memory sample, or the
+    // idle spell while the other server had its window) are not ordinary load.
+    const warmedUp = (target: Target) =>
+      pacedLoad(target.base, pacedRequestsFor(scenario, target.seed), { rate, seconds: WARMUP, connections: CONNECTIONS }).then(() => paced(scenario, target, rate))
     const pairs: Array<{ service: PacedRun; baseline: PacedRun }> = []
     for (let pair = 1; pair <= 2; pair++) {
-      const run = { service: await paced(scenario, service, rate), baseline: await paced(scenario, baseline, rate) }
+      const run = { service: await warmedUp(service), baseline: await warmedUp(baseline) }
       pairs.push(run)
       log(`  ${scenario} paced at ${rate} req/s, pair ${pair}: service p50 ${run.service.p50} ms, p99 ${run.service.p99} ms; ` +
         `baseline p50 ${run.baseline.p50} ms, p99 ${run.baseline.p99} ms`)
