@@ -27,7 +27,21 @@ import { cpus, totalmem, tmpdir } from "node:os"
 import { join } from "node:path"
 import { parseArgs } from "node:util"
 import { type PacedRun, pacedLoad } from "./paced.ts"
-import { type Child, freePort, heapAfterGcMb, pacedRequestsFor, requestsFor, ROOT, rssMb, type Scenario, type Seeded, startNode, stop, waitForHttp } from "./shared.ts"
+import {
+  benchServiceEnv,
+  type Child,
+  freePort,
+  heapAfterGcMb,
+  pacedRequestsFor,
+  requestsFor,
+  ROOT,
+  rssMb,
+  type Scenario,
+  type Seeded,
+  startNode,
+  stop,
+  waitForHttp
+} from "./shared.ts"
 import { topSelfTime } from "./profile-top.ts"
 
 const { values: flags } = parseArgs({
@@ -115,19 +129,8 @@ interface Target {
 
 const startService = async (): Promise<Target> => {
   const port = await freePort()
-  const env: Record<string, string | undefined> = {
-    ...baseEnv,
-    PORT: String(port),
-    HOST: "127.0.0.1",
-    CHECKOUT_ENV: "test",
-    CHECKOUT_DEMO: "false",
-    CHECKOUT_ROLE: "api",
-    CHECKOUT_API_RATE_LIMIT: RATE_LIMIT,
-    CHECKOUT_DATA_DIR: dataDir("service") ?? "memory://",
-    // The limiter's store is the database, as in the baseline; the BTC price is the fixed test rate.
-    REDIS_URL: "",
-    CHECKOUT_PRICE_URL: ""
-  }
+  // The limiter's store is the database, as in the baseline; the BTC price is the fixed test rate.
+  const env = benchServiceEnv(baseEnv, port, { CHECKOUT_API_RATE_LIMIT: RATE_LIMIT, CHECKOUT_DATA_DIR: dataDir("service") ?? "memory://" })
   // --inspect (no session attached while loading) lets the harness force a GC and read the live heap between runs.
   const child = startNode(join(ROOT, "src", "main.ts"), [], env, {
     label: "service",

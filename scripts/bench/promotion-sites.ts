@@ -9,7 +9,7 @@
  */
 import { join } from "node:path"
 import { pacedLoad } from "./paced.ts"
-import { benchServiceEnv, freePort, pacedRequestsFor, ROOT, type Scenario, type Seeded, startNode, stop, waitForHttp } from "./shared.ts"
+import { benchServiceEnv, freePort, openInspector, pacedRequestsFor, ROOT, type Scenario, type Seeded, startNode, stop, waitForHttp } from "./shared.ts"
 
 interface SamplingNode {
   readonly callFrame: { readonly functionName: string; readonly url: string; readonly lineNumber: number }
@@ -28,31 +28,16 @@ await waitForHttp(`http://127.0.0.1:${port}/api/checkout/pay/${seed.invoiceIds[0
 const inspectorUrl = await child.inspector
 if (inspectorUrl === undefined) throw new Error("no inspector")
 
-const socket = new WebSocket(inspectorUrl)
-await new Promise((resolve) => socket.addEventListener("open", resolve, { once: true }))
-let nextId = 0
-const call = (method: string, params: Record<string, unknown> = {}) =>
-  new Promise<Record<string, any>>((resolve, reject) => {
-    const id = ++nextId
-    const onMessage = (event: MessageEvent) => {
-      const message = JSON.parse(String(event.data)) as { id?: number; result?: Record<string, any>; error?: unknown }
-      if (message.id !== id) return
-      socket.removeEventListener("message", onMessage)
-      if (message.error !== undefined) reject(new Error(JSON.stringify(message.error)))
-      else resolve(message.result ?? {})
-    }
-    socket.addEventListener("message", onMessage)
-    socket.send(JSON.stringify({ id, method, params }))
-  })
+const inspector = await openInspector(inspectorUrl, 60_000)
 
 const requests = pacedRequestsFor(scenario, seed)
 const base = `http://127.0.0.1:${port}`
 await pacedLoad(base, requests, { rate, seconds: 3, connections: 50 })
-await call("HeapProfiler.enable")
-await call("HeapProfiler.startSampling", { samplingInterval: 16_384, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: false })
+await inspector.call("HeapProfiler.enable")
+await inspector.call("HeapProfiler.startSampling", { samplingInterval: 16_384, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: false })
 const run = await pacedLoad(base, requests, { rate, seconds, connections: 50 })
-const { profile } = await call("HeapProfiler.stopSampling")
-socket.close()
+const { profile } = await inspector.call("HeapProfiler.stopSampling")
+inspector.close()
 await stop(child)
 
 const stacks = new Map<string, number>()

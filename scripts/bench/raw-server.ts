@@ -412,25 +412,28 @@ const create = async (merchantId: string, body: string) => {
     confirmations: 0,
     issuedBy,
     paymentTiming: { mode: "immediate", expiresAfterMinutes: invoice.expires_after_minutes, payableUntilAt: payableUntilAt.toISOString() },
-    paymentOptions: options.map((option) => ({
-      id: option.id,
-      railType: option.railType,
-      assetCode: option.assetCode,
-      network: option.network,
-      tokenContract: option.tokenContract,
-      quotedAmount: Number(formatAtomic(option.quotedAtomic, option.decimals)),
-      quoteRate: Number(option.quoteRate),
-      destinationAddress: option.destinationAddress,
-      paymentUri: option.paymentUri,
-      qrCode: option.qrCode,
-      status: option.status,
-      isDefault: option.isDefault,
-      optionPayload: option.optionPayload
-    })),
+    paymentOptions: options.map((option) => optionView(option, option.quotedAtomic)),
     defaultPaymentOptionId: invoice.default_payment_option_id,
     createdAt: createdAt.toISOString()
   }
 }
+
+/** A payment option as every invoice view shows it (the quoted amount as given: bigint when built, text when read). */
+const optionView = (option: Row, quotedAtomic: bigint) => ({
+  id: option.id,
+  railType: option.railType,
+  assetCode: option.assetCode,
+  network: option.network,
+  tokenContract: option.tokenContract,
+  quotedAmount: Number(formatAtomic(quotedAtomic, option.decimals)),
+  quoteRate: Number(option.quoteRate),
+  destinationAddress: option.destinationAddress,
+  paymentUri: option.paymentUri,
+  qrCode: option.qrCode,
+  status: option.status,
+  isDefault: option.isDefault,
+  optionPayload: option.optionPayload
+})
 
 const findInvoice = async (id: string): Promise<Row | undefined> => (await pool.query({ ...find, values: [id] })).rows[0]
 
@@ -456,21 +459,7 @@ const invoiceView = (row: Row, full: boolean) => {
     confirmedAt: iso(row.confirmedAt),
     paymentTiming: { mode: row.timingMode, expiresAfterMinutes: row.expiresAfterMinutes, payableUntilAt: iso(row.payableUntilAt) },
     paymentSummary: summary,
-    paymentOptions: (row.optionsJson as Array<Row>).map((option) => ({
-      id: option.id,
-      railType: option.railType,
-      assetCode: option.assetCode,
-      network: option.network,
-      tokenContract: option.tokenContract,
-      quotedAmount: Number(formatAtomic(BigInt(option.quotedAtomic), option.decimals)),
-      quoteRate: Number(option.quoteRate),
-      destinationAddress: option.destinationAddress,
-      paymentUri: option.paymentUri,
-      qrCode: option.qrCode,
-      status: option.status,
-      isDefault: option.isDefault,
-      optionPayload: option.optionPayload
-    })),
+    paymentOptions: (row.optionsJson as Array<Row>).map((option) => optionView(option, BigInt(option.quotedAtomic))),
     defaultPaymentOptionId: row.defaultPaymentOptionId,
     lastPaymentOptionId: row.lastPaymentOptionId,
     payments: (row.paymentsJson as Array<Row>).map((payment) => ({

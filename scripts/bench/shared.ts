@@ -165,34 +165,60 @@ export const rssMb = (pid: number): number => {
   return match === null ? Number.NaN : Math.round(Number(match[1]) / 1024)
 }
 
+/** A Chrome DevTools Protocol session on a child's inspector: one call at a time or several, each answered by id. */
+export const openInspector = async (inspectorUrl: string, timeoutMs = 15_000) => {
+  const socket = new WebSocket(inspectorUrl)
+  await new Promise<void>((resolve, reject) => {
+    const fail = (message: string) => {
+      clearTimeout(timer)
+      socket.close()
+      reject(new Error(message))
+    }
+    const timer = setTimeout(() => fail("inspector did not answer"), timeoutMs)
+    socket.addEventListener("open", () => {
+      clearTimeout(timer)
+      resolve()
+    }, { once: true })
+    socket.addEventListener("error", () => fail("inspector connection failed"), { once: true })
+  })
+  let nextId = 0
+  const call = (method: string, params: Record<string, unknown> = {}) =>
+    new Promise<Record<string, any>>((resolve, reject) => {
+      const id = ++nextId
+      const onMessage = (event: MessageEvent) => {
+        const message = JSON.parse(String(event.data)) as { id?: number; result?: Record<string, any>; error?: unknown }
+        if (message.id !== id) return
+        clearTimeout(timer)
+        socket.removeEventListener("message", onMessage)
+        if (message.error !== undefined) reject(new Error(`inspector: ${JSON.stringify(message.error)}`))
+        else resolve(message.result ?? {})
+      }
+      const timer = setTimeout(() => {
+        socket.removeEventListener("message", onMessage)
+        reject(new Error(`inspector did not answer ${method}`))
+      }, timeoutMs)
+      socket.addEventListener("message", onMessage)
+      socket.send(JSON.stringify({ id, method, params }))
+    })
+  return { call, close: () => socket.close() }
+}
+
 /**
  * Forces a full garbage collection in a child started with --inspect=127.0.0.1:0 and returns its
  * live JS heap in MiB (Runtime.getHeapUsage after HeapProfiler.collectGarbage): unlike RSS, it
  * does not include heap space V8 keeps reserved after a burst, so it shows a leak directly.
  */
-export const heapAfterGcMb = (inspectorUrl: string, timeoutMs = 15_000): Promise<number> =>
-  new Promise((resolve, reject) => {
-    const socket = new WebSocket(inspectorUrl)
-    const timer = setTimeout(() => {
-      socket.close()
-      reject(new Error("inspector did not answer"))
-    }, timeoutMs)
-    socket.addEventListener("open", () => socket.send(JSON.stringify({ id: 1, method: "HeapProfiler.collectGarbage" })))
-    socket.addEventListener("message", (event: MessageEvent) => {
-      const message = JSON.parse(String(event.data)) as { id?: number; result?: { usedSize?: number }; error?: unknown }
-      if (message.id === 1) socket.send(JSON.stringify({ id: 2, method: "Runtime.getHeapUsage" }))
-      if (message.id === 2) {
-        clearTimeout(timer)
-        socket.close()
-        if (message.result?.usedSize === undefined) reject(new Error(`inspector: ${JSON.stringify(message.error)}`))
-        else resolve(Math.round((message.result.usedSize / 2 ** 20) * 10) / 10)
-      }
-    })
-    socket.addEventListener("error", () => {
-      clearTimeout(timer)
-      reject(new Error("inspector connection failed"))
-    })
-  })
+export const heapAfterGcMb = async (inspectorUrl: string, timeoutMs = 15_000): Promise<number> => {
+  const inspector = await openInspector(inspectorUrl, timeoutMs)
+  try {
+    await inspector.call("HeapProfiler.collectGarbage")
+    const { usedSize } = await inspector.call("Runtime.getHeapUsage")
+    if (typeof usedSize !== "number") throw new Error("inspector: no heap usage")
+    return Math.round((usedSize / 2 ** 20) * 10) / 10
+  } finally {
+    inspector.close()
+  }
+}
 
 /**
  * The environment of the service under test: the API role on a loopback port, no demo data, the

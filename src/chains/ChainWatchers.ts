@@ -1,7 +1,7 @@
 import { Cause, Context, Duration, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import { AppConfig } from "../config/AppConfig.ts"
-import { type EvmNetwork, NETWORKS } from "../payments/Networks.ts"
+import { EVM_NETWORKS, NETWORKS } from "../payments/Networks.ts"
 import { recordEvidenceApplied } from "../observability/Metrics.ts"
 import { RailSettingsService } from "../payments/RailSettings.ts"
 import { ChainRepo } from "./ChainRepo.ts"
@@ -10,8 +10,6 @@ import { type ChainWatcher, makeChainWatcher, type PollReport } from "./ChainWat
 import { SolanaRpc } from "./solana/SolanaRpc.ts"
 import { makeWatchIndex } from "./WatchedOptions.ts"
 import { WatcherLeadership } from "./WatcherLeadership.ts"
-
-const EVM_NETWORKS: ReadonlyArray<EvmNetwork> = ["ethereum", "arbitrum", "base"]
 
 const MAX_BACKOFF_MILLIS = 60_000
 

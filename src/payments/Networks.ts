@@ -7,6 +7,7 @@ export type AssetCode = typeof AssetCode.Type
 export type EvmNetwork = "ethereum" | "arbitrum" | "base"
 
 export const NETWORKS: ReadonlyArray<Network> = ["bitcoin", "ethereum", "arbitrum", "base", "solana"]
+export const EVM_NETWORKS: ReadonlyArray<EvmNetwork> = ["ethereum", "arbitrum", "base"]
 export const EVM_CHAIN_IDS: Record<EvmNetwork, number> = { ethereum: 1, arbitrum: 42161, base: 8453 }
 
 export const isEvm = (network: Network): network is EvmNetwork => network === "ethereum" || network === "arbitrum" || network === "base"
@@ -35,7 +36,7 @@ export const DEFAULT_CONFIRMATIONS: Readonly<Record<Network, number>> = {
 /** Which assets and rails each network supports. */
 export const SUPPORTED_METHODS: ReadonlyArray<{ network: Network; assetCode: AssetCode; railType: "wallet_contract" | "address_transfer" }> = [
   { network: "bitcoin", assetCode: "BTC", railType: "address_transfer" },
-  ...(["ethereum", "arbitrum", "base"] as const).flatMap((network) =>
+  ...EVM_NETWORKS.flatMap((network) =>
     (["USDT", "USDC"] as const).flatMap((assetCode) => (["wallet_contract", "address_transfer"] as const).map((railType) => ({ network, assetCode, railType })))
   ),
   { network: "solana", assetCode: "USDT", railType: "address_transfer" },

@@ -1,9 +1,7 @@
 import { Context, Layer } from "effect"
 import { checksumAddress, type Hex, isEvmAddress } from "./EvmAddress.ts"
 import { CANONICAL_FACTORY } from "./Forwarders.ts"
-import { DEFAULT_CONFIRMATIONS, DEFAULT_TOKENS, type EvmNetwork, isEvm, type Network, NETWORKS } from "./Networks.ts"
-
-const EVM_NETWORKS = NETWORKS.filter(isEvm)
+import { DEFAULT_CONFIRMATIONS, DEFAULT_TOKENS, EVM_NETWORKS, type EvmNetwork, isEvm, type Network, NETWORKS } from "./Networks.ts"
 import { type PaymentMethod, type RailSettings, tokenContractOf } from "./PaymentMethod.ts"
 
 type Env = Readonly<Record<string, string | undefined>>

@@ -1,6 +1,6 @@
 import { Context, Duration, Effect, Layer } from "effect"
 import { AppConfig } from "../../config/AppConfig.ts"
-import type { EvmNetwork } from "../../payments/Networks.ts"
+import { EVM_NETWORKS, type EvmNetwork } from "../../payments/Networks.ts"
 import { RailSettingsService } from "../../payments/RailSettings.ts"
 
 export interface SweepReport {
@@ -32,7 +32,7 @@ export class ForwarderSweeper extends Context.Service<ForwarderSweeper, {
     Effect.gen(function*() {
       const { chains } = yield* AppConfig
       const { factories } = (yield* RailSettingsService).settings.forwarder
-      const configured = (["ethereum", "arbitrum", "base"] as const).some((network) => chains.endpoints[network] !== undefined && factories[network] !== undefined)
+      const configured = EVM_NETWORKS.some((network) => chains.endpoints[network] !== undefined && factories[network] !== undefined)
       if (!configured) return { networks: [], runOnce: (network: EvmNetwork) => Effect.succeed({ network, sent: 0, swept: 0, failed: 0 }) }
       const { makeForwarderSweeper } = yield* Effect.promise(() => import("./ForwarderSweeperLive.ts"))
       return yield* makeForwarderSweeper

@@ -4,7 +4,7 @@ import { createPublicClient, createWalletClient, erc20Abi, getAddress, type Hash
 import { privateKeyToAccount } from "viem/accounts"
 import { AppConfig } from "../../config/AppConfig.ts"
 import { ForwarderFactory, forwarderSalt } from "../../payments/Forwarders.ts"
-import { EVM_CHAIN_IDS, type EvmNetwork } from "../../payments/Networks.ts"
+import { EVM_CHAIN_IDS, EVM_NETWORKS, type EvmNetwork } from "../../payments/Networks.ts"
 import { RailSettingsService } from "../../payments/RailSettings.ts"
 
 /** A confirmed payment to a forwarder that has not been swept to the merchant's recipient yet. */
@@ -31,14 +31,12 @@ export const makeForwarderSweeper = Effect.gen(function*() {
   const rails = (yield* RailSettingsService).settings
   const sql = yield* SqlClient.SqlClient
   const key = config.chains.evmRelayerKey
-  const networks = (["ethereum", "arbitrum", "base"] as const).filter((network) =>
-    key !== undefined && config.chains.endpoints[network] !== undefined && rails.forwarder.factories[network] !== undefined
-  )
+  const networks = EVM_NETWORKS.filter((network) => key !== undefined && config.chains.endpoints[network] !== undefined && rails.forwarder.factories[network] !== undefined)
   const account = key === undefined ? undefined : privateKeyToAccount(Redacted.value(key) as Hex)
 
   // Production never hands out forwarder addresses of a factory that is not there.
   if (config.env === "production") {
-    for (const network of ["ethereum", "arbitrum", "base"] as const) {
+    for (const network of EVM_NETWORKS) {
       const factory = rails.forwarder.factories[network]
       const endpoint = config.chains.endpoints[network]
       if (factory === undefined || endpoint === undefined) continue
