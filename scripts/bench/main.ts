@@ -58,6 +58,8 @@ const { values: flags } = parseArgs({
 const quick = flags.quick
 const DURATION = quick ? 3 : 10
 const WARMUP = quick ? 1 : 3
+/** The paced warm-up before each paced window: the service's tail settles after 5–10 s of steady load. */
+const PACED_WARMUP = quick ? 1 : 10
 const CONNECTIONS = 50
 const ROUNDS = 2
 const RATE_LIMIT = "1000000"
@@ -352,7 +354,7 @@ try {
     // seconds after a phase change (saturation ending, the forced GC of the memory sample, or the
     // idle spell while the other server had its window) are not ordinary load.
     const warmedUp = (target: Target) =>
-      pacedLoad(target.base, pacedRequestsFor(scenario, target.seed), { rate, seconds: WARMUP, connections: CONNECTIONS }).then(() => paced(scenario, target, rate))
+      pacedLoad(target.base, pacedRequestsFor(scenario, target.seed), { rate, seconds: PACED_WARMUP, connections: CONNECTIONS }).then(() => paced(scenario, target, rate))
     const pairs: Array<{ service: PacedRun; baseline: PacedRun }> = []
     for (let pair = 1; pair <= 2; pair++) {
       const run = { service: await warmedUp(service), baseline: await warmedUp(baseline) }
@@ -587,6 +589,7 @@ const report = {
   scenarios,
   durationSeconds: DURATION,
   warmupSeconds: WARMUP,
+  pacedWarmupSeconds: PACED_WARMUP,
   connections: CONNECTIONS,
   merchantsForCreate: MERCHANTS,
   rounds: ROUNDS,
