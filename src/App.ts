@@ -1,5 +1,6 @@
 import { Effect, Layer } from "effect"
 import { Accounts } from "./accounts/Accounts.ts"
+import { ApiKeyAdmission } from "./accounts/ApiKeyAdmission.ts"
 import { BillingGate } from "./accounts/BillingGate.ts"
 import { Secrets } from "./accounts/Secrets.ts"
 import { RateLimits } from "./accounts/RateLimits.ts"
@@ -46,7 +47,7 @@ const RailSettingsLive = (env: Readonly<Record<string, string | undefined>>) =>
 
 /** Every domain service over the database (no HTTP server): what tests and scripts build on. */
 export const ServicesLive = (env: Readonly<Record<string, string | undefined>> = process.env) =>
-  Layer.mergeAll(ChainWatchers.layer, ForwarderSweeper.layer, DeadlineSweeper.layer, WebhookDispatcher.layer, SolanaPrepare.layer).pipe(
+  Layer.mergeAll(ChainWatchers.layer, ForwarderSweeper.layer, DeadlineSweeper.layer, WebhookDispatcher.layer, SolanaPrepare.layer, ApiKeyAdmission.layer).pipe(
     Layer.provideMerge(PaymentEvidence.layer),
     Layer.provideMerge(Invoices.layer),
     Layer.provideMerge(Repositories),

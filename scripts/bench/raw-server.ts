@@ -62,26 +62,31 @@ pg.types.setTypeParser(pg.types.builtins.NUMERIC, noParse)
 // ---- the statements (texts mirror the service's; named, so pg prepares each once per connection)
 
 const Q = {
-  key: {
-    name: "key",
-    text: `SELECT k.key_hash, m.id AS merchant_id, m.status, m.billing_status
-      FROM api_keys k JOIN merchants m ON m.id = k.merchant_id
-      WHERE k.key_hash = $1 AND k.revoked_at IS NULL`
-  },
-  rate: {
-    name: "rate",
-    text: `INSERT INTO rate_limits AS r (key, count, expires_at_ms, last_exceeded)
-      VALUES ($1, $2, $3, false)
-      ON CONFLICT (key) DO UPDATE SET
-        count = CASE WHEN r.expires_at_ms <= $4 THEN $2::double precision
-          WHEN $5::double precision IS NOT NULL AND r.count + $2 > $5::double precision THEN r.count
-          ELSE r.count + $2 END,
-        expires_at_ms = CASE WHEN r.expires_at_ms <= $4 THEN $3::bigint
-          WHEN $5::double precision IS NOT NULL AND r.count + $2 > $5::double precision THEN r.expires_at_ms
-          ELSE r.expires_at_ms + $6 END,
-        last_exceeded = r.expires_at_ms > $4 AND $5::double precision IS NOT NULL
-          AND r.count + $2 > $5::double precision
-      RETURNING count, expires_at_ms, last_exceeded`
+  // the key lookup and the rate-limit window in one statement (as ApiKeyAdmission on the database store)
+  admit: {
+    name: "admit",
+    text: `WITH owner AS (
+        SELECT k.key_hash, k.merchant_id, m.status, m.billing_status
+        FROM api_keys k JOIN merchants m ON m.id = k.merchant_id
+        WHERE k.key_hash = $1 AND k.revoked_at IS NULL
+      ), counted AS (
+        INSERT INTO rate_limits AS r (key, count, expires_at_ms, last_exceeded)
+        SELECT 'api:'::text || owner.merchant_id::text, $2::double precision, $3::bigint, false
+        FROM owner WHERE owner.status = 'active'
+        ON CONFLICT (key) DO UPDATE SET
+          count = CASE WHEN r.expires_at_ms <= $4 THEN $2::double precision
+            WHEN $5::double precision IS NOT NULL AND r.count + $2 > $5::double precision THEN r.count
+            ELSE r.count + $2 END,
+          expires_at_ms = CASE WHEN r.expires_at_ms <= $4 THEN $3::bigint
+            WHEN $5::double precision IS NOT NULL AND r.count + $2 > $5::double precision THEN r.expires_at_ms
+            ELSE r.expires_at_ms + $6 END,
+          last_exceeded = r.expires_at_ms > $4 AND $5::double precision IS NOT NULL
+            AND r.count + $2 > $5::double precision
+        RETURNING count, expires_at_ms, last_exceeded
+      )
+      SELECT owner.key_hash, owner.merchant_id, owner.status, owner.billing_status,
+        counted.count, counted.expires_at_ms, counted.last_exceeded
+      FROM owner LEFT JOIN counted ON true`
   },
   settings: {
     name: "settings",
@@ -183,20 +188,19 @@ class HttpError extends Error {
   }
 }
 
-// ---- authentication: key lookup, then the rate limit (as MerchantAuthentication)
+// ---- authentication: the key lookup and the rate limit in one statement (as ApiKeyAdmission)
 
 const authenticate = async (request: IncomingMessage): Promise<string> => {
   const rawKey = request.headers["x-api-key"]
   if (typeof rawKey !== "string" || !/^svc_live_[A-Za-z0-9_-]{43}$/.test(rawKey)) throw new HttpError(401, "Invalid API key")
   const hash = createHash("sha256").update(rawKey).digest("hex")
-  const row = (await pool.query({ ...Q.key, values: [hash] })).rows[0]
-  if (row === undefined || row.key_hash !== hash) throw new HttpError(401, "Invalid API key")
-  if (row.status !== "active") throw new HttpError(403, "Forbidden")
   const now = Date.now()
   const extension = Math.max(1, Math.ceil(60_000 / RATE_LIMIT))
-  const rate = (await pool.query({ ...Q.rate, values: [`api:${row.merchant_id}`, 1, now + extension, now, RATE_LIMIT, extension] })).rows[0]
-  if (rate.last_exceeded === true) {
-    const retry = Math.max(1, Math.ceil((Number(rate.expires_at_ms) - now) / 1000))
+  const row = (await pool.query({ ...Q.admit, values: [hash, 1, now + extension, now, RATE_LIMIT, extension] })).rows[0]
+  if (row === undefined || row.key_hash !== hash) throw new HttpError(401, "Invalid API key")
+  if (row.status !== "active") throw new HttpError(403, "Forbidden")
+  if (row.last_exceeded === true) {
+    const retry = Math.max(1, Math.ceil((Number(row.expires_at_ms) - now) / 1000))
     throw new HttpError(429, `Rate limit exceeded. Retry after ${retry} seconds.`, { "retry-after": String(retry) })
   }
   return String(row.merchant_id)

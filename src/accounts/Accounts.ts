@@ -33,7 +33,7 @@ const ByMerchant = Schema.Struct({ merchantId: MerchantId })
 const ByEmail = Schema.Struct({ email: Schema.String })
 
 /** What authentication reads of a key and its account, in one statement. */
-const KeyOwner = Schema.Struct({
+export const KeyOwner = Schema.Struct({
   ...ApiKeyRow.mapFields(Struct.pick(["keyHash", "merchantId"])).fields,
   ...MerchantRow.mapFields(Struct.pick(["status", "billingStatus"])).fields
 })

@@ -7,6 +7,15 @@ export class RateLimited extends Data.TaggedError("RateLimited")<{ readonly retr
 
 export const rateLimitMessage = (error: RateLimited) => `Rate limit exceeded. Retry after ${error.retryAfterSeconds} seconds.`
 
+/** Every limit's window. */
+export const LIMIT_WINDOW = Duration.minutes(1)
+
+/** The store key of a merchant account's API limit (API keys and sessions count together). */
+export const API_LIMIT_PREFIX = "api:"
+
+/** Over the limit: the time until the window frees a token, in whole seconds (at least one). */
+export const retryAfter = (ttlMillis: number) => new RateLimited({ retryAfterSeconds: Math.max(1, Math.ceil(ttlMillis / 1000)) })
+
 /**
  * The service's rate limits, all fixed windows of one minute in a store every instance shares
  * (the database, or Redis when REDIS_URL is set):
@@ -32,11 +41,11 @@ export class RateLimits extends Context.Service<RateLimits, {
       const config = yield* AppConfig
       const storeWait = Duration.millis(config.rateLimitStoreTimeoutMs)
       const consume = (key: string, limit: number) =>
-        limiter.consume({ key, limit, window: Duration.minutes(1), algorithm: "fixed-window", onExceeded: "fail" }).pipe(
+        limiter.consume({ key, limit, window: LIMIT_WINDOW, algorithm: "fixed-window", onExceeded: "fail" }).pipe(
           Effect.asVoid,
           Effect.catch((error) =>
             error.reason._tag === "RateLimitExceeded"
-              ? Effect.fail(new RateLimited({ retryAfterSeconds: Math.max(1, Math.ceil(Duration.toSeconds(error.reason.retryAfter))) }))
+              ? Effect.fail(retryAfter(Duration.toMillis(error.reason.retryAfter)))
               : Effect.logWarning("Rate limit store unavailable; request allowed", error)
           ),
           // A store that does not answer (Redis or PostgreSQL stalled, a client queueing commands
@@ -48,7 +57,7 @@ export class RateLimits extends Context.Service<RateLimits, {
         )
       return {
         api: Effect.fnUntraced(function*(merchantId) {
-          return yield* consume(`api:${merchantId}`, config.apiRateLimitPerMinute)
+          return yield* consume(`${API_LIMIT_PREFIX}${merchantId}`, config.apiRateLimitPerMinute)
         }),
         login: Effect.fn("RateLimits.login")(function*(email) {
           return yield* consume(`login:${email.toLowerCase()}`, config.loginAttemptsPerMinute)

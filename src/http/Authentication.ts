@@ -2,6 +2,7 @@ import { Effect, Layer } from "effect"
 import { HttpServerRequest } from "effect/http"
 import { HttpApiMiddleware } from "effect/http-api"
 import { Accounts } from "../accounts/Accounts.ts"
+import { ApiKeyAdmission } from "../accounts/ApiKeyAdmission.ts"
 import { CurrentMerchant } from "../accounts/CurrentMerchant.ts"
 import { CSRF_HEADER, SESSION_COOKIE, Sessions } from "../accounts/Sessions.ts"
 import { constantTimeEqual } from "../accounts/ApiKeyFormat.ts"
@@ -86,6 +87,7 @@ export const MerchantAuthenticationLive = Layer.effect(
     const accounts = yield* Accounts
     const sessions = yield* Sessions
     const rateLimits = yield* RateLimits
+    const admission = yield* ApiKeyAdmission
     /** 100 requests per minute per merchant account (the "client" of the spec's limit). */
     const limit = (merchantId: string) => orTooManyRequests(rateLimits.api(merchantId))
     return (httpEffect) =>
@@ -93,15 +95,17 @@ export const MerchantAuthenticationLive = Layer.effect(
         const request = yield* HttpServerRequest.HttpServerRequest
         const apiKey = request.headers["x-api-key"]
         if (apiKey !== undefined) {
-          const merchant = yield* accounts.authenticateApiKey(apiKey).pipe(
+          // A request that names another account is refused before it is counted: it only
+          // authenticates (the probe is recorded against the key's account).
+          const probing = selectsAnotherAccount(request)
+          const merchant = yield* orTooManyRequests(probing ? accounts.authenticateApiKey(apiKey) : admission.admit(apiKey)).pipe(
             Effect.catchTags({
               InvalidApiKey: () => Effect.fail(new Unauthorized({ error: "Invalid API key" })),
               AccountDisabled: () => Effect.fail(new Forbidden({ error: "Forbidden" })),
               AccountStatusUnavailable: () => Effect.fail(unavailable())
             })
           )
-          yield* refuseAccountSelection(request, merchant.merchantId, "api_key")
-          yield* limit(merchant.merchantId)
+          if (probing) yield* refuseAccountSelection(request, merchant.merchantId, "api_key")
           return yield* Effect.provideService(httpEffect, CurrentMerchant, {
             ...merchant,
             via: "api_key",

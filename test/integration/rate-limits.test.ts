@@ -1,6 +1,7 @@
 import { Context, Duration, Effect, Layer } from "effect"
 import { TestClock } from "effect/testing"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { Accounts } from "../../src/accounts/Accounts.ts"
 import { RateLimits, redisStore } from "../../src/accounts/RateLimits.ts"
 import { AppConfig, parseConfig } from "../../src/config/AppConfig.ts"
 import { startTestApp, type TestApp, type TestMerchant } from "../support/TestApp.ts"
@@ -39,6 +40,43 @@ describe("API-key rate limit", () => {
     expect(limited.body.error).toContain(`Retry after ${retryAfter} seconds`)
     const other = await app.createMerchant()
     expect((await other.api("/api/checkout/invoices", { body: { amountUsd: 5 } })).status).toBe(201)
+  })
+})
+
+describe("API-key requests that are refused", () => {
+  // One statement looks the key up and counts the request (ApiKeyAdmission): the count must
+  // follow the lookup, so that a leaked, revoked key cannot spend its account's limit.
+  it("count nothing: an unknown key, a revoked key, and a disabled account's key", async () => {
+    const limited = await startTestApp({ apiRateLimitPerMinute: 3, rateLimitStoreTimeoutMs: 30_000 })
+    try {
+      const owner = await limited.createMerchant()
+      const revoked = await limited.run(Effect.gen(function*() {
+        const accounts = yield* Accounts
+        const key = yield* accounts.createApiKey(owner.merchantId, "leaked")
+        yield* accounts.revokeApiKey(owner.merchantId, key.id)
+        return key.rawKey
+      }))
+      const unknown = `svc_live_${"A".repeat(43)}`
+      const path = `/api/checkout/invoices/${crypto.randomUUID()}/status`
+      const statusWith = async (apiKey: string) => (await fetch(`${limited.baseUrl}${path}`, { headers: { "x-api-key": apiKey } })).status
+      for (let index = 0; index < 5; index++) {
+        expect(await statusWith(revoked)).toBe(401)
+        expect(await statusWith(unknown)).toBe(401)
+      }
+      const allowed = [await statusWith(owner.apiKey), await statusWith(owner.apiKey), await statusWith(owner.apiKey)]
+      expect(allowed).toEqual([404, 404, 404])
+      expect(await statusWith(owner.apiKey)).toBe(429)
+
+      const disabled = await limited.createMerchant()
+      await limited.run(Effect.flatMap(Accounts, (accounts) => accounts.setStatus(disabled.merchantId, "disabled")))
+      for (let index = 0; index < 5; index++) expect(await statusWith(disabled.apiKey)).toBe(403)
+      await limited.run(Effect.flatMap(Accounts, (accounts) => accounts.setStatus(disabled.merchantId, "active")))
+      const afterwards = [await statusWith(disabled.apiKey), await statusWith(disabled.apiKey), await statusWith(disabled.apiKey)]
+      expect(afterwards).toEqual([404, 404, 404])
+      expect(await statusWith(disabled.apiKey)).toBe(429)
+    } finally {
+      await limited.close()
+    }
   })
 })
 
