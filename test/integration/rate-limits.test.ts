@@ -147,6 +147,23 @@ describe.skipIf(sharedDatabase === undefined)("two instances on one PostgreSQL",
     }
   })
 })
+describe.skipIf(sharedDatabase === undefined)("two instances on one PostgreSQL, a key revoked at one", () => {
+  // No instance caches anything about a key: the revocation holds for the very next request at the other.
+  it("is refused on the next request at the other", async () => {
+    const second = await startTestApp({ apiRateLimitPerMinute: 100, rateLimitStoreTimeoutMs: 30_000 })
+    try {
+      const owner = await app.createMerchant()
+      const key = await app.run(Effect.flatMap(Accounts, (accounts) => Effect.orDie(accounts.createApiKey(owner.merchantId, "to revoke"))))
+      const path = `/api/checkout/invoices/${crypto.randomUUID()}/status`
+      const atSecond = async () => (await fetch(`${second.baseUrl}${path}`, { headers: { "x-api-key": key.rawKey } })).status
+      expect([await atSecond(), await atSecond()]).toEqual([404, 404])
+      await app.run(Effect.flatMap(Accounts, (accounts) => Effect.orDie(accounts.revokeApiKey(owner.merchantId, key.id))))
+      expect(await atSecond()).toBe(401)
+    } finally {
+      await second.close()
+    }
+  })
+})
 if (sharedDatabase === undefined) console.log("skipped: two instances on one PostgreSQL (DATABASE_URL is not set)")
 
 const redisUrl = process.env.REDIS_URL
