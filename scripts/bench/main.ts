@@ -578,7 +578,7 @@ if (footprint !== undefined) {
   }
 }
 budget.push({ check: `no memory growth across ${MEMORY_ROUNDS} repeated rounds (RSS and live heap after a forced GC)`, pass: !leak })
-log(`budget (issue 7${databaseUrl === undefined ? "; it is set for a PostgreSQL server, shown here for reference" : ""}): ` +
+log(`budget (issues 7 and 25${databaseUrl === undefined ? "; it is set for a PostgreSQL server, shown here for reference" : ""}): ` +
   `${budget.filter((entry) => entry.pass).length}/${budget.length} met`)
 for (const entry of budget) log(`  ${entry.pass ? "PASS" : "FAIL"}  ${entry.check}`)
 

@@ -11,12 +11,12 @@ type Admit = (rawKey: string) => Effect.Effect<AuthenticatedMerchant, InvalidApi
 /** The key's owner and, when the account is active, its API window after this request. */
 const AdmissionRow = Schema.Struct({
   ...KeyOwner.fields,
-  ...Schema.Struct(WindowRow.fields).mapFields((fields) => ({
-    count: Schema.NullOr(fields.count),
-    expiresAtMs: Schema.NullOr(fields.expiresAtMs),
-    lastExceeded: Schema.NullOr(fields.lastExceeded)
-  })).fields
+  count: Schema.NullOr(WindowRow.fields.count),
+  expiresAtMs: Schema.NullOr(WindowRow.fields.expiresAtMs),
+  lastExceeded: Schema.NullOr(WindowRow.fields.lastExceeded)
 })
+
+type AdmissionLayer = Layer.Layer<ApiKeyAdmission, never, AppConfig | SqlClient.SqlClient | Accounts | RateLimits>
 
 /**
  * An API-key request to the merchant endpoints: the key's account, counted against that account's
@@ -31,9 +31,8 @@ export class ApiKeyAdmission extends Context.Service<ApiKeyAdmission, { readonly
    * instead of two). With Redis as the store, the lookup and the count are two steps, as for
    * sessions.
    */
-  static readonly layer: Layer.Layer<ApiKeyAdmission, never, AppConfig | SqlClient.SqlClient | Accounts | RateLimits> = Layer.unwrap(
-    Effect.map(AppConfig,
-      ({ redisUrl }): Layer.Layer<ApiKeyAdmission, never, AppConfig | SqlClient.SqlClient | Accounts | RateLimits> => redisUrl === undefined ? oneStatement : twoSteps)
+  static readonly layer: AdmissionLayer = Layer.unwrap(
+    Effect.map(AppConfig, ({ redisUrl }): AdmissionLayer => redisUrl === undefined ? oneStatement : twoSteps)
   )
 }
 
