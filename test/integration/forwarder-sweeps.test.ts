@@ -27,6 +27,18 @@ let factory: Address
 
 const poll = () => app.run(Effect.flatMap(ChainWatchers, (watchers) => watchers.poll("ethereum")))
 const sweep = () => app.run(Effect.flatMap(ForwarderSweeper, (sweeper) => sweeper.runOnce("ethereum")))
+/**
+ * Sweeps until a sent sweep's outcome is known: anvil may answer the send before it has mined the
+ * transaction, and the sweeper then waits for the next run (it reports nothing for a pending one).
+ */
+const sweepUntilSettled = async () => {
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const report = await sweep()
+    if (report.sent + report.swept + report.failed > 0) return report
+    await new Promise((resolve) => setTimeout(resolve, 100))
+  }
+  return sweep()
+}
 const balanceOf = (token: Address, owner: Address) => node.publicClient.readContract({ address: token, abi: erc20Abi, functionName: "balanceOf", args: [owner] })
 const paymentsOf = (invoiceId: string) =>
   app.run(Effect.flatMap(SqlClient.SqlClient, (sql) =>
@@ -120,7 +132,7 @@ describe("wallet-contract forwarders", () => {
 
     const before = await balanceOf(USDC, recipient)
     expect(await sweep()).toMatchObject({ sent: 1 })
-    expect(await sweep()).toMatchObject({ swept: 1 })
+    expect(await sweepUntilSettled()).toMatchObject({ swept: 1 })
     expect(await balanceOf(USDC, recipient)).toBe(before + 25_000_000n)
     expect(await balanceOf(USDC, invoice.forwarder)).toBe(0n)
     // The computed address is where the factory deployed the forwarder.
@@ -132,7 +144,7 @@ describe("wallet-contract forwarders", () => {
     // Funds sent after the invoice is closed are swept too.
     await payAndConfirm(USDC, invoice.forwarder, 3_000_000n)
     expect(await sweep()).toMatchObject({ sent: 1 })
-    expect(await sweep()).toMatchObject({ swept: 1 })
+    expect(await sweepUntilSettled()).toMatchObject({ swept: 1 })
     expect(await balanceOf(USDC, recipient)).toBe(before + 28_000_000n)
     expect((await paymentsOf(invoice.id)).map((payment) => payment.sweepStatus)).toEqual(["swept", "swept"])
     // Nothing more to do: nothing is sent twice.
@@ -144,7 +156,7 @@ describe("wallet-contract forwarders", () => {
     await payAndConfirm(USDT, invoice.forwarder, 4_000_000n)
     const before = await balanceOf(USDT, recipient)
     expect(await sweep()).toMatchObject({ sent: 1 })
-    expect(await sweep()).toMatchObject({ swept: 1 })
+    expect(await sweepUntilSettled()).toMatchObject({ swept: 1 })
     expect(await balanceOf(USDT, recipient)).toBe(before + 4_000_000n)
   })
 
@@ -171,7 +183,7 @@ describe("wallet-contract forwarders", () => {
     await app.run(Effect.flatMap(SqlClient.SqlClient, (sql) => sql`UPDATE payments SET sweep_next_attempt_at = now() - interval '1 second' WHERE invoice_id = ${invoice.id}`))
     const before = await balanceOf(USDC, recipient)
     expect(await sweep()).toMatchObject({ sent: 1 })
-    expect(await sweep()).toMatchObject({ swept: 1 })
+    expect(await sweepUntilSettled()).toMatchObject({ swept: 1 })
     expect(await balanceOf(USDC, recipient)).toBe(before + 2_000_000n)
     const [swept] = await paymentsOf(invoice.id)
     expect(swept).toMatchObject({ sweepStatus: "swept", sweepError: null })
