@@ -37,6 +37,22 @@ export const KeyOwner = Schema.Struct({
   ...ApiKeyRow.mapFields(Struct.pick(["keyHash", "merchantId"])).fields,
   ...MerchantRow.mapFields(Struct.pick(["status", "billingStatus"])).fields
 })
+
+/** The unrevoked key with this hash and its account (the columns of `KeyOwner`). */
+export const selectKeyOwner = (sql: SqlClient.SqlClient, keyHash: string) =>
+  sql`SELECT k.key_hash, k.merchant_id, m.status, m.billing_status
+    FROM api_keys k JOIN merchants m ON m.id = k.merchant_id
+    WHERE k.key_hash = ${keyHash} AND k.revoked_at IS NULL`
+
+/** The account a key lookup authenticates: none for no (or another) key, refused while disabled. */
+export const authenticatedOwner = (
+  found: typeof KeyOwner.Type | undefined,
+  keyHash: string
+): Effect.Effect<AuthenticatedMerchant, InvalidApiKey | AccountDisabled> => {
+  if (found === undefined || !constantTimeEqual(found.keyHash, keyHash)) return Effect.fail(new InvalidApiKey())
+  if (found.status !== "active") return Effect.fail(new AccountDisabled())
+  return Effect.succeed({ merchantId: found.merchantId, billingStatus: found.billingStatus })
+}
 const UserRow = MerchantRow.mapFields(Struct.pick(["id", "email", "createdAt"]))
 const LoginRow = MerchantRow.mapFields(Struct.pick(["id", "email", "createdAt", "status", "passwordHash"]))
 
@@ -66,10 +82,7 @@ export class Accounts extends Context.Service<Accounts, {
       const findKeyOwner = SqlSchema.findOneOption({
         Request: Schema.Struct({ keyHash: Schema.String }),
         Result: KeyOwner,
-        execute: ({ keyHash }) =>
-          sql`SELECT k.key_hash, k.merchant_id, m.status, m.billing_status
-            FROM api_keys k JOIN merchants m ON m.id = k.merchant_id
-            WHERE k.key_hash = ${keyHash} AND k.revoked_at IS NULL`
+        execute: ({ keyHash }) => selectKeyOwner(sql, keyHash)
       })
       const findUserById = SqlSchema.findOneOption({
         Request: Schema.Struct({ id: Schema.String }),
@@ -142,9 +155,7 @@ export class Accounts extends Context.Service<Accounts, {
             Effect.catchTag("SqlError", () => Effect.fail(new AccountStatusUnavailable())),
             Effect.catchTag("SchemaError", Effect.die)
           )
-          if (Option.isNone(found) || !constantTimeEqual(found.value.keyHash, hash)) return yield* new InvalidApiKey()
-          if (found.value.status !== "active") return yield* new AccountDisabled()
-          return { merchantId: found.value.merchantId, billingStatus: found.value.billingStatus }
+          return yield* authenticatedOwner(Option.getOrUndefined(found), hash)
         }),
         createMerchant: Effect.fn("Accounts.createMerchant")(function*(input) {
           return yield* insertMerchant(input)

@@ -1,8 +1,8 @@
 import { Clock, Context, Duration, Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import { AppConfig } from "../config/AppConfig.ts"
-import { AccountDisabled, Accounts, AccountStatusUnavailable, type AuthenticatedMerchant, InvalidApiKey, KeyOwner } from "./Accounts.ts"
-import { constantTimeEqual, hashApiKey, looksLikeApiKey } from "./ApiKeyFormat.ts"
+import { type AccountDisabled, Accounts, AccountStatusUnavailable, type AuthenticatedMerchant, authenticatedOwner, InvalidApiKey, KeyOwner, selectKeyOwner } from "./Accounts.ts"
+import { hashApiKey, looksLikeApiKey } from "./ApiKeyFormat.ts"
 import { windowCharge, windowConflictUpdate, windowCount, WindowRow } from "./PgRateLimiterStore.ts"
 import { API_LIMIT_PREFIX, LIMIT_WINDOW, type RateLimited, RateLimits, retryAfter } from "./RateLimits.ts"
 
@@ -61,11 +61,7 @@ const oneStatement = Layer.effect(
       const charge = windowCharge(1, refillRate, limit, yield* Clock.currentTimeMillis)
       // The data-modifying CTE counts only what the lookup found: an unknown or revoked key, or a
       // disabled account, counts nothing.
-      const rows = yield* sql`WITH owner AS (
-          SELECT k.key_hash, k.merchant_id, m.status, m.billing_status
-          FROM api_keys k JOIN merchants m ON m.id = k.merchant_id
-          WHERE k.key_hash = ${keyHash} AND k.revoked_at IS NULL
-        ), counted AS (
+      const rows = yield* sql`WITH owner AS (${selectKeyOwner(sql, keyHash)}), counted AS (
           INSERT INTO rate_limits AS r (key, count, expires_at_ms, last_exceeded)
           SELECT ${API_LIMIT_PREFIX}::text || owner.merchant_id::text, ${charge.tokens}::double precision,
             ${charge.now + charge.extension}::bigint, false
@@ -76,12 +72,11 @@ const oneStatement = Layer.effect(
           counted.count, counted.expires_at_ms, counted.last_exceeded
         FROM owner LEFT JOIN counted ON true`.pipe(Effect.catchTag("SqlError", () => Effect.fail(new AccountStatusUnavailable())))
       const [row] = yield* decodeAdmission(rows).pipe(Effect.orDie)
-      if (row === undefined || !constantTimeEqual(row.keyHash, keyHash)) return yield* new InvalidApiKey()
-      if (row.status !== "active") return yield* new AccountDisabled()
+      const merchant = yield* authenticatedOwner(row, keyHash)
       if (row.count === null || row.expiresAtMs === null || row.lastExceeded === null) return yield* Effect.die(new Error("an active account's request was not counted"))
       const [count, ttl] = windowCount({ count: row.count, expiresAtMs: row.expiresAtMs, lastExceeded: row.lastExceeded }, charge)
       if (count > limit) return yield* retryAfter(ttl)
-      return { merchantId: row.merchantId, billingStatus: row.billingStatus }
+      return merchant
     })
     return { admit }
   })
