@@ -38,6 +38,41 @@ describe.skipIf(!available)("the merchant dashboard", () => {
     await app?.close()
   })
 
+  it("keeps the page the merchant went to when the page left answers late", async () => {
+    const merchant = await app.createMerchant()
+    const created = await merchant.api("/api/checkout/invoices", { body: { amountUsd: 4 } })
+    expect(created.status).toBe(201)
+    const context = await browser.newContext({ viewport: { width: 1280, height: 800 } })
+    await context.addCookies([
+      { name: "checkout_session", value: merchant.sessionToken, url: app.baseUrl },
+      { name: "checkout_csrf", value: merchant.csrfToken, url: app.baseUrl }
+    ])
+    await context.addInitScript((id) => localStorage.setItem("checkout.userId", id), merchant.merchantId)
+    const page = await context.newPage()
+    // The webhooks page's settings are held back until the merchant has moved on to an invoice.
+    let release = () => {}
+    const held = new Promise<void>((resolve) => (release = resolve))
+    const asked = new Promise<void>((resolve) =>
+      void page.route("**/api/dashboard/webhook-settings", async (route) => {
+        resolve()
+        await held
+        await route.continue()
+      })
+    )
+    await page.goto(`${app.baseUrl}/dashboard#/webhooks`)
+    await asked
+    await page.evaluate((id) => (location.hash = `#/invoices/${id}`), created.body.id as string)
+    await page.getByRole("button", { name: "Void" }).waitFor()
+    const answered = page.waitForResponse("**/api/dashboard/webhook-settings")
+    release()
+    await answered
+    // The late answer has had its chance to draw (it would within a few ms).
+    await page.evaluate(() => new Promise((resolve) => setTimeout(resolve, 300)))
+    expect(await page.getByRole("button", { name: "Void" }).isVisible()).toBe(true)
+    expect(await page.getByRole("heading", { name: "Webhooks" }).count()).toBe(0)
+    await context.close()
+  })
+
   it("walks a new merchant from sign-up to a reviewed exception, a redelivered webhook and a CSV export, at 360 px", async () => {
     const context = await browser.newContext({ viewport: { width: 360, height: 800 }, acceptDownloads: true, permissions: ["clipboard-read", "clipboard-write"] })
     const page: Page = await context.newPage()

@@ -20,12 +20,20 @@ class ApiError extends Error {
   }
 }
 
+/**
+ * An answer that arrived after the merchant went to another page: the view that asked for it must
+ * not draw over the page now shown (a slow answer for the page left would replace the new one).
+ */
+class Superseded extends Error {}
+
 const api = async (method: string, path: string, body?: unknown): Promise<Json> => {
   const headers: Record<string, string> = {}
   if (body !== undefined) headers["content-type"] = "application/json"
   if (method !== "GET") headers["x-csrf-token"] = decodeURIComponent(csrfToken())
+  const askedFrom = location.hash
   const response = await fetch(path, { method, headers, credentials: "same-origin", body: body === undefined ? undefined : JSON.stringify(body) })
   const text = await response.text()
+  if (location.hash !== askedFrom) throw new Superseded(`${method} ${path} answered after leaving ${askedFrom}`)
   const parsed = text === "" ? null : JSON.parse(text)
   if (response.status === 401) {
     location.hash = "#/login"
@@ -187,7 +195,9 @@ const invoiceView = async (id: string) => {
   if (invoice.status === "awaiting_payment") {
     actions.push(h("button", { type: "button", onclick: async () => {
       if (!confirm("Void this invoice?")) return
-      await api("POST", `/api/checkout/invoices/${id}/void`, {}).catch((error) => alert(error.message))
+      const failure = await api("POST", `/api/checkout/invoices/${id}/void`, {}).then(() => undefined, (error: Error) => error)
+      if (failure instanceof Superseded) return
+      if (failure !== undefined) alert(failure.message)
       reload()
     } }, "Void"))
   }
@@ -470,7 +480,7 @@ const route = async () => {
     try {
       await view(match, new URLSearchParams(query))
     } catch (error) {
-      if ((error as ApiError).status !== 401) show(h("h1", {}, "Something went wrong"), notice((error as Error).message))
+      if (!(error instanceof Superseded) && (error as ApiError).status !== 401) show(h("h1", {}, "Something went wrong"), notice((error as Error).message))
     }
     return
   }
