@@ -11,8 +11,8 @@
  * - API-key routes: the key lookup joined to merchants, then the rate-limit upsert (same fixed
  *   window statement as src/accounts/PgRateLimiterStore.ts, same limit);
  * - create: checkout settings with methods (one select), the bitcoin pool take (and, when fewer
- *   than 10 addresses are left, a background single-flight refill transaction: advisory lock,
- *   count, derivation counter, batched insert), one derivation-counter upsert per EVM xpub (one
+ *   than 10 addresses are left, a background single-flight refill, one at a time: the pool state,
+ *   then the counter's compare-and-set with the batched insert in one statement), one derivation-counter upsert per EVM xpub (one
  *   index serves that key's options on different networks, src/payments/DepositSlots.ts), then
  *   invoice, options and outbox row in one statement; the answer is built from memory (the
  *   service does not re-read either);
@@ -114,8 +114,11 @@ const Q = {
     text: `INSERT INTO derivation_counters (xpub, next_index) VALUES ($1, $2)
       ON CONFLICT (xpub) DO UPDATE SET next_index = derivation_counters.next_index + $2 RETURNING next_index`
   },
-  advisory: { name: "advisory", text: `SELECT pg_try_advisory_xact_lock(hashtext($1)) AS locked` },
-  free: { name: "free", text: `SELECT count(*)::int AS count FROM bitcoin_address_pool WHERE xpub = $1 AND assigned_at IS NULL` }
+  poolState: {
+    name: "poolState",
+    text: `SELECT (SELECT count(*)::int FROM bitcoin_address_pool WHERE xpub = $1 AND assigned_at IS NULL) AS free,
+      COALESCE((SELECT next_index FROM derivation_counters WHERE xpub = $2), 0)::int AS next_index`
+  }
 }
 
 // The service's row schemas name the columns (src/invoices/InvoiceRows.ts); the values are built here without them.
@@ -141,9 +144,18 @@ const insertCreated = (optionCount: number) => {
       `INSERT INTO outbox (invoice_id, merchant_id, event) VALUES ${shift("($1, $2, $3)", invoiceParams + optionParams)}`
   }
 }
-const insertPool = (count: number) => ({
-  name: `insertPool${count}`,
-  text: `INSERT INTO bitcoin_address_pool (xpub, derivation_index, address) VALUES ${placeholders(count, 3)}`
+const storeDerived = (count: number) => ({
+  name: `storeDerived${count}`,
+  text: `WITH reserved AS (
+    INSERT INTO derivation_counters (xpub, next_index) VALUES ($1, $2)
+    ON CONFLICT (xpub) DO UPDATE SET next_index = EXCLUDED.next_index
+    WHERE derivation_counters.next_index = $3
+    RETURNING next_index)
+  INSERT INTO bitcoin_address_pool (xpub, derivation_index, address)
+  SELECT $4, derived.derivation_index, derived.address
+  FROM (VALUES ${Array.from({ length: count }, (_, row) => `($${5 + row * 2}::bigint, $${6 + row * 2}::text)`).join(", ")}) AS derived (derivation_index, address)
+  WHERE EXISTS (SELECT 1 FROM reserved)
+  RETURNING derivation_index::int AS derivation_index`
 })
 
 const find = {
@@ -209,28 +221,25 @@ const authenticate = async (request: IncomingMessage): Promise<string> => {
 // ---- the bitcoin address pool (as BitcoinAddressPool: take, and a single-flight refill)
 
 const refilling = new Set<string>()
-const refill = async (xpub: string) => {
+// Refills take turns, outside any transaction: the pool state, then the compare-and-set store.
+let turns: Promise<void> = Promise.resolve()
+const refill = (xpub: string) => {
   if (refilling.has(xpub)) return
   refilling.add(xpub)
-  const client = await pool.connect()
-  try {
-    await client.query("BEGIN")
-    const locked = (await client.query({ ...Q.advisory, values: [`bitcoin-pool:${xpub}`] })).rows[0].locked === true
-    const missing = locked ? GAP_LIMIT - Number((await client.query({ ...Q.free, values: [xpub] })).rows[0].count) : 0
-    if (missing > 0) {
-      const next = Number((await client.query({ ...Q.counter, values: [xpub, missing] })).rows[0].next_index)
-      const values = Array.from({ length: missing }, (_, offset) => next - missing + offset)
-        .flatMap((index) => [xpub, index, `bc1q${placeholder(`${xpub}/${index}`, 38)}`])
-      await client.query({ ...insertPool(missing), values })
+  turns = turns.then(async () => {
+    try {
+      const state = (await pool.query({ ...Q.poolState, values: [xpub, xpub] })).rows[0]
+      const missing = GAP_LIMIT - Number(state.free)
+      if (missing <= 0) return
+      const first = Number(state.next_index)
+      const derived = Array.from({ length: missing }, (_, offset) => [first + offset, `bc1q${placeholder(`${xpub}/${first + offset}`, 38)}`])
+      await pool.query({ ...storeDerived(missing), values: [xpub, first + missing, first, xpub, ...derived.flat()] })
+    } catch (error) {
+      console.error("refill failed", error)
+    } finally {
+      refilling.delete(xpub)
     }
-    await client.query("COMMIT")
-  } catch (error) {
-    await client.query("ROLLBACK").catch(() => undefined)
-    console.error("refill failed", error)
-  } finally {
-    client.release()
-    refilling.delete(xpub)
-  }
+  })
 }
 
 // ---- constant QR codes: one SVG per URI length, encoded once (the service encodes each URI)
@@ -280,7 +289,7 @@ const create = async (merchantId: string, body: string) => {
   const bitcoinIndexes = new Map<string, { index: number; address: string }>()
   for (const method of methods.filter((candidate) => candidate.network === "bitcoin" && candidate.xpub !== null)) {
     const taken = (await pool.query({ ...Q.take, values: [method.xpub] })).rows[0]
-    if (taken === undefined || Number(taken.remaining) < GAP_LIMIT / 2) void refill(method.xpub!)
+    if (taken === undefined || Number(taken.remaining) < GAP_LIMIT / 2) refill(method.xpub!)
     if (taken !== undefined) bitcoinIndexes.set(method.id, { index: Number(taken.derivation_index), address: String(taken.address) })
   }
   methods = methods.filter((method) => method.network !== "bitcoin" || bitcoinIndexes.has(method.id))

@@ -79,7 +79,9 @@ export class Invoices extends Context.Service<Invoices, {
       const paymentWorker = yield* PaymentWorker
       const billing = yield* BillingGate
       // Background refills belong to the service: interrupted when it shuts down, never orphaned.
-      const background = yield* FiberSet.make()
+      // They run in the service's context, not the request's: a refill that waits for its turn
+      // must not keep the request that started it (and its response) alive.
+      const runInBackground = yield* FiberSet.runtime(yield* FiberSet.make())()
 
       const now = Clock.currentTimeMillis.pipe(Effect.map((millis) => new Date(millis)))
 
@@ -164,7 +166,7 @@ export class Invoices extends Context.Service<Invoices, {
         for (const method of methods.filter((candidate) => candidate.network === "bitcoin" && candidate.xpub !== null)) {
           const taken = yield* addressPool.take(method.xpub!)
           // Top the pool up in the background when it runs low; this invoice does not wait for it.
-          if (taken === undefined || taken.remaining < GAP_LIMIT / 2) yield* FiberSet.run(background, addressPool.refill(method.xpub!))
+          if (taken === undefined || taken.remaining < GAP_LIMIT / 2) runInBackground(addressPool.refill(method.xpub!))
           if (taken !== undefined) bitcoinTaken.set(method.id, taken)
         }
         const withoutPendingBitcoin = methods.filter((method) => method.network !== "bitcoin" || bitcoinTaken.has(method.id))

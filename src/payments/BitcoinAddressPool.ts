@@ -1,4 +1,4 @@
-import { Context, Duration, Effect, Layer, Option, Schedule, Schema } from "effect"
+import { Context, Duration, Effect, Layer, Option, Schedule, Schema, Semaphore } from "effect"
 import { SqlClient, SqlSchema } from "effect/sql"
 import { PaymentWorker } from "./PaymentWorker.ts"
 
@@ -29,34 +29,52 @@ export class BitcoinAddressPool extends Context.Service<BitcoinAddressPool, {
       const sql = yield* SqlClient.SqlClient
       const worker = yield* PaymentWorker
 
-      // One refill per key at a time: in this process (a set of keys under way) and across
-      // instances (a transaction-scoped advisory lock; a refill that cannot take it is skipped).
+      // A refill derives before it writes, and writes in one statement: no connection and no lock
+      // is held while the worker thread computes. Refills take turns in this process, so that the
+      // keys of many merchants running low together queue one derivation at a time on the worker
+      // thread, not a burst ahead of every create's options. Across instances, the counter's
+      // compare-and-set below decides: of two refills of one key, the first to store keeps its
+      // addresses, the other stores nothing.
       const refilling = new Set<string>()
+      const turns = yield* Semaphore.make(1)
       const refill = (xpub: string, target: number = GAP_LIMIT) =>
         Effect.suspend(() => {
           if (refilling.has(xpub)) return Effect.succeed(0)
           refilling.add(xpub)
-          return refillLocked(xpub, target).pipe(Effect.ensuring(Effect.sync(() => refilling.delete(xpub))))
+          return turns.withPermits(1)(refillOnce(xpub, target)).pipe(Effect.ensuring(Effect.sync(() => refilling.delete(xpub))))
         }).pipe(Effect.withSpan("BitcoinAddressPool.refill"))
 
-      const tryLock = SqlSchema.findOne({
+      const poolState = SqlSchema.findOne({
         Request: ByKey,
-        Result: Schema.Struct({ locked: Schema.Boolean }),
-        execute: ({ xpub }) => sql`SELECT pg_try_advisory_xact_lock(hashtext(${`bitcoin-pool:${xpub}`})) AS locked`
+        Result: Schema.Struct({ free: Schema.Int, nextIndex: Schema.Int }),
+        execute: ({ xpub }) =>
+          sql`SELECT (SELECT count(*)::int FROM bitcoin_address_pool WHERE xpub = ${xpub} AND assigned_at IS NULL) AS free,
+            COALESCE((SELECT next_index FROM derivation_counters WHERE xpub = ${xpub}), 0)::int AS next_index`
       })
-      const countFree = SqlSchema.findOne({
-        Request: ByKey,
-        Result: Schema.Struct({ count: Schema.Int }),
-        execute: ({ xpub }) => sql`SELECT count(*)::int AS count FROM bitcoin_address_pool WHERE xpub = ${xpub} AND assigned_at IS NULL`
-      })
-      const advanceCounter = SqlSchema.findOne({
-        Request: Schema.Struct({ xpub: Schema.String, count: Schema.Int }),
-        Result: Schema.Struct({ nextIndex: Schema.Int }),
-        execute: ({ xpub, count }) =>
-          sql`INSERT INTO derivation_counters (xpub, next_index) VALUES (${xpub}, ${count})
-            ON CONFLICT (xpub) DO UPDATE SET next_index = derivation_counters.next_index + ${count}
-            RETURNING next_index::int AS next_index`
-      })
+      // Reserves [first, first + count) only if the counter still stands at `first`, and stores the
+      // addresses derived for them in the same statement; no row back means another derivation
+      // moved the counter first. A key without a counter row stands at 0.
+      const storeDerived = (xpub: string, first: number, addresses: ReadonlyArray<string>) =>
+        sql<{ derivationIndex: number }>`WITH reserved AS (
+            INSERT INTO derivation_counters (xpub, next_index) VALUES (${xpub}, ${first + addresses.length})
+            ON CONFLICT (xpub) DO UPDATE SET next_index = EXCLUDED.next_index
+            WHERE derivation_counters.next_index = ${first}
+            RETURNING next_index)
+          INSERT INTO bitcoin_address_pool (xpub, derivation_index, address)
+          SELECT ${xpub}, derived.derivation_index, derived.address
+          FROM (VALUES ${sql.csv(addresses.map((address, offset) => sql`(${first + offset}::bigint, ${address}::text)`))}) AS derived (derivation_index, address)
+          WHERE EXISTS (SELECT 1 FROM reserved)
+          RETURNING derivation_index::int AS derivation_index`
+
+      const refillOnce = (xpub: string, target: number) =>
+        Effect.gen(function*() {
+          const { free, nextIndex } = yield* poolState({ xpub })
+          const missing = target - free
+          if (missing <= 0) return 0
+          const derived = yield* worker.bitcoinAddresses(xpub, nextIndex, missing)
+          return (yield* storeDerived(xpub, nextIndex, derived)).length
+        }).pipe(Effect.orDie)
+
       // The count runs on the statement's snapshot, before the update: it includes the taken address.
       const takeFree = SqlSchema.findOneOption({
         Request: ByKey,
@@ -78,18 +96,6 @@ export class BitcoinAddressPool extends Context.Service<BitcoinAddressPool, {
         Result: ByKey,
         execute: () => sql`SELECT DISTINCT xpub FROM payment_methods WHERE network = 'bitcoin' AND enabled AND xpub IS NOT NULL`
       })
-
-      const refillLocked = (xpub: string, target: number) =>
-        Effect.gen(function*() {
-          if (!(yield* tryLock({ xpub })).locked) return 0
-          const missing = target - (yield* countFree({ xpub })).count
-          if (missing <= 0) return 0
-          const first = (yield* advanceCounter({ xpub, count: missing })).nextIndex - missing
-          const derived = yield* worker.bitcoinAddresses(xpub, first, missing)
-          const addresses = derived.map((address, offset) => ({ xpub, derivationIndex: first + offset, address }))
-          yield* sql`INSERT INTO bitcoin_address_pool ${sql.insert(addresses as [typeof addresses[0], ...Array<typeof addresses[0]>])}`
-          return missing
-        }).pipe(sql.withTransaction, Effect.orDie)
 
       const take = Effect.fnUntraced(function*(xpub: string) {
         return Option.getOrUndefined(yield* takeFree({ xpub }))
