@@ -11,7 +11,7 @@
  * - API-key routes: the key lookup joined to merchants, then the rate-limit upsert (same fixed
  *   window statement as src/accounts/PgRateLimiterStore.ts, same limit);
  * - create: checkout settings with methods (one select), the bitcoin pool take (and, when fewer
- *   than 10 addresses are left, a background single-flight refill, one at a time: the pool state,
+ *   than 10 addresses are left, a background single-flight refill, a few at a time: the pool state,
  *   then the counter's compare-and-set with the batched insert in one statement), one derivation-counter upsert per EVM xpub (one
  *   index serves that key's options on different networks, src/payments/DepositSlots.ts), then
  *   invoice, options and outbox row in one statement; the answer is built from memory (the
@@ -36,6 +36,7 @@ import { qrSvg } from "../../src/payments/QrCode.ts"
 
 const RATE_LIMIT = Number(process.env.BENCH_API_RATE_LIMIT ?? "1000000")
 const GAP_LIMIT = 20
+const REFILLS_AT_ONCE = 2 // as src/payments/BitcoinAddressPool.ts
 const BTC_USD_MICROS = 65_000_000_000n
 
 let databaseUrl = process.env.DATABASE_URL
@@ -221,12 +222,23 @@ const authenticate = async (request: IncomingMessage): Promise<string> => {
 // ---- the bitcoin address pool (as BitcoinAddressPool: take, and a single-flight refill)
 
 const refilling = new Set<string>()
-// Refills take turns, outside any transaction: the pool state, then the compare-and-set store.
-let turns: Promise<void> = Promise.resolve()
+// Refills take turns (REFILLS_AT_ONCE at a time), outside any transaction: the pool state, then
+// the compare-and-set store.
+const waitingRefills: Array<() => Promise<void>> = []
+let refillsRunning = 0
+const nextRefill = () => {
+  const next = refillsRunning < REFILLS_AT_ONCE ? waitingRefills.shift() : undefined
+  if (next === undefined) return
+  refillsRunning++
+  void next().finally(() => {
+    refillsRunning--
+    nextRefill()
+  })
+}
 const refill = (xpub: string) => {
   if (refilling.has(xpub)) return
   refilling.add(xpub)
-  turns = turns.then(async () => {
+  waitingRefills.push(async () => {
     try {
       const state = (await pool.query({ ...Q.poolState, values: [xpub, xpub] })).rows[0]
       const missing = GAP_LIMIT - Number(state.free)
@@ -240,6 +252,7 @@ const refill = (xpub: string) => {
       refilling.delete(xpub)
     }
   })
+  nextRefill()
 }
 
 // ---- constant QR codes: one SVG per URI length, encoded once (the service encodes each URI)

@@ -5,6 +5,13 @@ import { PaymentWorker } from "./PaymentWorker.ts"
 /** Wallets stop scanning after 20 unused addresses (BIP44's gap limit): never derive further ahead. */
 export const GAP_LIMIT = 20
 
+/**
+ * Refills under way at once in a process: enough to keep up with creates at the service's full
+ * rate, few enough that keys running low together cannot queue a burst of derivations on the
+ * worker thread ahead of every create's options.
+ */
+export const REFILLS_AT_ONCE = 2
+
 /** A pooled address handed out, with how many free ones its key has left. */
 const TakenAddress = Schema.Struct({ address: Schema.String, derivationIndex: Schema.Int, remaining: Schema.Int })
 const ByKey = Schema.Struct({ xpub: Schema.String })
@@ -30,13 +37,13 @@ export class BitcoinAddressPool extends Context.Service<BitcoinAddressPool, {
       const worker = yield* PaymentWorker
 
       // A refill derives before it writes, and writes in one statement: no connection and no lock
-      // is held while the worker thread computes. Refills take turns in this process, so that the
-      // keys of many merchants running low together queue one derivation at a time on the worker
-      // thread, not a burst ahead of every create's options. Across instances, the counter's
-      // compare-and-set below decides: of two refills of one key, the first to store keeps its
-      // addresses, the other stores nothing.
+      // is held while the worker thread computes. Refills take turns in this process (a few at
+      // once), so that the keys of many merchants running low together do not queue a burst of
+      // derivations on the worker thread ahead of every create's options. Across instances, the
+      // counter's compare-and-set below decides: of two refills of one key, the first to store
+      // keeps its addresses, the other stores nothing.
       const refilling = new Set<string>()
-      const turns = yield* Semaphore.make(1)
+      const turns = yield* Semaphore.make(REFILLS_AT_ONCE)
       const refill = (xpub: string, target: number = GAP_LIMIT) =>
         Effect.suspend(() => {
           if (refilling.has(xpub)) return Effect.succeed(0)

@@ -66,10 +66,12 @@ const timingFromRow = (row: CheckoutSettingsRow): PaymentTimingInput =>
     ? { mode: "due_date", dueAfterDays: row.dueAfterDays ?? 0, gracePeriodDays: row.gracePeriodDays ?? 0 }
     : { mode: "immediate", expiresAfterMinutes: row.expiresAfterMinutes ?? 0 }
 
+type SettingsInput = { readonly issuedBy: string | null; readonly timing: PaymentTimingInput; readonly methods: ReadonlyArray<MethodInput> }
+
 export class CheckoutSettingsRepo extends Context.Service<CheckoutSettingsRepo, {
   /** The saved settings, or the defaults (`configured: false`) when the merchant has saved none. */
   readonly find: (merchantId: string) => Effect.Effect<CheckoutSettings>
-  readonly save: (merchantId: string, settings: { issuedBy: string | null; timing: PaymentTimingInput; methods: ReadonlyArray<MethodInput> }) => Effect.Effect<void>
+  readonly save: (merchantId: string, settings: SettingsInput) => Effect.Effect<void>
   /**
    * Reserves fresh derivation indexes for one invoice's deposit options, counted per extended key:
    * an index is never handed out to two invoices; within the invoice, options on different
@@ -100,6 +102,44 @@ export class CheckoutSettingsRepo extends Context.Service<CheckoutSettingsRepo, 
             ON CONFLICT (xpub) DO UPDATE SET next_index = derivation_counters.next_index + ${count}
             RETURNING next_index::int AS next_index`
       })
+      const write = Effect.fnUntraced(function*(merchantId: string, settings: SettingsInput) {
+        const timing = settings.timing
+        const columns = {
+          merchant_id: merchantId,
+          issued_by: settings.issuedBy,
+          timing_mode: timing.mode,
+          expires_after_minutes: timing.mode === "immediate" ? timing.expiresAfterMinutes : null,
+          due_after_days: timing.mode === "due_date" ? timing.dueAfterDays : null,
+          grace_period_days: timing.mode === "due_date" ? timing.gracePeriodDays : null
+        }
+        yield* sql`INSERT INTO checkout_settings ${sql.insert(columns)}
+          ON CONFLICT (merchant_id) DO UPDATE SET issued_by = EXCLUDED.issued_by, timing_mode = EXCLUDED.timing_mode,
+          expires_after_minutes = EXCLUDED.expires_after_minutes, due_after_days = EXCLUDED.due_after_days,
+          grace_period_days = EXCLUDED.grace_period_days, updated_at = now()`
+        // Methods left out of the new list are removed; invoices keep their own copies of options.
+        const kept = settings.methods.map((method) => `${method.network}:${method.assetCode}:${method.railType}`)
+        yield* sql`DELETE FROM payment_methods WHERE merchant_id = ${merchantId}
+          AND NOT (network || ':' || asset_code || ':' || rail_type = ANY(${kept}))`
+        for (const [position, method] of settings.methods.entries()) {
+          const row = {
+            id: crypto.randomUUID(),
+            merchant_id: merchantId,
+            network: method.network,
+            asset_code: method.assetCode,
+            rail_type: method.railType,
+            enabled: method.enabled,
+            is_default: method.isDefault,
+            position,
+            recipient_address: method.recipientAddress,
+            xpub: method.xpub
+          }
+          yield* sql`INSERT INTO payment_methods ${sql.insert(row)}
+            ON CONFLICT (merchant_id, network, asset_code, rail_type) DO UPDATE SET enabled = EXCLUDED.enabled,
+            is_default = EXCLUDED.is_default, position = EXCLUDED.position,
+            recipient_address = EXCLUDED.recipient_address,
+            xpub = EXCLUDED.xpub`
+        }
+      }, sql.withTransaction, Effect.orDie)
       return {
         find: Effect.fnUntraced(function*(merchantId) {
           const found = yield* findSettings({ merchantId })
@@ -108,46 +148,13 @@ export class CheckoutSettingsRepo extends Context.Service<CheckoutSettingsRepo, 
           return { merchantId, configured: true, issuedBy, timing: timingFromRow(found.value), methods }
         }, Effect.orDie),
         save: Effect.fn("CheckoutSettingsRepo.save")(function*(merchantId, settings) {
-          const timing = settings.timing
-          const columns = {
-            merchant_id: merchantId,
-            issued_by: settings.issuedBy,
-            timing_mode: timing.mode,
-            expires_after_minutes: timing.mode === "immediate" ? timing.expiresAfterMinutes : null,
-            due_after_days: timing.mode === "due_date" ? timing.dueAfterDays : null,
-            grace_period_days: timing.mode === "due_date" ? timing.gracePeriodDays : null
-          }
-          yield* sql`INSERT INTO checkout_settings ${sql.insert(columns)}
-            ON CONFLICT (merchant_id) DO UPDATE SET issued_by = EXCLUDED.issued_by, timing_mode = EXCLUDED.timing_mode,
-            expires_after_minutes = EXCLUDED.expires_after_minutes, due_after_days = EXCLUDED.due_after_days,
-            grace_period_days = EXCLUDED.grace_period_days, updated_at = now()`
-          // Methods left out of the new list are removed; invoices keep their own copies of options.
-          const kept = settings.methods.map((method) => `${method.network}:${method.assetCode}:${method.railType}`)
-          yield* sql`DELETE FROM payment_methods WHERE merchant_id = ${merchantId}
-            AND NOT (network || ':' || asset_code || ':' || rail_type = ANY(${kept}))`
-          for (const [position, method] of settings.methods.entries()) {
-            const row = {
-              id: crypto.randomUUID(),
-              merchant_id: merchantId,
-              network: method.network,
-              asset_code: method.assetCode,
-              rail_type: method.railType,
-              enabled: method.enabled,
-              is_default: method.isDefault,
-              position,
-              recipient_address: method.recipientAddress,
-              xpub: method.xpub
-            }
-            yield* sql`INSERT INTO payment_methods ${sql.insert(row)}
-              ON CONFLICT (merchant_id, network, asset_code, rail_type) DO UPDATE SET enabled = EXCLUDED.enabled,
-              is_default = EXCLUDED.is_default, position = EXCLUDED.position,
-              recipient_address = EXCLUDED.recipient_address,
-              xpub = EXCLUDED.xpub`
-          }
+          yield* write(merchantId, settings)
+          // Filled after the commit: a refill waits for its turn, which must not happen while this
+          // transaction holds a connection (the embedded database has only one).
           for (const method of settings.methods) {
             if (method.network === "bitcoin" && method.enabled && method.xpub !== null) yield* addressPool.refill(method.xpub)
           }
-        }, sql.withTransaction, Effect.orDie),
+        }),
         reserveIndexes: Effect.fnUntraced(function*(methods) {
           const { counts, offsets } = depositSlots(methods)
           const first = new Map<string, number>()

@@ -1,10 +1,11 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Context, Deferred, Effect, Fiber, Layer } from "effect"
 import { SqlClient } from "effect/sql"
-import { BitcoinAddressPool, GAP_LIMIT } from "../../src/payments/BitcoinAddressPool.ts"
+import { BitcoinAddressPool, GAP_LIMIT, REFILLS_AT_ONCE } from "../../src/payments/BitcoinAddressPool.ts"
 import { bitcoinAddress } from "../../src/payments/Derivation.ts"
+import { CheckoutSettingsRepo } from "../../src/payments/CheckoutSettingsRepo.ts"
 import { makePaymentWorker, PaymentWorker } from "../../src/payments/PaymentWorker.ts"
-import { freshZpub, suiteOptions, testApp } from "../support/TestApp.ts"
+import { freshZpub, suiteOptions, testApp, TestServer } from "../support/TestApp.ts"
 
 type Derive = (xpub: string, first: number, count: number) => Effect.Effect<ReadonlyArray<string>>
 
@@ -16,13 +17,15 @@ const workerWith = (before: Effect.Effect<void>) => {
 }
 
 /** A pool of its own (its own turns and single flight, as another instance has) over the suite's database. */
-const poolWith = (worker: ReturnType<typeof workerWith>) =>
+const poolAndSettingsWith = (worker: ReturnType<typeof workerWith>) =>
   Effect.gen(function*() {
     // A memo map of its own: the suite's would hand back the application's pool.
-    const layer = BitcoinAddressPool.layer.pipe(Layer.provide(Layer.succeed(PaymentWorker, worker)))
+    const pool = BitcoinAddressPool.layer.pipe(Layer.provide(Layer.succeed(PaymentWorker, worker)))
+    const layer = Layer.merge(pool, CheckoutSettingsRepo.layer.pipe(Layer.provide(pool)))
     const context = yield* Layer.buildWithMemoMap(layer, yield* Layer.makeMemoMap, yield* Effect.scope)
-    return Context.get(context, BitcoinAddressPool)
+    return { pool: Context.get(context, BitcoinAddressPool), settings: Context.get(context, CheckoutSettingsRepo) }
   })
+const poolWith = (worker: ReturnType<typeof workerWith>) => Effect.map(poolAndSettingsWith(worker), ({ pool }) => pool)
 
 const storedAddresses = (xpub: string) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) =>
@@ -74,6 +77,38 @@ it.layer(testApp(), suiteOptions)((it) => {
         expect(yield* Fiber.join(refilling)).toBe(1)
       })))
 
+    it.effect("do not deadlock a settings save that fills a pool while other refills have every turn", () =>
+      Effect.scoped(Effect.gen(function*() {
+        const server = yield* TestServer
+        const { merchantId } = yield* server.createMerchant({ withSettings: false })
+        const allDeriving = yield* Deferred.make<void>()
+        const release = yield* Deferred.make<void>()
+        let calls = 0
+        // The first derivations (other keys' refills, holding every turn) wait to be released.
+        const heldFirst = Effect.suspend(() => {
+          const call = ++calls
+          if (call > REFILLS_AT_ONCE) return Effect.void
+          if (call === REFILLS_AT_ONCE) Deferred.doneUnsafe(allDeriving, Effect.void)
+          return Deferred.await(release)
+        })
+        const { pool, settings } = yield* poolAndSettingsWith(workerWith(heldFirst))
+        const holding = yield* Effect.forkScoped(Effect.all(Array.from({ length: REFILLS_AT_ONCE }, () => pool.refill(freshZpub())), { concurrency: "unbounded" }))
+        yield* Deferred.await(allDeriving)
+        const xpub = freshZpub()
+        const saving = yield* Effect.forkScoped(settings.save(merchantId, {
+          issuedBy: null,
+          timing: { mode: "immediate", expiresAfterMinutes: 60 },
+          methods: [{ network: "bitcoin", assetCode: "BTC", railType: "address_transfer", enabled: true, isDefault: true, recipientAddress: null, xpub }]
+        }))
+        // Let the save reach its refill before the held ones go on to store (on the embedded
+        // database's one connection, a save waiting for its turn inside its transaction never ends).
+        yield* Effect.sleep("200 millis")
+        yield* Deferred.succeed(release, undefined)
+        expect(yield* Fiber.join(holding).pipe(Effect.timeout("10 seconds"))).toEqual(Array.from({ length: REFILLS_AT_ONCE }, () => GAP_LIMIT))
+        yield* Fiber.join(saving).pipe(Effect.timeout("10 seconds"))
+        expect((yield* storedAddresses(xpub)).filter((row) => row.free)).toHaveLength(GAP_LIMIT)
+      })))
+
     it.effect("of many keys take turns on the worker thread", () =>
       Effect.scoped(Effect.gen(function*() {
         let running = 0
@@ -82,17 +117,17 @@ it.layer(testApp(), suiteOptions)((it) => {
           Effect.sync(() => {
             most = Math.max(most, ++running)
           }),
-          () => Effect.sleep("20 millis"),
+          () => Effect.sleep("100 millis"),
           () =>
             Effect.sync(() => {
               running--
             })
         )
         const pool = yield* poolWith(workerWith(counted))
-        const keys = Array.from({ length: 4 }, () => freshZpub())
+        const keys = Array.from({ length: REFILLS_AT_ONCE * 3 }, () => freshZpub())
         const stored = yield* Effect.all(keys.map((xpub) => pool.refill(xpub)), { concurrency: "unbounded" })
         expect(stored).toEqual(keys.map(() => GAP_LIMIT))
-        expect(most).toBe(1)
+        expect(most).toBe(REFILLS_AT_ONCE)
       })))
   })
 })
