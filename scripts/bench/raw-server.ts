@@ -11,9 +11,10 @@
  * - API-key routes: the key lookup joined to merchants, then the rate-limit upsert (same fixed
  *   window statement as src/accounts/PgRateLimiterStore.ts, same limit);
  * - create: checkout settings with methods (one select), the bitcoin pool take (and, when fewer
- *   than 10 addresses are left, a background single-flight refill, a few at a time: the pool state,
- *   then the counter's compare-and-set with the batched insert in one statement), one derivation-counter upsert per EVM xpub (one
- *   index serves that key's options on different networks, src/payments/DepositSlots.ts), then
+ *   than 10 addresses are left, a background single-flight refill, a few at a time: the pool
+ *   state, then the counter's compare-and-set with the batched insert in one statement), one
+ *   derivation-counter upsert per EVM xpub (one index serves that key's options on different
+ *   networks, src/payments/DepositSlots.ts), then
  *   invoice, options and outbox row in one statement; the answer is built from memory (the
  *   service does not re-read either);
  * - detail and status: the invoice with its options and payments in one select (InvoiceRepo.find);

@@ -51,11 +51,13 @@ export class BitcoinAddressPool extends Context.Service<BitcoinAddressPool, {
           return turns.withPermits(1)(refillOnce(xpub, target)).pipe(Effect.ensuring(Effect.sync(() => refilling.delete(xpub))))
         }).pipe(Effect.withSpan("BitcoinAddressPool.refill"))
 
+      /** The key's free addresses: what a refill tops up, and what a take reports as left. */
+      const countFree = (xpub: string) => sql`SELECT count(*)::int FROM bitcoin_address_pool WHERE xpub = ${xpub} AND assigned_at IS NULL`
       const poolState = SqlSchema.findOne({
         Request: ByKey,
         Result: Schema.Struct({ free: Schema.Int, nextIndex: Schema.Int }),
         execute: ({ xpub }) =>
-          sql`SELECT (SELECT count(*)::int FROM bitcoin_address_pool WHERE xpub = ${xpub} AND assigned_at IS NULL) AS free,
+          sql`SELECT (${countFree(xpub)}) AS free,
             COALESCE((SELECT next_index FROM derivation_counters WHERE xpub = ${xpub}), 0)::int AS next_index`
       })
       // Reserves [first, first + count) only if the counter still stands at `first`, and stores the
@@ -95,7 +97,7 @@ export class BitcoinAddressPool extends Context.Service<BitcoinAddressPool, {
                 ORDER BY derivation_index LIMIT 1 FOR UPDATE SKIP LOCKED)
               RETURNING address, derivation_index)
             SELECT address, derivation_index::int AS derivation_index,
-              (SELECT count(*)::int FROM bitcoin_address_pool WHERE xpub = ${xpub} AND assigned_at IS NULL) - 1 AS remaining
+              (${countFree(xpub)}) - 1 AS remaining
             FROM taken`
       })
       const findKeys = SqlSchema.findAll({
