@@ -1,6 +1,6 @@
-import { isIP } from "node:net"
-import type { Agent, buildConnector } from "undici"
+import type { buildConnector } from "undici"
 import { checkDestination, type Resolver } from "./Destination.ts"
+import { WebhookAgents } from "./WebhookAgents.ts"
 import { loadUndici, WEBHOOK_TIMEOUT_MS } from "./WebhookNetwork.ts"
 
 const EXCERPT_BYTES = 1024
@@ -19,6 +19,11 @@ export interface WebhookRequest {
   readonly headers: Record<string, string>
   readonly resolve: Resolver
   readonly connect: buildConnector.connector
+  /**
+   * Keep-alive connections shared between attempts (the dispatcher's); without it the attempt
+   * opens a connection of its own and closes it afterwards.
+   */
+  readonly agents?: WebhookAgents
   readonly allowLoopback: boolean
   readonly timeoutMs?: number
   /** Aborted when the caller gives the attempt up (its fiber was interrupted). */
@@ -36,24 +41,20 @@ const untilAborted = <A>(promise: Promise<A>, signal: AbortSignal): Promise<A> =
   })
 
 /**
- * Every connection of the attempt goes to the checked address, whatever the URL's host says; the
- * host name stays in the Host header (undici takes it from the URL) and in TLS SNI.
+ * Reads the response up to 1 KiB. A body read to its end leaves the connection for the next
+ * attempt; a longer one is cut off, which closes the connection.
  */
-const pinnedTo = (address: string, connect: buildConnector.connector): buildConnector.connector => (options, callback) => {
-  const urlHost = options.hostname.replace(/^\[|\]$/g, "")
-  const servername = options.servername || (isIP(urlHost) === 0 ? urlHost : undefined)
-  connect({ ...options, hostname: address, servername }, callback)
-}
-
 const readExcerpt = async (body: AsyncIterable<Uint8Array> & { destroy: () => unknown }): Promise<string> => {
   const chunks: Array<Uint8Array> = []
   let size = 0
   for await (const chunk of body) {
     chunks.push(chunk)
     size += chunk.length
-    if (size >= EXCERPT_BYTES) break
+    if (size >= EXCERPT_BYTES) {
+      body.destroy()
+      break
+    }
   }
-  body.destroy()
   return Buffer.concat(chunks).subarray(0, EXCERPT_BYTES).toString("utf8")
 }
 
@@ -76,17 +77,21 @@ export const sendWebhook = async (attempt: WebhookRequest): Promise<SendResult> 
     error,
     responseExcerpt
   })
-  let agent: Agent | undefined
+  const own = attempt.agents === undefined ? new WebhookAgents(attempt.connect) : undefined
   try {
     const checked = await untilAborted(checkDestination(attempt.url, attempt.resolve, attempt.allowLoopback), signal)
     if (!checked.ok) return failed(checked.reason)
-    const { Agent, request } = await loadUndici()
-    agent = new Agent({
-      connect: pinnedTo(checked.addresses[0].address, attempt.connect),
+    const { request } = await loadUndici()
+    const agent = await (attempt.agents ?? own!).agentFor(checked.url.origin, checked.addresses[0].address)
+    const response = await request(checked.url, {
+      method: "POST",
+      headers: attempt.headers,
+      body: attempt.body,
+      dispatcher: agent,
+      signal,
       headersTimeout: timeoutMs,
       bodyTimeout: timeoutMs
     })
-    const response = await request(checked.url, { method: "POST", headers: attempt.headers, body: attempt.body, dispatcher: agent, signal })
     const excerpt = await readExcerpt(response.body)
     const status = response.statusCode
     if (status >= 200 && status < 300) {
@@ -99,6 +104,6 @@ export const sendWebhook = async (attempt: WebhookRequest): Promise<SendResult> 
     if (signal.aborted) return failed("attempt abandoned")
     return failed(messageOf(error))
   } finally {
-    agent?.destroy().catch(() => undefined)
+    own?.close().catch(() => undefined)
   }
 }

@@ -1,19 +1,21 @@
 import { PgClient } from "@effect/sql-pg"
-import { Clock, Context, Duration, Effect, Layer, Option, Queue, Schedule, Schema, Struct } from "effect"
+import { Clock, Context, Duration, Effect, Layer, Option, Queue, Result, Schedule, Schema, Struct } from "effect"
 import { SqlClient, SqlSchema } from "effect/sql"
 import { AppConfig } from "../config/AppConfig.ts"
 import { bigintColumn } from "../db/Columns.ts"
 import { DeliveryId, InvoiceId, MerchantId } from "../domain/Ids.ts"
 import { WebhookEventName } from "../domain/Statuses.ts"
+import type { InvoiceRecord } from "../domain/Invoice.ts"
 import { webhookInvoiceView } from "../domain/InvoiceViews.ts"
 import { InvoiceRepo } from "../invoices/InvoiceRepo.ts"
 import { type DeliveryFilters, DeliveryNotFound, type DeliveryPage, type DeliveryView, findDelivery, type InvalidCursor, listDeliveries } from "./DeliveryLog.ts"
 import { type SendResult, sendWebhook } from "./Sender.ts"
 import { Delivery, DeliveryRow } from "./Delivery.ts"
 import { signWebhook } from "./Signature.ts"
+import { WebhookAgents } from "./WebhookAgents.ts"
 import { RETRY_DELAYS_MS } from "./WebhookEvents.ts"
 import { WEBHOOK_TIMEOUT_MS, WebhookConnector, WebhookResolver } from "./WebhookNetwork.ts"
-import { WebhookSettings, WebhookSettingsRow } from "./WebhookSettings.ts"
+import { type SecretUnreadable, type WebhookDestination, WebhookSettings, WebhookSettingsRow } from "./WebhookSettings.ts"
 
 export { DeliveryNotFound, InvalidCursor } from "./DeliveryLog.ts"
 export { WebhookConnector, WebhookResolver } from "./WebhookNetwork.ts"
@@ -27,7 +29,13 @@ export const LEASE_MS = 3 * WEBHOOK_TIMEOUT_MS
 export const OUTBOX_CHANNEL = "checkout_outbox"
 
 const FAN_OUT_BATCH = 200
-const SEND_BATCH = 16
+/**
+ * Attempts run in up to SEND_LANES lanes; each claims CLAIM_BATCH due deliveries at a time and
+ * claims again as soon as its batch is done, so a slow receiver holds up its own lane only, never
+ * the other lanes' claims.
+ */
+const SEND_LANES = 16
+const CLAIM_BATCH = 4
 
 /** The delivery state after an automatic attempt (pure): delivered, retried on the fixed schedule, or failed for good. */
 export const afterAttempt = (attemptCount: number, ok: boolean, now: number) =>
@@ -39,6 +47,8 @@ export const afterAttempt = (attemptCount: number, ok: boolean, now: number) =>
 
 /** What an attempt needs to know of its delivery. */
 type Outgoing = Pick<typeof Delivery.Type, "id" | "merchantId" | "invoiceId" | "event" | "url">
+/** A delivery claimed for an automatic attempt, with its attempt count at the claim. */
+type Claimed = Outgoing & Pick<typeof Delivery.Type, "attemptCount">
 
 /** An undispatched event of the outbox (migration 0001); its id is a bigserial. */
 const OutboxEvent = Schema.Struct({
@@ -63,7 +73,7 @@ const notSent = (error: string): SendResult => ({ ok: false, statusCode: null, d
 export class WebhookDispatcher extends Context.Service<WebhookDispatcher, {
   /** Turns undispatched outbox events into deliveries; returns how many events it took. */
   readonly fanOut: Effect.Effect<number>
-  /** Claims and attempts the deliveries that are due; returns how many it claimed. */
+  /** Claims and attempts the deliveries that are due, until none is left; returns how many it claimed. */
   readonly sendDue: Effect.Effect<number>
   /** Fans out and sends until nothing more is due at this moment. */
   readonly runOnce: Effect.Effect<void>
@@ -86,6 +96,10 @@ export class WebhookDispatcher extends Context.Service<WebhookDispatcher, {
       const { connect } = yield* WebhookConnector
       const { webhookAllowLoopback } = yield* AppConfig
       const now = Clock.currentTimeMillis
+      const agents = yield* Effect.acquireRelease(
+        Effect.sync(() => new WebhookAgents(connect)),
+        (pool) => Effect.promise(() => pool.close())
+      )
 
       const findUndispatched = SqlSchema.findAll({
         Request: Schema.Void,
@@ -109,13 +123,13 @@ export class WebhookDispatcher extends Context.Service<WebhookDispatcher, {
       })
       const claimDue = SqlSchema.findAll({
         Request: Schema.Struct({ at: Schema.Date }),
-        Result: DeliveryRow.mapFields(Struct.pick(["id", "merchantId", "invoiceId", "event", "url"])),
+        Result: DeliveryRow.mapFields(Struct.pick(["id", "merchantId", "invoiceId", "event", "url", "attemptCount"])),
         execute: ({ at }) =>
           sql`UPDATE webhook_deliveries SET lease_until = ${new Date(at.getTime() + LEASE_MS)}
             WHERE id IN (SELECT id FROM webhook_deliveries
               WHERE status = 'pending' AND next_attempt_at <= ${at} AND (lease_until IS NULL OR lease_until <= ${at})
-              ORDER BY next_attempt_at LIMIT ${SEND_BATCH} FOR UPDATE SKIP LOCKED)
-            RETURNING id, merchant_id, invoice_id, event, url`
+              ORDER BY next_attempt_at LIMIT ${CLAIM_BATCH} FOR UPDATE SKIP LOCKED)
+            RETURNING id, merchant_id, invoice_id, event, url, attempt_count`
       })
 
       const fanOut = Effect.gen(function*() {
@@ -165,7 +179,7 @@ export class WebhookDispatcher extends Context.Service<WebhookDispatcher, {
           }
           const started = yield* now
           return yield* Effect.promise((signal) =>
-            sendWebhook({ url, body, headers, resolve, connect, allowLoopback: webhookAllowLoopback, signal, timeoutMs: 2 * WEBHOOK_TIMEOUT_MS })
+            sendWebhook({ url, body, headers, resolve, connect, agents, allowLoopback: webhookAllowLoopback, signal, timeoutMs: 2 * WEBHOOK_TIMEOUT_MS })
           ).pipe(Effect.timeoutOrElse({
             duration: Duration.millis(WEBHOOK_TIMEOUT_MS),
             orElse: () =>
@@ -180,22 +194,39 @@ export class WebhookDispatcher extends Context.Service<WebhookDispatcher, {
         })
 
       /**
-       * Builds the signed request from the latest invoice state and sends it to the URL configured
-       * now (a retry follows a changed URL; the attempt records where it went); never fails. An
-       * interruption aborts the request through the promise's signal.
+       * What a batch of attempts sends, read just before sending: each merchant's destination as
+       * configured now (a retry follows a changed URL) and each invoice's latest state, in two
+       * statements for the whole batch.
        */
-      const send = (delivery: Outgoing) =>
+      const gather = (deliveries: ReadonlyArray<Outgoing>) =>
+        Effect.all({
+          destinations: settings.destinations([...new Set(deliveries.map((delivery) => delivery.merchantId))]),
+          invoices: invoices.findInvoices([...new Set(deliveries.map((delivery) => delivery.invoiceId))])
+        }, { concurrency: 2 })
+
+      /**
+       * Sends the signed request to the destination, or says why it was not sent; never fails (the
+       * attempt records where it went). An interruption aborts the request through the promise's
+       * signal.
+       */
+      const sendTo = (delivery: Outgoing, destination: Result.Result<WebhookDestination, SecretUnreadable>, invoice: InvoiceRecord | undefined) =>
         Effect.gen(function*() {
-          const { url, secret } = yield* settings.destination(delivery.merchantId)
+          if (Result.isFailure(destination)) return { ...notSent(destination.failure.reason), url: delivery.url }
+          const { url, secret } = destination.success
           if (url === null) return { ...notSent("no webhook URL is configured"), url: delivery.url }
           if (secret === null) return { ...notSent("no signing secret is configured"), url }
-          const parts = yield* invoices.find(delivery.invoiceId)
-          const body = JSON.stringify({ event: delivery.event, invoice: parts === undefined ? null : webhookInvoiceView(parts.invoice) })
+          const body = JSON.stringify({ event: delivery.event, invoice: invoice === undefined ? null : webhookInvoiceView(invoice) })
           const result = yield* post(url, secret, delivery.event, delivery.id, body)
           return { ...result, url }
-        }).pipe(Effect.catchTag("SecretUnreadable", (error) => Effect.succeed({ ...notSent(error.reason), url: delivery.url })))
+        })
 
-      /** The attempt and the delivery's new state, in one transaction; the delivery shows the URL last attempted. */
+      const send = (delivery: Outgoing) =>
+        Effect.flatMap(gather([delivery]), ({ destinations, invoices }) => sendTo(delivery, destinations.get(delivery.merchantId)!, invoices.get(delivery.invoiceId)))
+
+      /**
+       * The attempt and the delivery's new state, in one transaction under the delivery's row lock;
+       * the delivery shows the URL last attempted.
+       */
       const record = (deliveryId: DeliveryId, result: SendResult & { readonly url: string }, manual: boolean) =>
         Effect.gen(function*() {
           const at = yield* now
@@ -224,20 +255,69 @@ export class WebhookDispatcher extends Context.Service<WebhookDispatcher, {
             last_status_code = ${result.statusCode}, updated_at = ${new Date(at)} WHERE id = ${deliveryId}`
         }).pipe(sql.withTransaction, Effect.orDie)
 
-      // An interrupted attempt (the process stopping) aborts its request and records nothing: the
-      // lease runs out and the delivery is attempted again.
-      const attempt = (delivery: Outgoing) => Effect.flatMap(send(delivery), (result) => record(delivery.id, result, false))
+      /**
+       * An automatic attempt recorded in one statement, outside a transaction: the attempt and the
+       * delivery's next state (afterAttempt, from the count at the claim), only while the delivery
+       * still has that count and its row is not locked. Otherwise (a manual attempt being recorded,
+       * or a claim taken over after the lease) it is recorded under the row lock, which decides
+       * from the current row. The guard never waits for a lock: this statement may share a
+       * pipelined connection with others, which a wait would hold up.
+       */
+      const recordClaimed = (delivery: Claimed, result: SendResult & { readonly url: string }) =>
+        Effect.gen(function*() {
+          const at = yield* now
+          const next = afterAttempt(delivery.attemptCount + 1, result.ok, at)
+          const [{ written }] = yield* sql<{ readonly written: number }>`WITH target AS (
+              SELECT id, status FROM webhook_deliveries WHERE id = ${delivery.id} AND attempt_count = ${delivery.attemptCount}
+              FOR UPDATE SKIP LOCKED
+            ), attempt AS (
+              INSERT INTO webhook_attempts (delivery_id, url, attempted_at, status_code, duration_ms, error, response_excerpt, manual)
+              SELECT id, ${result.url}, ${new Date(at)}, ${result.statusCode}, ${result.durationMs}, ${result.error}, ${result.responseExcerpt}, false
+              FROM target
+            ), updated AS (
+              UPDATE webhook_deliveries d SET attempt_count = ${delivery.attemptCount + 1},
+                status = CASE WHEN target.status = 'delivered' THEN 'delivered' ELSE ${next.status} END,
+                next_attempt_at = CASE WHEN target.status = 'delivered' THEN NULL ELSE ${next.nextAttemptAt}::timestamptz END,
+                url = ${result.url}, lease_until = NULL, last_status_code = ${result.statusCode}, updated_at = ${new Date(at)}
+              FROM target WHERE d.id = target.id RETURNING d.id
+            ) SELECT count(*)::int AS written FROM updated`.pipe(Effect.orDie)
+          if (written === 0) yield* record(delivery.id, result, false)
+        })
 
-      const sendDue = Effect.gen(function*() {
-        const claimed = yield* claimDue({ at: new Date(yield* now) }).pipe(Effect.orDie)
-        // One delivery's trouble must not cut the others short; its lease brings it back.
-        yield* Effect.forEach(
-          claimed,
-          (delivery) => attempt(delivery).pipe(Effect.catchCause((cause) => Effect.logError("Webhook attempt failed", cause))),
-          { concurrency: SEND_BATCH, discard: true }
-        )
-        return claimed.length
-      }).pipe(Effect.withSpan("WebhookDispatcher.sendDue"))
+      // An interrupted attempt (the process stopping) aborts its request and records nothing: the
+      // lease runs out and the delivery is attempted again. One delivery's trouble must not cut the
+      // others short; its lease brings it back.
+      const attemptAll = (claimed: ReadonlyArray<Claimed>) =>
+        Effect.flatMap(gather(claimed), ({ destinations, invoices }) =>
+          Effect.forEach(
+            claimed,
+            (delivery) =>
+              sendTo(delivery, destinations.get(delivery.merchantId)!, invoices.get(delivery.invoiceId)).pipe(
+                Effect.flatMap((result) => recordClaimed(delivery, result)),
+                Effect.catchCause((cause) => Effect.logError("Webhook attempt failed", cause))
+              ),
+            { concurrency: "unbounded", discard: true }
+          ))
+
+      const claim = Effect.flatMap(now, (at) => claimDue({ at: new Date(at) })).pipe(Effect.orDie)
+
+      /** A lane: attempts its batch, then claims and attempts again until a claim comes back short. */
+      const lane = (batch: ReadonlyArray<Claimed>): Effect.Effect<number> =>
+        batch.length === 0
+          ? Effect.succeed(0)
+          : Effect.andThen(attemptAll(batch), batch.length < CLAIM_BATCH ? Effect.succeed(batch.length) : Effect.map(Effect.flatMap(claim, lane), (more) => batch.length + more))
+
+      /**
+       * Lanes open one after another while claims come back full (a backlog), up to SEND_LANES; an
+       * idle run costs one claim.
+       */
+      const lanes = (remaining: number): Effect.Effect<number> =>
+        Effect.flatMap(claim, (batch) =>
+          batch.length < CLAIM_BATCH || remaining <= 1
+            ? lane(batch)
+            : Effect.map(Effect.all([lane(batch), lanes(remaining - 1)], { concurrency: 2 }), ([mine, others]) => mine + others))
+
+      const sendDue = lanes(SEND_LANES).pipe(Effect.withSpan("WebhookDispatcher.sendDue"))
 
       const redeliver = Effect.fn("WebhookDispatcher.redeliver")(function*(merchantId: string, deliveryId: string) {
         const delivery = yield* findDelivery(merchantId, deliveryId)
@@ -260,7 +340,7 @@ export class WebhookDispatcher extends Context.Service<WebhookDispatcher, {
         fanOut,
         sendDue,
         sendTest,
-        runOnce: Effect.andThen(drain(fanOut, FAN_OUT_BATCH), drain(sendDue, SEND_BATCH)).pipe(Effect.withSpan("WebhookDispatcher.runOnce")),
+        runOnce: Effect.andThen(drain(fanOut, FAN_OUT_BATCH), sendDue).pipe(Effect.withSpan("WebhookDispatcher.runOnce")),
         redeliver,
         list: (merchantId, filters) => listDeliveries(merchantId, filters).pipe(Effect.provideService(SqlClient.SqlClient, sql), Effect.withSpan("WebhookDispatcher.list"))
       }

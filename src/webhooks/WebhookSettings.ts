@@ -1,4 +1,4 @@
-import { Context, Data, Effect, Layer, Option, Schema, Struct } from "effect"
+import { Context, Data, Effect, Layer, Option, Result, Schema, Struct } from "effect"
 import { SqlClient, SqlSchema } from "effect/sql"
 import { Secrets } from "../accounts/Secrets.ts"
 import { AppConfig } from "../config/AppConfig.ts"
@@ -29,6 +29,14 @@ export const WebhookSettingsRow = Schema.Struct({
 })
 type WebhookSettingsRow = typeof WebhookSettingsRow.Type
 
+/** Where an attempt sends: the URL configured now (null: none) and the plain signing secret (null: none created). */
+export interface WebhookDestination {
+  readonly url: string | null
+  readonly secret: string | null
+}
+
+const NO_DESTINATION: Result.Result<WebhookDestination, SecretUnreadable> = Result.succeed({ url: null, secret: null })
+
 /** A merchant's webhook URL, enabled events and signing secret (encrypted at rest). */
 export class WebhookSettings extends Context.Service<WebhookSettings, {
   readonly get: (merchantId: string) => Effect.Effect<WebhookSettingsRecord>
@@ -45,7 +53,12 @@ export class WebhookSettings extends Context.Service<WebhookSettings, {
    * plain signing secret (null when none was created). Read at every attempt, so that retries
    * follow a changed URL.
    */
-  readonly destination: (merchantId: string) => Effect.Effect<{ readonly url: string | null; readonly secret: string | null }, SecretUnreadable>
+  readonly destination: (merchantId: string) => Effect.Effect<WebhookDestination, SecretUnreadable>
+  /**
+   * The destinations of several merchants in one read (the dispatcher's batch of attempts); a
+   * merchant without settings has none (no URL, no secret).
+   */
+  readonly destinations: (merchantIds: ReadonlyArray<string>) => Effect.Effect<ReadonlyMap<string, Result.Result<WebhookDestination, SecretUnreadable>>>
 }>()("Webhooks/WebhookSettings") {
   static readonly layer = Layer.effect(
     WebhookSettings,
@@ -58,6 +71,21 @@ export class WebhookSettings extends Context.Service<WebhookSettings, {
         Result: WebhookSettingsRow.mapFields(Struct.pick(["url", "enabledEvents", "secretCiphertext"])),
         execute: ({ merchantId }) => sql`SELECT url, enabled_events, secret_ciphertext FROM webhook_settings WHERE merchant_id = ${merchantId}`
       })
+      const findDestinations = SqlSchema.findAll({
+        Request: Schema.Array(Schema.String),
+        Result: WebhookSettingsRow.mapFields(Struct.pick(["merchantId", "url", "secretCiphertext"])),
+        execute: (merchantIds) => sql`SELECT merchant_id, url, secret_ciphertext FROM webhook_settings WHERE merchant_id = ANY(${merchantIds}::uuid[])`
+      })
+      const open = (row: { readonly url: string | null; readonly secretCiphertext: string | null } | undefined): Result.Result<WebhookDestination, SecretUnreadable> => {
+        const url = row?.url ?? null
+        const sealed = row?.secretCiphertext ?? null
+        if (sealed === null) return Result.succeed({ url, secret: null })
+        try {
+          return Result.succeed({ url, secret: openSecret(sealed, encryptionKey) })
+        } catch {
+          return Result.fail(new SecretUnreadable({ reason: "the signing secret cannot be decrypted with the configured encryption key" }))
+        }
+      }
       const load = (merchantId: string) => findSettings({ merchantId }).pipe(Effect.map(Option.getOrUndefined), Effect.orDie)
       const recordOf = (row: Omit<WebhookSettingsRow, "merchantId"> | undefined): WebhookSettingsRecord => ({
         url: row?.url ?? null,
@@ -88,15 +116,16 @@ export class WebhookSettings extends Context.Service<WebhookSettings, {
           return secret
         }),
         destination: Effect.fn("WebhookSettings.destination")(function*(merchantId) {
-          const row = yield* load(merchantId)
-          const url = row?.url ?? null
-          const sealed = row?.secretCiphertext ?? null
-          if (sealed === null) return { url, secret: null }
-          return yield* Effect.try({
-            try: () => ({ url, secret: openSecret(sealed, encryptionKey) }),
-            catch: () => new SecretUnreadable({ reason: "the signing secret cannot be decrypted with the configured encryption key" })
-          })
-        })
+          return yield* Effect.fromResult(open(yield* load(merchantId)))
+        }),
+        destinations: (merchantIds) =>
+          merchantIds.length === 0 ? Effect.succeed(new Map()) : findDestinations(merchantIds).pipe(
+            Effect.map((rows) => {
+              const found = new Map(rows.map((row) => [row.merchantId as string, open(row)]))
+              return new Map(merchantIds.map((merchantId) => [merchantId, found.get(merchantId) ?? NO_DESTINATION]))
+            }),
+            Effect.orDie
+          )
       }
     })
   )

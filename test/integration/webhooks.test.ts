@@ -4,6 +4,7 @@ import { TestClock } from "effect/testing"
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
 import { verifyWebhookSignature } from "../../src/webhooks/Signature.ts"
 import { LEASE_MS } from "../../src/webhooks/WebhookDispatcher.ts"
+import { WEBHOOK_TIMEOUT_MS } from "../../src/webhooks/WebhookNetwork.ts"
 import { startTestApp, type TestApp } from "../support/TestApp.ts"
 import { gapsBetween, newPath, RECEIPTS_ON_SCHEDULE, SCHEDULE, webhookHarness } from "../support/WebhookHarness.ts"
 import { recordingConnector, scriptedResolver, startWebhookReceiver, type WebhookReceiver } from "../support/WebhookReceiver.ts"
@@ -168,6 +169,78 @@ describe("delivery", () => {
     await harness.runOnce()
     expect(new Set(plain.received(path).map((request) => request.headers["x-checkout-delivery"])).size).toBe(20)
     expect((await harness.deliveriesOf(merchant, "?status=delivered")).length).toBe(20)
+  })
+
+  it("keeps sending other merchants' webhooks while one receiver hangs", async () => {
+    const stuck = await harness.newMerchant()
+    const stuckPath = newPath()
+    plain.on(stuckPath, () => undefined)
+    await harness.configure(stuck, plain.url(stuckPath))
+    for (let index = 0; index < 4; index++) await harness.createInvoice(stuck)
+    const other = await harness.newMerchant()
+    const otherPath = newPath()
+    plain.on(otherPath, (response) => response.writeHead(204).end())
+    await harness.configure(other, plain.url(otherPath))
+    for (let index = 0; index < 20; index++) await harness.createInvoice(other)
+
+    const whileStuck = await harness.underTestClock(harness.withDispatcher({})((dispatcher) =>
+      Effect.gen(function*() {
+        const running = yield* Effect.forkChild(dispatcher.runOnce)
+        // Real time: the hanging attempts end only when the test clock reaches their time-out.
+        yield* Effect.promise(async () => {
+          for (let turn = 0; turn < 500 && plain.received(otherPath).length < 20; turn++) await new Promise((resolve) => setTimeout(resolve, 10))
+        })
+        const seen = [plain.received(stuckPath).length, plain.received(otherPath).length]
+        yield* TestClock.adjust(WEBHOOK_TIMEOUT_MS)
+        yield* Fiber.join(running)
+        return seen
+      })
+    ))
+    expect(whileStuck).toEqual([4, 20])
+    expect((await harness.deliveriesOf(other, "?status=delivered")).length).toBe(20)
+    const timedOut = await harness.deliveriesOf(stuck)
+    expect(timedOut.map((delivery) => [delivery.status, delivery.attemptCount, delivery.attempts[0].error])).toEqual(
+      Array.from({ length: 4 }, () => ["pending", 1, `timed out after ${WEBHOOK_TIMEOUT_MS} ms`])
+    )
+  })
+
+  it("counts an attempt that another instance recorded meanwhile instead of overwriting it", async () => {
+    const merchant = await harness.newMerchant()
+    const path = newPath()
+    await harness.configure(merchant, plain.url(path))
+    // While this attempt waits for its answer, another instance (which took the claim over after
+    // its lease) records an attempt of the same delivery.
+    plain.on(path, (response, request) => {
+      void app.run(Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        yield* sql`UPDATE webhook_deliveries SET attempt_count = attempt_count + 1 WHERE id = ${String(request.headers["x-checkout-delivery"])}`
+      })).then(() => response.writeHead(200).end())
+    })
+    await harness.createInvoice(merchant)
+    await harness.runOnce()
+    const [delivery] = await harness.deliveriesOf(merchant)
+    expect(delivery).toMatchObject({ status: "delivered", attemptCount: 2, lastStatusCode: 200, nextAttemptAt: null })
+    expect(delivery.attempts).toHaveLength(1)
+  })
+
+  it("keeps a delivery delivered by hand while its automatic attempt was failing", async () => {
+    const merchant = await harness.newMerchant()
+    const path = newPath()
+    await harness.configure(merchant, plain.url(path))
+    let requests = 0
+    plain.on(path, (response, request) => {
+      requests++
+      if (requests === 1) {
+        // The automatic attempt: before it is answered (500), the merchant redelivers by hand (200).
+        void merchant.dashboard(`/api/dashboard/webhook-deliveries/${String(request.headers["x-checkout-delivery"])}/redeliver`, { method: "POST" })
+          .then(() => response.writeHead(500).end())
+      } else response.writeHead(200).end()
+    })
+    await harness.createInvoice(merchant)
+    await harness.runOnce()
+    const [delivery] = await harness.deliveriesOf(merchant)
+    expect(delivery).toMatchObject({ status: "delivered", attemptCount: 1, nextAttemptAt: null })
+    expect(delivery.attempts.map((attempt: { manual: boolean; statusCode: number }) => [attempt.manual, attempt.statusCode])).toEqual([[true, 200], [false, 500]])
   })
 
   it("signs with the current secret after a rotation", async () => {

@@ -2,6 +2,7 @@ import { buildConnector } from "undici"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import type { Resolver } from "../../src/webhooks/Destination.ts"
 import { sendWebhook, type WebhookRequest } from "../../src/webhooks/Sender.ts"
+import { WebhookAgents } from "../../src/webhooks/WebhookAgents.ts"
 import { recordingConnector, scriptedResolver, startWebhookReceiver, type WebhookReceiver } from "../support/WebhookReceiver.ts"
 
 let plain: WebhookReceiver
@@ -42,6 +43,39 @@ describe("the webhook sender", () => {
     expect(request.headers.host).toBe(`hooks.merchant.test:${secure.port}`)
     expect(request.servername).toBe("hooks.merchant.test")
     expect(dns.lookups).toEqual(["hooks.merchant.test"])
+  })
+
+  it("keeps the connection to the address it has just checked, dials the new address when the name moves, and checks DNS every time", async () => {
+    secure.on("/kept", (response) => response.writeHead(200).end("ok"))
+    // Two public addresses of the merchant's host, both reached on loopback by the test network.
+    const dns = scriptedResolver({ "hooks.merchant.test": [["93.184.216.34"], ["93.184.216.34"], ["93.184.216.35"], ["93.184.216.35"]] })
+    const network = recordingConnector({ "93.184.216.34": "127.0.0.1", "93.184.216.35": "127.0.0.1" })
+    const agents = new WebhookAgents(network.connect)
+    try {
+      const results = []
+      for (let turn = 0; turn < 4; turn++) {
+        results.push(await send({ url: secure.url("/kept", "hooks.merchant.test"), resolve: dns.resolve, connect: network.connect, agents, allowLoopback: false }))
+        // undici hands the connection back to its pool just after the body ends
+        await new Promise((resolve) => setTimeout(resolve, 20))
+      }
+      expect(results.map((result) => result.statusCode)).toEqual([200, 200, 200, 200])
+      expect(dns.lookups).toHaveLength(4)
+      // One TLS connection per checked address, each with the host name as SNI.
+      expect(network.dials).toEqual([
+        { hostname: "93.184.216.34", port: String(secure.port), servername: "hooks.merchant.test" },
+        { hostname: "93.184.216.35", port: String(secure.port), servername: "hooks.merchant.test" }
+      ])
+      expect(agents.size).toBe(2)
+    } finally {
+      await agents.close()
+    }
+  })
+
+  it("opens and closes a connection of its own without shared agents", async () => {
+    plain.on("/own", (response) => response.writeHead(200).end())
+    const network = recordingConnector()
+    for (let turn = 0; turn < 2; turn++) expect((await send({ url: plain.url("/own"), connect: network.connect })).ok).toBe(true)
+    expect(network.dials).toHaveLength(2)
   })
 
   it("does not trust a certificate the system does not trust, even on a pinned address", async () => {
