@@ -18,8 +18,25 @@ import migration0012 from "./migrations/0012_outbox_notify.ts"
 import migration0013 from "./migrations/0013_attempt_url.ts"
 import migration0014 from "./migrations/0014_idempotency_lease.ts"
 
+/**
+ * Each name mapped once: the client maps every column name of every statement it compiles and of
+ * every row it returns (a create's insert alone names about 125 columns), and the names are the
+ * code's own, a few hundred in all.
+ */
+const memoized = (map: (name: string) => string) => {
+  const known = new Map<string, string>()
+  return (name: string) => {
+    let mapped = known.get(name)
+    if (mapped === undefined) {
+      mapped = map(name)
+      if (known.size < 10_000) known.set(name, mapped)
+    }
+    return mapped
+  }
+}
+
 /** Column names are mapped; JSON values (merchant metadata) are never touched. */
-const naming = { transformQueryNames: Str.camelToSnake, transformResultNames: Str.snakeToCamel, transformJson: false }
+const naming = { transformQueryNames: memoized(Str.camelToSnake), transformResultNames: memoized(Str.snakeToCamel), transformJson: false }
 
 /**
  * The embedded PostgreSQL: PGlite served over the PostgreSQL wire protocol on a loopback port,

@@ -14,7 +14,7 @@ const ADDRESS = /^0x[0-9a-fA-F]{40}$/
 
 const hexOf = (bytes: Uint8Array) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("hex")
 
-const bytesOf = (hex: string) => Buffer.from(hex.startsWith("0x") ? hex.slice(2) : hex, "hex")
+export const bytesOf = (hex: string) => Buffer.from(hex.startsWith("0x") ? hex.slice(2) : hex, "hex")
 
 export const keccakHex = (bytes: Uint8Array): Hex => `0x${hexOf(keccak_256(bytes))}`
 
@@ -46,8 +46,11 @@ export const abiEncodeAddress = (address: string): Hex => `0x${"0".repeat(24)}${
 /** Concatenates hex strings. */
 export const concatHex = (parts: ReadonlyArray<string>): Hex => `0x${parts.map((part) => part.startsWith("0x") ? part.slice(2) : part).join("")}`
 
+/** CREATE2 address from the init code's keccak256: the last 20 bytes of keccak256(0xff ++ deployer ++ salt ++ that hash), checksummed. */
+export const create2AddressOfHash = (deployer: string, salt: Hex, initCodeHash: Uint8Array): Hex =>
+  checksumOfBytes(keccak_256(Buffer.concat([Buffer.of(0xff), bytesOf(deployer), bytesOf(salt), initCodeHash])).subarray(12))
+
 /** CREATE2 address: the last 20 bytes of keccak256(0xff ++ deployer ++ salt ++ keccak256(init code)), checksummed. */
-export const create2Address = (deployer: string, salt: Hex, initCode: Hex): Hex =>
-  checksumOfBytes(keccak_256(Buffer.concat([Buffer.of(0xff), bytesOf(deployer), bytesOf(salt), keccak_256(bytesOf(initCode))])).subarray(12))
+export const create2Address = (deployer: string, salt: Hex, initCode: Hex): Hex => create2AddressOfHash(deployer, salt, keccak_256(bytesOf(initCode)))
 
 export const ZERO_HASH: Hex = `0x${"0".repeat(64)}`

@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs"
 import type { Abi } from "viem"
-import { abiEncodeAddress, concatHex, create2Address, type Hex, keccakHex, ZERO_HASH } from "./EvmAddress.ts"
+import { keccak_256 } from "@noble/hashes/sha3.js"
+import { abiEncodeAddress, bytesOf, concatHex, create2Address, create2AddressOfHash, type Hex, keccakHex, ZERO_HASH } from "./EvmAddress.ts"
 
 interface Artifact {
   readonly abi: Abi
@@ -33,5 +34,21 @@ export const forwarderInitCode = (recipient: Hex): Hex => concatHex([Forwarder.b
 /** Salt of a wallet-contract forwarder: keccak256 of the option id. */
 export const forwarderSalt = (optionId: string): Hex => keccakHex(Buffer.from(optionId, "utf8"))
 
+/**
+ * keccak256 of each recipient's init code, kept: hashing the 1 kB init code was most of the keccak
+ * work of a create with a wallet-contract option, and a merchant has one recipient per network.
+ */
+const initCodeHashes = new Map<string, Uint8Array>()
+const initCodeHashOf = (recipient: Hex): Uint8Array => {
+  const key = recipient.toLowerCase()
+  let hash = initCodeHashes.get(key)
+  if (hash === undefined) {
+    hash = keccak_256(bytesOf(forwarderInitCode(recipient)))
+    if (initCodeHashes.size >= 10_000) initCodeHashes.clear()
+    initCodeHashes.set(key, hash)
+  }
+  return hash
+}
+
 /** The counterfactual address of an option's forwarder: CREATE2 from the network's factory, salt from the option id. */
-export const forwarderAddress = (factory: Hex, optionId: string, recipient: Hex): Hex => create2Address(factory, forwarderSalt(optionId), forwarderInitCode(recipient))
+export const forwarderAddress = (factory: Hex, optionId: string, recipient: Hex): Hex => create2AddressOfHash(factory, forwarderSalt(optionId), initCodeHashOf(recipient))

@@ -65,5 +65,13 @@ describe("EVM addresses without viem", () => {
       )
       expect(forwarderSalt(optionId)).toBe(keccak256(Buffer.from(optionId)))
     }), { numRuns: 100 })
+    // A recipient's init-code hash is kept: its later forwarders (other option ids) must still be right.
+    const recipient = getAddress(`0x${"ab".repeat(20)}`)
+    const initCode = concat([Forwarder.bytecode, encodeAbiParameters([{ type: "address" }], [recipient])])
+    fc.assert(fc.property(fc.uuid(), fc.boolean(), (optionId, lower) => {
+      expect(forwarderAddress(CANONICAL_FACTORY, optionId, lower ? recipient.toLowerCase() as typeof recipient : recipient)).toBe(
+        getContractAddress({ opcode: "CREATE2", from: CANONICAL_FACTORY, salt: keccak256(Buffer.from(optionId)), bytecode: initCode })
+      )
+    }), { numRuns: 50 })
   })
 })
