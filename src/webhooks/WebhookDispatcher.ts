@@ -195,8 +195,8 @@ export class WebhookDispatcher extends Context.Service<WebhookDispatcher, {
 
       /**
        * What a batch of attempts sends, read just before sending: each merchant's destination as
-       * configured now (a retry follows a changed URL) and each invoice's latest state, in two
-       * statements for the whole batch.
+       * configured now (a retry follows a changed URL), in one statement for the batch, and each
+       * invoice's latest state.
        */
       const gather = (deliveries: ReadonlyArray<Outgoing>) =>
         Effect.all({
