@@ -258,9 +258,9 @@ export class WebhookDispatcher extends Context.Service<WebhookDispatcher, {
       /**
        * An automatic attempt recorded in one statement, outside a transaction: the attempt and the
        * delivery's next state (afterAttempt, from the count at the claim), only while the delivery
-       * still has that count and its row is not locked. Otherwise (a manual attempt being recorded,
-       * or a claim taken over after the lease) it is recorded under the row lock, which decides
-       * from the current row. The guard never waits for a lock: this statement may share a
+       * is still pending with that count and its row is not locked. Otherwise (delivered or being
+       * recorded by hand meanwhile, or a claim taken over after the lease) it is recorded by
+       * `record`, under the row lock, which decides from the current row. The guard never waits for a lock: this statement may share a
        * pipelined connection with others, which a wait would hold up.
        */
       const recordClaimed = (delivery: Claimed, result: SendResult & { readonly url: string }) =>
@@ -268,17 +268,16 @@ export class WebhookDispatcher extends Context.Service<WebhookDispatcher, {
           const at = yield* now
           const next = afterAttempt(delivery.attemptCount + 1, result.ok, at)
           const [{ written }] = yield* sql<{ readonly written: number }>`WITH target AS (
-              SELECT id, status FROM webhook_deliveries WHERE id = ${delivery.id} AND attempt_count = ${delivery.attemptCount}
+              SELECT id FROM webhook_deliveries
+              WHERE id = ${delivery.id} AND status = 'pending' AND attempt_count = ${delivery.attemptCount}
               FOR UPDATE SKIP LOCKED
             ), attempt AS (
               INSERT INTO webhook_attempts (delivery_id, url, attempted_at, status_code, duration_ms, error, response_excerpt, manual)
               SELECT id, ${result.url}, ${new Date(at)}, ${result.statusCode}, ${result.durationMs}, ${result.error}, ${result.responseExcerpt}, false
               FROM target
             ), updated AS (
-              UPDATE webhook_deliveries d SET attempt_count = ${delivery.attemptCount + 1},
-                status = CASE WHEN target.status = 'delivered' THEN 'delivered' ELSE ${next.status} END,
-                next_attempt_at = CASE WHEN target.status = 'delivered' THEN NULL ELSE ${next.nextAttemptAt}::timestamptz END,
-                url = ${result.url}, lease_until = NULL, last_status_code = ${result.statusCode}, updated_at = ${new Date(at)}
+              UPDATE webhook_deliveries d SET attempt_count = ${delivery.attemptCount + 1}, status = ${next.status},
+                next_attempt_at = ${next.nextAttemptAt}, url = ${result.url}, lease_until = NULL, last_status_code = ${result.statusCode}, updated_at = ${new Date(at)}
               FROM target WHERE d.id = target.id RETURNING d.id
             ) SELECT count(*)::int AS written FROM updated`.pipe(Effect.orDie)
           if (written === 0) yield* record(delivery.id, result, false)
