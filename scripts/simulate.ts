@@ -13,6 +13,7 @@
 import { parseConfig } from "../src/config/AppConfig.ts"
 import { DEMO_EMAIL, DEMO_PASSWORD } from "../src/demo/DemoMerchant.ts"
 import { serviceUrl } from "../src/demo/ServiceUrl.ts"
+import { expiryHeldBack } from "./expiry-hold.ts"
 
 const base = (process.env.CHECKOUT_URL ?? serviceUrl(parseConfig({ ...process.env, CHECKOUT_ENV: "development" }))).replace(/\/+$/, "")
 const args = process.argv.slice(2)
@@ -76,6 +77,7 @@ const call = async (action: string, body: unknown) => {
     process.exit(1)
   }
   console.log(asJson ? text : summary(JSON.parse(text)))
+  return JSON.parse(text)
 }
 
 const usage = () => {
@@ -109,9 +111,12 @@ switch (command) {
   case "reorg":
     await call("simulate-invalidation", { transactionHash: rest[0], ...(rest[1] === undefined ? {} : { reason: rest[1] }) })
     break
-  case "expire":
-    await call("simulate-expiry", {})
+  case "expire": {
+    const invoice = await call("simulate-expiry", {})
+    const watchers = await fetch(`${base}/api/dashboard/chain-watchers`, { headers: { authorization: `Bearer ${await token()}` } })
+    if (watchers.ok) { for (const line of expiryHeldBack(invoice, ((await watchers.json()) as any).watchers)) console.log(line) }
     break
+  }
   default:
     usage()
 }

@@ -56,11 +56,15 @@ const ERROR_EXAMPLES: Readonly<Record<string, { readonly description: string; re
   "401": { description: "No valid credentials", error: "Missing API key or session" },
   "403": { description: "The account may not do this", error: "Forbidden" },
   "404": { description: "Not found, or not the calling account's", error: "Invoice not found" },
-  "409": { description: "The resource's state does not allow it", error: "Invoice cannot be voided in status confirmed" },
+  "409": { description: "The resource's state does not allow it", error: "Only an invoice awaiting payment can be voided; this invoice is confirmed" },
+  "413": { description: "The request body is larger than the service accepts (CHECKOUT_MAX_BODY_BYTES)", error: "Request body too large (at most 65536 bytes)" },
   "415": { description: "The body is not JSON", error: "Content-Type must be application/json" },
   "429": { description: "Rate limit exceeded (see Retry-After)", error: "Rate limit exceeded. Retry after 60 seconds." },
   "502": { description: "A backend the request needs failed", error: "The price source is unavailable" },
-  "503": { description: "Temporarily unavailable (see Retry-After where given)", error: "Service temporarily unavailable" }
+  "503": {
+    description: "Temporarily unavailable (see Retry-After where given)",
+    error: "The service is temporarily unavailable (its database does not answer); retry after 5 seconds"
+  }
 }
 
 const REQUEST_EXAMPLES: Readonly<Record<string, unknown>> = {
@@ -84,6 +88,26 @@ const REQUEST_EXAMPLES: Readonly<Record<string, unknown>> = {
 
 const METHODS = ["get", "put", "post", "delete", "patch"] as const
 
+/** Liveness answers without the database; every other route answers 503 while the database does not. */
+const answersWithoutDatabase = (path: string) => path === "/api/health"
+
+const errorResponse = (status: string) => ({
+  description: ERROR_EXAMPLES[status]!.description,
+  content: {
+    "application/json": {
+      schema: { type: "object", required: ["error"], properties: { error: { type: "string" } }, additionalProperties: false },
+      example: { error: ERROR_EXAMPLES[status]!.error }
+    }
+  }
+})
+
+/** Answers the edge gives whatever the route: 413 for an oversized body, 503 while the database does not answer. */
+const addEdgeAnswers = (path: string, operation: Record<string, any>) => {
+  operation.responses ??= {}
+  if (operation.requestBody !== undefined) operation.responses["413"] ??= errorResponse("413")
+  if (!answersWithoutDatabase(path)) operation.responses["503"] ??= errorResponse("503")
+}
+
 export const documentOpenApi = (spec: Record<string, any>): Record<string, any> => {
   spec.components = { ...spec.components, securitySchemes: { ...spec.components?.securitySchemes, ...SECURITY_SCHEMES } }
   for (const [path, item] of Object.entries<Record<string, any>>(spec.paths ?? {})) {
@@ -91,6 +115,7 @@ export const documentOpenApi = (spec: Record<string, any>): Record<string, any> 
       const operation = item[method]
       if (operation === undefined) continue
       operation.security = securityOf(path)
+      addEdgeAnswers(path, operation)
       operation.description ??= DESCRIPTIONS[operation.operationId]
       const example = REQUEST_EXAMPLES[operation.operationId]
       const body = operation.requestBody?.content?.["application/json"]

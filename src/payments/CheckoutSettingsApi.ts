@@ -16,7 +16,9 @@ const MethodBody = Schema.Struct({
   enabled: Schema.optionalKey(Schema.Boolean.annotate({ message: "must be a boolean" })),
   isDefault: Schema.optionalKey(Schema.Boolean.annotate({ message: "must be a boolean" })),
   recipientAddress: Schema.optionalKey(Schema.NullOr(text(100)).annotate({ message: "must be a string" })),
-  xpub: Schema.optionalKey(Schema.NullOr(text(200)).annotate({ message: "must be a string" }))
+  xpub: Schema.optionalKey(Schema.NullOr(text(200)).annotate({ message: "must be a string" })),
+  // Read-only: accepted so that a GET answer can be sent back as it is, refused when it differs from the deployment's.
+  tokenContract: Schema.optionalKey(Schema.NullOr(text(100)).annotate({ message: "must be a string" }))
 }).annotate({ message: "must be an object" })
 
 export const CheckoutSettingsBody = Schema.Struct({
@@ -35,7 +37,7 @@ const MethodView = Schema.Struct({
   isDefault: Schema.Boolean,
   recipientAddress: Schema.NullOr(Schema.String),
   xpub: Schema.NullOr(Schema.String),
-  tokenContract: Schema.NullOr(Schema.String)
+  tokenContract: Schema.NullOr(Schema.String).annotate({ description: "The deployment's token contract or mint (read-only; a PUT may send it back unchanged)" })
 })
 
 export const CheckoutSettingsView = Schema.Struct({

@@ -22,6 +22,9 @@ export const CheckoutSettingsHttpLive = HttpApiBuilder.group(Api, "checkoutSetti
     const unwatchedNetwork = (methods: ReadonlyArray<MethodInput>) =>
       config.env === "production" ? methods.find((method) => method.enabled && !watched.includes(method.network))?.network : undefined
 
+    const tokenContract = (method: Pick<MethodInput, "network" | "assetCode">) =>
+      method.assetCode === "BTC" ? null : tokenContractOf(rails.settings, method.network, method.assetCode) ?? null
+
     const view = (settings: CheckoutSettings) => ({
       issuedBy: settings.issuedBy,
       paymentTiming: settings.timing,
@@ -33,7 +36,7 @@ export const CheckoutSettingsHttpLive = HttpApiBuilder.group(Api, "checkoutSetti
         isDefault: method.isDefault,
         recipientAddress: method.recipientAddress,
         xpub: method.xpub,
-        tokenContract: method.assetCode === "BTC" ? null : tokenContractOf(rails.settings, method.network, method.assetCode) ?? null
+        tokenContract: tokenContract(method)
       }))
     })
 
@@ -60,6 +63,12 @@ export const CheckoutSettingsHttpLive = HttpApiBuilder.group(Api, "checkoutSetti
           }))
           const problem = validateMethods(methods, (method) => method.assetCode === "BTC" || tokenContractOf(rails.settings, method.network, method.assetCode) !== undefined)
           if (problem !== undefined) return yield* new BadRequest({ error: problem })
+          const changedToken = payload.paymentMethods.findIndex((method) => method.tokenContract !== undefined && method.tokenContract !== tokenContract(method))
+          if (changedToken !== -1) {
+            return yield* new BadRequest({
+              error: `paymentMethods[${changedToken}].tokenContract is set by the deployment (CHECKOUT_TOKEN_<NETWORK>_<ASSET>) and cannot be changed here`
+            })
+          }
           const noFactory = methods.find((method) => method.enabled && method.railType === "wallet_contract" && !rails.isAvailable({ ...method, id: "" }))
           if (noFactory !== undefined) {
             return yield* new Conflict({

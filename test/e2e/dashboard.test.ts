@@ -4,6 +4,7 @@ import { SqlClient } from "effect/sql"
 import type { Browser, Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { DEMO_KEYS } from "../../src/demo/DemoMerchant.ts"
+import { WEBHOOK_EVENT_NAMES } from "../../src/domain/Statuses.ts"
 import { verifyWebhookSignature } from "../../src/webhooks/Signature.ts"
 import { publicRequest, startTestApp, type TestApp } from "../support/TestApp.ts"
 import { startWebhookReceiver, type WebhookReceiver } from "../support/WebhookReceiver.ts"
@@ -70,6 +71,52 @@ describe.skipIf(!available)("the merchant dashboard", () => {
     await page.evaluate(() => new Promise((resolve) => setTimeout(resolve, 300)))
     expect(await page.getByRole("button", { name: "Void" }).isVisible()).toBe(true)
     expect(await page.getByRole("heading", { name: "Webhooks" }).count()).toBe(0)
+    await context.close()
+  })
+
+  it("a redelivery answered after the merchant left the webhooks page raises no error there", async () => {
+    const merchant = await app.createMerchant()
+    expect((await merchant.dashboard("/api/dashboard/webhook-settings", json("PUT", { url: receiver.url("/late"), enabledEvents: ["invoice_created"] }))).status).toBe(200)
+    expect((await merchant.dashboard("/api/dashboard/webhook-settings/secret", json("POST", {}))).status).toBeLessThan(300)
+    receiver.on("/late", (response) => response.writeHead(200).end("thanks"))
+    const created = await merchant.api("/api/checkout/invoices", json("POST", { amountUsd: 4 }))
+    expect(created.status).toBe(201)
+    for (let i = 0; i < 100 && receiver.received("/late").length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 100))
+    expect(receiver.received("/late")).toHaveLength(1)
+    const context = await browser.newContext({ viewport: { width: 1280, height: 800 } })
+    await context.addCookies([
+      { name: "checkout_session", value: merchant.sessionToken, url: app.baseUrl },
+      { name: "checkout_csrf", value: merchant.csrfToken, url: app.baseUrl }
+    ])
+    await context.addInitScript((id) => localStorage.setItem("checkout.userId", id), merchant.merchantId)
+    const page = await context.newPage()
+    const problems: Array<string> = []
+    page.on("pageerror", (error) => problems.push(error.message))
+    page.on("dialog", (dialog) => {
+      problems.push(`dialog: ${dialog.message()}`)
+      void dialog.dismiss()
+    })
+    // The redelivery's answer is held back until the merchant has moved on to the invoice.
+    let release = () => {}
+    const held = new Promise<void>((resolve) => (release = resolve))
+    const asked = new Promise<void>((resolve) =>
+      void page.route("**/redeliver", async (route) => {
+        resolve()
+        await held
+        await route.continue()
+      })
+    )
+    await page.goto(`${app.baseUrl}/dashboard#/webhooks`)
+    await page.getByRole("button", { name: "Redeliver" }).click()
+    await asked
+    await page.evaluate((id) => (location.hash = `#/invoices/${id}`), created.body.id as string)
+    await page.getByRole("button", { name: "Void" }).waitFor()
+    const answered = page.waitForResponse("**/redeliver")
+    release()
+    expect((await answered).status()).toBe(200)
+    await page.evaluate(() => new Promise((resolve) => setTimeout(resolve, 300)))
+    expect(problems).toEqual([])
+    expect(await page.getByRole("button", { name: "Void" }).isVisible()).toBe(true)
     await context.close()
   })
 
@@ -151,6 +198,9 @@ describe.skipIf(!available)("the merchant dashboard", () => {
 
     // Webhooks: URL and secret (shown once); the next event is delivered, visible, and redelivered.
     await page.getByRole("navigation").getByRole("link", { name: "Webhooks" }).click()
+    await page.getByLabel("Endpoint URL").waitFor()
+    expect(await page.locator("input[name='enabledEvents']").evaluateAll((inputs) => inputs.map((input) => (input as HTMLInputElement).value)))
+      .toEqual([...WEBHOOK_EVENT_NAMES])
     await page.getByLabel("Endpoint URL").fill(receiver.url("/hooks"))
     await page.getByRole("button", { name: "Save webhook settings" }).click()
     await page.getByText("Webhook settings saved.").waitFor()

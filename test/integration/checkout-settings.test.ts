@@ -53,6 +53,22 @@ it.layer(SuiteMerchant.layer({ withSettings: false }).pipe(Layer.provideMerge(te
         expect(invoice.paymentTiming.expiresAfterMinutes).toBe(30)
       }))
 
+    it.effect("a GET answer sent back with PUT is accepted unchanged; a changed read-only tokenContract is refused", () =>
+      Effect.gen(function*() {
+        const merchant = yield* SuiteMerchant
+        yield* put(VALID)
+        const read = yield* merchant.dashboard("/api/dashboard/checkout-settings")
+        const again = yield* put(read.body)
+        expect(again).toMatchObject({ status: 200, body: read.body })
+        const changed = structuredClone(read.body)
+        changed.paymentMethods[1].tokenContract = "0x0000000000000000000000000000000000000001"
+        expect(yield* put(changed)).toMatchObject({
+          status: 400,
+          body: { error: "paymentMethods[1].tokenContract is set by the deployment (CHECKOUT_TOKEN_<NETWORK>_<ASSET>) and cannot be changed here" }
+        })
+        expect((yield* merchant.dashboard("/api/dashboard/checkout-settings")).body).toEqual(read.body)
+      }))
+
     it.effect("replaces the method list", () =>
       Effect.gen(function*() {
         yield* put(VALID)

@@ -25,7 +25,7 @@ beforeAll(async () => {
   merchant = await app.createMerchant()
   secret = (await merchant.dashboard("/api/dashboard/webhook-settings/secret", { method: "POST" })).body.secret
   receiver = spawn(process.execPath, ["--experimental-strip-types", "--disable-warning=ExperimentalWarning", "scripts/example-receiver.ts"], {
-    env: { ...process.env, WEBHOOK_SECRET: secret, CHECKOUT_API_KEY: merchant.apiKey, CHECKOUT_URL: app.baseUrl, PORT: "0" },
+    env: { ...process.env, WEBHOOK_SECRET: secret, CHECKOUT_API_KEY: merchant.apiKey, CHECKOUT_URL: app.baseUrl, RECEIVER_PORT: "0" },
     stdio: ["ignore", "pipe", "inherit"]
   })
   createInterface({ input: receiver.stdout! }).on("line", (line) => {
@@ -60,6 +60,13 @@ describe("the example receiver (npm run example-receiver)", () => {
     for (const signature of ["0".repeat(64), "not hex", `sha256=${signWebhook("{}", secret)}`]) {
       expect((await deliverByHand("invoice_created", { id: crypto.randomUUID() }, signature)).status).toBe(401)
     }
+  })
+
+  it("takes the dashboard's test event, which carries no invoice", async () => {
+    const verified = nextLine(/^webhook_test: signature verified /)
+    expect((await merchant.dashboard("/api/dashboard/webhook-settings/test", { method: "POST" })).status).toBe(200)
+    await verified
+    expect(receiver.exitCode).toBeNull()
   })
 
   it("gets the service's webhooks from the background dispatcher and fulfils from the invoice it fetches, once", async () => {

@@ -41,6 +41,16 @@ describe("the OpenAPI document", () => {
     }
   })
 
+  it("documents the edge's answers: 413 on every route with a body, 503 on every route that needs the database", () => {
+    for (const { path, method, operation } of operations) {
+      const where = `${method.toUpperCase()} ${path}`
+      if (operation.requestBody !== undefined) expect(operation.responses, where).toHaveProperty("413")
+      if (path !== "/api/health") expect(operation.responses, where).toHaveProperty("503")
+    }
+    expect(spec.paths["/api/checkout/pay/{id}/status"].get.responses["503"].content["application/json"].example.error).toMatch(/retry after/)
+    expect(spec.paths["/api/checkout/invoices"].post.responses["413"].content["application/json"].example.error).toMatch(/too large/)
+  })
+
   it("gives an example body for the merchant writes", () => {
     const create = spec.paths["/api/checkout/invoices"].post.requestBody.content["application/json"]
     expect(create.example).toMatchObject({ amountUsd: 49.99 })

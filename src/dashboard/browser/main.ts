@@ -4,6 +4,8 @@
  * it keyboard accessible; hash routes keep every view linkable.
  */
 
+import type { WebhookEventName } from "../../domain/Statuses.ts"
+
 type Json = any
 
 const app = document.getElementById("app")!
@@ -25,6 +27,10 @@ class ApiError extends Error {
  * not draw over the page now shown (a slow answer for the page left would replace the new one).
  */
 class Superseded extends Error {}
+// A view refreshed without waiting (after an action) may be superseded too: that is no error.
+addEventListener("unhandledrejection", (event) => {
+  if (event.reason instanceof Superseded) event.preventDefault()
+})
 
 const api = async (method: string, path: string, body?: unknown): Promise<Json> => {
   const headers: Record<string, string> = {}
@@ -387,8 +393,19 @@ const settingsView = async () => {
 
 // ---------------------------------------------------------------- webhooks
 
-const EVENTS = ["invoice_created", "invoice_partially_paid", "invoice_payment_detected", "invoice_confirmed", "invoice_paid_out_of_band", "invoice_expired", "invoice_voided",
-  "invoice_exception_opened", "invoice_exception_closed"]
+/** The server's event names, in the spec's order: a name the server does not know fails the type check. */
+const EVENTS = {
+  invoice_created: true,
+  invoice_partially_paid: true,
+  invoice_payment_detected: true,
+  invoice_confirmed: true,
+  invoice_expired: true,
+  invoice_voided: true,
+  invoice_payment_recorded: true,
+  invoice_exception_opened: true,
+  invoice_exception_closed: true
+} satisfies Record<WebhookEventName, true>
+const EVENT_NAMES = Object.keys(EVENTS)
 
 const deliveryTable = (deliveries: Array<Json>, after: () => void) =>
   h("div", { class: "scroll" }, h("table", {}, h("thead", {}, h("tr", {}, ...["Created", "Event", "Invoice", "Status", "Attempts", "Last code", ""].map((name) =>
@@ -398,7 +415,10 @@ const deliveryTable = (deliveries: Array<Json>, after: () => void) =>
       h("td", {}, h("a", { href: `#/invoices/${delivery.invoiceId}` }, delivery.invoiceId.slice(0, 8))), h("td", {}, delivery.status),
       h("td", { class: "number" }, String(delivery.attempts.length)), h("td", { class: "number" }, delivery.lastStatusCode === null ? "—" : String(delivery.lastStatusCode)),
       h("td", {}, h("button", { type: "button", onclick: async () => {
-        await api("POST", `/api/dashboard/webhook-deliveries/${delivery.id}/redeliver`)
+        const failure = await api("POST", `/api/dashboard/webhook-deliveries/${delivery.id}/redeliver`).then(() =>
+          undefined, (error: Error) => error)
+        if (failure instanceof Superseded) return
+        if (failure !== undefined) alert(failure.message)
         after()
       } }, "Redeliver")))
   ))))
@@ -408,7 +428,7 @@ const webhooksView = async (params: URLSearchParams, secret?: string) => {
   const form = h("form", { class: "card" },
     h("label", {}, "Endpoint URL", h("input", { type: "url", name: "url", "data-field": "url", value: settings.url ?? "", placeholder: "https://shop.example/webhooks" })),
     h("fieldset", {}, h("legend", {}, "Events"),
-      ...EVENTS.map((event) =>
+      ...EVENT_NAMES.map((event) =>
         h("label", { class: "check" }, h("input", { type: "checkbox", name: "enabledEvents", value: event, checked: settings.enabledEvents.includes(event) }), event)
       )), h("button", { type: "submit" }, "Save webhook settings")) as HTMLFormElement
   form.addEventListener("submit", submitting(form, async () => {
@@ -419,7 +439,7 @@ const webhooksView = async (params: URLSearchParams, secret?: string) => {
   }))
   const search = h("form", { class: "filters", role: "search" },
     h("label", {}, "Search", h("input", { type: "search", name: "q", value: params.get("q") ?? "", placeholder: "delivery, invoice, event, URL or code" })),
-    select("status", "Status", ["pending", "delivered", "failed"], params.get("status") ?? ""), select("event", "Event", EVENTS, params.get("event") ?? ""),
+    select("status", "Status", ["pending", "delivered", "failed"], params.get("status") ?? ""), select("event", "Event", EVENT_NAMES, params.get("event") ?? ""),
     h("button", { type: "submit" }, "Search")) as HTMLFormElement
   search.addEventListener("submit", (event) => {
     event.preventDefault()
