@@ -1,4 +1,5 @@
 import { PgClient } from "@effect/sql-pg"
+import { existsSync } from "node:fs"
 import { Effect, Redacted } from "effect"
 import { SqlClient } from "effect/sql"
 import { runMigrations } from "../../src/db/Database.ts"
@@ -8,6 +9,13 @@ import { runMigrations } from "../../src/db/Database.ts"
  * schema and migrate it once, before the test files (which each use their own merchants) run.
  */
 export default async function setup() {
+  // The suites' own skip messages are quiet with their logs (silent: "passed-only"); say it once here.
+  const skipped = [
+    process.env.DATABASE_URL ? undefined : "DATABASE_URL is unset: the suites that need a PostgreSQL server skip (the rest run on the embedded PGlite)",
+    process.env.REDIS_URL ? undefined : "REDIS_URL is unset: the suites that need Redis skip",
+    existsSync(process.env.CHROMIUM_PATH ?? "/usr/bin/chromium") ? undefined : "no /usr/bin/chromium: the browser suites skip (apt-get install -y chromium)"
+  ].filter((line) => line !== undefined)
+  for (const line of skipped) console.log(`note: ${line}`)
   const url = process.env.DATABASE_URL
   if (url === undefined || url === "") return
   await Effect.gen(function*() {
