@@ -27,13 +27,17 @@ export const ChainEvidence = Schema.Struct({
 })
 export type ChainEvidence = typeof ChainEvidence.Type
 
-/** Evidence seen only in the mempool so far, with no block yet. */
-export const MempoolEvidence = Schema.Struct({
+/** Which evidence of a network: its option and its identity. */
+export const EvidenceRef = Schema.Struct({
   paymentOptionId: Schema.String,
   transactionHash: Schema.String,
   outputIndex: Schema.Int
 })
-export type MempoolEvidence = typeof MempoolEvidence.Type
+export type EvidenceRef = typeof EvidenceRef.Type
+
+/** Evidence seen only in the mempool so far, with no block yet. */
+export const MempoolEvidence = EvidenceRef
+export type MempoolEvidence = EvidenceRef
 
 /** A deposit to an invoice's address that matches none of its options (wrong token, wrong network). */
 export interface UnmatchedDeposit {
@@ -83,6 +87,11 @@ export class ChainRepo extends Context.Service<ChainRepo, {
   readonly evidenceAbove: (network: string, height: bigint) => Effect.Effect<ReadonlyArray<ChainEvidence>>
   /** Valid evidence from blocks that has not reached its required confirmations. */
   readonly awaitingConfirmation: (network: string) => Effect.Effect<ReadonlyArray<ChainEvidence>>
+  /**
+   * Evidence a reorganisation invalidated whose invoice waits to be judged (see PaymentEvidence.settleReorg)
+   * and whose option's required confirmations beyond the reorg point are processed at `height`.
+   */
+  readonly reorgsSettledAt: (network: string, height: bigint) => Effect.Effect<ReadonlyArray<EvidenceRef>>
   /** Valid evidence seen in the mempool and not mined since (to check for replacement or eviction). */
   readonly inMempool: (network: string) => Effect.Effect<ReadonlyArray<MempoolEvidence>>
   readonly recordUnmatched: (deposit: UnmatchedDeposit) => Effect.Effect<void>
@@ -109,15 +118,16 @@ export class ChainRepo extends Context.Service<ChainRepo, {
         Request: NetworkHeight,
         Result: BlockRef,
         execute: ({ network, height }) =>
+          // Qualified: a bare `height` would name the text alias above and sort "5" above "28".
           sql`SELECT height::text AS height, hash FROM chain_blocks WHERE network = ${network} AND height < ${height}
-            ORDER BY height DESC`
+            ORDER BY chain_blocks.height DESC`
       })
       const findEvidenceAbove = SqlSchema.findAll({
         Request: NetworkHeight,
         Result: ChainEvidence,
         execute: ({ network, height }) =>
           sql`SELECT ${evidenceColumns} FROM payments
-            WHERE network = ${network} AND block_height > ${height} AND invalidated_at IS NULL ORDER BY block_height`
+            WHERE network = ${network} AND block_height > ${height} AND invalidated_at IS NULL ORDER BY payments.block_height`
       })
       const findAwaiting = SqlSchema.findAll({
         Request: NetworkRequest,
@@ -132,6 +142,14 @@ export class ChainRepo extends Context.Service<ChainRepo, {
         execute: ({ network }) =>
           sql`SELECT payment_option_id, transaction_hash, output_index FROM payments
             WHERE network = ${network} AND seen_in_mempool AND block_height IS NULL AND invalidated_at IS NULL`
+      })
+      const findReorgsSettled = SqlSchema.findAll({
+        Request: NetworkHeight,
+        Result: EvidenceRef,
+        execute: ({ network, height }) =>
+          sql`SELECT p.payment_option_id, p.transaction_hash, p.output_index FROM payments p
+            JOIN payment_options o ON o.id = p.payment_option_id
+            WHERE p.network = ${network} AND p.reorg_point IS NOT NULL AND p.reorg_point + o.required_confirmations <= ${height}`
       })
       const findChainTimes = SqlSchema.findAll({
         Request: Schema.Struct({ networks: Schema.Array(Schema.String) }),
@@ -175,6 +193,9 @@ export class ChainRepo extends Context.Service<ChainRepo, {
         }, Effect.orDie),
         awaitingConfirmation: Effect.fn("ChainRepo.awaitingConfirmation")(function*(network) {
           return yield* findAwaiting({ network })
+        }, Effect.orDie),
+        reorgsSettledAt: Effect.fn("ChainRepo.reorgsSettledAt")(function*(network, height) {
+          return yield* findReorgsSettled({ network, height })
         }, Effect.orDie),
         inMempool: Effect.fn("ChainRepo.inMempool")(function*(network) {
           return yield* findInMempool({ network })

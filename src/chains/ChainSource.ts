@@ -11,7 +11,7 @@ export interface BlockHeader {
 /** One transfer found in a block: its evidence identity, where it was mined, and what it moved where. */
 export interface Transfer {
   readonly transactionHash: string
-  /** Log index (EVM), output index (bitcoin) or instruction index (solana). */
+  /** The log's position within its transaction (EVM, see LogPosition.ts), output index (bitcoin) or instruction index (solana). */
   readonly outputIndex: number
   readonly blockHeight: bigint
   readonly blockHash: string

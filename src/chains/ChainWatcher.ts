@@ -3,6 +3,7 @@ import { type EvidenceRejected, PaymentEvidence } from "../invoices/PaymentEvide
 import { type BlockRef, ChainRepo, type ChainEvidence, type Cursor } from "./ChainRepo.ts"
 import type { BlockHeader, ChainSource, ChainRpcError, MempoolSource, Transfer } from "./ChainSource.ts"
 import { ChainRpcError as RpcError } from "./ChainSource.ts"
+import { makeReorgSettlement } from "./ReorgSettlement.ts"
 import type { WatchIndex } from "./WatchedOptions.ts"
 
 /** What one poll did, for logs, metrics and tests. */
@@ -49,6 +50,7 @@ export const makeChainWatcher = (options: ChainWatcherOptions) =>
   Effect.gen(function*() {
     const repo = yield* ChainRepo
     const evidence = yield* PaymentEvidence
+    const settleReorgs = yield* makeReorgSettlement
     const { source, index } = options
     const network = source.network
     const applied = options.onApplied ?? (() => Effect.void)
@@ -84,7 +86,10 @@ export const makeChainWatcher = (options: ChainWatcherOptions) =>
         const forkHeader = yield* blockOrFail(fork?.height ?? (mismatchHeight > 0n ? mismatchHeight - 1n : 0n))
         let invalidated = 0
         for (const orphan of yield* repo.evidenceAbove(network, forkHeader.height)) {
-          yield* evidence.invalidate({ network, transactionHash: orphan.transactionHash, outputIndex: orphan.outputIndex, reason: REORG }).pipe(
+          // The remembered fork may lie below the true one; the block below the orphan's own never does,
+          // so the wait for a re-inclusion (see settleReorgs) is never cut short.
+          const reorgPoint = orphan.blockHeight - 1n > forkHeader.height ? orphan.blockHeight - 1n : forkHeader.height
+          yield* evidence.invalidate({ network, transactionHash: orphan.transactionHash, outputIndex: orphan.outputIndex, reason: REORG, reorgPoint }).pipe(
             Effect.andThen(applied("invalidated")),
             Effect.catchTag("EvidenceRejected", (error) => rejected(error, orphan.transactionHash))
           )
@@ -291,6 +296,8 @@ export const makeChainWatcher = (options: ChainWatcherOptions) =>
         // Blocks come minutes apart, the mempool is read now: what is processed reaches the read.
         if (watched.readAt > cursorSaved.chainTime) cursorSaved = { ...cursorSaved, chainTime: watched.readAt }
       }
+      // After the scan and the mempool: evidence mined again, or back in the mempool, is revived by now.
+      yield* settleReorgs(network, scanned.cursor.height, rejected)
       yield* repo.saveProgress(network, { cursor: cursorSaved, headHeight: head.height, headTime: head.time })
       if (scanned.cursor.height > options.keepDepth) yield* repo.forgetBlocksBelow(network, scanned.cursor.height - options.keepDepth)
       return {

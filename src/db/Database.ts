@@ -17,6 +17,7 @@ import migration0009 from "./migrations/0009_solana_watcher.ts"
 import migration0012 from "./migrations/0012_outbox_notify.ts"
 import migration0013 from "./migrations/0013_attempt_url.ts"
 import migration0014 from "./migrations/0014_idempotency_lease.ts"
+import migration0015 from "./migrations/0015_reorg_settlement.ts"
 
 /**
  * Each name mapped once: the client maps every column name of every statement it compiles and of
@@ -99,7 +100,8 @@ export const migrations = Migrator.fromRecord({
   "0012_outbox_notify": migration0012,
   // 0010 and 0011 were never used; ids only grow (the migrator runs ids above the last applied).
   "0013_attempt_url": migration0013,
-  "0014_idempotency_lease": migration0014
+  "0014_idempotency_lease": migration0014,
+  "0015_reorg_settlement": migration0015
 })
 
 export const runMigrations = Migrator.make({})({ loader: migrations })

@@ -236,16 +236,22 @@ export class InvoiceRepo extends Context.Service<InvoiceRepo, {
               seenInMempool: write.seenInMempool,
               sweepStatus: write.sweepPending ? "pending" : null
             })
-            // Typed by the table's row type, so the insert can select its values under a guard.
+            const payment = write.payment
+            // Typed by the table's row type, so the insert can select its values under a guard. A row stored
+            // before EVM evidence was identified by the log's position within its transaction (migration
+            // 0015) may be this same transfer under its block-level log index: it is not counted twice.
             return (guard) =>
               sql`INSERT INTO payments (${sql.literal(PAYMENT_INSERT_COLUMNS)})
                 SELECT ${sql.literal(PAYMENT_INSERT_COLUMNS)} FROM json_populate_record(NULL::payments, ${JSON.stringify(row)}::json) WHERE ${guard}
+                  AND NOT EXISTS (SELECT 1 FROM payments earlier WHERE earlier.network = ${payment.network}
+                    AND earlier.transaction_hash = ${payment.transactionHash} AND earlier.block_log_index AND earlier.invalidated_at IS NULL
+                    AND earlier.payment_option_id = ${payment.paymentOptionId} AND earlier.amount_atomic = ${payment.amountAtomic.toString()}::numeric)
                 ON CONFLICT (network, transaction_hash, output_index) DO NOTHING RETURNING 1`
           }
           case "UpdateConfirmations":
             return (guard) =>
               sql`UPDATE payments SET confirmations = ${write.confirmations}, confirmed_at = ${write.confirmedAt},
-                invalidated_at = NULL, invalidation_reason = NULL,
+                invalidated_at = NULL, invalidation_reason = NULL, reorg_point = NULL,
                 ${
                 write.placement._tag === "Mempool"
                   ? sql`block_height = NULL, block_hash = NULL, seen_in_mempool = true`
@@ -255,8 +261,11 @@ export class InvoiceRepo extends Context.Service<InvoiceRepo, {
                 WHERE id = ${write.paymentId} AND ${guard} RETURNING 1`
           case "InvalidatePayment":
             return (guard) =>
-              sql`UPDATE payments SET invalidated_at = ${write.at}, invalidation_reason = ${write.reason}
+              sql`UPDATE payments SET invalidated_at = ${write.at}, invalidation_reason = ${write.reason},
+                reorg_point = ${write.reorgPoint?.toString() ?? null}::bigint
                 WHERE id = ${write.paymentId} AND ${guard} RETURNING 1`
+          case "SettleReorg":
+            return (guard) => sql`UPDATE payments SET reorg_point = NULL WHERE id = ${write.paymentId} AND reorg_point IS NOT NULL AND ${guard} RETURNING 1`
         }
       }
 

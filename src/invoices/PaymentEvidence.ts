@@ -9,7 +9,7 @@ import type { PaymentWrite } from "./PaymentWrite.ts"
 export interface ObservedPayment {
   readonly paymentOptionId: string
   readonly transactionHash: string
-  /** Output index (bitcoin), log index (EVM) or instruction index (solana) within the transaction. */
+  /** Output index (bitcoin), the log's position (EVM) or instruction index (solana) within the transaction. */
   readonly outputIndex: number
   readonly amountAtomic: bigint
   readonly confirmations: number
@@ -23,12 +23,23 @@ export interface ObservedPayment {
   readonly inMempool?: boolean | undefined
 }
 
-/** Earlier evidence that no longer counts (a chain reorganisation dropped it). */
-export interface EvidenceInvalidation {
+/** One piece of evidence: network, transaction and output (for EVM the log's position in its transaction). */
+export interface EvidenceIdentity {
   readonly network: string
   readonly transactionHash: string
   readonly outputIndex: number
+}
+
+/** Earlier evidence that no longer counts (a chain reorganisation dropped it). */
+export interface EvidenceInvalidation extends EvidenceIdentity {
   readonly reason: string
+  /**
+   * From a chain watcher's reorganisation: the height below which the chain is unchanged. A
+   * confirmed invoice left short is then judged only once the watcher has processed the network's
+   * required confirmations beyond it (`settleReorg`), since the same transaction is usually mined
+   * again. Without it (the simulator, a dropped mempool transaction) the invoice is judged at once.
+   */
+  readonly reorgPoint?: bigint | undefined
 }
 
 export class EvidenceRejected extends Data.TaggedError("EvidenceRejected")<{ readonly reason: string }> {}
@@ -48,6 +59,12 @@ export interface EvidenceResult {
 export class PaymentEvidence extends Context.Service<PaymentEvidence, {
   readonly record: (payment: ObservedPayment) => Effect.Effect<EvidenceResult, EvidenceRejected>
   readonly invalidate: (invalidation: EvidenceInvalidation) => Effect.Effect<EvidenceResult, EvidenceRejected>
+  /**
+   * The deferred judgement of an invalidation with a reorg point, once the watcher has processed the
+   * required confirmations beyond it: a confirmed invoice still short opens its partial_payment
+   * exception now. Does nothing when the payment was observed again (or judged) meanwhile.
+   */
+  readonly settleReorg: (identity: EvidenceIdentity) => Effect.Effect<EvidenceResult, EvidenceRejected>
 }>()("Invoices/PaymentEvidence") {
   static readonly layer = Layer.effect(
     PaymentEvidence,
@@ -60,17 +77,23 @@ export class PaymentEvidence extends Context.Service<PaymentEvidence, {
        * saves it under the lock in one statement with `write`, the payment row's change; returns the
        * saved invoice, or undefined when `write` touched no row (the caller fails, rolling back).
        */
-      const settleAndSaveWith = (write: PaymentWrite, invoice: InvoiceRecord, payments: ReadonlyArray<PaymentRecord>, latestIsLate: boolean) =>
+      const settleAndSaveWith = (
+        write: PaymentWrite,
+        invoice: InvoiceRecord,
+        payments: ReadonlyArray<PaymentRecord>,
+        latestIsLate: boolean,
+        reorgSettled = false
+      ) =>
         Effect.gen(function*() {
-          const settled = yield* settlement(invoice, payments, latestIsLate)
+          const settled = yield* settlement(invoice, payments, latestIsLate, reorgSettled)
           const written = yield* repo.saveWith(write, settled.invoice, settled.events)
           return written === 1 ? settled.invoice : undefined
         })
 
-      const settlement = (invoice: InvoiceRecord, payments: ReadonlyArray<PaymentRecord>, latestIsLate: boolean) =>
+      const settlement = (invoice: InvoiceRecord, payments: ReadonlyArray<PaymentRecord>, latestIsLate: boolean, reorgSettled = false) =>
         Effect.map(now, (at) => {
           const ordered = [...payments].sort((a, b) => a.observedAt.getTime() - b.observedAt.getTime() || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
-          return settle(invoice, ordered, at, latestIsLate)
+          return settle(invoice, ordered, at, latestIsLate, reorgSettled)
         })
 
       /** The invoice as read and the change an observation makes to it (or its answer when it makes none); fails when refused. */
@@ -89,7 +112,8 @@ export class PaymentEvidence extends Context.Service<PaymentEvidence, {
           if (change._tag === "Unchanged") return change.result
           const saved = yield* settleAndSaveWith(change.write, state.invoice, change.payments, change.latestIsLate)
           if (saved !== undefined) return { invoice: saved, payment: change.payment }
-          // The output already matched elsewhere: the rejection rolls back the transaction.
+          // The output already matched elsewhere (or is counted under its pre-0015 EVM identity): the
+          // rejection rolls back the transaction.
           if (change.isNew) return yield* new EvidenceRejected({ reason: "this transaction output is already matched to another payment option" })
           return yield* Effect.die(new Error(`payment ${change.payment.id} vanished under the invoice lock`))
         }))
@@ -120,25 +144,42 @@ export class PaymentEvidence extends Context.Service<PaymentEvidence, {
           if (existing === undefined) return yield* new EvidenceRejected({ reason: "unknown payment evidence" })
           if (existing.invalidatedAt !== null) return { invoice, payment: existing }
           const at = yield* now
+          const deferred = invoice.status === "confirmed" && invalidation.reorgPoint !== undefined
           if (invoice.status === "confirmed") {
             yield* Effect.logWarning("Evidence of a confirmed invoice was invalidated; the invoice stays confirmed").pipe(
-              Effect.annotateLogs({ invoiceId: invoice.id, transactionHash: invalidation.transactionHash })
+              Effect.annotateLogs({ invoiceId: invoice.id, transactionHash: invalidation.transactionHash, judgedAfterReorgSettles: deferred })
             )
           }
           const invalidated: PaymentRecord = { ...existing, invalidatedAt: at, invalidationReason: invalidation.reason }
           const payments = yield* repo.listPayments(invoice.id)
           const saved = yield* settleAndSaveWith(
-            { _tag: "InvalidatePayment", paymentId: existing.id, at, reason: invalidation.reason },
+            { _tag: "InvalidatePayment", paymentId: existing.id, at, reason: invalidation.reason, reorgPoint: deferred ? invalidation.reorgPoint! : null },
             invoice,
             payments.map((payment) => (payment.id === existing.id ? invalidated : payment)),
-            existing.late
+            existing.late,
+            !deferred
           )
           if (saved === undefined) return yield* Effect.die(new Error(`payment ${existing.id} vanished under the invoice lock`))
           return { invoice: saved, payment: invalidated }
         }))
       })
 
-      return { record, invalidate }
+      const settleReorg = Effect.fn("PaymentEvidence.settleReorg")(function*(identity: EvidenceIdentity) {
+        const invoiceId = yield* repo.invoiceIdOfPayment(identity.network, identity.transactionHash, identity.outputIndex)
+        if (invoiceId === undefined) return yield* new EvidenceRejected({ reason: "unknown payment evidence" })
+        return yield* repo.withTransaction(Effect.gen(function*() {
+          const invoice = yield* repo.lockForUpdate(invoiceId)
+          if (invoice === undefined) return yield* new EvidenceRejected({ reason: "unknown invoice" })
+          const existing = yield* repo.lockPayment(identity.network, identity.transactionHash, identity.outputIndex)
+          if (existing === undefined) return yield* new EvidenceRejected({ reason: "unknown payment evidence" })
+          const payments = yield* repo.listPayments(invoice.id)
+          // No row written (observed again, or judged by another instance): nothing changes.
+          const saved = yield* settleAndSaveWith({ _tag: "SettleReorg", paymentId: existing.id }, invoice, payments, existing.late, true)
+          return { invoice: saved ?? invoice, payment: existing }
+        }))
+      })
+
+      return { record, invalidate, settleReorg }
     })
   )
 }

@@ -29,4 +29,15 @@ export type PaymentWrite =
     readonly paymentId: string
     readonly at: Date
     readonly reason: string
+    /**
+     * Set when a reorganisation invalidated evidence of a confirmed invoice: the height below which
+     * the chain did not change. The invoice is judged again (SettleReorg) once the watcher has
+     * processed the required confirmations beyond it; re-observing the payment first clears it.
+     */
+    readonly reorgPoint: bigint | null
+  }
+  | {
+    /** The deferred judgement of a reorganisation is done: the payment no longer waits for it. */
+    readonly _tag: "SettleReorg"
+    readonly paymentId: string
   }

@@ -8,6 +8,11 @@ export type InvoiceEvent =
   | { readonly type: "EVIDENCE"; readonly onTime: OnTimeLevel; readonly total: TotalLevel }
   | { readonly type: "DEADLINE_PASSED" }
   | { readonly type: "CLOSE_EXCEPTION"; readonly action: ExceptionCloseAction }
+  /**
+   * A reorganisation that invalidated evidence of the invoice has settled: the watcher processed the
+   * network's required confirmations beyond its reorg point, and `total` is what is still counted.
+   */
+  | { readonly type: "REORG_SETTLED"; readonly total: TotalLevel }
 
 export type StampedField =
   | "paymentDetectedAt"
@@ -64,8 +69,8 @@ export const invoiceMachine = setup({
   },
   guards: {
     onTimeIs: ({ event }, params: { level: OnTimeLevel }) => event.type === "EVIDENCE" && event.onTime === params.level,
-    totalIs: ({ event }, params: { level: TotalLevel }) => event.type === "EVIDENCE" && event.total === params.level,
-    totalIsNot: ({ event }, params: { level: TotalLevel }) => event.type === "EVIDENCE" && event.total !== params.level,
+    totalIs: ({ event }, params: { level: TotalLevel }) => (event.type === "EVIDENCE" || event.type === "REORG_SETTLED") && event.total === params.level,
+    totalIsNot: ({ event }, params: { level: TotalLevel }) => (event.type === "EVIDENCE" || event.type === "REORG_SETTLED") && event.total !== params.level,
     actionIs: ({ event }, params: { action: ExceptionCloseAction }) => event.type === "CLOSE_EXCEPTION" && event.action === params.action
   },
   actions: {
@@ -132,15 +137,16 @@ export const invoiceMachine = setup({
                 target: "open.partial_payment",
                 guard: and([inLateStatus, { type: "totalIs", params: { level: "partial" } }]),
                 actions: [{ type: "openException", params: { exceptionType: "partial_payment" } }, emit("invoice_exception_opened")]
-              },
-              // Reorg honesty: confirmed is final, so evidence that no longer covers the amount
-              // (a reorganisation dropped it) is put before the merchant instead of undone.
-              {
-                target: "open.partial_payment",
-                guard: and([stateIn({ status: "confirmed" }), { type: "totalIsNot", params: { level: "sufficient" } }]),
-                actions: [{ type: "openException", params: { exceptionType: "partial_payment" } }, emit("invoice_exception_opened")]
               }
             ],
+            // Reorg honesty: confirmed is final, so evidence that no longer covers the amount once the
+            // reorganisation has settled (the same transaction was not mined again) is put before the
+            // merchant instead of undone. Not on the invalidation itself: re-inclusion is the usual outcome.
+            REORG_SETTLED: {
+              target: "open.partial_payment",
+              guard: and([stateIn({ status: "confirmed" }), { type: "totalIsNot", params: { level: "sufficient" } }]),
+              actions: [{ type: "openException", params: { exceptionType: "partial_payment" } }, emit("invoice_exception_opened")]
+            },
             DEADLINE_PASSED: {
               target: "open.partial_payment",
               guard: stateIn({ status: "partially_paid" }),

@@ -99,7 +99,13 @@ export const decide = (state: LifecycleState, event: InvoiceEvent): Decision | u
 const decisions = new Map<string, Decision | undefined>()
 const decisionKey = (state: LifecycleState, event: InvoiceEvent) =>
   `${state.status}|${state.exceptionType}|${state.exceptionStatus}|${event.type}|${
-    event.type === "EVIDENCE" ? `${event.onTime}|${event.total}` : event.type === "CLOSE_EXCEPTION" ? event.action : ""
+    event.type === "EVIDENCE"
+      ? `${event.onTime}|${event.total}`
+      : event.type === "REORG_SETTLED"
+      ? event.total
+      : event.type === "CLOSE_EXCEPTION"
+      ? event.action
+      : ""
   }`
 
 const computeDecision = (state: LifecycleState, event: InvoiceEvent): Decision | undefined => {

@@ -32,12 +32,14 @@ export const applyEvents = (invoice: InvoiceRecord, events: ReadonlyArray<Invoic
 /**
  * Recomputes an invoice from all of its payment evidence and lets the machine decide. When the
  * deadline has passed, late evidence is judged after the expiry and on-time evidence before it.
+ * `reorgSettled`: a reorganisation that invalidated some of the evidence is over (see REORG_SETTLED).
  */
 export const settle = (
   invoice: InvoiceRecord,
   payments: ReadonlyArray<PaymentRecord>,
   now: Date,
-  latestIsLate: boolean
+  latestIsLate: boolean,
+  reorgSettled = false
 ): Settled => {
   const facts = tally(invoice.amountMicros, payments)
   const latest = payments.filter((payment) => payment.invalidatedAt === null).at(-1)
@@ -59,7 +61,7 @@ export const settle = (
     : latestIsLate
     ? [{ type: "DEADLINE_PASSED" }, evidence]
     : [evidence, { type: "DEADLINE_PASSED" }]
-  return applyEvents(recomputed, events, now)
+  return applyEvents(recomputed, reorgSettled ? [...events, { type: "REORG_SETTLED", total: facts.total }] : events, now)
 }
 
 /** The timing rule for new evidence: late after payableUntilAt, and always on expired or voided invoices. */

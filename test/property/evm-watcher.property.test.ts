@@ -4,6 +4,7 @@ import fc from "fast-check"
 import { type Address, getAddress, parseAbiItem } from "viem"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { ChainWatchers } from "../../src/chains/ChainWatchers.ts"
+import { positionsInTransaction } from "../../src/chains/evm/LogPosition.ts"
 import { DEMO_KEYS } from "../../src/demo/DemoMerchant.ts"
 import { type AnvilNode, startAnvil } from "../support/Anvil.ts"
 import { startTestApp, type TestApp, type TestMerchant } from "../support/TestApp.ts"
@@ -86,14 +87,12 @@ describe("the EVM watcher against random blocks, reorgs and polls", () => {
         await poll()
 
         const head = await node.publicClient.getBlockNumber()
-        const canonical = head <= startHeight ? [] : await node.publicClient.getLogs({
-          address: USDC,
-          event: TRANSFER,
-          args: { to: invoices.map((invoice) => invoice.address) },
-          fromBlock: startHeight + 1n,
-          toBlock: head
-        })
-        const expected = canonical.map((log) => `${log.transactionHash!.toLowerCase()}:${log.logIndex}:${log.args.value}`).sort()
+        const all = head <= startHeight ? [] : await node.publicClient.getLogs({ address: USDC, event: TRANSFER, fromBlock: startHeight + 1n, toBlock: head })
+        // Evidence identity: the log's position within its transaction among the source's logs.
+        const positions = positionsInTransaction(all.map((log) => ({ transactionHash: log.transactionHash!, logIndex: log.logIndex! })))
+        const paying = all.flatMap((log, at) => invoices.some((invoice) => invoice.address === log.args.to) ? [{ log, position: positions[at] }] : [])
+        const canonical = paying.map(({ log }) => log)
+        const expected = paying.map(({ log, position }) => `${log.transactionHash!.toLowerCase()}:${position}:${log.args.value}`).sort()
         const recorded = await app.run(Effect.flatMap(SqlClient.SqlClient, (sql) =>
           sql<{ transactionHash: string; outputIndex: number; amountAtomic: string }>`
             SELECT transaction_hash, output_index, amount_atomic::text AS amount_atomic FROM payments

@@ -150,7 +150,8 @@ const run = (world: World, step: Step) => {
       } else {
         return // unchanged evidence: the service returns before settling
       }
-      return apply(world, settle(world.invoice, world.payments, world.now, payment.late))
+      // As PaymentEvidence.invalidate without a reorg point (the simulator): the invoice is judged at once.
+      return apply(world, settle(world.invoice, world.payments, world.now, payment.late, step.kind === "invalidate"))
     }
     case "advance":
       world.now = new Date(world.now.getTime() + step.minutes * 60_000)

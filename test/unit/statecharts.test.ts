@@ -15,7 +15,8 @@ const EVENTS: ReadonlyArray<InvoiceEvent> = [
   ...(["accept_late_payment", "mark_paid_out_of_band", "close_unpaid"] as const).map((action) => ({ type: "CLOSE_EXCEPTION" as const, action })),
   ...(["none", "partial", "sufficient", "confirmed"] as const).flatMap((onTime) =>
     (["none", "partial", "sufficient"] as const).map((total) => ({ type: "EVIDENCE" as const, onTime, total }))
-  )
+  ),
+  ...(["none", "partial", "sufficient"] as const).map((total) => ({ type: "REORG_SETTLED" as const, total }))
 ]
 
 const exceptionPath = (state: LifecycleState) => state.exceptionStatus === "open" ? `open.${state.exceptionType}` : state.exceptionStatus === "closed" ? "closed" : "none"

@@ -2,6 +2,7 @@ import { Effect } from "effect"
 import { type Address, BlockNotFoundError, createPublicClient, http, parseAbiItem } from "viem"
 import { type BlockHeader, type ChainSource, ChainRpcError, type Classified, type Transfer } from "../ChainSource.ts"
 import type { WatchedOption } from "../WatchedOptions.ts"
+import { positionsInTransaction } from "./LogPosition.ts"
 
 const TRANSFER = parseAbiItem("event Transfer(address indexed from, address indexed to, uint256 value)")
 
@@ -72,12 +73,18 @@ export const makeEvmSource = (options: EvmSourceOptions): ChainSource => {
           continue
         }
         if (range < BigInt(options.maxLogRange)) range = range * 2n > BigInt(options.maxLogRange) ? BigInt(options.maxLogRange) : range * 2n
+        const logs = result.success.flatMap((log) =>
+          log.removed || log.blockNumber === null || log.blockHash === null || log.transactionHash === null || log.logIndex === null
+            ? []
+            : [{ ...log, blockNumber: log.blockNumber, blockHash: log.blockHash, transactionHash: log.transactionHash, logIndex: log.logIndex }]
+        )
+        const positions = positionsInTransaction(logs)
         const transfers: Array<Transfer> = []
-        for (const log of result.success) {
-          if (log.removed || log.blockNumber === null || log.blockHash === null || log.transactionHash === null || log.logIndex === null) continue
+        for (const [at, log] of logs.entries()) {
           transfers.push({
             transactionHash: log.transactionHash.toLowerCase(),
-            outputIndex: log.logIndex,
+            // The log's place in its transaction, not the block's `logIndex`: it survives re-inclusion elsewhere.
+            outputIndex: positions[at],
             blockHeight: log.blockNumber,
             blockHash: log.blockHash.toLowerCase(),
             token: log.address.toLowerCase(),

@@ -7,6 +7,7 @@ import { ChainRepo } from "../ChainRepo.ts"
 import { ChainRpcError } from "../ChainSource.ts"
 import type { ChainWatcher, PollReport } from "../ChainWatcher.ts"
 import { makeWatchIndex, type WatchedOption } from "../WatchedOptions.ts"
+import { makeReorgSettlement } from "../ReorgSettlement.ts"
 import { type AccountCursor, makeSolanaRepo } from "./SolanaRepo.ts"
 import { COMMITMENT, NETWORK, type SolanaClient } from "./SolanaRpc.ts"
 import { MEMO_PROGRAM_ID, MEMO_V1_PROGRAM_ID } from "./SolanaTransfer.ts"
@@ -49,6 +50,7 @@ export const makeSolanaWatcher = (options: SolanaWatcherOptions) =>
     const sql = yield* SqlClient.SqlClient
     const chainRepo = yield* ChainRepo
     const evidence = yield* PaymentEvidence
+    const settleReorgs = yield* makeReorgSettlement
     const repo = yield* makeSolanaRepo
     const { client } = options
     const applied = options.onApplied ?? (() => Effect.void)
@@ -265,7 +267,13 @@ export const makeSolanaWatcher = (options: SolanaWatcherOptions) =>
               const transaction = yield* client.call("getTransaction",
                 (connection) => connection.getTransaction(known.transactionHash, { commitment: COMMITMENT, maxSupportedTransactionVersion: 0 }))
               if (transaction !== null) continue
-              yield* evidence.invalidate({ network: NETWORK, transactionHash: known.transactionHash, outputIndex: known.outputIndex, reason: DROPPED }).pipe(
+              yield* evidence.invalidate({
+                network: NETWORK,
+                transactionHash: known.transactionHash,
+                outputIndex: known.outputIndex,
+                reason: DROPPED,
+                reorgPoint: known.blockHeight - 1n
+              }).pipe(
                 Effect.andThen(applied("invalidated")),
                 Effect.catchTag("EvidenceRejected", (error) => rejected(error, known.transactionHash))
               )
@@ -302,6 +310,7 @@ export const makeSolanaWatcher = (options: SolanaWatcherOptions) =>
         counts.unmatched += scanned.unmatched
       }
       const { confirmationsUpdated, invalidated } = yield* confirm(headSlot)
+      yield* settleReorgs(NETWORK, BigInt(headSlot), rejected)
       // Every watched account has been read up to the head: chain time is the head slot's block time.
       const cursor = { height: BigInt(headSlot), hash: slotRef(headSlot), chainTime: headTime }
       yield* chainRepo.saveProgress(NETWORK, { cursor, headHeight: BigInt(headSlot), headTime })
