@@ -6,6 +6,8 @@ import { ApiKey, ApiKeyRow, type ApiKeySummary, ApiKeySummaryRow } from "./ApiKe
 import { type AccountStatus, type BillingStatus, MerchantRow, type User } from "./Merchant.ts"
 import { constantTimeEqual, generateApiKey, hashApiKey, keyPrefixOf, looksLikeApiKey } from "./ApiKeyFormat.ts"
 import { makePasswordHasher } from "./Passwords.ts"
+import type { RateLimited } from "./RateLimits.ts"
+import { statusUnavailableOrDie } from "../db/ConnectionFailure.ts"
 
 export class InvalidApiKey extends Data.TaggedError("InvalidApiKey")<{}> {}
 export class AccountDisabled extends Data.TaggedError("AccountDisabled")<{}> {}
@@ -60,13 +62,15 @@ const LoginRow = MerchantRow.mapFields(Struct.pick(["id", "email", "createdAt", 
 export class Accounts extends Context.Service<Accounts, {
   readonly authenticateApiKey: (rawKey: string) => Effect.Effect<AuthenticatedMerchant, InvalidApiKey | AccountDisabled | AccountStatusUnavailable>
   readonly createMerchant: (input: { readonly email: string; readonly isDemo?: boolean; readonly password?: string }) => Effect.Effect<MerchantId>
-  readonly signUp: (email: string, password: string) => Effect.Effect<User, EmailTaken>
-  readonly logIn: (email: string, password: string) => Effect.Effect<User, InvalidCredentials | AccountDisabled>
+  /** RateLimited: the password hash could not start in time (too many at once). */
+  readonly signUp: (email: string, password: string) => Effect.Effect<User, EmailTaken | RateLimited>
+  readonly logIn: (email: string, password: string) => Effect.Effect<User, InvalidCredentials | AccountDisabled | RateLimited>
   readonly findUser: (merchantId: string) => Effect.Effect<User | undefined>
   readonly findMerchantByEmail: (email: string) => Effect.Effect<{ readonly id: MerchantId; readonly status: AccountStatus } | undefined>
   readonly createApiKey: (merchantId: string, label: string) => Effect.Effect<CreatedApiKey, TooManyApiKeys>
   readonly listApiKeys: (merchantId: string) => Effect.Effect<ReadonlyArray<ApiKeySummary>>
   readonly revokeApiKey: (merchantId: string, keyId: string) => Effect.Effect<void, ApiKeyNotFound>
+  /** Disabling revokes the account's sessions; enabling forgives its recorded cross-account probes. */
   readonly setStatus: (merchantId: string, status: "active" | "disabled") => Effect.Effect<void>
   readonly setBillingStatus: (merchantId: string, status: "active" | "blocked") => Effect.Effect<void>
   /** Records a cross-account probe; at the configured threshold the account is disabled. Returns whether it was. */
@@ -135,6 +139,10 @@ export class Accounts extends Context.Service<Accounts, {
         yield* sql`UPDATE merchants SET status = ${status} WHERE id = ${merchantId}`
         if (status === "disabled") {
           yield* sql`UPDATE sessions SET revoked_at = now() WHERE merchant_id = ${merchantId} AND revoked_at IS NULL`
+        } else {
+          // Enabling forgives the probes that disabled the account: counted again, the day's
+          // earlier probes would disable it on the next one.
+          yield* sql`DELETE FROM access_probes WHERE merchant_id = ${merchantId}`
         }
       }, sql.withTransaction, Effect.orDie)
 
@@ -152,7 +160,7 @@ export class Accounts extends Context.Service<Accounts, {
           if (!looksLikeApiKey(rawKey)) return yield* new InvalidApiKey()
           const hash = hashApiKey(rawKey)
           const found = yield* findKeyOwner({ keyHash: hash }).pipe(
-            Effect.catchTag("SqlError", () => Effect.fail(new AccountStatusUnavailable())),
+            Effect.catchTag("SqlError", statusUnavailableOrDie(() => new AccountStatusUnavailable())),
             Effect.catchTag("SchemaError", Effect.die)
           )
           return yield* authenticatedOwner(Option.getOrUndefined(found), hash)
@@ -179,8 +187,9 @@ export class Accounts extends Context.Service<Accounts, {
           if (row === undefined || stored === undefined || !valid) return yield* new InvalidCredentials()
           if (row.status !== "active") return yield* new AccountDisabled()
           if (passwords.needsRehash(stored)) {
-            const rehashed = yield* passwords.hash(password)
-            yield* sql`UPDATE merchants SET password_hash = ${rehashed} WHERE id = ${row.id} AND password_hash = ${stored}`
+            // Best effort: with every hashing slot busy the upgrade waits for the next good login.
+            const rehashed = yield* Effect.option(passwords.hash(password))
+            if (Option.isSome(rehashed)) yield* sql`UPDATE merchants SET password_hash = ${rehashed.value} WHERE id = ${row.id} AND password_hash = ${stored}`
           }
           return { id: row.id, email: row.email, createdAt: row.createdAt }
         }, Effect.catchTags({ SqlError: Effect.die, SchemaError: Effect.die })),

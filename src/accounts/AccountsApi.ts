@@ -1,8 +1,8 @@
 import { Schema, Struct } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
-import { Conflict, Forbidden, NotFound, TooManyRequests, Unauthorized } from "../http/ApiErrors.ts"
+import { Conflict, Forbidden, NotFound, ServiceUnavailable, TooManyRequests, Unauthorized } from "../http/ApiErrors.ts"
 import { DashboardAuthentication } from "../http/Authentication.ts"
-import { text } from "../http/RequestSchemas.ts"
+import { text, UuidParam } from "../http/RequestSchemas.ts"
 import { ApiKeySummary } from "./ApiKey.ts"
 import { User } from "./Merchant.ts"
 
@@ -41,12 +41,15 @@ export const AuthGroup = HttpApiGroup.make("auth")
     }),
     HttpApiEndpoint.post("logout", "/api/auth/logout", {
       success: HttpApiSchema.NoContent,
-      error: Unauthorized
-    })
+      error: [Unauthorized, Forbidden, ServiceUnavailable]
+    }).annotate(
+      OpenApi.Description,
+      "Revokes the session. With the session cookie, the X-CSRF-Token header must carry the checkout_csrf cookie's value (403 otherwise); a bearer token needs none."
+    )
   )
   .annotate(OpenApi.Description, "Dashboard sign-up, login and logout. Sessions are carried by the checkout_session cookie or Authorization: Bearer.")
 
-const KeyParams = Schema.Struct({ id: Schema.String })
+const KeyParams = Schema.Struct({ id: UuidParam })
 
 export const KeysGroup = HttpApiGroup.make("keys")
   .add(
@@ -64,7 +67,7 @@ export const KeysGroup = HttpApiGroup.make("keys")
       error: NotFound
     }),
     HttpApiEndpoint.delete("revoke", "/api/users/:id/checkout-api-key/:keyId", {
-      params: Schema.Struct({ id: Schema.String, keyId: Schema.String }),
+      params: Schema.Struct({ id: UuidParam, keyId: UuidParam }),
       success: HttpApiSchema.NoContent,
       error: NotFound
     })

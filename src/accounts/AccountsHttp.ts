@@ -3,12 +3,13 @@ import { HttpEffect, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
 import { AppConfig } from "../config/AppConfig.ts"
 import { Api } from "../http/Api.ts"
-import { Conflict, Forbidden, NotFound, Unauthorized } from "../http/ApiErrors.ts"
+import { Conflict, Forbidden, NotFound, ServiceUnavailable, Unauthorized } from "../http/ApiErrors.ts"
 import { orTooManyRequests, clientAddress } from "../http/RateLimitAnswers.ts"
 import { RateLimits } from "./RateLimits.ts"
 import { Accounts, MAX_ACTIVE_API_KEYS } from "./Accounts.ts"
 import { CurrentMerchant } from "./CurrentMerchant.ts"
-import { CSRF_COOKIE, SESSION_COOKIE, SESSION_HOURS, Sessions } from "./Sessions.ts"
+import { constantTimeEqual } from "./ApiKeyFormat.ts"
+import { CSRF_COOKIE, CSRF_HEADER, CSRF_MESSAGE, SESSION_COOKIE, SESSION_HOURS, Sessions } from "./Sessions.ts"
 
 const isLoopback = (host: string) => /^(127\.|localhost$|\[?::1\]?$)/.test(host)
 
@@ -45,7 +46,7 @@ export const AuthHttpLive = HttpApiBuilder.group(Api, "auth", (handlers) =>
         Effect.gen(function*() {
           if (config.signup === "closed") return yield* new Forbidden({ error: "Sign-up is closed" })
           yield* orTooManyRequests(rateLimits.signup(yield* clientAddress))
-          const user = yield* accounts.signUp(payload.email, payload.password).pipe(
+          const user = yield* orTooManyRequests(accounts.signUp(payload.email, payload.password)).pipe(
             Effect.catchTag("EmailTaken", () => Effect.fail(new Conflict({ error: "An account with this email already exists" })))
           )
           const { token, sessionId } = yield* sessions.issue(user.id)
@@ -56,7 +57,7 @@ export const AuthHttpLive = HttpApiBuilder.group(Api, "auth", (handlers) =>
         Effect.gen(function*() {
           yield* orTooManyRequests(rateLimits.loginFromAddress(yield* clientAddress))
           yield* orTooManyRequests(rateLimits.login(payload.email))
-          const user = yield* accounts.logIn(payload.email, payload.password).pipe(
+          const user = yield* orTooManyRequests(accounts.logIn(payload.email, payload.password)).pipe(
             Effect.catchTags({
               InvalidCredentials: () => Effect.fail(new Unauthorized({ error: "Invalid email or password" })),
               AccountDisabled: () => Effect.fail(new Forbidden({ error: "Forbidden" }))
@@ -70,13 +71,23 @@ export const AuthHttpLive = HttpApiBuilder.group(Api, "auth", (handlers) =>
         Effect.gen(function*() {
           const request = yield* HttpServerRequest.HttpServerRequest
           const header = request.headers["authorization"]
-          const token = request.cookies[SESSION_COOKIE] ?? (header?.startsWith("Bearer ") ? header.slice(7).trim() : undefined)
+          const cookie = request.cookies[SESSION_COOKIE]
+          const token = cookie ?? (header?.startsWith("Bearer ") ? header.slice(7).trim() : undefined)
           if (token === undefined) return yield* new Unauthorized({ error: "Missing API key or session" })
           const principal = yield* sessions.verify(token).pipe(
             Effect.catchTag("SessionAccountDisabled", () => Effect.succeed(undefined)),
-            Effect.mapError(() => new Unauthorized({ error: "Invalid or expired session" }))
+            Effect.catchTag("SessionStatusUnavailable", () => Effect.fail(new ServiceUnavailable({ error: "Account status cannot be verified; retry after recovery" }))),
+            Effect.catchTag("InvalidSession", () => Effect.fail(new Unauthorized({ error: "Invalid or expired session" })))
           )
-          if (principal !== undefined) yield* sessions.revoke(principal.sessionId)
+          if (principal !== undefined) {
+            // A cookie rides along on any cross-site form post: as for every cookie-authenticated
+            // write, only the dashboard's own script (which alone reads the CSRF cookie) may log out.
+            const sent = request.headers[CSRF_HEADER]
+            if (cookie !== undefined && (sent === undefined || !constantTimeEqual(sent, sessions.csrfToken(principal.sessionId)))) {
+              return yield* new Forbidden({ error: CSRF_MESSAGE })
+            }
+            yield* sessions.revoke(principal.sessionId)
+          }
           yield* HttpEffect.appendPreResponseHandler((_request, response) =>
             Effect.succeed(HttpServerResponse.expireCookieUnsafe(
               HttpServerResponse.expireCookieUnsafe(response, SESSION_COOKIE, { path: "/" }),
@@ -88,16 +99,18 @@ export const AuthHttpLive = HttpApiBuilder.group(Api, "auth", (handlers) =>
   }))
 
 /**
- * `:id` must be the caller's own user id (compared case-insensitively: it is a UUID); another id
- * answers 404 and is recorded as a cross-account probe when the credential proves intent.
+ * `:id` (a well-formed UUID: the schema answered 400 otherwise) must be the caller's own user id,
+ * compared case-insensitively; another id answers 404. Only the id of another existing account is
+ * recorded as a cross-account probe, and only when the credential proves intent: the nil UUID or an
+ * id of nobody selects no one's data.
  */
 const ownUser = (id: string) =>
   Effect.gen(function*() {
     const merchant = yield* CurrentMerchant
     if (id.toLowerCase() === merchant.merchantId.toLowerCase()) return merchant
     const accounts = yield* Accounts
-    if (merchant.credential !== "cookie") {
-      yield* accounts.recordProbe(merchant.merchantId, "foreign_user_id", `user ${id.slice(0, 64)}`)
+    if (merchant.credential !== "cookie" && (yield* accounts.findUser(id.toLowerCase())) !== undefined) {
+      yield* accounts.recordProbe(merchant.merchantId, "foreign_user_id", `user ${id}`)
     }
     return yield* new NotFound({ error: "User not found" })
   })

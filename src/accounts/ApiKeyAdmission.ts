@@ -3,6 +3,7 @@ import { SqlClient } from "effect/sql"
 import { AppConfig } from "../config/AppConfig.ts"
 import { type AccountDisabled, Accounts, AccountStatusUnavailable, type AuthenticatedMerchant, authenticatedOwner, InvalidApiKey, KeyOwner, selectKeyOwner } from "./Accounts.ts"
 import { hashApiKey, looksLikeApiKey } from "./ApiKeyFormat.ts"
+import { statusUnavailableOrDie } from "../db/ConnectionFailure.ts"
 import { windowCharge, windowConflictUpdate, windowCount, WindowRow } from "./PgRateLimiterStore.ts"
 import { API_LIMIT_PREFIX, LIMIT_WINDOW, type RateLimited, RateLimits, retryAfter } from "./RateLimits.ts"
 
@@ -70,7 +71,7 @@ const oneStatement = Layer.effect(
         )
         SELECT owner.key_hash, owner.merchant_id, owner.status, owner.billing_status,
           counted.count, counted.expires_at_ms, counted.last_exceeded
-        FROM owner LEFT JOIN counted ON true`.pipe(Effect.catchTag("SqlError", () => Effect.fail(new AccountStatusUnavailable())))
+        FROM owner LEFT JOIN counted ON true`.pipe(Effect.catchTag("SqlError", statusUnavailableOrDie(() => new AccountStatusUnavailable())))
       const [row] = yield* decodeAdmission(rows).pipe(Effect.orDie)
       const merchant = yield* authenticatedOwner(row, keyHash)
       if (row.count === null || row.expiresAtMs === null || row.lastExceeded === null) return yield* Effect.die(new Error("an active account's request was not counted"))

@@ -1,6 +1,7 @@
-import { Context, Data, Duration, Effect, Layer } from "effect"
+import { Clock, Context, Data, Duration, Effect, Layer } from "effect"
 import { RateLimiter } from "effect/persistence"
 import { AppConfig } from "../config/AppConfig.ts"
+import { makeLocalWindows } from "./LocalWindows.ts"
 import { layerStorePostgres } from "./PgRateLimiterStore.ts"
 
 export class RateLimited extends Data.TaggedError("RateLimited")<{ readonly retryAfterSeconds: number }> {}
@@ -16,19 +17,36 @@ export const API_LIMIT_PREFIX = "api:"
 /** Over the limit: the time until the window frees a token, in whole seconds (at least one). */
 export const retryAfter = (ttlMillis: number) => new RateLimited({ retryAfterSeconds: Math.max(1, Math.ceil(ttlMillis / 1000)) })
 
+/** What one of `instances` instances admits alone while the shared store is unavailable (at least one). */
+export const instanceShare = (limit: number, instances: number) => Math.max(1, Math.floor(limit / instances))
+
+const SHARE_SUFFIX = "\u0000share"
+
+/** Local windows kept at most (one per key seen in the last minute); past it the oldest is dropped. */
+const LOCAL_WINDOW_KEYS = 100_000
+
 /**
  * The service's rate limits, all fixed windows of one minute in a store every instance shares
  * (the database, or Redis when REDIS_URL is set):
  * - the five API-key endpoints: CHECKOUT_API_RATE_LIMIT per merchant account;
+ * - the dashboard API, the simulator and the key routes: CHECKOUT_DASHBOARD_RATE_LIMIT per
+ *   account, and CHECKOUT_DASHBOARD_ADDRESS_RATE_LIMIT per client address (counted before the
+ *   session is checked, so that an unauthenticated flood is refused cheaply);
  * - dashboard logins: CHECKOUT_LOGIN_RATE_LIMIT per email address, and
  *   CHECKOUT_LOGIN_ADDRESS_RATE_LIMIT per client address (a flood of random emails);
  * - sign-ups: CHECKOUT_SIGNUP_RATE_LIMIT per client address;
  * - the public Solana preparation: CHECKOUT_SOLANA_PREPARE_RATE_LIMIT per client IP.
- * A store failure, or no answer within CHECKOUT_RATE_LIMIT_STORE_TIMEOUT_MS, lets the request
- * through (logged): availability wins over limiting.
+ *
+ * Every instance also counts what it admits in its own memory (LocalWindows): it never admits more
+ * than the limit itself, whatever the store says or how late it says it. When the store fails or
+ * does not answer within CHECKOUT_RATE_LIMIT_STORE_TIMEOUT_MS, the instance decides alone, within
+ * its share of the limit (the limit divided by CHECKOUT_RATE_LIMIT_INSTANCES): a stalled store
+ * slows nothing down and lets no burst through.
  */
 export class RateLimits extends Context.Service<RateLimits, {
   readonly api: (merchantId: string) => Effect.Effect<void, RateLimited>
+  readonly dashboard: (merchantId: string) => Effect.Effect<void, RateLimited>
+  readonly dashboardFromAddress: (ip: string) => Effect.Effect<void, RateLimited>
   readonly login: (email: string) => Effect.Effect<void, RateLimited>
   readonly loginFromAddress: (ip: string) => Effect.Effect<void, RateLimited>
   readonly signup: (ip: string) => Effect.Effect<void, RateLimited>
@@ -40,24 +58,61 @@ export class RateLimits extends Context.Service<RateLimits, {
       const limiter = yield* RateLimiter.RateLimiter
       const config = yield* AppConfig
       const storeWait = Duration.millis(config.rateLimitStoreTimeoutMs)
+      const windowMillis = Duration.toMillis(LIMIT_WINDOW)
+      const local = makeLocalWindows(LOCAL_WINDOW_KEYS)
+      const instances = config.rateLimitInstances
+
+      /** Without the store: admitted within this instance's share (the ceiling's token is already counted). */
+      const decideLocally = (key: string, limit: number, why: string, cause?: unknown) =>
+        Effect.flatMap(Clock.currentTimeMillis, (now) => {
+          const share = instanceShare(limit, instances)
+          if (share < limit) {
+            const own = local.take(`${key}${SHARE_SUFFIX}`, share, windowMillis, now)
+            if (!own.taken) {
+              local.giveBack(key, limit, windowMillis, now)
+              return Effect.fail(retryAfter(own.ttl))
+            }
+          }
+          return Effect.logWarning(`${why}; decided by this instance (${share} a minute)`, ...(cause === undefined ? [] : [cause]))
+        })
+
+      const countShare = (key: string, limit: number) =>
+        instanceShare(limit, instances) < limit
+          ? Effect.flatMap(Clock.currentTimeMillis, (now) => Effect.sync(() => local.take(`${key}${SHARE_SUFFIX}`, instanceShare(limit, instances), windowMillis, now)))
+          : Effect.void
+
       const consume = (key: string, limit: number) =>
-        limiter.consume({ key, limit, window: LIMIT_WINDOW, algorithm: "fixed-window", onExceeded: "fail" }).pipe(
-          Effect.asVoid,
-          Effect.catch((error) =>
-            error.reason._tag === "RateLimitExceeded"
-              ? Effect.fail(retryAfter(Duration.toMillis(error.reason.retryAfter)))
-              : Effect.logWarning("Rate limit store unavailable; request allowed", error)
-          ),
-          // A store that does not answer (Redis or PostgreSQL stalled, a client queueing commands
-          // while it reconnects) must not hold the request: after a bounded wait it is let through.
-          Effect.timeoutOrElse({
-            duration: storeWait,
-            orElse: () => Effect.logWarning(`Rate limit store did not answer within ${config.rateLimitStoreTimeoutMs} ms; request allowed`)
-          })
-        )
+        Effect.flatMap(Clock.currentTimeMillis, (now) => {
+          const ceiling = local.take(key, limit, windowMillis, now)
+          if (!ceiling.taken) return Effect.fail(retryAfter(ceiling.ttl))
+          return limiter.consume({ key, limit, window: LIMIT_WINDOW, algorithm: "fixed-window", onExceeded: "fail" }).pipe(
+            Effect.andThen(countShare(key, limit)),
+            Effect.asVoid,
+            Effect.catch(({ reason }) =>
+              reason._tag === "RateLimitExceeded"
+                ? Effect.flatMap(Clock.currentTimeMillis, (later) => {
+                  local.giveBack(key, limit, windowMillis, later)
+                  return Effect.fail(retryAfter(Duration.toMillis(reason.retryAfter)))
+                })
+                : decideLocally(key, limit, "Rate limit store unavailable", reason)
+            ),
+            // A store that does not answer (Redis or PostgreSQL stalled, a client queueing commands
+            // while it reconnects) must not hold the request: after a bounded wait this instance decides.
+            Effect.timeoutOrElse({
+              duration: storeWait,
+              orElse: () => decideLocally(key, limit, `Rate limit store did not answer within ${config.rateLimitStoreTimeoutMs} ms`)
+            })
+          )
+        })
       return {
         api: Effect.fnUntraced(function*(merchantId) {
           return yield* consume(`${API_LIMIT_PREFIX}${merchantId}`, config.apiRateLimitPerMinute)
+        }),
+        dashboard: Effect.fnUntraced(function*(merchantId) {
+          return yield* consume(`dashboard:${merchantId}`, config.dashboardRateLimitPerMinute)
+        }),
+        dashboardFromAddress: Effect.fnUntraced(function*(ip) {
+          return yield* consume(`dashboard-ip:${ip}`, config.dashboardAddressRateLimitPerMinute)
         }),
         login: Effect.fn("RateLimits.login")(function*(email) {
           return yield* consume(`login:${email.toLowerCase()}`, config.loginAttemptsPerMinute)

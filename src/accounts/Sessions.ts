@@ -2,6 +2,7 @@ import { createHmac } from "node:crypto"
 import { Clock, Context, Data, Effect, Layer, Option, Schema, Struct } from "effect"
 import { SqlClient, SqlSchema } from "effect/sql"
 import { DateColumn, NullableDateColumn } from "../db/Columns.ts"
+import { statusUnavailableOrDie } from "../db/ConnectionFailure.ts"
 import { type BillingStatus, MerchantRow } from "./Merchant.ts"
 import { Secrets } from "./Secrets.ts"
 
@@ -13,6 +14,7 @@ export const SESSION_COOKIE = "checkout_session"
 /** Readable by the dashboard's script (not HttpOnly): the double-submit CSRF token of the session. */
 export const CSRF_COOKIE = "checkout_csrf"
 export const CSRF_HEADER = "x-csrf-token"
+export const CSRF_MESSAGE = "Missing or invalid CSRF token: send the checkout_csrf cookie's value in X-CSRF-Token"
 export const SESSION_HOURS = 12
 
 export interface SessionPrincipal {
@@ -92,7 +94,7 @@ export class Sessions extends Context.Service<Sessions, {
           const merchantId = verified.payload.sub
           if (typeof sessionId !== "string" || typeof merchantId !== "string") return yield* new InvalidSession()
           const found = yield* findSessionState({ sessionId, merchantId }).pipe(
-            Effect.catchTag("SqlError", () => Effect.fail(new SessionStatusUnavailable())),
+            Effect.catchTag("SqlError", statusUnavailableOrDie(() => new SessionStatusUnavailable())),
             Effect.catchTag("SchemaError", Effect.die)
           )
           if (Option.isNone(found) || found.value.revokedAt !== null || found.value.expiresAt.getTime() <= now) {

@@ -18,6 +18,11 @@ export interface AppConfigShape {
   readonly webhookAllowLoopback: boolean
   /** How often the webhook dispatcher looks for due work without being woken (PostgreSQL NOTIFY wakes it at once). */
   readonly webhookPollIntervalMs: number
+  /**
+   * A chain watcher leader checks its lock connection every third of this (and steps down when a
+   * check fails or takes longer); a leader silent for this long is terminated by another instance.
+   */
+  readonly watcherLeaseMs: number
   /** Secrets are Redacted: a logged or printed configuration shows `<redacted>`, never the value. */
   readonly jwtSecret: Redacted.Redacted<string> | undefined
   readonly encryptionKey: Redacted.Redacted<string> | undefined
@@ -54,9 +59,16 @@ export interface AppConfigShape {
   readonly loginAddressAttemptsPerMinute: number
   /** Sign-ups per minute from one client address. */
   readonly signupsPerMinute: number
-  /** How long a request waits for the rate-limit store before it is let through. */
+  /** How long a request waits for the rate-limit store before this instance decides alone. */
   readonly rateLimitStoreTimeoutMs: number
-  readonly passwords: { readonly logN: number; readonly concurrency: number }
+  /** Instances sharing the limits: while the store is unavailable each admits limit / instances. */
+  readonly rateLimitInstances: number
+  /** Dashboard, simulator and key-route requests per minute per account. */
+  readonly dashboardRateLimitPerMinute: number
+  /** Dashboard, simulator and key-route requests per minute per client address (before authentication). */
+  readonly dashboardAddressRateLimitPerMinute: number
+  /** `waitMs`: how long a login or sign-up waits for a free hashing slot before it is answered 429. */
+  readonly passwords: { readonly logN: number; readonly concurrency: number; readonly waitMs: number }
   /** Proxies whose X-Forwarded-For is believed for the client address (CIDRs); none by default. */
   readonly trustedProxies: ReadonlyArray<string>
   readonly chains: ChainWatchSettings
@@ -215,6 +227,7 @@ export const parseConfig = (env: Env): AppConfigShape => {
     signup: oneOf(env, "CHECKOUT_SIGNUP", ["open", "closed"], "open"),
     webhookAllowLoopback: bool(env, "CHECKOUT_WEBHOOK_ALLOW_LOOPBACK", !production),
     webhookPollIntervalMs: integer(env, "CHECKOUT_WEBHOOK_POLL_MS", 1_000, 50, 3_600_000),
+    watcherLeaseMs: integer(env, "CHECKOUT_WATCHER_LEASE_MS", 6_000, 1_500, 600_000),
     jwtSecret: secret(env, "CHECKOUT_JWT_SECRET", production),
     encryptionKey: secret(env, "CHECKOUT_ENCRYPTION_KEY", production),
     apiRateLimitPerMinute: integer(env, "CHECKOUT_API_RATE_LIMIT", 100, 1, 1_000_000),
@@ -248,8 +261,13 @@ export const parseConfig = (env: Env): AppConfigShape => {
     passwords: {
       // Tests run many sign-ups; production and development pay OWASP's cost.
       logN: integer(env, "CHECKOUT_PASSWORD_SCRYPT_LOG_N", checkoutEnv === "test" ? 12 : 17, production ? 17 : 10, 20),
-      concurrency: integer(env, "CHECKOUT_PASSWORD_HASH_CONCURRENCY", 2, 1, 64)
+      concurrency: integer(env, "CHECKOUT_PASSWORD_HASH_CONCURRENCY", 2, 1, 64),
+      // A quarter of the request budget: the hash itself and the database still fit in the rest.
+      waitMs: integer(env, "CHECKOUT_PASSWORD_HASH_WAIT_MS", Math.floor(integer(env, "CHECKOUT_REQUEST_TIMEOUT_MS", 10_000, 100, 600_000) / 4), 10, 600_000)
     },
+    rateLimitInstances: integer(env, "CHECKOUT_RATE_LIMIT_INSTANCES", 1, 1, 10_000),
+    dashboardRateLimitPerMinute: integer(env, "CHECKOUT_DASHBOARD_RATE_LIMIT", 600, 1, 1_000_000),
+    dashboardAddressRateLimitPerMinute: integer(env, "CHECKOUT_DASHBOARD_ADDRESS_RATE_LIMIT", 1_200, 1, 1_000_000),
     trustedProxies: cidrList(env, "CHECKOUT_TRUSTED_PROXIES"),
     chains: chainWatchSettings(env),
     servicePrefix: env.CHECKOUT_SERVICE_PREFIX !== undefined && env.CHECKOUT_SERVICE_PREFIX !== "" ? env.CHECKOUT_SERVICE_PREFIX : "checkout"

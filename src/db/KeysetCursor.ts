@@ -1,3 +1,5 @@
+import { isStorableInstant } from "./TimestampRange.ts"
+
 /** Helpers of the newest-first, keyset-paginated lists (deliveries, invoices). */
 
 export const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
@@ -9,7 +11,7 @@ export const encodeKeysetCursor = (createdAt: string, id: string) => Buffer.from
 export const decodeKeysetCursor = (cursor: string): { readonly at: Date; readonly id: string } | undefined => {
   const [createdAt, id, ...rest] = Buffer.from(cursor, "base64url").toString("utf8").split("|")
   const at = new Date(createdAt)
-  return rest.length > 0 || id === undefined || !UUID_PATTERN.test(id) || Number.isNaN(at.getTime()) ? undefined : { at, id }
+  return rest.length > 0 || id === undefined || !UUID_PATTERN.test(id) || !isStorableInstant(at.getTime()) ? undefined : { at, id }
 }
 
 /** `%text%` for ILIKE, with the pattern characters of `text` escaped. */

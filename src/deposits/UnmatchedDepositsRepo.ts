@@ -1,5 +1,6 @@
 import { Context, Data, Effect, Layer, Schema } from "effect"
 import { SqlClient, SqlSchema } from "effect/sql"
+import { isStorableInstant } from "../db/TimestampRange.ts"
 import { InvoiceNotFound } from "../domain/Errors.ts"
 import { UnmatchedDeposit } from "./UnmatchedDeposit.ts"
 
@@ -24,7 +25,9 @@ const encodeCursor = (position: Position) => Buffer.from(`${position.at}|${posit
 
 const decodeCursor = (cursor: string): Effect.Effect<Position, InvalidCursor> => {
   const [at, id, ...rest] = Buffer.from(cursor, "base64url").toString("utf8").split("|")
-  return rest.length === 0 && id !== undefined && UUID.test(id) && MICROSECOND_UTC.test(at) && !Number.isNaN(Date.parse(at))
+  // The text goes to PostgreSQL as it is: a day that does not exist (Feb 30) or year 0 would fail the statement.
+  return rest.length === 0 && id !== undefined && UUID.test(id) && MICROSECOND_UTC.test(at) && isStorableInstant(Date.parse(at)) &&
+      new Date(Date.parse(at)).toISOString().slice(0, 19) === at.slice(0, 19)
     ? Effect.succeed({ at, id })
     : Effect.fail(new InvalidCursor())
 }

@@ -7,7 +7,7 @@ import { CurrentMerchant } from "../accounts/CurrentMerchant.ts"
 import { CSRF_HEADER, SESSION_COOKIE, Sessions } from "../accounts/Sessions.ts"
 import { constantTimeEqual } from "../accounts/ApiKeyFormat.ts"
 import { RateLimits } from "../accounts/RateLimits.ts"
-import { orTooManyRequests } from "./RateLimitAnswers.ts"
+import { clientAddress, orTooManyRequests } from "./RateLimitAnswers.ts"
 import { BadRequest, Forbidden, ServiceUnavailable, TooManyRequests, Unauthorized } from "./ApiErrors.ts"
 
 const bearerOf = (request: HttpServerRequest.HttpServerRequest): string | undefined => {
@@ -123,24 +123,29 @@ export const MerchantAuthenticationLive = Layer.effect(
 
 /**
  * Dashboard routes: a session cookie or bearer JWT only. An API key is refused with 403 (keys
- * reach the five merchant endpoints and nothing else).
+ * reach the five merchant endpoints and nothing else). Every request counts against its client
+ * address's limit first, authenticated or not (a flood is refused before any session or key is
+ * looked at), then against its account's.
  */
 export class DashboardAuthentication extends HttpApiMiddleware.Service<DashboardAuthentication, {
   provides: CurrentMerchant
-}>()("Http/DashboardAuthentication", { error: [BadRequest, Unauthorized, Forbidden, ServiceUnavailable] }) {}
+}>()("Http/DashboardAuthentication", { error: [BadRequest, Unauthorized, Forbidden, TooManyRequests, ServiceUnavailable] }) {}
 
 export const DashboardAuthenticationLive = Layer.effect(
   DashboardAuthentication,
   Effect.gen(function*() {
     const accounts = yield* Accounts
     const sessions = yield* Sessions
+    const rateLimits = yield* RateLimits
     return (httpEffect) =>
       Effect.gen(function*() {
         const request = yield* HttpServerRequest.HttpServerRequest
+        yield* orTooManyRequests(rateLimits.dashboardFromAddress(yield* clientAddress))
         if (request.headers["x-api-key"] !== undefined) {
           return yield* new Forbidden({ error: "API keys can access only the checkout invoice endpoints" })
         }
         const principal = yield* sessionPrincipal(request)
+        yield* orTooManyRequests(rateLimits.dashboard(principal.merchantId))
         yield* refuseAccountSelection(request, principal.merchantId, principal.credential)
         return yield* Effect.provideService(httpEffect, CurrentMerchant, { ...principal, via: "session" })
       }).pipe(Effect.provideService(Accounts, accounts), Effect.provideService(Sessions, sessions))

@@ -72,15 +72,60 @@ export const jsonBodyProblem = (text: string): string | undefined => {
   return jsonValueProblem(parsed)
 }
 
-/** The first query field or path segment that holds a NUL (percent-decoding cannot yield a lone surrogate). */
+const strictUtf8 = new TextDecoder("utf-8", { fatal: true })
+
+export const INVALID_UTF8_MESSAGE = "Request body must be valid UTF-8"
+
+/**
+ * The reason a JSON request body, as received, is refused, or undefined. The platform decodes
+ * bodies leniently (an invalid byte becomes U+FFFD and would be stored so); here it must decode.
+ */
+export const jsonBodyBytesProblem = (bytes: Uint8Array): string | undefined => {
+  let text: string
+  try {
+    text = strictUtf8.decode(bytes)
+  } catch {
+    return INVALID_UTF8_MESSAGE
+  }
+  return jsonBodyProblem(text)
+}
+
+/** Longest path segment (an id, once decoded) a request may carry; the router matches no longer parameter. */
+export const MAX_PATH_SEGMENT = 100
+
+/**
+ * Why a request path is refused before routing, or undefined: a segment whose percent-encoding is
+ * not valid UTF-8 (`%E0%A4%A`, `%ZZ`), or one longer than MAX_PATH_SEGMENT characters once decoded.
+ * The router would otherwise find no route and answer 404 (403 for an API key).
+ */
+export const pathProblem = (url: string): string | undefined => {
+  const end = url.search(/[?#]/)
+  const path = end === -1 ? url : url.slice(0, end)
+  if (path.length <= MAX_PATH_SEGMENT && !path.includes("%")) return undefined
+  for (const segment of path.split("/")) {
+    let decoded: string
+    try {
+      decoded = decodeURIComponent(segment)
+    } catch {
+      return "Request path must be valid percent-encoded UTF-8"
+    }
+    if (decoded.length > MAX_PATH_SEGMENT) return `Request path segments (ids) must be at most ${MAX_PATH_SEGMENT} characters`
+  }
+  return undefined
+}
+
+/**
+ * The first query field or path segment that holds a NUL (percent-decoding cannot yield a lone
+ * surrogate), then any other problem of the path (pathProblem).
+ */
 export const urlProblem = (url: string): string | undefined => {
-  if (!url.includes("%00") && !url.includes("\u0000")) return undefined
+  if (!url.includes("%00") && !url.includes("\u0000")) return pathProblem(url)
   const parsed = new URL(url, "http://localhost")
   for (const [key, value] of parsed.searchParams) {
     if (key.includes("\u0000")) return `A query field name ${NUL_MESSAGE}`
     if (value.includes("\u0000")) return `Query field ${key} ${NUL_MESSAGE}`
   }
-  return parsed.pathname.includes("%00") ? `Request path ${NUL_MESSAGE}` : undefined
+  return parsed.pathname.includes("%00") ? `Request path ${NUL_MESSAGE}` : pathProblem(url)
 }
 
 /** A `charset` other than UTF-8 on a request body (the service reads every body as UTF-8). */

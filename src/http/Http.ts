@@ -2,7 +2,7 @@ import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { ByteSize, Cause, Duration, Effect, Layer } from "effect"
 import { HttpMiddleware, HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { compressResponse } from "./Compression.ts"
-import { charsetProblem, jsonBodyProblem, urlProblem } from "./HostileInput.ts"
+import { charsetProblem, jsonBodyBytesProblem, urlProblem } from "./HostileInput.ts"
 import { PayPageRoutesLive } from "../pay/PayPageHttp.ts"
 import { DashboardRoutesLive } from "../dashboard/DashboardHttp.ts"
 import { HttpIncomingMessage } from "effect/http"
@@ -10,6 +10,7 @@ import { HttpApiBuilder, HttpApiScalar } from "effect/http-api"
 import { IpNetwork } from "effect/net"
 import { createServer } from "node:http"
 import { AppConfig } from "../config/AppConfig.ts"
+import { isConnectionFailure } from "../db/ConnectionFailure.ts"
 import { DatabaseAvailability } from "../db/DatabaseAvailability.ts"
 import { DashboardInvoicesHttpLive } from "../invoices/DashboardInvoicesHttp.ts"
 import { DevSimulatorHttpLive } from "../invoices/DevSimulatorHttp.ts"
@@ -51,8 +52,9 @@ const refuseHostileInput = <E, R>(httpEffect: Effect.Effect<HttpServerResponse.H
     const inCharset = charsetProblem(contentType)
     if (inCharset !== undefined) return Effect.succeed(jsonError(400, inCharset))
     if (contentType !== undefined && !contentType.toLowerCase().includes("json")) return httpEffect
-    return Effect.flatMap(request.text, (text) => {
-      const inBody = jsonBodyProblem(text)
+    // The bytes, not `text`: that decodes leniently. The route's own read decodes the same cached bytes.
+    return Effect.flatMap(request.arrayBuffer, (bytes) => {
+      const inBody = jsonBodyBytesProblem(new Uint8Array(bytes))
       return inBody === undefined ? httpEffect : Effect.succeed(jsonError(400, inBody))
     })
   })
@@ -119,7 +121,9 @@ const ErrorBoundary = Layer.unwrap(Effect.gen(function*() {
                   : jsonError(400, "Request body could not be read")
               )
             }
-            if (error?._tag === "SqlError") {
+            // Only a failure to reach the database makes it unavailable for everyone; a statement
+            // that fails (22P02: malformed input that slipped past validation) is this request's 500.
+            if (isConnectionFailure(error)) {
               return Effect.logWarning("Database failure", cause).pipe(Effect.andThen(unavailable))
             }
             return Effect.logError("Unhandled failure", cause).pipe(Effect.as(jsonError(500, "Internal server error")))

@@ -62,8 +62,9 @@ const CustomerEmail = text(320).check(
 
 export const MAX_METADATA_JSON = 16_384
 
-const MetadataNotes = Schema.String.annotate({ message: "must be a string of at most 140 characters" }).check(
-  Schema.isMaxCodePoints(140, { message: "must be a string of at most 140 characters" })
+// The spec's form for a length: `metadata.notes must be at most 140 characters`; a wrong type says so.
+const MetadataNotes = Schema.String.annotate({ message: "must be a string" }).check(
+  Schema.isMaxCodePoints(140, { message: "must be at most 140 characters" })
 )
 
 export const Metadata = Schema.StructWithRest(
@@ -107,9 +108,13 @@ export const VoidBody = [
   Schema.Null
 ] as const
 
-export const InvoiceIdParams = Schema.Struct({
-  id: Schema.String.check(Schema.isUUID(undefined, { message: "must be a valid UUID" }))
-})
+/**
+ * A path parameter that names a uuid column. Validated at the edge: a malformed one would fail its
+ * statement in PostgreSQL (22P02) instead of answering 400.
+ */
+export const UuidParam = Schema.String.check(Schema.isUUID(undefined, { message: "must be a valid UUID" }))
+
+export const InvoiceIdParams = Schema.Struct({ id: UuidParam })
 
 export const PrepareSolanaWalletPaymentBody = Schema.Struct({
   paymentOptionId: Schema.String.annotate({ message: "must be a string" }).check(

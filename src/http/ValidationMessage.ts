@@ -39,7 +39,7 @@ const formatter = SchemaIssue.makeFormatterStandardSchemaV1({
 
 /**
  * The spec's validation message for a schema failure: the first invalid field's path followed
- * by its constraint, e.g. `metadata.notes must be a string of at most 140 characters`.
+ * by its constraint, e.g. `metadata.notes must be at most 140 characters`.
  */
 export const validationMessage = (issue: SchemaIssue.Issue, subject = "Request body"): string => {
   const first = formatter(issue).issues[0]

@@ -2,6 +2,7 @@ import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import { BadRequest, Conflict, NotFound } from "../http/ApiErrors.ts"
 import { DashboardAuthentication } from "../http/Authentication.ts"
+import { isStorableInstant } from "../db/TimestampRange.ts"
 import { InvoiceIdParams, text } from "../http/RequestSchemas.ts"
 import { InvoiceView } from "./InvoiceResponses.ts"
 import { INVOICE_STATUSES } from "../domain/Statuses.ts"
@@ -16,7 +17,7 @@ export const CloseExceptionBody = Schema.Struct({
 
 const oneOf = (values: ReadonlyArray<string>) => Schema.optionalKey(Schema.Literals(values).annotate({ message: `must be one of ${values.join(", ")}` }))
 const instant = Schema.optionalKey(Schema.String.check(
-  Schema.makeFilter((text) => !Number.isNaN(Date.parse(text)), { message: "must be an ISO 8601 date or time" })
+  Schema.makeFilter((text) => isStorableInstant(Date.parse(text)), { message: "must be an ISO 8601 date or time" })
 ))
 
 /** The invoice list's and the CSV export's filters (query fields). */

@@ -2,7 +2,7 @@ import { Schema, Struct } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import { BadRequest, NotFound } from "../http/ApiErrors.ts"
 import { DashboardAuthentication } from "../http/Authentication.ts"
-import { text } from "../http/RequestSchemas.ts"
+import { text, UuidParam } from "../http/RequestSchemas.ts"
 import { DeliveryAttempt, DeliveryStatus, DeliveryView } from "./Delivery.ts"
 import { WEBHOOK_EVENTS } from "./WebhookEvents.ts"
 
@@ -59,7 +59,7 @@ export const WebhooksGroup = HttpApiGroup.make("webhooks")
       error: BadRequest
     }),
     HttpApiEndpoint.post("redeliver", "/api/dashboard/webhook-deliveries/:id/redeliver", {
-      params: Schema.Struct({ id: Schema.String }),
+      params: Schema.Struct({ id: UuidParam }),
       success: Delivery,
       error: NotFound
     })

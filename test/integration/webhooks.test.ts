@@ -491,7 +491,10 @@ describe("delivery log", () => {
     const stranger = await harness.newMerchant()
     expect((await stranger.dashboard(`/api/dashboard/webhook-deliveries/${target.id}/redeliver`, { method: "POST" })).status).toBe(404)
     expect(await harness.deliveriesOf(stranger, `?q=${target.id}`)).toHaveLength(0)
-    expect((await merchant.dashboard("/api/dashboard/webhook-deliveries/not-a-uuid/redeliver", { method: "POST" })).status).toBe(404)
+    expect(await merchant.dashboard("/api/dashboard/webhook-deliveries/not-a-uuid/redeliver", { method: "POST" })).toMatchObject({
+      status: 400,
+      body: { error: "id must be a valid UUID" }
+    })
   })
 
   it("records a failed manual redelivery without changing the schedule", async () => {
