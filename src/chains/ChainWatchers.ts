@@ -120,8 +120,9 @@ export class ChainWatchers extends Context.Service<ChainWatchers, {
       const loop = Effect.gen(function*() {
         let failures = 0
         while (true) {
-          if (yield* leadership.lead(watcher.network)) {
-            const outcome = yield* watcher.poll.pipe(Effect.timeout(pollTimeout), Effect.exit)
+          const leading = yield* leadership.lead(watcher.network)
+          if (leading) {
+            const outcome = yield* watcher.poll.pipe(Effect.timeout(pollTimeout), leadership.fenced(watcher.network), Effect.exit)
             if (outcome._tag === "Success") {
               failures = 0
             } else {
@@ -133,7 +134,9 @@ export class ChainWatchers extends Context.Service<ChainWatchers, {
               )
             }
           }
-          yield* Effect.sleep(Duration.millis(failures === 0 ? interval : Math.min(interval * 2 ** failures, MAX_BACKOFF_MILLIS)))
+          // Not leading, it asks again soon: a leader gone silent is replaced within its lease and this.
+          const pause = !leading ? Math.min(interval, leadership.standbyMillis) : failures === 0 ? interval : Math.min(interval * 2 ** failures, MAX_BACKOFF_MILLIS)
+          yield* Effect.sleep(Duration.millis(pause))
         }
       })
       yield* Effect.forkScoped(loop)

@@ -1,5 +1,5 @@
 import { PgClient } from "@effect/sql-pg"
-import { Clock, Context, Duration, Effect, Layer, Option, Queue, Result, Schedule, Schema, Struct } from "effect"
+import { Clock, Context, Duration, Effect, Fiber, FiberSet, Layer, Option, Queue, Result, Schedule, Schema, Semaphore, Struct } from "effect"
 import { SqlClient, SqlSchema } from "effect/sql"
 import { AppConfig } from "../config/AppConfig.ts"
 import { bigintColumn } from "../db/Columns.ts"
@@ -30,12 +30,16 @@ export const OUTBOX_CHANNEL = "checkout_outbox"
 
 const FAN_OUT_BATCH = 200
 /**
- * Attempts run in up to SEND_LANES lanes; each claims CLAIM_BATCH due deliveries at a time and
- * claims again as soon as its batch is done, so a slow receiver holds up its own lane only, never
- * the other lanes' claims.
+ * Attempts run in the background, at most MAX_IN_FLIGHT at once in a process and at most
+ * MERCHANT_IN_FLIGHT of one merchant: a merchant whose receiver hangs holds that many attempts for
+ * their 10-second time-out, never the claiming, and never the others' room.
  */
-const SEND_LANES = 16
-const CLAIM_BATCH = 4
+export const MAX_IN_FLIGHT = 64
+export const MERCHANT_IN_FLIGHT = 16
+/** Most deliveries one claim takes; a claim is made again once this many attempts have ended. */
+const CLAIM_BATCH = 16
+/** Due deliveries one claim looks at (locked and skipped by others meanwhile) to fill a batch within the per-merchant room. */
+const CLAIM_WINDOW = 4 * CLAIM_BATCH
 
 /** The delivery state after an automatic attempt (pure): delivered, retried on the fixed schedule, or failed for good. */
 export const afterAttempt = (attemptCount: number, ok: boolean, now: number) =>
@@ -77,6 +81,13 @@ export class WebhookDispatcher extends Context.Service<WebhookDispatcher, {
   readonly sendDue: Effect.Effect<number>
   /** Fans out and sends until nothing more is due at this moment. */
   readonly runOnce: Effect.Effect<void>
+  /**
+   * Fans out, then claims what is due as far as the room in flight allows and starts those attempts
+   * in the background, without waiting for them (the background dispatcher's step).
+   */
+  readonly startOnce: Effect.Effect<void>
+  /** Waits until attempts started in the background have ended and left room worth a claim. */
+  readonly attemptsEnded: Effect.Effect<void>
   /** A manual, recorded attempt outside the schedule. */
   readonly redeliver: (merchantId: string, deliveryId: string) => Effect.Effect<DeliveryView, DeliveryNotFound>
   readonly list: (merchantId: string, filters: DeliveryFilters) => Effect.Effect<DeliveryPage, InvalidCursor>
@@ -121,14 +132,25 @@ export class WebhookDispatcher extends Context.Service<WebhookDispatcher, {
         Result: DeliveryRow.mapFields(Struct.pick(["status", "attemptCount", "nextAttemptAt"])),
         execute: ({ id }) => sql`SELECT status, attempt_count, next_attempt_at FROM webhook_deliveries WHERE id = ${id} FOR UPDATE`
       })
+      /**
+       * Takes up to `limit` due deliveries, oldest first, leaving out merchants with no room left in
+       * this process and taking at most a merchant's room of the others.
+       */
       const claimDue = SqlSchema.findAll({
-        Request: Schema.Struct({ at: Schema.Date }),
+        Request: Schema.Struct({ at: Schema.Date, limit: Schema.Number, full: Schema.Array(Schema.String), busy: Schema.Array(Schema.String), room: Schema.Array(Schema.Number) }),
         Result: DeliveryRow.mapFields(Struct.pick(["id", "merchantId", "invoiceId", "event", "url", "attemptCount"])),
-        execute: ({ at }) =>
+        execute: ({ at, limit, full, busy, room }) =>
           sql`UPDATE webhook_deliveries SET lease_until = ${new Date(at.getTime() + LEASE_MS)}
-            WHERE id IN (SELECT id FROM webhook_deliveries
-              WHERE status = 'pending' AND next_attempt_at <= ${at} AND (lease_until IS NULL OR lease_until <= ${at})
-              ORDER BY next_attempt_at LIMIT ${CLAIM_BATCH} FOR UPDATE SKIP LOCKED)
+            WHERE id IN (SELECT id FROM (
+              SELECT candidate.id, candidate.next_attempt_at,
+                row_number() OVER (PARTITION BY candidate.merchant_id ORDER BY candidate.next_attempt_at) AS place,
+                COALESCE(busy.room, ${MERCHANT_IN_FLIGHT}) AS room
+              FROM (SELECT id, merchant_id, next_attempt_at FROM webhook_deliveries
+                WHERE status = 'pending' AND next_attempt_at <= ${at} AND (lease_until IS NULL OR lease_until <= ${at})
+                  AND merchant_id <> ALL(${full}::uuid[])
+                ORDER BY next_attempt_at LIMIT ${CLAIM_WINDOW} FOR UPDATE SKIP LOCKED) candidate
+              LEFT JOIN unnest(${busy}::uuid[], ${room}::int[]) AS busy (merchant_id, room) ON busy.merchant_id = candidate.merchant_id
+            ) ranked WHERE place <= room ORDER BY next_attempt_at LIMIT ${limit})
             RETURNING id, merchant_id, invoice_id, event, url, attempt_count`
       })
 
@@ -283,40 +305,75 @@ export class WebhookDispatcher extends Context.Service<WebhookDispatcher, {
           if (written === 0) yield* record(delivery.id, result, false)
         })
 
+      const attempts = yield* FiberSet.make<void>()
+      const inFlight = new Map<string, number>()
+      let attemptsInFlight = 0
+      let endedSinceClaim = 0
+      const freed = yield* Queue.sliding<void>(1)
+      const claiming = yield* Semaphore.make(1)
+
+      const release = (merchantId: string) =>
+        Effect.suspend(() => {
+          const left = (inFlight.get(merchantId) ?? 1) - 1
+          if (left === 0) inFlight.delete(merchantId)
+          else inFlight.set(merchantId, left)
+          attemptsInFlight--
+          endedSinceClaim++
+          // Claiming again is worth a statement once a batch's worth has ended, or all have.
+          return endedSinceClaim >= CLAIM_BATCH || attemptsInFlight === 0 ? Queue.offer(freed, undefined) : Effect.void
+        })
+
       // An interrupted attempt (the process stopping) aborts its request and records nothing: the
       // lease runs out and the delivery is attempted again. One delivery's trouble must not cut the
       // others short; its lease brings it back.
-      const attemptAll = (claimed: ReadonlyArray<Claimed>) =>
-        Effect.flatMap(gather(claimed), ({ destinations, invoices }) =>
-          Effect.forEach(
-            claimed,
-            (delivery) =>
-              sendTo(delivery, destinations.get(delivery.merchantId)!, invoices.get(delivery.invoiceId)).pipe(
-                Effect.flatMap((result) => recordClaimed(delivery, result)),
-                Effect.catchCause((cause) => Effect.logError("Webhook attempt failed", cause))
-              ),
-            { concurrency: "unbounded", discard: true }
-          ))
-
-      const claim = Effect.flatMap(now, (at) => claimDue({ at: new Date(at) })).pipe(Effect.orDie)
-
-      /** A lane: attempts its batch, then claims and attempts again until a claim comes back short. */
-      const lane = (batch: ReadonlyArray<Claimed>): Effect.Effect<number> =>
-        batch.length === 0
-          ? Effect.succeed(0)
-          : Effect.andThen(attemptAll(batch), batch.length < CLAIM_BATCH ? Effect.succeed(batch.length) : Effect.map(Effect.flatMap(claim, lane), (more) => batch.length + more))
+      const attempt = (delivery: Claimed, { destinations, invoices }: Effect.Success<ReturnType<typeof gather>>) =>
+        sendTo(delivery, destinations.get(delivery.merchantId)!, invoices.get(delivery.invoiceId)).pipe(
+          Effect.flatMap((result) => recordClaimed(delivery, result)),
+          Effect.catchCause((cause) => Effect.logError("Webhook attempt failed", cause)),
+          Effect.ensuring(release(delivery.merchantId))
+        )
 
       /**
-       * Lanes open one after another while claims come back full (a backlog), up to SEND_LANES; an
-       * idle run costs one claim.
+       * Claims what the room in flight allows, repeatedly while claims come back full, and starts
+       * each attempt in the background; returns the attempts started.
        */
-      const lanes = (remaining: number): Effect.Effect<number> =>
-        Effect.flatMap(claim, (batch) =>
-          batch.length < CLAIM_BATCH || remaining <= 1
-            ? lane(batch)
-            : Effect.map(Effect.all([lane(batch), lanes(remaining - 1)], { concurrency: 2 }), ([mine, others]) => mine + others))
+      const startDue = claiming.withPermits(1)(Effect.gen(function*() {
+        const started: Array<Fiber.Fiber<void>> = []
+        while (attemptsInFlight < MAX_IN_FLIGHT) {
+          const limit = Math.min(CLAIM_BATCH, MAX_IN_FLIGHT - attemptsInFlight)
+          const busy = [...inFlight]
+          const batch = yield* claimDue({
+            at: new Date(yield* now),
+            limit,
+            full: busy.filter(([, count]) => count >= MERCHANT_IN_FLIGHT).map(([merchantId]) => merchantId),
+            busy: busy.map(([merchantId]) => merchantId),
+            room: busy.map(([, count]) => Math.max(0, MERCHANT_IN_FLIGHT - count))
+          }).pipe(Effect.orDie)
+          endedSinceClaim = 0
+          for (const delivery of batch) {
+            inFlight.set(delivery.merchantId, (inFlight.get(delivery.merchantId) ?? 0) + 1)
+            attemptsInFlight++
+          }
+          const gathered = yield* gather(batch).pipe(Effect.onError(() => Effect.forEach(batch, (delivery) => release(delivery.merchantId))))
+          for (const delivery of batch) started.push(yield* FiberSet.run(attempts, attempt(delivery, gathered)))
+          // A short claim means nothing more is due, unless it filled a merchant's room: others may wait behind it.
+          if (batch.length < limit && !batch.some((delivery) => inFlight.get(delivery.merchantId)! >= MERCHANT_IN_FLIGHT)) break
+        }
+        return started
+      }))
 
-      const sendDue = lanes(SEND_LANES).pipe(Effect.withSpan("WebhookDispatcher.sendDue"))
+      /** Claims and attempts until nothing more is due and every attempt it started has ended. */
+      const sendDue = Effect.gen(function*() {
+        let claimed = 0
+        let running: Array<Fiber.Fiber<void>> = []
+        while (true) {
+          const started = yield* startDue
+          claimed += started.length
+          running = [...running, ...started].filter((fiber) => fiber.pollUnsafe() === undefined)
+          if (running.length === 0) return claimed
+          yield* Effect.raceAll(running.map(Fiber.await))
+        }
+      }).pipe(Effect.withSpan("WebhookDispatcher.sendDue"))
 
       const redeliver = Effect.fn("WebhookDispatcher.redeliver")(function*(merchantId: string, deliveryId: string) {
         const delivery = yield* findDelivery(merchantId, deliveryId)
@@ -340,6 +397,8 @@ export class WebhookDispatcher extends Context.Service<WebhookDispatcher, {
         sendDue,
         sendTest,
         runOnce: Effect.andThen(drain(fanOut, FAN_OUT_BATCH), sendDue).pipe(Effect.withSpan("WebhookDispatcher.runOnce")),
+        startOnce: Effect.andThen(drain(fanOut, FAN_OUT_BATCH), startDue).pipe(Effect.asVoid, Effect.withSpan("WebhookDispatcher.startOnce")),
+        attemptsEnded: Queue.take(freed),
         redeliver,
         list: (merchantId, filters) => listDeliveries(merchantId, filters).pipe(Effect.provideService(SqlClient.SqlClient, sql), Effect.withSpan("WebhookDispatcher.list"))
       }
@@ -347,9 +406,10 @@ export class WebhookDispatcher extends Context.Service<WebhookDispatcher, {
   )
 
   /**
-   * The background dispatcher: fans out and sends whenever events commit (woken by the outbox
-   * trigger's NOTIFY on a PostgreSQL server) and at least every CHECKOUT_WEBHOOK_POLL_MS, which
-   * also brings due retries and is all there is on the embedded database.
+   * The background dispatcher: fans out and starts attempts whenever events commit (woken by the
+   * outbox trigger's NOTIFY on a PostgreSQL server), when attempts have ended and left room, and at
+   * least every CHECKOUT_WEBHOOK_POLL_MS, which also brings due retries and is all there is on the
+   * embedded database.
    */
   static readonly worker = Layer.effectDiscard(Effect.gen(function*() {
     const dispatcher = yield* WebhookDispatcher
@@ -371,9 +431,10 @@ export class WebhookDispatcher extends Context.Service<WebhookDispatcher, {
         Effect.forkScoped
       )
     }
-    yield* dispatcher.runOnce.pipe(
+    // Attempts run in the background: a receiver that hangs never holds up the next claim.
+    yield* dispatcher.startOnce.pipe(
       Effect.catchCause((cause) => Effect.logError("Webhook dispatch failed", cause)),
-      Effect.andThen(Queue.take(wake).pipe(Effect.timeoutOption(Duration.millis(config.webhookPollIntervalMs)))),
+      Effect.andThen(Effect.raceFirst(Queue.take(wake), dispatcher.attemptsEnded).pipe(Effect.timeoutOption(Duration.millis(config.webhookPollIntervalMs)))),
       Effect.forever,
       Effect.forkScoped
     )

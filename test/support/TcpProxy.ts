@@ -4,11 +4,15 @@ import { createServer, type Server, type Socket, connect } from "node:net"
  * A loopback TCP proxy in front of a real server (Redis, PostgreSQL), to make it fail the ways
  * networks do: `stall()` keeps every connection open but moves nothing (a partition: bytes wait,
  * as TCP would retransmit them, and flow again on `restore()`), `cut()` drops every connection and
- * refuses new ones (the server is down), `restore()` ends both.
+ * refuses new ones (the server is down), `blackHole()` loses everything from now on, in both
+ * directions, new connections included, and never tells either side that the other closed (a
+ * partition that does not heal: the server keeps the sessions of a client it no longer hears),
+ * `restore()` ends stall and cut.
  */
 export interface TcpProxy {
   readonly port: number
   readonly stall: () => void
+  readonly blackHole: () => void
   readonly cut: () => Promise<void>
   readonly restore: () => Promise<void>
   readonly close: () => Promise<void>
@@ -17,20 +21,30 @@ export interface TcpProxy {
 export const startTcpProxy = async (target: { readonly host: string; readonly port: number }): Promise<TcpProxy> => {
   const pairs = new Set<{ client: Socket; upstream: Socket }>()
   let stalled = false
+  let blackHoled = false
   /** Bytes that arrived while stalled, in order, delivered on restore. */
   const held: Array<{ readonly to: Socket; readonly chunk: Buffer }> = []
+  /** Connections accepted while black-holed: never answered, never closed. */
+  const holes = new Set<Socket>()
   const onConnection = (client: Socket) => {
+    if (blackHoled) {
+      client.on("error", () => undefined)
+      holes.add(client)
+      return
+    }
     const upstream = connect(target.port, target.host)
     const pair = { client, upstream }
     pairs.add(pair)
     const forward = (from: Socket, to: Socket) =>
       from.on("data", (chunk: Buffer) => {
+        if (blackHoled) return
         if (stalled) held.push({ to, chunk })
         else to.write(chunk)
       })
     forward(client, upstream)
     forward(upstream, client)
     const end = () => {
+      if (blackHoled) return
       pairs.delete(pair)
       client.destroy()
       upstream.destroy()
@@ -47,6 +61,9 @@ export const startTcpProxy = async (target: { readonly host: string; readonly po
     port,
     stall: () => {
       stalled = true
+    },
+    blackHole: () => {
+      blackHoled = true
     },
     cut: async () => {
       stalled = false
@@ -71,6 +88,8 @@ export const startTcpProxy = async (target: { readonly host: string; readonly po
       }
     },
     close: async () => {
+      blackHoled = false
+      for (const socket of holes) socket.destroy()
       for (const { client, upstream } of pairs) {
         client.destroy()
         upstream.destroy()
