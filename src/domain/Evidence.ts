@@ -53,6 +53,19 @@ export const remainingAtomic = (
   return needed > own ? needed - own : 0n
 }
 
+/**
+ * The confirmation count that gates the invoice: the highest count k such that the counted payments
+ * with at least k confirmations cover the amount, so a payment beyond the amount (an unconfirmed
+ * overpayment) never lowers it; while all of them together fall short, the smallest count among them.
+ */
+const gatingConfirmations = (amount: Micros, counted: ReadonlyArray<Counted>): number => {
+  const byConfirmations = [...counted].sort((a, b) => b.confirmations - a.confirmations)
+  for (let taken = 1; taken <= byConfirmations.length; taken++) {
+    if (valueOf(amount, byConfirmations.slice(0, taken)) >= amount) return byConfirmations[taken - 1].confirmations
+  }
+  return byConfirmations.at(-1)?.confirmations ?? 0
+}
+
 /** Sums the valid (not invalidated) payments of an invoice into the facts the lifecycle decides on. */
 export const tally = (amount: Micros, payments: ReadonlyArray<Counted>): Tally => {
   const counted = payments.filter((payment) => payment.invalidatedAt === null)
@@ -62,7 +75,7 @@ export const tally = (amount: Micros, payments: ReadonlyArray<Counted>): Tally =
   const confirmed = valueOf(amount, confirmedOnes)
   const onTimeReceived = valueOf(amount, onTimeOnes)
   const onTimeConfirmed = valueOf(amount, onTimeOnes.filter((payment) => payment.confirmedAt !== null))
-  const confirmations = counted.length === 0 ? 0 : Math.min(...counted.map((payment) => payment.confirmations))
+  const confirmations = gatingConfirmations(amount, counted)
   const onTime: OnTimeLevel = onTimeReceived === 0n
     ? "none"
     : onTimeReceived < amount

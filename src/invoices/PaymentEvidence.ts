@@ -1,7 +1,7 @@
 import { Clock, Context, Data, Effect, Layer } from "effect"
 import type { InvoiceRecord, PaymentRecord } from "../domain/Invoice.ts"
-import { settle } from "../lifecycle/Settlement.ts"
-import { decideChange } from "./EvidenceChange.ts"
+import { type EvidenceChangeKind, settle } from "../lifecycle/Settlement.ts"
+import { type Change, decideChange } from "./EvidenceChange.ts"
 import { type EvidenceState, InvoiceRepo } from "./InvoiceRepo.ts"
 import type { PaymentWrite } from "./PaymentWrite.ts"
 
@@ -42,6 +42,11 @@ export interface EvidenceInvalidation extends EvidenceIdentity {
   readonly reorgPoint?: bigint | undefined
 }
 
+const changeKindOf = (change: Extract<Change, { _tag: "Write" }>): EvidenceChangeKind => ({
+  late: change.latestIsLate,
+  newLatePayment: change.isNew && change.latestIsLate
+})
+
 export class EvidenceRejected extends Data.TaggedError("EvidenceRejected")<{ readonly reason: string }> {}
 
 export interface EvidenceResult {
@@ -81,19 +86,18 @@ export class PaymentEvidence extends Context.Service<PaymentEvidence, {
         write: PaymentWrite,
         invoice: InvoiceRecord,
         payments: ReadonlyArray<PaymentRecord>,
-        latestIsLate: boolean,
-        reorgSettled = false
+        change: EvidenceChangeKind
       ) =>
         Effect.gen(function*() {
-          const settled = yield* settlement(invoice, payments, latestIsLate, reorgSettled)
+          const settled = yield* settlement(invoice, payments, change)
           const written = yield* repo.saveWith(write, settled.invoice, settled.events)
           return written === 1 ? settled.invoice : undefined
         })
 
-      const settlement = (invoice: InvoiceRecord, payments: ReadonlyArray<PaymentRecord>, latestIsLate: boolean, reorgSettled = false) =>
+      const settlement = (invoice: InvoiceRecord, payments: ReadonlyArray<PaymentRecord>, change: EvidenceChangeKind) =>
         Effect.map(now, (at) => {
           const ordered = [...payments].sort((a, b) => a.observedAt.getTime() - b.observedAt.getTime() || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
-          return settle(invoice, ordered, at, latestIsLate, reorgSettled)
+          return settle(invoice, ordered, at, change)
         })
 
       /** The invoice as read and the change an observation makes to it (or its answer when it makes none); fails when refused. */
@@ -110,7 +114,7 @@ export class PaymentEvidence extends Context.Service<PaymentEvidence, {
         repo.withTransaction(Effect.gen(function*() {
           const { state, change } = yield* changeOf(yield* repo.lockForEvidence(observed.paymentOptionId), observed)
           if (change._tag === "Unchanged") return change.result
-          const saved = yield* settleAndSaveWith(change.write, state.invoice, change.payments, change.latestIsLate)
+          const saved = yield* settleAndSaveWith(change.write, state.invoice, change.payments, changeKindOf(change))
           if (saved !== undefined) return { invoice: saved, payment: change.payment }
           // The output already matched elsewhere (or is counted under its pre-0015 EVM identity): the
           // rejection rolls back the transaction.
@@ -127,7 +131,7 @@ export class PaymentEvidence extends Context.Service<PaymentEvidence, {
         // is still as read (two round trips, no transaction held open). Anything else takes the lock.
         const { state, change } = yield* changeOf(yield* repo.readForEvidence(observed.paymentOptionId), observed)
         if (change._tag === "Unchanged") return change.result
-        const settled = yield* settlement(state.invoice, change.payments, change.latestIsLate)
+        const settled = yield* settlement(state.invoice, change.payments, changeKindOf(change))
         if (yield* repo.saveIfUnchanged(state.version, change.write, settled.invoice, settled.events)) {
           return { invoice: settled.invoice, payment: change.payment }
         }
@@ -156,8 +160,7 @@ export class PaymentEvidence extends Context.Service<PaymentEvidence, {
             { _tag: "InvalidatePayment", paymentId: existing.id, at, reason: invalidation.reason, reorgPoint: deferred ? invalidation.reorgPoint! : null },
             invoice,
             payments.map((payment) => (payment.id === existing.id ? invalidated : payment)),
-            existing.late,
-            !deferred
+            { late: existing.late, reorgSettled: !deferred }
           )
           if (saved === undefined) return yield* Effect.die(new Error(`payment ${existing.id} vanished under the invoice lock`))
           return { invoice: saved, payment: invalidated }
@@ -174,7 +177,7 @@ export class PaymentEvidence extends Context.Service<PaymentEvidence, {
           if (existing === undefined) return yield* new EvidenceRejected({ reason: "unknown payment evidence" })
           const payments = yield* repo.listPayments(invoice.id)
           // No row written (observed again, or judged by another instance): nothing changes.
-          const saved = yield* settleAndSaveWith({ _tag: "SettleReorg", paymentId: existing.id }, invoice, payments, existing.late, true)
+          const saved = yield* settleAndSaveWith({ _tag: "SettleReorg", paymentId: existing.id }, invoice, payments, { late: existing.late, reorgSettled: true })
           return { invoice: saved ?? invoice, payment: existing }
         }))
       })

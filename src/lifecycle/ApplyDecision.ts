@@ -44,6 +44,8 @@ export const applyDecision = (
         }
         break
       case "openException":
+        // A new exception (after a closed one, too) starts unreviewed: the close's fields go.
+        next = { ...next, exceptionAction: null, exceptionNote: null, exceptionClosedAt: null }
         break
     }
   }

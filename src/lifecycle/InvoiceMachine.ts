@@ -5,7 +5,13 @@ import type { ExceptionCloseAction, WebhookEventName } from "../domain/Statuses.
 export type InvoiceEvent =
   | { readonly type: "VOID" }
   | { readonly type: "RECORD_PAYMENT" }
-  | { readonly type: "EVIDENCE"; readonly onTime: OnTimeLevel; readonly total: TotalLevel }
+  | {
+    readonly type: "EVIDENCE"
+    readonly onTime: OnTimeLevel
+    readonly total: TotalLevel
+    /** The change is a newly observed late payment, not a confirmation or invalidation of a known one. */
+    readonly newLatePayment: boolean
+  }
   | { readonly type: "DEADLINE_PASSED" }
   | { readonly type: "CLOSE_EXCEPTION"; readonly action: ExceptionCloseAction }
   /**
@@ -56,6 +62,25 @@ const closeOnLateStatus = [
   }
 ]
 const inLateStatus = or([stateIn({ status: "expired" }), stateIn({ status: "voided" })])
+const openException = (exceptionType: "late_payment" | "partial_payment") => [
+  { type: "openException" as const, params: { exceptionType } },
+  emit("invoice_exception_opened")
+]
+/**
+ * Late evidence on an expired or voided invoice opens an exception, its type by the total. After a
+ * closed one only a newly observed late payment does: a confirmation of a payment the merchant has
+ * already reviewed is not new money to review.
+ */
+const openOnLateEvidence = (onlyNewPayment: boolean) =>
+  (["late_payment", "partial_payment"] as const).map((exceptionType) => ({
+    target: `open.${exceptionType}`,
+    guard: and([
+      inLateStatus,
+      ...(onlyNewPayment ? [{ type: "newLatePayment" as const }] : []),
+      { type: "totalIs", params: { level: exceptionType === "late_payment" ? "sufficient" : "partial" } }
+    ]),
+    actions: openException(exceptionType)
+  }))
 
 /**
  * The invoice lifecycle: the only code that decides a status or an exception state.
@@ -71,7 +96,8 @@ export const invoiceMachine = setup({
     onTimeIs: ({ event }, params: { level: OnTimeLevel }) => event.type === "EVIDENCE" && event.onTime === params.level,
     totalIs: ({ event }, params: { level: TotalLevel }) => (event.type === "EVIDENCE" || event.type === "REORG_SETTLED") && event.total === params.level,
     totalIsNot: ({ event }, params: { level: TotalLevel }) => (event.type === "EVIDENCE" || event.type === "REORG_SETTLED") && event.total !== params.level,
-    actionIs: ({ event }, params: { action: ExceptionCloseAction }) => event.type === "CLOSE_EXCEPTION" && event.action === params.action
+    actionIs: ({ event }, params: { action: ExceptionCloseAction }) => event.type === "CLOSE_EXCEPTION" && event.action === params.action,
+    newLatePayment: ({ event }) => event.type === "EVIDENCE" && event.newLatePayment
   },
   actions: {
     emit: (_, _params: { event: WebhookEventName }) => {},
@@ -127,30 +153,19 @@ export const invoiceMachine = setup({
       states: {
         none: {
           on: {
-            EVIDENCE: [
-              {
-                target: "open.late_payment",
-                guard: and([inLateStatus, { type: "totalIs", params: { level: "sufficient" } }]),
-                actions: [{ type: "openException", params: { exceptionType: "late_payment" } }, emit("invoice_exception_opened")]
-              },
-              {
-                target: "open.partial_payment",
-                guard: and([inLateStatus, { type: "totalIs", params: { level: "partial" } }]),
-                actions: [{ type: "openException", params: { exceptionType: "partial_payment" } }, emit("invoice_exception_opened")]
-              }
-            ],
+            EVIDENCE: openOnLateEvidence(false),
             // Reorg honesty: confirmed is final, so evidence that no longer covers the amount once the
             // reorganisation has settled (the same transaction was not mined again) is put before the
             // merchant instead of undone. Not on the invalidation itself: re-inclusion is the usual outcome.
             REORG_SETTLED: {
               target: "open.partial_payment",
               guard: and([stateIn({ status: "confirmed" }), { type: "totalIsNot", params: { level: "sufficient" } }]),
-              actions: [{ type: "openException", params: { exceptionType: "partial_payment" } }, emit("invoice_exception_opened")]
+              actions: openException("partial_payment")
             },
             DEADLINE_PASSED: {
               target: "open.partial_payment",
               guard: stateIn({ status: "partially_paid" }),
-              actions: [{ type: "openException", params: { exceptionType: "partial_payment" } }, emit("invoice_exception_opened")]
+              actions: openException("partial_payment")
             }
           }
         },
@@ -162,7 +177,7 @@ export const invoiceMachine = setup({
                 EVIDENCE: {
                   target: "late_payment",
                   guard: and([inLateStatus, { type: "totalIs", params: { level: "sufficient" } }]),
-                  actions: [{ type: "openException", params: { exceptionType: "late_payment" } }, emit("invoice_exception_opened")]
+                  actions: openException("late_payment")
                 }
               }
             },
@@ -171,7 +186,7 @@ export const invoiceMachine = setup({
                 EVIDENCE: {
                   target: "partial_payment",
                   guard: { type: "totalIsNot", params: { level: "sufficient" } },
-                  actions: [{ type: "openException", params: { exceptionType: "partial_payment" } }, emit("invoice_exception_opened")]
+                  actions: openException("partial_payment")
                 }
               }
             }
@@ -189,7 +204,12 @@ export const invoiceMachine = setup({
             ]
           }
         },
-        closed: {}
+        // A new exception replaces the closed one's fields; the earlier close stays in the outbox.
+        closed: {
+          on: {
+            EVIDENCE: openOnLateEvidence(true)
+          }
+        }
       }
     }
   }

@@ -100,7 +100,7 @@ const decisions = new Map<string, Decision | undefined>()
 const decisionKey = (state: LifecycleState, event: InvoiceEvent) =>
   `${state.status}|${state.exceptionType}|${state.exceptionStatus}|${event.type}|${
     event.type === "EVIDENCE"
-      ? `${event.onTime}|${event.total}`
+      ? `${event.onTime}|${event.total}|${event.newLatePayment}`
       : event.type === "REORG_SETTLED"
       ? event.total
       : event.type === "CLOSE_EXCEPTION"

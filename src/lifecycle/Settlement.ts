@@ -29,17 +29,26 @@ export const applyEvents = (invoice: InvoiceRecord, events: ReadonlyArray<Invoic
   return { invoice: next, events: outbox }
 }
 
+/** What changed in the evidence that `settle` judges. */
+export interface EvidenceChangeKind {
+  /** The changed payment is late (see isLateEvidence). */
+  readonly late: boolean
+  /** The change is a newly observed late payment (not a confirmation or an invalidation of a known one). */
+  readonly newLatePayment?: boolean | undefined
+  /** A reorganisation that invalidated some of the evidence is over (see REORG_SETTLED). */
+  readonly reorgSettled?: boolean | undefined
+}
+
 /**
- * Recomputes an invoice from all of its payment evidence and lets the machine decide. When the
- * deadline has passed, late evidence is judged after the expiry and on-time evidence before it.
- * `reorgSettled`: a reorganisation that invalidated some of the evidence is over (see REORG_SETTLED).
+ * Recomputes an invoice from all of its payment evidence (in observation order) and lets the
+ * machine decide. When the deadline has passed, late evidence is judged after the expiry and
+ * on-time evidence before it.
  */
 export const settle = (
   invoice: InvoiceRecord,
   payments: ReadonlyArray<PaymentRecord>,
   now: Date,
-  latestIsLate: boolean,
-  reorgSettled = false
+  change: EvidenceChangeKind
 ): Settled => {
   const facts = tally(invoice.amountMicros, payments)
   const latest = payments.filter((payment) => payment.invalidatedAt === null).at(-1)
@@ -48,20 +57,26 @@ export const settle = (
     receivedMicros: facts.receivedMicros,
     confirmedMicros: facts.confirmedMicros,
     confirmations: facts.confirmations,
-    lastTransactionHash: latest?.transactionHash ?? invoice.lastTransactionHash,
+    // Only counted evidence: a hash whose evidence was invalidated names no payment of the invoice.
+    lastTransactionHash: latest?.transactionHash ?? null,
     lastPaymentOptionId: latest?.paymentOptionId ?? invoice.lastPaymentOptionId,
     lastPaymentObservedAt: latest?.observedAt ?? invoice.lastPaymentObservedAt
   }
-  const evidence: InvoiceEvent = { type: "EVIDENCE", onTime: facts.onTime, total: facts.total }
+  const evidence: InvoiceEvent = {
+    type: "EVIDENCE",
+    onTime: facts.onTime,
+    total: facts.total,
+    newLatePayment: change.late && change.newLatePayment === true
+  }
   // Late evidence was observed after the deadline, so the deadline has passed even if the clock
   // of this process (or the sweeper) has not caught up yet.
-  const deadlinePassed = latestIsLate || now.getTime() > invoice.timing.payableUntilAt.getTime()
+  const deadlinePassed = change.late || now.getTime() > invoice.timing.payableUntilAt.getTime()
   const events: ReadonlyArray<InvoiceEvent> = !deadlinePassed
     ? [evidence]
-    : latestIsLate
+    : change.late
     ? [{ type: "DEADLINE_PASSED" }, evidence]
     : [evidence, { type: "DEADLINE_PASSED" }]
-  return applyEvents(recomputed, reorgSettled ? [...events, { type: "REORG_SETTLED", total: facts.total }] : events, now)
+  return applyEvents(recomputed, change.reorgSettled === true ? [...events, { type: "REORG_SETTLED", total: facts.total }] : events, now)
 }
 
 /** The timing rule for new evidence: late after payableUntilAt, and always on expired or voided invoices. */

@@ -1,4 +1,4 @@
-import { Effect } from "effect"
+import { Clock, Effect } from "effect"
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { Invoices } from "../invoices/Invoices.ts"
 import { assetResponse } from "../web/StaticAssets.ts"
@@ -47,8 +47,9 @@ export const PayPageRoutesLive = HttpRouter.use((router) =>
         const t = STRINGS[language]
         if (!UUID.test(id)) return html(notFoundPage(language, t, assets.names), 404, language)
         const selectedOptionId = new URL(request.url, "http://localhost").searchParams.get("option") ?? undefined
+        const now = new Date(yield* Clock.currentTimeMillis)
         return yield* invoices.getPublic(id.toLowerCase()).pipe(
-          Effect.map((parts) => html(payPage(parts, { language, t, assets: assets.names, selectedOptionId }), 200, language)),
+          Effect.map((parts) => html(payPage(parts, { language, t, assets: assets.names, now, selectedOptionId }), 200, language)),
           Effect.catchTag("InvoiceNotFound", () => Effect.succeed(html(notFoundPage(language, t, assets.names), 404, language)))
         )
       })

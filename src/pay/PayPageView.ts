@@ -1,4 +1,4 @@
-import { statusesAccepting } from "../lifecycle/Lifecycle.ts"
+import { notPayableReason, payerFacingStatus } from "../lifecycle/Payable.ts"
 import { remainingAtomic } from "../domain/Evidence.ts"
 import type { PaymentOptionRecord } from "../domain/Invoice.ts"
 import type { InvoiceParts } from "../domain/InvoiceViews.ts"
@@ -16,9 +16,6 @@ export interface PageAssets {
 const escape = (text: string): string => text.replace(/[&<>"']/g, (char) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", "\"": "&quot;", "'": "&#39;" })[char]!)
 
 const usd = (micros: bigint) => `$${microsToNumber(micros).toFixed(2)}`
-
-/** Payable: the statuses that the deadline still applies to (asked of the lifecycle machine). */
-const PAYABLE: ReadonlySet<string> = new Set(statusesAccepting({ type: "DEADLINE_PASSED" }))
 
 /** A payment URI asking for `atomic` instead of the quoted amount (BIP21 and Solana Pay: decimal `amount`; EIP-681: `uint256`). */
 export const uriForAmount = (option: PaymentOptionRecord, atomic: bigint): string | null => {
@@ -97,13 +94,17 @@ const optionLabel = (t: Strings, option: PaymentOptionRecord) => `${option.asset
  * The hosted payment page, rendered on the server from the invoice as the public endpoints show
  * it (no merchant-only field, no note) and readable without JavaScript: who issued it, to whom,
  * the amount, the time left, and per status either the payment options (the remaining amount
- * after a partial payment) or a clear message. The script only enhances it.
+ * after a partial payment) or a clear message. The script only enhances it. Payable means before
+ * `payableUntilAt` by `now`: past it the page is the expired one, even before the sweeper runs.
  */
-export const payPage = (parts: InvoiceParts, options: { language: Language; t: Strings; assets: PageAssets; selectedOptionId?: string | undefined }) => {
+export const payPage = (
+  parts: InvoiceParts,
+  options: { language: Language; t: Strings; assets: PageAssets; now: Date; selectedOptionId?: string | undefined }
+) => {
   const { invoice } = parts
   const { t, language, assets } = options
-  const status = invoice.status
-  const payable = PAYABLE.has(status)
+  const status = payerFacingStatus(invoice, options.now)
+  const payable = notPayableReason(invoice, options.now) === undefined
   const ordered = [...parts.options].sort((a, b) => Number(b.isDefault) - Number(a.isDefault))
   const selected = ordered.find((option) => option.id === options.selectedOptionId) ?? ordered[0]
   const body: Array<string> = ["<header>"]

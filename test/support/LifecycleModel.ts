@@ -72,7 +72,8 @@ export const modelSums = (model: Model) => {
   return { onTime, onTimeConfirmed, total, confirmed }
 }
 
-const modelEvidence = (model: Model) => {
+/** `newLate`: the evidence is a newly observed late payment (a confirmation or invalidation is not). */
+const modelEvidence = (model: Model, newLate: boolean) => {
   const { onTime, onTimeConfirmed, total } = modelSums(model)
   if (model.status === "awaiting_payment" || model.status === "partially_paid" || model.status === "payment_detected") {
     model.status = onTime === 0n
@@ -86,6 +87,8 @@ const modelEvidence = (model: Model) => {
     if (model.exception === "none" && total > 0n) model.exception = total >= AMOUNT ? "open:late_payment" : "open:partial_payment"
     else if (model.exception === "open:partial_payment" && total >= AMOUNT) model.exception = "open:late_payment"
     else if (model.exception === "open:late_payment" && total < AMOUNT) model.exception = "open:partial_payment"
+    // after a closed exception, new late money opens a new one (the spec's row holds whatever came before)
+    else if (model.exception === "closed" && newLate && total > 0n) model.exception = total >= AMOUNT ? "open:late_payment" : "open:partial_payment"
   } else if (model.status === "confirmed") {
     // confirmed is final: a reorganisation that leaves it short opens a partial_payment exception
     if (model.exception === "none" && total < AMOUNT) model.exception = "open:partial_payment"
@@ -97,14 +100,18 @@ const modelDeadline = (model: Model) => {
   if (model.status === "awaiting_payment" || model.status === "partially_paid") model.status = "expired"
 }
 
-/** Re-evaluates the invoice after its evidence changed; `latestLate` says whether the changed payment is late. */
-export const modelSettle = (model: Model, latestLate: boolean) => {
-  if (!(latestLate || model.now > model.deadline)) return modelEvidence(model)
+/**
+ * Re-evaluates the invoice after its evidence changed; `latestLate` says whether the changed payment
+ * is late, `newPayment` whether it was just observed (not confirmed, invalidated or re-included).
+ */
+export const modelSettle = (model: Model, latestLate: boolean, newPayment = false) => {
+  const newLate = latestLate && newPayment
+  if (!(latestLate || model.now > model.deadline)) return modelEvidence(model, newLate)
   if (latestLate) {
     modelDeadline(model)
-    modelEvidence(model)
+    modelEvidence(model, newLate)
   } else {
-    modelEvidence(model)
+    modelEvidence(model, newLate)
     modelDeadline(model)
   }
 }
@@ -114,7 +121,7 @@ export const modelStep = (model: Model, step: Step) => {
     case "pay": {
       const late = model.status === "expired" || model.status === "voided" || model.now > model.deadline
       model.payments.push({ usd: BigInt(step.usd) * 1_000_000n, late, confirmed: step.confirmed, valid: true })
-      return modelSettle(model, late)
+      return modelSettle(model, late, true)
     }
     case "confirm":
     case "invalidate": {

@@ -14,7 +14,7 @@ const EVENTS: ReadonlyArray<InvoiceEvent> = [
   { type: "DEADLINE_PASSED" },
   ...(["accept_late_payment", "mark_paid_out_of_band", "close_unpaid"] as const).map((action) => ({ type: "CLOSE_EXCEPTION" as const, action })),
   ...(["none", "partial", "sufficient", "confirmed"] as const).flatMap((onTime) =>
-    (["none", "partial", "sufficient"] as const).map((total) => ({ type: "EVIDENCE" as const, onTime, total }))
+    (["none", "partial", "sufficient"] as const).flatMap((total) => [false, true].map((newLatePayment) => ({ type: "EVIDENCE" as const, onTime, total, newLatePayment })))
   ),
   ...(["none", "partial", "sufficient"] as const).map((total) => ({ type: "REORG_SETTLED" as const, total }))
 ]

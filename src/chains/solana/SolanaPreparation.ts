@@ -1,19 +1,17 @@
 import { PublicKey } from "@solana/web3.js"
 import { TOKEN_PROGRAM_ID } from "@solana/spl-token"
-import { Duration, Effect } from "effect"
+import { Clock, Duration, Effect } from "effect"
 import { AppConfig } from "../../config/AppConfig.ts"
 import { summarize } from "../../domain/Coverage.ts"
 import { InvalidRequest, SolanaPaymentNotPayable, SolanaPreparationUnavailable } from "../../domain/Errors.ts"
 import { quoteAtomic, usdStringToMicros } from "../../domain/Money.ts"
 import { Invoices } from "../../invoices/Invoices.ts"
-import { statusesAccepting } from "../../lifecycle/Lifecycle.ts"
+import { notPayableReason } from "../../lifecycle/Payable.ts"
 import { PAYER_KEY_MESSAGE, payerKeyBytes } from "./PayerKey.ts"
 import type { PreparedSolanaPayment } from "./SolanaPrepare.ts"
 import { NETWORK, SolanaRpc } from "./SolanaRpc.ts"
 import { buildTransferTransaction, serializeUnsigned } from "./SolanaTransfer.ts"
 
-/** Payable: the statuses that the deadline still applies to (asked of the lifecycle machine). */
-const PAYABLE: ReadonlySet<string> = new Set(statusesAccepting({ type: "DEADLINE_PASSED" }))
 /** A payer waits for this page: answer 503 rather than hang on a slow RPC. */
 const MAX_BLOCKHASH_MILLIS = 5_000
 
@@ -50,8 +48,14 @@ export const makeSolanaPrepare = Effect.gen(function*() {
     if (option === undefined || option.network !== NETWORK || payload?.methodType !== "solana") {
       return yield* new SolanaPaymentNotPayable({ message: `Payment option ${request.paymentOptionId} is not a Solana option of this invoice` })
     }
-    if (!PAYABLE.has(invoice.status)) {
-      return yield* new SolanaPaymentNotPayable({ message: `This invoice cannot be paid: it is ${invoice.status}` })
+    const notPayable = notPayableReason(invoice, new Date(yield* Clock.currentTimeMillis))
+    if (notPayable?._tag === "Status") {
+      return yield* new SolanaPaymentNotPayable({ message: `This invoice cannot be paid: it is ${notPayable.status}` })
+    }
+    if (notPayable?._tag === "DeadlinePassed") {
+      return yield* new SolanaPaymentNotPayable({
+        message: `This invoice cannot be paid: its payment window ended at ${notPayable.payableUntilAt.toISOString()}`
+      })
     }
     const remainingMicros = summarize(invoice.amountMicros, invoice.receivedMicros, invoice.confirmedMicros).remainingMicros
     const rateMicros = usdStringToMicros(option.quoteRate)
