@@ -3,16 +3,20 @@ import { join } from "node:path"
 import { Effect } from "effect"
 import { HttpRouter, HttpServerResponse } from "effect/http"
 import { assetResponse, bundleBrowserScript, hashAssets } from "../web/StaticAssets.ts"
+import { layoutLifecycle } from "./LifecycleChart.ts"
 
-const ROOT = join(import.meta.dirname, "..", "..")
-
-/** The dashboard's script (bundled by esbuild at start), style sheet and statechart, under content-hashed names. */
-const loadAssets = async () =>
-  hashAssets([
-    ["dashboard.js", await bundleBrowserScript(join(import.meta.dirname, "browser", "main.ts")), "application/javascript; charset=utf-8"],
+/**
+ * The dashboard's script (bundled by esbuild at start), style sheet and the lifecycle statechart's
+ * layout (elkjs, from the machine, at start), under content-hashed names.
+ */
+const loadAssets = async () => {
+  const [script, charts] = await Promise.all([bundleBrowserScript(join(import.meta.dirname, "browser", "main.ts")), layoutLifecycle()])
+  return hashAssets([
+    ["dashboard.js", script, "application/javascript; charset=utf-8"],
     ["dashboard.css", readFileSync(join(import.meta.dirname, "assets", "dashboard.css")), "text/css; charset=utf-8"],
-    ["lifecycle.svg", readFileSync(join(ROOT, "statecharts", "invoice-status.svg")), "image/svg+xml"]
+    ["lifecycle.json", new TextEncoder().encode(JSON.stringify(charts)), "application/json"]
   ])
+}
 
 /** Same origin only; no inline script or style; forms post to the service only; never framed. */
 const SECURITY_HEADERS = {
@@ -33,7 +37,7 @@ const shell = (names: Record<string, string>) =>
 <link rel="stylesheet" href="/dashboard/assets/${names["dashboard.css"]}">
 <script type="module" src="/dashboard/assets/${names["dashboard.js"]}"></script>
 </head>
-<body data-statechart="/dashboard/assets/${names["lifecycle.svg"]}">
+<body data-lifecycle="/dashboard/assets/${names["lifecycle.json"]}">
 <header>
 <span class="brand">Checkout dashboard</span>
 <nav id="nav" aria-label="Dashboard" hidden>

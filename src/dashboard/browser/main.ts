@@ -5,8 +5,26 @@
  */
 
 import type { WebhookEventName } from "../../domain/Statuses.ts"
-
-type Json = any
+import { CLOSE_ACTION_WORDS, STATUS_WORDS, stateWords } from "../Words.ts"
+import type {
+  ApiKey,
+  AuthAnswer,
+  CheckoutSettings,
+  CreatedKey,
+  CreatedSecret,
+  Delivery,
+  DeliveryPage,
+  Invoice,
+  InvoiceDetail,
+  InvoicePage,
+  InvoiceSummary,
+  KeyList,
+  PaymentMethod,
+  TestResult,
+  UnmatchedDeposits,
+  WebhookSettings
+} from "./Api.ts"
+import { chartFigure, exceptionTrail, lifecycleCharts, statusTrail, trailSteps } from "./Chart.ts"
 
 const app = document.getElementById("app")!
 const nav = document.getElementById("nav")!
@@ -32,7 +50,13 @@ addEventListener("unhandledrejection", (event) => {
   if (event.reason instanceof Superseded) event.preventDefault()
 })
 
-const api = async (method: string, path: string, body?: unknown): Promise<Json> => {
+/** The service's `{error}` answer. */
+interface ErrorBody {
+  readonly error?: string
+}
+
+/** A request to the service; `A` is the endpoint's answer as its schema encodes it (./Api.ts). */
+const api = async <A = void>(method: string, path: string, body?: unknown): Promise<A> => {
   const headers: Record<string, string> = {}
   if (body !== undefined) headers["content-type"] = "application/json"
   if (method !== "GET") headers["x-csrf-token"] = decodeURIComponent(csrfToken())
@@ -40,13 +64,14 @@ const api = async (method: string, path: string, body?: unknown): Promise<Json> 
   const response = await fetch(path, { method, headers, credentials: "same-origin", body: body === undefined ? undefined : JSON.stringify(body) })
   const text = await response.text()
   if (location.hash !== askedFrom) throw new Superseded(`${method} ${path} answered after leaving ${askedFrom}`)
-  const parsed = text === "" ? null : JSON.parse(text)
+  const parsed: unknown = text === "" ? null : JSON.parse(text)
+  const error = (parsed as ErrorBody | null)?.error
   if (response.status === 401) {
     location.hash = "#/login"
-    throw new ApiError(401, parsed?.error ?? "Please log in")
+    throw new ApiError(401, error ?? "Please log in")
   }
-  if (!response.ok) throw new ApiError(response.status, parsed?.error ?? `HTTP ${response.status}`)
-  return parsed
+  if (!response.ok) throw new ApiError(response.status, error ?? `HTTP ${response.status}`)
+  return parsed as A
 }
 
 type Child = Node | string | null | undefined | false
@@ -75,6 +100,17 @@ const show = (...children: Array<Child>) => {
 const notice = (text: string, kind: "error" | "ok" = "error") => h("p", { class: `notice ${kind}`, role: kind === "error" ? "alert" : "status" }, text)
 const when = (iso: string | null) => (iso === null ? "—" : new Date(iso).toLocaleString())
 const usd = (amount: number) => `$${amount.toFixed(2)}`
+/** A status in words, in its colour: "Awaiting payment". */
+const statusBadge = (status: string) => h("span", { class: `status ${status}`, "data-status": status }, stateWords(status))
+const exceptionText = (invoice: Pick<InvoiceSummary, "exceptionType" | "exceptionStatus">) =>
+  invoice.exceptionType === null ? "—" : `${stateWords(invoice.exceptionType)} (${invoice.exceptionStatus})`
+
+/** A table that becomes a list of cards under 600 px: each cell carries its column's name, shown before it there. */
+const cardTable = (columns: ReadonlyArray<string>, rows: ReadonlyArray<HTMLElement>) => {
+  for (const row of rows) [...row.children].forEach((cell, index) => columns[index] !== "" && cell.setAttribute("data-label", columns[index]))
+  return h("div", { class: "scroll" },
+    h("table", { class: "cards" }, h("thead", {}, h("tr", {}, ...columns.map((name) => h("th", { scope: "col" }, name)))), h("tbody", {}, ...rows)))
+}
 
 /** Runs a form's action; the server's `{error}` appears next to the field it names, else above the form. */
 const submitting = (form: HTMLFormElement, action: () => Promise<void>) => async (event: Event) => {
@@ -115,7 +151,7 @@ const authView = (mode: "login" | "signup") => {
     h("p", {}, mode === "login" ? h("a", { href: "#/signup" }, "Create an account") : h("a", { href: "#/login" }, "I have an account"))) as HTMLFormElement
   form.addEventListener("submit", submitting(form, async () => {
     const data = new FormData(form)
-    const result = await api("POST", `/api/auth/${mode}`, { email: data.get("email"), password: data.get("password") })
+    const result = await api<AuthAnswer>("POST", `/api/auth/${mode}`, { email: data.get("email"), password: data.get("password") })
     localStorage.setItem("checkout.userId", result.user.id)
     localStorage.setItem("checkout.email", result.user.email)
     location.hash = mode === "signup" ? "#/settings" : "#/invoices"
@@ -131,25 +167,24 @@ const logout = async () => {
 
 // ---------------------------------------------------------------- invoices
 
-const STATUSES = ["awaiting_payment", "partially_paid", "payment_detected", "confirmed", "paid_out_of_band", "expired", "voided"]
+const STATUSES = Object.keys(STATUS_WORDS)
 
-const select = (name: string, label: string, values: ReadonlyArray<string>, selected = "", blank = "any") =>
+/** A select of `values`, each shown as `words` has it (the value itself by default). */
+const select = (name: string, label: string, values: ReadonlyArray<string>, selected = "", blank = "any", words: (value: string) => string = (value) => value) =>
   h("label", {}, label, h("select", { name, "data-field": name }, blank === "" ? null : h("option", { value: "" }, blank), ...values.map((value) =>
-    h("option", { value, selected: value === selected }, value)
+    h("option", { value, selected: value === selected }, words(value))
   )))
 
-const invoiceTable = (invoices: Array<Json>) =>
-  h("div", { class: "scroll" }, h("table", {}, h("thead", {}, h("tr", {}, ...["Created", "Invoice", "Reference", "Amount", "Received", "Status", "Exception"].map((name) =>
-    h("th", { scope: "col" }, name)
-  ))), h("tbody", {}, ...invoices.map((invoice) =>
-    h("tr", {}, h("td", {}, when(invoice.createdAt)), h("td", {}, h("a", { href: `#/invoices/${invoice.id}` }, invoice.productName ?? invoice.id.slice(0, 8))),
-      h("td", {}, invoice.merchantReference ?? "—"), h("td", { class: "number" }, usd(invoice.amountUsd)), h("td", { class: "number" }, usd(invoice.receivedAmountUsd)),
-      h("td", {}, h("span", { class: `status ${invoice.status}` }, invoice.status)),
-      h("td", {}, invoice.exceptionType === null ? "—" : `${invoice.exceptionType} (${invoice.exceptionStatus})`))
-  ))))
+const invoiceTable = (invoices: ReadonlyArray<InvoiceSummary>) =>
+  cardTable(["Invoice", "Status", "Amount", "Received", "Created", "Reference", "Exception"], invoices.map((invoice) =>
+    h("tr", { "data-invoice": invoice.id }, h("td", { class: "title" }, h("a", { href: `#/invoices/${invoice.id}` }, invoice.productName ?? invoice.id.slice(0, 8))),
+      h("td", { class: "badge" }, statusBadge(invoice.status)), h("td", { class: "number amount" }, usd(invoice.amountUsd)),
+      h("td", { class: "number" }, usd(invoice.receivedAmountUsd)), h("td", {}, when(invoice.createdAt)), h("td", {}, invoice.merchantReference ?? "—"),
+      h("td", {}, exceptionText(invoice)))
+  ))
 
 const invoicesView = async (params: URLSearchParams) => {
-  const filters = h("form", { class: "filters", role: "search" }, select("status", "Status", STATUSES, params.get("status") ?? ""),
+  const filters = h("form", { class: "filters", role: "search" }, select("status", "Status", STATUSES, params.get("status") ?? "", "any", stateWords),
     select("exceptionStatus", "Exception", ["open", "closed"], params.get("exceptionStatus") ?? ""),
     h("label", {}, "Created from", h("input", { type: "date", name: "createdFrom", value: params.get("createdFrom") ?? "" })),
     h("label", {}, "Created before", h("input", { type: "date", name: "createdTo", value: params.get("createdTo") ?? "" })),
@@ -166,7 +201,7 @@ const invoicesView = async (params: URLSearchParams) => {
   show(h("h1", {}, "Invoices"), filters, h("p", {}, h("a", { href: `/api/dashboard/exports/invoices.csv?${query}`, download: "invoices.csv", class: "button" }, "Export CSV")),
     body)
   const load = async (cursor: string | null, into: HTMLElement) => {
-    const page = await api("GET", `/api/dashboard/invoices?${query}${cursor === null ? "" : `&cursor=${encodeURIComponent(cursor)}`}`)
+    const page = await api<InvoicePage>("GET", `/api/dashboard/invoices?${query}${cursor === null ? "" : `&cursor=${encodeURIComponent(cursor)}`}`)
     into.replaceChildren(
       page.invoices.length === 0 && cursor === null ? h("p", {}, "No invoices match.") : invoiceTable(page.invoices),
       page.nextCursor === null ? "" : h("button", { type: "button", onclick: () => {
@@ -179,8 +214,9 @@ const invoicesView = async (params: URLSearchParams) => {
   await load(null, body)
 }
 
-const closeExceptionForm = (invoice: Json, after: () => void) => {
-  const form = h("form", { class: "inline-form" }, select("action", "Close with", ["accept_late_payment", "mark_paid_out_of_band", "close_unpaid"], "", ""),
+const closeExceptionForm = (invoice: Pick<InvoiceSummary, "id">, after: () => void) => {
+  const form = h("form", { class: "inline-form" },
+    select("action", "Close with", Object.keys(CLOSE_ACTION_WORDS), "", "", (action) => CLOSE_ACTION_WORDS[action as keyof typeof CLOSE_ACTION_WORDS]),
     h("label", {}, "Note (required)", h("input", { name: "note", required: true, maxlength: "2000", "data-field": "note" })),
     h("button", { type: "submit" }, "Close exception")) as HTMLFormElement
   form.addEventListener("submit", submitting(form, async () => {
@@ -192,11 +228,13 @@ const closeExceptionForm = (invoice: Json, after: () => void) => {
 }
 
 const invoiceView = async (id: string) => {
-  const [{ invoice, timeline, deliveries }, unmatched] = await Promise.all([
-    api("GET", `/api/dashboard/invoices/${id}`),
-    api("GET", `/api/dashboard/invoices/${id}/unmatched-deposits`)
+  const [{ invoice, timeline, deliveries }, unmatched, charts] = await Promise.all([
+    api<InvoiceDetail>("GET", `/api/dashboard/invoices/${id}`),
+    api<UnmatchedDeposits>("GET", `/api/dashboard/invoices/${id}/unmatched-deposits`),
+    lifecycleCharts()
   ])
   const reload = () => void invoiceView(id)
+  const payments = invoice.payments ?? []
   const actions: Array<Node> = []
   if (invoice.status === "awaiting_payment") {
     actions.push(h("button", { type: "button", onclick: async () => {
@@ -223,7 +261,7 @@ const invoiceView = async (id: string) => {
     h("h1", {}, invoice.productName ?? "Invoice"),
     h("dl", { class: "facts" }, ...[
       ["Invoice", invoice.id],
-      ["Status", invoice.status],
+      ["Status", statusBadge(invoice.status)],
       ["Amount", usd(invoice.amountUsd)],
       ["Received", usd(invoice.receivedAmountUsd)],
       ["Confirmed", usd(invoice.confirmedAmountUsd)],
@@ -231,61 +269,59 @@ const invoiceView = async (id: string) => {
       ["Customer", invoice.customerEmail ?? "—"],
       ["Payable until", when(invoice.paymentTiming.payableUntilAt)],
       ["Payment page", invoice.paymentUrl],
-      ["Exception", invoice.exceptionType === null ? "—" : `${invoice.exceptionType} (${invoice.exceptionStatus})${invoice.exceptionNote ? `: ${invoice.exceptionNote}` : ""}`]
+      ["Overpaid", invoice.paymentSummary.overpaymentAmountUsd > 0 ? usd(invoice.paymentSummary.overpaymentAmountUsd) : "—"],
+      ["Exception", `${exceptionText(invoice)}${invoice.exceptionNote ? `: ${invoice.exceptionNote}` : ""}`]
     ].flatMap(([term, value]) => [h("dt", {}, term), h("dd", {}, value)])),
     actions.length === 0 ? null : h("section", { class: "actions" }, h("h2", {}, "Actions"), ...actions),
     h("h2", {}, "Payments"),
-    invoice.payments.length === 0 ?
+    payments.length === 0 ?
       h("p", {}, "No payment yet.") :
-      h("div", { class: "scroll" },
-        h("table", {}, h("thead", {}, h("tr", {}, ...["Observed", "Network", "Amount (USD)", "Confirmations", "Transaction"].map((name) => h("th", { scope: "col" }, name)))),
-          h("tbody", {},
-            ...invoice.payments.map((payment: Json) =>
-              h("tr", {}, h("td", {}, when(payment.observedAt)), h("td", {}, `${payment.network} ${payment.assetCode}`), h("td", { class: "number" }, usd(payment.amountUsd)),
-                h("td", { class: "number" }, String(payment.confirmations)), h("td", { class: "mono" }, payment.transactionHash))
-            )))),
+      cardTable(["Observed", "Network", "Amount", "Confirmations", "Transaction"],
+        payments.map((payment) =>
+          h("tr", { class: payment.invalidatedAt === null ? "" : "invalidated" }, h("td", {}, when(payment.observedAt)), h("td", {}, `${payment.network} ${payment.assetCode}`),
+            h("td", { class: "number" }, `${payment.amountReceived} ${payment.assetCode}`), h("td", { class: "number" }, String(payment.confirmations)),
+            h("td", { class: "mono" }, payment.transactionHash ?? "—", payment.invalidatedAt === null ? "" : ` (removed: ${payment.invalidationReason ?? "reorganisation"})`))
+        )),
     unmatched.data.length === 0 ?
       null :
       h("section", {}, h("h2", {}, "Unmatched deposits (not counted)"),
         h("p", {}, "Transfers to this invoice's address that match none of its payment options, e.g. the wrong token or network."),
-        h("div", { class: "scroll" },
-          h("table", {},
-            h("thead", {}, h("tr", {}, ...["Detected", "Network", "Token", "Amount (smallest unit)", "Reason", "Transaction"].map((name) => h("th", { scope: "col" }, name)))),
-            h("tbody", {},
-              ...unmatched.data.map((deposit: Json) =>
-                h("tr", {}, h("td", {}, when(deposit.detectedAt)), h("td", {}, deposit.network), h("td", { class: "mono" }, deposit.tokenContract),
-                  h("td", { class: "number" }, deposit.amountAtomic),
-                  h("td", {}, deposit.invalidatedAt === null ? deposit.reason : `${deposit.reason} (removed by a reorganisation)`),
-                  h("td", { class: "mono" }, deposit.transactionHash))
-              ))))),
+        cardTable(["Detected", "Network", "Token", "Amount (smallest unit)", "Reason", "Transaction"],
+          unmatched.data.map((deposit) =>
+            h("tr", {}, h("td", {}, when(deposit.detectedAt)), h("td", {}, deposit.network), h("td", { class: "mono" }, deposit.tokenContract ?? "—"),
+              h("td", { class: "number" }, deposit.amountAtomic), h("td", {}, deposit.invalidatedAt === null ? deposit.reason : `${deposit.reason} (removed by a reorganisation)`),
+              h("td", { class: "mono" }, deposit.transactionHash))
+          ))),
     h("h2", {}, "Timeline"),
-    h("ol", { class: "timeline" }, ...timeline.map((entry: Json) => h("li", {}, h("time", {}, when(entry.at)), " ", entry.event))),
+    h("ol", { class: "timeline" }, ...timeline.map((entry) => h("li", {}, h("time", {}, when(entry.at)), " ", entry.event))),
+    h("h2", {}, "Path through the lifecycle"),
+    ...invoicePath(invoice, timeline, charts),
     h("h2", {}, "Webhook deliveries"),
     deliveries.length === 0 ? h("p", {}, "None.") : deliveryTable(deliveries, reload)
   )
 }
 
 const exceptionsView = async () => {
-  const page = await api("GET", "/api/dashboard/invoices?exceptionStatus=open&limit=200")
+  const page = await api<InvoicePage>("GET", "/api/dashboard/invoices?exceptionStatus=open&limit=200")
   show(h("h1", {}, "Exceptions to review"), page.invoices.length === 0 ?
     h("p", {}, "Nothing to review.") :
     h("ul", { class: "queue" },
-      ...page.invoices.map((invoice: Json) =>
+      ...page.invoices.map((invoice) =>
         h("li", { class: "card" },
-          h("p", {}, h("a", { href: `#/invoices/${invoice.id}` }, invoice.productName ?? invoice.id), ` — ${invoice.exceptionType}, `,
-            `${usd(invoice.receivedAmountUsd)} received of ${usd(invoice.amountUsd)}, status ${invoice.status}`), closeExceptionForm(invoice, () => void exceptionsView()))
+          h("p", {}, h("a", { href: `#/invoices/${invoice.id}` }, invoice.productName ?? invoice.id), ` — ${stateWords(invoice.exceptionType ?? "exception")}, `,
+            `${usd(invoice.receivedAmountUsd)} received of ${usd(invoice.amountUsd)}, `, statusBadge(invoice.status)), closeExceptionForm(invoice, () => void exceptionsView()))
       )))
 }
 
 // ---------------------------------------------------------------- API keys
 
-const keysView = async (created?: Json) => {
+const keysView = async (created?: CreatedKey) => {
   const base = `/api/users/${userId()}`
-  const { keys } = await api("GET", `${base}/checkout-api-keys`)
+  const { keys } = await api<KeyList>("GET", `${base}/checkout-api-keys`)
   const form = h("form", { class: "inline-form" }, h("label", {}, "Label", h("input", { name: "label", maxlength: "100", "data-field": "label" })),
     h("button", { type: "submit" }, "Create API key")) as HTMLFormElement
   form.addEventListener("submit", submitting(form, async () => {
-    const key = await api("POST", `${base}/checkout-api-key`, { label: new FormData(form).get("label") })
+    const key = await api<CreatedKey>("POST", `${base}/checkout-api-key`, { label: new FormData(form).get("label") })
     await keysView(key)
   }))
   show(h("h1", {}, "API keys"),
@@ -294,24 +330,22 @@ const keysView = async (created?: Json) => {
       null :
       h("div", { class: "card secret", role: "status" }, h("p", {}, "Your new key (copy it now: it is not shown again):"),
         h("code", { class: "mono", id: "new-key" }, created.rawKey), copyButton(created.rawKey)), form,
-    h("div", { class: "scroll" },
-      h("table", {}, h("thead", {}, h("tr", {}, ...["Prefix", "Label", "Created", ""].map((name) => h("th", { scope: "col" }, name)))),
-        h("tbody", {},
-          ...keys.map((key: Json) =>
-            h("tr", {}, h("td", { class: "mono" }, `${key.keyPrefix}…`), h("td", {}, key.label), h("td", {}, when(key.createdAt)),
-              h("td", {}, h("button", { type: "button", onclick: async () => {
-                if (!confirm(`Revoke ${key.keyPrefix}…? Requests with it fail at once.`)) return
-                await api("DELETE", `${base}/checkout-api-key/${key.id}`)
-                await keysView()
-              } }, "Revoke")))
-          )))))
+    cardTable(["Prefix", "Label", "Created", ""],
+      keys.map((key: ApiKey) =>
+        h("tr", { "data-key": key.id }, h("td", { class: "mono title" }, `${key.keyPrefix}…`), h("td", {}, key.label), h("td", {}, when(key.createdAt)),
+          h("td", { class: "row-actions" }, h("button", { type: "button", onclick: async () => {
+            if (!confirm(`Revoke ${key.keyPrefix}…? Requests with it fail at once.`)) return
+            await api("DELETE", `${base}/checkout-api-key/${key.id}`)
+            await keysView()
+          } }, "Revoke")))
+      )))
 }
 
 // ---------------------------------------------------------------- checkout settings and payment methods
 
 const NETWORKS = ["ethereum", "arbitrum", "base", "solana", "bitcoin"]
 
-const methodRow = (method: Json, index: number) =>
+const methodRow = (method: Partial<PaymentMethod>, index: number) =>
   h("fieldset", { class: "method" }, h("legend", {}, `Method ${index + 1}`), select(`paymentMethods[${index}].network`, "Network", NETWORKS, method.network, ""),
     select(`paymentMethods[${index}].assetCode`, "Asset", ["USDT", "USDC", "BTC"], method.assetCode, ""),
     select(`paymentMethods[${index}].railType`, "Rail", ["address_transfer", "wallet_contract"], method.railType, ""),
@@ -323,7 +357,7 @@ const methodRow = (method: Json, index: number) =>
     h("button", { type: "button", class: "link", onclick: (event: Event) => (event.target as HTMLElement).closest("fieldset")!.remove() }, "Remove"))
 
 const settingsView = async () => {
-  const settings: Json = await api("GET", "/api/dashboard/checkout-settings").catch((error: ApiError) => {
+  const settings = await api<CheckoutSettings>("GET", "/api/dashboard/checkout-settings").catch((error: ApiError): CheckoutSettings => {
     if (error.status !== 404) throw error
     return { issuedBy: "", paymentTiming: { mode: "immediate", expiresAfterMinutes: 60 }, paymentMethods: [] }
   })
@@ -337,12 +371,13 @@ const settingsView = async () => {
     select("paymentTiming.mode", "Payment timing", ["immediate", "due_date"], timing.mode, ""),
     h("label", {}, "Expires after (minutes, immediate)",
       h("input", { type: "number", name: "paymentTiming.expiresAfterMinutes", "data-field": "paymentTiming.expiresAfterMinutes",
-        value: String(timing.expiresAfterMinutes ?? 60) })),
+        value: String(timing.mode === "immediate" ? timing.expiresAfterMinutes : 60) })),
     h("label", {}, "Due after (days, due date)",
-      h("input", { type: "number", name: "paymentTiming.dueAfterDays", "data-field": "paymentTiming.dueAfterDays", value: String(timing.dueAfterDays ?? 14) })),
+      h("input", { type: "number", name: "paymentTiming.dueAfterDays", "data-field": "paymentTiming.dueAfterDays",
+        value: String(timing.mode === "due_date" ? timing.dueAfterDays : 14) })),
     h("label", {}, "Grace period (days, due date)",
-      h("input", { type: "number", name: "paymentTiming.gracePeriodDays", "data-field": "paymentTiming.gracePeriodDays", value: String(timing.gracePeriodDays ?? 0) })),
-    h("h2", {}, "Payment methods"), methods,
+      h("input", { type: "number", name: "paymentTiming.gracePeriodDays", "data-field": "paymentTiming.gracePeriodDays",
+        value: String(timing.mode === "due_date" ? timing.gracePeriodDays : 0) })), h("h2", {}, "Payment methods"), methods,
     h("button", { type: "button", onclick: () => methods.append(methodRow({ network: "arbitrum", assetCode: "USDT", railType: "address_transfer" }, methods.children.length)) },
       "Add a method"), h("button", { type: "submit" }, "Save settings")) as HTMLFormElement
   form.addEventListener("submit", submitting(form, async () => {
@@ -407,24 +442,23 @@ const EVENTS = {
 } satisfies Record<WebhookEventName, true>
 const EVENT_NAMES = Object.keys(EVENTS)
 
-const deliveryTable = (deliveries: Array<Json>, after: () => void) =>
-  h("div", { class: "scroll" }, h("table", {}, h("thead", {}, h("tr", {}, ...["Created", "Event", "Invoice", "Status", "Attempts", "Last code", ""].map((name) =>
-    h("th", { scope: "col" }, name)
-  ))), h("tbody", {}, ...deliveries.map((delivery) =>
-    h("tr", { "data-delivery": delivery.id }, h("td", {}, when(delivery.createdAt)), h("td", {}, delivery.event),
-      h("td", {}, h("a", { href: `#/invoices/${delivery.invoiceId}` }, delivery.invoiceId.slice(0, 8))), h("td", {}, delivery.status),
-      h("td", { class: "number" }, String(delivery.attempts.length)), h("td", { class: "number" }, delivery.lastStatusCode === null ? "—" : String(delivery.lastStatusCode)),
-      h("td", {}, h("button", { type: "button", onclick: async () => {
-        const failure = await api("POST", `/api/dashboard/webhook-deliveries/${delivery.id}/redeliver`).then(() =>
+const deliveryTable = (deliveries: ReadonlyArray<Delivery>, after: () => void) =>
+  cardTable(["Event", "Status", "Created", "Invoice", "Attempts", "Last code", ""], deliveries.map((delivery) =>
+    h("tr", { "data-delivery": delivery.id }, h("td", { class: "title" }, delivery.event),
+      h("td", { class: "badge" }, h("span", { class: `status ${delivery.status}` }, delivery.status)), h("td", {}, when(delivery.createdAt)),
+      h("td", {}, h("a", { href: `#/invoices/${delivery.invoiceId}` }, delivery.invoiceId.slice(0, 8))), h("td", { class: "number" }, String(delivery.attempts.length)),
+      h("td", { class: "number" }, delivery.lastStatusCode === null ? "—" : String(delivery.lastStatusCode)),
+      h("td", { class: "row-actions" }, h("button", { type: "button", onclick: async () => {
+        const failure = await api<Delivery>("POST", `/api/dashboard/webhook-deliveries/${delivery.id}/redeliver`).then(() =>
           undefined, (error: Error) => error)
         if (failure instanceof Superseded) return
         if (failure !== undefined) alert(failure.message)
         after()
       } }, "Redeliver")))
-  ))))
+  ))
 
 const webhooksView = async (params: URLSearchParams, secret?: string) => {
-  const settings = await api("GET", "/api/dashboard/webhook-settings")
+  const settings = await api<WebhookSettings>("GET", "/api/dashboard/webhook-settings")
   const form = h("form", { class: "card" },
     h("label", {}, "Endpoint URL", h("input", { type: "url", name: "url", "data-field": "url", value: settings.url ?? "", placeholder: "https://shop.example/webhooks" })),
     h("fieldset", {}, h("legend", {}, "Events"),
@@ -448,17 +482,17 @@ const webhooksView = async (params: URLSearchParams, secret?: string) => {
     location.hash = `#/webhooks?${query}`
   })
   const query = new URLSearchParams([...params].filter(([, value]) => value !== ""))
-  const log = await api("GET", `/api/dashboard/webhook-deliveries?${query}`)
+  const log = await api<DeliveryPage>("GET", `/api/dashboard/webhook-deliveries?${query}`)
   show(h("h1", {}, "Webhooks"), form,
     h("section", { class: "card" }, h("h2", {}, "Signing secret"),
       h("p", {}, settings.hasSecret ? "A secret is set. Rotating it replaces it at once." : "No secret yet: deliveries fail until one exists."), secret === undefined
       ? null
       : h("p", { role: "status" }, "New secret (copy it now: it is not shown again): ", h("code", { class: "mono", id: "new-secret" }, secret), copyButton(secret)),
       h("button", { type: "button", onclick: async () => {
-        const created = await api("POST", "/api/dashboard/webhook-settings/secret")
+        const created = await api<CreatedSecret>("POST", "/api/dashboard/webhook-settings/secret")
         await webhooksView(params, created.secret)
       } }, settings.hasSecret ? "Rotate secret" : "Create secret"), h("button", { type: "button", onclick: async (event: Event) => {
-        const result = await api("POST", "/api/dashboard/webhook-settings/test")
+        const result = await api<TestResult>("POST", "/api/dashboard/webhook-settings/test")
         const text = result.ok ? `Test event delivered: HTTP ${result.statusCode} in ${result.durationMs} ms` : `Test event not delivered: ${result.error}`
         ;(event.target as HTMLElement).after(notice(text, result.ok ? "ok" : "error"))
       } }, "Send a test event")), h("h2", {}, "Delivery log"), search,
@@ -467,10 +501,35 @@ const webhooksView = async (params: URLSearchParams, secret?: string) => {
 
 // ---------------------------------------------------------------- lifecycle
 
-const lifecycleView = () =>
-  show(h("h1", {}, "Invoice lifecycle"), h("p", {}, "Every status an invoice can take and what moves it (drawn from the service's statechart)."),
-    h("img", { src: (document.body.dataset.statechart ?? ""),
-      alt: "Statechart of the invoice statuses: awaiting payment, partially paid, payment detected, confirmed, paid out of band, expired, voided", class: "chart" }))
+const REGION_CAPTIONS: Record<string, string> = {
+  status: "Statechart of the invoice statuses",
+  exception: "Statechart of the merchant's review of exceptions"
+}
+
+const lifecycleView = async () => {
+  const charts = await lifecycleCharts()
+  show(h("h1", {}, "Invoice lifecycle"),
+    h("p", {}, "Every status an invoice can take and what moves it, drawn from the service's statechart. The two regions run side by side: ",
+      "an invoice has a status and, at the same time, an exception state. Hover or focus an arrow for its guard and effects; zoom and drag to read it on a phone."),
+    ...charts.map((chart) => chartFigure(chart, REGION_CAPTIONS[chart.region] ?? `Statechart region ${chart.region}`)))
+}
+
+/** The invoice's own path on the chart: the statuses it went through (and its exceptions, if any), with the steps in words. */
+const invoicePath = (invoice: Invoice, timeline: InvoiceDetail["timeline"], charts: Awaited<ReturnType<typeof lifecycleCharts>>) => {
+  const trails = [
+    { region: "status", trail: statusTrail(invoice, timeline) },
+    ...(invoice.exceptionType === null ? [] : [{ region: "exception", trail: exceptionTrail(invoice, timeline) }])
+  ]
+  return trails.flatMap(({ region, trail }) => {
+    const chart = charts.find((candidate) => candidate.region === region)
+    if (chart === undefined) return []
+    return [
+      h("ol", { class: "path", start: "0", "aria-label": `${REGION_CAPTIONS[region] ?? region}: this invoice's path` },
+        ...trailSteps(trail, when).map((step) => h("li", {}, step))),
+      chartFigure(chart, `${REGION_CAPTIONS[region] ?? region}, with this invoice's path`, trail)
+    ]
+  })
+}
 
 // ---------------------------------------------------------------- routing
 

@@ -1,0 +1,60 @@
+/**
+ * Screenshots of every dashboard view at a phone's and a desktop's size, into docs/screenshots/
+ * (PNG), from a throwaway app (in-memory database, development simulator):
+ *
+ *   node_modules/.bin/node --experimental-strip-types --disable-warning=ExperimentalWarning scripts/screenshots.ts
+ *
+ * Uses Debian's chromium (CHROMIUM_PATH to override). Fails when a view raises a page or console error.
+ */
+import { existsSync, mkdirSync, readdirSync, rmSync, statSync } from "node:fs"
+import { join } from "node:path"
+import { makeScenes, signedInPage, SIZES, type Size, views } from "../test/e2e/DashboardScenes.ts"
+import { startTestApp } from "../test/support/TestApp.ts"
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium"
+if (!existsSync(CHROMIUM)) {
+  console.error(`no browser at ${CHROMIUM} (apt-get install -y chromium)`)
+  process.exit(1)
+}
+const directory = join(import.meta.dirname, "..", "docs", "screenshots")
+mkdirSync(directory, { recursive: true })
+for (const file of readdirSync(directory).filter((name) => name.endsWith(".png"))) rmSync(join(directory, file))
+
+const app = await startTestApp()
+const { chromium } = await import("playwright-core")
+const browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking"] })
+const failures: Array<string> = []
+try {
+  const scenes = await makeScenes(app)
+  for (const size of Object.keys(SIZES) as Array<Size>) {
+    // The login screen, before anyone is signed in.
+    const anonymous = await signedInPage(browser, app, null, size)
+    await anonymous.page.goto(`${app.baseUrl}/dashboard#/login`)
+    await anonymous.page.getByRole("heading", { name: "Log in" }).waitFor()
+    await anonymous.page.screenshot({ path: join(directory, `login-${size}.png`) })
+    failures.push(...anonymous.problems.map((problem) => `login ${size}: ${problem}`))
+    await anonymous.context.close()
+
+    const { context, page, problems } = await signedInPage(browser, app, scenes.merchant, size)
+    for (const view of views(scenes)) {
+      await page.goto(`${app.baseUrl}/dashboard${view.hash}`)
+      await page.getByRole("heading", { name: view.heading, exact: true }).waitFor()
+      await page.waitForLoadState("networkidle")
+      // The whole page, up to three screens tall (the rest of a long invoice page adds nothing new).
+      const height = Math.min(await page.evaluate(() => document.documentElement.scrollHeight), SIZES[size].height * 3)
+      await page.screenshot({ path: join(directory, `${view.name}-${size}.png`), clip: { x: 0, y: 0, width: SIZES[size].width, height }, fullPage: true })
+      failures.push(...problems.splice(0).map((problem) => `${view.name} ${size}: ${problem}`))
+    }
+    await context.close()
+  }
+} finally {
+  await browser.close()
+  await app.close()
+}
+const files = readdirSync(directory).filter((name) => name.endsWith(".png"))
+const bytes = files.reduce((total, name) => total + statSync(join(directory, name)).size, 0)
+console.log(`wrote ${files.length} screenshots to docs/screenshots/ (${(bytes / 1024 / 1024).toFixed(2)} MB)`)
+if (failures.length > 0) {
+  console.error(failures.join("\n"))
+  process.exit(1)
+}
