@@ -1,4 +1,5 @@
 import { Effect, Layer } from "effect"
+import { HttpServer } from "effect/http"
 import { Accounts } from "./accounts/Accounts.ts"
 import { ApiKeyAdmission } from "./accounts/ApiKeyAdmission.ts"
 import { BillingGate } from "./accounts/BillingGate.ts"
@@ -13,6 +14,7 @@ import { DatabaseAvailability } from "./db/DatabaseAvailability.ts"
 import { AppConfig } from "./config/AppConfig.ts"
 import { DatabaseLive } from "./db/Database.ts"
 import { DemoMerchantLive } from "./demo/DemoMerchant.ts"
+import { serviceUrl } from "./demo/ServiceUrl.ts"
 import { HttpServerLive } from "./http/Http.ts"
 import { IdempotencyStore } from "./http/IdempotencyStore.ts"
 import { InvoiceRepo } from "./invoices/InvoiceRepo.ts"
@@ -23,7 +25,7 @@ import { BitcoinAddressPool } from "./payments/BitcoinAddressPool.ts"
 import { PaymentWorker } from "./payments/PaymentWorker.ts"
 import { CheckoutSettingsRepo } from "./payments/CheckoutSettingsRepo.ts"
 import { PriceOracle } from "./payments/PriceOracle.ts"
-import { RailSettingsService, railSettingsFromEnv } from "./payments/RailSettings.ts"
+import { railSettingsOf, RailSettingsService } from "./payments/RailSettings.ts"
 import { WebhookConnector, WebhookDispatcher, WebhookResolver } from "./webhooks/WebhookDispatcher.ts"
 import { WebhookSettings } from "./webhooks/WebhookSettings.ts"
 
@@ -39,21 +41,19 @@ const Repositories = Layer.mergeAll(
 )
 
 /** Deployment settings of the payment rails (token contracts, confirmations, forwarder factory, memo prefix). */
-const RailSettingsLive = (env: Readonly<Record<string, string | undefined>>) =>
-  Layer.unwrap(Effect.gen(function*() {
-    const { servicePrefix, env: deployment } = yield* AppConfig
-    return RailSettingsService.make(railSettingsFromEnv(env, servicePrefix, deployment === "production"))
-  }))
+const RailSettingsLive = Layer.unwrap(Effect.gen(function*() {
+  const { servicePrefix, env: deployment, rails } = yield* AppConfig
+  return RailSettingsService.make(railSettingsOf(rails, servicePrefix, deployment === "production"))
+}))
 
 /** Every domain service over the database (no HTTP server): what tests and scripts build on. */
-export const ServicesLive = (env: Readonly<Record<string, string | undefined>> = process.env) =>
-  Layer.mergeAll(ChainWatchers.layer, ForwarderSweeper.layer, DeadlineSweeper.layer, WebhookDispatcher.layer, SolanaPrepare.layer, ApiKeyAdmission.layer).pipe(
+export const ServicesLive = Layer.mergeAll(ChainWatchers.layer, ForwarderSweeper.layer, DeadlineSweeper.layer, WebhookDispatcher.layer, SolanaPrepare.layer, ApiKeyAdmission.layer).pipe(
     Layer.provideMerge(PaymentEvidence.layer),
     Layer.provideMerge(Invoices.layer),
     Layer.provideMerge(Repositories),
     Layer.provideMerge(Layer.mergeAll(BitcoinAddressPool.layer, Secrets.layer)),
     Layer.provideMerge(
-      Layer.mergeAll(PriceOracle.layer, PaymentWorker.layer, RailSettingsLive(env), SolanaRpc.layer, WebhookResolver.system, WebhookConnector.system, BillingGate.accountState)
+      Layer.mergeAll(PriceOracle.layer, PaymentWorker.layer, RailSettingsLive, SolanaRpc.layer, WebhookResolver.system, WebhookConnector.system, BillingGate.accountState)
     ),
     Layer.provideMerge(DatabaseLive)
   )
@@ -64,15 +64,24 @@ const Workers = Layer.unwrap(Effect.gen(function*() {
   return role === "api" ? Layer.empty : Layer.mergeAll(DeadlineSweeper.worker, BitcoinAddressPool.worker, WebhookDispatcher.worker, ChainWatchers.worker, ForwarderSweeper.worker)
 }))
 
+/** Every start with a server says where it listens and on what (the demo banner adds its own lines). */
+const ListeningAnnouncement = Layer.effectDiscard(Effect.gen(function*() {
+  const config = yield* AppConfig
+  const { address } = yield* HttpServer.HttpServer
+  const listening = "port" in address ? serviceUrl({ host: config.host, port: address.port }) : address.path
+  const database = config.databaseUrl === undefined ? `the embedded database in ${config.dataDir}` : `PostgreSQL at ${new URL(config.databaseUrl).host}`
+  yield* Effect.logInfo(`Checkout service listening on ${listening} (public URL ${config.publicUrl}, ${config.env}, role ${config.role}, ${database})`)
+}))
+
 /** The HTTP server and demo data, unless this process runs workers only (CHECKOUT_ROLE=workers). */
 const Api = Layer.unwrap(Effect.gen(function*() {
   const { role } = yield* AppConfig
-  return role === "workers" ? Layer.empty : Layer.mergeAll(HttpServerLive, DemoMerchantLive)
+  return role === "workers" ? Layer.empty : Layer.mergeAll(DemoMerchantLive, ListeningAnnouncement).pipe(Layer.provideMerge(HttpServerLive))
 }))
 
 /** The whole application for a configuration: services, demo data, the HTTP server and the workers. */
-export const makeApp = (config: Layer.Layer<AppConfig>, env: Readonly<Record<string, string | undefined>> = process.env) =>
+export const makeApp = (config: Layer.Layer<AppConfig>) =>
   Layer.mergeAll(Api, Workers).pipe(
-    Layer.provideMerge(ServicesLive(env)),
+    Layer.provideMerge(ServicesLive),
     Layer.provideMerge(config)
   )

@@ -159,7 +159,7 @@ const program = Effect.gen(function*() {
 })
 
 const result = await Effect.runPromise(
-  Effect.scoped(Effect.provide(program, Layer.provideMerge(ServicesLive(env), Layer.succeed(AppConfig, config))))
+  Effect.scoped(Effect.provide(program, Layer.provideMerge(ServicesLive, Layer.succeed(AppConfig, config))))
 )
 console.log(JSON.stringify(result))
 process.exit(0)

@@ -88,7 +88,7 @@ const oneMerchant = (label: string, reads: number) =>
   })
 
 const seeded = await Effect.runPromise(
-  Effect.scoped(Effect.provide(seedMerchant(label, reads, merchants), Layer.provideMerge(ServicesLive(env), Layer.succeed(AppConfig, config))))
+  Effect.scoped(Effect.provide(seedMerchant(label, reads, merchants), Layer.provideMerge(ServicesLive, Layer.succeed(AppConfig, config))))
 )
 console.log(JSON.stringify(seeded))
 process.exit(0)

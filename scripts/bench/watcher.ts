@@ -97,7 +97,7 @@ const measure = async (openInvoices: number) => {
     return { firstPollMs: round(firstPollMs), pollMsMedian: round(median(pollMs)), pollMs: pollMs.map((ms) => round(ms)), evidence }
   })
   try {
-    return await Effect.runPromise(Effect.scoped(Effect.provide(program, Layer.provideMerge(ServicesLive(env), Layer.succeed(AppConfig, config)))))
+    return await Effect.runPromise(Effect.scoped(Effect.provide(program, Layer.provideMerge(ServicesLive, Layer.succeed(AppConfig, config)))))
   } finally {
     await database.drop()
   }

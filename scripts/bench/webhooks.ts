@@ -155,7 +155,7 @@ const program = Effect.gen(function*() {
 })
 
 try {
-  const result = await Effect.runPromise(Effect.scoped(Effect.provide(program, makeApp(Layer.succeed(AppConfig, config), env))))
+  const result = await Effect.runPromise(Effect.scoped(Effect.provide(program, makeApp(Layer.succeed(AppConfig, config)))))
   console.log(JSON.stringify(result))
 } finally {
   await database.drop()

@@ -105,14 +105,16 @@ export class ChainWatchers extends Context.Service<ChainWatchers, {
    * from its persisted cursor.
    */
   static readonly worker = Layer.effectDiscard(Effect.gen(function*() {
-    const { chains } = yield* AppConfig
+    const { chains, env } = yield* AppConfig
     const { watchers } = yield* ChainWatchers
     const leadership = yield* WatcherLeadership
     const repo = yield* ChainRepo
     const unwatched = NETWORKS.filter((network) => !watchers.some((watcher) => watcher.network === network))
     yield* Effect.logInfo(
       `Chain watchers: ${watchers.length === 0 ? "none" : watchers.map((watcher) => watcher.network).join(", ")}` +
-        (unwatched.length === 0 ? "" : `; not watched (simulator only): ${unwatched.join(", ")}`)
+        (unwatched.length === 0
+          ? ""
+          : `; not watched (${env === "production" ? "their payment methods cannot be enabled" : "simulator only"}): ${unwatched.join(", ")}`)
     )
     for (const watcher of watchers) {
       const interval = chains.pollIntervalMs[watcher.network as keyof typeof chains.pollIntervalMs]

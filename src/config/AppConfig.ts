@@ -1,4 +1,4 @@
-import { Context, Layer, Redacted, Result } from "effect"
+import { Config, ConfigProvider, Context, Effect, Layer, Redacted, Result, Schema } from "effect"
 import { IpNetwork } from "effect/net"
 
 export type CheckoutEnv = "development" | "production" | "test"
@@ -26,6 +26,8 @@ export interface AppConfigShape {
   /** Secrets are Redacted: a logged or printed configuration shows `<redacted>`, never the value. */
   readonly jwtSecret: Redacted.Redacted<string> | undefined
   readonly encryptionKey: Redacted.Redacted<string> | undefined
+  /** Bearer token that `GET /metrics` requires; unset: open outside production, not served in production. */
+  readonly metricsToken: Redacted.Redacted<string> | undefined
   readonly apiRateLimitPerMinute: number
   readonly solanaPrepareRateLimitPerMinute: number
   readonly redisUrl: string | undefined
@@ -72,9 +74,11 @@ export interface AppConfigShape {
   /** Proxies whose X-Forwarded-For is believed for the client address (CIDRs); none by default. */
   readonly trustedProxies: ReadonlyArray<string>
   readonly chains: ChainWatchSettings
+  readonly rails: RailConfig
 }
 
 export type WatchedNetwork = "bitcoin" | "ethereum" | "arbitrum" | "base" | "solana"
+type EvmNetworkName = "ethereum" | "arbitrum" | "base"
 
 /** Where each network's watcher reads the chain; a network without an endpoint has no watcher. */
 export interface ChainWatchSettings {
@@ -94,184 +98,280 @@ export interface ChainWatchSettings {
   readonly bitcoinMempoolAddressLimit: number
 }
 
+/** The payment rails' deployment settings as configured; `payments/RailSettings.ts` applies the defaults. */
+export interface RailConfig {
+  /** Token contract or mint per `network:ASSET`, only those configured (the canonical ones are defaults). */
+  readonly tokens: Readonly<Record<string, string>>
+  /** Required confirmations per network, only those configured. */
+  readonly confirmations: Partial<Record<WatchedNetwork, number>>
+  /** ForwarderFactory address per EVM network, only those configured. */
+  readonly forwarderFactories: Partial<Record<EvmNetworkName, string>>
+}
+
+/** Every problem of a configuration, one line each naming its variable. */
 export class ConfigError extends Error {
   override readonly name = "ConfigError"
+  readonly problems: ReadonlyArray<string>
+  constructor(problems: ReadonlyArray<string>) {
+    super(problems.join("\n"))
+    this.problems = problems
+  }
 }
 
 type Env = Readonly<Record<string, string | undefined>>
 
-const oneOf = <T extends string>(env: Env, name: string, allowed: ReadonlyArray<T>, fallback: T): T => {
-  const value = env[name]
-  if (value === undefined || value === "") return fallback
-  if ((allowed as ReadonlyArray<string>).includes(value)) return value as T
-  throw new ConfigError(`${name} must be one of ${allowed.join(", ")} (got "${value}")`)
-}
-
-const integer = (env: Env, name: string, fallback: number, min: number, max: number): number => {
-  const value = env[name]
-  if (value === undefined || value === "") return fallback
-  const parsed = Number(value)
-  if (!/^\d+$/.test(value) || parsed < min || parsed > max) {
-    throw new ConfigError(`${name} must be an integer from ${min} to ${max} (got "${value}")`)
-  }
-  return parsed
-}
-
-const bool = (env: Env, name: string, fallback: boolean): boolean => {
-  const value = env[name]
-  if (value === undefined || value === "") return fallback
-  if (value === "true" || value === "1") return true
-  if (value === "false" || value === "0") return false
-  throw new ConfigError(`${name} must be true or false (got "${value}")`)
-}
-
-const url = (env: Env, name: string, protocols: ReadonlyArray<string>): string | undefined => {
-  const value = env[name]
-  if (value === undefined || value === "") return undefined
-  try {
-    const parsed = new URL(value)
-    if (!protocols.includes(parsed.protocol)) throw new Error("protocol")
-    return value.replace(/\/+$/, "")
-  } catch {
-    throw new ConfigError(`${name} must be a URL starting with ${protocols.join(" or ")} (got "${value}")`)
-  }
-}
-
-const memorySize = (env: Env, name: string, fallback: string): string => {
-  const value = env[name]
-  if (value === undefined || value === "") return fallback
-  if (!/^\d{1,6}(kB|MB|GB)$/.test(value)) throw new ConfigError(`${name} must be a size such as 32MB (got "${value}")`)
-  return value
-}
-
-const cidrList = (env: Env, name: string): ReadonlyArray<string> => {
-  const value = env[name]
-  if (value === undefined || value.trim() === "") return []
-  const entries = value.split(",").map((entry) => entry.trim()).filter((entry) => entry !== "")
-  for (const entry of entries) {
-    if (Result.isFailure(IpNetwork.fromString(entry.includes("/") ? entry : `${entry}/${entry.includes(":") ? 128 : 32}`))) {
-      throw new ConfigError(`${name} must be a comma-separated list of IP networks such as 10.0.0.0/8 (got "${entry}")`)
-    }
-  }
-  return entries
-}
-
-const decimal = (env: Env, name: string, fallback: string): string => {
-  const value = env[name]
-  if (value === undefined || value === "") return fallback
-  if (!/^\d+(\.\d{1,6})?$/.test(value) || Number(value) <= 0) {
-    throw new ConfigError(`${name} must be a positive decimal number with at most 6 decimals (got "${value}")`)
-  }
-  return value
-}
-
-const secret = (env: Env, name: string, production: boolean): Redacted.Redacted<string> | undefined => {
-  const value = env[name]
-  if (value !== undefined && value !== "") {
-    if (value.length < 32) throw new ConfigError(`${name} must be at least 32 characters`)
-    return Redacted.make(value)
-  }
-  if (production) throw new ConfigError(`${name} is required when CHECKOUT_ENV=production`)
-  return undefined
+/** A variable of the service: its name (or family, for one per network) and the rule its value follows. */
+export interface Declared {
+  readonly name: string
+  readonly rule: string
 }
 
 const WATCHED_NETWORKS: ReadonlyArray<WatchedNetwork> = ["bitcoin", "ethereum", "arbitrum", "base", "solana"]
+const EVM_NETWORK_NAMES: ReadonlyArray<EvmNetworkName> = ["ethereum", "arbitrum", "base"]
+const TOKEN_ASSETS = ["USDT", "USDC"] as const
 const DEFAULT_POLL_MS: Record<WatchedNetwork, number> = { bitcoin: 15_000, ethereum: 4_000, arbitrum: 1_000, base: 2_000, solana: 1_000 }
 
-const relayerKey = (env: Env): Redacted.Redacted<string> | undefined => {
-  const value = env.CHECKOUT_EVM_RELAYER_KEY
-  if (value === undefined || value === "") return undefined
-  if (!/^0x[0-9a-fA-F]{64}$/.test(value)) throw new ConfigError("CHECKOUT_EVM_RELAYER_KEY must be a 32-byte hex private key (0x followed by 64 hex digits)")
-  return Redacted.make(value)
+const EVM_ADDRESS = /^0x[0-9a-fA-F]{40}$/
+const SOLANA_KEY = /^[1-9A-HJ-NP-Za-km-z]{32,44}$/
+
+const check = (predicate: (value: string) => boolean) => Schema.String.check(Schema.makeFilter(predicate))
+
+const isUrlWith = (protocols: ReadonlyArray<string>) => (value: string) => {
+  try {
+    return protocols.includes(new URL(value).protocol)
+  } catch {
+    return false
+  }
 }
 
-const chainWatchSettings = (env: Env): ChainWatchSettings => {
+const isNetworkList = (value: string) =>
+  value.split(",").map((entry) => entry.trim()).filter((entry) => entry !== "").every((entry) =>
+    Result.isSuccess(IpNetwork.fromString(entry.includes("/") ? entry : `${entry}/${entry.includes(":") ? 128 : 32}`))
+  )
+
+/**
+ * Reads variables through Effect `Config` from one environment and keeps every problem instead of
+ * stopping at the first: a bad value is reported (with its fallback used meanwhile, so that later
+ * rules can still be checked) and the whole list is thrown at the end.
+ */
+const makeReader = (env: Env) => {
+  const provider = ConfigProvider.fromEnv({ env: env as Record<string, string> })
+  const problems: Array<string> = []
+  const declared: Array<Declared> = []
+  const present = (name: string) => env[name] !== undefined && env[name] !== ""
+
+  const read = <A>(name: string, config: Config.Config<A>, rule: string, fallback: A, options: { readonly secret?: boolean; readonly family?: string } = {}): A => {
+    declared.push({ name: options.family ?? name, rule })
+    const result = Effect.runSync(Effect.result(config.parse(provider)))
+    if (Result.isSuccess(result)) return result.success
+    problems.push(options.secret === true ? `${name} ${rule}` : `${name} ${rule} (got "${env[name]}")`)
+    return fallback
+  }
+
+  return {
+    problems,
+    declared,
+    present,
+    integer: (name: string, fallback: number, min: number, max: number, family?: string) =>
+      read(name, Config.schema(Schema.Int.check(Schema.isBetween({ minimum: min, maximum: max })), name).pipe(Config.withDefault(fallback)),
+        `must be an integer from ${min} to ${max}`, fallback, { family }),
+    bool: (name: string, fallback: boolean) => read(name, Config.Boolean(name).pipe(Config.withDefault(fallback)), "must be true or false", fallback),
+    oneOf: <const T extends string>(name: string, allowed: ReadonlyArray<T>, fallback: T): T =>
+      read(name, Config.Literals(allowed, name).pipe(Config.withDefault(fallback)), `must be one of ${allowed.join(", ")}`, fallback),
+    text: (name: string, fallback: string) => read(name, Config.String(name).pipe(Config.withDefault(fallback)), "must be text", fallback),
+    url: (name: string, protocols: ReadonlyArray<string>, family?: string): string | undefined =>
+      read(
+        name,
+        Config.schema(check(isUrlWith(protocols)), name).pipe(Config.map((value) => value.replace(/\/+$/, "")), Config.option, Config.map((value) => value._tag === "Some" ? value.value : undefined)),
+        `must be a URL starting with ${protocols.join(" or ")}`,
+        undefined,
+        { family }
+      ),
+    matching: (name: string, pattern: RegExp, rule: string, family?: string): string | undefined =>
+      read(name, Config.schema(check((value) => pattern.test(value)), name).pipe(Config.option, Config.map((value) => value._tag === "Some" ? value.value : undefined)), rule, undefined, {
+        family
+      }),
+    secret: (name: string, pattern: RegExp, rule: string): Redacted.Redacted<string> | undefined =>
+      read(name, Config.schema(check((value) => pattern.test(value)), name).pipe(Config.option, Config.map((value) => value._tag === "Some" ? Redacted.make(value.value) : undefined)), rule, undefined, {
+        secret: true
+      }),
+    custom: <A>(name: string, config: Config.Config<A>, rule: string, fallback: A) => read(name, config, rule, fallback)
+  }
+}
+
+type Reader = ReturnType<typeof makeReader>
+
+const chainWatchSettings = (read: Reader): ChainWatchSettings => {
   const endpoints: Partial<Record<WatchedNetwork, string>> = {}
   for (const network of WATCHED_NETWORKS) {
-    const name = network === "bitcoin" ? "CHECKOUT_ESPLORA_URL" : `CHECKOUT_RPC_URL_${network.toUpperCase()}`
-    const endpoint = url(env, name, ["http:", "https:"])
+    const endpoint = network === "bitcoin"
+      ? read.url("CHECKOUT_ESPLORA_URL", ["http:", "https:"])
+      : read.url(`CHECKOUT_RPC_URL_${network.toUpperCase()}`, ["http:", "https:"], "CHECKOUT_RPC_URL_<NETWORK>")
     if (endpoint !== undefined) endpoints[network] = endpoint
   }
   const pollIntervalMs = Object.fromEntries(WATCHED_NETWORKS.map((network) => [
     network,
-    integer(env, `CHECKOUT_POLL_INTERVAL_MS_${network.toUpperCase()}`, DEFAULT_POLL_MS[network], 50, 3_600_000)
+    read.integer(`CHECKOUT_POLL_INTERVAL_MS_${network.toUpperCase()}`, DEFAULT_POLL_MS[network], 50, 3_600_000, "CHECKOUT_POLL_INTERVAL_MS_<NETWORK>")
   ])) as Record<WatchedNetwork, number>
   return {
     endpoints,
     pollIntervalMs,
-    evmMaxLogRange: integer(env, "CHECKOUT_EVM_MAX_LOG_RANGE", 2_000, 1, 1_000_000),
-    rpcTimeoutMs: integer(env, "CHECKOUT_RPC_TIMEOUT_MS", 10_000, 100, 300_000),
-    watchRetentionDays: integer(env, "CHECKOUT_WATCH_RETENTION_DAYS", 30, 0, 3_650),
-    evmRelayerKey: relayerKey(env),
-    forwarderSweepIntervalMs: integer(env, "CHECKOUT_FORWARDER_SWEEP_INTERVAL_MS", 15_000, 100, 3_600_000),
-    bitcoinMempoolAddressLimit: integer(env, "CHECKOUT_BITCOIN_MEMPOOL_ADDRESS_LIMIT", 50, 0, 1_000_000)
+    evmMaxLogRange: read.integer("CHECKOUT_EVM_MAX_LOG_RANGE", 2_000, 1, 1_000_000),
+    rpcTimeoutMs: read.integer("CHECKOUT_RPC_TIMEOUT_MS", 10_000, 100, 300_000),
+    watchRetentionDays: read.integer("CHECKOUT_WATCH_RETENTION_DAYS", 30, 0, 3_650),
+    evmRelayerKey: read.secret("CHECKOUT_EVM_RELAYER_KEY", /^0x[0-9a-fA-F]{64}$/, "must be a 32-byte hex private key (0x followed by 64 hex digits)"),
+    forwarderSweepIntervalMs: read.integer("CHECKOUT_FORWARDER_SWEEP_INTERVAL_MS", 15_000, 100, 3_600_000),
+    bitcoinMempoolAddressLimit: read.integer("CHECKOUT_BITCOIN_MEMPOOL_ADDRESS_LIMIT", 50, 0, 1_000_000)
   }
 }
 
-/** Reads and validates the environment; throws ConfigError with a message naming the variable. */
-export const parseConfig = (env: Env): AppConfigShape => {
-  const checkoutEnv = oneOf<CheckoutEnv>(env, "CHECKOUT_ENV", ["development", "production", "test"], "development")
+const railConfig = (read: Reader, env: Env): RailConfig => {
+  const tokens: Record<string, string> = {}
+  for (const network of WATCHED_NETWORKS.filter((candidate) => candidate !== "bitcoin")) {
+    const evm = network !== "solana"
+    for (const asset of TOKEN_ASSETS) {
+      const token = read.matching(
+        `CHECKOUT_TOKEN_${network.toUpperCase()}_${asset}`,
+        evm ? EVM_ADDRESS : SOLANA_KEY,
+        evm ? "must be an EVM contract address (0x followed by 40 hex digits)" : "must be a Solana mint address (base58)",
+        "CHECKOUT_TOKEN_<NETWORK>_<ASSET>"
+      )
+      if (token !== undefined) tokens[`${network}:${asset}`] = token
+    }
+  }
+  // A token variable of a network or asset the service does not know is a typo: say so.
+  for (const name of Object.keys(env)) {
+    if (/^CHECKOUT_TOKEN_/.test(name) && env[name] !== "" && !read.declared.some((entry) => entry.name === name) && !/^CHECKOUT_TOKEN_(ETHEREUM|ARBITRUM|BASE|SOLANA)_(USDT|USDC)$/.test(name)) {
+      read.problems.push(`${name} is not a token setting: use CHECKOUT_TOKEN_<NETWORK>_<ASSET> with a network of ethereum, arbitrum, base, solana and an asset of USDT, USDC`)
+    }
+  }
+  const confirmations: Partial<Record<WatchedNetwork, number>> = {}
+  for (const network of WATCHED_NETWORKS) {
+    const name = `CHECKOUT_CONFIRMATIONS_${network.toUpperCase()}`
+    const value = read.integer(name, 0, 1, 10_000, "CHECKOUT_CONFIRMATIONS_<NETWORK>")
+    if (read.present(name) && value > 0) confirmations[network] = value
+  }
+  const forwarderFactories: Partial<Record<EvmNetworkName, string>> = {}
+  for (const network of EVM_NETWORK_NAMES) {
+    const factory = read.matching(`CHECKOUT_FORWARDER_FACTORY_${network.toUpperCase()}`, EVM_ADDRESS, "must be an EVM address (0x followed by 40 hex digits)", "CHECKOUT_FORWARDER_FACTORY_<NETWORK>")
+    if (factory !== undefined) forwarderFactories[network] = factory
+  }
+  return { tokens, confirmations, forwarderFactories }
+}
+
+const read = (env: Env): { readonly config: AppConfigShape; readonly problems: ReadonlyArray<string>; readonly declared: ReadonlyArray<Declared> } => {
+  const r = makeReader(env)
+  const checkoutEnv = r.oneOf<CheckoutEnv>("CHECKOUT_ENV", ["development", "production", "test"], "development")
   const production = checkoutEnv === "production"
-  const host = env.HOST !== undefined && env.HOST !== "" ? env.HOST : "127.0.0.1"
-  const port = integer(env, "PORT", 3000, 0, 65535)
+  const host = r.text("HOST", "127.0.0.1")
+  const port = r.integer("PORT", 3000, 0, 65535)
   const displayHost = host.includes(":") ? `[${host}]` : host === "0.0.0.0" ? "127.0.0.1" : host
-  return {
+  const publicUrl = r.url("CHECKOUT_PUBLIC_URL", ["http:", "https:"])
+  const databaseUrl = r.url("DATABASE_URL", ["postgres:", "postgresql:"])
+  const requestTimeoutMs = r.integer("CHECKOUT_REQUEST_TIMEOUT_MS", 10_000, 100, 600_000)
+  const redisUrl = r.url("REDIS_URL", ["redis:", "rediss:"])
+  const longSecret = (name: string) => r.secret(name, /^.{32,}$/s, "must be at least 32 characters")
+  const config: AppConfigShape = {
     env: checkoutEnv,
     host,
     port,
-    databaseUrl: url(env, "DATABASE_URL", ["postgres:", "postgresql:"]),
-    databaseMultiplex: bool(env, "CHECKOUT_DB_MULTIPLEX", true),
-    dataDir: env.CHECKOUT_DATA_DIR !== undefined && env.CHECKOUT_DATA_DIR !== "" ? env.CHECKOUT_DATA_DIR : "./data",
-    publicUrl: url(env, "CHECKOUT_PUBLIC_URL", ["http:", "https:"]) ?? `http://${displayHost}:${port}`,
-    role: oneOf<Role>(env, "CHECKOUT_ROLE", ["api", "workers", "all"], "all"),
-    signup: oneOf(env, "CHECKOUT_SIGNUP", ["open", "closed"], "open"),
-    webhookAllowLoopback: bool(env, "CHECKOUT_WEBHOOK_ALLOW_LOOPBACK", !production),
-    webhookPollIntervalMs: integer(env, "CHECKOUT_WEBHOOK_POLL_MS", 1_000, 50, 3_600_000),
-    watcherLeaseMs: integer(env, "CHECKOUT_WATCHER_LEASE_MS", 6_000, 1_500, 600_000),
-    jwtSecret: secret(env, "CHECKOUT_JWT_SECRET", production),
-    encryptionKey: secret(env, "CHECKOUT_ENCRYPTION_KEY", production),
-    apiRateLimitPerMinute: integer(env, "CHECKOUT_API_RATE_LIMIT", 100, 1, 1_000_000),
-    solanaPrepareRateLimitPerMinute: integer(env, "CHECKOUT_SOLANA_PREPARE_RATE_LIMIT", 10, 1, 1_000_000),
-    redisUrl: url(env, "REDIS_URL", ["redis:", "rediss:"]),
-    demo: bool(env, "CHECKOUT_DEMO", !production),
-    sweepIntervalMs: integer(env, "CHECKOUT_SWEEP_INTERVAL_MS", 5_000, 100, 3_600_000),
-    maxBodyBytes: integer(env, "CHECKOUT_MAX_BODY_BYTES", 65_536, 1_024, 10_485_760),
+    databaseUrl,
+    databaseMultiplex: r.bool("CHECKOUT_DB_MULTIPLEX", true),
+    dataDir: r.text("CHECKOUT_DATA_DIR", "./data"),
+    publicUrl: publicUrl ?? `http://${displayHost}:${port}`,
+    role: r.oneOf<Role>("CHECKOUT_ROLE", ["api", "workers", "all"], "all"),
+    // Production opens no sign-up by default: the operator creates accounts (npm run cli -- merchant create).
+    signup: r.oneOf("CHECKOUT_SIGNUP", ["open", "closed"], production ? "closed" : "open"),
+    webhookAllowLoopback: r.bool("CHECKOUT_WEBHOOK_ALLOW_LOOPBACK", !production),
+    webhookPollIntervalMs: r.integer("CHECKOUT_WEBHOOK_POLL_MS", 1_000, 50, 3_600_000),
+    watcherLeaseMs: r.integer("CHECKOUT_WATCHER_LEASE_MS", 6_000, 1_500, 600_000),
+    jwtSecret: longSecret("CHECKOUT_JWT_SECRET"),
+    encryptionKey: longSecret("CHECKOUT_ENCRYPTION_KEY"),
+    metricsToken: r.secret("CHECKOUT_METRICS_TOKEN", /^.{16,}$/s, "must be at least 16 characters"),
+    apiRateLimitPerMinute: r.integer("CHECKOUT_API_RATE_LIMIT", 100, 1, 1_000_000),
+    solanaPrepareRateLimitPerMinute: r.integer("CHECKOUT_SOLANA_PREPARE_RATE_LIMIT", 10, 1, 1_000_000),
+    redisUrl,
+    demo: r.bool("CHECKOUT_DEMO", !production),
+    sweepIntervalMs: r.integer("CHECKOUT_SWEEP_INTERVAL_MS", 5_000, 100, 3_600_000),
+    maxBodyBytes: r.integer("CHECKOUT_MAX_BODY_BYTES", 65_536, 1_024, 10_485_760),
     idempotencyTtlHours: 24,
-    idempotencyLeaseMs: integer(env, "CHECKOUT_IDEMPOTENCY_LEASE_MS", 30_000, 1_000, 3_600_000),
-    requestTimeoutMs: integer(env, "CHECKOUT_REQUEST_TIMEOUT_MS", 10_000, 100, 600_000),
-    databaseConnectTimeoutMs: integer(env, "CHECKOUT_DB_CONNECT_TIMEOUT_MS", 5_000, 100, 600_000),
-    embeddedSharedBuffers: memorySize(env, "CHECKOUT_PGLITE_SHARED_BUFFERS", "32MB"),
-    databaseStatementTimeoutMs: integer(env, "CHECKOUT_DB_STATEMENT_TIMEOUT_MS", 30_000, 100, 3_600_000),
+    idempotencyLeaseMs: r.integer("CHECKOUT_IDEMPOTENCY_LEASE_MS", 30_000, 1_000, 3_600_000),
+    requestTimeoutMs,
+    databaseConnectTimeoutMs: r.integer("CHECKOUT_DB_CONNECT_TIMEOUT_MS", 5_000, 100, 600_000),
+    embeddedSharedBuffers: r.matching("CHECKOUT_PGLITE_SHARED_BUFFERS", /^\d{1,6}(kB|MB|GB)$/, "must be a size such as 32MB") ?? "32MB",
+    databaseStatementTimeoutMs: r.integer("CHECKOUT_DB_STATEMENT_TIMEOUT_MS", 30_000, 100, 3_600_000),
     price: {
-      url: url(env, "CHECKOUT_PRICE_URL", ["http:", "https:"]),
-      jsonPath: env.CHECKOUT_PRICE_JSON_PATH || "bitcoin.usd",
-      timestampPath: env.CHECKOUT_PRICE_TIMESTAMP_PATH === "" ? undefined : env.CHECKOUT_PRICE_TIMESTAMP_PATH ?? "bitcoin.last_updated_at",
-      timeoutMs: integer(env, "CHECKOUT_PRICE_TIMEOUT_MS", 3_000, 100, 60_000),
-      maxAgeSeconds: integer(env, "CHECKOUT_PRICE_MAX_AGE_SECONDS", 300, 1, 86_400),
-      fixedBtcUsd: decimal(env, "CHECKOUT_BTC_USD_RATE", "65000")
+      url: r.url("CHECKOUT_PRICE_URL", ["http:", "https:"]),
+      jsonPath: r.text("CHECKOUT_PRICE_JSON_PATH", "bitcoin.usd"),
+      // Set to empty: no staleness check.
+      timestampPath: env.CHECKOUT_PRICE_TIMESTAMP_PATH === "" ? undefined : r.text("CHECKOUT_PRICE_TIMESTAMP_PATH", "bitcoin.last_updated_at"),
+      timeoutMs: r.integer("CHECKOUT_PRICE_TIMEOUT_MS", 3_000, 100, 60_000),
+      maxAgeSeconds: r.integer("CHECKOUT_PRICE_MAX_AGE_SECONDS", 300, 1, 86_400),
+      fixedBtcUsd: r.custom(
+        "CHECKOUT_BTC_USD_RATE",
+        Config.schema(check((value) => /^\d+(\.\d{1,6})?$/.test(value) && Number(value) > 0), "CHECKOUT_BTC_USD_RATE").pipe(Config.withDefault("65000")),
+        "must be a positive decimal number with at most 6 decimals",
+        "65000"
+      )
     },
-    probeThreshold: integer(env, "CHECKOUT_PROBE_THRESHOLD", 5, 1, 1000),
-    paymentWorkerThreads: integer(env, "CHECKOUT_PAYMENT_WORKER_THREADS", 1, 0, 16),
-    loginAttemptsPerMinute: integer(env, "CHECKOUT_LOGIN_RATE_LIMIT", 10, 1, 100_000),
-    loginAddressAttemptsPerMinute: integer(env, "CHECKOUT_LOGIN_ADDRESS_RATE_LIMIT", 30, 1, 1_000_000),
-    signupsPerMinute: integer(env, "CHECKOUT_SIGNUP_RATE_LIMIT", 5, 1, 1_000_000),
+    probeThreshold: r.integer("CHECKOUT_PROBE_THRESHOLD", 5, 1, 1000),
+    paymentWorkerThreads: r.integer("CHECKOUT_PAYMENT_WORKER_THREADS", 1, 0, 16),
+    loginAttemptsPerMinute: r.integer("CHECKOUT_LOGIN_RATE_LIMIT", 10, 1, 100_000),
+    loginAddressAttemptsPerMinute: r.integer("CHECKOUT_LOGIN_ADDRESS_RATE_LIMIT", 30, 1, 1_000_000),
+    signupsPerMinute: r.integer("CHECKOUT_SIGNUP_RATE_LIMIT", 5, 1, 1_000_000),
     // Redis answers in well under a millisecond; the database store shares the connection pool with
     // every request (on PGlite, one connection), so a burst queues it behind other statements.
-    rateLimitStoreTimeoutMs: integer(env, "CHECKOUT_RATE_LIMIT_STORE_TIMEOUT_MS", url(env, "REDIS_URL", ["redis:", "rediss:"]) === undefined ? 1_000 : 100, 10, 60_000),
+    rateLimitStoreTimeoutMs: r.integer("CHECKOUT_RATE_LIMIT_STORE_TIMEOUT_MS", redisUrl === undefined ? 1_000 : 100, 10, 60_000),
     passwords: {
       // Tests run many sign-ups; production and development pay OWASP's cost.
-      logN: integer(env, "CHECKOUT_PASSWORD_SCRYPT_LOG_N", checkoutEnv === "test" ? 12 : 17, production ? 17 : 10, 20),
-      concurrency: integer(env, "CHECKOUT_PASSWORD_HASH_CONCURRENCY", 2, 1, 64),
+      logN: r.integer("CHECKOUT_PASSWORD_SCRYPT_LOG_N", checkoutEnv === "test" ? 12 : 17, production ? 17 : 10, 20),
+      concurrency: r.integer("CHECKOUT_PASSWORD_HASH_CONCURRENCY", 2, 1, 64),
       // A quarter of the request budget: the hash itself and the database still fit in the rest.
-      waitMs: integer(env, "CHECKOUT_PASSWORD_HASH_WAIT_MS", Math.floor(integer(env, "CHECKOUT_REQUEST_TIMEOUT_MS", 10_000, 100, 600_000) / 4), 10, 600_000)
+      waitMs: r.integer("CHECKOUT_PASSWORD_HASH_WAIT_MS", Math.floor(requestTimeoutMs / 4), 10, 600_000)
     },
-    rateLimitInstances: integer(env, "CHECKOUT_RATE_LIMIT_INSTANCES", 1, 1, 10_000),
-    dashboardRateLimitPerMinute: integer(env, "CHECKOUT_DASHBOARD_RATE_LIMIT", 600, 1, 1_000_000),
-    dashboardAddressRateLimitPerMinute: integer(env, "CHECKOUT_DASHBOARD_ADDRESS_RATE_LIMIT", 1_200, 1, 1_000_000),
-    trustedProxies: cidrList(env, "CHECKOUT_TRUSTED_PROXIES"),
-    chains: chainWatchSettings(env),
-    servicePrefix: env.CHECKOUT_SERVICE_PREFIX !== undefined && env.CHECKOUT_SERVICE_PREFIX !== "" ? env.CHECKOUT_SERVICE_PREFIX : "checkout"
+    rateLimitInstances: r.integer("CHECKOUT_RATE_LIMIT_INSTANCES", 1, 1, 10_000),
+    dashboardRateLimitPerMinute: r.integer("CHECKOUT_DASHBOARD_RATE_LIMIT", 600, 1, 1_000_000),
+    dashboardAddressRateLimitPerMinute: r.integer("CHECKOUT_DASHBOARD_ADDRESS_RATE_LIMIT", 1_200, 1, 1_000_000),
+    trustedProxies: r.custom(
+      "CHECKOUT_TRUSTED_PROXIES",
+      Config.schema(check(isNetworkList), "CHECKOUT_TRUSTED_PROXIES").pipe(
+        Config.withDefault(""),
+        Config.map((value) => value.split(",").map((entry) => entry.trim()).filter((entry) => entry !== ""))
+      ),
+      "must be a comma-separated list of IP networks such as 10.0.0.0/8",
+      []
+    ),
+    chains: chainWatchSettings(r),
+    rails: railConfig(r, env),
+    servicePrefix: r.text("CHECKOUT_SERVICE_PREFIX", "checkout")
   }
+  if (production) {
+    for (const name of ["CHECKOUT_JWT_SECRET", "CHECKOUT_ENCRYPTION_KEY"] as const) {
+      if (!r.present(name)) r.problems.push(`${name} is required when CHECKOUT_ENV=production`)
+    }
+    if (config.demo) r.problems.push("CHECKOUT_DEMO=true is refused when CHECKOUT_ENV=production: the demo merchant's password and wallets are public")
+    if (publicUrl === undefined) r.problems.push("CHECKOUT_PUBLIC_URL is required when CHECKOUT_ENV=production: it is the base of every paymentUrl")
+    if (databaseUrl === undefined && !r.present("CHECKOUT_DATA_DIR")) {
+      r.problems.push(
+        "DATABASE_URL is required when CHECKOUT_ENV=production (a PostgreSQL server); to run on the embedded database instead, set CHECKOUT_DATA_DIR explicitly"
+      )
+    }
+  }
+  return { config, problems: r.problems, declared: r.declared }
+}
+
+/** Reads and validates the environment; throws a ConfigError listing every problem, each naming its variable. */
+export const parseConfig = (env: Env): AppConfigShape => {
+  const { config, problems } = read(env)
+  if (problems.length > 0) throw new ConfigError(problems)
+  return config
+}
+
+/** Every variable the service reads, with its rule (families such as `CHECKOUT_CONFIRMATIONS_<NETWORK>` once). */
+export const declaredVariables = (): ReadonlyArray<Declared> => {
+  const seen = new Map<string, Declared>()
+  for (const entry of read({}).declared) if (!seen.has(entry.name)) seen.set(entry.name, entry)
+  return [...seen.values()]
 }
 
 export class AppConfig extends Context.Service<AppConfig, AppConfigShape>()("Config/AppConfig") {

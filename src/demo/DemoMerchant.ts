@@ -62,7 +62,6 @@ export const DemoMerchantLive = Layer.effectDiscard(Effect.gen(function*() {
   const simulate = base === "http://127.0.0.1:3000" ? "npm run simulate --" : `CHECKOUT_URL=${base} npm run simulate --`
   yield* Console.log([
     "",
-    `Checkout service listening on ${base} (public URL ${config.publicUrl})`,
     `API docs: ${base}/docs   OpenAPI: ${base}/api/openapi.json   Dashboard: ${base}/dashboard`,
     `Demo merchant ${DEMO_EMAIL}, dashboard password ${DEMO_PASSWORD} (DEMO KEYS ONLY: public test wallets, never for real funds)`,
     apiKey === undefined ? "Demo API key: created earlier (not stored in plain text)" : `Demo API key: ${apiKey}`,

@@ -171,6 +171,8 @@ export const HttpAppLive = Layer.mergeAll(Routes, ErrorBoundary).pipe(
  */
 const createServerAnsweringWhileStarting = () => {
   const server = createServer()
+  // A listen error (a port in use) fails the serve layer; without a listener Node would also throw it.
+  server.on("error", () => {})
   server.on("request", (_request, response) => {
     if (server.listenerCount("request") > 1) return // the service's handler answers
     response.writeHead(503, { "content-type": "application/json", "retry-after": "1" })

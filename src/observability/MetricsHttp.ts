@@ -1,5 +1,6 @@
-import { Effect, Layer } from "effect"
-import { HttpRouter, HttpServerResponse } from "effect/http"
+import { Effect, Layer, Redacted } from "effect"
+import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
+import { timingSafeEqual } from "node:crypto"
 import { PrometheusMetrics } from "effect/observability"
 import { AppConfig } from "../config/AppConfig.ts"
 import { configuredNetworks, type ChainCursorState, lagSeconds } from "../monitoring/ChainWatcherStatus.ts"
@@ -18,15 +19,27 @@ const gaugeValues = (state: ChainCursorState): ChainGaugeValues => ({
 })
 
 /**
+ * Who may read `/metrics`: with CHECKOUT_METRICS_TOKEN set, only `Authorization: Bearer <token>`
+ * (compared in constant time); without it, anyone outside production and no one in production,
+ * where the API port faces the public.
+ */
+export const metricsAccess = (token: Redacted.Redacted<string> | undefined, production: boolean) => (authorization: string | undefined): "allowed" | "unauthorized" | "hidden" => {
+  if (token === undefined) return production ? "hidden" : "allowed"
+  const expected = new TextEncoder().encode(`Bearer ${Redacted.value(token)}`)
+  const given = new TextEncoder().encode(authorization ?? "")
+  return given.length === expected.length && timingSafeEqual(given, expected) ? "allowed" : "unauthorized"
+}
+
+/**
  * `GET /metrics`: Prometheus text format (0.0.4) of every Effect metric, after the gauges read
- * from the database (webhook backlog, the watched networks' chain state) are refreshed. No
- * authentication: keep it behind the network edge.
+ * from the database (webhook backlog, the watched networks' chain state) are refreshed.
  */
 export const MetricsRouteLive = HttpRouter.use((router) =>
   Effect.gen(function*() {
     const monitoring = yield* MonitoringRepo
-    const { chains } = yield* AppConfig
+    const { chains, metricsToken, env } = yield* AppConfig
     const networks = configuredNetworks(chains)
+    const access = metricsAccess(metricsToken, env === "production")
     const readGauges = Effect.all({ cursors: monitoring.chainCursors, webhookBacklog: monitoring.webhookBacklog }, { concurrency: "unbounded" })
 
     const scrape = Effect.gen(function*() {
@@ -43,6 +56,15 @@ export const MetricsRouteLive = HttpRouter.use((router) =>
       return HttpServerResponse.text(body, { contentType: "text/plain; version=0.0.4; charset=utf-8" })
     })
 
-    yield* router.add("GET", "/metrics", scrape)
+    yield* router.add("GET", "/metrics", Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
+      switch (access(request.headers.authorization)) {
+        case "allowed":
+          return scrape
+        case "unauthorized":
+          return Effect.succeed(HttpServerResponse.jsonUnsafe({ error: "Missing or invalid metrics token" }, { status: 401, headers: { "www-authenticate": "Bearer" } }))
+        case "hidden":
+          return Effect.succeed(HttpServerResponse.jsonUnsafe({ error: "Not found" }, { status: 404 }))
+      }
+    }))
   })
 ).pipe(Layer.provide(MonitoringRepo.layer))

@@ -1,35 +1,21 @@
 import { Context, Layer } from "effect"
-import { checksumAddress, type Hex, isEvmAddress } from "./EvmAddress.ts"
+import type { RailConfig } from "../config/AppConfig.ts"
+import { checksumAddress, type Hex } from "./EvmAddress.ts"
 import { CANONICAL_FACTORY } from "./Forwarders.ts"
 import { DEFAULT_CONFIRMATIONS, DEFAULT_TOKENS, EVM_NETWORKS, type EvmNetwork, isEvm, type Network, NETWORKS } from "./Networks.ts"
 import { type PaymentMethod, type RailSettings, tokenContractOf } from "./PaymentMethod.ts"
 
-type Env = Readonly<Record<string, string | undefined>>
-
-export const railSettingsFromEnv = (env: Env, servicePrefix: string, production = env.CHECKOUT_ENV === "production"): RailSettings => {
-  const tokens: Record<string, string> = { ...DEFAULT_TOKENS }
-  for (const [key, value] of Object.entries(env)) {
-    const match = /^CHECKOUT_TOKEN_([A-Z]+)_([A-Z]+)$/.exec(key)
-    if (match !== null && value !== undefined && value !== "") tokens[`${match[1].toLowerCase()}:${match[2]}`] = value
-  }
-  const confirmations = Object.fromEntries(
-    NETWORKS.map((network) => {
-      const value = env[`CHECKOUT_CONFIRMATIONS_${network.toUpperCase()}`]
-      return [network, value === undefined || value === "" ? DEFAULT_CONFIRMATIONS[network] : Number(value)]
-    })
-  ) as Record<Network, number>
+/** The rails' settings: the configured tokens, confirmations and factories over the canonical defaults. */
+export const railSettingsOf = (config: RailConfig, servicePrefix: string, production: boolean): RailSettings => {
+  const tokens: Record<string, string> = { ...DEFAULT_TOKENS, ...config.tokens }
+  const confirmations = Object.fromEntries(NETWORKS.map((network) => [network, config.confirmations[network] ?? DEFAULT_CONFIRMATIONS[network]])) as Record<Network, number>
   // Production uses only the factories it is given; elsewhere every network defaults to the
   // address where `npm run cli -- evm deploy-factory` deploys it.
   const factories: Partial<Record<EvmNetwork, Hex>> = {}
   for (const network of EVM_NETWORKS) {
-    const name = `CHECKOUT_FORWARDER_FACTORY_${network.toUpperCase()}`
-    const configured = env[name]
-    if (configured !== undefined && configured !== "") {
-      if (!isEvmAddress(configured, { strict: false })) throw new Error(`${name} must be an EVM address`)
-      factories[network] = checksumAddress(configured)
-    } else if (!production) {
-      factories[network] = CANONICAL_FACTORY
-    }
+    const configured = config.forwarderFactories[network]
+    if (configured !== undefined) factories[network] = checksumAddress(configured)
+    else if (!production) factories[network] = CANONICAL_FACTORY
   }
   return { tokens, confirmations, forwarder: { factories }, servicePrefix }
 }

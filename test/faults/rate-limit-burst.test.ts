@@ -13,8 +13,9 @@ if (redisUrl === undefined) console.log("skipped: rate-limit bursts on Redis (RE
 if (redisUrl !== undefined && databaseUrl === undefined) console.log("skipped: rate-limit bursts on two instances (DATABASE_URL is not set)")
 
 const LIMIT = 100
+const reachesTheLimit = (admitted: number) => expect([LIMIT - 1, LIMIT]).toContain(admitted)
 
-/** One invoice, then `count` concurrent status reads of it at each instance: the statuses of all. */
+/** One invoice, then `count` concurrent status reads of it at each instance: how many reads were admitted. */
 const burst = async (merchant: TestMerchant, count: number, instances: ReadonlyArray<TestApp>) => {
   const created = await merchant.api("/api/checkout/invoices", { body: { amountUsd: 5, productName: "Burst" } })
   expect(created.status).toBe(201)
@@ -25,9 +26,12 @@ const burst = async (merchant: TestMerchant, count: number, instances: ReadonlyA
           .then(async (response) => ({ status: response.status, retryAfter: response.headers.get("retry-after"), body: await response.json() })))
     )
   )
-  const admitted = 1 + answers.filter((answer) => answer.status === 200).length
+  // The store's window (Effect's fixed window) lasts window/limit per token counted: the create's
+  // token may have expired before the burst (a loaded machine), or still count. So the burst itself
+  // gets the limit, or one less.
+  const admitted = answers.filter((answer) => answer.status === 200).length
   const refused = answers.filter((answer) => answer.status === 429)
-  expect(answers.length - refused.length).toBe(admitted - 1)
+  expect(answers.length - refused.length).toBe(admitted)
   for (const answer of refused) {
     expect(answer.body.error).toMatch(/^Rate limit exceeded\. Retry after \d+ seconds\.$/)
     expect(answer.retryAfter).toMatch(/^\d+$/)
@@ -52,14 +56,14 @@ describe.skipIf(redisUrl === undefined)("300 concurrent API-key requests of one 
   })
 
   it("admits exactly the limit while Redis answers", { timeout: 60_000 }, async () => {
-    expect(await burst(await app.createMerchant(), 300, [app])).toBe(LIMIT)
+    reachesTheLimit(await burst(await app.createMerchant(), 300, [app]))
   })
 
   it("admits at most the limit while Redis is stalled", { timeout: 60_000 }, async () => {
     const merchant = await app.createMerchant()
     proxy.stall()
     try {
-      expect(await burst(merchant, 300, [app])).toBe(LIMIT)
+      reachesTheLimit(await burst(merchant, 300, [app]))
     } finally {
       await proxy.restore()
     }
@@ -91,7 +95,7 @@ describe.skipIf(redisUrl === undefined || databaseUrl === undefined)("two instan
   // Each instance alone would admit 100: only Redis's atomic count keeps the two to 100 together.
   it("admit exactly the limit together while Redis answers (its count is atomic)", { timeout: 90_000 }, async () => {
     const [first, second] = await instances({ rateLimitStoreTimeoutMs: 30_000 })
-    expect(await burst(await first.createMerchant(), 150, [first, second])).toBe(LIMIT)
+    reachesTheLimit(await burst(await first.createMerchant(), 150, [first, second]))
   })
 
   it("admit at most the limit together while Redis is stalled: each its share", { timeout: 90_000 }, async () => {
@@ -99,7 +103,7 @@ describe.skipIf(redisUrl === undefined || databaseUrl === undefined)("two instan
     const merchant = await first.createMerchant()
     proxy.stall()
     try {
-      expect(await burst(merchant, 150, [first, second])).toBe(LIMIT)
+      reachesTheLimit(await burst(merchant, 150, [first, second]))
     } finally {
       await proxy.restore()
     }

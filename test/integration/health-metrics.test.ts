@@ -53,7 +53,7 @@ const startWithDatabase = async (database: Layer.Layer<SqlClient.SqlClient>) => 
   const config = { ...parseConfig(env), role: "api" as const }
   const server = HttpRouter.serve(HttpAppLive.pipe(Layer.provide(database)), { disableLogger: true, disableListenLog: true }).pipe(
     Layer.provideMerge(NodeHttpServer.layer(createHttpServer, { port: 0, host: "127.0.0.1" })),
-    Layer.provide(ServicesLive(env)),
+    Layer.provide(ServicesLive),
     Layer.provide(Layer.succeed(AppConfig, config))
   )
   const scope = Effect.runSync(Scope.make())

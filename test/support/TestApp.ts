@@ -157,7 +157,7 @@ export const testApp = (overrides: Partial<AppConfigShape> = {}, extraEnv: Reado
     ...(overrides.env === "production" ? { jwtSecret: Redacted.make("test-jwt-secret-".repeat(3)), encryptionKey: Redacted.make("test-encryption-key-".repeat(3)) } : {}),
     ...overrides
   }
-  return TestServer.layer.pipe(Layer.provideMerge(makeApp(Layer.succeed(AppConfig, config), env)))
+  return TestServer.layer.pipe(Layer.provideMerge(makeApp(Layer.succeed(AppConfig, config))))
 }
 
 /**

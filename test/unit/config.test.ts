@@ -2,7 +2,8 @@ import { Cause, Effect, Exit, Layer, Redacted } from "effect"
 import { SqlClient } from "effect/sql"
 import { describe, expect, it } from "vitest"
 import { Secrets } from "../../src/accounts/Secrets.ts"
-import { AppConfig, parseConfig } from "../../src/config/AppConfig.ts"
+import { readFileSync } from "node:fs"
+import { AppConfig, ConfigError, declaredVariables, parseConfig } from "../../src/config/AppConfig.ts"
 
 describe("configuration", () => {
   it("has working defaults", () => {
@@ -36,12 +37,79 @@ describe("configuration", () => {
     expect(() => parseConfig({ CHECKOUT_DB_MULTIPLEX: "sometimes" })).toThrow(/CHECKOUT_DB_MULTIPLEX must be true or false/)
   })
 
+  const PRODUCTION = {
+    CHECKOUT_ENV: "production",
+    CHECKOUT_JWT_SECRET: "j".repeat(32),
+    CHECKOUT_ENCRYPTION_KEY: "k".repeat(32),
+    CHECKOUT_PUBLIC_URL: "https://pay.example.com",
+    DATABASE_URL: "postgres://checkout@db.internal/checkout"
+  }
+
   it("refuses production without secrets", () => {
     expect(() => parseConfig({ CHECKOUT_ENV: "production" })).toThrow(/CHECKOUT_JWT_SECRET is required/)
-    const secrets = { CHECKOUT_JWT_SECRET: "j".repeat(32), CHECKOUT_ENCRYPTION_KEY: "k".repeat(32) }
-    const config = parseConfig({ CHECKOUT_ENV: "production", ...secrets })
+    const config = parseConfig(PRODUCTION)
     expect(config.demo).toBe(false)
     expect(config.webhookAllowLoopback).toBe(false)
+  })
+
+  it("refuses a production start with the public demo, without a public URL, or silently on the embedded database; closes sign-up there", () => {
+    const problems = (env: Record<string, string | undefined>) => {
+      try {
+        parseConfig(env)
+        return []
+      } catch (error) {
+        return (error as ConfigError).problems
+      }
+    }
+    expect(problems({ ...PRODUCTION, CHECKOUT_DEMO: "true" })).toEqual([
+      "CHECKOUT_DEMO=true is refused when CHECKOUT_ENV=production: the demo merchant's password and wallets are public"
+    ])
+    expect(problems({ ...PRODUCTION, CHECKOUT_PUBLIC_URL: undefined })).toEqual([
+      "CHECKOUT_PUBLIC_URL is required when CHECKOUT_ENV=production: it is the base of every paymentUrl"
+    ])
+    expect(problems({ ...PRODUCTION, DATABASE_URL: undefined })).toEqual([
+      "DATABASE_URL is required when CHECKOUT_ENV=production (a PostgreSQL server); to run on the embedded database instead, set CHECKOUT_DATA_DIR explicitly"
+    ])
+    expect(parseConfig({ ...PRODUCTION, DATABASE_URL: undefined, CHECKOUT_DATA_DIR: "/var/lib/checkout" }).dataDir).toBe("/var/lib/checkout")
+    expect(parseConfig(PRODUCTION).signup).toBe("closed")
+    expect(parseConfig({ ...PRODUCTION, CHECKOUT_SIGNUP: "open" }).signup).toBe("open")
+    expect(parseConfig({}).signup).toBe("open")
+  })
+
+  it("reports every problem at once, each naming its variable, and never echoes a secret", () => {
+    let thrown: unknown
+    try {
+      parseConfig({ PORT: "abc", CHECKOUT_CONFIRMATIONS_BASE: "-5", CHECKOUT_ROLE: "boss", CHECKOUT_JWT_SECRET: "short-secret-value" })
+    } catch (error) {
+      thrown = error
+    }
+    expect(thrown).toBeInstanceOf(ConfigError)
+    expect((thrown as ConfigError).problems).toEqual([
+      "PORT must be an integer from 0 to 65535 (got \"abc\")",
+      "CHECKOUT_ROLE must be one of api, workers, all (got \"boss\")",
+      "CHECKOUT_JWT_SECRET must be at least 32 characters",
+      "CHECKOUT_CONFIRMATIONS_BASE must be an integer from 1 to 10000 (got \"-5\")"
+    ])
+    expect((thrown as Error).message).not.toContain("short-secret-value")
+  })
+
+  it("checks the rails' settings at start: confirmations, token contracts and factories", () => {
+    expect(() => parseConfig({ CHECKOUT_CONFIRMATIONS_BASE: "abc" })).toThrow(/^CHECKOUT_CONFIRMATIONS_BASE must be an integer from 1 to 10000 \(got "abc"\)$/)
+    expect(parseConfig({ CHECKOUT_CONFIRMATIONS_BASE: "3" }).rails.confirmations).toEqual({ base: 3 })
+    expect(() => parseConfig({ CHECKOUT_TOKEN_BASE_USDT: "not-an-address" })).toThrow(/CHECKOUT_TOKEN_BASE_USDT must be an EVM contract address/)
+    expect(() => parseConfig({ CHECKOUT_TOKEN_SOLANA_USDC: "0x0000000000000000000000000000000000000001" })).toThrow(/CHECKOUT_TOKEN_SOLANA_USDC must be a Solana mint/)
+    expect(() => parseConfig({ CHECKOUT_TOKEN_POLYGON_USDC: "0x0000000000000000000000000000000000000001" })).toThrow(/CHECKOUT_TOKEN_POLYGON_USDC is not a token setting/)
+    expect(parseConfig({ CHECKOUT_TOKEN_BASE_USDT: "0x0000000000000000000000000000000000000001" }).rails.tokens).toEqual({
+      "base:USDT": "0x0000000000000000000000000000000000000001"
+    })
+    expect(() => parseConfig({ CHECKOUT_FORWARDER_FACTORY_BASE: "0x12" })).toThrow(/CHECKOUT_FORWARDER_FACTORY_BASE must be an EVM address/)
+  })
+
+  it("documents every variable it reads in the README's configuration table", () => {
+    const readme = readFileSync(new URL("../../README.md", import.meta.url), "utf8")
+    const documented = new Set([...readme.matchAll(/^\| (.+?) \|/gm)].flatMap((row) => [...row[1].matchAll(/`([A-Z0-9_<>]+)`/g)].map((name) => name[1])))
+    const missing = declaredVariables().map((variable) => variable.name).filter((name) => !documented.has(name))
+    expect(missing).toEqual([])
   })
 
   it("never falls back to database-kept secrets in production", async () => {

@@ -4,7 +4,8 @@ import { DEMO_KEYS, DEMO_METHODS } from "../../src/demo/DemoMerchant.ts"
 import type { OptionRequest } from "../../src/payments/OptionBuilder.ts"
 import { type OptionOutcome, type PaymentTask, runPaymentTask } from "../../src/payments/PaymentTasks.ts"
 import { makePaymentWorker, WorkerLane } from "../../src/payments/PaymentWorker.ts"
-import { railSettingsFromEnv } from "../../src/payments/RailSettings.ts"
+import { parseConfig } from "../../src/config/AppConfig.ts"
+import { railSettingsOf } from "../../src/payments/RailSettings.ts"
 import { decodeQrSvg } from "../support/QrRaster.ts"
 import { InvoiceId, PaymentOptionId } from "../../src/domain/Ids.ts"
 import { Micros } from "../../src/domain/Money.ts"
@@ -17,7 +18,7 @@ const lane = (entry?: URL) => {
 }
 afterAll(() => Promise.all(lanes.map((made) => made.close())))
 
-const rails = railSettingsFromEnv({}, "checkout")
+const rails = railSettingsOf(parseConfig({}).rails, "checkout", false)
 
 /** The demo's options (the Solana one left out: its reference is random, so no two runs agree). */
 const optionRequests = (evmXpub: string = DEMO_KEYS.evmXpub): ReadonlyArray<OptionRequest> =>
