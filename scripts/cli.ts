@@ -44,7 +44,7 @@ const program = Effect.gen(function*() {
   if (merchant === undefined) return yield* Effect.fail(`no account with email ${email}`)
   if (area === "account" && (action === "disable" || action === "enable")) {
     yield* accounts.setStatus(merchant.id, action === "disable" ? "disabled" : "active")
-    yield* Console.log(`account ${email} ${action === "disable" ? "disabled (sessions revoked)" : "enabled (cross-account probes forgiven)"}`)
+    yield* Console.log(`account ${email} ${action === "disable" ? "disabled (its keys and sessions answer 403 until it is enabled)" : "enabled (cross-account probes forgiven)"}`)
   } else if (area === "billing" && (action === "block" || action === "unblock")) {
     yield* accounts.setBillingStatus(merchant.id, action === "block" ? "blocked" : "active")
     yield* Console.log(`billing of ${email} ${action === "block" ? "blocks" : "allows"} invoice creation`)

@@ -135,10 +135,12 @@ export class Accounts extends Context.Service<Accounts, {
             WHERE merchant_id = ${merchantId} AND created_at > now() - interval '1 day'`
       })
 
-      const setStatus = Effect.fn("Accounts.setStatus")(function*(merchantId: string, status: "active" | "disabled") {
+      // The operator's disable keeps the sessions: they answer 403 Forbidden, as the spec's table
+      // says, until the account is enabled again. A probe-disabled account's sessions are revoked.
+      const setStatus = Effect.fn("Accounts.setStatus")(function*(merchantId: string, status: "active" | "disabled", revokeSessions = false) {
         yield* sql`UPDATE merchants SET status = ${status} WHERE id = ${merchantId}`
         if (status === "disabled") {
-          yield* sql`UPDATE sessions SET revoked_at = now() WHERE merchant_id = ${merchantId} AND revoked_at IS NULL`
+          if (revokeSessions) yield* sql`UPDATE sessions SET revoked_at = now() WHERE merchant_id = ${merchantId} AND revoked_at IS NULL`
         } else {
           // Enabling forgives the probes that disabled the account: counted again, the day's
           // earlier probes would disable it on the next one.
@@ -231,7 +233,7 @@ export class Accounts extends Context.Service<Accounts, {
           const { count } = yield* countRecentProbes({ merchantId: MerchantId.make(merchantId) })
           const reached = count >= config.probeThreshold
           yield* Effect.logWarning("Cross-account probe").pipe(Effect.annotateLogs({ merchantId, kind, reached }))
-          if (reached) yield* setStatus(merchantId, "disabled")
+          if (reached) yield* setStatus(merchantId, "disabled", true)
           return reached
         }, Effect.orDie)
       }
