@@ -139,7 +139,8 @@ const RootRedirect = HttpRouter.add("GET", "/", HttpServerResponse.redirect("/do
 /** Every route of the service; each is labelled with its route template for the HTTP metrics. */
 const Routes = Layer.mergeAll(
   HttpApiBuilder.layer(Api, { openapiPath: "/api/openapi.json" }),
-  HttpApiScalar.layer(Api, { path: "/docs" }),
+  // The docs page loads nothing from outside the service (Scalar's default fonts come from its CDN).
+  HttpApiScalar.layer(Api, { path: "/docs", scalar: { withDefaultFonts: false } }),
   MetricsRouteLive,
   PayPageRoutesLive,
   DashboardRoutesLive,

@@ -88,6 +88,18 @@ const REQUEST_EXAMPLES: Readonly<Record<string, unknown>> = {
 
 const METHODS = ["get", "put", "post", "delete", "patch"] as const
 
+/** The formats of request fields whose schema is a plain string (validated by the route's own checks). */
+const FIELD_FORMATS: Readonly<Record<string, string>> = { redirectUrl: "uri", url: "uri", customerEmail: "email", email: "email" }
+
+/** Adds `format` to the string branch of each known field of a request body's schema. */
+const addFormats = (schema: Record<string, any> | undefined) => {
+  for (const [field, property] of Object.entries<Record<string, any>>(schema?.properties ?? {})) {
+    const format = FIELD_FORMATS[field]
+    if (format === undefined) continue
+    for (const branch of property.anyOf ?? [property]) if (branch.type === "string") branch.format ??= format
+  }
+}
+
 /** Liveness answers without the database; every other route answers 503 while the database does not. */
 const answersWithoutDatabase = (path: string) => path === "/api/health"
 
@@ -119,7 +131,13 @@ export const documentOpenApi = (spec: Record<string, any>): Record<string, any> 
       operation.description ??= DESCRIPTIONS[operation.operationId]
       const example = REQUEST_EXAMPLES[operation.operationId]
       const body = operation.requestBody?.content?.["application/json"]
-      if (example !== undefined && body !== undefined) body.example = example
+      addFormats(body?.schema?.$ref === undefined ? body?.schema : spec.components?.schemas?.[String(body.schema.$ref).split("/").pop()!])
+      if (example !== undefined && body !== undefined) {
+        body.example = example
+        // "Try it" clients (the /docs page) build the body from the schema, not the media type's
+        // example: without this they send every optional field as "" and both timing shapes merged.
+        body.schema = { ...body.schema, example }
+      }
       for (const [status, response] of Object.entries<Record<string, any>>(operation.responses ?? {})) {
         const known = ERROR_EXAMPLES[status]
         if (known === undefined) continue

@@ -51,6 +51,14 @@ describe("the OpenAPI document", () => {
     expect(spec.paths["/api/checkout/invoices"].post.responses["413"].content["application/json"].example.error).toMatch(/too large/)
   })
 
+  it("gives request fields their formats and the create body a schema-level example (what \"try it\" clients generate from)", () => {
+    const create = spec.paths["/api/checkout/invoices"].post.requestBody.content["application/json"].schema
+    expect(create.example).toMatchObject({ amountUsd: 49.99, redirectUrl: "https://shop.example.com/thanks" })
+    expect(create.properties.redirectUrl.anyOf[0]).toMatchObject({ type: "string", format: "uri" })
+    expect(create.properties.customerEmail.anyOf[0]).toMatchObject({ type: "string", format: "email" })
+    expect(spec.paths["/api/checkout/invoices/{id}"].get.parameters[0].schema.format).toBe("uuid")
+  })
+
   it("gives an example body for the merchant writes", () => {
     const create = spec.paths["/api/checkout/invoices"].post.requestBody.content["application/json"]
     expect(create.example).toMatchObject({ amountUsd: 49.99 })
