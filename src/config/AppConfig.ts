@@ -75,6 +75,8 @@ export interface AppConfigShape {
   readonly trustedProxies: ReadonlyArray<string>
   readonly chains: ChainWatchSettings
   readonly rails: RailConfig
+  /** The payment page's block explorer per network, where configured: a `{tx}` template or a site root. */
+  readonly explorerUrls: Partial<Record<WatchedNetwork, string>>
 }
 
 export type WatchedNetwork = "bitcoin" | "ethereum" | "arbitrum" | "base" | "solana"
@@ -182,20 +184,24 @@ const makeReader = (env: Env) => {
     url: (name: string, protocols: ReadonlyArray<string>, family?: string): string | undefined =>
       read(
         name,
-        Config.schema(check(isUrlWith(protocols)), name).pipe(Config.map((value) => value.replace(/\/+$/, "")), Config.option, Config.map((value) => value._tag === "Some" ? value.value : undefined)),
+        Config.schema(check(isUrlWith(protocols)), name).pipe(Config.map((value) => value.replace(/\/+$/, "")), Config.option,
+          Config.map((value) => value._tag === "Some" ? value.value : undefined)),
         `must be a URL starting with ${protocols.join(" or ")}`,
         undefined,
         { family }
       ),
     matching: (name: string, pattern: RegExp, rule: string, family?: string): string | undefined =>
-      read(name, Config.schema(check((value) => pattern.test(value)), name).pipe(Config.option, Config.map((value) => value._tag === "Some" ? value.value : undefined)), rule, undefined, {
+      read(name, Config.schema(check((value) => pattern.test(value)), name).pipe(Config.option, Config.map((value) => value._tag === "Some" ? value.value : undefined)), rule,
+        undefined, {
         family
       }),
     secret: (name: string, pattern: RegExp, rule: string): Redacted.Redacted<string> | undefined =>
-      read(name, Config.schema(check((value) => pattern.test(value)), name).pipe(Config.option, Config.map((value) => value._tag === "Some" ? Redacted.make(value.value) : undefined)), rule, undefined, {
+      read(name, Config.schema(check((value) =>
+        pattern.test(value)
+      ), name).pipe(Config.option, Config.map((value) => value._tag === "Some" ? Redacted.make(value.value) : undefined)), rule, undefined, {
         secret: true
       }),
-    custom: <A>(name: string, config: Config.Config<A>, rule: string, fallback: A) => read(name, config, rule, fallback)
+    custom: <A>(name: string, config: Config.Config<A>, rule: string, fallback: A, family?: string) => read(name, config, rule, fallback, { family })
   }
 }
 
@@ -241,7 +247,9 @@ const railConfig = (read: Reader, env: Env): RailConfig => {
   }
   // A token variable of a network or asset the service does not know is a typo: say so.
   for (const name of Object.keys(env)) {
-    if (/^CHECKOUT_TOKEN_/.test(name) && env[name] !== "" && !read.declared.some((entry) => entry.name === name) && !/^CHECKOUT_TOKEN_(ETHEREUM|ARBITRUM|BASE|SOLANA)_(USDT|USDC)$/.test(name)) {
+    if (/^CHECKOUT_TOKEN_/.test(name) && env[name] !== "" && !read.declared.some((entry) => entry.name === name) &&
+      !/^CHECKOUT_TOKEN_(ETHEREUM|ARBITRUM|BASE|SOLANA)_(USDT|USDC)$/.test(name))
+    {
       read.problems.push(`${name} is not a token setting: use CHECKOUT_TOKEN_<NETWORK>_<ASSET> with a network of ethereum, arbitrum, base, solana and an asset of USDT, USDC`)
     }
   }
@@ -253,10 +261,29 @@ const railConfig = (read: Reader, env: Env): RailConfig => {
   }
   const forwarderFactories: Partial<Record<EvmNetworkName, string>> = {}
   for (const network of EVM_NETWORK_NAMES) {
-    const factory = read.matching(`CHECKOUT_FORWARDER_FACTORY_${network.toUpperCase()}`, EVM_ADDRESS, "must be an EVM address (0x followed by 40 hex digits)", "CHECKOUT_FORWARDER_FACTORY_<NETWORK>")
+    const factory = read.matching(`CHECKOUT_FORWARDER_FACTORY_${network.toUpperCase()}`, EVM_ADDRESS, "must be an EVM address (0x followed by 40 hex digits)",
+      "CHECKOUT_FORWARDER_FACTORY_<NETWORK>")
     if (factory !== undefined) forwarderFactories[network] = factory
   }
   return { tokens, confirmations, forwarderFactories }
+}
+
+const isExplorerUrl = (value: string) => isUrlWith(["http:", "https:"])(value.replace("{tx}", "0"))
+
+const explorerUrls = (read: Reader): Partial<Record<WatchedNetwork, string>> => {
+  const urls: Partial<Record<WatchedNetwork, string>> = {}
+  for (const network of WATCHED_NETWORKS) {
+    const name = `CHECKOUT_EXPLORER_URL_${network.toUpperCase()}`
+    const url = read.custom(
+      name,
+      Config.schema(check(isExplorerUrl), name).pipe(Config.option, Config.map((value) => value._tag === "Some" ? value.value.trim() : undefined)),
+      "must be an http(s) URL, with {tx} where the transaction hash goes (for example https://basescan.org/tx/{tx})",
+      undefined,
+      "CHECKOUT_EXPLORER_URL_<NETWORK>"
+    )
+    if (url !== undefined) urls[network] = url
+  }
+  return urls
 }
 
 const read = (env: Env): { readonly config: AppConfigShape; readonly problems: ReadonlyArray<string>; readonly declared: ReadonlyArray<Declared> } => {
@@ -343,6 +370,7 @@ const read = (env: Env): { readonly config: AppConfigShape; readonly problems: R
     ),
     chains: chainWatchSettings(r),
     rails: railConfig(r, env),
+    explorerUrls: explorerUrls(r),
     servicePrefix: r.text("CHECKOUT_SERVICE_PREFIX", "checkout")
   }
   if (production) {
