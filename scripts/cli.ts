@@ -2,12 +2,14 @@
  * Operator commands against the service's database (DATABASE_URL, or the embedded data directory:
  * stop the server first, PGlite serves one process at a time).
  *
+ *   npm run cli -- account create <email>     (prints a generated dashboard password once; with sign-up closed, how accounts are made)
  *   npm run cli -- account disable <email>    npm run cli -- account enable <email>
  *   npm run cli -- billing block <email>      npm run cli -- billing unblock <email>
  *   npm run cli -- evm deploy-factory --network <ethereum|arbitrum|base>
  *     (CHECKOUT_EVM_RELAYER_KEY and CHECKOUT_RPC_URL_<NETWORK> set; prints the factory address to configure)
  */
 import { Console, Effect, Layer, Redacted } from "effect"
+import { randomBytes } from "node:crypto"
 import type { Hex } from "viem"
 import { deployForwarderFactory } from "../src/chains/evm/FactoryDeployment.ts"
 import { EVM_CHAIN_IDS, type EvmNetwork, isEvm, type Network } from "../src/payments/Networks.ts"
@@ -16,7 +18,7 @@ import { AppConfig, parseConfig } from "../src/config/AppConfig.ts"
 import { DatabaseLive } from "../src/db/Database.ts"
 
 const [area, action, email] = process.argv.slice(2)
-const usage = "usage: npm run cli -- account disable|enable <email> | billing block|unblock <email> | evm deploy-factory --network <network>"
+const usage = "usage: npm run cli -- account create|disable|enable <email> | billing block|unblock <email> | evm deploy-factory --network <network>"
 
 if (area === "evm") {
   const network = process.argv[process.argv.indexOf("--network") + 1]
@@ -41,6 +43,13 @@ const program = Effect.gen(function*() {
   const accounts = yield* Accounts
   if (email === undefined) return yield* Effect.fail(usage)
   const merchant = yield* accounts.findMerchantByEmail(email)
+  if (area === "account" && action === "create") {
+    if (merchant !== undefined) return yield* Effect.fail(`an account with email ${email} exists already`)
+    if (!/^[^\s@]+@[^\s@]+$/.test(email)) return yield* Effect.fail(`not an email address: ${email}`)
+    const password = randomBytes(18).toString("base64url")
+    yield* accounts.createMerchant({ email, password })
+    return yield* Console.log(`account ${email} created; dashboard password (shown once: keep it in a password manager): ${password}`)
+  }
   if (merchant === undefined) return yield* Effect.fail(`no account with email ${email}`)
   if (area === "account" && (action === "disable" || action === "enable")) {
     yield* accounts.setStatus(merchant.id, action === "disable" ? "disabled" : "active")

@@ -307,7 +307,7 @@ const read = (env: Env): { readonly config: AppConfigShape; readonly problems: R
     dataDir: r.text("CHECKOUT_DATA_DIR", "./data"),
     publicUrl: publicUrl ?? `http://${displayHost}:${port}`,
     role: r.oneOf<Role>("CHECKOUT_ROLE", ["api", "workers", "all"], "all"),
-    // Production opens no sign-up by default: the operator creates accounts (npm run cli -- merchant create).
+    // Production opens no sign-up by default: the operator creates accounts (npm run cli -- account create <email>).
     signup: r.oneOf("CHECKOUT_SIGNUP", ["open", "closed"], production ? "closed" : "open"),
     webhookAllowLoopback: r.bool("CHECKOUT_WEBHOOK_ALLOW_LOOPBACK", !production),
     webhookPollIntervalMs: r.integer("CHECKOUT_WEBHOOK_POLL_MS", 1_000, 50, 3_600_000),

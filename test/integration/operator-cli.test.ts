@@ -33,6 +33,31 @@ const withApp = async <A>(use: (baseUrl: string) => Promise<A>) => {
 }
 
 describe("operator command", () => {
+  it("creates an account with a generated password, shown once, that logs in (sign-up closed)", async () => {
+    const email = `${crypto.randomUUID()}@merchant.test`
+    const created = (await cli("account", "create", email)).stdout
+    const password = /dashboard password \(shown once[^)]*\): (\S+)$/m.exec(created)?.[1]
+    expect(password).toMatch(/^[A-Za-z0-9_-]{24}$/)
+    await expect(cli("account", "create", email)).rejects.toMatchObject({ stderr: expect.stringMatching(/exists already/) })
+    const app = await startTestApp({ dataDir, signup: "closed" })
+    try {
+      const signup = await publicRequest(app.baseUrl, "/api/auth/signup", {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ email: `other-${email}`, password: "a long passphrase here" })
+      })
+      expect(signup.status).toBe(403)
+      const login = await publicRequest(app.baseUrl, "/api/auth/login", {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ email, password })
+      })
+      expect(login.status).toBe(200)
+    } finally {
+      await app.close()
+    }
+  }, 180_000)
+
   it("disables and enables an account, and blocks and unblocks billing", async () => {
     const app = await startTestApp({ dataDir })
     const merchant = await app.createMerchant()
