@@ -7,7 +7,9 @@ import { Secrets } from "./accounts/Secrets.ts"
 import { RateLimits } from "./accounts/RateLimits.ts"
 import { Sessions } from "./accounts/Sessions.ts"
 import { ChainWatchers } from "./chains/ChainWatchers.ts"
+import { WatchedOptionsRepo } from "./chains/WatchedOptionsRepo.ts"
 import { ForwarderSweeper } from "./chains/evm/ForwarderSweeper.ts"
+import { ForwarderSweepRepo } from "./chains/evm/ForwarderSweepRepo.ts"
 import { SolanaPrepare } from "./chains/solana/SolanaPrepare.ts"
 import { SolanaRpc } from "./chains/solana/SolanaRpc.ts"
 import { DatabaseAvailability } from "./db/DatabaseAvailability.ts"
@@ -37,6 +39,8 @@ const Repositories = Layer.mergeAll(
   DatabaseAvailability.layer,
   Sessions.layer,
   WebhookSettings.layer,
+  WatchedOptionsRepo.layer,
+  ForwarderSweepRepo.layer,
   RateLimits.layer.pipe(Layer.provide(RateLimits.store))
 )
 

@@ -1,6 +1,6 @@
-import { Context, Effect, Layer, Redacted, Schema } from "effect"
-import { SqlClient, SqlSchema } from "effect/sql"
+import { Context, Effect, Layer, Redacted } from "effect"
 import { AppConfig } from "../config/AppConfig.ts"
+import { SecretsRepo } from "./SecretsRepo.ts"
 
 /**
  * Signing and encryption secrets: from configuration when given (required in production: the
@@ -14,19 +14,13 @@ export class Secrets extends Context.Service<Secrets, {
     Secrets,
     Effect.gen(function*() {
       const config = yield* AppConfig
-      const sql = yield* SqlClient.SqlClient
-      const findSecret = SqlSchema.findOne({
-        Request: Schema.Struct({ name: Schema.String }),
-        Result: Schema.Struct({ value: Schema.String }),
-        execute: ({ name }) => sql`SELECT value FROM instance_secrets WHERE name = ${name}`
-      })
+      const repo = yield* SecretsRepo
       const stored = (name: string) =>
         Effect.gen(function*() {
           const generated = Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString("base64")
-          yield* sql`INSERT INTO instance_secrets (name, value) VALUES (${name}, ${generated}) ON CONFLICT (name) DO NOTHING`
-          const { value } = yield* findSecret({ name })
+          const value = yield* repo.storeOnce(name, generated)
           return new Uint8Array(Buffer.from(value, "base64"))
-        }).pipe(Effect.orDie)
+        })
       const fromConfig = (value: Redacted.Redacted<string> | undefined, name: string) =>
         value !== undefined
           ? Effect.succeed(new TextEncoder().encode(Redacted.value(value)))
@@ -39,5 +33,5 @@ export class Secrets extends Context.Service<Secrets, {
         encryptionKey: yield* fromConfig(config.encryptionKey, "encryption_key")
       }
     })
-  )
+  ).pipe(Layer.provide(SecretsRepo.layer))
 }

@@ -1,10 +1,9 @@
 import { createHmac } from "node:crypto"
-import { Clock, Context, Data, Effect, Layer, Option, Schema, Struct } from "effect"
-import { SqlClient, SqlSchema } from "effect/sql"
-import { DateColumn, NullableDateColumn } from "../db/Columns.ts"
+import { Clock, Context, Data, Effect, Layer, Option } from "effect"
 import { statusUnavailableOrDie } from "../db/ConnectionFailure.ts"
-import { type BillingStatus, MerchantRow } from "./Merchant.ts"
+import type { BillingStatus } from "./Merchant.ts"
 import { Secrets } from "./Secrets.ts"
+import { SessionsRepo } from "./SessionsRepo.ts"
 
 export class InvalidSession extends Data.TaggedError("InvalidSession")<{}> {}
 export class SessionAccountDisabled extends Data.TaggedError("SessionAccountDisabled")<{}> {}
@@ -22,13 +21,6 @@ export interface SessionPrincipal {
   readonly sessionId: string
   readonly billingStatus: BillingStatus
 }
-
-/** What verifying a token reads of its session and account, in one statement. */
-const SessionStateRow = Schema.Struct({
-  revokedAt: NullableDateColumn,
-  expiresAt: DateColumn,
-  ...MerchantRow.mapFields(Struct.pick(["status", "billingStatus"])).fields
-})
 
 /**
  * Dashboard sessions: HS256 JWTs (algorithm pinned, exp and iat required) naming a session row,
@@ -48,16 +40,8 @@ export class Sessions extends Context.Service<Sessions, {
   static readonly layer = Layer.effect(
     Sessions,
     Effect.gen(function*() {
-      const sql = yield* SqlClient.SqlClient
+      const repo = yield* SessionsRepo
       const { jwtSecret } = yield* Secrets
-      const findSessionState = SqlSchema.findOneOption({
-        Request: Schema.Struct({ sessionId: Schema.String, merchantId: Schema.String }),
-        Result: SessionStateRow,
-        execute: ({ sessionId, merchantId }) =>
-          sql`SELECT s.revoked_at, s.expires_at, m.status, m.billing_status
-            FROM sessions s JOIN merchants m ON m.id = s.merchant_id
-            WHERE s.id = ${sessionId} AND s.merchant_id = ${merchantId}`
-      })
       // jose (about 9 MB resident) loads with the first dashboard session, not at start.
       const jose = yield* Effect.cached(Effect.promise(() => import("jose")))
       return {
@@ -65,7 +49,7 @@ export class Sessions extends Context.Service<Sessions, {
           const now = new Date(yield* Clock.currentTimeMillis)
           const expiresAt = new Date(now.getTime() + SESSION_HOURS * 3_600_000)
           const sessionId = crypto.randomUUID()
-          yield* sql`INSERT INTO sessions ${sql.insert({ id: sessionId, merchantId, createdAt: now, expiresAt })}`.pipe(Effect.orDie)
+          yield* repo.insert({ id: sessionId, merchantId, createdAt: now, expiresAt })
           const { SignJWT } = yield* jose
           const token = yield* Effect.promise(() =>
             new SignJWT({ sid: sessionId })
@@ -93,9 +77,8 @@ export class Sessions extends Context.Service<Sessions, {
           const sessionId = verified.payload.sid
           const merchantId = verified.payload.sub
           if (typeof sessionId !== "string" || typeof merchantId !== "string") return yield* new InvalidSession()
-          const found = yield* findSessionState({ sessionId, merchantId }).pipe(
-            Effect.catchTag("SqlError", statusUnavailableOrDie(() => new SessionStatusUnavailable())),
-            Effect.catchTag("SchemaError", Effect.die)
+          const found = yield* repo.findState(sessionId, merchantId).pipe(
+            Effect.catchTag("SqlError", statusUnavailableOrDie(() => new SessionStatusUnavailable()))
           )
           if (Option.isNone(found) || found.value.revokedAt !== null || found.value.expiresAt.getTime() <= now) {
             return yield* new InvalidSession()
@@ -104,12 +87,12 @@ export class Sessions extends Context.Service<Sessions, {
           return { merchantId, sessionId, billingStatus: found.value.billingStatus }
         }),
         revoke: Effect.fn("Sessions.revoke")(function*(sessionId) {
-          yield* sql`UPDATE sessions SET revoked_at = now() WHERE id = ${sessionId} AND revoked_at IS NULL`
-        }, Effect.orDie),
+          yield* repo.revoke(sessionId)
+        }),
         revokeAll: Effect.fn("Sessions.revokeAll")(function*(merchantId) {
-          yield* sql`UPDATE sessions SET revoked_at = now() WHERE merchant_id = ${merchantId} AND revoked_at IS NULL`
-        }, Effect.orDie)
+          yield* repo.revokeAll(merchantId)
+        })
       }
     })
-  )
+  ).pipe(Layer.provide(SessionsRepo.layer))
 }

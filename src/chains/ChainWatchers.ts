@@ -1,5 +1,4 @@
 import { Cause, Context, Duration, Effect, Layer } from "effect"
-import { SqlClient } from "effect/sql"
 import { AppConfig } from "../config/AppConfig.ts"
 import { EVM_NETWORKS, NETWORKS } from "../payments/Networks.ts"
 import { recordEvidenceApplied } from "../observability/Metrics.ts"
@@ -9,6 +8,7 @@ import type { ChainRpcError } from "./ChainSource.ts"
 import { type ChainWatcher, makeChainWatcher, type PollReport } from "./ChainWatcher.ts"
 import { SolanaRpc } from "./solana/SolanaRpc.ts"
 import { makeWatchIndex } from "./WatchedOptions.ts"
+import { WatchedOptionsRepo } from "./WatchedOptionsRepo.ts"
 import { WatcherLeadership } from "./WatcherLeadership.ts"
 
 const MAX_BACKOFF_MILLIS = 60_000
@@ -24,18 +24,18 @@ export class ChainWatchers extends Context.Service<ChainWatchers, {
     Effect.gen(function*() {
       const { chains } = yield* AppConfig
       const rails = (yield* RailSettingsService).settings
+      const { keys } = yield* WatchedOptionsRepo
       const evmNetworks = EVM_NETWORKS.filter((network) => chains.endpoints[network] !== undefined)
       const watchers: Array<ChainWatcher> = []
       // Each family's client library (viem, @scure/btc-signer, @solana/web3.js) loads only when one of
       // its networks is configured: tens of MB resident that a deployment without them never needs.
       if (evmNetworks.length > 0) {
         const { makeEvmSource } = yield* Effect.promise(() => import("./evm/EvmSource.ts"))
-        const sql = yield* SqlClient.SqlClient
         // EVM deposit addresses are the same on every EVM network: one index of all EVM options serves
         // every EVM watcher, so a transfer on the wrong network is recognised as an unmatched deposit.
         const index = yield* makeWatchIndex({
           networks: EVM_NETWORKS,
-          key: sql`lower(COALESCE(o.option_payload->>'contractAddress', o.destination_address))`,
+          key: keys.evmAddress,
           retentionMillis: chains.watchRetentionDays * 86_400_000
         })
         for (const network of evmNetworks) {
@@ -57,10 +57,9 @@ export class ChainWatchers extends Context.Service<ChainWatchers, {
       const esploraUrl = chains.endpoints.bitcoin
       if (esploraUrl !== undefined) {
         const { makeEsploraSource } = yield* Effect.promise(() => import("./bitcoin/EsploraSource.ts"))
-        const sql = yield* SqlClient.SqlClient
         const index = yield* makeWatchIndex({
           networks: ["bitcoin"],
-          key: sql`o.destination_address`,
+          key: keys.destinationAddress,
           retentionMillis: chains.watchRetentionDays * 86_400_000
         })
         watchers.push(yield* makeChainWatcher({
@@ -96,7 +95,7 @@ export class ChainWatchers extends Context.Service<ChainWatchers, {
         })
       }
     })
-  ).pipe(Layer.provide(ChainRepo.layer))
+  ).pipe(Layer.provide([ChainRepo.layer, WatchedOptionsRepo.layer]))
 
   /**
    * The background loops, one fiber per network, so that one network's failing RPC never stalls

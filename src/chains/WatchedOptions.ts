@@ -1,22 +1,8 @@
-import { Clock, Effect, Schema, Semaphore } from "effect"
-import { SqlClient, SqlSchema, type Statement } from "effect/sql"
+import { Clock, Effect, Semaphore } from "effect"
+import type { Statement } from "effect/sql"
+import { type OptionRow, type WatchedOption, WatchedOptionsRepo } from "./WatchedOptionsRepo.ts"
 
-/** A payment option a watcher looks for, under the key its chain matches on (an address, a reference). */
-export const WatchedOption = Schema.Struct({
-  watchSeq: Schema.BigIntFromString,
-  optionId: Schema.String,
-  invoiceId: Schema.String,
-  merchantId: Schema.String,
-  network: Schema.String,
-  assetCode: Schema.String,
-  tokenContract: Schema.NullOr(Schema.String),
-  key: Schema.String,
-  payableUntilAt: Schema.Date
-})
-export type WatchedOption = typeof WatchedOption.Type
-
-/** Every new option is read (its sequence number fills the run), but only watched ones carry a key. */
-const OptionRow = Schema.Struct({ ...WatchedOption.fields, key: Schema.NullOr(Schema.String) })
+export { WatchedOption } from "./WatchedOptionsRepo.ts"
 
 export interface WatchIndex {
   /** Loads the options created since the last refresh (a query over new rows only). */
@@ -32,7 +18,7 @@ export interface WatchIndex {
 
 export interface WatchIndexOptions {
   readonly networks: ReadonlyArray<string>
-  /** SQL expression over the option `o` giving the match key; rows where it is null are not watched. */
+  /** The match key (one of WatchedOptionsRepo's `keys`); options where it is null are not watched. */
   readonly key: Statement.Fragment
   /** Options of invoices whose payable window ended longer ago than this stop being watched. */
   readonly retentionMillis: number
@@ -54,7 +40,8 @@ const PAGE = 5_000
  */
 export const makeWatchIndex = (options: WatchIndexOptions) =>
   Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
+    const repo = yield* WatchedOptionsRepo
+    const watched = repo.scope(options.networks, options.key)
     const lock = yield* Semaphore.make(1)
     const byKey = new Map<string, Array<WatchedOption>>()
     const seen = new Set<bigint>()
@@ -62,31 +49,7 @@ export const makeWatchIndex = (options: WatchIndexOptions) =>
     let contiguous: bigint | undefined
     let lastPrune = 0
 
-    const watchedHere = sql`${sql.in("o.network", options.networks)} AND ${options.key} IS NOT NULL`
-    const select = sql`SELECT o.watch_seq::text AS watch_seq, o.id AS option_id, o.invoice_id, i.merchant_id, o.network,
-      o.asset_code, o.token_contract, CASE WHEN ${watchedHere} THEN ${options.key} END AS key, i.payable_until_at
-      FROM payment_options o JOIN invoices i ON i.id = o.invoice_id`
-
-    const newRows = SqlSchema.findAll({
-      Request: Schema.Struct({ after: Schema.BigIntFromString }),
-      Result: OptionRow,
-      execute: ({ after }) => sql`${select} WHERE o.watch_seq > ${after} ORDER BY o.watch_seq LIMIT ${PAGE}`
-    })
-    const oldRows = SqlSchema.findAll({
-      Request: Schema.Struct({ after: Schema.BigIntFromString, upTo: Schema.BigIntFromString, since: Schema.Date }),
-      Result: OptionRow,
-      execute: ({ after, upTo, since }) =>
-        sql`${select} WHERE o.watch_seq > ${after} AND o.watch_seq <= ${upTo} AND i.payable_until_at > ${since} AND ${watchedHere}
-          ORDER BY o.watch_seq LIMIT ${PAGE}`
-    })
-
-    const maxSeq = SqlSchema.findOne({
-      Request: Schema.Void,
-      Result: Schema.Struct({ max: Schema.BigIntFromString }),
-      execute: () => sql`SELECT COALESCE(max(watch_seq), 0)::text AS max FROM payment_options`
-    })
-
-    const add = (row: typeof OptionRow.Type) => {
+    const add = (row: OptionRow) => {
       if (row.key === null) return
       const list = byKey.get(row.key)
       const entry: WatchedOption = { ...row, key: row.key }
@@ -105,11 +68,11 @@ export const makeWatchIndex = (options: WatchIndexOptions) =>
 
     const initialLoad = Effect.gen(function*() {
       const now = yield* Clock.currentTimeMillis
-      const { max } = yield* maxSeq(undefined)
+      const max = yield* repo.maxSeq
       const upTo = max - STARTUP_OVERLAP
       let after = 0n
       while (upTo > 0n) {
-        const rows = yield* oldRows({ after, upTo, since: new Date(now - options.retentionMillis) })
+        const rows = yield* watched.payableBetween(after, upTo, new Date(now - options.retentionMillis), PAGE)
         rows.forEach(add)
         if (rows.length < PAGE) break
         after = rows[rows.length - 1].watchSeq
@@ -140,7 +103,7 @@ export const makeWatchIndex = (options: WatchIndexOptions) =>
       if (contiguous === undefined) yield* initialLoad
       while (true) {
         const after = contiguous ?? 0n
-        const rows = yield* newRows({ after })
+        const rows = yield* watched.after(after, PAGE)
         for (const row of rows) {
           add(row)
           seen.add(row.watchSeq)
@@ -153,7 +116,7 @@ export const makeWatchIndex = (options: WatchIndexOptions) =>
     })
 
     const index: WatchIndex = {
-      refresh: lock.withPermits(1)(refreshUnlocked).pipe(Effect.orDie, Effect.withSpan("WatchIndex.refresh")),
+      refresh: lock.withPermits(1)(refreshUnlocked).pipe(Effect.withSpan("WatchIndex.refresh")),
       lookup: (key) => byKey.get(key),
       payableKeys: (now, limit) => {
         const keys: Array<string> = []

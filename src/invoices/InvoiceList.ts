@@ -1,12 +1,9 @@
-import { Data, Effect, Option, Schema, Stream } from "effect"
-import { SqlClient, SqlSchema } from "effect/sql"
-import { decodeKeysetCursor, encodeKeysetCursor, likePattern, UUID_PATTERN } from "../db/KeysetCursor.ts"
-import { DateColumn } from "../db/Columns.ts"
+import { Data, Effect, Option, Stream } from "effect"
+import type { SqlClient } from "effect/sql"
+import { decodeKeysetCursor, encodeKeysetCursor } from "../db/KeysetCursor.ts"
 import { coverageOf } from "../domain/Coverage.ts"
 import { microsToNumber } from "../domain/Money.ts"
-import { InvoiceSummaryRow, SUMMARY_ROW_COLUMNS } from "./InvoiceRows.ts"
-
-const TimelineRow = Schema.Struct({ event: Schema.String, createdAt: DateColumn })
+import { type InvoiceSummaryRecord, InvoiceListRepo } from "./InvoiceListRepo.ts"
 
 export class InvalidInvoiceCursor extends Data.TaggedError("InvalidInvoiceCursor")<{}> {}
 
@@ -53,14 +50,7 @@ export interface TimelineEntry {
 
 const iso = (value: Date | null) => value?.toISOString() ?? null
 
-const PAYMENT_SUMMARY_COLUMNS: Record<string, string> = {
-  payment_count: "(SELECT count(*) FROM payments p WHERE p.invoice_id = i.id)::int",
-  payment_networks: "(SELECT string_agg(DISTINCT p.network || ' ' || p.asset_code, ', ') FROM payments p WHERE p.invoice_id = i.id)"
-}
-const SUMMARY_COLUMNS = SUMMARY_ROW_COLUMNS.map(({ column }) => PAYMENT_SUMMARY_COLUMNS[column] === undefined ? `i.${column}` : `${PAYMENT_SUMMARY_COLUMNS[column]} AS ${column}`)
-  .join(", ")
-
-const summaryOf = (row: typeof InvoiceSummaryRow.Type): InvoiceSummary => ({
+const summaryOf = (row: InvoiceSummaryRecord): InvoiceSummary => ({
   id: row.id,
   createdAt: row.createdAt.toISOString(),
   amountUsd: microsToNumber(row.amountMicros),
@@ -87,40 +77,14 @@ const decodeCursor = (cursor: string) => {
   return position === undefined ? Effect.fail(new InvalidInvoiceCursor()) : Effect.succeed(position)
 }
 
-const conditionsOf = (sql: SqlClient.SqlClient, merchantId: string, filters: InvoiceFilters) => {
-  const conditions = [sql`i.merchant_id = ${merchantId}`]
-  if (filters.status !== undefined) conditions.push(sql`i.status = ${filters.status}`)
-  if (filters.exceptionStatus !== undefined) conditions.push(sql`i.exception_status = ${filters.exceptionStatus}`)
-  if (filters.exceptionType !== undefined) conditions.push(sql`i.exception_type = ${filters.exceptionType}`)
-  if (filters.createdFrom !== undefined) conditions.push(sql`i.created_at >= ${filters.createdFrom}`)
-  if (filters.createdTo !== undefined) conditions.push(sql`i.created_at < ${filters.createdTo}`)
-  const q = filters.q?.trim()
-  if (q !== undefined && q !== "") {
-    conditions.push(UUID_PATTERN.test(q)
-      ? sql`i.id = ${q.toLowerCase()}::uuid`
-      : sql`(i.merchant_reference ILIKE ${likePattern(q)} OR i.customer_email ILIKE ${likePattern(q)})`)
-  }
-  return conditions
-}
-
 /** A page of a merchant's invoices, newest first, after an opaque cursor. */
 export const listInvoices = Effect.fn("InvoiceList.list")(function*(
   merchantId: string,
   filters: InvoiceFilters & { readonly cursor?: string | undefined; readonly limit: number }
 ) {
-  const sql = yield* SqlClient.SqlClient
-  const conditions = conditionsOf(sql, merchantId, filters)
-  if (filters.cursor !== undefined) {
-    const after = yield* decodeCursor(filters.cursor)
-    conditions.push(sql`(i.created_at, i.id) < (${after.at}, ${after.id}::uuid)`)
-  }
-  const rows = yield* SqlSchema.findAll({
-    Request: Schema.Number,
-    Result: InvoiceSummaryRow,
-    execute: (limit) =>
-      sql`SELECT ${sql.literal(SUMMARY_COLUMNS)} FROM invoices i WHERE ${sql.and(conditions)}
-        ORDER BY i.created_at DESC, i.id DESC LIMIT ${limit}`
-  })(filters.limit + 1).pipe(Effect.orDie)
+  const repo = yield* InvoiceListRepo.make
+  const after = filters.cursor === undefined ? undefined : yield* decodeCursor(filters.cursor)
+  const rows = yield* repo.page(merchantId, { ...filters, after }, filters.limit + 1)
   const page = rows.slice(0, filters.limit).map(summaryOf)
   const last = page.at(-1)
   return { invoices: page, nextCursor: rows.length > filters.limit && last !== undefined ? encodeKeysetCursor(last.createdAt, last.id) : null }
@@ -141,24 +105,13 @@ export const streamInvoices = (merchantId: string, filters: InvoiceFilters): Str
 
 /** The invoice's events from its outbox, oldest first: the timeline the dashboard shows. */
 export const invoiceTimeline = Effect.fn("InvoiceList.timeline")(function*(invoiceId: string) {
-  const sql = yield* SqlClient.SqlClient
-  const rows = yield* SqlSchema.findAll({
-    Request: Schema.String,
-    Result: TimelineRow,
-    execute: (id) => sql`SELECT event, created_at FROM outbox WHERE invoice_id = ${id} ORDER BY id`
-  })(invoiceId).pipe(Effect.orDie)
+  const repo = yield* InvoiceListRepo.make
+  const rows = yield* repo.timeline(invoiceId)
   return rows.map((row): TimelineEntry => ({ event: row.event, at: row.createdAt.toISOString() }))
 })
 
 /** The merchant's webhook deliveries of one invoice, newest first (ids only; the log has the rest). */
 export const invoiceDeliveryIds = Effect.fn("InvoiceList.deliveries")(function*(merchantId: string, invoiceId: string) {
-  const sql = yield* SqlClient.SqlClient
-  const rows = yield* SqlSchema.findAll({
-    Request: Schema.Struct({ merchantId: Schema.String, invoiceId: Schema.String }),
-    Result: Schema.Struct({ id: Schema.String }),
-    execute: (request) =>
-      sql`SELECT id FROM webhook_deliveries WHERE merchant_id = ${request.merchantId} AND invoice_id = ${request.invoiceId}
-        ORDER BY created_at DESC, id DESC`
-  })({ merchantId, invoiceId }).pipe(Effect.orDie)
-  return rows.map((row) => row.id)
+  const repo = yield* InvoiceListRepo.make
+  return yield* repo.deliveryIds(merchantId, invoiceId)
 })

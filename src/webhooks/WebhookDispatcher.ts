@@ -1,21 +1,21 @@
 import { PgClient } from "@effect/sql-pg"
-import { Clock, Context, Duration, Effect, Fiber, FiberSet, Layer, Option, Queue, Result, Schedule, Schema, Semaphore, Struct } from "effect"
-import { SqlClient, SqlSchema } from "effect/sql"
+import { Clock, Context, Duration, Effect, Fiber, FiberSet, Layer, Option, Queue, Result, Schedule, Semaphore } from "effect"
+import { SqlClient } from "effect/sql"
 import { AppConfig } from "../config/AppConfig.ts"
-import { bigintColumn } from "../db/Columns.ts"
-import { DeliveryId, InvoiceId, MerchantId } from "../domain/Ids.ts"
-import { WebhookEventName } from "../domain/Statuses.ts"
+import { type DeliveryId, MerchantId } from "../domain/Ids.ts"
 import type { InvoiceRecord } from "../domain/Invoice.ts"
 import { webhookInvoiceView } from "../domain/InvoiceViews.ts"
 import { InvoiceRepo } from "../invoices/InvoiceRepo.ts"
 import { type DeliveryFilters, DeliveryNotFound, type DeliveryPage, type DeliveryView, findDelivery, type InvalidCursor, listDeliveries } from "./DeliveryLog.ts"
 import { type SendResult, sendWebhook } from "./Sender.ts"
-import { Delivery, DeliveryRow } from "./Delivery.ts"
+import type { Delivery } from "./Delivery.ts"
 import { signWebhook } from "./Signature.ts"
 import { WebhookAgents } from "./WebhookAgents.ts"
 import { RETRY_DELAYS_MS } from "./WebhookEvents.ts"
 import { WEBHOOK_TIMEOUT_MS, WebhookConnector, WebhookResolver } from "./WebhookNetwork.ts"
-import { type SecretUnreadable, type WebhookDestination, WebhookSettings, WebhookSettingsRow } from "./WebhookSettings.ts"
+import { type AttemptRecord, WebhookDeliveryRepo } from "./WebhookDeliveryRepo.ts"
+import { type SecretUnreadable, type WebhookDestination, WebhookSettings } from "./WebhookSettings.ts"
+import { WebhookSettingsRepo } from "./WebhookSettingsRepo.ts"
 
 export { DeliveryNotFound, InvalidCursor } from "./DeliveryLog.ts"
 export { WebhookConnector, WebhookResolver } from "./WebhookNetwork.ts"
@@ -50,22 +50,24 @@ export const afterAttempt = (attemptCount: number, ok: boolean, now: number) =>
     : { status: "pending" as const, nextAttemptAt: new Date(now + RETRY_DELAYS_MS[attemptCount - 1]) }
 
 /** What an attempt needs to know of its delivery. */
-type Outgoing = Pick<typeof Delivery.Type, "id" | "merchantId" | "invoiceId" | "event" | "url">
+type Outgoing = Pick<Delivery, "id" | "merchantId" | "invoiceId" | "event" | "url">
 /** A delivery claimed for an automatic attempt, with its attempt count at the claim. */
-type Claimed = Outgoing & Pick<typeof Delivery.Type, "attemptCount">
-
-/** An undispatched event of the outbox (migration 0001); its id is a bigserial. */
-const OutboxEvent = Schema.Struct({
-  id: bigintColumn(Schema.BigInt),
-  invoiceId: InvoiceId,
-  merchantId: MerchantId,
-  event: WebhookEventName
-})
+type Claimed = Outgoing & Pick<Delivery, "attemptCount">
 
 /** Repeats a batch step until a batch comes back short: a backlog is worked off in one run. */
 const drain = (step: Effect.Effect<number>, batchSize: number): Effect.Effect<void> => Effect.flatMap(step, (taken) => (taken < batchSize ? Effect.void : drain(step, batchSize)))
 
 const notSent = (error: string): SendResult => ({ ok: false, statusCode: null, durationMs: 0, error, responseExcerpt: null })
+
+const attemptOf = (result: SendResult & { readonly url: string }, at: number, manual: boolean): AttemptRecord => ({
+  url: result.url,
+  attemptedAt: new Date(at),
+  statusCode: result.statusCode,
+  durationMs: result.durationMs,
+  error: result.error,
+  responseExcerpt: result.responseExcerpt,
+  manual
+})
 
 /**
  * Outbox to deliveries to attempts. Events committed with a lifecycle change become one delivery
@@ -101,6 +103,8 @@ export class WebhookDispatcher extends Context.Service<WebhookDispatcher, {
     WebhookDispatcher,
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
+      const repo = yield* WebhookDeliveryRepo
+      const settingsRepo = yield* WebhookSettingsRepo
       const settings = yield* WebhookSettings
       const invoices = yield* InvoiceRepo
       const { resolve } = yield* WebhookResolver
@@ -112,53 +116,11 @@ export class WebhookDispatcher extends Context.Service<WebhookDispatcher, {
         (pool) => Effect.promise(() => pool.close())
       )
 
-      const findUndispatched = SqlSchema.findAll({
-        Request: Schema.Void,
-        Result: OutboxEvent,
-        execute: () =>
-          sql`SELECT id, invoice_id, merchant_id, event FROM outbox
-            WHERE dispatched_at IS NULL ORDER BY id LIMIT ${FAN_OUT_BATCH} FOR UPDATE SKIP LOCKED`
-      })
-      // Merchants without a row or without a URL get no delivery.
-      const findTargets = SqlSchema.findAll({
-        Request: Schema.Struct({ merchantIds: Schema.Array(MerchantId) }),
-        Result: WebhookSettingsRow.mapFields(Struct.pick(["merchantId", "url", "enabledEvents"])),
-        execute: ({ merchantIds }) =>
-          sql`SELECT merchant_id, url, enabled_events FROM webhook_settings
-            WHERE merchant_id = ANY(${merchantIds}::uuid[]) AND url IS NOT NULL`
-      })
-      const lockDelivery = SqlSchema.findOne({
-        Request: Schema.Struct({ id: DeliveryId }),
-        Result: DeliveryRow.mapFields(Struct.pick(["status", "attemptCount", "nextAttemptAt"])),
-        execute: ({ id }) => sql`SELECT status, attempt_count, next_attempt_at FROM webhook_deliveries WHERE id = ${id} FOR UPDATE`
-      })
-      /**
-       * Takes up to `limit` due deliveries, oldest first, leaving out merchants with no room left in
-       * this process and taking at most a merchant's room of the others.
-       */
-      const claimDue = SqlSchema.findAll({
-        Request: Schema.Struct({ at: Schema.Date, limit: Schema.Number, full: Schema.Array(Schema.String), busy: Schema.Array(Schema.String), room: Schema.Array(Schema.Number) }),
-        Result: DeliveryRow.mapFields(Struct.pick(["id", "merchantId", "invoiceId", "event", "url", "attemptCount"])),
-        execute: ({ at, limit, full, busy, room }) =>
-          sql`UPDATE webhook_deliveries SET lease_until = ${new Date(at.getTime() + LEASE_MS)}
-            WHERE id IN (SELECT id FROM (
-              SELECT candidate.id, candidate.next_attempt_at,
-                row_number() OVER (PARTITION BY candidate.merchant_id ORDER BY candidate.next_attempt_at) AS place,
-                COALESCE(busy.room, ${MERCHANT_IN_FLIGHT}) AS room
-              FROM (SELECT id, merchant_id, next_attempt_at FROM webhook_deliveries
-                WHERE status = 'pending' AND next_attempt_at <= ${at} AND (lease_until IS NULL OR lease_until <= ${at})
-                  AND merchant_id <> ALL(${full}::uuid[])
-                ORDER BY next_attempt_at LIMIT ${CLAIM_WINDOW} FOR UPDATE SKIP LOCKED) candidate
-              LEFT JOIN unnest(${busy}::uuid[], ${room}::int[]) AS busy (merchant_id, room) ON busy.merchant_id = candidate.merchant_id
-            ) ranked WHERE place <= room ORDER BY next_attempt_at LIMIT ${limit})
-            RETURNING id, merchant_id, invoice_id, event, url, attempt_count`
-      })
-
       const fanOut = Effect.gen(function*() {
         const at = new Date(yield* now)
-        const events = yield* findUndispatched(undefined)
+        const events = yield* repo.lockUndispatched(FAN_OUT_BATCH)
         if (events.length === 0) return 0
-        const configured = yield* findTargets({ merchantIds: [...new Set(events.map((event) => event.merchantId))] })
+        const configured = yield* settingsRepo.findTargets([...new Set(events.map((event) => event.merchantId))])
         const targets = new Map(configured.flatMap((row) => (row.url === null ? [] : [[row.merchantId, { url: row.url, enabledEvents: row.enabledEvents }] as const])))
         const deliveries = events.flatMap((event) => {
           const target = targets.get(event.merchantId)
@@ -170,19 +132,16 @@ export class WebhookDispatcher extends Context.Service<WebhookDispatcher, {
             invoiceId: event.invoiceId,
             event: event.event,
             url: target.url,
-            status: "pending",
+            status: "pending" as const,
             nextAttemptAt: at,
             createdAt: at,
             updatedAt: at
           }]
         })
-        if (deliveries.length > 0) {
-          yield* sql`INSERT INTO webhook_deliveries ${sql.insert(deliveries as [typeof deliveries[0], ...Array<typeof deliveries[0]>])}
-            ON CONFLICT (outbox_id) DO NOTHING`
-        }
-        yield* sql`UPDATE outbox SET dispatched_at = ${at} WHERE id = ANY(${events.map((event) => event.id.toString())}::bigint[])`
+        if (deliveries.length > 0) yield* repo.insertDeliveries(deliveries as [typeof deliveries[0], ...Array<typeof deliveries[0]>])
+        yield* repo.markDispatched(events.map((event) => event.id), at)
         return events.length
-      }).pipe(sql.withTransaction, Effect.orDie, Effect.withSpan("WebhookDispatcher.fanOut"))
+      }).pipe(repo.withTransaction, Effect.withSpan("WebhookDispatcher.fanOut"))
 
       /**
        * One signed POST within the attempt's time budget. The budget is an Effect time-out on the
@@ -252,19 +211,8 @@ export class WebhookDispatcher extends Context.Service<WebhookDispatcher, {
       const record = (deliveryId: DeliveryId, result: SendResult & { readonly url: string }, manual: boolean) =>
         Effect.gen(function*() {
           const at = yield* now
-          yield* sql`INSERT INTO webhook_attempts ${
-            sql.insert({
-              delivery_id: deliveryId,
-              url: result.url,
-              attempted_at: new Date(at),
-              status_code: result.statusCode,
-              duration_ms: result.durationMs,
-              error: result.error,
-              response_excerpt: result.responseExcerpt,
-              manual
-            })
-          }`
-          const current = yield* lockDelivery({ id: deliveryId })
+          yield* repo.insertAttempt(deliveryId, attemptOf(result, at, manual))
+          const current = yield* repo.lock(deliveryId)
           const attemptCount = current.attemptCount + (manual ? 0 : 1)
           // A manual attempt only ever marks a delivery delivered; it leaves the schedule alone.
           const next = current.status === "delivered" || (manual && result.ok)
@@ -272,10 +220,15 @@ export class WebhookDispatcher extends Context.Service<WebhookDispatcher, {
             : manual
             ? { status: current.status, nextAttemptAt: current.nextAttemptAt }
             : afterAttempt(attemptCount, result.ok, at)
-          yield* sql`UPDATE webhook_deliveries SET attempt_count = ${attemptCount}, status = ${next.status}, url = ${result.url},
-            next_attempt_at = ${next.nextAttemptAt}, lease_until = ${manual ? sql`lease_until` : null},
-            last_status_code = ${result.statusCode}, updated_at = ${new Date(at)} WHERE id = ${deliveryId}`
-        }).pipe(sql.withTransaction, Effect.orDie)
+          yield* repo.saveState(deliveryId, {
+            attemptCount,
+            status: next.status,
+            nextAttemptAt: next.nextAttemptAt,
+            url: result.url,
+            lastStatusCode: result.statusCode,
+            updatedAt: new Date(at)
+          }, manual)
+        }).pipe(repo.withTransaction)
 
       /**
        * An automatic attempt recorded in one statement, outside a transaction: the attempt and the
@@ -289,20 +242,15 @@ export class WebhookDispatcher extends Context.Service<WebhookDispatcher, {
         Effect.gen(function*() {
           const at = yield* now
           const next = afterAttempt(delivery.attemptCount + 1, result.ok, at)
-          const [{ written }] = yield* sql<{ readonly written: number }>`WITH target AS (
-              SELECT id FROM webhook_deliveries
-              WHERE id = ${delivery.id} AND status = 'pending' AND attempt_count = ${delivery.attemptCount}
-              FOR UPDATE SKIP LOCKED
-            ), attempt AS (
-              INSERT INTO webhook_attempts (delivery_id, url, attempted_at, status_code, duration_ms, error, response_excerpt, manual)
-              SELECT id, ${result.url}, ${new Date(at)}, ${result.statusCode}, ${result.durationMs}, ${result.error}, ${result.responseExcerpt}, false
-              FROM target
-            ), updated AS (
-              UPDATE webhook_deliveries d SET attempt_count = ${delivery.attemptCount + 1}, status = ${next.status},
-                next_attempt_at = ${next.nextAttemptAt}, url = ${result.url}, lease_until = NULL, last_status_code = ${result.statusCode}, updated_at = ${new Date(at)}
-              FROM target WHERE d.id = target.id RETURNING d.id
-            ) SELECT count(*)::int AS written FROM updated`.pipe(Effect.orDie)
-          if (written === 0) yield* record(delivery.id, result, false)
+          const written = yield* repo.recordIfStillClaimed(delivery.id, delivery.attemptCount, attemptOf(result, at, false), {
+            attemptCount: delivery.attemptCount + 1,
+            status: next.status,
+            nextAttemptAt: next.nextAttemptAt,
+            url: result.url,
+            lastStatusCode: result.statusCode,
+            updatedAt: new Date(at)
+          })
+          if (!written) yield* record(delivery.id, result, false)
         })
 
       const attempts = yield* FiberSet.make<void>()
@@ -342,13 +290,17 @@ export class WebhookDispatcher extends Context.Service<WebhookDispatcher, {
         while (attemptsInFlight < MAX_IN_FLIGHT) {
           const limit = Math.min(CLAIM_BATCH, MAX_IN_FLIGHT - attemptsInFlight)
           const busy = [...inFlight]
-          const batch = yield* claimDue({
-            at: new Date(yield* now),
+          const at = new Date(yield* now)
+          const batch = yield* repo.claimDue({
+            at,
+            leaseUntil: new Date(at.getTime() + LEASE_MS),
             limit,
+            window: CLAIM_WINDOW,
+            merchantRoom: MERCHANT_IN_FLIGHT,
             full: busy.filter(([, count]) => count >= MERCHANT_IN_FLIGHT).map(([merchantId]) => merchantId),
             busy: busy.map(([merchantId]) => merchantId),
             room: busy.map(([, count]) => Math.max(0, MERCHANT_IN_FLIGHT - count))
-          }).pipe(Effect.orDie)
+          })
           endedSinceClaim = 0
           for (const delivery of batch) {
             inFlight.set(delivery.merchantId, (inFlight.get(delivery.merchantId) ?? 0) + 1)
@@ -403,7 +355,7 @@ export class WebhookDispatcher extends Context.Service<WebhookDispatcher, {
         list: (merchantId, filters) => listDeliveries(merchantId, filters).pipe(Effect.provideService(SqlClient.SqlClient, sql), Effect.withSpan("WebhookDispatcher.list"))
       }
     })
-  )
+  ).pipe(Layer.provide([WebhookDeliveryRepo.layer, WebhookSettingsRepo.layer]))
 
   /**
    * The background dispatcher: fans out and starts attempts whenever events commit (woken by the

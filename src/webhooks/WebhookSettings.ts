@@ -1,12 +1,13 @@
-import { Context, Data, Effect, Layer, Option, Result, Schema, Struct } from "effect"
-import { SqlClient, SqlSchema } from "effect/sql"
+import { Context, Data, Effect, Layer, Result } from "effect"
 import { Secrets } from "../accounts/Secrets.ts"
 import { AppConfig } from "../config/AppConfig.ts"
-import { MerchantId } from "../domain/Ids.ts"
-import { WebhookEventName } from "../domain/Statuses.ts"
+import type { WebhookEventName } from "../domain/Statuses.ts"
 import { urlProblem } from "./Destination.ts"
 import { generateWebhookSecret, openSecret, sealSecret } from "./SecretBox.ts"
 import { WEBHOOK_EVENTS } from "./WebhookEvents.ts"
+import { type WebhookSettingsRow, WebhookSettingsRepo } from "./WebhookSettingsRepo.ts"
+
+export { WebhookSettingsRow } from "./WebhookSettingsRepo.ts"
 
 export interface WebhookSettingsRecord {
   readonly url: string | null
@@ -19,15 +20,6 @@ export class InvalidWebhookUrl extends Data.TaggedError("InvalidWebhookUrl")<{ r
 
 /** The stored secret no longer opens, e.g. after CHECKOUT_ENCRYPTION_KEY changed. */
 export class SecretUnreadable extends Data.TaggedError("SecretUnreadable")<{ readonly reason: string }> {}
-
-/** A `webhook_settings` row: the destination, the events switched on, the sealed signing secret. */
-export const WebhookSettingsRow = Schema.Struct({
-  merchantId: MerchantId,
-  url: Schema.NullOr(Schema.String),
-  enabledEvents: Schema.Array(WebhookEventName),
-  secretCiphertext: Schema.NullOr(Schema.String)
-})
-type WebhookSettingsRow = typeof WebhookSettingsRow.Type
 
 /** Where an attempt sends: the URL configured now (null: none) and the plain signing secret (null: none created). */
 export interface WebhookDestination {
@@ -63,19 +55,9 @@ export class WebhookSettings extends Context.Service<WebhookSettings, {
   static readonly layer = Layer.effect(
     WebhookSettings,
     Effect.gen(function*() {
-      const sql = yield* SqlClient.SqlClient
+      const repo = yield* WebhookSettingsRepo
       const { encryptionKey } = yield* Secrets
       const { webhookAllowLoopback } = yield* AppConfig
-      const findSettings = SqlSchema.findOneOption({
-        Request: Schema.Struct({ merchantId: Schema.String }),
-        Result: WebhookSettingsRow.mapFields(Struct.pick(["url", "enabledEvents", "secretCiphertext"])),
-        execute: ({ merchantId }) => sql`SELECT url, enabled_events, secret_ciphertext FROM webhook_settings WHERE merchant_id = ${merchantId}`
-      })
-      const findDestinations = SqlSchema.findAll({
-        Request: Schema.Array(Schema.String),
-        Result: WebhookSettingsRow.mapFields(Struct.pick(["merchantId", "url", "secretCiphertext"])),
-        execute: (merchantIds) => sql`SELECT merchant_id, url, secret_ciphertext FROM webhook_settings WHERE merchant_id = ANY(${merchantIds}::uuid[])`
-      })
       const open = (row: { readonly url: string | null; readonly secretCiphertext: string | null } | undefined): Result.Result<WebhookDestination, SecretUnreadable> => {
         const url = row?.url ?? null
         const sealed = row?.secretCiphertext ?? null
@@ -86,7 +68,7 @@ export class WebhookSettings extends Context.Service<WebhookSettings, {
           return Result.fail(new SecretUnreadable({ reason: "the signing secret cannot be decrypted with the configured encryption key" }))
         }
       }
-      const load = (merchantId: string) => findSettings({ merchantId }).pipe(Effect.map(Option.getOrUndefined), Effect.orDie)
+      const load = repo.find
       const recordOf = (row: Omit<WebhookSettingsRow, "merchantId"> | undefined): WebhookSettingsRecord => ({
         url: row?.url ?? null,
         enabledEvents: row === undefined ? WEBHOOK_EVENTS : row.enabledEvents,
@@ -100,33 +82,26 @@ export class WebhookSettings extends Context.Service<WebhookSettings, {
           const problem = url === null ? undefined : urlProblem(url, webhookAllowLoopback)
           if (problem !== undefined) return yield* new InvalidWebhookUrl({ reason: problem })
           const events = WEBHOOK_EVENTS.filter((event) => enabledEvents.includes(event))
-          yield* sql`INSERT INTO webhook_settings (merchant_id, url, enabled_events)
-            VALUES (${merchantId}, ${url}, ${JSON.stringify(events)}::jsonb)
-            ON CONFLICT (merchant_id) DO UPDATE SET url = EXCLUDED.url, enabled_events = EXCLUDED.enabled_events, updated_at = now()`
-            .pipe(Effect.orDie)
+          yield* repo.saveDestination(merchantId, url, events)
           return recordOf(yield* load(merchantId))
         }),
         rotateSecret: Effect.fn("WebhookSettings.rotateSecret")(function*(merchantId) {
           const secret = generateWebhookSecret()
           const sealed = sealSecret(secret, encryptionKey)
-          yield* sql`INSERT INTO webhook_settings (merchant_id, url, enabled_events, secret_ciphertext, secret_created_at)
-            VALUES (${merchantId}, NULL, ${JSON.stringify(WEBHOOK_EVENTS)}::jsonb, ${sealed}, now())
-            ON CONFLICT (merchant_id) DO UPDATE SET secret_ciphertext = EXCLUDED.secret_ciphertext,
-            secret_created_at = now(), updated_at = now()`.pipe(Effect.orDie)
+          yield* repo.saveSecret(merchantId, sealed, WEBHOOK_EVENTS)
           return secret
         }),
         destination: Effect.fn("WebhookSettings.destination")(function*(merchantId) {
           return yield* Effect.fromResult(open(yield* load(merchantId)))
         }),
         destinations: (merchantIds) =>
-          merchantIds.length === 0 ? Effect.succeed(new Map()) : findDestinations(merchantIds).pipe(
+          merchantIds.length === 0 ? Effect.succeed(new Map()) : repo.findDestinations(merchantIds).pipe(
             Effect.map((rows) => {
               const found = new Map(rows.map((row) => [row.merchantId as string, open(row)]))
               return new Map(merchantIds.map((merchantId) => [merchantId, found.get(merchantId) ?? NO_DESTINATION]))
-            }),
-            Effect.orDie
+            })
           )
       }
     })
-  )
+  ).pipe(Layer.provide(WebhookSettingsRepo.layer))
 }

@@ -5,6 +5,15 @@ import { makePasswordHasher } from "../../src/accounts/Passwords.ts"
 import { parseConfig } from "../../src/config/AppConfig.ts"
 import { publicRequest, startTestApp, type TestApp } from "../support/TestApp.ts"
 
+/** A production configuration that starts: its secrets, public URL and database. */
+const PRODUCTION = {
+  CHECKOUT_ENV: "production",
+  CHECKOUT_JWT_SECRET: "x".repeat(40),
+  CHECKOUT_ENCRYPTION_KEY: "y".repeat(40),
+  CHECKOUT_PUBLIC_URL: "https://pay.example.com",
+  CHECKOUT_DATA_DIR: "memory://"
+}
+
 let app: TestApp
 
 beforeAll(async () => {
@@ -60,7 +69,7 @@ describe("login and sign-up floods", () => {
 
   it("uses OWASP's scrypt cost outside tests and refuses a weaker one in production", () => {
     expect(parseConfig({}).passwords.logN).toBe(17)
-    expect(() => parseConfig({ CHECKOUT_ENV: "production", CHECKOUT_PASSWORD_SCRYPT_LOG_N: "14", CHECKOUT_JWT_SECRET: "x".repeat(40), CHECKOUT_ENCRYPTION_KEY: "y".repeat(40) }))
+    expect(() => parseConfig({ ...PRODUCTION, CHECKOUT_PASSWORD_SCRYPT_LOG_N: "14" }))
       .toThrow(/CHECKOUT_PASSWORD_SCRYPT_LOG_N must be an integer from 17 to 20/)
   })
 })
@@ -69,7 +78,7 @@ describe("a login flood that outruns password hashing", () => {
   // The production cost (N = 2^17: over a second per hash on a busy two-core machine) and the
   // default slots and request budget: thirty logins cannot all hash within the budget.
   it("answers 429 with Retry-After to the logins whose hash cannot start in time, never 503, and logs no database failure", { timeout: 60_000 }, async () => {
-    const config = parseConfig({ CHECKOUT_ENV: "production", CHECKOUT_JWT_SECRET: "x".repeat(40), CHECKOUT_ENCRYPTION_KEY: "y".repeat(40) })
+    const config = parseConfig(PRODUCTION)
     const flooded = await startTestApp({ passwords: config.passwords, requestTimeoutMs: config.requestTimeoutMs, trustedProxies: ["127.0.0.1"] })
     const logged: Array<string> = []
     const spies = (["log", "info", "warn", "error", "debug"] as const).map((level) =>

@@ -1,24 +1,11 @@
-import { Clock, Effect, Redacted, Schema } from "effect"
-import { SqlClient, SqlSchema } from "effect/sql"
+import { Clock, Effect, Redacted } from "effect"
 import { createPublicClient, createWalletClient, erc20Abi, getAddress, type Hash, type Hex, http } from "viem"
 import { privateKeyToAccount } from "viem/accounts"
 import { AppConfig } from "../../config/AppConfig.ts"
 import { ForwarderFactory, forwarderSalt } from "../../payments/Forwarders.ts"
 import { EVM_CHAIN_IDS, EVM_NETWORKS, type EvmNetwork } from "../../payments/Networks.ts"
 import { RailSettingsService } from "../../payments/RailSettings.ts"
-
-/** A confirmed payment to a forwarder that has not been swept to the merchant's recipient yet. */
-const DuePayment = Schema.Struct({
-  paymentId: Schema.String,
-  optionId: Schema.String,
-  sweepStatus: Schema.Literals(["pending", "sent"]),
-  sweepTransactionHash: Schema.NullOr(Schema.String),
-  sweepAttempts: Schema.Int,
-  contractAddress: Schema.String,
-  recipient: Schema.String,
-  tokenContract: Schema.String
-})
-type DuePayment = typeof DuePayment.Type
+import { type DuePayment, ForwarderSweepRepo } from "./ForwarderSweepRepo.ts"
 
 const messageOf = (error: unknown) => error instanceof Error ? (error as Error & { shortMessage?: string }).shortMessage ?? error.message : String(error)
 
@@ -29,7 +16,7 @@ const retryDelayMillis = (attempts: number) => Math.min(5_000 * 2 ** Math.max(0,
 export const makeForwarderSweeper = Effect.gen(function*() {
   const config = yield* AppConfig
   const rails = (yield* RailSettingsService).settings
-  const sql = yield* SqlClient.SqlClient
+  const repo = yield* ForwarderSweepRepo
   const key = config.chains.evmRelayerKey
   const networks = EVM_NETWORKS.filter((network) => key !== undefined && config.chains.endpoints[network] !== undefined && rails.forwarder.factories[network] !== undefined)
   const account = key === undefined ? undefined : privateKeyToAccount(Redacted.value(key) as Hex)
@@ -66,28 +53,16 @@ export const makeForwarderSweeper = Effect.gen(function*() {
     return [network, { read: createPublicClient({ transport, chain, cacheTime: 0 }), write: createWalletClient({ transport, chain, account: account! }) }]
   }))
 
-  const duePayments = SqlSchema.findAll({
-    Request: Schema.Struct({ network: Schema.String, now: Schema.Date }),
-    Result: DuePayment,
-    execute: ({ network, now }) =>
-      sql`SELECT p.id AS payment_id, o.id AS option_id, p.sweep_status, p.sweep_transaction_hash, p.sweep_attempts,
-              o.option_payload->>'contractAddress' AS contract_address, o.option_payload->>'recipient' AS recipient, o.token_contract
-            FROM payments p JOIN payment_options o ON o.id = p.payment_option_id
-            WHERE p.network = ${network} AND p.sweep_status IN ('pending', 'sent') AND p.confirmed_at IS NOT NULL
-              AND p.invalidated_at IS NULL AND (p.sweep_next_attempt_at IS NULL OR p.sweep_next_attempt_at <= ${now})
-            ORDER BY p.observed_at`
-  })
   const ids = (payments: ReadonlyArray<DuePayment>) => payments.map((payment) => payment.paymentId)
-  const markSent = (payments: ReadonlyArray<DuePayment>, hash: Hash) =>
-    sql`UPDATE payments SET sweep_status = 'sent', sweep_transaction_hash = ${hash}, sweep_error = NULL WHERE ${sql.in("id", ids(payments))}`
-  const markSwept = (payments: ReadonlyArray<DuePayment>, now: Date) =>
-    sql`UPDATE payments SET sweep_status = 'swept', swept_at = ${now}, sweep_error = NULL, sweep_next_attempt_at = NULL
-          WHERE ${sql.in("id", ids(payments))}`
+  const markSent = (payments: ReadonlyArray<DuePayment>, hash: Hash) => repo.markSent(ids(payments), hash)
+  const markSwept = (payments: ReadonlyArray<DuePayment>, now: Date) => repo.markSwept(ids(payments), now)
   const markFailed = (payments: ReadonlyArray<DuePayment>, error: string, now: Date) => {
     const attempts = Math.max(...payments.map((payment) => payment.sweepAttempts)) + 1
-    return sql`UPDATE payments SET sweep_status = 'pending', sweep_attempts = ${attempts}, sweep_error = ${error.slice(0, 1000)},
-            sweep_next_attempt_at = ${new Date(now.getTime() + retryDelayMillis(attempts))}
-          WHERE ${sql.in("id", ids(payments))}`
+    return repo.markFailed(ids(payments), {
+      attempts,
+      error: error.slice(0, 1000),
+      nextAttemptAt: new Date(now.getTime() + retryDelayMillis(attempts))
+    })
   }
 
   const sweepForwarder = (network: EvmNetwork, payments: ReadonlyArray<DuePayment>, now: Date) =>
@@ -137,15 +112,14 @@ export const makeForwarderSweeper = Effect.gen(function*() {
       yield* markSent(payments, sent.success)
       return "sent" as const
     }).pipe(
-      Effect.catchTag("SqlError", Effect.die),
-      Effect.catch((error) => markFailed(payments, messageOf((error as { cause?: unknown }).cause ?? error), now).pipe(Effect.orDie, Effect.as("failed" as const)))
+      Effect.catch((error) => markFailed(payments, messageOf((error as { cause?: unknown }).cause ?? error), now).pipe(Effect.as("failed" as const)))
     )
 
   const runOnce = Effect.fn("ForwarderSweeper.runOnce")(function*(network: EvmNetwork) {
     const report = { network, sent: 0, swept: 0, failed: 0 }
     if (!clients.has(network)) return report
     const now = new Date(yield* Clock.currentTimeMillis)
-    const due = yield* duePayments({ network, now }).pipe(Effect.orDie)
+    const due = yield* repo.due(network, now)
     const byForwarder = new Map<string, Array<DuePayment>>()
     for (const payment of due) byForwarder.set(payment.optionId, [...(byForwarder.get(payment.optionId) ?? []), payment])
     for (const payments of byForwarder.values()) {

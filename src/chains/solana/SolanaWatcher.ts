@@ -1,12 +1,12 @@
 import { getAssociatedTokenAddressSync } from "@solana/spl-token"
 import { type ConfirmedSignatureInfo, PublicKey, type VersionedTransactionResponse } from "@solana/web3.js"
 import { Clock, Effect } from "effect"
-import { SqlClient } from "effect/sql"
 import { type EvidenceRejected, PaymentEvidence } from "../../invoices/PaymentEvidence.ts"
 import { ChainRepo } from "../ChainRepo.ts"
 import { ChainRpcError } from "../ChainSource.ts"
 import type { ChainWatcher, PollReport } from "../ChainWatcher.ts"
 import { makeWatchIndex, type WatchedOption } from "../WatchedOptions.ts"
+import { WatchedOptionsRepo } from "../WatchedOptionsRepo.ts"
 import { makeReorgSettlement } from "../ReorgSettlement.ts"
 import { type AccountCursor, makeSolanaRepo } from "./SolanaRepo.ts"
 import { COMMITMENT, NETWORK, type SolanaClient } from "./SolanaRpc.ts"
@@ -47,17 +47,17 @@ const slotRef = (slot: bigint | number) => `slot:${slot}`
  */
 export const makeSolanaWatcher = (options: SolanaWatcherOptions) =>
   Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
+    const { keys } = yield* WatchedOptionsRepo
     const chainRepo = yield* ChainRepo
     const evidence = yield* PaymentEvidence
     const settleReorgs = yield* makeReorgSettlement
     const repo = yield* makeSolanaRepo
     const { client } = options
     const applied = options.onApplied ?? (() => Effect.void)
-    const references = yield* makeWatchIndex({ networks: [NETWORK], key: sql`o.reference`, retentionMillis: options.retentionMillis })
+    const references = yield* makeWatchIndex({ networks: [NETWORK], key: keys.solanaReference, retentionMillis: options.retentionMillis })
     const accounts = yield* makeWatchIndex({
       networks: [NETWORK],
-      key: sql`o.destination_address || ':' || o.token_contract`,
+      key: keys.solanaRecipientAndMint,
       retentionMillis: options.retentionMillis
     })
 

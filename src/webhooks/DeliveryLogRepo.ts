@@ -1,0 +1,56 @@
+import { Context, Effect, Layer, Schema } from "effect"
+import { SqlClient } from "effect/sql"
+import { likePattern } from "../db/KeysetCursor.ts"
+import { type DeliveryView, DeliveryViewRow } from "./Delivery.ts"
+
+/** What a page of the delivery log is filtered by (all optional, combined with AND). */
+export interface DeliveryConditions {
+  readonly q?: string | undefined
+  readonly status?: string | undefined
+  readonly event?: string | undefined
+  /** Continue after this delivery (newest first). */
+  readonly after?: { readonly at: Date; readonly id: string } | undefined
+}
+
+const WITH_ATTEMPTS = `d.*, COALESCE((SELECT json_agg(json_build_object('attemptedAt', a.attempted_at, 'url', a.url, 'statusCode', a.status_code,
+  'durationMs', a.duration_ms, 'error', a.error, 'responseExcerpt', a.response_excerpt, 'manual', a.manual) ORDER BY a.id)
+  FROM webhook_attempts a WHERE a.delivery_id = d.id), '[]'::json) AS attempts`
+
+const decodeViews = Schema.decodeUnknownEffect(Schema.Array(DeliveryViewRow))
+
+const make = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  const find = (merchantId: string, deliveryId: string) =>
+    sql`SELECT ${sql.literal(WITH_ATTEMPTS)} FROM webhook_deliveries d
+    WHERE d.id::text = ${deliveryId} AND d.merchant_id = ${merchantId}`.pipe(Effect.flatMap(decodeViews), Effect.map((rows) => rows[0]), Effect.orDie)
+  const page = (merchantId: string, conditions: DeliveryConditions, limit: number) => {
+    const where = [sql`d.merchant_id = ${merchantId}`]
+    if (conditions.status !== undefined) where.push(sql`d.status = ${conditions.status}`)
+    if (conditions.event !== undefined) where.push(sql`d.event = ${conditions.event}`)
+    const q = conditions.q?.trim()
+    if (q !== undefined && q !== "") {
+      where.push(sql`(d.id::text = ${q.toLowerCase()} OR d.invoice_id::text = ${q.toLowerCase()} OR d.event = ${q}
+      OR d.url ILIKE ${likePattern(q)} OR d.last_status_code::text = ${q}
+      OR EXISTS (SELECT 1 FROM webhook_attempts a WHERE a.delivery_id = d.id AND a.status_code::text = ${q}))`)
+    }
+    if (conditions.after !== undefined) where.push(sql`(d.created_at, d.id) < (${conditions.after.at}, ${conditions.after.id}::uuid)`)
+    return sql`SELECT ${sql.literal(WITH_ATTEMPTS)} FROM webhook_deliveries d
+    WHERE ${sql.and(where)} ORDER BY d.created_at DESC, d.id DESC LIMIT ${limit}`.pipe(Effect.flatMap(decodeViews), Effect.orDie)
+  }
+  return { find, page } satisfies DeliveryLogRepo["Service"]
+})
+
+/** The dashboard's reading of webhook deliveries with their attempts. SQL and decode failures are defects here. */
+export class DeliveryLogRepo extends Context.Service<DeliveryLogRepo, {
+  /** One delivery of the merchant with its attempts; undefined when the merchant has none with that id. */
+  readonly find: (merchantId: string, deliveryId: string) => Effect.Effect<DeliveryView | undefined>
+  /**
+   * Up to `limit` of the merchant's deliveries, newest first. `q` matches a delivery id, invoice id
+   * or event exactly, a part of the URL, or the HTTP status of the last or any earlier attempt.
+   */
+  readonly page: (merchantId: string, conditions: DeliveryConditions, limit: number) => Effect.Effect<ReadonlyArray<DeliveryView>>
+}>()("Webhooks/DeliveryLogRepo") {
+  /** The repository over the SqlClient at hand (for the log's functions, which take the client from their caller). */
+  static readonly make = make
+  static readonly layer = Layer.effect(DeliveryLogRepo, make)
+}
