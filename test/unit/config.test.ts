@@ -105,11 +105,21 @@ describe("configuration", () => {
     expect(() => parseConfig({ CHECKOUT_FORWARDER_FACTORY_BASE: "0x12" })).toThrow(/CHECKOUT_FORWARDER_FACTORY_BASE must be an EVM address/)
   })
 
-  it("documents every variable it reads in the README's configuration table", () => {
-    const readme = readFileSync(new URL("../../README.md", import.meta.url), "utf8")
-    const documented = new Set([...readme.matchAll(/^\| (.+?) \|/gm)].flatMap((row) => [...row[1].matchAll(/`([A-Z0-9_<>]+)`/g)].map((name) => name[1])))
+  /** The first cells of a markdown table's rows, as variable names (`CHECKOUT_RPC_URL_<NETWORK>` names a family). */
+  const tableVariables = (file: string) => {
+    const text = readFileSync(new URL(`../../${file}`, import.meta.url), "utf8")
+    return new Set([...text.matchAll(/^\| (.+?) \|/gm)].flatMap((row) => [...row[1].matchAll(/`([A-Z0-9_<>]+)`/g)].map((name) => name[1])))
+  }
+
+  it("documents every variable it reads in the configuration table (docs/configuration.md)", () => {
+    const documented = tableVariables("docs/configuration.md")
     const missing = declaredVariables().map((variable) => variable.name).filter((name) => !documented.has(name))
-    expect(missing).toEqual([])
+    expect(missing, "variables without a row in docs/configuration.md").toEqual([])
+  })
+
+  it("names only variables it reads in the README's short configuration table", () => {
+    const declared = new Set(declaredVariables().map((variable) => variable.name))
+    expect([...tableVariables("README.md")].filter((name) => !declared.has(name))).toEqual([])
   })
 
   it("never falls back to database-kept secrets in production", async () => {
