@@ -18,6 +18,7 @@ import migration0012 from "./migrations/0012_outbox_notify.ts"
 import migration0013 from "./migrations/0013_attempt_url.ts"
 import migration0014 from "./migrations/0014_idempotency_lease.ts"
 import migration0015 from "./migrations/0015_reorg_settlement.ts"
+import migration0016 from "./migrations/0016_quote_sources.ts"
 
 /**
  * Each name mapped once: the client maps every column name of every statement it compiles and of
@@ -101,7 +102,8 @@ export const migrations = Migrator.fromRecord({
   // 0010 and 0011 were never used; ids only grow (the migrator runs ids above the last applied).
   "0013_attempt_url": migration0013,
   "0014_idempotency_lease": migration0014,
-  "0015_reorg_settlement": migration0015
+  "0015_reorg_settlement": migration0015,
+  "0016_quote_sources": migration0016
 })
 
 export const runMigrations = Migrator.make({})({ loader: migrations })

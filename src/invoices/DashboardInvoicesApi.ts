@@ -4,6 +4,7 @@ import { BadRequest, Conflict, NotFound } from "../http/ApiErrors.ts"
 import { DashboardAuthentication } from "../http/Authentication.ts"
 import { isStorableInstant } from "../db/TimestampRange.ts"
 import { InvoiceIdParams, text } from "../http/RequestSchemas.ts"
+import { QuoteView } from "./InvoiceQuoteRepo.ts"
 import { InvoiceView } from "./InvoiceResponses.ts"
 import { INVOICE_STATUSES } from "../domain/Statuses.ts"
 import { Delivery } from "../webhooks/WebhooksApi.ts"
@@ -68,10 +69,13 @@ export const DashboardInvoicesGroup = HttpApiGroup.make("dashboardInvoices")
       success: Schema.Struct({
         invoice: InvoiceView,
         timeline: Schema.Array(Schema.Struct({ event: Schema.String, at: Schema.String })),
-        deliveries: Schema.Array(Delivery)
+        deliveries: Schema.Array(Delivery),
+        /** What each asset's rate rested on: the price sources used and left out, and their spread. */
+        quotes: Schema.Array(QuoteView)
       }),
       error: NotFound
-    }).annotate(OpenApi.Description, "One invoice with its payments, its event timeline (from the outbox) and its webhook deliveries."),
+    }).annotate(OpenApi.Description,
+      "One invoice with its payments, its event timeline (from the outbox), its webhook deliveries and its quotes (the price sources each rate rests on and their spread)."),
     HttpApiEndpoint.get("exportCsv", "/api/dashboard/exports/invoices.csv", {
       query: InvoiceFilterQuery,
       success: Schema.String.pipe(HttpApiSchema.asText({ contentType: "text/csv" })),

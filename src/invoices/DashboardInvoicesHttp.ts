@@ -11,6 +11,7 @@ import { mapDomainErrors } from "../http/ErrorMapping.ts"
 import { findDelivery } from "../webhooks/DeliveryLog.ts"
 import { csvHeader, csvRow } from "./InvoiceCsv.ts"
 import { type InvoiceFilters, invoiceDeliveryIds, invoiceTimeline, listInvoices, streamInvoices } from "./InvoiceList.ts"
+import { invoiceQuotes, quoteView } from "./InvoiceQuoteRepo.ts"
 import { Invoices } from "./Invoices.ts"
 
 const filtersOf = (query: {
@@ -60,7 +61,8 @@ export const DashboardInvoicesHttpLive = HttpApiBuilder.group(Api, "dashboardInv
           const timeline = yield* invoiceTimeline(params.id)
           const ids = yield* invoiceDeliveryIds(merchant.merchantId, params.id)
           const deliveries = yield* Effect.forEach(ids, (id) => findDelivery(merchant.merchantId, id))
-          return { invoice: merchantInvoiceView(parts, publicUrl), timeline, deliveries }
+          const quotes = yield* invoiceQuotes(params.id)
+          return { invoice: merchantInvoiceView(parts, publicUrl), timeline, deliveries, quotes: quotes.map(quoteView) }
         }).pipe(Effect.provideService(SqlClient.SqlClient, sql), Effect.catchTag("DeliveryNotFound", Effect.die)))
       .handle("exportCsv", ({ query }) =>
         Effect.gen(function*() {

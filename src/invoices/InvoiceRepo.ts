@@ -19,6 +19,8 @@ import {
   PaymentRow
 } from "./InvoiceRows.ts"
 import { NullableDate } from "../domain/Timestamps.ts"
+import type { PriceQuote } from "../payments/PriceOracle.ts"
+import { quoteRows } from "./InvoiceQuoteRepo.ts"
 
 export interface InvoiceParts {
   readonly invoice: InvoiceRecord
@@ -106,7 +108,13 @@ const snakeKeys = (row: object) => Object.fromEntries(Object.entries(row).map(([
  * infrastructure failures: they become defects here, at the repository edge.
  */
 export class InvoiceRepo extends Context.Service<InvoiceRepo, {
-  readonly insert: (invoice: InvoiceRecord, options: ReadonlyArray<NewOption>, events: ReadonlyArray<OutboxEvent>) => Effect.Effect<void>
+  /** `quotes`: what each asset's rate rested on (price sources, spread), recorded in invoice_quotes. */
+  readonly insert: (
+    invoice: InvoiceRecord,
+    options: ReadonlyArray<NewOption>,
+    events: ReadonlyArray<OutboxEvent>,
+    quotes?: ReadonlyArray<PriceQuote>
+  ) => Effect.Effect<void>
   readonly find: (id: string) => Effect.Effect<InvoiceParts | undefined>
   readonly lockForUpdate: (id: string) => Effect.Effect<InvoiceRecord | undefined>
   /** The invoices among `ids` that exist, by id: their rows alone, without options or payments. */
@@ -297,11 +305,14 @@ export class InvoiceRepo extends Context.Service<InvoiceRepo, {
         withTransaction: (effect) => sql.withTransaction(effect).pipe(Effect.catchTag("SqlError", Effect.die)),
         // One statement, so one round trip and atomic without BEGIN/COMMIT; the foreign keys of the
         // options and the outbox rows are checked at its end, when the invoice row exists.
-        insert: ((invoice, options, events) =>
+        insert: ((invoice, options, events, quotes = []) =>
           Effect.flatMap(claimMark(invoice.id), (claimed) => {
-            const optionsInsert = options.length === 0
+            const quotesInsert = quotes.length === 0
               ? sql``
-              : sql`, options AS (INSERT INTO payment_options ${sql.insert(nonEmpty(options.map(optionColumns)))})`
+              : sql`, quotes AS (INSERT INTO invoice_quotes ${sql.insert(nonEmpty(quoteRows(invoice.id, quotes)))})`
+            const optionsInsert = sql`${
+              options.length === 0 ? sql`` : sql`, options AS (INSERT INTO payment_options ${sql.insert(nonEmpty(options.map(optionColumns)))})`
+            }${quotesInsert}`
             return (events.length === 0
               ? sql`WITH invoice AS (INSERT INTO invoices ${sql.insert(encodeInvoiceRow(invoice))})${optionsInsert}${claimed} SELECT 1`
               : sql`WITH invoice AS (INSERT INTO invoices ${sql.insert(encodeInvoiceRow(invoice))})${optionsInsert}${claimed}

@@ -1,4 +1,4 @@
-import { Clock, Context, Effect, FiberSet, Layer } from "effect"
+import { Clock, Context, Effect, FiberSet, Layer, Result } from "effect"
 import { BillingGate } from "../accounts/BillingGate.ts"
 import {
   BillingBlocked,
@@ -26,7 +26,7 @@ import { CheckoutSettingsRepo } from "../payments/CheckoutSettingsRepo.ts"
 import { isEvm } from "../payments/Networks.ts"
 import type { PaymentMethod } from "../payments/PaymentMethod.ts"
 import { PaymentWorker } from "../payments/PaymentWorker.ts"
-import { PriceOracle } from "../payments/PriceOracle.ts"
+import { PriceOracle, type PriceQuote } from "../payments/PriceOracle.ts"
 import { RailSettingsService } from "../payments/RailSettings.ts"
 import { type InvoiceParts, InvoiceRepo, type NewOption } from "./InvoiceRepo.ts"
 import { timingFromOverride, type TimingOverrideInput } from "./TimingOverride.ts"
@@ -49,7 +49,8 @@ const NO_MICROS = Micros.make(0n)
 
 const needsDerivation = (method: PaymentMethod) => isEvm(method.network) && method.railType === "address_transfer"
 
-const isStablecoin = (method: PaymentMethod) => method.assetCode === "USDT" || method.assetCode === "USDC"
+const isStablecoinCode = (assetCode: string) => assetCode === "USDT" || assetCode === "USDC"
+const isStablecoin = (method: PaymentMethod) => isStablecoinCode(method.assetCode)
 
 export class Invoices extends Context.Service<Invoices, {
   readonly create: (merchant: Merchant, body: InvoiceDraft) => Effect.Effect<
@@ -173,13 +174,25 @@ export class Invoices extends Context.Service<Invoices, {
         if (withoutPendingBitcoin.length === 0) return yield* new BitcoinAddressesPreparing()
         methods = withoutPendingBitcoin
 
-        const rates = new Map<string, bigint>()
-        for (const assetCode of new Set(methods.map((method) => method.assetCode))) {
-          const rate = yield* oracle.usdMicrosPerUnit(assetCode).pipe(
-            Effect.mapError(() => new PaymentBackendUnavailable({ message: `The ${assetCode} price source is unavailable` }))
-          )
-          rates.set(assetCode, rate)
+        // Every asset's quote at once (each asks its price sources in parallel). A BTC price that cannot
+        // be established fails the invoice (502); a stablecoin the peg guard refuses (off its peg, or its
+        // sources cannot confirm it) is left out of the invoice, which fails only when nothing is left.
+        const assets = [...new Set(methods.map((method) => method.assetCode))]
+        const quoted = yield* Effect.forEach(assets, (assetCode) => Effect.result(oracle.quote(assetCode)), { concurrency: "unbounded" })
+        const quotes: Array<PriceQuote> = []
+        const refused = new Map<string, string>()
+        for (const [index, result] of quoted.entries()) {
+          const assetCode = assets[index]
+          if (Result.isSuccess(result)) quotes.push(result.success)
+          else if (isStablecoinCode(assetCode)) {
+            refused.set(assetCode, result.failure._tag === "StablecoinOffPeg" ? `The ${assetCode} price is off its 1 USD peg` : `The ${assetCode} price source is unavailable`)
+          } else return yield* new PaymentBackendUnavailable({ message: `The ${assetCode} price source is unavailable` })
         }
+        if (refused.size > 0) {
+          methods = methods.filter((method) => !refused.has(method.assetCode))
+          if (methods.length === 0) return yield* new PaymentBackendUnavailable({ message: [...refused.values()].join("; ") })
+        }
+        const rates = new Map(quotes.map((quote) => [quote.assetCode, quote.usdMicros]))
 
         const indexes = yield* settingsRepo.reserveIndexes(
           methods.flatMap((method) => needsDerivation(method) && method.xpub !== null ? [{ id: method.id, xpub: method.xpub, network: method.network }] : [])
@@ -245,7 +258,7 @@ export class Invoices extends Context.Service<Invoices, {
           lastPaymentObservedAt: null
         }
         const { events } = applyDecision(invoice, initial, { now: createdAt })
-        yield* repo.insert(invoice, options, events)
+        yield* repo.insert(invoice, options, events, quotes)
         return { invoice, options, payments: [] }
       })
 

@@ -1,109 +1,200 @@
-import { Clock, Context, Data, Duration, Effect, Layer, Ref, Semaphore } from "effect"
+import { Clock, Context, Data, Duration, Effect, Layer, Ref, Result, Semaphore } from "effect"
 import { FetchHttpClient, HttpClient } from "effect/http"
 import { AppConfig } from "../config/AppConfig.ts"
 import { usdStringToMicros } from "../domain/Money.ts"
+import {
+  aggregate,
+  at,
+  btcSources,
+  microsText,
+  type PricedAsset,
+  type PriceMeasurement,
+  type PriceSource,
+  ppmAsPercent,
+  priceToMicros,
+  type SourceLeftOut,
+  type SourcePrice,
+  stablecoinSources,
+  timestampMillis
+} from "./PriceSources.ts"
+
+export { priceToMicros }
 
 export class PriceUnavailable extends Data.TaggedError("PriceUnavailable")<{ readonly reason: string }> {}
+
+/** A stablecoin whose price sources put it further from 1 USD than CHECKOUT_STABLECOIN_DEPEG_THRESHOLD allows. */
+export class StablecoinOffPeg extends Data.TaggedError("StablecoinOffPeg")<{ readonly assetCode: string; readonly reason: string }> {}
+
+/** The USD rate an asset is quoted at, and what it rests on (recorded with the invoice). */
+export interface PriceQuote {
+  readonly assetCode: string
+  /** Micro-dollars per whole unit: the rate of the options in this asset. */
+  readonly usdMicros: bigint
+  /**
+   * `sources`: the median of the price sources' fresh answers; `par`: a stablecoin at 1 USD (its
+   * sources, when the peg guard is on, are those that confirmed it); `fixed`: the demo's configured rate.
+   */
+  readonly basis: "sources" | "par" | "fixed"
+  /** (highest − lowest) / median of the answers used, in parts per million. */
+  readonly spreadPpm: bigint
+  readonly sources: ReadonlyArray<SourcePrice>
+  readonly leftOut: ReadonlyArray<SourceLeftOut>
+}
 
 const STABLECOIN_MICROS = 1_000_000n
 const CACHE_MILLIS = 30_000
 
-const isStablecoin = (assetCode: string) => assetCode === "USDT" || assetCode === "USDC"
+const isStablecoin = (assetCode: string): assetCode is "USDT" | "USDC" => assetCode === "USDT" || assetCode === "USDC"
 
-const at = (value: unknown, path: string): unknown =>
-  path.split(".").reduce<unknown>((current, key) => (current !== null && typeof current === "object" ? (current as Record<string, unknown>)[key] : undefined), value)
+const par = (assetCode: string, measurement?: PriceMeasurement): PriceQuote => ({
+  assetCode,
+  usdMicros: STABLECOIN_MICROS,
+  basis: "par",
+  spreadPpm: measurement?.spreadPpm ?? 0n,
+  sources: measurement?.sources ?? [],
+  leftOut: measurement?.leftOut ?? []
+})
 
-/** A decimal price (number or string) as micro-dollars, truncated to 6 decimals. */
-export const priceToMicros = (value: unknown): bigint | undefined => {
-  const text = typeof value === "number" ? (Number.isFinite(value) ? value.toFixed(6) : "") : typeof value === "string" ? value : ""
-  const match = /^(\d+)(?:\.(\d+))?$/.exec(text.trim())
-  if (match === null) return undefined
-  const micros = usdStringToMicros(`${match[1]}${match[2] === undefined ? "" : `.${match[2].slice(0, 6)}`}`)
-  return micros === undefined || micros <= 0n ? undefined : micros
-}
+const fixedBtc = (micros: bigint): PriceQuote => ({ assetCode: "BTC", usdMicros: micros, basis: "fixed", spreadPpm: 0n, sources: [], leftOut: [] })
 
-/** USD price of one whole unit of an asset, as micro-dollars. Stablecoins quote 1:1. */
+/** USD price of one whole unit of an asset. Stablecoins quote 1:1 (checked against their sources when the peg guard is on). */
 export class PriceOracle extends Context.Service<PriceOracle, {
-  readonly usdMicrosPerUnit: (assetCode: string) => Effect.Effect<bigint, PriceUnavailable>
+  readonly quote: (assetCode: string) => Effect.Effect<PriceQuote, PriceUnavailable | StablecoinOffPeg>
+  readonly usdMicrosPerUnit: (assetCode: string) => Effect.Effect<bigint, PriceUnavailable | StablecoinOffPeg>
 }>()("Payments/PriceOracle") {
   /** Stablecoins at 1:1 and BTC at a fixed rate: for the demo and tests. */
-  static readonly fixed = (btcUsdMicros: bigint = 65_000_000_000n) =>
-    Layer.succeed(PriceOracle, {
-      usdMicrosPerUnit: (assetCode) => (assetCode === "BTC"
-        ? Effect.succeed(btcUsdMicros)
+  static readonly fixed = (btcUsdMicros: bigint = 65_000_000_000n) => {
+    const quote = (assetCode: string) =>
+      assetCode === "BTC"
+        ? Effect.succeed(fixedBtc(btcUsdMicros))
         : isStablecoin(assetCode)
-        ? Effect.succeed(STABLECOIN_MICROS)
-        : Effect.fail(new PriceUnavailable({ reason: `no price for ${assetCode}` })))
-    })
+        ? Effect.succeed(par(assetCode))
+        : Effect.fail(new PriceUnavailable({ reason: `no price for ${assetCode}` }))
+    return Layer.succeed(PriceOracle, { quote, usdMicrosPerUnit: (assetCode) => Effect.map(quote(assetCode), (quoted) => quoted.usdMicros) })
+  }
 
   /**
-   * BTC from an HTTP JSON source (CHECKOUT_PRICE_URL; CoinGecko's simple-price shape by default)
-   * through Effect's HttpClient (non-2xx answers are errors; the time-out interrupts the request),
-   * with a time-out, a staleness limit on the source's own timestamp, and a 30-second cache
-   * refreshed by one request at a time (a failure is not cached: the next request tries again).
+   * BTC from HTTP JSON sources (CHECKOUT_PRICE_URLS and the single CHECKOUT_PRICE_URL), asked in
+   * parallel through Effect's HttpClient, each with the time-out (non-2xx answers are errors; the
+   * time-out interrupts the request) and a staleness limit on the source's own timestamp (a stale
+   * answer is left out). The quote is the median of the fresh answers, refused when fewer than the
+   * quorum answered or when they spread more than CHECKOUT_PRICE_MAX_DEVIATION. Each asset's
+   * measurement is cached for 30 seconds and refreshed by one request at a time (a failure is not
+   * cached: the next request tries again). Stablecoins quote 1:1; with
+   * CHECKOUT_STABLECOIN_DEPEG_THRESHOLD their own sources must put them within it of 1 USD.
+   * Without BTC sources: the fixed demo rate, except in production.
    */
   static readonly http = Layer.effect(
     PriceOracle,
     Effect.gen(function*() {
-      const { price } = yield* AppConfig
+      const { env, price } = yield* AppConfig
       const client = HttpClient.filterStatusOk(yield* HttpClient.HttpClient)
-      const cache = yield* Ref.make<{ readonly micros: bigint; readonly fetchedAt: number } | undefined>(undefined)
-      const refreshing = yield* Semaphore.make(1)
-      const cached = Effect.gen(function*() {
-        const entry = yield* Ref.get(cache)
-        const now = yield* Clock.currentTimeMillis
-        return entry !== undefined && now - entry.fetchedAt < CACHE_MILLIS ? entry.micros : undefined
-      })
-      const fetchBtc = Effect.gen(function*() {
-        const url = price.url
-        if (url === undefined) return yield* new PriceUnavailable({ reason: "no price source configured" })
-        const body = yield* client.get(url, { headers: { accept: "application/json" } }).pipe(
-          Effect.flatMap((response) => response.json),
-          Effect.timeoutOrElse({
-            duration: Duration.millis(price.timeoutMs),
-            orElse: () => Effect.fail(new PriceUnavailable({ reason: `price source did not answer within ${price.timeoutMs} ms` }))
-          }),
-          Effect.catchTag("HttpClientError", (error) =>
-            Effect.fail(new PriceUnavailable({
-              reason: error.response === undefined ? `price source failed: ${error.message}` : `price source answered ${error.response.status}`
-            })))
-        )
-        const micros = priceToMicros(at(body, price.jsonPath))
-        if (micros === undefined) return yield* new PriceUnavailable({ reason: `no price at ${price.jsonPath}` })
-        const now = yield* Clock.currentTimeMillis
-        if (price.timestampPath !== undefined) {
-          const stamp = Number(at(body, price.timestampPath))
-          if (!Number.isFinite(stamp) || now - stamp * 1000 > price.maxAgeSeconds * 1000) {
-            return yield* new PriceUnavailable({ reason: "the price is stale" })
-          }
-        }
-        yield* Ref.set(cache, { micros, fetchedAt: now })
-        return micros
-      })
-      return {
-        usdMicrosPerUnit: Effect.fnUntraced(function*(assetCode) {
-          if (isStablecoin(assetCode)) return STABLECOIN_MICROS
-          if (assetCode !== "BTC") return yield* new PriceUnavailable({ reason: `no price for ${assetCode}` })
-          const fresh = yield* cached
-          if (fresh !== undefined) return fresh
-          // Single flight: requests that find the cache stale wait for one fetch and share its price.
-          return yield* refreshing.withPermits(1)(Effect.flatMap(cached, (again) => (again !== undefined ? Effect.succeed(again) : fetchBtc)))
-        })
+      const single = price.url === undefined ? undefined : { url: price.url, jsonPath: price.jsonPath, timestampPath: price.timestampPath }
+      const guard = price.stablecoin.depegThresholdPpm
+      const sourcesOf: Record<PricedAsset, ReadonlyArray<PriceSource>> = {
+        BTC: btcSources(price.sources, single),
+        USDT: guard === undefined ? [] : stablecoinSources(price.stablecoin.sources, "USDT"),
+        USDC: guard === undefined ? [] : stablecoinSources(price.stablecoin.sources, "USDC")
       }
+      const maxDeviationPpm = BigInt(price.maxDeviationPpm)
+      const fixedRate = usdStringToMicros(price.fixedBtcUsd) ?? 65_000_000_000n
+
+      /** One source's fresh price, or why it is left out. */
+      const ask = (source: PriceSource): Effect.Effect<SourcePrice, SourceLeftOut> =>
+        Effect.gen(function*() {
+          const body = yield* client.get(source.url, { headers: { accept: "application/json" } }).pipe(
+            Effect.flatMap((response) => response.json),
+            Effect.timeoutOrElse({
+              duration: Duration.millis(price.timeoutMs),
+              orElse: () => Effect.fail({ source: source.name, reason: `did not answer within ${price.timeoutMs} ms` })
+            }),
+            Effect.catchTag("HttpClientError", (error) =>
+              Effect.fail({
+                source: source.name,
+                reason: error.response === undefined ? `failed: ${error.message}` : `answered ${error.response.status}`
+              }))
+          )
+          const micros = priceToMicros(at(body, source.jsonPath))
+          if (micros === undefined) return yield* Effect.fail({ source: source.name, reason: `no price at ${source.jsonPath}` })
+          let observedAt: string | null = null
+          if (source.timestampPath !== undefined) {
+            const stamp = timestampMillis(at(body, source.timestampPath))
+            const now = yield* Clock.currentTimeMillis
+            if (stamp === undefined) return yield* Effect.fail({ source: source.name, reason: `no timestamp at ${source.timestampPath}` })
+            if (now - stamp > price.maxAgeSeconds * 1000) {
+              return yield* Effect.fail({ source: source.name, reason: `stale: its price is ${Math.round((now - stamp) / 1000)} s old` })
+            }
+            observedAt = new Date(stamp).toISOString()
+          }
+          return { source: source.name, usdMicros: micros, observedAt }
+        })
+
+      const measure = (asset: PricedAsset) =>
+        Effect.gen(function*() {
+          const sources = sourcesOf[asset]
+          const results = yield* Effect.forEach(sources, (source) => Effect.result(ask(source)), { concurrency: "unbounded" })
+          const answers = results.flatMap((result) => (Result.isSuccess(result) ? [result.success] : []))
+          const leftOut = results.flatMap((result) => (Result.isFailure(result) ? [result.failure] : []))
+          const quorum = price.quorum ?? (sources.length >= 2 ? 2 : 1)
+          const outcome = aggregate(answers, leftOut, quorum, maxDeviationPpm)
+          if (outcome._tag === "Refused") return yield* new PriceUnavailable({ reason: `${asset}: ${outcome.reason}` })
+          return outcome.measurement
+        })
+
+      const cache = yield* Ref.make(new Map<PricedAsset, { readonly measurement: PriceMeasurement; readonly fetchedAt: number }>())
+      const refreshing: Record<PricedAsset, Semaphore.Semaphore> = {
+        BTC: yield* Semaphore.make(1),
+        USDT: yield* Semaphore.make(1),
+        USDC: yield* Semaphore.make(1)
+      }
+      const cached = (asset: PricedAsset) =>
+        Effect.gen(function*() {
+          const entry = (yield* Ref.get(cache)).get(asset)
+          const now = yield* Clock.currentTimeMillis
+          return entry !== undefined && now - entry.fetchedAt < CACHE_MILLIS ? entry.measurement : undefined
+        })
+      const refresh = (asset: PricedAsset) =>
+        Effect.gen(function*() {
+          const measurement = yield* measure(asset)
+          const fetchedAt = yield* Clock.currentTimeMillis
+          yield* Ref.update(cache, (entries) => new Map(entries).set(asset, { measurement, fetchedAt }))
+          return measurement
+        })
+      // Single flight: requests that find the cache stale wait for one measurement and share it.
+      const measured = (asset: PricedAsset) =>
+        Effect.flatMap(cached(asset), (fresh) =>
+          fresh !== undefined
+            ? Effect.succeed(fresh)
+            : refreshing[asset].withPermits(1)(Effect.flatMap(cached(asset), (again) => (again !== undefined ? Effect.succeed(again) : refresh(asset)))))
+
+      const quote = Effect.fnUntraced(function*(assetCode: string) {
+        if (isStablecoin(assetCode)) {
+          if (guard === undefined) return par(assetCode)
+          const measurement = yield* measured(assetCode)
+          const distance = measurement.usdMicros > STABLECOIN_MICROS ? measurement.usdMicros - STABLECOIN_MICROS : STABLECOIN_MICROS - measurement.usdMicros
+          // One USD is 10^6 micro-dollars: the distance in micro-dollars is the distance from the peg in ppm.
+          if (distance > BigInt(guard)) {
+            return yield* new StablecoinOffPeg({
+              assetCode,
+              reason: `${assetCode} is at ${microsText(measurement.usdMicros)} USD by its price sources, ${ppmAsPercent(distance)} from 1 USD (at most ${
+                ppmAsPercent(BigInt(guard))
+              } allowed)`
+            })
+          }
+          return par(assetCode, measurement)
+        }
+        if (assetCode !== "BTC") return yield* new PriceUnavailable({ reason: `no price for ${assetCode}` })
+        if (sourcesOf.BTC.length === 0) {
+          if (env === "production") return yield* new PriceUnavailable({ reason: "CHECKOUT_PRICE_URLS (or CHECKOUT_PRICE_URL) is not configured" })
+          return fixedBtc(fixedRate)
+        }
+        const measurement = yield* measured("BTC")
+        return { ...measurement, assetCode, basis: "sources" } satisfies PriceQuote
+      })
+      return { quote, usdMicrosPerUnit: (assetCode) => Effect.map(quote(assetCode), (quoted) => quoted.usdMicros) }
     })
   )
 
-  /** The HTTP source when configured; otherwise the fixed demo rate (never in production). */
-  static readonly layer = Layer.unwrap(Effect.gen(function*() {
-    const { price, env } = yield* AppConfig
-    if (price.url !== undefined) return PriceOracle.http.pipe(Layer.provide(FetchHttpClient.layer))
-    if (env === "production") {
-      return Layer.succeed(PriceOracle, {
-        usdMicrosPerUnit: (assetCode) => (isStablecoin(assetCode)
-          ? Effect.succeed(STABLECOIN_MICROS)
-          : Effect.fail(new PriceUnavailable({ reason: "CHECKOUT_PRICE_URL is not configured" })))
-      })
-    }
-    return PriceOracle.fixed(usdStringToMicros(price.fixedBtcUsd) ?? 65_000_000_000n)
-  }))
+  /** The configured sources over the fetch client; without BTC sources, the fixed demo rate (never in production). */
+  static readonly layer = PriceOracle.http.pipe(Layer.provide(FetchHttpClient.layer))
 }

@@ -227,8 +227,22 @@ const closeExceptionForm = (invoice: Pick<InvoiceSummary, "id">, after: () => vo
   return form
 }
 
+const BASIS_WORDS = { sources: "median of sources", par: "1:1 (par)", fixed: "fixed demo rate" } as const
+
+/** What each asset's rate rested on: the price sources used (with their prices), their spread, those left out and why. */
+const quotesSection = (quotes: InvoiceDetail["quotes"]) => {
+  if (quotes.length === 0) return null
+  const sourcesText = (quote: InvoiceDetail["quotes"][number]) => quote.sources.map((source) => `${source.source} ${source.priceUsd}`).join(", ") || "—"
+  const leftOutText = (quote: InvoiceDetail["quotes"][number]) => quote.leftOut.map((source) => `${source.source} (${source.reason})`).join(", ") || "—"
+  const rows = quotes.map((quote) =>
+    h("tr", { "data-asset": quote.assetCode }, h("td", {}, quote.assetCode), h("td", { class: "number" }, quote.rateUsd), h("td", {}, BASIS_WORDS[quote.basis]),
+      h("td", { class: "number" }, quote.sources.length > 1 ? quote.spread : "—"), h("td", {}, sourcesText(quote)), h("td", {}, leftOutText(quote)))
+  )
+  return h("section", { "data-section": "quotes" }, h("h2", {}, "Quotes"), cardTable(["Asset", "Rate (USD)", "Basis", "Spread", "Sources used", "Left out"], rows))
+}
+
 const invoiceView = async (id: string) => {
-  const [{ invoice, timeline, deliveries }, unmatched, charts] = await Promise.all([
+  const [{ invoice, timeline, deliveries, quotes }, unmatched, charts] = await Promise.all([
     api<InvoiceDetail>("GET", `/api/dashboard/invoices/${id}`),
     api<UnmatchedDeposits>("GET", `/api/dashboard/invoices/${id}/unmatched-deposits`),
     lifecycleCharts()
@@ -282,6 +296,7 @@ const invoiceView = async (id: string) => {
             h("td", { class: "number" }, `${payment.amountReceived} ${payment.assetCode}`), h("td", { class: "number" }, String(payment.confirmations)),
             h("td", { class: "mono" }, payment.transactionHash ?? "—", payment.invalidatedAt === null ? "" : ` (removed: ${payment.invalidationReason ?? "reorganisation"})`))
         )),
+    quotesSection(quotes),
     unmatched.data.length === 0 ?
       null :
       h("section", {}, h("h2", {}, "Unmatched deposits (not counted)"),

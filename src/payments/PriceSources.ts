@@ -1,0 +1,178 @@
+import type { CustomPriceSource, PricePreset, PriceSourceSpec, StablecoinAsset, StablecoinSourceSpec } from "../config/AppConfig.ts"
+import { formatAtomic, usdStringToMicros } from "../domain/Money.ts"
+
+/** One HTTP JSON source of one asset's USD price. */
+export interface PriceSource extends CustomPriceSource {
+  /** How the quote names it: the preset, or the custom URL's host. */
+  readonly name: string
+}
+
+export type PricedAsset = "BTC" | StablecoinAsset
+
+type Endpoint = Omit<PriceSource, "name">
+
+/**
+ * The public endpoints of the presets, per asset. Sources without a timestamp (Kraken's ticker)
+ * are not checked for staleness. `binance` is Binance.US: the global exchange has no USD market.
+ */
+export const PRESETS: Record<PricePreset, Partial<Record<PricedAsset, Endpoint>>> = {
+  coingecko: {
+    BTC: {
+      url: "https://api.coingecko.com/api/v3/simple/price?ids=bitcoin&vs_currencies=usd&include_last_updated_at=true",
+      jsonPath: "bitcoin.usd",
+      timestampPath: "bitcoin.last_updated_at"
+    },
+    USDT: {
+      url: "https://api.coingecko.com/api/v3/simple/price?ids=tether&vs_currencies=usd&include_last_updated_at=true",
+      jsonPath: "tether.usd",
+      timestampPath: "tether.last_updated_at"
+    },
+    USDC: {
+      url: "https://api.coingecko.com/api/v3/simple/price?ids=usd-coin&vs_currencies=usd&include_last_updated_at=true",
+      jsonPath: "usd-coin.usd",
+      timestampPath: "usd-coin.last_updated_at"
+    }
+  },
+  coinbase: {
+    BTC: { url: "https://api.exchange.coinbase.com/products/BTC-USD/ticker", jsonPath: "price", timestampPath: "time" }
+  },
+  kraken: {
+    BTC: { url: "https://api.kraken.com/0/public/Ticker?pair=XBTUSD", jsonPath: "result.XXBTZUSD.c.0", timestampPath: undefined },
+    USDT: { url: "https://api.kraken.com/0/public/Ticker?pair=USDTUSD", jsonPath: "result.USDTZUSD.c.0", timestampPath: undefined },
+    USDC: { url: "https://api.kraken.com/0/public/Ticker?pair=USDCUSD", jsonPath: "result.USDCUSD.c.0", timestampPath: undefined }
+  },
+  binance: {
+    BTC: { url: "https://api.binance.us/api/v3/ticker/24hr?symbol=BTCUSD", jsonPath: "lastPrice", timestampPath: "closeTime" }
+  },
+  bitstamp: {
+    BTC: { url: "https://www.bitstamp.net/api/v2/ticker/btcusd/", jsonPath: "last", timestampPath: "timestamp" },
+    USDT: { url: "https://www.bitstamp.net/api/v2/ticker/usdtusd/", jsonPath: "last", timestampPath: "timestamp" },
+    USDC: { url: "https://www.bitstamp.net/api/v2/ticker/usdcusd/", jsonPath: "last", timestampPath: "timestamp" }
+  }
+}
+
+const hostOf = (url: string) => new URL(url).host
+
+/** Distinct names: a second source on the same host is `host#2`. */
+const named = (sources: ReadonlyArray<{ readonly name: string } & Endpoint>): ReadonlyArray<PriceSource> => {
+  const seen = new Map<string, number>()
+  return sources.map((source) => {
+    const count = (seen.get(source.name) ?? 0) + 1
+    seen.set(source.name, count)
+    return count === 1 ? source : { ...source, name: `${source.name}#${count}` }
+  })
+}
+
+/** BTC's sources: CHECKOUT_PRICE_URLS and, when set, the single CHECKOUT_PRICE_URL. */
+export const btcSources = (specs: ReadonlyArray<PriceSourceSpec>, single: Endpoint | undefined): ReadonlyArray<PriceSource> =>
+  named([
+    ...specs.flatMap((spec) => {
+      if (!("preset" in spec)) return [{ ...spec, name: hostOf(spec.url) }]
+      const endpoint = PRESETS[spec.preset].BTC
+      return endpoint === undefined ? [] : [{ ...endpoint, name: spec.preset }]
+    }),
+    ...(single === undefined ? [] : [{ ...single, name: hostOf(single.url) }])
+  ])
+
+/** A stablecoin's sources in CHECKOUT_STABLECOIN_PRICE_URLS: the presets and the custom sources of that asset. */
+export const stablecoinSources = (specs: ReadonlyArray<StablecoinSourceSpec>, asset: StablecoinAsset): ReadonlyArray<PriceSource> =>
+  named(specs.flatMap((spec) => {
+    if (!("preset" in spec)) return spec.asset === asset ? [{ url: spec.url, jsonPath: spec.jsonPath, timestampPath: spec.timestampPath, name: hostOf(spec.url) }] : []
+    const endpoint = PRESETS[spec.preset][asset]
+    return endpoint === undefined ? [] : [{ ...endpoint, name: spec.preset }]
+  }))
+
+/** The value at a dotted path (array elements by index: `c.0`). */
+export const at = (value: unknown, path: string): unknown =>
+  path.split(".").reduce<unknown>((current, key) => (current !== null && typeof current === "object" ? (current as Record<string, unknown>)[key] : undefined), value)
+
+/**
+ * A source's timestamp as epoch milliseconds: Unix seconds (number or numeric text), milliseconds
+ * (numbers above 10^11, e.g. Binance's closeTime) or ISO 8601 text (Coinbase's time).
+ */
+export const timestampMillis = (value: unknown): number | undefined => {
+  const numeric = typeof value === "number" ? value : typeof value === "string" && /^\d+(\.\d+)?$/.test(value.trim()) ? Number(value) : undefined
+  if (numeric !== undefined) return Number.isFinite(numeric) ? (numeric > 1e11 ? numeric : numeric * 1000) : undefined
+  if (typeof value !== "string") return undefined
+  const parsed = Date.parse(value)
+  return Number.isNaN(parsed) ? undefined : parsed
+}
+
+/** One source's answer that a quote used. */
+export interface SourcePrice {
+  readonly source: string
+  readonly usdMicros: bigint
+  /** The source's own timestamp of the price (ISO), when it gives one. */
+  readonly observedAt: string | null
+}
+
+/** A source that was asked and left out, and why. */
+export interface SourceLeftOut {
+  readonly source: string
+  readonly reason: string
+}
+
+/** What an asset's sources said: the median of the fresh answers, their spread, who answered and who did not. */
+export interface PriceMeasurement {
+  readonly usdMicros: bigint
+  /** (highest − lowest) / median of the answers used, in parts per million, rounded up. */
+  readonly spreadPpm: bigint
+  readonly sources: ReadonlyArray<SourcePrice>
+  readonly leftOut: ReadonlyArray<SourceLeftOut>
+}
+
+/** The median of exact values; of an even count, the mean of the middle two rounded down to the micro-dollar. */
+export const median = (values: ReadonlyArray<bigint>): bigint => {
+  const sorted = [...values].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))
+  const middle = Math.floor(sorted.length / 2)
+  return sorted.length % 2 === 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2n
+}
+
+const PPM = 1_000_000n
+
+/** The spread of `values` around `center`, in parts per million, rounded up. */
+export const spreadPpm = (values: ReadonlyArray<bigint>, center: bigint): bigint => {
+  const highest = values.reduce((a, b) => (a > b ? a : b))
+  const lowest = values.reduce((a, b) => (a < b ? a : b))
+  return ((highest - lowest) * PPM + center - 1n) / center
+}
+
+/** A fraction in parts per million as a percentage text, e.g. 4321 → "0.4321%". */
+export const ppmAsPercent = (ppm: bigint) => `${formatAtomic(ppm, 4)}%`
+
+/** Micro-dollars as a decimal USD text with 6 decimals. */
+export const microsText = (micros: bigint) => formatAtomic(micros, 6)
+
+/**
+ * The median of the answers, or why there is none: fewer than `quorum` answers, or answers that
+ * spread more than `maxDeviationPpm` around their median (one of them is wrong; which one cannot
+ * be told from the answers alone, so nothing is quoted).
+ */
+export const aggregate = (
+  answers: ReadonlyArray<SourcePrice>,
+  leftOut: ReadonlyArray<SourceLeftOut>,
+  quorum: number,
+  maxDeviationPpm: bigint
+): { readonly _tag: "Quoted"; readonly measurement: PriceMeasurement } | { readonly _tag: "Refused"; readonly reason: string } => {
+  const whyNot = leftOut.map((entry) => `${entry.source}: ${entry.reason}`).join("; ")
+  if (answers.length < quorum || answers.length === 0) {
+    return { _tag: "Refused", reason: `${answers.length} of ${answers.length + leftOut.length} price sources answered, ${quorum} needed${whyNot === "" ? "" : ` (${whyNot})`}` }
+  }
+  const values = answers.map((answer) => answer.usdMicros)
+  const center = median(values)
+  const spread = spreadPpm(values, center)
+  if (spread > maxDeviationPpm) {
+    const list = answers.map((answer) => `${answer.source} ${microsText(answer.usdMicros)}`).join(", ")
+    return { _tag: "Refused", reason: `the price sources disagree by ${ppmAsPercent(spread)}, more than ${ppmAsPercent(maxDeviationPpm)} (${list})` }
+  }
+  return { _tag: "Quoted", measurement: { usdMicros: center, spreadPpm: spread, sources: answers, leftOut } }
+}
+
+/** A decimal price (number or string) as micro-dollars, truncated to 6 decimals. */
+export const priceToMicros = (value: unknown): bigint | undefined => {
+  const text = typeof value === "number" ? (Number.isFinite(value) ? value.toFixed(6) : "") : typeof value === "string" ? value : ""
+  const match = /^(\d+)(?:\.(\d+))?$/.exec(text.trim())
+  if (match === null) return undefined
+  const micros = usdStringToMicros(`${match[1]}${match[2] === undefined ? "" : `.${match[2].slice(0, 6)}`}`)
+  return micros === undefined || micros <= 0n ? undefined : micros
+}
