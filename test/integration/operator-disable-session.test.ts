@@ -26,7 +26,7 @@ const withApp = async <A>(use: (app: Awaited<ReturnType<typeof startTestApp>>) =
 }
 
 describe("an account disabled by the operator", () => {
-  it("answers its sessions 403 Forbidden (the spec's account rule), and enabling restores them", async () => {
+  it("answers its sessions 403 Forbidden (the spec's account rule), and enabling restores them", { timeout: 180_000 }, async () => {
     const merchant = await withApp((app) => app.createMerchant())
     const keys = (baseUrl: string) =>
       publicRequest(baseUrl, `/api/users/${merchant.merchantId}/checkout-api-keys`, { headers: { authorization: `Bearer ${merchant.sessionToken}` } })

@@ -153,6 +153,9 @@ export const testApp = (overrides: Partial<AppConfigShape> = {}, extraEnv: Reado
     signupsPerMinute: 1_000_000,
     loginAddressAttemptsPerMinute: 1_000_000,
     role: "api" as const,
+    // PGlite starting in a loaded CI run can take longer than production's 5 s to accept a
+    // connection; the suites that test connect time-outs set their own.
+    databaseConnectTimeoutMs: 30_000,
     // A production configuration always carries its secrets (parseConfig requires them).
     ...(overrides.env === "production" ? { jwtSecret: Redacted.make("test-jwt-secret-".repeat(3)), encryptionKey: Redacted.make("test-encryption-key-".repeat(3)) } : {}),
     ...overrides
