@@ -78,6 +78,8 @@ export class ChainRepo extends Context.Service<ChainRepo, {
   /** Saves the cursor and the head seen, and clears the last error. */
   readonly saveProgress: (network: string, progress: Progress) => Effect.Effect<void>
   readonly saveError: (network: string, message: string) => Effect.Effect<void>
+  /** What the watcher knows of its endpoints (EndpointsReport as JSON), for the dashboard and /metrics. */
+  readonly saveEndpoints: (network: string, report: string) => Effect.Effect<void>
   readonly rememberBlocks: (network: string, blocks: ReadonlyArray<BlockRef>) => Effect.Effect<void>
   /** Remembered blocks below `height`, highest first. */
   readonly blocksBelow: (network: string, height: bigint) => Effect.Effect<ReadonlyArray<BlockRef>>
@@ -171,6 +173,10 @@ export class ChainRepo extends Context.Service<ChainRepo, {
         saveError: Effect.fn("ChainRepo.saveError")(function*(network, message) {
           yield* sql`INSERT INTO chain_cursors (network, last_error, last_error_at, updated_at) VALUES (${network}, ${message.slice(0, 1000)}, now(), now())
             ON CONFLICT (network) DO UPDATE SET last_error = EXCLUDED.last_error, last_error_at = now(), updated_at = now()`
+        }, Effect.orDie),
+        saveEndpoints: Effect.fn("ChainRepo.saveEndpoints")(function*(network, report) {
+          yield* sql`INSERT INTO chain_cursors (network, endpoints, updated_at) VALUES (${network}, ${report}, now())
+            ON CONFLICT (network) DO UPDATE SET endpoints = EXCLUDED.endpoints`
         }, Effect.orDie),
         rememberBlocks: Effect.fn("ChainRepo.rememberBlocks")(function*(network, blocks) {
           if (blocks.length === 0) return

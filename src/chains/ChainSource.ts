@@ -1,4 +1,5 @@
 import { Data, type Effect } from "effect"
+import type { EndpointsReport } from "./EndpointSelection.ts"
 import type { WatchedOption } from "./WatchedOptions.ts"
 
 /** A block as the watcher needs it: where it is, which one it is, and its chain time. */
@@ -63,6 +64,10 @@ export interface MempoolSource {
 export class ChainRpcError extends Data.TaggedError("ChainRpcError")<{
   readonly network: string
   readonly message: string
+  /** The endpoint answered HTTP 429. */
+  readonly rateLimited?: boolean | undefined
+  /** Its Retry-After, in ms. */
+  readonly retryAfterMs?: number | undefined
 }> {}
 
 /**
@@ -83,4 +88,8 @@ export interface ChainSource {
   readonly classify: (transfer: Pick<Transfer, "token">, entries: ReadonlyArray<WatchedOption>) => Classified
   /** Present where unconfirmed transactions are watched too. */
   readonly mempool?: MempoolSource
+  /** The hash of the block at `height`, where the source can read it cheaper than `block`. */
+  readonly blockHash?: (height: bigint) => Effect.Effect<string | undefined, ChainRpcError>
+  /** Present when the source reads from several endpoints: their states, to publish. */
+  readonly endpoints?: Effect.Effect<EndpointsReport>
 }

@@ -260,6 +260,15 @@ export const makeChainWatcher = (options: ChainWatcherOptions) =>
         return { height: block.height, hash: block.hash, chainTime: block.time }
       })
 
+    let publishedEndpoints: string | undefined
+    /** The endpoints' states, written only when they changed (for the dashboard and /metrics). */
+    const publishEndpoints = source.endpoints === undefined ? Effect.void : Effect.gen(function*() {
+      const report = JSON.stringify(yield* source.endpoints!)
+      if (report === publishedEndpoints) return
+      yield* repo.saveEndpoints(network, report)
+      publishedEndpoints = report
+    })
+
     const poll = Effect.gen(function*() {
       const head = yield* source.head
       let cursor = (yield* repo.cursor(network)) ?? (yield* startingCursor(head))
@@ -310,7 +319,7 @@ export const makeChainWatcher = (options: ChainWatcherOptions) =>
         confirmationsUpdated,
         mempoolSeen
       } satisfies PollReport
-    }).pipe(Effect.withSpan("ChainWatcher.poll", { attributes: { network } }))
+    }).pipe(Effect.ensuring(publishEndpoints), Effect.withSpan("ChainWatcher.poll", { attributes: { network } }))
 
     const watcher: ChainWatcher = { network, poll }
     return watcher

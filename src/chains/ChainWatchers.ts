@@ -1,17 +1,32 @@
 import { Cause, Context, Duration, Effect, Layer } from "effect"
-import { AppConfig } from "../config/AppConfig.ts"
+import { AppConfig, type ChainWatchSettings, type WatchedNetwork } from "../config/AppConfig.ts"
 import { EVM_NETWORKS, NETWORKS } from "../payments/Networks.ts"
 import { recordEvidenceApplied } from "../observability/Metrics.ts"
 import { RailSettingsService } from "../payments/RailSettings.ts"
 import { ChainRepo } from "./ChainRepo.ts"
-import type { ChainRpcError } from "./ChainSource.ts"
+import type { ChainRpcError, ChainSource } from "./ChainSource.ts"
 import { type ChainWatcher, makeChainWatcher, type PollReport } from "./ChainWatcher.ts"
+import { makeMultiSource } from "./MultiSource.ts"
 import { SolanaRpc } from "./solana/SolanaRpc.ts"
 import { makeWatchIndex } from "./WatchedOptions.ts"
 import { WatchedOptionsRepo } from "./WatchedOptionsRepo.ts"
 import { WatcherLeadership } from "./WatcherLeadership.ts"
 
 const MAX_BACKOFF_MILLIS = 60_000
+
+/** The network's endpoints, preferred first (settings made in code may list only `endpoints`). */
+const endpointsOf = (chains: ChainWatchSettings, network: WatchedNetwork): ReadonlyArray<string> => {
+  const first = chains.endpoints[network]
+  return chains.endpointLists[network] ?? (first === undefined ? [] : [first])
+}
+
+/** One source per endpoint, read as one (see MultiSource). */
+const severalEndpoints = (chains: ChainWatchSettings, network: WatchedNetwork, make: (url: string) => ChainSource) =>
+  makeMultiSource({
+    network,
+    endpoints: endpointsOf(chains, network).map((url) => ({ url, source: make(url) })),
+    maxLag: BigInt(chains.maxEndpointLag[network])
+  })
 
 export class ChainWatchers extends Context.Service<ChainWatchers, {
   readonly watchers: ReadonlyArray<ChainWatcher>
@@ -46,7 +61,7 @@ export class ChainWatchers extends Context.Service<ChainWatchers, {
           }
           const depth = BigInt(Math.max(2 * rails.confirmations[network], 64))
           watchers.push(yield* makeChainWatcher({
-            source: makeEvmSource({ network, rpcUrl: chains.endpoints[network]!, tokens, maxLogRange: chains.evmMaxLogRange, timeoutMs: chains.rpcTimeoutMs }),
+            source: severalEndpoints(chains, network, (rpcUrl) => makeEvmSource({ network, rpcUrl, tokens, maxLogRange: chains.evmMaxLogRange, timeoutMs: chains.rpcTimeoutMs })),
             index,
             initialLookback: BigInt(2 * rails.confirmations[network]),
             keepDepth: depth,
@@ -63,7 +78,8 @@ export class ChainWatchers extends Context.Service<ChainWatchers, {
           retentionMillis: chains.watchRetentionDays * 86_400_000
         })
         watchers.push(yield* makeChainWatcher({
-          source: makeEsploraSource({ baseUrl: esploraUrl, timeoutMs: chains.rpcTimeoutMs, perAddressLimit: chains.bitcoinMempoolAddressLimit }),
+          source: severalEndpoints(chains, "bitcoin", (baseUrl) =>
+            makeEsploraSource({ baseUrl, timeoutMs: chains.rpcTimeoutMs, perAddressLimit: chains.bitcoinMempoolAddressLimit })),
           index,
           initialLookback: BigInt(2 * rails.confirmations.bitcoin),
           keepDepth: BigInt(Math.max(2 * rails.confirmations.bitcoin, 24)),

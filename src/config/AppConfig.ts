@@ -95,8 +95,12 @@ type EvmNetworkName = "ethereum" | "arbitrum" | "base"
 
 /** Where each network's watcher reads the chain; a network without an endpoint has no watcher. */
 export interface ChainWatchSettings {
-  /** JSON-RPC URL (EVM, solana) or Esplora base URL (bitcoin) of each watched network. */
+  /** JSON-RPC URL (EVM, solana) or Esplora base URL (bitcoin) of each watched network: the first (preferred) one listed. */
   readonly endpoints: Partial<Record<WatchedNetwork, string>>
+  /** Every endpoint listed for each watched network, preferred first (the watcher fails over between them). */
+  readonly endpointLists: Partial<Record<WatchedNetwork, ReadonlyArray<string>>>
+  /** Blocks (slots) an endpoint's head may be behind the others' highest before the watcher stops using it. */
+  readonly maxEndpointLag: Record<WatchedNetwork, number>
   readonly pollIntervalMs: Record<WatchedNetwork, number>
   /** Largest block range of one eth_getLogs request (halved on a provider's range error). */
   readonly evmMaxLogRange: number
@@ -267,20 +271,46 @@ const makeReader = (env: Env) => {
 
 type Reader = ReturnType<typeof makeReader>
 
+const DEFAULT_MAX_ENDPOINT_LAG: Record<WatchedNetwork, number> = { bitcoin: 1, ethereum: 3, arbitrum: 20, base: 10, solana: 50 }
+
+/** A comma-separated list of http(s) URLs (a comma inside one written as %2C), without trailing slashes. */
+const urlList = (read: Reader, name: string, family?: string): ReadonlyArray<string> | undefined =>
+  read.custom(
+    name,
+    Config.schema(check((value) => listEntries(value).length > 0 && listEntries(value).every(isUrlWith(["http:", "https:"]))), name).pipe(
+      Config.map((value) => listEntries(value).map((url) => url.replace(/\/+$/, ""))),
+      Config.option,
+      Config.map((value) => (value._tag === "Some" ? value.value : undefined))
+    ),
+    "must be a comma-separated list of URLs starting with http: or https:",
+    undefined,
+    family
+  )
+
 const chainWatchSettings = (read: Reader): ChainWatchSettings => {
   const endpoints: Partial<Record<WatchedNetwork, string>> = {}
+  const endpointLists: Partial<Record<WatchedNetwork, ReadonlyArray<string>>> = {}
   for (const network of WATCHED_NETWORKS) {
-    const endpoint = network === "bitcoin"
-      ? read.url("CHECKOUT_ESPLORA_URL", ["http:", "https:"])
-      : read.url(`CHECKOUT_RPC_URL_${network.toUpperCase()}`, ["http:", "https:"], "CHECKOUT_RPC_URL_<NETWORK>")
-    if (endpoint !== undefined) endpoints[network] = endpoint
+    const list = network === "bitcoin"
+      ? urlList(read, "CHECKOUT_ESPLORA_URL")
+      : urlList(read, `CHECKOUT_RPC_URL_${network.toUpperCase()}`, "CHECKOUT_RPC_URL_<NETWORK>")
+    if (list !== undefined) {
+      endpoints[network] = list[0]
+      endpointLists[network] = list
+    }
   }
+  const maxEndpointLag = Object.fromEntries(WATCHED_NETWORKS.map((network) => [
+    network,
+    read.integer(`CHECKOUT_MAX_ENDPOINT_LAG_${network.toUpperCase()}`, DEFAULT_MAX_ENDPOINT_LAG[network], 0, 1_000_000, "CHECKOUT_MAX_ENDPOINT_LAG_<NETWORK>")
+  ])) as Record<WatchedNetwork, number>
   const pollIntervalMs = Object.fromEntries(WATCHED_NETWORKS.map((network) => [
     network,
     read.integer(`CHECKOUT_POLL_INTERVAL_MS_${network.toUpperCase()}`, DEFAULT_POLL_MS[network], 50, 3_600_000, "CHECKOUT_POLL_INTERVAL_MS_<NETWORK>")
   ])) as Record<WatchedNetwork, number>
   return {
     endpoints,
+    endpointLists,
+    maxEndpointLag,
     pollIntervalMs,
     evmMaxLogRange: read.integer("CHECKOUT_EVM_MAX_LOG_RANGE", 2_000, 1, 1_000_000),
     rpcTimeoutMs: read.integer("CHECKOUT_RPC_TIMEOUT_MS", 10_000, 100, 300_000),

@@ -19,6 +19,7 @@ import migration0013 from "./migrations/0013_attempt_url.ts"
 import migration0014 from "./migrations/0014_idempotency_lease.ts"
 import migration0015 from "./migrations/0015_reorg_settlement.ts"
 import migration0016 from "./migrations/0016_quote_sources.ts"
+import migration0017 from "./migrations/0017_chain_endpoints.ts"
 
 /**
  * Each name mapped once: the client maps every column name of every statement it compiles and of
@@ -103,7 +104,8 @@ export const migrations = Migrator.fromRecord({
   "0013_attempt_url": migration0013,
   "0014_idempotency_lease": migration0014,
   "0015_reorg_settlement": migration0015,
-  "0016_quote_sources": migration0016
+  "0016_quote_sources": migration0016,
+  "0017_chain_endpoints": migration0017
 })
 
 export const runMigrations = Migrator.make({})({ loader: migrations })

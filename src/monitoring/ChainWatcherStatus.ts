@@ -1,4 +1,5 @@
-import { Schema } from "effect"
+import { Option, Schema } from "effect"
+import { cutUrls, EndpointReport, EndpointsReport } from "../chains/EndpointSelection.ts"
 import type { ChainWatchSettings } from "../config/AppConfig.ts"
 import { NETWORKS } from "../payments/Networks.ts"
 import { NullableDate } from "../domain/Timestamps.ts"
@@ -13,7 +14,9 @@ export const ChainCursorState = Schema.Struct({
   headTime: NullableDate,
   lastError: Schema.NullOr(Schema.String),
   lastErrorAt: NullableDate,
-  updatedAt: Schema.Date
+  updatedAt: Schema.Date,
+  /** EndpointsReport as JSON, as the watcher last published it. */
+  endpoints: Schema.NullOr(Schema.String)
 })
 export type ChainCursorState = typeof ChainCursorState.Type
 
@@ -25,17 +28,21 @@ export const lagSeconds = (state: Pick<ChainCursorState, "chainTime" | "headTime
  * A watcher's error text as the dashboard shows it: every URL cut to its origin, since RPC
  * providers put API keys in paths and query strings, and errors may quote the endpoint.
  */
-export const redactError = (message: string): string =>
-  message.replace(/\b[a-z][a-z0-9+.-]*:\/\/[^\s"'<>]+/gi, (url) => {
-    try {
-      const parsed = new URL(url)
-      return parsed.host === "" ? "[url]" : `${parsed.protocol}//${parsed.host}`
-    } catch {
-      return "[url]"
-    }
-  })
+export const redactError = (message: string): string => cutUrls(message)
 
 const iso = (date: Date | null) => (date === null ? null : date.toISOString())
+
+const decodeEndpoints = Schema.decodeUnknownOption(Schema.fromJsonString(EndpointsReport))
+
+/** The endpoints a watcher published (errors redacted); none before its first poll. */
+export const endpointsOf = (state: Pick<ChainCursorState, "endpoints"> | undefined): EndpointsReport => {
+  const report = state?.endpoints == null ? Option.none() : decodeEndpoints(state.endpoints)
+  if (Option.isNone(report)) return { endpoints: [], disagreementHeight: null }
+  return {
+    ...report.value,
+    endpoints: report.value.endpoints.map((endpoint) => ({ ...endpoint, lastError: endpoint.lastError === null ? null : redactError(endpoint.lastError) }))
+  }
+}
 
 /** The dashboard's view of one network's watcher. */
 export const ChainWatcherStatus = Schema.Struct({
@@ -47,7 +54,13 @@ export const ChainWatcherStatus = Schema.Struct({
   lagSeconds: Schema.NullOr(Schema.Number).annotate({ description: "Head block time minus processed block time, in seconds" }),
   lastError: Schema.NullOr(Schema.String).annotate({ description: "The last poll's error, cleared by the next successful poll (URLs cut to their origin)" }),
   lastErrorAt: Schema.NullOr(Schema.String),
-  updatedAt: Schema.NullOr(Schema.String)
+  updatedAt: Schema.NullOr(Schema.String),
+  endpoints: Schema.Array(EndpointReport).annotate({
+    description: "Each configured endpoint, preferred first: healthy, lagging, rate_limited (until retryAt), failing or disagreeing, and which one is in use"
+  }),
+  disagreementHeight: Schema.NullOr(Schema.String).annotate({
+    description: "Height whose block hash the endpoints dispute with no majority: the watcher does not advance past it until a majority agrees"
+  })
 }).annotate({ identifier: "ChainWatcherStatus" })
 export type ChainWatcherStatus = typeof ChainWatcherStatus.Type
 
@@ -67,7 +80,8 @@ export const chainWatcherStatuses = (
       lagSeconds: state === undefined ? null : lagSeconds(state),
       lastError: state?.lastError == null ? null : redactError(state.lastError),
       lastErrorAt: iso(state?.lastErrorAt ?? null),
-      updatedAt: iso(state?.updatedAt ?? null)
+      updatedAt: iso(state?.updatedAt ?? null),
+      ...endpointsOf(state)
     }
   })
 

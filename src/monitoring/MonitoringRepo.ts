@@ -31,7 +31,7 @@ export class MonitoringRepo extends Context.Service<MonitoringRepo, {
         Result: ChainCursorState,
         execute: () =>
           sql`SELECT network, processed_height::text AS processed_height, chain_time, head_height::text AS head_height,
-            head_time, last_error, last_error_at, updated_at FROM chain_cursors ORDER BY network`
+            head_time, last_error, last_error_at, updated_at, endpoints FROM chain_cursors ORDER BY network`
       })
       // Both counts read partial indexes (outbox_pending, webhook_deliveries_due).
       const findBacklog = SqlSchema.findOne({

@@ -88,13 +88,24 @@ const chainGauges = {
   lastError: chainGauge("checkout_chain_last_error", "1 when the network's watcher's last poll failed, else 0")
 } as const
 
+const endpointUp = chainGauge("checkout_chain_endpoint_up",
+  "1 when the endpoint (its origin only) is healthy and fit to read the chain from, 0 when lagging, rate-limited, failing or in a minority")
+const disagreement = chainGauge("checkout_chain_disagreement",
+  "1 when the network's endpoints dispute a block hash with no majority (the watcher does not advance past it), else 0")
+
 /** What `GET /metrics` reports of one watched network; `undefined` leaves that gauge out. */
 export interface ChainGaugeValues {
   readonly headHeight: number | undefined
   readonly processedHeight: number | undefined
   readonly lagSeconds: number | undefined
   readonly lastError: number
+  /** Each endpoint's origin and whether it is up; empty before the watcher published any. */
+  readonly endpoints: ReadonlyArray<{ readonly endpoint: string; readonly up: boolean }>
+  readonly disagreement: number
 }
+
+// The endpoint series set at the previous scrape, to remove those no longer published.
+const publishedEndpoints = new Map<string, ReadonlySet<string>>()
 
 /** The gauges read from the database at scrape time. */
 export interface DatabaseGauges {
@@ -119,5 +130,10 @@ export const publishDatabaseGauges = (networks: ReadonlyArray<string>, gauges: D
         yield* setOrRemove(chainGauges[name]({ network }), values?.[name])
       }
       yield* setOrRemove(chainGauges.lastError({ network }), values?.lastError)
+      yield* setOrRemove(disagreement({ network }), values?.disagreement)
+      const current = new Set(values?.endpoints.map((endpoint) => endpoint.endpoint) ?? [])
+      for (const endpoint of publishedEndpoints.get(network) ?? []) if (!current.has(endpoint)) yield* Metric.remove(endpointUp({ network, endpoint }))
+      for (const endpoint of values?.endpoints ?? []) yield* Metric.update(endpointUp({ network, endpoint: endpoint.endpoint }), endpoint.up ? 1 : 0)
+      publishedEndpoints.set(network, current)
     }
   })

@@ -3,7 +3,7 @@ import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { timingSafeEqual } from "node:crypto"
 import { PrometheusMetrics } from "effect/observability"
 import { AppConfig } from "../config/AppConfig.ts"
-import { configuredNetworks, type ChainCursorState, lagSeconds } from "../monitoring/ChainWatcherStatus.ts"
+import { configuredNetworks, type ChainCursorState, endpointsOf, lagSeconds } from "../monitoring/ChainWatcherStatus.ts"
 import { exitWithin } from "../monitoring/Deadline.ts"
 import { MonitoringRepo } from "../monitoring/MonitoringRepo.ts"
 import { type ChainGaugeValues, publishDatabaseGauges } from "./Metrics.ts"
@@ -11,12 +11,17 @@ import { type ChainGaugeValues, publishDatabaseGauges } from "./Metrics.ts"
 /** How long a scrape waits for its database reads before answering without them. */
 const SCRAPE_DATABASE_DEADLINE = "2 seconds"
 
-const gaugeValues = (state: ChainCursorState): ChainGaugeValues => ({
-  headHeight: state.headHeight === null ? undefined : Number(state.headHeight),
-  processedHeight: state.processedHeight === null ? undefined : Number(state.processedHeight),
-  lagSeconds: lagSeconds(state) ?? undefined,
-  lastError: state.lastError === null ? 0 : 1
-})
+const gaugeValues = (state: ChainCursorState): ChainGaugeValues => {
+  const report = endpointsOf(state)
+  return {
+    headHeight: state.headHeight === null ? undefined : Number(state.headHeight),
+    processedHeight: state.processedHeight === null ? undefined : Number(state.processedHeight),
+    lagSeconds: lagSeconds(state) ?? undefined,
+    lastError: state.lastError === null ? 0 : 1,
+    endpoints: report.endpoints.map((endpoint) => ({ endpoint: endpoint.endpoint, up: endpoint.state === "healthy" })),
+    disagreement: report.disagreementHeight === null ? 0 : 1
+  }
+}
 
 /**
  * Who may read `/metrics`: with CHECKOUT_METRICS_TOKEN set, only `Authorization: Bearer <token>`

@@ -13,7 +13,8 @@ beforeAll(async () => {
 })
 afterAll(() => app?.close())
 
-const STATUS_FIELDS = ["chainTime", "configured", "headHeight", "lagSeconds", "lastError", "lastErrorAt", "network", "processedHeight", "updatedAt"]
+const STATUS_FIELDS = ["chainTime", "configured", "disagreementHeight", "endpoints", "headHeight", "lagSeconds", "lastError", "lastErrorAt", "network", "processedHeight",
+  "updatedAt"]
 
 describe("GET /api/dashboard/chain-watchers", () => {
   it("lists the five networks with what their watchers published, errors without URL paths", async () => {
@@ -45,7 +46,9 @@ describe("GET /api/dashboard/chain-watchers", () => {
         lagSeconds: 42.5,
         lastError: "request to https://esplora.example.com failed, reason: timeout",
         lastErrorAt: headTime.toISOString(),
-        updatedAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/)
+        updatedAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
+        endpoints: [],
+        disagreementHeight: null
       })
       expect(JSON.stringify(body)).not.toMatch(/secret|KEY123|KEY456/)
       for (const unwatched of [ethereum, arbitrum, base]) expect(unwatched.configured).toBe(false)
@@ -68,7 +71,9 @@ describe("GET /api/dashboard/chain-watchers", () => {
         lagSeconds: null,
         lastError: null,
         lastErrorAt: null,
-        updatedAt: null
+        updatedAt: null,
+        endpoints: [],
+        disagreementHeight: null
       })
     }, ["bitcoin"])
   })

@@ -28,8 +28,8 @@ describe("chain watcher status", () => {
 
   it("lists all five networks in a fixed order, configured when an endpoint is set", () => {
     const statuses = chainWatcherStatuses(settings({ base: "http://127.0.0.1:8545" }), [
-      { network: "base", processedHeight: 10n, chainTime: headTime, headHeight: 12n, headTime, lastError: null, lastErrorAt: null, updatedAt: headTime },
-      { network: "dogecoin", processedHeight: 1n, chainTime: null, headHeight: null, headTime: null, lastError: null, lastErrorAt: null, updatedAt: headTime }
+      { network: "base", processedHeight: 10n, chainTime: headTime, headHeight: 12n, headTime, lastError: null, lastErrorAt: null, updatedAt: headTime, endpoints: null },
+      { network: "dogecoin", processedHeight: 1n, chainTime: null, headHeight: null, headTime: null, lastError: null, lastErrorAt: null, updatedAt: headTime, endpoints: null }
     ])
     expect(statuses.map((status) => [status.network, status.configured])).toEqual([
       ["bitcoin", false],

@@ -10,6 +10,7 @@ import {
   type Transfer,
   type TransactionPlace
 } from "../ChainSource.ts"
+import { retryAfterMillis } from "../EndpointSelection.ts"
 import { parseBlockOutputs } from "./RawBlock.ts"
 
 export interface EsploraSourceOptions {
@@ -39,6 +40,14 @@ class NotFound {
   readonly _tag = "NotFound"
 }
 
+class RateLimited extends Error {
+  readonly retryAfterMs: number | undefined
+  constructor(retryAfterMs: number | undefined) {
+    super("HTTP 429")
+    this.retryAfterMs = retryAfterMs
+  }
+}
+
 /**
  * Bitcoin through an Esplora-compatible REST API (electrs, Blockstream esplora, mempool.space).
  * A block costs one request: its raw bytes, parsed here (`/block/:hash/raw`); an API without raw
@@ -65,13 +74,23 @@ export const makeEsploraSource = (options: EsploraSourceOptions): ChainSource =>
           await response.body.dump()
           return new NotFound()
         }
+        if (response.statusCode === 429) {
+          await response.body.dump()
+          const retryAfter = response.headers["retry-after"]
+          throw new RateLimited(retryAfterMillis(Array.isArray(retryAfter) ? retryAfter[0] : retryAfter, Date.now()))
+        }
         if (response.statusCode !== 200) {
           const text = (await response.body.text()).slice(0, 200)
           throw new Error(`HTTP ${response.statusCode}${text === "" ? "" : `: ${text}`}`)
         }
         return response.body
       },
-      catch: (error) => new ChainRpcError({ network: NETWORK, message: `GET ${path}: ${error instanceof Error ? error.message : String(error)}` })
+      catch: (error) =>
+        new ChainRpcError({
+          network: NETWORK,
+          message: `GET ${path}: ${error instanceof Error ? error.message : String(error)}`,
+          ...(error instanceof RateLimited ? { rateLimited: true, retryAfterMs: error.retryAfterMs } : {})
+        })
     })
 
   const text = (path: string) =>
@@ -232,6 +251,7 @@ export const makeEsploraSource = (options: EsploraSourceOptions): ChainSource =>
     scan,
     // Bitcoin options are BTC only: any output to a watched address pays its option.
     classify: (_transfer, entries) => ({ _tag: "Evidence", option: entries[0] }),
-    mempool
+    mempool,
+    blockHash: hashAt
   }
 }

@@ -1,6 +1,7 @@
 import { Effect } from "effect"
-import { type Address, BlockNotFoundError, createPublicClient, http, parseAbiItem } from "viem"
+import { type Address, BaseError, BlockNotFoundError, createPublicClient, http, HttpRequestError, parseAbiItem } from "viem"
 import { type BlockHeader, type ChainSource, ChainRpcError, type Classified, type Transfer } from "../ChainSource.ts"
+import { retryAfterMillis } from "../EndpointSelection.ts"
 import type { WatchedOption } from "../WatchedOptions.ts"
 import { positionsInTransaction } from "./LogPosition.ts"
 
@@ -17,6 +18,17 @@ export interface EvmSourceOptions {
 
 const messageOf = (error: unknown) => error instanceof Error ? (error as Error & { shortMessage?: string }).shortMessage ?? error.message : String(error)
 
+/** A failed call as a ChainRpcError that says whether the provider rate-limited it (HTTP 429) and for how long. */
+const rpcError = (network: string, what: string, error: unknown) => {
+  const http = error instanceof HttpRequestError ? error : error instanceof BaseError ? error.walk((cause) => cause instanceof HttpRequestError) : null
+  const rateLimited = http instanceof HttpRequestError && http.status === 429
+  return new ChainRpcError({
+    network,
+    message: `${what}: ${messageOf(error)}`,
+    ...(rateLimited ? { rateLimited, retryAfterMs: retryAfterMillis(http.headers?.get("retry-after"), Date.now()) } : {})
+  })
+}
+
 /**
  * An EVM network read through JSON-RPC with viem: `eth_getLogs` for the ERC-20 `Transfer` event
  * of the configured token contracts only (one filter for all invoices) over a bounded block range
@@ -31,8 +43,7 @@ export const makeEvmSource = (options: EvmSourceOptions): ChainSource => {
   const tokenAddresses = [...options.tokens.keys()] as Array<Address>
   let range = BigInt(options.maxLogRange)
 
-  const call = <A>(what: string, run: () => Promise<A>) =>
-    Effect.tryPromise({ try: run, catch: (error) => new ChainRpcError({ network, message: `${what}: ${messageOf(error)}` }) })
+  const call = <A>(what: string, run: () => Promise<A>) => Effect.tryPromise({ try: run, catch: (error) => rpcError(network, what, error) })
 
   const headerOf = (block: { number: bigint | null; hash: string | null; timestamp: bigint }): Effect.Effect<BlockHeader, ChainRpcError> =>
     block.number === null || block.hash === null
@@ -54,7 +65,7 @@ export const makeEvmSource = (options: EvmSourceOptions): ChainSource => {
           ? Effect.fail(error)
           : error instanceof BlockNotFoundError
           ? Effect.succeed(undefined)
-          : Effect.fail(new ChainRpcError({ network, message: `eth_getBlockByNumber: ${messageOf(error)}` }))
+          : Effect.fail(rpcError(network, "eth_getBlockByNumber", error))
       )
     )
 
@@ -68,7 +79,8 @@ export const makeEvmSource = (options: EvmSourceOptions): ChainSource => {
         const result = yield* Effect.result(logsIn(from, end))
         if (result._tag === "Failure") {
           // Providers cap a request's block range or result count: ask for less until one block fails alone.
-          if (end === from) return yield* Effect.fail(result.failure)
+          // A rate limit is not about the range: another endpoint is asked instead.
+          if (end === from || result.failure.rateLimited === true) return yield* Effect.fail(result.failure)
           range = (end - from + 1n) / 2n
           continue
         }

@@ -1,0 +1,174 @@
+import { Clock, Effect } from "effect"
+import { type BlockHeader, type ChainSource, ChainRpcError, type MempoolSource } from "./ChainSource.ts"
+import {
+  type EndpointState,
+  healthOf,
+  initialStates,
+  isAvailable,
+  originOf,
+  readOrder,
+  reportOf,
+  type Tally,
+  tally,
+  voters,
+  withFailure,
+  withHead,
+  withSuccess,
+  withTally
+} from "./EndpointSelection.ts"
+
+export interface MultiSourceOptions {
+  readonly network: string
+  /** In order of preference: the first listed is used whenever it is usable. */
+  readonly endpoints: ReadonlyArray<{ readonly url: string; readonly source: ChainSource }>
+  /** Blocks an endpoint's head may be behind the highest before it is not used. */
+  readonly maxLag: bigint
+}
+
+/**
+ * One network's chain read through several endpoints of the same family (EndpointSelection has
+ * the rules). Each poll asks every endpoint not backing off for its head (one request each, at
+ * once); reads go to the first usable endpoint and fail over to the next on an error, a time-out
+ * or HTTP 429 (which keeps the endpoint alone for its Retry-After). Before new blocks are scanned,
+ * every voting endpoint is asked the block hash at the last height to scan (one request each per
+ * scan): without a majority there, the heights below are searched for the highest that has one,
+ * and the scan stops there. With a single endpoint, none of this costs a request.
+ */
+export const makeMultiSource = (options: MultiSourceOptions): ChainSource => {
+  const { network, maxLag } = options
+  const sources = options.endpoints.map((endpoint) => endpoint.source)
+  const single = sources.length === 1
+  let states: ReadonlyArray<EndpointState> = initialStates(options.endpoints.map((endpoint) => endpoint.url))
+  let inUse: number | undefined
+  let disagreement: bigint | undefined
+  /** The head last handed to the watcher, which uses it as the block at its height. */
+  let lastHead: BlockHeader | undefined
+
+  const noneUsable = () =>
+    new ChainRpcError({
+      network,
+      message: `no usable endpoint: ${states.map((state, index) => `${originOf(state.url)} ${healthOf(states, index, maxLag)}`).join(", ")}`
+    })
+
+  /** `call` on the preferred usable endpoint, then on the next ones while it fails. */
+  const run = <A>(call: (source: ChainSource) => Effect.Effect<A, ChainRpcError>): Effect.Effect<A, ChainRpcError> =>
+    Effect.gen(function*() {
+      const now = yield* Clock.currentTimeMillis
+      let last: ChainRpcError | undefined
+      for (const index of readOrder(states, now, maxLag)) {
+        const result = yield* Effect.result(call(sources[index]))
+        if (result._tag === "Success") {
+          states = withSuccess(states, index)
+          inUse = index
+          return result.success
+        }
+        last = result.failure
+        states = withFailure(states, index, result.failure, now)
+      }
+      return yield* Effect.fail(last ?? noneUsable())
+    })
+
+  /** Every endpoint that may be asked, at once; `onAnswer` sees each success, failures are recorded. */
+  const askAll = <A>(indices: ReadonlyArray<number>, call: (source: ChainSource) => Effect.Effect<A, ChainRpcError>) =>
+    Effect.gen(function*() {
+      const now = yield* Clock.currentTimeMillis
+      const answers = yield* Effect.forEach(indices, (index) => Effect.map(Effect.result(call(sources[index])), (result) => ({ index, result })), {
+        concurrency: "unbounded"
+      })
+      const succeeded: Array<{ readonly index: number; readonly value: A }> = []
+      for (const { index, result } of answers) {
+        if (result._tag === "Success") succeeded.push({ index, value: result.success })
+        else states = withFailure(states, index, result.failure, now)
+      }
+      return succeeded
+    })
+
+  const head = Effect.gen(function*() {
+    if (single) {
+      const header = yield* run((source) => source.head)
+      states = withHead(states, 0, header.height)
+      return header
+    }
+    const now = yield* Clock.currentTimeMillis
+    const asked = states.flatMap((state, index) => (isAvailable(state, now) ? [index] : []))
+    const headers = new Map<number, BlockHeader>()
+    for (const { index, value } of yield* askAll(asked, (source) => source.head)) {
+      headers.set(index, value)
+      states = withHead(states, index, value.height)
+    }
+    const chosen = readOrder(states, now, maxLag).find((index) => headers.has(index))
+    if (chosen === undefined) return yield* Effect.fail(noneUsable())
+    inUse = chosen
+    lastHead = headers.get(chosen)!
+    return lastHead
+  })
+
+  const hashAt = (source: ChainSource, height: bigint) => source.blockHash !== undefined ? source.blockHash(height) : Effect.map(source.block(height), (block) => block?.hash)
+
+  const vote = (height: bigint) =>
+    Effect.gen(function*() {
+      const now = yield* Clock.currentTimeMillis
+      const answers = yield* askAll(voters(states, height, now, maxLag), (source) => hashAt(source, height))
+      return tally(answers.map(({ index, value }) => ({ index, hash: value })))
+    })
+
+  /** The highest height in `from - 1`..`to` up to which a majority agrees (the cursor, `from - 1`, is taken as agreed). */
+  const agreedUpTo = (from: bigint, to: bigint) =>
+    Effect.gen(function*() {
+      const atEnd = yield* vote(to)
+      if (atEnd.agreed !== undefined) {
+        states = withTally(states, to, atEnd)
+        disagreement = undefined
+        // The head came from an endpoint now outvoted there: the next poll takes it from the majority.
+        return lastHead?.height === to && lastHead.hash !== atEnd.agreed ? to - 1n : to
+      }
+      // Forks share a prefix: search for where agreement ends.
+      let agreed = from - 1n
+      let disputed = to
+      let disputedTally: Tally = atEnd
+      while (disputed - agreed > 1n) {
+        const middle = agreed + (disputed - agreed) / 2n
+        const atMiddle = yield* vote(middle)
+        if (atMiddle.agreed !== undefined) {
+          agreed = middle
+        } else {
+          disputed = middle
+          disputedTally = atMiddle
+        }
+      }
+      states = withTally(states, disputed, disputedTally)
+      // Nobody answering is not a disagreement: the next poll asks again.
+      disagreement = disputedTally.dissenters.length > 1 ? disputed : undefined
+      if (disagreement !== undefined) {
+        yield* Effect.logWarning("Chain endpoints disagree about a block hash with no majority: not advancing past it").pipe(
+          Effect.annotateLogs({ network, height: disputed.toString() })
+        )
+      }
+      return agreed
+    })
+
+  const scan = (from: bigint, to: bigint) =>
+    Effect.gen(function*() {
+      if (single) return yield* run((source) => source.scan(from, to))
+      const end = yield* agreedUpTo(from, to)
+      if (end < from) return { to: from - 1n, transfers: [] }
+      return yield* run((source) => source.scan(from, end))
+    })
+
+  const first = sources[0]
+  const mempool: MempoolSource | undefined = first.mempool === undefined ? undefined : {
+    pending: (keys) => run((source) => source.mempool!.pending(keys)),
+    place: (transactionHash) => run((source) => source.mempool!.place(transactionHash))
+  }
+
+  return {
+    network,
+    head,
+    block: (height) => run((source) => source.block(height)),
+    scan,
+    classify: first.classify,
+    ...(mempool === undefined ? {} : { mempool }),
+    blockHash: (height) => run((source) => hashAt(source, height)),
+    endpoints: Effect.sync(() => reportOf(states, inUse, disagreement, maxLag))
+  }
+}

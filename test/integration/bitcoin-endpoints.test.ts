@@ -1,0 +1,116 @@
+import { Effect } from "effect"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { ChainWatchers } from "../../src/chains/ChainWatchers.ts"
+import { type EsploraSimulator, startEsploraSimulator } from "../support/EsploraSimulator.ts"
+import { privateDatabase } from "../support/PrivateDatabase.ts"
+import { type RpcFront, startRpcFront } from "../support/RpcFront.ts"
+import { startTestApp, type TestApp, type TestMerchant } from "../support/TestApp.ts"
+
+// Three Esplora endpoints in front of one simulator: a (preferred), b, c.
+let esplora: EsploraSimulator
+let a: RpcFront
+let b: RpcFront
+let c: RpcFront
+let app: TestApp
+let merchant: TestMerchant
+let database: Awaited<ReturnType<typeof privateDatabase>>
+
+const poll = () => app.run(Effect.flatMap(ChainWatchers, (watchers) => watchers.poll("bitcoin")))
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+const watcher = async () => {
+  const { body } = await merchant.dashboard("/api/dashboard/chain-watchers")
+  return (body.watchers as Array<any>).find((entry) => entry.network === "bitcoin")
+}
+const endpoint = async (front: RpcFront) => (await watcher()).endpoints.find((entry: any) => entry.endpoint === front.url)
+const inUse = async () => ((await watcher()).endpoints as Array<any>).find((entry) => entry.inUse)?.endpoint
+const processed = async () => Number((await watcher()).processedHeight)
+const pollUntilInUse = async (front: RpcFront) => {
+  const deadline = Date.now() + 30_000
+  while (true) {
+    await poll()
+    if ((await inUse()) === front.url) return
+    if (Date.now() > deadline) throw new Error(`${front.url} was not used again`)
+    await sleep(200)
+  }
+}
+
+beforeAll(async () => {
+  esplora = await startEsploraSimulator({ genesisTime: Math.floor(Date.now() / 1000) - 600, blockSeconds: 1 })
+  ;[a, b, c] = await Promise.all([0, 1, 2].map(() => startRpcFront(esplora.url, "esplora")))
+  database = await privateDatabase()
+  app = await startTestApp({}, {
+    ...(database.url === undefined ? {} : { DATABASE_URL: database.url }),
+    CHECKOUT_ESPLORA_URL: `${a.url}/key/SECRETKEY,${b.url},${c.url}`,
+    CHECKOUT_RPC_TIMEOUT_MS: "1000",
+    CHECKOUT_CONFIRMATIONS_BITCOIN: "2"
+  })
+  merchant = await app.createMerchant()
+  esplora.mine(3)
+  await poll()
+}, 120_000)
+
+afterAll(async () => {
+  await app?.close()
+  await Promise.all([a, b, c].map((front) => front?.close()))
+  await esplora?.close()
+  await database?.drop()
+})
+
+describe("a bitcoin watcher with several Esplora endpoints", () => {
+  it("fails over on HTTP 429, leaves it alone for its Retry-After, and returns to the preferred one", async () => {
+    expect(await inUse()).toBe(a.url)
+    a.mode = "rateLimited"
+    a.retryAfterSeconds = 6
+    esplora.mine(1)
+    const height = await processed()
+    await poll()
+    expect(await processed()).toBe(height + 1)
+    const limited = await endpoint(a)
+    expect(limited).toMatchObject({ state: "rate_limited", inUse: false })
+    const asked = a.requests.length
+    esplora.mine(1)
+    await poll()
+    if (Date.now() < Date.parse(limited.retryAt)) expect(a.requests.length).toBe(asked)
+    a.mode = "pass"
+    await pollUntilInUse(a)
+  })
+
+  it("does not read from a lagging endpoint", async () => {
+    a.lag = 3
+    const asked = a.requests.length
+    esplora.mine(1)
+    await poll()
+    expect(await endpoint(a)).toMatchObject({ state: "lagging", inUse: false })
+    expect(a.requests.slice(asked).every((path) => path.startsWith("/blocks/tip"))).toBe(true)
+    a.lag = 0
+    await pollUntilInUse(a)
+  })
+
+  it("outvotes a lying minority, and halts on a 1-1 disagreement until a majority agrees", async () => {
+    let next = esplora.tipHeight() + 1
+    c.lieFrom(next)
+    esplora.mine(1)
+    for (let attempt = 0; attempt < 3; attempt++) await poll()
+    expect(await processed()).toBe(next)
+    expect(await endpoint(c)).toMatchObject({ state: "disagreeing" })
+    c.truth()
+
+    b.mode = "error"
+    next = esplora.tipHeight() + 1
+    a.lieFrom(next)
+    esplora.mine(2)
+    for (let attempt = 0; attempt < 3; attempt++) await poll()
+    expect(await processed()).toBe(next - 1)
+    expect((await watcher()).disagreementHeight).toBe(String(next))
+    expect(await (await fetch(`${app.baseUrl}/metrics`)).text()).toContain(`checkout_chain_disagreement{network="bitcoin"} 1`)
+    b.mode = "pass"
+    const deadline = Date.now() + 30_000
+    while ((await processed()) < next && Date.now() < deadline) {
+      await sleep(300)
+      await poll()
+    }
+    expect(await processed()).toBeGreaterThanOrEqual(next)
+    expect((await watcher()).disagreementHeight).toBeNull()
+    a.truth()
+  })
+})

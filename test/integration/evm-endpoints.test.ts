@@ -1,0 +1,202 @@
+import { Effect } from "effect"
+import { type Address, getAddress } from "viem"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { ChainWatchers } from "../../src/chains/ChainWatchers.ts"
+import { DEMO_KEYS } from "../../src/demo/DemoMerchant.ts"
+import { type AnvilNode, startAnvil } from "../support/Anvil.ts"
+import { privateDatabase } from "../support/PrivateDatabase.ts"
+import { type RpcFront, startRpcFront } from "../support/RpcFront.ts"
+import { startTestApp, type TestApp, type TestMerchant } from "../support/TestApp.ts"
+
+// Three endpoints in front of one anvil: a (preferred), b, c. Each test leaves them all passing.
+const USDC: Address = getAddress("0x00000000000000000000000000000000000a11ce")
+
+let node: AnvilNode
+let a: RpcFront
+let b: RpcFront
+let c: RpcFront
+let app: TestApp
+let merchant: TestMerchant
+let database: Awaited<ReturnType<typeof privateDatabase>>
+let payer: Address
+
+const poll = () => app.run(Effect.flatMap(ChainWatchers, (watchers) => watchers.poll("ethereum")))
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+
+const watcher = async () => {
+  const { body } = await merchant.dashboard("/api/dashboard/chain-watchers")
+  return (body.watchers as Array<any>).find((entry) => entry.network === "ethereum")
+}
+const endpoint = async (front: RpcFront) => (await watcher()).endpoints.find((entry: any) => entry.endpoint === front.url)
+const inUse = async () => ((await watcher()).endpoints as Array<any>).find((entry) => entry.inUse)?.endpoint
+const metrics = async () => (await fetch(`${app.baseUrl}/metrics`)).text()
+
+/** Polls until `front` is the one in use again (it recovers after its back-off or Retry-After). */
+const pollUntilInUse = async (front: RpcFront, timeoutMs = 30_000) => {
+  const deadline = Date.now() + timeoutMs
+  while (true) {
+    await poll()
+    if ((await inUse()) === front.url) return
+    if (Date.now() > deadline) throw new Error(`${front.url} was not used again`)
+    await sleep(200)
+  }
+}
+
+const processed = async () => BigInt((await watcher()).processedHeight)
+
+const newInvoiceAddress = async () => {
+  const created = await merchant.api("/api/checkout/invoices", { body: { amountUsd: 5 } })
+  expect(created.status).toBe(201)
+  return getAddress((created.body.paymentOptions as Array<any>)[0].destinationAddress)
+}
+
+beforeAll(async () => {
+  node = await startAnvil({ chainId: 1 })
+  await node.installToken(USDC)
+  payer = node.accounts[1]
+  await node.mint(USDC, payer, 1_000_000_000_000n)
+  ;[a, b, c] = await Promise.all([0, 1, 2].map(() => startRpcFront(node.rpcUrl, "jsonrpc")))
+  database = await privateDatabase()
+  app = await startTestApp({}, {
+    ...(database.url === undefined ? {} : { DATABASE_URL: database.url }),
+    CHECKOUT_RPC_URL_ETHEREUM: `${a.url}/v2/SECRETKEY, ${b.url}, ${c.url}/?apikey=SECRETKEY`,
+    CHECKOUT_RPC_TIMEOUT_MS: "1000",
+    CHECKOUT_TOKEN_ETHEREUM_USDC: USDC,
+    CHECKOUT_CONFIRMATIONS_ETHEREUM: "2"
+  })
+  merchant = await app.createMerchant({
+    methods: [{ network: "ethereum", assetCode: "USDC", railType: "address_transfer", enabled: true, isDefault: true, recipientAddress: null, xpub: DEMO_KEYS.evmXpub }]
+  })
+  await node.mine(5)
+  await poll()
+}, 120_000)
+
+afterAll(async () => {
+  await app?.close()
+  await Promise.all([a, b, c].map((front) => front?.close()))
+  await node?.stop()
+  await database?.drop()
+})
+
+describe("an EVM watcher with several endpoints", () => {
+  it("reads from the preferred one and publishes every endpoint by its origin only", async () => {
+    const status = await watcher()
+    expect(status.endpoints.map((entry: any) => [entry.endpoint, entry.state, entry.inUse])).toEqual([
+      [a.url, "healthy", true],
+      [b.url, "healthy", false],
+      [c.url, "healthy", false]
+    ])
+    expect(status.disagreementHeight).toBeNull()
+    const text = await metrics()
+    expect(text).not.toContain("SECRETKEY")
+    expect(text).toContain(`checkout_chain_endpoint_up{network="ethereum",endpoint="${a.url}"} 1`)
+    expect(text).toContain(`checkout_chain_disagreement{network="ethereum"} 0`)
+  })
+
+  it("fails over on an error, finds a payment through the next endpoint, and returns to the preferred one", async () => {
+    a.mode = "error"
+    const to = await newInvoiceAddress()
+    await node.transfer(USDC, payer, to, 5_000_000n)
+    const report = await poll()
+    expect(report.evidence).toBe(1)
+    expect(await endpoint(a)).toMatchObject({ state: "failing", inUse: false })
+    expect(await inUse()).toBe(b.url)
+    expect(await metrics()).toContain(`checkout_chain_endpoint_up{network="ethereum",endpoint="${a.url}"} 0`)
+    a.mode = "pass"
+    await node.mine(1)
+    await pollUntilInUse(a)
+    expect(await endpoint(a)).toMatchObject({ state: "healthy", lastError: null })
+  })
+
+  it("on HTTP 429 leaves the endpoint alone for its Retry-After, then uses it again", async () => {
+    a.mode = "rateLimited"
+    a.retryAfterSeconds = 8
+    await node.mine(1)
+    const before = Date.now()
+    await poll()
+    const limited = await endpoint(a)
+    expect(limited.state).toBe("rate_limited")
+    expect(Date.parse(limited.retryAt)).toBeGreaterThanOrEqual(before + 7_000)
+    expect(await inUse()).toBe(b.url)
+    const asked = a.requests.length
+    await node.mine(1)
+    await poll()
+    // Within its Retry-After (if the machine is so slow that it passed, the check says nothing).
+    if (Date.now() < Date.parse(limited.retryAt)) expect(a.requests.length).toBe(asked)
+    a.mode = "pass"
+    await pollUntilInUse(a)
+    expect(Date.now()).toBeGreaterThanOrEqual(Date.parse(limited.retryAt))
+  })
+
+  it("fails over from an endpoint that hangs (its time-out), and returns to it", async () => {
+    a.mode = "hang"
+    await node.mine(1)
+    const height = await processed()
+    await poll()
+    expect(await processed()).toBeGreaterThan(height)
+    expect(await endpoint(a)).toMatchObject({ state: "failing", inUse: false })
+    expect(await inUse()).toBe(b.url)
+    a.mode = "pass"
+    await pollUntilInUse(a)
+  })
+
+  it("does not read from an endpoint whose head lags more than the allowed blocks", async () => {
+    await node.mine(6)
+    await poll()
+    a.lag = 5
+    const asked = a.requests.length
+    await node.mine(1)
+    await poll()
+    expect(await endpoint(a)).toMatchObject({ state: "lagging", inUse: false })
+    // Asked for its head, and nothing else.
+    expect(a.requests.slice(asked)).toEqual(["eth_getBlockByNumber"])
+    expect(await inUse()).toBe(b.url)
+    a.lag = 0
+    await pollUntilInUse(a)
+  })
+
+  it("outvotes a minority that lies about a block hash", async () => {
+    const next = Number(await node.publicClient.getBlockNumber()) + 1
+    c.lieFrom(next)
+    const to = await newInvoiceAddress()
+    const sent = await node.transfer(USDC, payer, to, 5_000_000n)
+    expect(Number(sent.blockNumber)).toBe(next)
+    let evidence = 0
+    for (let attempt = 0; attempt < 3 && evidence === 0; attempt++) evidence += (await poll()).evidence
+    expect(evidence).toBe(1)
+    expect(await processed()).toBeGreaterThanOrEqual(BigInt(next))
+    expect(await endpoint(c)).toMatchObject({ state: "disagreeing", disagreesAt: String(next) })
+    expect((await watcher()).disagreementHeight).toBeNull()
+    c.truth()
+    await node.mine(1)
+    await poll()
+    expect(await endpoint(c)).toMatchObject({ state: "healthy" })
+  })
+
+  it("with a 1-1 disagreement does not advance past the disputed height until a majority agrees, and says so", async () => {
+    c.mode = "error"
+    const next = Number(await node.publicClient.getBlockNumber()) + 1
+    a.lieFrom(next)
+    await node.mine(3)
+    for (let attempt = 0; attempt < 3; attempt++) await poll()
+    expect(await processed()).toBeLessThan(BigInt(next))
+    const status = await watcher()
+    expect(status.disagreementHeight).toBe(String(next))
+    expect(status.endpoints.slice(0, 2).map((entry: any) => entry.state)).toEqual(["disagreeing", "disagreeing"])
+    expect(await metrics()).toContain(`checkout_chain_disagreement{network="ethereum"} 1`)
+    // The third endpoint answers again and sides with b: a majority.
+    c.mode = "pass"
+    let height = await processed()
+    const deadline = Date.now() + 30_000
+    while (height < BigInt(next) && Date.now() < deadline) {
+      await sleep(300)
+      await poll()
+      height = await processed()
+    }
+    expect(height).toBeGreaterThanOrEqual(BigInt(next))
+    expect((await watcher()).disagreementHeight).toBeNull()
+    expect(await endpoint(a)).toMatchObject({ state: "disagreeing" })
+    expect(await metrics()).toContain(`checkout_chain_disagreement{network="ethereum"} 0`)
+    a.truth()
+  })
+})

@@ -1,0 +1,144 @@
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
+import type { Socket } from "node:net"
+
+/**
+ * An HTTP front on loopback that forwards to a real node (anvil's JSON-RPC, or the Esplora
+ * simulator's REST API) and misbehaves on demand, the way providers do: `mode` "error" answers
+ * 503, "rateLimited" answers 429 with `Retry-After: retryAfterSeconds`, "hang" accepts requests
+ * and never answers; `lag` reports a head that many blocks behind the node's; `lieFrom(height)`
+ * gives other hashes for the blocks at that height and above (a fork, or a node that lies). A
+ * path prefix `/key/<key>` (a provider's API key) is dropped. `requests` logs what reached it (JSON-RPC
+ * method names, or REST paths), misbehaving or not.
+ */
+export interface RpcFront {
+  readonly url: string
+  readonly requests: Array<string>
+  mode: "pass" | "error" | "rateLimited" | "hang"
+  retryAfterSeconds: number
+  lag: number
+  readonly lieFrom: (height: number) => void
+  readonly truth: () => void
+  readonly close: () => Promise<void>
+}
+
+type Json = any
+
+const readBody = (request: IncomingMessage) =>
+  new Promise<string>((resolve, reject) => {
+    const chunks: Array<Buffer> = []
+    request.on("data", (chunk: Buffer) => chunks.push(chunk)).on("end", () => resolve(Buffer.concat(chunks).toString("utf8"))).on("error", reject)
+  })
+
+export const startRpcFront = async (target: string, kind: "jsonrpc" | "esplora"): Promise<RpcFront> => {
+  let lyingFrom = Number.POSITIVE_INFINITY
+  const lieAt = (height: number) => (height >= lyingFrom ? kind === "jsonrpc" ? `0x${height.toString(16).padStart(64, "f")}` : height.toString(16).padStart(64, "f") : undefined)
+  const held = new Set<ServerResponse>()
+  const sockets = new Set<Socket>()
+
+  const rpc = async (body: Json): Promise<Json> => {
+    const response = await fetch(target, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) })
+    return response.json()
+  }
+
+  const jsonRpc = async (body: Json): Promise<Json> => {
+    const calls: Array<Json> = Array.isArray(body) ? body : [body]
+    let head: number | undefined
+    if (front.lag > 0 && calls.some((call) => call.method === "eth_getBlockByNumber" && call.params?.[0] === "latest" || call.method === "eth_blockNumber")) {
+      head = Number(BigInt((await rpc({ jsonrpc: "2.0", id: 0, method: "eth_blockNumber", params: [] })).result)) - front.lag
+    }
+    const forwarded = calls.map((call) =>
+      head !== undefined && call.method === "eth_getBlockByNumber" && call.params?.[0] === "latest"
+        ? { ...call, params: [`0x${head.toString(16)}`, ...call.params.slice(1)] }
+        : call
+    )
+    const answers: Array<Json> = [].concat(await rpc(forwarded))
+    const fixed = answers.map((answer) => {
+      const call = calls.find((candidate) => candidate.id === answer.id)
+      if (call?.method === "eth_blockNumber" && head !== undefined) return { ...answer, result: `0x${head.toString(16)}` }
+      if (call?.method === "eth_getBlockByNumber" && answer.result?.number != null) {
+        const lie = lieAt(Number(BigInt(answer.result.number)))
+        if (lie !== undefined) return { ...answer, result: { ...answer.result, hash: lie } }
+      }
+      return answer
+    })
+    return Array.isArray(body) ? fixed : fixed[0]
+  }
+
+  const esplora = async (path: string): Promise<{ status: number; body: Buffer }> => {
+    const get = async (at: string) => {
+      const response = await fetch(`${target}${at}`)
+      return { status: response.status, body: Buffer.from(await response.arrayBuffer()) }
+    }
+    if (front.lag > 0 && (path === "/blocks/tip/hash" || path === "/blocks/tip/height")) {
+      const height = Number((await get("/blocks/tip/height")).body.toString()) - front.lag
+      return path === "/blocks/tip/height" ? { status: 200, body: Buffer.from(String(height)) } : get(`/block-height/${height}`)
+    }
+    const atHeight = /^\/block-height\/(\d+)$/.exec(path)
+    const lie = atHeight === null ? undefined : lieAt(Number(atHeight[1]))
+    if (lie !== undefined) return { status: 200, body: Buffer.from(lie) }
+    return get(path)
+  }
+
+  const server = createServer(async (request, response) => {
+    const body = await readBody(request)
+    // A provider's key in the path (`/key/<key>/...`) is accepted and dropped.
+    const path = (request.url ?? "/").replace(/^\/key\/[^/]+/, "")
+    let parsed: Json
+    if (kind === "jsonrpc") {
+      try {
+        parsed = JSON.parse(body)
+      } catch {
+        parsed = {}
+      }
+      for (const call of [].concat(parsed)) front.requests.push((call as Json).method)
+    } else {
+      front.requests.push(path)
+    }
+    switch (front.mode) {
+      case "hang":
+        held.add(response)
+        return
+      case "error":
+        response.writeHead(503, { "content-type": "text/plain" }).end("unavailable")
+        return
+      case "rateLimited":
+        response.writeHead(429, { "content-type": "text/plain", "retry-after": String(front.retryAfterSeconds) }).end("too many requests")
+        return
+    }
+    try {
+      if (kind === "jsonrpc") {
+        response.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(await jsonRpc(parsed)))
+      } else {
+        const answer = await esplora(path)
+        response.writeHead(answer.status).end(answer.body)
+      }
+    } catch (error) {
+      response.writeHead(502).end(String(error))
+    }
+  })
+  server.on("connection", (socket) => {
+    sockets.add(socket)
+    socket.on("close", () => sockets.delete(socket))
+  })
+  const port = await new Promise<number>((resolve) => server.listen(0, "127.0.0.1", () => resolve((server.address() as { port: number }).port)))
+  const front: RpcFront = {
+    url: `http://127.0.0.1:${port}`,
+    requests: [],
+    mode: "pass",
+    retryAfterSeconds: 1,
+    lag: 0,
+    lieFrom: (height) => {
+      lyingFrom = height
+    },
+    truth: () => {
+      lyingFrom = Number.POSITIVE_INFINITY
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const response of held) response.destroy()
+        for (const socket of sockets) socket.destroy()
+        server.close(() => resolve())
+      })
+  }
+  return front
+}
