@@ -1,14 +1,16 @@
 /**
- * Screenshots of every dashboard view at a phone's and a desktop's size, into docs/screenshots/
- * (PNG), from a throwaway app (in-memory database, development simulator):
+ * Screenshots of every dashboard view and of the payer's hosted payment page in each state, at a
+ * phone's and a desktop's size, into docs/screenshots/ (PNG), from a throwaway app (in-memory
+ * database, development simulator):
  *
- *   node_modules/.bin/node --experimental-strip-types --disable-warning=ExperimentalWarning scripts/screenshots.ts
+ *   node_modules/.bin/node --experimental-strip-types --disable-warning=ExperimentalWarning scripts/screenshots.ts [--pay-only]
  *
+ * `--pay-only` redraws the payment page's screenshots (pay-*.png) and leaves the dashboard's.
  * Uses Debian's chromium (CHROMIUM_PATH to override). Fails when a view raises a page or console error.
  */
 import { existsSync, mkdirSync, readdirSync, rmSync, statSync } from "node:fs"
 import { join } from "node:path"
-import { makeScenes, signedInPage, SIZES, type Size, views } from "../test/e2e/DashboardScenes.ts"
+import { makeScenes, type Scenes, signedInPage, SIZES, type Size, views } from "../test/e2e/DashboardScenes.ts"
 import { startTestApp } from "../test/support/TestApp.ts"
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium"
@@ -18,15 +20,48 @@ if (!existsSync(CHROMIUM)) {
 }
 const directory = join(import.meta.dirname, "..", "docs", "screenshots")
 mkdirSync(directory, { recursive: true })
-for (const file of readdirSync(directory).filter((name) => name.endsWith(".png"))) rmSync(join(directory, file))
+const payOnly = process.argv.includes("--pay-only")
+for (const file of readdirSync(directory).filter((name) => name.endsWith(".png") && (!payOnly || name.startsWith("pay-")))) rmSync(join(directory, file))
 
 const app = await startTestApp()
+
+/** The payment page's states: the scenes' invoices, and one whose payment waits for confirmations. */
+const payerScenes = async (scenes: Scenes) => {
+  const created = await scenes.merchant.api("/api/checkout/invoices", { body: { amountUsd: 48, productName: "Oak chopping board", billTo: "Grace Hopper" } })
+  if (created.status !== 201) throw new Error(`create: HTTP ${created.status} ${JSON.stringify(created.body)}`)
+  const invoice = created.body as { id: string; paymentOptions: ReadonlyArray<{ id: string; network: string; quotedAmount: number }> }
+  const option = invoice.paymentOptions.find((candidate) => candidate.network === "base") ?? invoice.paymentOptions[0]
+  const paid = await scenes.merchant.dashboard(`/api/dev/invoices/${invoice.id}/simulate-payment`, {
+    body: { paymentOptionId: option.id, amount: String(option.quotedAmount), confirmations: 4, transactionHash: `0x${"5e".repeat(32)}` }
+  })
+  if (paid.status !== 200) throw new Error(`pay: HTTP ${paid.status} ${JSON.stringify(paid.body)}`)
+  return [
+    { name: "awaiting", id: scenes.awaiting, status: "awaiting_payment" },
+    { name: "partial", id: scenes.partial, status: "partially_paid" },
+    { name: "detected", id: invoice.id, status: "payment_detected" },
+    { name: "paid", id: scenes.paid, status: "confirmed" },
+    { name: "voided", id: scenes.voided, status: "voided" }
+  ] as const
+}
 const { chromium } = await import("playwright-core")
 const browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking"] })
 const failures: Array<string> = []
 try {
   const scenes = await makeScenes(app)
+  const payerViews = await payerScenes(scenes)
   for (const size of Object.keys(SIZES) as Array<Size>) {
+    // The payer's page: no session, in each state a payer can find it.
+    const payer = await signedInPage(browser, app, null, size)
+    for (const view of payerViews) {
+      await payer.page.goto(`${app.baseUrl}/pay/${view.id}`)
+      await payer.page.locator(`.status-${view.status}`).waitFor()
+      const height = Math.min(await payer.page.evaluate(() => document.documentElement.scrollHeight), SIZES[size].height * 3)
+      await payer.page.screenshot({ path: join(directory, `pay-${view.name}-${size}.png`), clip: { x: 0, y: 0, width: SIZES[size].width, height }, fullPage: true })
+      failures.push(...payer.problems.splice(0).map((problem) => `pay-${view.name} ${size}: ${problem}`))
+    }
+    await payer.context.close()
+    if (payOnly) continue
+
     // The login screen, before anyone is signed in.
     const anonymous = await signedInPage(browser, app, null, size)
     await anonymous.page.goto(`${app.baseUrl}/dashboard#/login`)

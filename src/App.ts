@@ -19,7 +19,7 @@ import { DemoMerchantLive } from "./demo/DemoMerchant.ts"
 import { serviceUrl } from "./demo/ServiceUrl.ts"
 import { HttpServerLive } from "./http/Http.ts"
 import { IdempotencyStore } from "./http/IdempotencyStore.ts"
-import { InvoiceRepo } from "./invoices/InvoiceRepo.ts"
+import { InvoiceChanges } from "./invoices/StatusStream.ts"
 import { DeadlineSweeper } from "./invoices/DeadlineSweeper.ts"
 import { Invoices } from "./invoices/Invoices.ts"
 import { PaymentEvidence } from "./invoices/PaymentEvidence.ts"
@@ -32,7 +32,8 @@ import { WebhookConnector, WebhookDispatcher, WebhookResolver } from "./webhooks
 import { WebhookSettings } from "./webhooks/WebhookSettings.ts"
 
 const Repositories = Layer.mergeAll(
-  InvoiceRepo.layer,
+  // Invoice writes publish on the in-process bus the status streams hear.
+  InvoiceChanges.publishingRepo,
   CheckoutSettingsRepo.layer,
   Accounts.layer,
   IdempotencyStore.layer,
@@ -51,11 +52,12 @@ const RailSettingsLive = Layer.unwrap(Effect.gen(function*() {
 }))
 
 /** Every domain service over the database (no HTTP server): what tests and scripts build on. */
-export const ServicesLive = Layer.mergeAll(ChainWatchers.layer, ForwarderSweeper.layer, DeadlineSweeper.layer, WebhookDispatcher.layer, SolanaPrepare.layer, ApiKeyAdmission.layer).pipe(
+export const ServicesLive = Layer.mergeAll(ChainWatchers.layer, ForwarderSweeper.layer, DeadlineSweeper.layer, WebhookDispatcher.layer, SolanaPrepare.layer, ApiKeyAdmission.layer)
+  .pipe(
     Layer.provideMerge(PaymentEvidence.layer),
     Layer.provideMerge(Invoices.layer),
     Layer.provideMerge(Repositories),
-    Layer.provideMerge(Layer.mergeAll(BitcoinAddressPool.layer, Secrets.layer)),
+    Layer.provideMerge(Layer.mergeAll(BitcoinAddressPool.layer, Secrets.layer, InvoiceChanges.layer)),
     Layer.provideMerge(
       Layer.mergeAll(PriceOracle.layer, PaymentWorker.layer, RailSettingsLive, SolanaRpc.layer, WebhookResolver.system, WebhookConnector.system, BillingGate.accountState)
     ),

@@ -15,6 +15,7 @@ import { DatabaseAvailability } from "../db/DatabaseAvailability.ts"
 import { DashboardInvoicesHttpLive } from "../invoices/DashboardInvoicesHttp.ts"
 import { DevSimulatorHttpLive } from "../invoices/DevSimulatorHttp.ts"
 import { MerchantHttpLive, PublicHttpLive } from "../invoices/InvoicesHttp.ts"
+import { StatusStream } from "../invoices/StatusStream.ts"
 import { CheckoutSettingsHttpLive } from "../payments/CheckoutSettingsHttp.ts"
 import { UnmatchedDepositsHttpLive } from "../deposits/UnmatchedDepositsHttp.ts"
 import { HealthHttpLive } from "../health/HealthHttp.ts"
@@ -162,7 +163,8 @@ export const HttpAppLive = Layer.mergeAll(Routes, ErrorBoundary).pipe(
     UnmatchedDepositsHttpLive,
     SweepsHttpLive
   ]),
-  Layer.provide([MerchantAuthenticationLive, DashboardAuthenticationLive, SchemaErrorsLive])
+  // The status streams' reader and LISTEN live with the routes: a workers-only process has neither.
+  Layer.provide([MerchantAuthenticationLive, DashboardAuthenticationLive, SchemaErrorsLive, StatusStream.layer])
 )
 
 /**

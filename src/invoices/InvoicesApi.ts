@@ -59,6 +59,19 @@ export const PublicGroup = HttpApiGroup.make("public")
       success: PublicInvoiceStatusView,
       error: NotFound
     }),
+    HttpApiEndpoint.get("statusEvents", "/api/checkout/pay/:id/events", {
+      params: InvoiceIdParams,
+      headers: {
+        "last-event-id": Schema.optionalKey(Schema.String).annotate({
+          description: "The id of the last event received (EventSource sends it on reconnect): the current status is sent only if it changed since."
+        })
+      },
+      success: HttpApiSchema.StreamSse({ data: PublicInvoiceStatusView }),
+      error: [NotFound, TooManyRequests]
+    }).annotate(
+      OpenApi.Description,
+      "Server-Sent Events of the public status (the fields of GET /api/checkout/pay/:id/status), for the payer page instead of polling. The first `status` event is the current status, then one per change; each has an id (a digest of the status), and a reconnect with Last-Event-ID gets the status only if it changed since. A `: heartbeat` comment every 15 s keeps proxies from closing the stream. The stream ends after the event of a final status for the page (confirmed, paid_out_of_band, expired, voided); a reconnect that already holds it answers 204. At most 16 open streams per client address (429 beyond)."
+    ),
     HttpApiEndpoint.post("prepareSolanaWalletPayment", "/api/checkout/pay/:id/prepare-solana-wallet-payment", {
       params: InvoiceIdParams,
       payload: PrepareSolanaWalletPaymentBody,

@@ -7,11 +7,13 @@ import { CurrentMerchant } from "../accounts/CurrentMerchant.ts"
 import { AppConfig } from "../config/AppConfig.ts"
 import { merchantInvoiceView, publicInvoiceView, publicStatusView, statusView } from "../domain/InvoiceViews.ts"
 import { Api } from "../http/Api.ts"
+import { TooManyRequests } from "../http/ApiErrors.ts"
 import { mapDomainErrors } from "../http/ErrorMapping.ts"
 import { withIdempotency } from "../http/Idempotency.ts"
 import { jsonResponse } from "../http/JsonResponse.ts"
 import { InvoiceStatusView, InvoiceView, PublicInvoiceStatusView, PublicInvoiceView, SolanaWalletPayment } from "./InvoiceResponses.ts"
 import { Invoices } from "./Invoices.ts"
+import { StatusStream } from "./StatusStream.ts"
 
 type View = ReturnType<typeof merchantInvoiceView>
 
@@ -77,6 +79,7 @@ export const PublicHttpLive = HttpApiBuilder.group(Api, "public", (handlers) =>
     const invoices = yield* Invoices
     const solana = yield* SolanaPrepare
     const rateLimits = yield* RateLimits
+    const statusStream = yield* StatusStream
     const { publicUrl } = yield* AppConfig
     return handlers
       .handle("invoice", ({ params }) =>
@@ -88,6 +91,12 @@ export const PublicHttpLive = HttpApiBuilder.group(Api, "public", (handlers) =>
         invoices.getPublic(params.id).pipe(
           Effect.map((parts) => jsonResponse(PublicInvoiceStatusView, publicStatusView(parts))),
           mapDomainErrors
+        ))
+      .handle("statusEvents", ({ params, headers }) =>
+        Effect.flatMap(clientAddress, (client) => statusStream.open(params.id, headers["last-event-id"], client)).pipe(
+          Effect.catchTag("StreamLimitReached",
+            ({ max }) => Effect.fail(new TooManyRequests({ error: `At most ${max} open status streams per client address; close one or poll the status` }))),
+          Effect.catchTag("InvoiceNotFound", (error) => mapDomainErrors(Effect.fail(error)))
         ))
       .handle("prepareSolanaWalletPayment", ({ params, payload }) =>
         Effect.gen(function*() {

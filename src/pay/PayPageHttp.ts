@@ -2,6 +2,8 @@ import { Clock, Effect } from "effect"
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { Invoices } from "../invoices/Invoices.ts"
 import { assetResponse } from "../web/StaticAssets.ts"
+import { AppConfig } from "../config/AppConfig.ts"
+import { explorersOf } from "./Explorers.ts"
 import { loadPayAssets } from "./PayAssets.ts"
 import { notFoundPage, payPage } from "./PayPageView.ts"
 import { languageOf, STRINGS } from "./Strings.ts"
@@ -32,6 +34,7 @@ export const PayPageRoutesLive = HttpRouter.use((router) =>
   Effect.gen(function*() {
     const invoices = yield* Invoices
     const assets = yield* Effect.promise(() => loadPayAssets())
+    const explorers = explorersOf((yield* AppConfig).explorerUrls)
 
     const asset = (name: string | undefined) => assetResponse(name === undefined ? undefined : assets.byName.get(name))
 
@@ -49,7 +52,7 @@ export const PayPageRoutesLive = HttpRouter.use((router) =>
         const selectedOptionId = new URL(request.url, "http://localhost").searchParams.get("option") ?? undefined
         const now = new Date(yield* Clock.currentTimeMillis)
         return yield* invoices.getPublic(id.toLowerCase()).pipe(
-          Effect.map((parts) => html(payPage(parts, { language, t, assets: assets.names, now, selectedOptionId }), 200, language)),
+          Effect.map((parts) => html(payPage(parts, { language, t, assets: assets.names, now, selectedOptionId, explorers }), 200, language)),
           Effect.catchTag("InvoiceNotFound", () => Effect.succeed(html(notFoundPage(language, t, assets.names), 404, language)))
         )
       })

@@ -27,8 +27,21 @@ export const STRINGS = {
     remaining: "Remaining",
     partiallyPaid: "Partially paid: send the remaining amount below.",
     awaiting: "Waiting for your payment.",
-    detected: "Payment received, waiting for confirmations",
+    detected: "Payment received on {network}, waiting for confirmations",
     confirmations: "confirmations",
+    sendOnly: "Send only {asset} on {network} to this address. Other tokens, or {asset} on another network, cannot be credited.",
+    token: "Token",
+    networkLabel: "Network",
+    yourPayments: "Your payments",
+    viewTransaction: "View the transaction on the {network} explorer",
+    confirmedTransaction: "confirmed",
+    receipt: "Receipt",
+    amountPaid: "Amount paid",
+    paidAt: "Paid on",
+    transaction: "Transaction",
+    recordedBySeller: "Recorded by the seller",
+    receivedHere: "Received in this option",
+    remainingHere: "Still to send",
     confirmed: "Paid. Thank you!",
     paidOutOfBand: "Paid. Thank you!",
     returnToShop: "Return to the shop",
@@ -68,8 +81,21 @@ export const STRINGS = {
     remaining: "Pendiente",
     partiallyPaid: "Pago parcial: envía el importe pendiente.",
     awaiting: "Esperando tu pago.",
-    detected: "Pago recibido, esperando confirmaciones",
+    detected: "Pago recibido en {network}, esperando confirmaciones",
     confirmations: "confirmaciones",
+    sendOnly: "Envía solo {asset} en {network} a esta dirección. Otros tokens, o {asset} en otra red, no se pueden abonar.",
+    token: "Token",
+    networkLabel: "Red",
+    yourPayments: "Tus pagos",
+    viewTransaction: "Ver la transacción en el explorador de {network}",
+    confirmedTransaction: "confirmada",
+    receipt: "Recibo",
+    amountPaid: "Importe pagado",
+    paidAt: "Pagado el",
+    transaction: "Transacción",
+    recordedBySeller: "Registrado por el vendedor",
+    receivedHere: "Recibido con esta forma de pago",
+    remainingHere: "Falta enviar",
     confirmed: "Pagado. ¡Gracias!",
     paidOutOfBand: "Pagado. ¡Gracias!",
     returnToShop: "Volver a la tienda",
@@ -85,6 +111,9 @@ export const STRINGS = {
 } as const
 
 export type Language = keyof typeof STRINGS
+
+/** A text with its `{name}` placeholders filled in. */
+export const fill = (template: string, values: Readonly<Record<string, string>>) => template.replace(/\{(\w+)\}/g, (whole, name: string) => values[name] ?? whole)
 export type Strings = (typeof STRINGS)[Language]
 
 /** The best supported language of an Accept-Language header (q-values honoured); English by default. */

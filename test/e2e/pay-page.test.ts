@@ -12,6 +12,7 @@ import { DEMO_KEYS } from "../../src/demo/DemoMerchant.ts"
 import { bundleScript, SCRIPT_BUDGET_BYTES, SCRIPT_BUDGET_COMPRESSED_BYTES } from "../../src/pay/PayAssets.ts"
 import { type AnvilNode, startAnvil } from "../support/Anvil.ts"
 import { signPrepared, type SolanaNode, startSolanaNode } from "../support/SolanaRpc.ts"
+import { decodeQrSvg } from "../support/QrRaster.ts"
 import { startTestApp, type TestApp, type TestMerchant } from "../support/TestApp.ts"
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium"
@@ -28,6 +29,13 @@ const SOLANA_RECIPIENT = Keypair.generate().publicKey
 let browser: Browser
 let merchant: TestMerchant
 let baseOnly: TestMerchant
+/** The wallet-contract rail on base as the default option, an address-transfer option beside it. */
+let contractFirst: TestMerchant
+const CONTRACT_RECIPIENT = getAddress("0x9858effd232b4033e47d90003d41ec34ecaeda94")
+/** The sizes the page is designed for: a phone (mobile first) and a desktop (two columns). */
+const PHONE = { width: 390, height: 844 }
+const DESKTOP = { width: 1280, height: 800 }
+const txHash = (digit: string) => `0x${digit.repeat(64)}`
 
 const newInvoice = async (body: Record<string, unknown> = {}, by: TestMerchant = merchant) => {
   const created = await by.api("/api/checkout/invoices", { body: { amountUsd: 20, productName: "Tea set", billTo: "Ada Lovelace", ...body } })
@@ -42,9 +50,9 @@ const simulate = async (invoiceId: string, action: string, body: Record<string, 
 }
 
 /** A page of the hosted checkout with its requests, console errors and CSP violations recorded. */
-const open = async (path: string, options: { width?: number; language?: string } = {}) => {
+const open = async (path: string, options: { width?: number; height?: number; language?: string } = {}) => {
   const context: BrowserContext = await browser.newContext({
-    viewport: { width: options.width ?? 390, height: 900 },
+    viewport: { width: options.width ?? PHONE.width, height: options.height ?? PHONE.height },
     locale: options.language ?? "en-US",
     permissions: ["clipboard-read", "clipboard-write"]
   })
@@ -80,7 +88,8 @@ describe.skipIf(!available)("the hosted payment page", () => {
       CHECKOUT_TOKEN_SOLANA_USDC: SOLANA_USDC.toBase58(),
       CHECKOUT_RPC_URL_ETHEREUM: anvil.rpcUrl,
       CHECKOUT_TOKEN_ETHEREUM_USDC: USDC,
-      CHECKOUT_CONFIRMATIONS_ETHEREUM: "2"
+      CHECKOUT_CONFIRMATIONS_ETHEREUM: "2",
+      CHECKOUT_CONFIRMATIONS_BASE: "3"
     })
     merchant = await app.createMerchant({
       methods: [
@@ -91,6 +100,12 @@ describe.skipIf(!available)("the hosted payment page", () => {
     })
     baseOnly = await app.createMerchant({
       methods: [{ network: "base", assetCode: "USDC", railType: "address_transfer", enabled: true, isDefault: true, recipientAddress: null, xpub: DEMO_KEYS.evmXpub }]
+    })
+    contractFirst = await app.createMerchant({
+      methods: [
+        { network: "base", assetCode: "USDC", railType: "wallet_contract", enabled: true, isDefault: true, recipientAddress: CONTRACT_RECIPIENT, xpub: null },
+        { network: "ethereum", assetCode: "USDC", railType: "address_transfer", enabled: true, isDefault: false, recipientAddress: null, xpub: DEMO_KEYS.evmXpub }
+      ]
     })
     await app.run(Effect.flatMap(ChainWatchers, (watchers) => watchers.poll("ethereum")))
     await app.run(Effect.flatMap(ChainWatchers, (watchers) => watchers.poll("solana")))
@@ -165,34 +180,191 @@ describe.skipIf(!available)("the hosted payment page", () => {
     }
   })
 
-  it("follows the invoice live: partially paid with the remaining amount, payment detected, confirmed and back to the shop", async () => {
+  it("follows the invoice live on a phone: the paid option kept with what remains in it, the paid network's confirmations, explorer links, a receipt and back to the shop", async () => {
     const invoice = await newInvoice({ redirectUrl: `${app.baseUrl}/api/health` })
+    const ethereum = invoice.paymentOptions.find((option) => option.network === "ethereum")
     const base = invoice.paymentOptions.find((option) => option.network === "base")
-    const { context, page, requests, problems } = await open(`/pay/${invoice.id}?option=${base.id}`)
+    const [first, second] = [txHash("a"), txHash("b")]
+    // Opened on the default option (ethereum); the payer pays part of it on base.
+    const { context, page, requests, problems } = await open(`/pay/${invoice.id}`)
     try {
-      await simulate(invoice.id, "simulate-payment", { paymentOptionId: base.id, amount: "5", confirmations: 0, transactionHash: "0xaaa1" })
+      expect(await page.locator(`#option-${ethereum.id}`).isVisible()).toBe(true)
+      await simulate(invoice.id, "simulate-payment", { paymentOptionId: base.id, amount: "5", confirmations: 0, transactionHash: first })
       // The page polls its status and shows the change without a manual reload.
       await page.locator(".status-partially_paid").waitFor({ timeout: 15_000 })
       expect(await page.locator(".status .received").textContent()).toBe("$5.00")
       expect(await page.locator(".status .remaining").textContent()).toBe("$15.00")
+      // The option that was paid is the one shown, with what was received in it and what remains.
+      expect(await page.locator(`#option-${base.id}`).isVisible()).toBe(true)
+      expect(await page.locator(`#option-${ethereum.id}`).isVisible()).toBe(false)
+      expect(await page.locator(`.option-tab[data-option-id="${base.id}"]`).getAttribute("aria-current")).toBe("true")
+      expect(page.url()).toContain(`?option=${base.id}`)
+      expect(await page.locator(`#option-${base.id} .option-received`).textContent()).toBe("5 USDC")
+      expect(await page.locator(`#option-${base.id} .option-remaining`).textContent()).toBe("15 USDC")
       expect(await page.locator(`#option-${base.id} .asset-amount`).textContent()).toBe("15 USDC")
       // QR and URI ask for exactly what remains.
       expect(await page.locator(`#option-${base.id} a.button`).getAttribute("href")).toContain("uint256=15000000")
+      // The payment seen, linked to the network's public explorer.
+      const link = page.locator(".transactions .tx-link")
+      expect(await link.getAttribute("href")).toBe(`https://basescan.org/tx/${first}`)
+      expect(await link.getAttribute("rel")).toBe("noopener noreferrer")
+      expect(await page.locator(".transactions .transaction").textContent()).toContain("0 / 3 confirmations")
       await shot(page, "partially_paid")
 
-      await simulate(invoice.id, "simulate-payment", { paymentOptionId: base.id, amount: "15", confirmations: 1, transactionHash: "0xaaa2" })
+      await simulate(invoice.id, "simulate-confirmations", { transactionHash: first, confirmations: 2 })
+      await expect.poll(() => page.locator(".transactions .tx-count").textContent(), { timeout: 15_000 }).toBe("2")
+      await simulate(invoice.id, "simulate-payment", { paymentOptionId: base.id, amount: "15", confirmations: 2, transactionHash: second })
       await page.locator(".status-payment_detected").waitFor({ timeout: 15_000 })
-      expect(await page.locator(".status").textContent()).toContain("waiting for confirmations")
+      // Base needs 3 here: not the largest requirement of all the options (solana's 32).
+      expect(await page.locator(".status .detected").textContent()).toBe("Payment received on Base, waiting for confirmations (2 / 3 confirmations)")
+      expect(await page.locator(".status .confirmation-progress").getAttribute("max")).toBe("3")
+      expect(await page.locator(".transactions .tx-link").evaluateAll((links) => links.map((link) => link.getAttribute("href")))).toEqual([
+        `https://basescan.org/tx/${first}`,
+        `https://basescan.org/tx/${second}`
+      ])
       expect(await page.locator("section.option").count()).toBe(0)
       await shot(page, "payment_detected")
 
-      await simulate(invoice.id, "simulate-confirmations", { transactionHash: "0xaaa1", confirmations: 20 })
-      await simulate(invoice.id, "simulate-confirmations", { transactionHash: "0xaaa2", confirmations: 20 })
+      await simulate(invoice.id, "simulate-confirmations", { transactionHash: first, confirmations: 3 })
+      await simulate(invoice.id, "simulate-confirmations", { transactionHash: second, confirmations: 3 })
       await page.locator(".status-confirmed").waitFor({ timeout: 15_000 })
-      expect(await page.locator("a.return").getAttribute("href")).toBe(`${app.baseUrl}/api/health`)
-      await shot(page, "confirmed")
+      // Read at once: the page goes back to the shop a few seconds later.
+      const paid = await page.evaluate(() => ({
+        success: document.querySelector(".status .success")?.textContent,
+        amount: document.querySelector(".receipt-amount")?.textContent,
+        time: document.querySelector(".receipt-time time")?.getAttribute("datetime"),
+        transactions: [...document.querySelectorAll(".receipt-tx a")].map((link) => link.getAttribute("href")),
+        back: document.querySelector("a.return")?.getAttribute("href")
+      }))
+      expect(paid.success).toBe("Paid. Thank you!")
+      expect(paid.amount).toContain("$20.00")
+      expect(paid.amount).toContain("5 USDC on Base")
+      expect(paid.amount).toContain("15 USDC on Base")
+      expect(Number.isNaN(Date.parse(paid.time ?? ""))).toBe(false)
+      expect(paid.transactions).toEqual([`https://basescan.org/tx/${first}`, `https://basescan.org/tx/${second}`])
+      expect(paid.back).toBe(`${app.baseUrl}/api/health`)
       await page.waitForURL(`${app.baseUrl}/api/health`, { timeout: 10_000 })
       expect(requests.every((url) => url.startsWith(app.baseUrl))).toBe(true)
+      expect(problems).toEqual([])
+    } finally {
+      await context.close()
+    }
+  })
+
+  it("makes every option payable from a phone: the wallet-contract default gets an EIP-681 transfer to its forwarder, with a QR code, icons, a warning and a readable address", async () => {
+    const invoice = await newInvoice({}, contractFirst)
+    const contract = invoice.paymentOptions.find((option) => option.railType === "wallet_contract")
+    const transfer = invoice.paymentOptions.find((option) => option.railType === "address_transfer")
+    expect(contract.isDefault).toBe(true)
+    // The API keeps the spec's shape: no URI and no QR code for a wallet-contract option.
+    const publicView = await merchant.api(`/api/checkout/pay/${invoice.id}`)
+    const apiContract = publicView.body.paymentOptions.find((option: { id: string }) => option.id === contract.id)
+    expect([apiContract.paymentUri, apiContract.qrCode]).toEqual([null, null])
+    const payload = contract.optionPayload
+    const forwarderUri = `ethereum:${payload.tokenContract}@8453/transfer?address=${payload.contractAddress}&uint256=${payload.paymentAmountAtomic}`
+    const { context, page, requests, problems } = await open(`/pay/${invoice.id}`)
+    try {
+      for (const [option, uri, address, network] of [
+        [contract, forwarderUri, payload.contractAddress, "Base"],
+        [transfer, transfer.paymentUri, transfer.destinationAddress, "Ethereum"]
+      ] as const) {
+        await page.locator(`.option-tab[data-option-id="${option.id}"]`).click()
+        const section = page.locator(`#option-${option.id}`)
+        expect(await section.isVisible()).toBe(true)
+        // Scannable and tappable: the QR code decodes to the URI the wallet link opens.
+        expect(decodeQrSvg(await section.locator(".qr svg").evaluate((svg) => svg.outerHTML))).toBe(uri)
+        expect(await section.locator("a.open-wallet").getAttribute("href")).toBe(uri)
+        expect(await section.locator(".send-only").textContent()).toContain(`Send only USDC on ${network} to this address.`)
+        // The address in groups of four, copied whole.
+        const groups = await section.locator(".address-text span").allTextContents()
+        expect(groups[0]).toBe("0x")
+        expect(groups.slice(1).every((group) => group.length === 4)).toBe(true)
+        expect(groups.join("")).toBe(address)
+        expect(await section.locator(".address-text").textContent()).toBe(address)
+        await section.locator(".address button.copy").click()
+        expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(address)
+      }
+      // The token and the network are drawn inline (no request) next to their names.
+      const tab = page.locator(`.option-tab[data-option-id="${contract.id}"]`)
+      expect(await tab.textContent()).toBe("USDC · Base")
+      expect(await tab.locator("svg.icon").evaluateAll((icons) => icons.map((icon) => icon.getAttribute("data-icon")))).toEqual(["USDC", "base"])
+      await noOverflow(page)
+      await shot(page, "wallet-contract-phone")
+      expect(requests.every((url) => url.startsWith(app.baseUrl)), requests.join("\n")).toBe(true)
+      expect(problems).toEqual([])
+    } finally {
+      await context.close()
+    }
+  })
+
+  it("lays the summary and the payment side by side on a desktop, one above the other on a phone", async () => {
+    const invoice = await newInvoice({}, contractFirst)
+    for (const size of [DESKTOP, PHONE]) {
+      const { context, page, problems } = await open(`/pay/${invoice.id}`, size)
+      try {
+        await page.locator("section.option:not([hidden]) .qr svg").waitFor()
+        const summary = (await page.locator(".summary").boundingBox())!
+        const payment = (await page.locator(".payment").boundingBox())!
+        if (size === DESKTOP) {
+          expect(payment.x).toBeGreaterThanOrEqual(summary.x + summary.width)
+          expect(Math.abs(payment.y - summary.y)).toBeLessThan(40)
+          expect(summary.width).toBeGreaterThan(300)
+          expect(payment.width).toBeGreaterThan(400)
+          // The QR code and the address are on the first screen.
+          const qr = (await page.locator("section.option:not([hidden]) .qr").boundingBox())!
+          expect(qr.y + qr.height).toBeLessThanOrEqual(DESKTOP.height)
+        } else {
+          expect(payment.y).toBeGreaterThanOrEqual(summary.y + summary.height - 1)
+          expect(Math.abs(payment.x - summary.x)).toBeLessThan(2)
+        }
+        await noOverflow(page)
+        await shot(page, size === DESKTOP ? "awaiting_payment-desktop" : "awaiting_payment-phone")
+        expect(problems).toEqual([])
+      } finally {
+        await context.close()
+      }
+    }
+  })
+
+  it("speaks Spanish in the new texts: the warning, the payments, the confirmations and the receipt", async () => {
+    const invoice = await newInvoice({}, contractFirst)
+    const contract = invoice.paymentOptions.find((option) => option.railType === "wallet_contract")
+    const { context, page, problems } = await open(`/pay/${invoice.id}`, { language: "es-ES" })
+    try {
+      expect(await page.locator("section.option:not([hidden]) .send-only").textContent()).toContain("Envía solo USDC en Base a esta dirección.")
+      await simulate(invoice.id, "simulate-payment", { paymentOptionId: contract.id, amount: "5", confirmations: 1, transactionHash: txHash("c") }, contractFirst)
+      await page.locator(".status-partially_paid").waitFor({ timeout: 15_000 })
+      expect(await page.locator(`#option-${contract.id} .option-progress`).textContent()).toBe("Recibido con esta forma de pago: 5 USDC · Falta enviar: 15 USDC")
+      expect(await page.locator(".transactions-title").textContent()).toBe("Tus pagos")
+      expect(await page.locator(".transactions .transaction").textContent()).toContain("1 / 3 confirmaciones")
+      expect(await page.locator(".transactions .tx-link").getAttribute("aria-label")).toBe("Ver la transacción en el explorador de Base")
+      await simulate(invoice.id, "simulate-payment", { paymentOptionId: contract.id, amount: "15", confirmations: 1, transactionHash: txHash("d") }, contractFirst)
+      await page.locator(".status-payment_detected").waitFor({ timeout: 15_000 })
+      expect(await page.locator(".status .detected").textContent()).toBe("Pago recibido en Base, esperando confirmaciones (1 / 3 confirmaciones)")
+      await simulate(invoice.id, "simulate-confirmations", { transactionHash: txHash("c"), confirmations: 3 }, contractFirst)
+      await simulate(invoice.id, "simulate-confirmations", { transactionHash: txHash("d"), confirmations: 3 }, contractFirst)
+      await page.locator(".status-confirmed").waitFor({ timeout: 15_000 })
+      expect(await page.locator(".receipt-title").textContent()).toBe("Recibo")
+      expect(await page.locator(".receipt dt").allTextContents()).toEqual(["Importe pagado", "Pagado el", "Transacción", "Factura"])
+      expect(await page.locator(".receipt-amount").textContent()).toContain("5 USDC en Base")
+      expect(problems).toEqual([])
+    } finally {
+      await context.close()
+    }
+  })
+
+  it("shows a paid invoice's receipt beside its summary on a desktop", async () => {
+    const invoice = await newInvoice({}, contractFirst)
+    const contract = invoice.paymentOptions.find((option) => option.railType === "wallet_contract")
+    await simulate(invoice.id, "simulate-payment", { paymentOptionId: contract.id, amount: "20", confirmations: 3, transactionHash: txHash("e") }, contractFirst)
+    const { context, page, problems } = await open(`/pay/${invoice.id}`, DESKTOP)
+    try {
+      await page.locator(".status-confirmed").waitFor()
+      expect(await page.locator(".receipt-tx a").getAttribute("href")).toBe(`https://basescan.org/tx/${txHash("e")}`)
+      const summary = (await page.locator(".summary").boundingBox())!
+      const receipt = (await page.locator(".receipt").boundingBox())!
+      expect(receipt.x).toBeGreaterThanOrEqual(summary.x + summary.width)
+      await shot(page, "confirmed-desktop")
       expect(problems).toEqual([])
     } finally {
       await context.close()

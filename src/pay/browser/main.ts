@@ -3,6 +3,8 @@
 import { getWallets } from "@wallet-standard/app"
 import { base58, base64 } from "@scure/base"
 import { encodeFunctionData, erc20Abi } from "viem"
+import { followStatus, type PublicStatus } from "./LiveStatus.ts"
+import type { ApiError, PayStatus, PreparedSolanaPayment, PrepareSolanaBody } from "./Api.ts"
 
 /** The hosted payment page's enhancements; the page is complete without them. */
 // Listening from the start, so that wallets registering later are seen too.
@@ -55,21 +57,31 @@ if (countdown !== null) {
 
 // ---- live status: poll with back-off, paused while the tab is hidden; a change re-renders the page
 const FINAL = new Set(["confirmed", "paid_out_of_band", "expired", "voided"])
+/** A new payment shows its option (with what remains in it); any other change redraws the page as it is. */
+const showChange = (status: PayStatus, received: string) => {
+  const paid = status.lastPaymentOptionId
+  if (received !== data.received && paid !== null && new URLSearchParams(location.search).get("option") !== paid) location.replace(`?option=${paid}`)
+  else location.reload()
+}
 if (invoiceId !== undefined && !FINAL.has(data.status ?? "")) {
   let delay = 2_000
   let timer: ReturnType<typeof setTimeout> | undefined
+  let streaming = false
   const schedule = () => {
     clearTimeout(timer)
-    if (!document.hidden) timer = setTimeout(poll, delay)
+    if (!document.hidden && !streaming) timer = setTimeout(poll, delay)
   }
+  const changed = (status: PublicStatus) =>
+    status.status !== data.status || BigInt(Math.round(status.receivedAmountUsd * 1_000_000)).toString() !== data.received ||
+    String(status.confirmations) !== data.confirmations
   const poll = async () => {
     try {
       const response = await fetch(`/api/checkout/pay/${invoiceId}/status`, { headers: { accept: "application/json" } })
       if (response.ok) {
-        const status = await response.json()
+        const status = (await response.json()) as PayStatus
         const received = BigInt(Math.round(status.receivedAmountUsd * 1_000_000))
         if (status.status !== data.status || received.toString() !== data.received || String(status.confirmations) !== data.confirmations) {
-          location.reload()
+          showChange(status, received.toString())
           return
         }
         delay = Math.min(delay * 1.5, 15_000)
@@ -81,6 +93,13 @@ if (invoiceId !== undefined && !FINAL.has(data.status ?? "")) {
   }
   document.addEventListener("visibilitychange", () => {
     if (!document.hidden) delay = 2_000
+    schedule()
+  })
+  // The status stream first; the poll is its fallback.
+  streaming = followStatus(invoiceId, (status) => {
+    if (changed(status)) showChange(status, BigInt(Math.round(status.receivedAmountUsd * 1_000_000)).toString())
+  }, () => {
+    streaming = false
     schedule()
   })
   schedule()
@@ -135,13 +154,17 @@ const paySolana = async (button: HTMLButtonElement) => {
   const connect = wallet.features["standard:connect"] as { connect: () => Promise<{ accounts: ReadonlyArray<{ publicKey: Uint8Array }> }> }
   const { accounts } = await connect.connect()
   const account = accounts[0]
+  const body: PrepareSolanaBody = { paymentOptionId: button.dataset.optionId ?? "", payerPublicKey: base58.encode(account.publicKey) }
   const response = await fetch(`/api/checkout/pay/${invoiceId}/prepare-solana-wallet-payment`, {
     method: "POST",
     headers: { "content-type": "application/json" },
-    body: JSON.stringify({ paymentOptionId: button.dataset.optionId, payerPublicKey: base58.encode(account.publicKey) })
+    body: JSON.stringify(body)
   })
-  const prepared = await response.json()
-  if (!response.ok) throw new Error(prepared.error ?? `HTTP ${response.status}`)
+  if (!response.ok) {
+    const failure = (await response.json().catch(() => undefined)) as ApiError | undefined
+    throw new Error(failure?.error ?? `HTTP ${response.status}`)
+  }
+  const prepared = (await response.json()) as PreparedSolanaPayment
   const send = wallet.features["solana:signAndSendTransaction"] as {
     signAndSendTransaction: (input: { account: unknown; transaction: Uint8Array; chain: string }) => Promise<ReadonlyArray<{ signature: Uint8Array }>>
   }
