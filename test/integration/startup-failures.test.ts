@@ -92,7 +92,9 @@ describe("a production start", () => {
     })
     try {
       await listening
-      expect(output).toMatch(/Checkout service listening on http:\/\/127\.0\.0\.1:\d+ \(public URL https:\/\/pay\.example\.com, production, role all, the embedded database in memory:\/\/\)/)
+      expect(output).toMatch(
+        /Checkout service listening on http:\/\/127\.0\.0\.1:\d+ \(public URL https:\/\/pay\.example\.com, production, role all, the embedded database in memory:\/\/\)/
+      )
       expect(output).toContain("not watched (their payment methods cannot be enabled): bitcoin, ethereum, arbitrum, base, solana")
       expect(output).not.toContain("simulator only")
       expect(output).not.toContain("Demo merchant")
