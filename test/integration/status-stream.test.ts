@@ -25,7 +25,8 @@ describe("the public status stream (embedded database, in-process bus)", () => {
   let merchant: StreamMerchant
 
   beforeAll(async () => {
-    app = await startStreamingApp({ heartbeatMs: 300, maxPerClient: 3 }, { requestTimeoutMs: 200 })
+    // 1.5 s: short beside the streams, long enough for a create on a loaded CI machine (200 ms was not).
+    app = await startStreamingApp({ heartbeatMs: 300, maxPerClient: 3 }, { requestTimeoutMs: 1_500 })
     merchant = await app.createMerchant()
   }, 120_000)
   afterAll(() => app?.close())
@@ -98,8 +99,8 @@ describe("the public status stream (embedded database, in-process bus)", () => {
     const invoice = await newInvoice(merchant)
     const stream = await openEvents(app.baseUrl, invoice.id)
     await stream.nextStatus()
-    // Several request time-outs (200 ms) pass, seen as heartbeats on the open stream.
-    for (let beat = 0; beat < 4; beat++) expect(await stream.next()).toEqual({ comment: "heartbeat" })
+    // Several request time-outs (1.5 s) pass, seen as heartbeats (300 ms) on the open stream.
+    for (let beat = 0; beat < 20; beat++) expect(await stream.next()).toEqual({ comment: "heartbeat" })
     await pay(merchant, invoice, "5")
     expect((await stream.nextStatus())?.status.status).toBe("partially_paid")
     await stream.close()
