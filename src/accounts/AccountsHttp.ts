@@ -2,12 +2,13 @@ import { Duration, Effect } from "effect"
 import { HttpEffect, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
 import { AppConfig } from "../config/AppConfig.ts"
-import { Api } from "../http/Api.ts"
+import { checkoutApi } from "../http/CheckoutApi.ts"
+import { AuthGroup, KeysGroup } from "./AccountsApi.ts"
 import { Conflict, Forbidden, NotFound, ServiceUnavailable, Unauthorized } from "../http/ApiErrors.ts"
 import { orTooManyRequests, clientAddress } from "../http/RateLimitAnswers.ts"
 import { RateLimits } from "./RateLimits.ts"
 import { Accounts, MAX_ACTIVE_API_KEYS } from "./Accounts.ts"
-import { CurrentMerchant } from "./CurrentMerchant.ts"
+import { CurrentMerchant } from "../http/CurrentMerchant.ts"
 import { constantTimeEqual } from "./ApiKeyFormat.ts"
 import { CSRF_COOKIE, CSRF_HEADER, CSRF_MESSAGE, SESSION_COOKIE, SESSION_HOURS, Sessions } from "./Sessions.ts"
 
@@ -35,7 +36,7 @@ const setSessionCookie = (token: string, csrfToken: string) =>
     )
   })
 
-export const AuthHttpLive = HttpApiBuilder.group(Api, "auth", (handlers) =>
+export const AuthHttpLive = HttpApiBuilder.group(checkoutApi(AuthGroup), "auth", (handlers) =>
   Effect.gen(function*() {
     const accounts = yield* Accounts
     const sessions = yield* Sessions
@@ -115,7 +116,7 @@ const ownUser = (id: string) =>
     return yield* new NotFound({ error: "User not found" })
   })
 
-export const KeysHttpLive = HttpApiBuilder.group(Api, "keys", (handlers) =>
+export const KeysHttpLive = HttpApiBuilder.group(checkoutApi(KeysGroup), "keys", (handlers) =>
   Effect.gen(function*() {
     const accounts = yield* Accounts
     return handlers

@@ -1,12 +1,11 @@
-import { Clock, Context, Data, Duration, Effect, Layer } from "effect"
+import { Clock, Context, Duration, Effect, Layer } from "effect"
 import { RateLimiter } from "effect/persistence"
 import { AppConfig } from "../config/AppConfig.ts"
 import { makeLocalWindows } from "./LocalWindows.ts"
 import { layerStorePostgres } from "./PgRateLimiterStore.ts"
+import { RateLimited } from "../domain/Errors.ts"
 
-export class RateLimited extends Data.TaggedError("RateLimited")<{ readonly retryAfterSeconds: number }> {}
-
-export const rateLimitMessage = (error: RateLimited) => `Rate limit exceeded. Retry after ${error.retryAfterSeconds} seconds.`
+export { RateLimited, rateLimitMessage } from "../domain/Errors.ts"
 
 /** Every limit's window. */
 export const LIMIT_WINDOW = Duration.minutes(1)

@@ -210,3 +210,15 @@ export const retryAfterMillis = (value: string | null | undefined, now: number):
   const at = Date.parse(text)
   return Number.isNaN(at) ? undefined : Math.min(Math.max(0, at - now), 3_600_000)
 }
+
+/**
+ * The endpoints to try for a request in a process that may not poll heads (the API's Solana
+ * preparation): the read order, then, in the order listed, those whose back-off has passed but
+ * that no head request has cleared yet, so that a failed endpoint is tried again once its back-off
+ * (or Retry-After) is over. Where heads are polled first, the same as `readOrder`.
+ */
+export const requestOrder = (states: ReadonlyArray<EndpointState>, now: number, maxLag: bigint): ReadonlyArray<number> => {
+  const order = readOrder(states, now, maxLag)
+  const retried = states.flatMap((state, index) => (state.failures > 0 && isAvailable(state, now) && !order.includes(index) ? [index] : []))
+  return [...order, ...retried].sort((a, b) => a - b)
+}

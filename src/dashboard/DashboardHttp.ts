@@ -47,6 +47,7 @@ const shell = (names: Record<string, string>) =>
 <a href="#/settings">Checkout settings</a>
 <a href="#/webhooks">Webhooks</a>
 <a href="#/lifecycle">Lifecycle</a>
+<a href="#/chain-watchers">Chain watchers</a>
 <button type="button" id="logout">Log out</button>
 </nav>
 </header>

@@ -1,12 +1,13 @@
 import { Effect, Layer } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
-import { CurrentMerchant } from "../accounts/CurrentMerchant.ts"
-import { Api } from "../http/Api.ts"
+import { CurrentMerchant } from "../http/CurrentMerchant.ts"
+import { checkoutApi } from "../http/CheckoutApi.ts"
+import { UnmatchedDepositsGroup } from "./UnmatchedDepositsApi.ts"
 import { BadRequest } from "../http/ApiErrors.ts"
 import { mapDomainErrors } from "../http/ErrorMapping.ts"
 import { UnmatchedDepositsRepo } from "./UnmatchedDepositsRepo.ts"
 
-export const UnmatchedDepositsHttpLive = HttpApiBuilder.group(Api, "unmatchedDeposits", (handlers) =>
+export const UnmatchedDepositsHttpLive = HttpApiBuilder.group(checkoutApi(UnmatchedDepositsGroup), "unmatchedDeposits", (handlers) =>
   Effect.gen(function*() {
     const deposits = yield* UnmatchedDepositsRepo
     return handlers

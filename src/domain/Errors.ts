@@ -20,3 +20,9 @@ export class IdempotencyConflict extends Data.TaggedError("IdempotencyConflict")
 export class SolanaPaymentNotPayable extends Data.TaggedError("SolanaPaymentNotPayable")<{ readonly message: string }> {}
 /** No blockhash from the Solana RPC in time (or none configured): the payer may retry shortly. */
 export class SolanaPreparationUnavailable extends Data.TaggedError("SolanaPreparationUnavailable")<{}> {}
+
+/** Over a rate limit: retry after the given number of seconds. */
+export class RateLimited extends Data.TaggedError("RateLimited")<{ readonly retryAfterSeconds: number }> {}
+
+/** The spec's message of a rate-limited request. */
+export const rateLimitMessage = (error: RateLimited) => `Rate limit exceeded. Retry after ${error.retryAfterSeconds} seconds.`

@@ -24,7 +24,7 @@ export const ResolvedTiming = Schema.Union([
 
 /**
  * The invoice, declared once: its row schema (invoices/InvoiceRows.ts) and its merchant, public,
- * status and webhook views (InvoiceViews.ts, invoices/InvoiceResponses.ts) are derived from these fields.
+ * status and webhook views (InvoiceViews.ts, InvoiceResponses.ts) are derived from these fields.
  */
 export const Invoice = Schema.Struct({
   id: InvoiceId,

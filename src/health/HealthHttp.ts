@@ -1,7 +1,8 @@
 import { Effect, Layer } from "effect"
 import { HttpEffect, HttpServerResponse } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
-import { Api } from "../http/Api.ts"
+import { checkoutApi } from "../http/CheckoutApi.ts"
+import { HealthGroup } from "./HealthApi.ts"
 import { ServiceUnavailable } from "../http/ApiErrors.ts"
 import { MonitoringRepo } from "../monitoring/MonitoringRepo.ts"
 
@@ -11,7 +12,7 @@ const RETRY_AFTER_SECONDS = 5
 const unavailable = HttpEffect.appendPreResponseHandler((_request, response) => Effect.succeed(HttpServerResponse.setHeader(response, "retry-after", String(RETRY_AFTER_SECONDS))))
   .pipe(Effect.andThen(Effect.fail(new ServiceUnavailable({ error: "Database unavailable" }))))
 
-export const HealthHttpLive = HttpApiBuilder.group(Api, "health", (handlers) =>
+export const HealthHttpLive = HttpApiBuilder.group(checkoutApi(HealthGroup), "health", (handlers) =>
   Effect.gen(function*() {
     const monitoring = yield* MonitoringRepo
     return handlers

@@ -1,6 +1,6 @@
 import { Effect, Option } from "effect"
 import { HttpEffect, HttpServerRequest, HttpServerResponse } from "effect/http"
-import { RateLimited, rateLimitMessage } from "../accounts/RateLimits.ts"
+import { RateLimited, rateLimitMessage } from "../domain/Errors.ts"
 import { TooManyRequests } from "./ApiErrors.ts"
 
 /** Sets `Retry-After` on the response of a rate-limited request. */

@@ -1,7 +1,6 @@
 import { Schema } from "effect"
 import { usdNumberToMicros } from "../domain/Money.ts"
 import { TIMING_BOUNDS } from "../domain/Timing.ts"
-import { PAYER_KEY_MESSAGE, payerKeyBytes } from "../chains/solana/PayerKey.ts"
 
 /**
  * Request schemas. Messages are written without the field name: the error mapping prefixes
@@ -115,12 +114,3 @@ export const VoidBody = [
 export const UuidParam = Schema.String.check(Schema.isUUID(undefined, { message: "must be a valid UUID" }))
 
 export const InvoiceIdParams = Schema.Struct({ id: UuidParam })
-
-export const PrepareSolanaWalletPaymentBody = Schema.Struct({
-  paymentOptionId: Schema.String.annotate({ message: "must be a string" }).check(
-    Schema.isUUID(undefined, { message: "must be a valid UUID" })
-  ),
-  payerPublicKey: Schema.String.annotate({ message: "must be a string" }).check(
-    Schema.makeFilter<string>((value) => payerKeyBytes(value) !== undefined, { message: PAYER_KEY_MESSAGE })
-  )
-}).annotate({ identifier: "PrepareSolanaWalletPayment" })

@@ -29,7 +29,7 @@ import { PaymentWorker } from "../payments/PaymentWorker.ts"
 import { PriceOracle, type PriceQuote } from "../payments/PriceOracle.ts"
 import { RailSettingsService } from "../payments/RailSettings.ts"
 import { type InvoiceParts, InvoiceRepo, type NewOption } from "./InvoiceRepo.ts"
-import { timingFromOverride, type TimingOverrideInput } from "./TimingOverride.ts"
+import { timingFromOverride, type TimingOverrideInput } from "../domain/TimingOverride.ts"
 
 export interface Merchant {
   readonly merchantId: string

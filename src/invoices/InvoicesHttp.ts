@@ -1,23 +1,19 @@
 import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
-import { RateLimits } from "../accounts/RateLimits.ts"
-import { clientAddress, orTooManyRequests } from "../http/RateLimitAnswers.ts"
-import { SolanaPrepare } from "../chains/solana/SolanaPrepare.ts"
-import { CurrentMerchant } from "../accounts/CurrentMerchant.ts"
+import { CurrentMerchant } from "../http/CurrentMerchant.ts"
 import { AppConfig } from "../config/AppConfig.ts"
-import { merchantInvoiceView, publicInvoiceView, publicStatusView, statusView } from "../domain/InvoiceViews.ts"
-import { Api } from "../http/Api.ts"
-import { TooManyRequests } from "../http/ApiErrors.ts"
+import { merchantInvoiceView, statusView } from "../domain/InvoiceViews.ts"
+import { checkoutApi } from "../http/CheckoutApi.ts"
+import { MerchantGroup } from "./InvoicesApi.ts"
 import { mapDomainErrors } from "../http/ErrorMapping.ts"
 import { withIdempotency } from "../http/Idempotency.ts"
 import { jsonResponse } from "../http/JsonResponse.ts"
-import { InvoiceStatusView, InvoiceView, PublicInvoiceStatusView, PublicInvoiceView, SolanaWalletPayment } from "./InvoiceResponses.ts"
+import { InvoiceStatusView, InvoiceView } from "../domain/InvoiceResponses.ts"
 import { Invoices } from "./Invoices.ts"
-import { StatusStream } from "./StatusStream.ts"
 
 type View = ReturnType<typeof merchantInvoiceView>
 
-export const MerchantHttpLive = HttpApiBuilder.group(Api, "merchant", (handlers) =>
+export const MerchantHttpLive = HttpApiBuilder.group(checkoutApi(MerchantGroup), "merchant", (handlers) =>
   Effect.gen(function*() {
     const invoices = yield* Invoices
     const { publicUrl } = yield* AppConfig
@@ -71,38 +67,6 @@ export const MerchantHttpLive = HttpApiBuilder.group(Api, "merchant", (handlers)
             invoices.recordPayment(merchant.merchantId, params.id, payload.note).pipe(Effect.map(view), mapDomainErrors),
             recovered(merchant.merchantId)
           )
-        }))
-  }))
-
-export const PublicHttpLive = HttpApiBuilder.group(Api, "public", (handlers) =>
-  Effect.gen(function*() {
-    const invoices = yield* Invoices
-    const solana = yield* SolanaPrepare
-    const rateLimits = yield* RateLimits
-    const statusStream = yield* StatusStream
-    const { publicUrl } = yield* AppConfig
-    return handlers
-      .handle("invoice", ({ params }) =>
-        invoices.getPublic(params.id).pipe(
-          Effect.map((parts) => jsonResponse(PublicInvoiceView, publicInvoiceView(parts, publicUrl))),
-          mapDomainErrors
-        ))
-      .handle("status", ({ params }) =>
-        invoices.getPublic(params.id).pipe(
-          Effect.map((parts) => jsonResponse(PublicInvoiceStatusView, publicStatusView(parts))),
-          mapDomainErrors
-        ))
-      .handle("statusEvents", ({ params, headers }) =>
-        Effect.flatMap(clientAddress, (client) => statusStream.open(params.id, headers["last-event-id"], client)).pipe(
-          Effect.catchTag("StreamLimitReached",
-            ({ max }) => Effect.fail(new TooManyRequests({ error: `At most ${max} open status streams per client address; close one or poll the status` }))),
-          Effect.catchTag("InvoiceNotFound", (error) => mapDomainErrors(Effect.fail(error)))
-        ))
-      .handle("prepareSolanaWalletPayment", ({ params, payload }) =>
-        Effect.gen(function*() {
-          yield* orTooManyRequests(rateLimits.solanaPrepare(yield* clientAddress))
-          const prepared = yield* mapDomainErrors(solana.prepare(params.id, payload))
-          return jsonResponse(SolanaWalletPayment, prepared)
         }))
   }))
 

@@ -1,11 +1,12 @@
 import { Effect, Layer } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { AppConfig } from "../config/AppConfig.ts"
-import { Api } from "../http/Api.ts"
+import { checkoutApi } from "../http/CheckoutApi.ts"
+import { ChainWatchersGroup } from "./ChainWatchersApi.ts"
 import { chainWatcherStatuses } from "./ChainWatcherStatus.ts"
 import { MonitoringRepo } from "./MonitoringRepo.ts"
 
-export const ChainWatchersHttpLive = HttpApiBuilder.group(Api, "chainWatchers", (handlers) =>
+export const ChainWatchersHttpLive = HttpApiBuilder.group(checkoutApi(ChainWatchersGroup), "chainWatchers", (handlers) =>
   Effect.gen(function*() {
     const monitoring = yield* MonitoringRepo
     const { chains } = yield* AppConfig

@@ -313,6 +313,8 @@ export const payPage = (
     status,
     received: invoice.receivedMicros.toString(),
     confirmations: String(invoice.confirmations),
+    // The deadline by the server's clock (the page corrects for the payer's) and what to say then.
+    ...(payable ? { "payable-until": invoice.timing.payableUntilAt.toISOString(), "rendered-at": options.now.toISOString(), "expired-text": t.expired } : {}),
     ...(invoice.redirectUrl !== null && (status === "confirmed" || status === "paid_out_of_band") ? { "redirect-url": invoice.redirectUrl } : {}),
     "wallet-none": t.walletNone,
     "wallet-sending": t.walletSending,

@@ -3,7 +3,7 @@ import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
 import { Conflict, NotFound } from "../http/ApiErrors.ts"
 import { DashboardAuthentication } from "../http/Authentication.ts"
 import { PaymentTimingOverride, text } from "../http/RequestSchemas.ts"
-import { PaymentTiming } from "../invoices/InvoiceResponses.ts"
+import { PaymentTiming } from "../domain/InvoiceResponses.ts"
 import { NETWORKS } from "./Networks.ts"
 
 const oneOf = <const L extends ReadonlyArray<string>>(values: L) =>

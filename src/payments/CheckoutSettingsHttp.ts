@@ -1,18 +1,19 @@
 import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
-import { CurrentMerchant } from "../accounts/CurrentMerchant.ts"
-import { watchedNetworks } from "../chains/WatchedNetworks.ts"
+import { CurrentMerchant } from "../http/CurrentMerchant.ts"
+import { watchedNetworks } from "./WatchedNetworks.ts"
 import { AppConfig } from "../config/AppConfig.ts"
-import { Api } from "../http/Api.ts"
+import { checkoutApi } from "../http/CheckoutApi.ts"
+import { CheckoutSettingsGroup } from "./CheckoutSettingsApi.ts"
 import { BadRequest, Conflict, NotFound } from "../http/ApiErrors.ts"
 import { InvalidRequest } from "../domain/Errors.ts"
-import { timingFromOverride } from "../invoices/TimingOverride.ts"
+import { timingFromOverride } from "../domain/TimingOverride.ts"
 import { type CheckoutSettings, CheckoutSettingsRepo, type MethodInput } from "./CheckoutSettingsRepo.ts"
 import { validateMethods } from "./MethodValidation.ts"
 import { tokenContractOf } from "./PaymentMethod.ts"
 import { RailSettingsService } from "./RailSettings.ts"
 
-export const CheckoutSettingsHttpLive = HttpApiBuilder.group(Api, "checkoutSettings", (handlers) =>
+export const CheckoutSettingsHttpLive = HttpApiBuilder.group(checkoutApi(CheckoutSettingsGroup), "checkoutSettings", (handlers) =>
   Effect.gen(function*() {
     const repo = yield* CheckoutSettingsRepo
     const rails = yield* RailSettingsService

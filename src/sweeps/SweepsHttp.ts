@@ -1,10 +1,11 @@
 import { Effect, Layer } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
-import { CurrentMerchant } from "../accounts/CurrentMerchant.ts"
-import { Api } from "../http/Api.ts"
+import { CurrentMerchant } from "../http/CurrentMerchant.ts"
+import { checkoutApi } from "../http/CheckoutApi.ts"
+import { SweepsGroup } from "./SweepsApi.ts"
 import { SweepsRepo } from "./SweepsRepo.ts"
 
-export const SweepsHttpLive = HttpApiBuilder.group(Api, "sweeps", (handlers) =>
+export const SweepsHttpLive = HttpApiBuilder.group(checkoutApi(SweepsGroup), "sweeps", (handlers) =>
   Effect.gen(function*() {
     const sweeps = yield* SweepsRepo
     return handlers.handle("list",

@@ -1,13 +1,14 @@
 import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
-import { CurrentMerchant } from "../accounts/CurrentMerchant.ts"
-import { Api } from "../http/Api.ts"
+import { CurrentMerchant } from "../http/CurrentMerchant.ts"
+import { checkoutApi } from "../http/CheckoutApi.ts"
+import { WebhooksGroup } from "./WebhooksApi.ts"
 import { BadRequest, NotFound } from "../http/ApiErrors.ts"
 import { WebhookDispatcher } from "./WebhookDispatcher.ts"
 import { WEBHOOK_EVENTS } from "./WebhookEvents.ts"
 import { WebhookSettings } from "./WebhookSettings.ts"
 
-export const WebhooksHttpLive = HttpApiBuilder.group(Api, "webhooks", (handlers) =>
+export const WebhooksHttpLive = HttpApiBuilder.group(checkoutApi(WebhooksGroup), "webhooks", (handlers) =>
   Effect.gen(function*() {
     const settings = yield* WebhookSettings
     const dispatcher = yield* WebhookDispatcher

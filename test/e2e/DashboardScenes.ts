@@ -99,7 +99,8 @@ export const views = (scenes: Scenes): ReadonlyArray<{ readonly name: string; re
   { name: "keys", hash: "#/keys", heading: "API keys" },
   { name: "settings", hash: "#/settings", heading: "Checkout settings" },
   { name: "webhooks", hash: "#/webhooks", heading: "Webhooks" },
-  { name: "lifecycle", hash: "#/lifecycle", heading: "Invoice lifecycle" }
+  { name: "lifecycle", hash: "#/lifecycle", heading: "Invoice lifecycle" },
+  { name: "chain-watchers", hash: "#/chain-watchers", heading: "Chain watchers" }
 ]
 
 /** A page at `size`, signed in as the merchant (session cookie and CSRF cookie, as after a login), that records page and console errors. */

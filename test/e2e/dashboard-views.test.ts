@@ -2,9 +2,13 @@ import { existsSync, readdirSync, readFileSync } from "node:fs"
 import { join } from "node:path"
 import type { Browser, Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { Effect } from "effect"
+import { ChainWatchers } from "../../src/chains/ChainWatchers.ts"
 import { layoutLifecycle } from "../../src/dashboard/LifecycleChart.ts"
 import { STATUS_WORDS } from "../../src/dashboard/Words.ts"
 import { INVOICE_STATUSES } from "../../src/domain/Statuses.ts"
+import { startRpcFront } from "../support/RpcFront.ts"
+import { startSolanaNode } from "../support/SolanaRpc.ts"
 import { startTestApp, type TestApp } from "../support/TestApp.ts"
 import { makeScenes, type Scenes, signedInPage, SIZES, type Size, views } from "./DashboardScenes.ts"
 
@@ -173,6 +177,40 @@ describe.skipIf(!available)("every dashboard view", () => {
     expect(problems).toEqual([])
     await context.close()
   })
+
+  it("shows a configured network's endpoints: each one's state in words and colour, and which one is in use", async () => {
+    const node = await startSolanaNode()
+    const limited = await startRpcFront(node.url, "jsonrpc")
+    limited.mode = "rateLimited"
+    limited.retryAfterSeconds = 600
+    const watched = await startTestApp({}, { CHECKOUT_RPC_URL_SOLANA: `${node.url}, ${limited.url}/key/SECRETKEY`, CHECKOUT_RPC_TIMEOUT_MS: "1000" })
+    try {
+      await watched.run(Effect.flatMap(ChainWatchers, (watchers) => watchers.poll("solana")))
+      const merchant = await watched.createMerchant()
+      const { context, page, problems } = await signedInPage(browser, watched, merchant, "phone")
+      await page.goto(`${watched.baseUrl}/dashboard#/chain-watchers`)
+      await page.getByRole("link", { name: "Chain watchers" }).waitFor()
+      const solana = page.locator("section[data-network='solana']")
+      const preferred = solana.locator(`tr[data-endpoint='${node.url}']`)
+      await preferred.waitFor()
+      expect(await preferred.locator(".status").innerText()).toBe("Healthy")
+      expect(await preferred.innerText()).toContain("In use")
+      const second = solana.locator(`tr[data-endpoint='${limited.url}']`)
+      expect(await second.locator(".status").innerText()).toMatch(/^Rate-limited until /)
+      expect(await second.locator(".status").evaluate((badge) => getComputedStyle(badge).backgroundColor)).toBe("rgb(255, 243, 214)")
+      expect(await page.locator("main").innerText()).not.toContain("SECRETKEY")
+      for (const cell of await inView(page, "section[data-network='solana'] tr[data-endpoint] .status")) {
+        expect(cell, cell.text ?? "").toMatchObject({ visible: true, inside: true, clipped: false })
+      }
+      expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390)
+      expect(problems).toEqual([])
+      await context.close()
+    } finally {
+      await watched.close()
+      await limited.close()
+      await node.close()
+    }
+  }, 120_000)
 
   it("lays the chart out the same way every time (at server start, from the machine)", async () => {
     const [first, second] = [await layoutLifecycle(), await layoutLifecycle()]

@@ -371,6 +371,24 @@ describe.skipIf(!available)("the hosted payment page", () => {
     }
   })
 
+  it("takes its options away when the deadline passes while it is open, before the sweeper has run", async () => {
+    const invoice = await newInvoice({ paymentTiming: { mode: "immediate", expiresAfterMinutes: 5 } })
+    const context = await browser.newContext({ viewport: PHONE })
+    const page = await context.newPage()
+    const problems: Array<string> = []
+    page.on("pageerror", (error) => problems.push(error.message))
+    await page.clock.install()
+    await page.goto(`${app.baseUrl}/pay/${invoice.id}`)
+    await expect(page.locator("section.option:not([hidden])").count()).resolves.toBe(1)
+    await page.clock.fastForward("04:50")
+    await expect(page.locator("section.option:not([hidden])").count()).resolves.toBe(1)
+    await page.clock.fastForward("00:15")
+    await page.getByText("This invoice has expired. Do not send a payment to it").waitFor()
+    expect(await page.locator("section.option:not([hidden]), nav.options:not([hidden])").count()).toBe(0)
+    expect(problems).toEqual([])
+    await context.close()
+  })
+
   it("offers no way to pay an expired or voided invoice, and speaks Spanish when asked", async () => {
     // On base only: the ethereum watcher would rightly hold back expiry until its chain passes the deadline.
     const expired = await newInvoice({}, baseOnly)

@@ -8,7 +8,7 @@ import { createServer as createTcpServer, type Server, type Socket } from "node:
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { ServicesLive } from "../../src/App.ts"
 import { AppConfig, parseConfig } from "../../src/config/AppConfig.ts"
-import { HttpAppLive } from "../../src/http/Http.ts"
+import { HttpAppLive } from "../../src/Http.ts"
 import { withCursorRows } from "../support/ChainCursors.ts"
 import { publicRequest, startTestApp, type TestApp } from "../support/TestApp.ts"
 

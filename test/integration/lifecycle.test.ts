@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Exit, Layer } from "effect"
 import { SqlClient } from "effect/sql"
-import { DeadlineSweeper } from "../../src/invoices/DeadlineSweeper.ts"
+import { DeadlineSweeper } from "../../src/chains/DeadlineSweeper.ts"
 import { type ObservedPayment, PaymentEvidence } from "../../src/invoices/PaymentEvidence.ts"
 import { SuiteMerchant, suiteOptions, testApp } from "../support/TestApp.ts"
 

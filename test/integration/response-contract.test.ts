@@ -5,7 +5,7 @@ import {
   InvoiceView as Invoice,
   PublicInvoiceStatusView as PublicInvoiceStatusPayload,
   PublicInvoiceView as PublicInvoice
-} from "../../src/invoices/InvoiceResponses.ts"
+} from "../../src/domain/InvoiceResponses.ts"
 import { SuiteMerchant, suiteOptions, testApp, TestServer } from "../support/TestApp.ts"
 
 // The invoice endpoints answer with views serialised directly (src/http/JsonResponse.ts), not

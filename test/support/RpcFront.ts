@@ -2,10 +2,11 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import type { Socket } from "node:net"
 
 /**
- * An HTTP front on loopback that forwards to a real node (anvil's JSON-RPC, or the Esplora
- * simulator's REST API) and misbehaves on demand, the way providers do: `mode` "error" answers
- * 503, "rateLimited" answers 429 with `Retry-After: retryAfterSeconds`, "hang" accepts requests
- * and never answers; `lag` reports a head that many blocks behind the node's; `lieFrom(height)`
+ * An HTTP front on loopback that forwards to a real node (anvil's or the litesvm Solana node's
+ * JSON-RPC, or the Esplora simulator's REST API) and misbehaves on demand, the way providers do:
+ * `mode` "error" answers 503, "rateLimited" answers 429 with `Retry-After: retryAfterSeconds`,
+ * "hang" accepts requests and never answers; `lag` reports a head (Solana: `getSlot`) that many
+ * blocks behind the node's; `lieFrom(height)`
  * gives other hashes for the blocks at that height and above (a fork, or a node that lies). A
  * path prefix `/key/<key>` (a provider's API key) is dropped. `requests` logs what reached it (JSON-RPC
  * method names, or REST paths), misbehaving or not.
@@ -14,6 +15,8 @@ export interface RpcFront {
   readonly url: string
   readonly requests: Array<string>
   mode: "pass" | "error" | "rateLimited" | "hang"
+  /** Solana: a node without the history, that knows no transaction (statuses null, getTransaction null). */
+  forgetful: boolean
   retryAfterSeconds: number
   lag: number
   readonly lieFrom: (height: number) => void
@@ -55,6 +58,12 @@ export const startRpcFront = async (target: string, kind: "jsonrpc" | "esplora")
     const fixed = answers.map((answer) => {
       const call = calls.find((candidate) => candidate.id === answer.id)
       if (call?.method === "eth_blockNumber" && head !== undefined) return { ...answer, result: `0x${head.toString(16)}` }
+      if (front.forgetful && call?.method === "getTransaction") return { ...answer, result: null }
+      if (front.forgetful && call?.method === "getSignatureStatuses" && answer.result?.value !== undefined) {
+        return { ...answer, result: { ...answer.result, value: answer.result.value.map(() => null) } }
+      }
+      // Solana's head is its slot.
+      if (call?.method === "getSlot" && front.lag > 0 && typeof answer.result === "number") return { ...answer, result: answer.result - front.lag }
       if (call?.method === "eth_getBlockByNumber" && answer.result?.number != null) {
         const lie = lieAt(Number(BigInt(answer.result.number)))
         if (lie !== undefined) return { ...answer, result: { ...answer.result, hash: lie } }
@@ -125,6 +134,7 @@ export const startRpcFront = async (target: string, kind: "jsonrpc" | "esplora")
     url: `http://127.0.0.1:${port}`,
     requests: [],
     mode: "pass",
+    forgetful: false,
     retryAfterSeconds: 1,
     lag: 0,
     lieFrom: (height) => {

@@ -1,5 +1,5 @@
 import { readdirSync, readFileSync, statSync } from "node:fs"
-import { dirname, join, normalize, relative } from "node:path"
+import { dirname, join, normalize, relative, resolve, sep } from "node:path"
 import { describe, expect, it } from "vitest"
 
 const SRC = join(import.meta.dirname, "..", "..", "src")
@@ -60,5 +60,46 @@ describe("the import graph", () => {
       edge(file) ? [] : imports.filter((target) => layerOf(target) === "http").map((target) => `${relative(SRC, file)} -> ${relative(SRC, target)}`)
     )
     expect(wrong).toEqual([])
+  })
+
+  it("runs one way between folders: no two folders import each other, directly or around a cycle", () => {
+    // The analysis of ../shared/tools/folder-graph.mjs: every relative `from "…"` or `import("…")`
+    // of a .ts/.tsx file under src/, type-only imports included; a file at the root of src/ is a
+    // folder of its own (Api, Http, App, main).
+    const sources = (directory: string): Array<string> =>
+      readdirSync(directory).flatMap((name) => {
+        const path = join(directory, name)
+        return statSync(path).isDirectory() ? sources(path) : /\.tsx?$/.test(name) ? [path] : []
+      })
+    const folderOf = (file: string) => {
+      const parts = relative(SRC, file).split(sep)
+      return parts.length > 1 ? parts[0] : parts[0].replace(/\.tsx?$/, "")
+    }
+    const arrows = new Map<string, Set<string>>()
+    for (const file of sources(SRC)) {
+      const from = folderOf(file)
+      for (const match of readFileSync(file, "utf8").matchAll(/(?:from\s+|import\s*\(\s*)["'](\.[^"']+)["']/g)) {
+        const target = resolve(dirname(file), match[1])
+        if (!target.startsWith(SRC)) continue
+        const to = folderOf(target)
+        if (to !== from) arrows.set(from, (arrows.get(from) ?? new Set()).add(to))
+      }
+    }
+    expect(arrows.size).toBeGreaterThan(15)
+    const reachable = (start: string) => {
+      const seen = new Set<string>()
+      const stack = [...(arrows.get(start) ?? [])]
+      while (stack.length > 0) {
+        const folder = stack.pop()!
+        if (seen.has(folder)) continue
+        seen.add(folder)
+        stack.push(...(arrows.get(folder) ?? []))
+      }
+      return seen
+    }
+    const twoWay = [...arrows].flatMap(([a, bs]) => [...bs].filter((b) => a < b && arrows.get(b)?.has(a)).map((b) => `${a}<->${b}`))
+    const inCycle = [...arrows.keys()].filter((folder) => reachable(folder).has(folder)).sort()
+    expect(twoWay).toEqual([])
+    expect(inCycle).toEqual([])
   })
 })

@@ -1,6 +1,6 @@
 import { OpenApi } from "effect/http-api"
 import { describe, expect, it } from "vitest"
-import { Api } from "../../src/http/Api.ts"
+import { Api } from "../../src/Api.ts"
 
 const spec = OpenApi.fromApi(Api) as any
 const operations = Object.entries<Record<string, any>>(spec.paths).flatMap(([path, item]) =>

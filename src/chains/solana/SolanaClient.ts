@@ -1,28 +1,62 @@
 import { Connection } from "@solana/web3.js"
 import { Duration, Effect } from "effect"
 import { ChainRpcError } from "../ChainSource.ts"
+import { makeEndpointPool } from "../EndpointPool.ts"
+import { retryAfterMillis } from "../EndpointSelection.ts"
 import { COMMITMENT, NETWORK, type SolanaClient } from "./SolanaRpc.ts"
 
 const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error)).split("\n")[0].slice(0, 300)
 
-export const makeSolanaClient = (rpcUrl: string, timeoutMs: number): SolanaClient => {
+/** One endpoint: its connection, and the Retry-After of the last HTTP 429 it answered. */
+const makeEndpoint = (rpcUrl: string, timeoutMs: number) => {
+  let rateLimited: { readonly retryAfterMs: number | undefined } | undefined
   const connection = new Connection(rpcUrl, {
     commitment: COMMITMENT,
-    // Back-off is the watcher's (and the payer's retry): web3.js must not sleep on a 429 itself.
+    // Back-off is the pool's (and the payer's retry): web3.js must not sleep on a 429 itself.
     disableRetryOnRateLimit: true,
-    fetch: (input, init) => fetch(input, { ...init, signal: AbortSignal.timeout(timeoutMs) })
+    fetch: async (input, init) => {
+      const response = await fetch(input, { ...init, signal: AbortSignal.timeout(timeoutMs) })
+      // web3.js turns a 429 into an Error with its status only (and some methods re-wrap it as text).
+      if (response.status === 429) rateLimited = { retryAfterMs: retryAfterMillis(response.headers.get("retry-after"), Date.now()) }
+      return response
+    }
   })
-  return {
-    connection,
-    call: (method, run) =>
-      Effect.tryPromise({
+  const call = <A>(method: string, run: (connection: Connection) => Promise<A>, attemptMillis: number) =>
+    Effect.suspend(() => {
+      rateLimited = undefined
+      return Effect.tryPromise({
         try: () => run(connection),
-        catch: (error) => new ChainRpcError({ network: NETWORK, message: `${method}: ${messageOf(error)}` })
-      }).pipe(
-        Effect.timeoutOrElse({
-          duration: Duration.millis(timeoutMs),
-          orElse: () => Effect.fail(new ChainRpcError({ network: NETWORK, message: `${method}: timed out after ${timeoutMs} ms` }))
-        })
-      )
+        catch: (error) =>
+          new ChainRpcError({
+            network: NETWORK,
+            message: `${method}: ${messageOf(error)}`,
+            ...(rateLimited === undefined ? {} : { rateLimited: true, retryAfterMs: rateLimited.retryAfterMs })
+          })
+      })
+    }).pipe(
+      Effect.timeoutOrElse({
+        duration: Duration.millis(attemptMillis),
+        orElse: () => Effect.fail(new ChainRpcError({ network: NETWORK, message: `${method}: timed out after ${attemptMillis} ms` }))
+      })
+    )
+  return { call }
+}
+
+/**
+ * The Solana RPC over the configured endpoints, preferred first (EndpointPool: the rules of
+ * EndpointSelection). There is no block-hash vote: the watcher reads signatures and transactions
+ * at `confirmed` commitment, where a supermajority of the cluster has voted, from one endpoint.
+ */
+export const makeSolanaClient = (options: { readonly urls: ReadonlyArray<string>; readonly timeoutMs: number; readonly maxLag: bigint }): SolanaClient => {
+  const endpoints = options.urls.map((url) => ({ url, client: makeEndpoint(url, options.timeoutMs) }))
+  const pool = makeEndpointPool({ network: NETWORK, endpoints, maxLag: options.maxLag })
+  return {
+    everyEndpoint: (method, run) =>
+      Effect.forEach(endpoints, ({ client }) => Effect.result(client.call(method, run, options.timeoutMs)), { concurrency: "unbounded" }).pipe(
+        Effect.map((results) => results.every((result) => result._tag === "Success") ? results.map((result) => result.success) : undefined)
+      ),
+    call: (method, run, callOptions) => pool.run((endpoint) => endpoint.call(method, run, callOptions?.timeoutMs ?? options.timeoutMs)),
+    slot: Effect.map(pool.head((endpoint) => Effect.map(endpoint.call("getSlot", (connection) => connection.getSlot(COMMITMENT), options.timeoutMs), BigInt)), Number),
+    endpoints: pool.report
   }
 }

@@ -14,13 +14,16 @@ import { buildTransferTransaction, serializeUnsigned } from "./SolanaTransfer.ts
 
 /** A payer waits for this page: answer 503 rather than hang on a slow RPC. */
 const MAX_BLOCKHASH_MILLIS = 5_000
+/** Each endpoint's share of it, so that a hanging one leaves time for the next (the client fails over). */
+const ATTEMPT_MILLIS = 2_000
 
 /** SolanaPrepare's implementation, loaded with @solana/web3.js on the first preparation. */
 export const makeSolanaPrepare = Effect.gen(function*() {
   const invoices = yield* Invoices
   const { client } = yield* SolanaRpc
   const { chains } = yield* AppConfig
-  const budget = Duration.millis(Math.min(chains.rpcTimeoutMs, MAX_BLOCKHASH_MILLIS))
+  const attempt = { timeoutMs: Math.min(chains.rpcTimeoutMs, ATTEMPT_MILLIS) }
+  const budget = Duration.millis(MAX_BLOCKHASH_MILLIS)
   // The token program owning each mint (classic SPL Token for USDC and USDT), read once.
   const tokenPrograms = new Map<string, PublicKey>()
 
@@ -30,7 +33,7 @@ export const makeSolanaPrepare = Effect.gen(function*() {
     Effect.gen(function*() {
       const known = tokenPrograms.get(mint.toBase58())
       if (known !== undefined || client === undefined) return known ?? TOKEN_PROGRAM_ID
-      const account = yield* client.call("getAccountInfo", (connection) => connection.getAccountInfo(mint))
+      const account = yield* client.call("getAccountInfo", (connection) => connection.getAccountInfo(mint), attempt)
       const program = account?.owner ?? TOKEN_PROGRAM_ID
       tokenPrograms.set(mint.toBase58(), program)
       return program
@@ -66,7 +69,7 @@ export const makeSolanaPrepare = Effect.gen(function*() {
     if (client === undefined) return yield* unavailable("CHECKOUT_RPC_URL_SOLANA is not set")
     const mint = new PublicKey(String(payload.mintAddress))
     const fetched = yield* Effect.all([
-      client.call("getLatestBlockhash", (connection) => connection.getLatestBlockhash()),
+      client.call("getLatestBlockhash", (connection) => connection.getLatestBlockhash(), attempt),
       tokenProgramOf(mint)
     ], { concurrency: 2 }).pipe(
       Effect.timeoutOrElse({ duration: budget, orElse: () => unavailable("getLatestBlockhash timed out") }),

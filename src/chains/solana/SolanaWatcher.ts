@@ -263,10 +263,12 @@ export const makeSolanaWatcher = (options: SolanaWatcherOptions) =>
           for (const [index, known] of batch.entries()) {
             const status = statuses.value[index]
             if (status === null) {
-              // Double-check before invalidating: a node that does not know the transaction at all.
-              const transaction = yield* client.call("getTransaction",
+              // Double-check before invalidating, with every endpoint: a failover to a node without this
+              // history must not drop a real payment. Gone means unknown to all of them; while one does
+              // not answer, the evidence stays as it is until a later poll.
+              const transactions = yield* client.everyEndpoint("getTransaction",
                 (connection) => connection.getTransaction(known.transactionHash, { commitment: COMMITMENT, maxSupportedTransactionVersion: 0 }))
-              if (transaction !== null) continue
+              if (transactions === undefined || transactions.some((transaction) => transaction !== null)) continue
               yield* evidence.invalidate({
                 network: NETWORK,
                 transactionHash: known.transactionHash,
@@ -295,8 +297,17 @@ export const makeSolanaWatcher = (options: SolanaWatcherOptions) =>
         return { confirmationsUpdated, invalidated }
       })
 
+    let publishedEndpoints: string | undefined
+    /** The endpoints' states, written when they changed (as ChainWatcher does for the other families). */
+    const publishEndpoints = Effect.gen(function*() {
+      const report = JSON.stringify(yield* client.endpoints)
+      if (report === publishedEndpoints) return
+      yield* chainRepo.saveEndpoints(NETWORK, report)
+      publishedEndpoints = report
+    })
+
     const poll = Effect.gen(function*() {
-      const headSlot = yield* client.call("getSlot", (connection) => connection.getSlot(COMMITMENT))
+      const headSlot = yield* client.slot
       const headTime = yield* blockTimeOf(headSlot)
       yield* references.refresh
       yield* accounts.refresh
@@ -324,7 +335,7 @@ export const makeSolanaWatcher = (options: SolanaWatcherOptions) =>
         confirmationsUpdated,
         mempoolSeen: 0
       } satisfies PollReport
-    }).pipe(Effect.withSpan("SolanaWatcher.poll"))
+    }).pipe(Effect.ensuring(publishEndpoints), Effect.withSpan("SolanaWatcher.poll"))
 
     const watcher: ChainWatcher = { network: NETWORK, poll }
     return watcher

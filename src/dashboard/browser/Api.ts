@@ -8,7 +8,8 @@ import type { Schema } from "effect"
 import type { HttpApiEndpoint, HttpApiGroup } from "effect/http-api"
 import type { AuthGroup, KeysGroup } from "../../accounts/AccountsApi.ts"
 import type { UnmatchedDepositsGroup } from "../../deposits/UnmatchedDepositsApi.ts"
-import type { DashboardInvoicesGroup } from "../../invoices/DashboardInvoicesApi.ts"
+import type { ChainWatchersGroup } from "../../monitoring/ChainWatchersApi.ts"
+import type { DashboardInvoicesGroup } from "../DashboardInvoicesApi.ts"
 import type { CheckoutSettingsGroup } from "../../payments/CheckoutSettingsApi.ts"
 import type { WebhooksGroup } from "../../webhooks/WebhooksApi.ts"
 
@@ -38,6 +39,10 @@ export type UnmatchedDeposit = UnmatchedDeposits["data"][number]
 
 export type CheckoutSettings = Answer<typeof CheckoutSettingsGroup, "get">
 export type PaymentMethod = CheckoutSettings["paymentMethods"][number]
+
+export type ChainWatcherList = Answer<typeof ChainWatchersGroup, "list">
+export type ChainWatcher = ChainWatcherList["watchers"][number]
+export type ChainEndpoint = ChainWatcher["endpoints"][number]
 
 export type WebhookSettings = Answer<typeof WebhooksGroup, "getSettings">
 export type DeliveryPage = Answer<typeof WebhooksGroup, "listDeliveries">

@@ -9,6 +9,9 @@ import { CLOSE_ACTION_WORDS, STATUS_WORDS, stateWords } from "../Words.ts"
 import type {
   ApiKey,
   AuthAnswer,
+  ChainEndpoint,
+  ChainWatcher,
+  ChainWatcherList,
   CheckoutSettings,
   CreatedKey,
   CreatedSecret,
@@ -546,6 +549,52 @@ const invoicePath = (invoice: Invoice, timeline: InvoiceDetail["timeline"], char
   })
 }
 
+// ---------------------------------------------------------------- chain watchers
+
+/** An endpoint's state in words, in its colour: "Rate-limited until 12:00:05". */
+const endpointBadge = (endpoint: ChainEndpoint) => {
+  const words = {
+    healthy: "Healthy",
+    lagging: "Lagging",
+    rate_limited: `Rate-limited until ${when(endpoint.retryAt)}`,
+    failing: endpoint.retryAt === null ? "Failing" : `Failing, retried after ${when(endpoint.retryAt)}`,
+    disagreeing: endpoint.disagreesAt === null ? "Disagreeing" : `Disagreeing at height ${endpoint.disagreesAt}`
+  } satisfies Record<ChainEndpoint["state"], string>
+  return h("span", { class: `status endpoint-${endpoint.state}`, "data-state": endpoint.state }, words[endpoint.state])
+}
+
+const networkName = (network: string) => network.charAt(0).toUpperCase() + network.slice(1)
+
+const watcherFacts = (watcher: ChainWatcher) => {
+  const lag = watcher.lagSeconds === null ? "—" : `${Math.round(watcher.lagSeconds)} s`
+  const error = watcher.lastError === null ? "None" : `${watcher.lastError} (${when(watcher.lastErrorAt)})`
+  return h("dl", { class: "facts" }, h("dt", {}, "Processed up to"), h("dd", {}, watcher.processedHeight ?? "—"), h("dt", {}, "Head"), h("dd", {}, watcher.headHeight ?? "—"),
+    h("dt", {}, "Behind the head"), h("dd", {}, lag), h("dt", {}, "Last error"), h("dd", {}, error))
+}
+
+const endpointRow = (endpoint: ChainEndpoint) =>
+  h("tr", { "data-endpoint": endpoint.endpoint }, h("td", { class: "title mono" }, endpoint.endpoint), h("td", { class: "badge" }, endpointBadge(endpoint)),
+    h("td", {}, endpoint.inUse ? "In use" : "—"), h("td", { class: "number" }, endpoint.headHeight ?? "—"), h("td", { class: "mono" }, endpoint.lastError ?? "—"))
+
+const watcherCard = (watcher: ChainWatcher) => {
+  const heading = h("h2", {}, networkName(watcher.network))
+  if (!watcher.configured) return h("section", { class: "card", "data-network": watcher.network }, heading, h("p", {}, "Not watched: no endpoint is configured."))
+  const disagreement = watcher.disagreementHeight === null
+    ? null
+    : notice(`The endpoints disagree about the block at height ${watcher.disagreementHeight} with no majority: the watcher waits below it.`)
+  const endpoints = watcher.endpoints.length === 0
+    ? h("p", {}, "No endpoint state yet: the watcher publishes it after its first poll.")
+    : cardTable(["Endpoint", "State", "In use", "Head", "Last error"], watcher.endpoints.map(endpointRow))
+  return h("section", { class: "card", "data-network": watcher.network }, heading, watcherFacts(watcher), disagreement, endpoints)
+}
+
+const chainWatchersView = async () => {
+  const { watchers } = await api<ChainWatcherList>("GET", "/api/dashboard/chain-watchers")
+  show(h("h1", {}, "Chain watchers"),
+    h("p", {}, "Each network's watcher and its endpoints, preferred first: the one in use is the first that answers, is not backing off and is not lagging."),
+    ...[...watchers].sort((a, b) => Number(b.configured) - Number(a.configured)).map(watcherCard))
+}
+
 // ---------------------------------------------------------------- routing
 
 const routes: Array<[RegExp, (match: RegExpExecArray, params: URLSearchParams) => void | Promise<void>]> = [
@@ -557,7 +606,8 @@ const routes: Array<[RegExp, (match: RegExpExecArray, params: URLSearchParams) =
   [/^\/keys$/, () => keysView()],
   [/^\/settings$/, () => settingsView()],
   [/^\/webhooks$/, (_, params) => webhooksView(params)],
-  [/^\/lifecycle$/, () => lifecycleView()]
+  [/^\/lifecycle$/, () => lifecycleView()],
+  [/^\/chain-watchers$/, () => chainWatchersView()]
 ]
 
 const route = async () => {

@@ -8,7 +8,7 @@
 import type { Schema } from "effect"
 import type { HttpApiEndpoint, HttpApiGroup } from "effect/http-api"
 import type { Conflict } from "../../http/ApiErrors.ts"
-import type { PublicGroup } from "../../invoices/InvoicesApi.ts"
+import type { PublicGroup } from "../PublicApi.ts"
 
 /** The wire form of a schema the endpoint wraps in its JSON codec (whose own `Encoded` is any JSON). */
 type Wire<S> = S extends Schema.toCodecJson<infer Inner> ? Inner["Encoded"] : never

@@ -1,5 +1,5 @@
 /// <reference lib="dom" />
-import type { PublicInvoiceStatusView } from "../../invoices/InvoiceResponses.ts"
+import type { PublicInvoiceStatusView } from "../../domain/InvoiceResponses.ts"
 
 /** The public status as the stream and the status route send it. */
 export type PublicStatus = typeof PublicInvoiceStatusView.Encoded

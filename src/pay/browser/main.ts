@@ -55,6 +55,23 @@ if (countdown !== null) {
   setInterval(tick, 1000)
 }
 
+// ---- past the deadline nothing is payable: the options go, even before the sweeper has run
+if (data.payableUntil !== undefined && data.renderedAt !== undefined) {
+  // By the server's clock: a payer's clock that runs ahead or behind does not move the deadline.
+  const skew = Date.parse(data.renderedAt) - Date.now()
+  const closeAt = Date.parse(data.payableUntil) - skew
+  const close = () => {
+    if (Date.now() < closeAt) return void setTimeout(close, Math.min(closeAt - Date.now(), 60_000))
+    for (const element of document.querySelectorAll<HTMLElement>("nav.options, section.option, .single-option")) element.hidden = true
+    const notice = document.createElement("p")
+    notice.className = "warning"
+    notice.setAttribute("role", "status")
+    notice.textContent = data.expiredText ?? ""
+    document.querySelector(".payment")?.prepend(notice)
+  }
+  close()
+}
+
 // ---- live status: poll with back-off, paused while the tab is hidden; a change re-renders the page
 const FINAL = new Set(["confirmed", "paid_out_of_band", "expired", "voided"])
 /** A new payment shows its option (with what remains in it); any other change redraws the page as it is. */

@@ -1,5 +1,5 @@
-import { InvalidRequest } from "../domain/Errors.ts"
-import type { PaymentTimingInput } from "../domain/Timing.ts"
+import { InvalidRequest } from "./Errors.ts"
+import type { PaymentTimingInput } from "./Timing.ts"
 
 export interface TimingOverrideInput {
   readonly mode: "immediate" | "due_date"

@@ -1,5 +1,5 @@
 import type { ChainWatchSettings } from "../config/AppConfig.ts"
-import { isEvm, NETWORKS } from "../payments/Networks.ts"
+import { isEvm, NETWORKS } from "./Networks.ts"
 
 /**
  * The networks this deployment watches: those with an endpoint and a watcher implementation.

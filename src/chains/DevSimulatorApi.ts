@@ -3,7 +3,7 @@ import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
 import { BadRequest, Conflict, NotFound } from "../http/ApiErrors.ts"
 import { DashboardAuthentication } from "../http/Authentication.ts"
 import { InvoiceIdParams, text } from "../http/RequestSchemas.ts"
-import { InvoiceView, PaymentView } from "./InvoiceResponses.ts"
+import { InvoiceView, PaymentView } from "../domain/InvoiceResponses.ts"
 
 const required = { messageMissingKey: "is required" }
 const Confirmations = Schema.Finite.annotate({ message: "must be a number" }).check(

@@ -1,8 +1,8 @@
 import { Clock, Context, Duration, Effect, Layer, Schedule } from "effect"
-import { ChainRepo } from "../chains/ChainRepo.ts"
-import { watchedNetworks } from "../chains/WatchedNetworks.ts"
+import { ChainRepo } from "./ChainRepo.ts"
+import { watchedNetworks } from "../payments/WatchedNetworks.ts"
 import { AppConfig } from "../config/AppConfig.ts"
-import { InvoiceRepo } from "./InvoiceRepo.ts"
+import { InvoiceRepo } from "../invoices/InvoiceRepo.ts"
 import { applyEvents } from "../lifecycle/Settlement.ts"
 
 /**

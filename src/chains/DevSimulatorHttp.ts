@@ -1,23 +1,24 @@
 import { statusesAccepting } from "../lifecycle/Lifecycle.ts"
 import { Clock, Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
-import { CurrentMerchant } from "../accounts/CurrentMerchant.ts"
+import { CurrentMerchant } from "../http/CurrentMerchant.ts"
 import { AppConfig } from "../config/AppConfig.ts"
 import { merchantInvoiceView, paymentView } from "../domain/InvoiceViews.ts"
 import { parseAtomic } from "../domain/Money.ts"
-import { Api } from "../http/Api.ts"
+import { checkoutApi } from "../http/CheckoutApi.ts"
+import { DevSimulatorGroup } from "./DevSimulatorApi.ts"
 import { BadRequest, Conflict, NotFound } from "../http/ApiErrors.ts"
 import { mapDomainErrors } from "../http/ErrorMapping.ts"
 import { DeadlineSweeper } from "./DeadlineSweeper.ts"
-import { InvoiceRepo } from "./InvoiceRepo.ts"
-import { Invoices } from "./Invoices.ts"
-import { type EvidenceResult, PaymentEvidence } from "./PaymentEvidence.ts"
+import { InvoiceRepo } from "../invoices/InvoiceRepo.ts"
+import { Invoices } from "../invoices/Invoices.ts"
+import { type EvidenceResult, PaymentEvidence } from "../invoices/PaymentEvidence.ts"
 
 const simulatedHash = () => `sim_${crypto.randomUUID().replaceAll("-", "")}`
 
 const EXPIRABLE = statusesAccepting({ type: "DEADLINE_PASSED" })
 
-export const DevSimulatorHttpLive = HttpApiBuilder.group(Api, "dev", (handlers) =>
+export const DevSimulatorHttpLive = HttpApiBuilder.group(checkoutApi(DevSimulatorGroup), "dev", (handlers) =>
   Effect.gen(function*() {
     const invoices = yield* Invoices
     const evidence = yield* PaymentEvidence

@@ -2,17 +2,18 @@ import { Effect, Stream } from "effect"
 import { HttpServerResponse } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
 import { SqlClient } from "effect/sql"
-import { CurrentMerchant } from "../accounts/CurrentMerchant.ts"
+import { CurrentMerchant } from "../http/CurrentMerchant.ts"
 import { AppConfig } from "../config/AppConfig.ts"
 import { merchantInvoiceView } from "../domain/InvoiceViews.ts"
-import { Api } from "../http/Api.ts"
+import { checkoutApi } from "../http/CheckoutApi.ts"
+import { DashboardInvoicesGroup } from "./DashboardInvoicesApi.ts"
 import { BadRequest } from "../http/ApiErrors.ts"
 import { mapDomainErrors } from "../http/ErrorMapping.ts"
 import { findDelivery } from "../webhooks/DeliveryLog.ts"
-import { csvHeader, csvRow } from "./InvoiceCsv.ts"
-import { type InvoiceFilters, invoiceDeliveryIds, invoiceTimeline, listInvoices, streamInvoices } from "./InvoiceList.ts"
-import { invoiceQuotes, quoteView } from "./InvoiceQuoteRepo.ts"
-import { Invoices } from "./Invoices.ts"
+import { csvHeader, csvRow } from "../invoices/InvoiceCsv.ts"
+import { type InvoiceFilters, invoiceDeliveryIds, invoiceTimeline, listInvoices, streamInvoices } from "../invoices/InvoiceList.ts"
+import { invoiceQuotes, quoteView } from "../invoices/InvoiceQuoteRepo.ts"
+import { Invoices } from "../invoices/Invoices.ts"
 
 const filtersOf = (query: {
   readonly status?: string
@@ -30,7 +31,7 @@ const filtersOf = (query: {
   q: query.q
 })
 
-export const DashboardInvoicesHttpLive = HttpApiBuilder.group(Api, "dashboardInvoices", (handlers) =>
+export const DashboardInvoicesHttpLive = HttpApiBuilder.group(checkoutApi(DashboardInvoicesGroup), "dashboardInvoices", (handlers) =>
   Effect.gen(function*() {
     const invoices = yield* Invoices
     const sql = yield* SqlClient.SqlClient

@@ -1,8 +1,8 @@
 import { Schema, Struct } from "effect"
-import { PaymentCoverage } from "../domain/Coverage.ts"
-import { Invoice, Payment, PaymentOption, ResolvedTiming } from "../domain/Invoice.ts"
-import { NullableDate } from "../domain/Timestamps.ts"
-import { INVOICE_MERCHANT_FIELDS, INVOICE_SHOWN_FIELDS, OPTION_SHOWN_FIELDS, PAYMENT_SHOWN_FIELDS, STATUS_SHOWN_FIELDS } from "../domain/InvoiceViews.ts"
+import { PaymentCoverage } from "./Coverage.ts"
+import { Invoice, Payment, PaymentOption, ResolvedTiming } from "./Invoice.ts"
+import { NullableDate } from "./Timestamps.ts"
+import { INVOICE_MERCHANT_FIELDS, INVOICE_SHOWN_FIELDS, OPTION_SHOWN_FIELDS, PAYMENT_SHOWN_FIELDS, STATUS_SHOWN_FIELDS } from "./InvoiceViews.ts"
 
 /**
  * Response schemas of the invoice endpoints, derived from the entities (domain/Invoice.ts) by

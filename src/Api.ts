@@ -1,0 +1,35 @@
+import { OpenApi } from "effect/http-api"
+import { TooManyRequests } from "./http/ApiErrors.ts"
+import { AuthGroup, KeysGroup } from "./accounts/AccountsApi.ts"
+import { DashboardInvoicesGroup } from "./dashboard/DashboardInvoicesApi.ts"
+import { DevSimulatorGroup } from "./chains/DevSimulatorApi.ts"
+import { MerchantGroup } from "./invoices/InvoicesApi.ts"
+import { PublicGroup } from "./pay/PublicApi.ts"
+import { CheckoutSettingsGroup } from "./payments/CheckoutSettingsApi.ts"
+import { UnmatchedDepositsGroup } from "./deposits/UnmatchedDepositsApi.ts"
+import { HealthGroup } from "./health/HealthApi.ts"
+import { ChainWatchersGroup } from "./monitoring/ChainWatchersApi.ts"
+import { SweepsGroup } from "./sweeps/SweepsApi.ts"
+import { WebhooksGroup } from "./webhooks/WebhooksApi.ts"
+import { checkoutApi } from "./http/CheckoutApi.ts"
+import { documentOpenApi } from "./http/OpenApiDocs.ts"
+
+export const Api = checkoutApi(
+  MerchantGroup,
+  PublicGroup,
+  AuthGroup,
+  KeysGroup,
+  DashboardInvoicesGroup,
+  DevSimulatorGroup,
+  CheckoutSettingsGroup,
+  WebhooksGroup,
+  HealthGroup,
+  ChainWatchersGroup,
+  UnmatchedDepositsGroup,
+  SweepsGroup
+)
+  .annotate(OpenApi.Title, "Checkout invoicing API")
+  .annotate(OpenApi.Version, "1.0.0")
+  .annotate(OpenApi.Transform, documentOpenApi)
+
+export { TooManyRequests }

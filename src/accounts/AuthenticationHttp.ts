@@ -1,0 +1,137 @@
+import { Effect, Layer } from "effect"
+import { HttpServerRequest } from "effect/http"
+import { Accounts } from "./Accounts.ts"
+import { ApiKeyAdmission } from "./ApiKeyAdmission.ts"
+import { CurrentMerchant } from "../http/CurrentMerchant.ts"
+import { CSRF_HEADER, SESSION_COOKIE, Sessions } from "./Sessions.ts"
+import { constantTimeEqual } from "./ApiKeyFormat.ts"
+import { RateLimits } from "./RateLimits.ts"
+import { DashboardAuthentication, MerchantAuthentication } from "../http/Authentication.ts"
+import { clientAddress, orTooManyRequests } from "../http/RateLimitAnswers.ts"
+import { BadRequest, Forbidden, ServiceUnavailable, Unauthorized } from "../http/ApiErrors.ts"
+
+const bearerOf = (request: HttpServerRequest.HttpServerRequest): string | undefined => {
+  const header = request.headers["authorization"]
+  if (header === undefined) return undefined
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(header)
+  return match === null ? "" : match[1]
+}
+
+/** Reads the query string, if there is one, without building a URL. */
+const selectsAnotherAccount = (request: HttpServerRequest.HttpServerRequest) => {
+  const start = request.url.indexOf("?")
+  if (start === -1) return false
+  const query = new URLSearchParams(request.url.slice(start + 1))
+  return query.has("userId") || query.has("user_id")
+}
+
+const unavailable = () => new ServiceUnavailable({ error: "Account status cannot be verified; retry after recovery" })
+const sessionErrors = {
+  InvalidSession: () => Effect.fail(new Unauthorized({ error: "Invalid or expired session" })),
+  SessionAccountDisabled: () => Effect.fail(new Forbidden({ error: "Forbidden" })),
+  SessionStatusUnavailable: () => Effect.fail(unavailable())
+} as const
+
+/** Cookie first, then bearer: the session part of the spec's authentication order. */
+const sessionPrincipal = (request: HttpServerRequest.HttpServerRequest) =>
+  Effect.gen(function*() {
+    const sessions = yield* Sessions
+    const cookie = request.cookies[SESSION_COOKIE]
+    const token = cookie ?? bearerOf(request)
+    if (token === undefined) return yield* new Unauthorized({ error: "Missing API key or session" })
+    const principal = yield* sessions.verify(token).pipe(Effect.catchTags(sessionErrors))
+    if (cookie !== undefined && !SAFE_METHODS.has(request.method)) {
+      // A cookie rides along on any same-site request: a write must also prove it came from the
+      // dashboard's own script, which alone can read the CSRF cookie.
+      const sent = request.headers[CSRF_HEADER]
+      if (sent === undefined || !constantTimeEqual(sent, sessions.csrfToken(principal.sessionId))) {
+        return yield* new Forbidden({ error: "Missing or invalid CSRF token: send the checkout_csrf cookie's value in X-CSRF-Token" })
+      }
+    }
+    return { ...principal, credential: cookie === undefined ? "bearer" as const : "cookie" as const }
+  })
+
+const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"])
+
+/**
+ * A request that names another account is refused; it counts as a probe towards disabling the
+ * account only when its credential proves intent (see CurrentMerchant.credential). The common
+ * case, no such field, is answered without a generator of its own: one that closed over the request
+ * on every authenticated request made each scavenge under load promote about one response per
+ * request (docs/decisions.md, "Where the authenticated reads' promotion came from").
+ */
+const refuseAccountSelection = (
+  request: HttpServerRequest.HttpServerRequest,
+  merchantId: string,
+  credential: CurrentMerchant["Service"]["credential"]
+): Effect.Effect<void, BadRequest, Accounts> =>
+  selectsAnotherAccount(request)
+    ? Effect.gen(function*() {
+      const accounts = yield* Accounts
+      if (credential !== "cookie") yield* accounts.recordProbe(merchantId, "query_user_id", `${request.method} ${request.url}`)
+      return yield* new BadRequest({ error: "userId and user_id query fields are not allowed: private routes use the authenticated account" })
+    })
+    : Effect.void
+
+/** The merchant endpoints' authentication (see MerchantAuthentication). */
+export const MerchantAuthenticationLive = Layer.effect(
+  MerchantAuthentication,
+  Effect.gen(function*() {
+    const accounts = yield* Accounts
+    const sessions = yield* Sessions
+    const rateLimits = yield* RateLimits
+    const admission = yield* ApiKeyAdmission
+    /** 100 requests per minute per merchant account (the "client" of the spec's limit). */
+    const limit = (merchantId: string) => orTooManyRequests(rateLimits.api(merchantId))
+    return (httpEffect) =>
+      Effect.gen(function*() {
+        const request = yield* HttpServerRequest.HttpServerRequest
+        const apiKey = request.headers["x-api-key"]
+        if (apiKey !== undefined) {
+          // A request that names another account is refused before it is counted: it only
+          // authenticates (the probe is recorded against the key's account).
+          const probing = selectsAnotherAccount(request)
+          const merchant = yield* orTooManyRequests(probing ? accounts.authenticateApiKey(apiKey) : admission.admit(apiKey)).pipe(
+            Effect.catchTags({
+              InvalidApiKey: () => Effect.fail(new Unauthorized({ error: "Invalid API key" })),
+              AccountDisabled: () => Effect.fail(new Forbidden({ error: "Forbidden" })),
+              AccountStatusUnavailable: () => Effect.fail(unavailable())
+            })
+          )
+          if (probing) yield* refuseAccountSelection(request, merchant.merchantId, "api_key")
+          return yield* Effect.provideService(httpEffect, CurrentMerchant, {
+            ...merchant,
+            via: "api_key",
+            credential: "api_key",
+            sessionId: undefined
+          })
+        }
+        const principal = yield* sessionPrincipal(request).pipe(Effect.provideService(Sessions, sessions))
+        yield* refuseAccountSelection(request, principal.merchantId, principal.credential)
+        yield* limit(principal.merchantId)
+        return yield* Effect.provideService(httpEffect, CurrentMerchant, { ...principal, via: "session" })
+      }).pipe(Effect.provideService(Accounts, accounts))
+  })
+)
+
+/** The dashboard routes' authentication (see DashboardAuthentication). */
+export const DashboardAuthenticationLive = Layer.effect(
+  DashboardAuthentication,
+  Effect.gen(function*() {
+    const accounts = yield* Accounts
+    const sessions = yield* Sessions
+    const rateLimits = yield* RateLimits
+    return (httpEffect) =>
+      Effect.gen(function*() {
+        const request = yield* HttpServerRequest.HttpServerRequest
+        yield* orTooManyRequests(rateLimits.dashboardFromAddress(yield* clientAddress))
+        if (request.headers["x-api-key"] !== undefined) {
+          return yield* new Forbidden({ error: "API keys can access only the checkout invoice endpoints" })
+        }
+        const principal = yield* sessionPrincipal(request)
+        yield* orTooManyRequests(rateLimits.dashboard(principal.merchantId))
+        yield* refuseAccountSelection(request, principal.merchantId, principal.credential)
+        return yield* Effect.provideService(httpEffect, CurrentMerchant, { ...principal, via: "session" })
+      }).pipe(Effect.provideService(Accounts, accounts), Effect.provideService(Sessions, sessions))
+  })
+)

@@ -1,0 +1,47 @@
+import { Effect } from "effect"
+import { HttpApiBuilder } from "effect/http-api"
+import { RateLimits } from "../accounts/RateLimits.ts"
+import { SolanaPrepare } from "../chains/solana/SolanaPrepare.ts"
+import { AppConfig } from "../config/AppConfig.ts"
+import { PublicInvoiceStatusView, PublicInvoiceView, SolanaWalletPayment } from "../domain/InvoiceResponses.ts"
+import { publicInvoiceView, publicStatusView } from "../domain/InvoiceViews.ts"
+import { TooManyRequests } from "../http/ApiErrors.ts"
+import { checkoutApi } from "../http/CheckoutApi.ts"
+import { mapDomainErrors } from "../http/ErrorMapping.ts"
+import { jsonResponse } from "../http/JsonResponse.ts"
+import { clientAddress, orTooManyRequests } from "../http/RateLimitAnswers.ts"
+import { Invoices } from "../invoices/Invoices.ts"
+import { StatusStream } from "../invoices/StatusStream.ts"
+import { PublicGroup } from "./PublicApi.ts"
+
+export const PublicHttpLive = HttpApiBuilder.group(checkoutApi(PublicGroup), "public", (handlers) =>
+  Effect.gen(function*() {
+    const invoices = yield* Invoices
+    const solana = yield* SolanaPrepare
+    const rateLimits = yield* RateLimits
+    const statusStream = yield* StatusStream
+    const { publicUrl } = yield* AppConfig
+    return handlers
+      .handle("invoice", ({ params }) =>
+        invoices.getPublic(params.id).pipe(
+          Effect.map((parts) => jsonResponse(PublicInvoiceView, publicInvoiceView(parts, publicUrl))),
+          mapDomainErrors
+        ))
+      .handle("status", ({ params }) =>
+        invoices.getPublic(params.id).pipe(
+          Effect.map((parts) => jsonResponse(PublicInvoiceStatusView, publicStatusView(parts))),
+          mapDomainErrors
+        ))
+      .handle("statusEvents", ({ params, headers }) =>
+        Effect.flatMap(clientAddress, (client) => statusStream.open(params.id, headers["last-event-id"], client)).pipe(
+          Effect.catchTag("StreamLimitReached",
+            ({ max }) => Effect.fail(new TooManyRequests({ error: `At most ${max} open status streams per client address; close one or poll the status` }))),
+          Effect.catchTag("InvoiceNotFound", (error) => mapDomainErrors(Effect.fail(error)))
+        ))
+      .handle("prepareSolanaWalletPayment", ({ params, payload }) =>
+        Effect.gen(function*() {
+          yield* orTooManyRequests(rateLimits.solanaPrepare(yield* clientAddress))
+          const prepared = yield* mapDomainErrors(solana.prepare(params.id, payload))
+          return jsonResponse(SolanaWalletPayment, prepared)
+        }))
+  }))

@@ -1,0 +1,224 @@
+import { Keypair } from "@solana/web3.js"
+import { Effect } from "effect"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { ChainWatchers } from "../../src/chains/ChainWatchers.ts"
+import { privateDatabase } from "../support/PrivateDatabase.ts"
+import { type RpcFront, startRpcFront } from "../support/RpcFront.ts"
+import { signPrepared, type SolanaNode, startSolanaNode } from "../support/SolanaRpc.ts"
+import { publicRequest, startTestApp, type TestApp, type TestMerchant } from "../support/TestApp.ts"
+
+// Three endpoints in front of one litesvm node: a (preferred), b, c. Each test leaves them all passing.
+const USDC = Keypair.generate().publicKey
+const MINT_AUTHORITY = Keypair.generate().publicKey
+const MAX_LAG = 50
+
+let node: SolanaNode
+let a: RpcFront
+let b: RpcFront
+let c: RpcFront
+let app: TestApp
+let merchant: TestMerchant
+let database: Awaited<ReturnType<typeof privateDatabase>>
+
+const poll = () => app.run(Effect.flatMap(ChainWatchers, (watchers) => watchers.poll("solana")))
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+
+const watcher = async () => {
+  const { body } = await merchant.dashboard("/api/dashboard/chain-watchers")
+  return (body.watchers as Array<any>).find((entry) => entry.network === "solana")
+}
+const endpoint = async (front: RpcFront) => (await watcher()).endpoints.find((entry: any) => entry.endpoint === front.url)
+const inUse = async () => ((await watcher()).endpoints as Array<any>).find((entry) => entry.inUse)?.endpoint
+
+/** Polls until `front` is the one in use again (it recovers after its back-off or Retry-After). */
+const pollUntilInUse = async (front: RpcFront, timeoutMs = 30_000) => {
+  const deadline = Date.now() + timeoutMs
+  while (true) {
+    await poll()
+    if ((await inUse()) === front.url) return
+    if (Date.now() > deadline) throw new Error(`${front.url} was not used again`)
+    await sleep(200)
+  }
+}
+
+const prepare = (invoiceId: string, optionId: string, payer: Keypair) =>
+  publicRequest(app.baseUrl, `/api/checkout/pay/${invoiceId}/prepare-solana-wallet-payment`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ paymentOptionId: optionId, payerPublicKey: payer.publicKey.toBase58() })
+  })
+
+const newInvoice = async () => {
+  const created = await merchant.api("/api/checkout/invoices", { body: { amountUsd: 5 } })
+  expect(created.status).toBe(201)
+  const option = (created.body.paymentOptions as Array<any>).find((candidate) => candidate.network === "solana")
+  return { id: created.body.id as string, optionId: option.id as string }
+}
+
+const newPayer = () => {
+  const payer = Keypair.generate()
+  node.airdrop(payer.publicKey, 1_000_000_000n)
+  node.setTokenBalance(payer.publicKey, USDC, 1_000_000_000n)
+  return payer
+}
+
+beforeAll(async () => {
+  node = await startSolanaNode()
+  node.installMint(USDC, 6, MINT_AUTHORITY)
+  ;[a, b, c] = await Promise.all([0, 1, 2].map(() => startRpcFront(node.url, "jsonrpc")))
+  database = await privateDatabase()
+  app = await startTestApp({}, {
+    ...(database.url === undefined ? {} : { DATABASE_URL: database.url }),
+    CHECKOUT_RPC_URL_SOLANA: `${a.url}/key/SECRETKEY, ${b.url}, ${c.url}/?api-key=SECRETKEY`,
+    CHECKOUT_RPC_TIMEOUT_MS: "1000",
+    CHECKOUT_MAX_ENDPOINT_LAG_SOLANA: String(MAX_LAG),
+    CHECKOUT_TOKEN_SOLANA_USDC: USDC.toBase58()
+  })
+  merchant = await app.createMerchant({
+    methods: [{
+      network: "solana",
+      assetCode: "USDC",
+      railType: "address_transfer",
+      enabled: true,
+      isDefault: true,
+      recipientAddress: Keypair.generate().publicKey.toBase58(),
+      xpub: null
+    }]
+  })
+  await poll()
+}, 120_000)
+
+afterAll(async () => {
+  await app?.close()
+  await Promise.all([a, b, c].map((front) => front?.close()))
+  await node?.close()
+  await database?.drop()
+})
+
+describe("a Solana watcher with several endpoints", () => {
+  it("reads from the preferred one and publishes every endpoint by its origin only", async () => {
+    const status = await watcher()
+    expect(status.endpoints.map((entry: any) => [entry.endpoint, entry.state, entry.inUse])).toEqual([
+      [a.url, "healthy", true],
+      [b.url, "healthy", false],
+      [c.url, "healthy", false]
+    ])
+    expect(status.endpoints[0].headHeight).toBe(String(node.slot()))
+    expect(status.disagreementHeight).toBeNull()
+    expect(JSON.stringify(status)).not.toContain("SECRETKEY")
+    // Every endpoint is asked for its slot; only the preferred one is read from.
+    expect(b.requests).toEqual(["getSlot"])
+    expect(a.requests).toContain("getBlockTime")
+  })
+
+  it("fails over on an error, for the preparation and the watcher, then returns to the preferred one", async () => {
+    a.mode = "error"
+    const invoice = await newInvoice()
+    const payer = newPayer()
+    const prepared = await prepare(invoice.id, invoice.optionId, payer)
+    expect(prepared.status).toBe(200)
+    expect(b.requests).toContain("getLatestBlockhash")
+    await node.connection.sendRawTransaction(signPrepared(prepared.body.transaction, payer).serialize())
+    const report = await poll()
+    expect(report.evidence).toBe(1)
+    expect(await endpoint(a)).toMatchObject({ state: "failing", inUse: false })
+    expect((await endpoint(a)).lastError).toContain("503")
+    expect(await inUse()).toBe(b.url)
+    a.mode = "pass"
+    node.advance(1)
+    await pollUntilInUse(a)
+    expect(await endpoint(a)).toMatchObject({ state: "healthy", lastError: null })
+  })
+
+  it("never drops a payment because the endpoint it failed over to lacks the history", async () => {
+    const invoice = await newInvoice()
+    const payer = newPayer()
+    const prepared = await prepare(invoice.id, invoice.optionId, payer)
+    expect(prepared.status).toBe(200)
+    await node.connection.sendRawTransaction(signPrepared(prepared.body.transaction, payer).serialize())
+    expect((await poll()).evidence).toBe(1)
+    // The preferred endpoint fails; the next knows no transaction at all; the third still does.
+    a.mode = "error"
+    b.forgetful = true
+    try {
+      node.advance(1)
+      await poll()
+      await poll()
+      const detail = await merchant.api(`/api/checkout/invoices/${invoice.id}`)
+      expect(detail.body.payments).toHaveLength(1)
+      expect(detail.body.payments[0].invalidatedAt).toBeNull()
+      expect(detail.body.status).not.toBe("awaiting_payment")
+    } finally {
+      a.mode = "pass"
+      b.forgetful = false
+    }
+    await pollUntilInUse(a)
+  })
+
+  it("tries a failed endpoint again for the preparation once its back-off is over, without a watcher poll", async () => {
+    a.mode = "error"
+    const invoice = await newInvoice()
+    const payer = newPayer()
+    expect((await prepare(invoice.id, invoice.optionId, payer)).status).toBe(200)
+    a.mode = "pass"
+    const asked = a.requests.length
+    const deadline = Date.now() + 10_000
+    while (!a.requests.slice(asked).includes("getLatestBlockhash")) {
+      if (Date.now() > deadline) throw new Error("the preferred endpoint was not tried again")
+      await sleep(300)
+      expect((await prepare(invoice.id, invoice.optionId, payer)).status).toBe(200)
+    }
+    await poll()
+    expect(await inUse()).toBe(a.url)
+  })
+
+  it("on HTTP 429 leaves the endpoint alone for its Retry-After, then uses it again", async () => {
+    a.mode = "rateLimited"
+    a.retryAfterSeconds = 8
+    node.advance(1)
+    const before = Date.now()
+    await poll()
+    const limited = await endpoint(a)
+    expect(limited.state).toBe("rate_limited")
+    expect(Date.parse(limited.retryAt)).toBeGreaterThanOrEqual(before + 7_000)
+    expect(await inUse()).toBe(b.url)
+    const asked = a.requests.length
+    node.advance(1)
+    await poll()
+    // Within its Retry-After (if the machine is so slow that it passed, the check says nothing).
+    if (Date.now() < Date.parse(limited.retryAt)) expect(a.requests.length).toBe(asked)
+    a.mode = "pass"
+    await pollUntilInUse(a)
+    expect(Date.now()).toBeGreaterThanOrEqual(Date.parse(limited.retryAt))
+  })
+
+  it("fails over from an endpoint that hangs (its time-out), for the watcher and the preparation", async () => {
+    a.mode = "hang"
+    const invoice = await newInvoice()
+    expect((await prepare(invoice.id, invoice.optionId, newPayer())).status).toBe(200)
+    node.advance(1)
+    await poll()
+    expect(await endpoint(a)).toMatchObject({ state: "failing", inUse: false })
+    expect(await inUse()).toBe(b.url)
+    a.mode = "pass"
+    await pollUntilInUse(a)
+  })
+
+  it("does not read from an endpoint whose slot lags more than the allowed slots", async () => {
+    node.advance(MAX_LAG + 20)
+    await poll()
+    a.lag = MAX_LAG + 10
+    const asked = a.requests.length
+    node.advance(1)
+    await poll()
+    expect(await endpoint(a)).toMatchObject({ state: "lagging", inUse: false, headHeight: String(node.slot() - MAX_LAG - 10) })
+    // Asked for its slot, and nothing else.
+    expect(a.requests.slice(asked)).toEqual(["getSlot"])
+    expect(await inUse()).toBe(b.url)
+    // Within the allowed lag it is read from again.
+    a.lag = MAX_LAG - 10
+    await poll()
+    expect(await endpoint(a)).toMatchObject({ state: "healthy", inUse: true })
+    a.lag = 0
+  })
+})
