@@ -216,12 +216,19 @@ export class StatusStream extends Context.Service<StatusStream, {
       // outbox rows name the invoices. The tail resumes where it was after a lost connection.
       const pg = config.databaseUrl === undefined ? Option.none() : yield* Effect.serviceOption(PgClient.PgClient)
       if (Option.isSome(pg)) {
-        const [{ top }] = yield* sql<{ readonly top: string }>`SELECT COALESCE(max(id), 0)::text AS top FROM outbox`.pipe(Effect.orDie)
         // Every id up to `low` is handled; above it, `seen` holds those handled while a lower one is
         // missing (ids commit out of order: a missing one may still commit, its NOTIFY bringing it,
-        // or was rolled back and never will: it is given up after GAP_WAIT_MS).
-        let low = BigInt(top)
-        let high = low
+        // or was rolled back and never will: it is given up after GAP_WAIT_MS). Both are read from
+        // the outbox by the first listen, not at start: a database that is down must not stop the
+        // service from starting (it answers 503 until the database answers).
+        let low = -1n
+        let high = -1n
+        const start = Effect.gen(function*() {
+          if (low >= 0n) return
+          const [{ top }] = yield* sql<{ readonly top: string }>`SELECT COALESCE(max(id), 0)::text AS top FROM outbox`.pipe(Effect.orDie)
+          low = BigInt(top)
+          high = low
+        })
         const seen = new Set<bigint>()
         let gapSince: number | undefined
         const take = (rows: ReadonlyArray<{ readonly id: string; readonly invoiceId: string }>) => {
@@ -258,6 +265,7 @@ export class StatusStream extends Context.Service<StatusStream, {
         })
         const listen = Effect.scoped(Effect.gen(function*() {
           const notifications = yield* pg.value.listen(OUTBOX_CHANNEL)
+          yield* start
           yield* tail
           while (true) {
             yield* Queue.takeAll(notifications)
