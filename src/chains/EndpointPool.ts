@@ -19,26 +19,38 @@ import {
 export interface EndpointPool<C> {
   /** `call` on the first usable endpoint, then on the next ones while it fails (an error, a time-out, HTTP 429). */
   readonly run: <A>(call: (client: C) => Effect.Effect<A, ChainRpcError>) => Effect.Effect<A, ChainRpcError>
+  /** `call` on each of the endpoints `indices` at once: the successes; the failures are recorded. */
+  readonly askAll: <A>(
+    indices: ReadonlyArray<number>,
+    call: (client: C) => Effect.Effect<A, ChainRpcError>
+  ) => Effect.Effect<ReadonlyArray<{ readonly index: number; readonly value: A }>>
   /**
    * Every endpoint not backing off asked for its head, at once (with one endpoint, just it); the
    * head of the endpoint reads go to next, which is the one a lagging endpoint is measured against.
    */
-  readonly head: (call: (client: C) => Effect.Effect<bigint, ChainRpcError>) => Effect.Effect<bigint, ChainRpcError>
-  /** The endpoints' states, to publish (URLs cut to their origin). */
-  readonly report: Effect.Effect<EndpointsReport>
+  readonly head: <H>(call: (client: C) => Effect.Effect<H, ChainRpcError>, heightOf: (head: H) => bigint) => Effect.Effect<H, ChainRpcError>
+  /** The endpoints' states now, and a change of them (a hash vote's outcome). */
+  readonly states: () => ReadonlyArray<EndpointState>
+  readonly update: (change: (states: ReadonlyArray<EndpointState>) => ReadonlyArray<EndpointState>) => void
+  /** The endpoints' states, to publish (URLs cut to their origin), with the disputed height if any. */
+  readonly report: (disagreement?: bigint) => EndpointsReport
 }
 
 /**
- * The failover part of MultiSource for a family that is not read as a ChainSource (Solana, whose
- * watcher reads by commitment, not by block hash): no hash vote, so `disagreementHeight` stays null.
+ * The failover of one network's endpoints, for MultiSource (the EVM and bitcoin sources, which add
+ * a hash vote) and for Solana's client (read by commitment: no vote). `order` picks the endpoints a
+ * request tries: `requestOrder` (the default) also retries a failed endpoint whose back-off is over,
+ * for a process that does not poll heads; `readOrder` only those the last head round cleared.
  */
 export const makeEndpointPool = <C>(options: {
   readonly network: string
   /** In order of preference. */
   readonly endpoints: ReadonlyArray<{ readonly url: string; readonly client: C }>
   readonly maxLag: bigint
+  readonly order?: typeof requestOrder
 }): EndpointPool<C> => {
   const { network, maxLag } = options
+  const order = options.order ?? requestOrder
   const clients = options.endpoints.map((endpoint) => endpoint.client)
   let states: ReadonlyArray<EndpointState> = initialStates(options.endpoints.map((endpoint) => endpoint.url))
   let inUse: number | undefined
@@ -53,7 +65,7 @@ export const makeEndpointPool = <C>(options: {
     Effect.gen(function*() {
       const now = yield* Clock.currentTimeMillis
       let last: ChainRpcError | undefined
-      for (const index of requestOrder(states, now, maxLag)) {
+      for (const index of order(states, now, maxLag)) {
         const result = yield* Effect.result(call(clients[index]))
         if (result._tag === "Success") {
           states = withSuccess(states, index)
@@ -66,26 +78,33 @@ export const makeEndpointPool = <C>(options: {
       return yield* Effect.fail(last ?? noneUsable())
     })
 
-  const head = (call: (client: C) => Effect.Effect<bigint, ChainRpcError>) =>
+  const askAll = <A>(indices: ReadonlyArray<number>, call: (client: C) => Effect.Effect<A, ChainRpcError>) =>
+    Effect.gen(function*() {
+      const now = yield* Clock.currentTimeMillis
+      const answers = yield* Effect.forEach(indices, (index) => Effect.map(Effect.result(call(clients[index])), (result) => ({ index, result })), {
+        concurrency: "unbounded"
+      })
+      const succeeded: Array<{ readonly index: number; readonly value: A }> = []
+      for (const { index, result } of answers) {
+        if (result._tag === "Success") succeeded.push({ index, value: result.success })
+        else states = withFailure(states, index, result.failure, now)
+      }
+      return succeeded
+    })
+
+  const head = <H>(call: (client: C) => Effect.Effect<H, ChainRpcError>, heightOf: (head: H) => bigint) =>
     Effect.gen(function*() {
       if (clients.length === 1) {
-        const height = yield* run(call)
-        states = withHead(states, 0, height)
-        return height
+        const value = yield* run(call)
+        states = withHead(states, 0, heightOf(value))
+        return value
       }
       const now = yield* Clock.currentTimeMillis
       const asked = states.flatMap((state, index) => (isAvailable(state, now) ? [index] : []))
-      const answers = yield* Effect.forEach(asked, (index) => Effect.map(Effect.result(call(clients[index])), (result) => ({ index, result })), {
-        concurrency: "unbounded"
-      })
-      const heads = new Map<number, bigint>()
-      for (const { index, result } of answers) {
-        if (result._tag === "Success") {
-          heads.set(index, result.success)
-          states = withHead(states, index, result.success)
-        } else {
-          states = withFailure(states, index, result.failure, now)
-        }
+      const heads = new Map<number, H>()
+      for (const { index, value } of yield* askAll(asked, call)) {
+        heads.set(index, value)
+        states = withHead(states, index, heightOf(value))
       }
       const chosen = readOrder(states, now, maxLag).find((index) => heads.has(index))
       if (chosen === undefined) return yield* Effect.fail(noneUsable())
@@ -93,5 +112,14 @@ export const makeEndpointPool = <C>(options: {
       return heads.get(chosen)!
     })
 
-  return { run, head, report: Effect.sync(() => reportOf(states, inUse, undefined, maxLag)) }
+  return {
+    run,
+    askAll,
+    head,
+    states: () => states,
+    update: (change) => {
+      states = change(states)
+    },
+    report: (disagreement) => reportOf(states, inUse, disagreement, maxLag)
+  }
 }

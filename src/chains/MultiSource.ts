@@ -1,21 +1,7 @@
 import { Clock, Effect } from "effect"
-import { type BlockHeader, type ChainSource, ChainRpcError, type MempoolSource } from "./ChainSource.ts"
-import {
-  type EndpointState,
-  healthOf,
-  initialStates,
-  isAvailable,
-  originOf,
-  readOrder,
-  reportOf,
-  type Tally,
-  tally,
-  voters,
-  withFailure,
-  withHead,
-  withSuccess,
-  withTally
-} from "./EndpointSelection.ts"
+import { type BlockHeader, type ChainSource, type MempoolSource } from "./ChainSource.ts"
+import { makeEndpointPool } from "./EndpointPool.ts"
+import { readOrder, type Tally, tally, voters, withTally } from "./EndpointSelection.ts"
 
 export interface MultiSourceOptions {
   readonly network: string
@@ -38,77 +24,21 @@ export const makeMultiSource = (options: MultiSourceOptions): ChainSource => {
   const { network, maxLag } = options
   const sources = options.endpoints.map((endpoint) => endpoint.source)
   const single = sources.length === 1
-  let states: ReadonlyArray<EndpointState> = initialStates(options.endpoints.map((endpoint) => endpoint.url))
-  let inUse: number | undefined
+  // Reads go only to endpoints the last head round cleared: the watcher polls heads first.
+  const pool = makeEndpointPool({ network, endpoints: options.endpoints.map(({ url, source }) => ({ url, client: source })), maxLag, order: readOrder })
+  const { run, askAll } = pool
   let disagreement: bigint | undefined
   /** The head last handed to the watcher, which uses it as the block at its height. */
   let lastHead: BlockHeader | undefined
 
-  const noneUsable = () =>
-    new ChainRpcError({
-      network,
-      message: `no usable endpoint: ${states.map((state, index) => `${originOf(state.url)} ${healthOf(states, index, maxLag)}`).join(", ")}`
-    })
-
-  /** `call` on the preferred usable endpoint, then on the next ones while it fails. */
-  const run = <A>(call: (source: ChainSource) => Effect.Effect<A, ChainRpcError>): Effect.Effect<A, ChainRpcError> =>
-    Effect.gen(function*() {
-      const now = yield* Clock.currentTimeMillis
-      let last: ChainRpcError | undefined
-      for (const index of readOrder(states, now, maxLag)) {
-        const result = yield* Effect.result(call(sources[index]))
-        if (result._tag === "Success") {
-          states = withSuccess(states, index)
-          inUse = index
-          return result.success
-        }
-        last = result.failure
-        states = withFailure(states, index, result.failure, now)
-      }
-      return yield* Effect.fail(last ?? noneUsable())
-    })
-
-  /** Every endpoint that may be asked, at once; `onAnswer` sees each success, failures are recorded. */
-  const askAll = <A>(indices: ReadonlyArray<number>, call: (source: ChainSource) => Effect.Effect<A, ChainRpcError>) =>
-    Effect.gen(function*() {
-      const now = yield* Clock.currentTimeMillis
-      const answers = yield* Effect.forEach(indices, (index) => Effect.map(Effect.result(call(sources[index])), (result) => ({ index, result })), {
-        concurrency: "unbounded"
-      })
-      const succeeded: Array<{ readonly index: number; readonly value: A }> = []
-      for (const { index, result } of answers) {
-        if (result._tag === "Success") succeeded.push({ index, value: result.success })
-        else states = withFailure(states, index, result.failure, now)
-      }
-      return succeeded
-    })
-
-  const head = Effect.gen(function*() {
-    if (single) {
-      const header = yield* run((source) => source.head)
-      states = withHead(states, 0, header.height)
-      return header
-    }
-    const now = yield* Clock.currentTimeMillis
-    const asked = states.flatMap((state, index) => (isAvailable(state, now) ? [index] : []))
-    const headers = new Map<number, BlockHeader>()
-    for (const { index, value } of yield* askAll(asked, (source) => source.head)) {
-      headers.set(index, value)
-      states = withHead(states, index, value.height)
-    }
-    const chosen = readOrder(states, now, maxLag).find((index) => headers.has(index))
-    if (chosen === undefined) return yield* Effect.fail(noneUsable())
-    inUse = chosen
-    lastHead = headers.get(chosen)!
-    return lastHead
-  })
+  const head = Effect.map(pool.head((source) => source.head, (header) => header.height), (header) => (lastHead = header))
 
   const hashAt = (source: ChainSource, height: bigint) => source.blockHash !== undefined ? source.blockHash(height) : Effect.map(source.block(height), (block) => block?.hash)
 
   const vote = (height: bigint) =>
     Effect.gen(function*() {
       const now = yield* Clock.currentTimeMillis
-      const answers = yield* askAll(voters(states, height, now, maxLag), (source) => hashAt(source, height))
+      const answers = yield* askAll(voters(pool.states(), height, now, maxLag), (source) => hashAt(source, height))
       return tally(answers.map(({ index, value }) => ({ index, hash: value })))
     })
 
@@ -117,7 +47,7 @@ export const makeMultiSource = (options: MultiSourceOptions): ChainSource => {
     Effect.gen(function*() {
       const atEnd = yield* vote(to)
       if (atEnd.agreed !== undefined) {
-        states = withTally(states, to, atEnd)
+        pool.update((states) => withTally(states, to, atEnd))
         disagreement = undefined
         // The head came from an endpoint now outvoted there: the next poll takes it from the majority.
         return lastHead?.height === to && lastHead.hash !== atEnd.agreed ? to - 1n : to
@@ -136,7 +66,7 @@ export const makeMultiSource = (options: MultiSourceOptions): ChainSource => {
           disputedTally = atMiddle
         }
       }
-      states = withTally(states, disputed, disputedTally)
+      pool.update((states) => withTally(states, disputed, disputedTally))
       // Nobody answering is not a disagreement: the next poll asks again.
       disagreement = disputedTally.dissenters.length > 1 ? disputed : undefined
       if (disagreement !== undefined) {
@@ -169,6 +99,6 @@ export const makeMultiSource = (options: MultiSourceOptions): ChainSource => {
     classify: first.classify,
     ...(mempool === undefined ? {} : { mempool }),
     blockHash: (height) => run((source) => hashAt(source, height)),
-    endpoints: Effect.sync(() => reportOf(states, inUse, disagreement, maxLag))
+    endpoints: Effect.sync(() => pool.report(disagreement))
   }
 }

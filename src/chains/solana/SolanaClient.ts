@@ -52,11 +52,13 @@ export const makeSolanaClient = (options: { readonly urls: ReadonlyArray<string>
   const pool = makeEndpointPool({ network: NETWORK, endpoints, maxLag: options.maxLag })
   return {
     everyEndpoint: (method, run) =>
-      Effect.forEach(endpoints, ({ client }) => Effect.result(client.call(method, run, options.timeoutMs)), { concurrency: "unbounded" }).pipe(
-        Effect.map((results) => results.every((result) => result._tag === "Success") ? results.map((result) => result.success) : undefined)
+      Effect.map(
+        pool.askAll(endpoints.map((_, index) => index), (endpoint) => endpoint.call(method, run, options.timeoutMs)),
+        (answers) => (answers.length === endpoints.length ? answers.map((answer) => answer.value) : undefined)
       ),
     call: (method, run, callOptions) => pool.run((endpoint) => endpoint.call(method, run, callOptions?.timeoutMs ?? options.timeoutMs)),
-    slot: Effect.map(pool.head((endpoint) => Effect.map(endpoint.call("getSlot", (connection) => connection.getSlot(COMMITMENT), options.timeoutMs), BigInt)), Number),
-    endpoints: pool.report
+    slot: Effect.map(pool.head((endpoint) => Effect.map(endpoint.call("getSlot", (connection) => connection.getSlot(COMMITMENT), options.timeoutMs), BigInt), (slot) => slot),
+      Number),
+    endpoints: Effect.sync(() => pool.report())
   }
 }
