@@ -1,20 +1,13 @@
-import { HDKey } from "@scure/bip32"
-import { Context, Effect, Exit, Layer, Option, Redacted, Scope } from "effect"
+import { Context, Effect, Exit, Layer, Option, Scope } from "effect"
 import { HttpServer } from "effect/http"
 import { Accounts } from "../../src/accounts/Accounts.ts"
-import { Sessions } from "../../src/accounts/Sessions.ts"
+import type { Sessions } from "../../src/accounts/Sessions.ts"
 import { makeApp } from "../../src/App.ts"
-import { AppConfig, type AppConfigShape, parseConfig } from "../../src/config/AppConfig.ts"
-import { DEMO_METHODS } from "../../src/demo/DemoMerchant.ts"
-import { CheckoutSettingsRepo, type MethodInput } from "../../src/payments/CheckoutSettingsRepo.ts"
-import type { PaymentTimingInput } from "../../src/domain/Timing.ts"
+import { AppConfig, type AppConfigShape } from "../../src/config/AppConfig.ts"
+import type { CheckoutSettingsRepo } from "../../src/payments/CheckoutSettingsRepo.ts"
+import { type MerchantOptions, newMerchant, testConfig } from "./TestLayers.ts"
 
-export const PUBLIC_URL = "https://checkout.example.test"
-
-/** A fresh BIP84 account zpub, so that each test merchant has a bitcoin address pool of its own. */
-export const freshZpub = () =>
-  HDKey.fromMasterSeed(crypto.getRandomValues(new Uint8Array(32)), { private: 0x04b2430c, public: 0x04b24746 })
-    .derive("m/84'/0'/0'").publicExtendedKey
+export { freshZpub, type MerchantOptions, PUBLIC_URL } from "./TestLayers.ts"
 
 /** Every service the application provides (repositories, use cases, the HTTP server, the SQL client). */
 export type AppServices = Layer.Success<ReturnType<typeof makeApp>>
@@ -29,13 +22,6 @@ export interface Answer {
   readonly status: number
   readonly body: any
   readonly headers: Headers
-}
-
-export interface MerchantOptions {
-  readonly methods?: ReadonlyArray<MethodInput>
-  readonly timing?: PaymentTimingInput
-  readonly issuedBy?: string | null
-  readonly withSettings?: boolean
 }
 
 interface MerchantCredentials {
@@ -78,25 +64,6 @@ const send = async (baseUrl: string, path: string, init: RequestInit = {}): Prom
   return { status: response.status, body: body as any, headers: response.headers }
 }
 
-const newMerchant = (options: MerchantOptions) =>
-  Effect.gen(function*() {
-    const email = `${crypto.randomUUID()}@merchant.test`
-    const accounts = yield* Accounts
-    const settings = yield* CheckoutSettingsRepo
-    const merchantId = yield* accounts.createMerchant({ email })
-    if (options.withSettings !== false) {
-      yield* settings.save(merchantId, {
-        issuedBy: options.issuedBy === undefined ? "Test Store" : options.issuedBy,
-        timing: options.timing ?? { mode: "immediate", expiresAfterMinutes: 60 },
-        methods: options.methods ?? DEMO_METHODS.map((method) => (method.network === "bitcoin" ? { ...method, xpub: freshZpub() } : method))
-      })
-    }
-    const key = yield* Effect.orDie(accounts.createApiKey(merchantId, "test"))
-    const sessions = yield* Sessions
-    const session = yield* sessions.issue(merchantId)
-    return { merchantId, email, apiKey: key.rawKey, sessionToken: session.token, csrfToken: sessions.csrfToken(session.sessionId) }
-  })
-
 /** The running server as tests reach it: its loopback URL, merchants, and requests that need no credentials. */
 export class TestServer extends Context.Service<TestServer, {
   readonly baseUrl: string
@@ -134,34 +101,8 @@ export class TestServer extends Context.Service<TestServer, {
  * (token contracts, RPC URLs). For `it.layer(testApp(...), { excludeTestServices: true })`: the
  * server keeps the real clock, as the HTTP suites expect.
  */
-export const testApp = (overrides: Partial<AppConfigShape> = {}, extraEnv: Readonly<Record<string, string>> = {}) => {
-  const env = {
-    CHECKOUT_ENV: "test",
-    CHECKOUT_DATA_DIR: "memory://",
-    CHECKOUT_DEMO: "false",
-    CHECKOUT_PUBLIC_URL: PUBLIC_URL,
-    PORT: "0",
-    DATABASE_URL: process.env.DATABASE_URL,
-    ...extraEnv
-  }
-  // Suites make hundreds of requests per merchant; the rate-limit suite sets the real limit itself.
-  // No background workers: suites drive the sweeper and the dispatcher themselves, and with a
-  // shared PostgreSQL one suite's workers would otherwise act on another suite's data.
-  const config: AppConfigShape = {
-    ...parseConfig(env),
-    apiRateLimitPerMinute: 1_000_000,
-    signupsPerMinute: 1_000_000,
-    loginAddressAttemptsPerMinute: 1_000_000,
-    role: "api" as const,
-    // PGlite starting in a loaded CI run can take longer than production's 5 s to accept a
-    // connection; the suites that test connect time-outs set their own.
-    databaseConnectTimeoutMs: 30_000,
-    // A production configuration always carries its secrets (parseConfig requires them).
-    ...(overrides.env === "production" ? { jwtSecret: Redacted.make("test-jwt-secret-".repeat(3)), encryptionKey: Redacted.make("test-encryption-key-".repeat(3)) } : {}),
-    ...overrides
-  }
-  return TestServer.layer.pipe(Layer.provideMerge(makeApp(Layer.succeed(AppConfig, config))))
-}
+export const testApp = (overrides: Partial<AppConfigShape> = {}, extraEnv: Readonly<Record<string, string>> = {}) =>
+  TestServer.layer.pipe(Layer.provideMerge(makeApp(Layer.succeed(AppConfig, testConfig(overrides, extraEnv)))))
 
 /**
  * A second application inside a test, closed with the test's scope. Built with a memo map of its
