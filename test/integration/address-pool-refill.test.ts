@@ -5,7 +5,9 @@ import { BitcoinAddressPool, GAP_LIMIT, REFILLS_AT_ONCE } from "../../src/paymen
 import { bitcoinAddress } from "../../src/payments/Derivation.ts"
 import { CheckoutSettingsRepo } from "../../src/payments/CheckoutSettingsRepo.ts"
 import { makePaymentWorker, PaymentWorker } from "../../src/payments/PaymentWorker.ts"
-import { freshZpub, suiteOptions, testApp, TestServer } from "../support/TestApp.ts"
+import { Accounts } from "../../src/accounts/Accounts.ts"
+import { suiteOptions } from "../support/TestApp.ts"
+import { freshZpub, testDatabase } from "../support/TestLayers.ts"
 
 type Derive = (xpub: string, first: number, count: number) => Effect.Effect<ReadonlyArray<string>>
 
@@ -32,7 +34,8 @@ const storedAddresses = (xpub: string) =>
     sql<{ derivationIndex: number; address: string; free: boolean }>`SELECT derivation_index::int AS derivation_index, address, assigned_at IS NULL AS free
       FROM bitcoin_address_pool WHERE xpub = ${xpub} ORDER BY derivation_index`)
 
-it.layer(testApp(), suiteOptions)((it) => {
+// The pool, the settings that fill it and the accounts that own the settings, over the database.
+it.layer(Accounts.layer.pipe(Layer.provideMerge(testDatabase())), suiteOptions)((it) => {
   describe("bitcoin address pool refills", () => {
     it.effect("of one key by two instances at once store each index once, with the address derived for it", () =>
       Effect.scoped(Effect.gen(function*() {
@@ -79,8 +82,7 @@ it.layer(testApp(), suiteOptions)((it) => {
 
     it.effect("do not deadlock a settings save that fills a pool while other refills have every turn", () =>
       Effect.scoped(Effect.gen(function*() {
-        const server = yield* TestServer
-        const { merchantId } = yield* server.createMerchant({ withSettings: false })
+        const merchantId = yield* Effect.flatMap(Accounts, (accounts) => accounts.createMerchant({ email: `${crypto.randomUUID()}@merchant.test` }))
         const allDeriving = yield* Deferred.make<void>()
         const release = yield* Deferred.make<void>()
         let calls = 0
