@@ -1,10 +1,11 @@
-import { Deferred, Effect, Fiber } from "effect"
+import { Deferred, Effect, Fiber, Layer } from "effect"
 import { SqlClient } from "effect/sql"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { describe, expect, it } from "@effect/vitest"
 import { InvoiceRepo } from "../../src/invoices/InvoiceRepo.ts"
 import type { PaymentWrite } from "../../src/invoices/PaymentWrite.ts"
 import { type ObservedPayment, PaymentEvidence } from "../../src/invoices/PaymentEvidence.ts"
-import { type AppServices, startTestApp, type TestApp, type TestMerchant } from "../support/TestApp.ts"
+import { suiteOptions } from "../support/TestApp.ts"
+import { newInvoice, SuiteAccount, testServices } from "../support/TestLayers.ts"
 import { Micros } from "../../src/domain/Money.ts"
 
 // Evidence is applied optimistically (read, then one guarded write) and falls back to the invoice's
@@ -12,21 +13,16 @@ import { Micros } from "../../src/domain/Money.ts"
 const server = process.env.DATABASE_URL !== undefined && process.env.DATABASE_URL !== ""
 if (!server) console.log("evidence-races: the lock-wait cases skipped, they need a PostgreSQL server (DATABASE_URL); PGlite has one connection")
 
-let app: TestApp
-let merchant: TestMerchant
+/** The repositories and the evidence use case over the database (no HTTP server), and the suite's merchant. */
+const services = testServices()
+const suite = SuiteAccount.layer().pipe(Layer.provideMerge(services))
+type Services = Layer.Success<typeof services>
 
-beforeAll(async () => {
-  app = await startTestApp()
-  merchant = await app.createMerchant()
-})
-afterAll(async () => {
-  await app?.close()
-})
-
-const newUsdcOption = async (amountUsd: number) => {
-  const { body } = await merchant.api("/api/checkout/invoices", { body: { amountUsd } })
-  return { invoiceId: String(body.id), optionId: String(body.paymentOptions.find((option: any) => option.network === "ethereum").id) }
-}
+const newUsdcOption = (amountUsd: number) =>
+  Effect.gen(function*() {
+    const { invoice, options } = yield* newInvoice((yield* SuiteAccount).merchantId, { amountUsd })
+    return { invoiceId: String(invoice.id), optionId: String(options.find((option) => option.network === "ethereum")!.id) }
+  })
 
 const txHash = () => `0x${crypto.randomUUID().replaceAll("-", "")}${crypto.randomUUID().replaceAll("-", "")}`
 
@@ -57,34 +53,9 @@ const confirmationWrite = (paymentId: string): PaymentWrite => ({
   placement: { _tag: "Block", height: null, hash: null }
 })
 
-describe("guarded write", () => {
-  it("writes nothing when the invoice changed after it was read, and writes when it did not", async () => {
-    const { invoiceId, optionId } = await newUsdcOption(50)
-    const { stale, before, staleApplied, after, freshApplied, final } = await app.run(Effect.gen(function*() {
-      const repo = yield* InvoiceRepo
-      const stale = (yield* repo.readForEvidence(optionId))!
-      yield* record(observed(optionId, 10_000_000n))
-      const before = yield* counts(invoiceId)
-      const event = [{ invoiceId: stale.invoice.id, merchantId: stale.invoice.merchantId, event: "invoice_partially_paid" as const }]
-      const fresh = (yield* repo.readForEvidence(optionId))!
-      const write = confirmationWrite(fresh.payments[0].id)
-      const staleApplied = yield* repo.saveIfUnchanged(stale.version, write, { ...stale.invoice, receivedMicros: Micros.make(999n) }, event)
-      const after = yield* counts(invoiceId)
-      const freshApplied = yield* repo.saveIfUnchanged(fresh.version, write, { ...fresh.invoice, receivedMicros: Micros.make(999n) }, event)
-      return { stale, before, staleApplied, after, freshApplied, final: yield* counts(invoiceId) }
-    }))
-    expect(stale.payments).toEqual([])
-    expect(before).toMatchObject({ payments: 1, received: "10000000" })
-    expect(staleApplied).toBe(false)
-    expect(after).toEqual(before)
-    expect(freshApplied).toBe(true)
-    expect(final).toEqual({ payments: 1, events: before.events + 1, received: "999" })
-  })
-})
-
 /** Runs `inside` in a transaction that holds the invoice's row lock until `waiter` is seen waiting for it, then commits. */
-const whileLocked = <A>(invoiceId: string, inside: Effect.Effect<unknown, unknown, AppServices>, waiter: Effect.Effect<A, unknown, AppServices>) =>
-  app.run(Effect.gen(function*() {
+const whileLocked = <A>(invoiceId: string, inside: Effect.Effect<unknown, unknown, Services>, waiter: Effect.Effect<A, unknown, Services>) =>
+  Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const locked = yield* Deferred.make<number>()
     const release = yield* Deferred.make<void>()
@@ -108,24 +79,52 @@ const whileLocked = <A>(invoiceId: string, inside: Effect.Effect<unknown, unknow
     yield* Deferred.succeed(release, undefined)
     yield* Fiber.join(holder)
     return yield* Fiber.join(waiting)
-  }))
-
-describe.skipIf(!server)("evidence racing a transaction that holds the invoice", () => {
-  it("evidence meeting a locked invoice does not wait on a shared connection: it takes the lock, and counts both payments", async () => {
-    const { invoiceId, optionId } = await newUsdcOption(50)
-    const result = await whileLocked(invoiceId, record(observed(optionId, 10_000_000n)), record(observed(optionId, 15_000_000n)))
-    expect(result.invoice.receivedMicros).toBe(25_000_000n)
-    expect(await app.run(counts(invoiceId))).toMatchObject({ payments: 2, received: "25000000" })
   })
 
-  it("the evidence lock, once granted after a change committed, returns the payments that change added", async () => {
-    const { invoiceId, optionId } = await newUsdcOption(50)
-    const state = await whileLocked(
-      invoiceId,
-      record(observed(optionId, 10_000_000n)),
-      Effect.flatMap(SqlClient.SqlClient, (sql) => sql.withTransaction(Effect.flatMap(InvoiceRepo, (repo) => repo.lockForEvidence(optionId))))
-    )
-    expect(state!.payments.map((payment) => payment.amountAtomic)).toEqual([10_000_000n])
-    expect(state!.invoice.receivedMicros).toBe(10_000_000n)
+it.layer(suite, suiteOptions)((it) => {
+  describe("guarded write", () => {
+    it.effect("writes nothing when the invoice changed after it was read, and writes when it did not", () =>
+      Effect.gen(function*() {
+        const { invoiceId, optionId } = yield* newUsdcOption(50)
+        const repo = yield* InvoiceRepo
+        const stale = (yield* repo.readForEvidence(optionId))!
+        yield* record(observed(optionId, 10_000_000n))
+        const before = yield* counts(invoiceId)
+        const event = [{ invoiceId: stale.invoice.id, merchantId: stale.invoice.merchantId, event: "invoice_partially_paid" as const }]
+        const fresh = (yield* repo.readForEvidence(optionId))!
+        const write = confirmationWrite(fresh.payments[0].id)
+        const staleApplied = yield* repo.saveIfUnchanged(stale.version, write, { ...stale.invoice, receivedMicros: Micros.make(999n) }, event)
+        const after = yield* counts(invoiceId)
+        const freshApplied = yield* repo.saveIfUnchanged(fresh.version, write, { ...fresh.invoice, receivedMicros: Micros.make(999n) }, event)
+        const final = yield* counts(invoiceId)
+        expect(stale.payments).toEqual([])
+        expect(before).toMatchObject({ payments: 1, received: "10000000" })
+        expect(staleApplied).toBe(false)
+        expect(after).toEqual(before)
+        expect(freshApplied).toBe(true)
+        expect(final).toEqual({ payments: 1, events: before.events + 1, received: "999" })
+      }))
+  })
+
+  describe.skipIf(!server)("evidence racing a transaction that holds the invoice", () => {
+    it.effect("evidence meeting a locked invoice does not wait on a shared connection: it takes the lock, and counts both payments", () =>
+      Effect.gen(function*() {
+        const { invoiceId, optionId } = yield* newUsdcOption(50)
+        const result = yield* whileLocked(invoiceId, record(observed(optionId, 10_000_000n)), record(observed(optionId, 15_000_000n)))
+        expect(result.invoice.receivedMicros).toBe(25_000_000n)
+        expect(yield* counts(invoiceId)).toMatchObject({ payments: 2, received: "25000000" })
+      }))
+
+    it.effect("the evidence lock, once granted after a change committed, returns the payments that change added", () =>
+      Effect.gen(function*() {
+        const { invoiceId, optionId } = yield* newUsdcOption(50)
+        const state = yield* whileLocked(
+          invoiceId,
+          record(observed(optionId, 10_000_000n)),
+          Effect.flatMap(SqlClient.SqlClient, (sql) => sql.withTransaction(Effect.flatMap(InvoiceRepo, (repo) => repo.lockForEvidence(optionId))))
+        )
+        expect(state!.payments.map((payment) => payment.amountAtomic)).toEqual([10_000_000n])
+        expect(state!.invoice.receivedMicros).toBe(10_000_000n)
+      }))
   })
 })

@@ -1,5 +1,5 @@
 import { HDKey } from "@scure/bip32"
-import { Effect, Layer, Redacted } from "effect"
+import { Context, Effect, Layer, Redacted } from "effect"
 import { Accounts } from "../../src/accounts/Accounts.ts"
 import { Sessions } from "../../src/accounts/Sessions.ts"
 import { ServicesLive } from "../../src/App.ts"
@@ -7,6 +7,7 @@ import { AppConfig, type AppConfigShape, parseConfig } from "../../src/config/Ap
 import { DatabaseLive } from "../../src/db/Database.ts"
 import { DEMO_METHODS } from "../../src/demo/DemoMerchant.ts"
 import type { PaymentTimingInput } from "../../src/domain/Timing.ts"
+import { type InvoiceDraft, Invoices } from "../../src/invoices/Invoices.ts"
 import { CheckoutSettingsRepo, type MethodInput } from "../../src/payments/CheckoutSettingsRepo.ts"
 import { privateDatabase } from "./PrivateDatabase.ts"
 
@@ -103,3 +104,12 @@ export const newMerchant = (options: MerchantOptions = {}) =>
     const session = yield* sessions.issue(merchantId)
     return { merchantId, email, apiKey: key.rawKey, sessionToken: session.token, csrfToken: sessions.csrfToken(session.sessionId) }
   })
+
+/** An invoice of an active merchant, created by the `Invoices` use case (as the API's create does). */
+export const newInvoice = (merchantId: string, draft: InvoiceDraft) =>
+  Effect.flatMap(Invoices, (invoices) => Effect.orDie(invoices.create({ merchantId, billingStatus: "active" }, draft)))
+
+/** One merchant account shared by the tests of a suite over `testServices` (no HTTP: its id and credentials). */
+export class SuiteAccount extends Context.Service<SuiteAccount, Effect.Success<ReturnType<typeof newMerchant>>>()("test/SuiteAccount") {
+  static readonly layer = (options: MerchantOptions = {}) => Layer.effect(SuiteAccount, newMerchant(options))
+}
