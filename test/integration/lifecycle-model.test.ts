@@ -7,8 +7,7 @@ import { DeadlineSweeper } from "../../src/chains/DeadlineSweeper.ts"
 import { Invoices } from "../../src/invoices/Invoices.ts"
 import { PaymentEvidence } from "../../src/invoices/PaymentEvidence.ts"
 import { exceptionOf, type Model, modelSettle, modelStep, modelSums, newModel, type Step, stepArb } from "../support/LifecycleModel.ts"
-import { privateDatabase } from "../support/PrivateDatabase.ts"
-import { testApp, TestServer } from "../support/TestApp.ts"
+import { inPrivateDatabase, SuiteAccount, testServices } from "../support/TestLayers.ts"
 
 /**
  * The reference model of test/support/LifecycleModel.ts against the real services over the
@@ -21,12 +20,11 @@ const START = Date.parse("2026-01-01T00:00:00.000Z")
 const DEADLINE = START + 60 * 60_000 // the merchant's timing: immediate, 60 minutes
 const USDC_ON_ETHEREUM = DEMO_METHODS.filter((method) => method.network === "ethereum")
 
-// The sweeper expires every due invoice of its database and runs here on a clock in the past: on a
-// shared PostgreSQL (DATABASE_URL) this suite takes a database of its own.
-const ModelApp = Layer.unwrap(
-  Effect.acquireRelease(Effect.promise(privateDatabase), (database) => Effect.promise(database.drop)).pipe(
-    Effect.map((database) => testApp({}, database.url === undefined ? {} : { DATABASE_URL: database.url }))
-  )
+// The domain services without the HTTP server. The sweeper expires every due invoice of its
+// database and runs here on a clock in the past: on a shared PostgreSQL (DATABASE_URL) this suite
+// takes a database of its own.
+const ModelServices = SuiteAccount.layer({ methods: USDC_ON_ETHEREUM }).pipe(
+  Layer.provideMerge(inPrivateDatabase((url) => testServices({}, url === undefined ? {} : { DATABASE_URL: url })))
 )
 
 type Services = Invoices | PaymentEvidence | DeadlineSweeper
@@ -152,10 +150,10 @@ class StepCommand implements fc.AsyncCommand<Model, Real> {
   toString = () => JSON.stringify(this.step)
 }
 
-it.layer(ModelApp, { timeout: "120 seconds", excludeTestServices: true })("invoice lifecycle on the real services", (it) => {
+it.layer(ModelServices, { timeout: "120 seconds", excludeTestServices: true })("invoice lifecycle on the real services", (it) => {
   it.effect("agrees with the reference model after every command (fc.asyncModelRun)", () =>
     Effect.gen(function*() {
-      const merchant = yield* Effect.flatMap(TestServer, (server) => server.createMerchant({ methods: USDC_ON_ETHEREUM }))
+      const merchant = yield* SuiteAccount
       const services = yield* Effect.context<Services>()
       const clocks = yield* Scope.make()
       yield* Effect.addFinalizer(() => Scope.close(clocks, Exit.void))
