@@ -3,8 +3,7 @@ import { SqlClient } from "effect/sql"
 import { TestClock } from "effect/testing"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { IN_MEMORY_METHODS } from "../support/InMemoryInvoiceRepo.ts"
-import { privateDatabase } from "../support/PrivateDatabase.ts"
-import { testApp, TestServer } from "../support/TestApp.ts"
+import { inPrivateDatabase, newMerchant, testServices } from "../support/TestLayers.ts"
 import { SpecBackend, type SpecServices } from "../spec/SpecDriver.ts"
 import { replayOptions, runSpecProperty, type SpecRunner } from "../spec/SpecProperty.ts"
 import { runCase, TABLE_CASES } from "../spec/TableCases.ts"
@@ -22,21 +21,17 @@ const SEQUENCES = Number(process.env.SPEC_SQL_SEQUENCES ?? 300)
 
 const START = Date.parse("2026-01-01T00:00:00.000Z")
 
-// The sweeper expires every due invoice of its database, on a clock of its own: a database of its own.
-const SqlApp = Layer.unwrap(
-  Effect.acquireRelease(Effect.promise(privateDatabase), (database) => Effect.promise(database.drop)).pipe(
-    Effect.map((database) => testApp({}, database.url === undefined ? {} : { DATABASE_URL: database.url }))
-  )
-)
+// The domain services (no HTTP server). The sweeper expires every due invoice of its database, on a
+// clock of its own: a database of its own.
+const SqlApp = inPrivateDatabase((url) => testServices({}, url === undefined ? {} : { DATABASE_URL: url }))
 
 type Services = Exclude<SpecServices, SpecBackend>
 
-/** A merchant of the SQL app as the driver's backend: its outbox read back in order; no watched networks (no RPC URLs). */
+/** A merchant of the SQL services as the driver's backend: its outbox read back in order; no watched networks (no RPC URLs). */
 const backendFor = (timing: "immediate" | "due_date") =>
   Effect.gen(function*() {
-    const server = yield* TestServer
     const sql = yield* SqlClient.SqlClient
-    const merchant = yield* server.createMerchant({
+    const merchant = yield* newMerchant({
       methods: IN_MEMORY_METHODS,
       timing: timing === "immediate" ? { mode: "immediate", expiresAfterMinutes: 60 } : { mode: "due_date", dueAfterDays: 7, gracePeriodDays: 3 }
     })
@@ -75,7 +70,7 @@ describe("the spec's table on the SQL repositories", () => {
   }, 120_000)
   afterAll(() => Effect.runPromise(Scope.close(scope, Exit.void)))
 
-  // The watcher rows need a watched network, which this app (no RPC URLs) has not: they run in memory only.
+  // The watcher rows need a watched network, which these services (no RPC URLs) have not: they run in memory only.
   const sqlCases = TABLE_CASES.filter((tableCase) => ![...tableCase.given, ...(tableCase.when === undefined ? [] : [tableCase.when])].some((command) => command.kind === "watcher"))
 
   for (const tableCase of sqlCases) {
