@@ -1,6 +1,6 @@
 import { Context, Effect, Exit, Layer, Option, Scope } from "effect"
 import { HttpServer } from "effect/http"
-import { Accounts } from "../../src/accounts/Accounts.ts"
+import type { Accounts } from "../../src/accounts/Accounts.ts"
 import type { Sessions } from "../../src/accounts/Sessions.ts"
 import { makeApp } from "../../src/App.ts"
 import { AppConfig, type AppConfigShape } from "../../src/config/AppConfig.ts"
