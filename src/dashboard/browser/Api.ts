@@ -12,6 +12,8 @@ import type { ChainWatchersGroup } from "../../monitoring/ChainWatchersApi.ts"
 import type { DashboardInvoicesGroup } from "../DashboardInvoicesApi.ts"
 import type { CheckoutSettingsGroup } from "../../payments/CheckoutSettingsApi.ts"
 import type { WebhooksGroup } from "../../webhooks/WebhooksApi.ts"
+import type { RefundView as RefundSchema } from "../../refunds/Refund.ts"
+import type { SolanaWalletPayment } from "../../domain/InvoiceResponses.ts"
 
 /** The wire form of a schema the endpoint wraps in its JSON codec (whose own `Encoded` is any JSON). */
 type Wire<S> = S extends Schema.toCodecJson<infer Inner> ? Inner["Encoded"] : never
@@ -49,6 +51,14 @@ export type DeliveryPage = Answer<typeof WebhooksGroup, "listDeliveries">
 export type Delivery = DeliveryPage["deliveries"][number]
 export type CreatedSecret = Answer<typeof WebhooksGroup, "rotateSecret">
 export type TestResult = Answer<typeof WebhooksGroup, "sendTest">
+
+/** GET /api/dashboard/refunds and /api/dashboard/invoices/:id/refunds (issue #40). */
+export type Refund = typeof RefundSchema.Encoded
+export interface RefundList {
+  readonly data: ReadonlyArray<Refund>
+}
+/** POST /api/dashboard/refunds/:id/prepare-solana-transaction. */
+export type PreparedRefundTransaction = typeof SolanaWalletPayment.Encoded
 
 /**
  * Round 1's crash, kept as a type test: the invoice page read `payment.amountUsd`, which the API's

@@ -9,6 +9,7 @@ import type { Schema } from "effect"
 import type { HttpApiEndpoint, HttpApiGroup } from "effect/http-api"
 import type { Conflict } from "../../http/ApiErrors.ts"
 import type { PublicGroup } from "../PublicApi.ts"
+import type { PublicRefundView, RefundableView } from "../../refunds/Refund.ts"
 
 /** The wire form of a schema the endpoint wraps in its JSON codec (whose own `Encoded` is any JSON). */
 type Wire<S> = S extends Schema.toCodecJson<infer Inner> ? Inner["Encoded"] : never
@@ -34,3 +35,17 @@ export type ApiError = Schema.Codec.Encoded<typeof Conflict>
 export type NoMicros = PayStatus["receivedMicros"]
 // @ts-expect-error a payment has no amountUsd (amountReceived is in the asset)
 export type NoPaymentUsd = PayPayment["amountUsd"]
+
+/** GET /api/checkout/pay/:id/refunds: what can be refunded and the refunds already asked for (issue #40). */
+export interface PayRefunds {
+  readonly refundable: ReadonlyArray<Refundable>
+  readonly refunds: ReadonlyArray<PublicRefund>
+}
+export type Refundable = typeof RefundableView.Encoded
+export type PublicRefund = typeof PublicRefundView.Encoded
+/** POST /api/checkout/pay/:id/refunds. */
+export interface RefundRequestBody {
+  readonly paymentOptionId: string
+  readonly refundAddress: string
+  readonly email?: string
+}
