@@ -6,7 +6,7 @@
  * "Reject" asks for the note the payer is shown.
  */
 
-import type { PreparedRefundTransaction, Refund, RefundList } from "./Api.ts"
+import type { PreparedRefundTransaction, PrepareRefundBody, Refund, RefundList, RejectRefundBody } from "./Api.ts"
 import { api, type ApiError, cardTable, copyButton, h, notice, select, show, submitting, Superseded, when } from "./Ui.ts"
 
 const STATUS_WORDS = { requested: "Requested", sent: "Sent", completed: "Completed", rejected: "Rejected" } as const satisfies Record<Refund["status"], string>
@@ -35,8 +35,8 @@ const solanaForm = (refund: Refund) => {
       h("input", { name: "payerPublicKey", required: true, autocomplete: "off", spellcheck: "false", "data-field": "payerPublicKey" })),
     h("button", { type: "submit" }, "Prepare transaction")) as HTMLFormElement
   form.addEventListener("submit", submitting(form, async () => {
-    const payerPublicKey = String(new FormData(form).get("payerPublicKey") ?? "").trim()
-    const prepared = await api<PreparedRefundTransaction>("POST", `/api/dashboard/refunds/${refund.id}/prepare-solana-transaction`, { payerPublicKey })
+    const body: PrepareRefundBody = { payerPublicKey: String(new FormData(form).get("payerPublicKey") ?? "").trim() }
+    const prepared = await api<PreparedRefundTransaction>("POST", `/api/dashboard/refunds/${refund.id}/prepare-solana-transaction`, body)
     result.replaceChildren(
       h("label", {}, "Unsigned transaction (base64): sign and send it with that wallet",
         h("textarea", { class: "mono transaction", readonly: true, rows: "6", spellcheck: "false" }, prepared.transaction)),
@@ -70,7 +70,8 @@ const rejectPanel = (refund: Refund, after: () => void) => {
     h("label", {}, "Note to the payer (required)", h("textarea", { name: "note", required: true, maxlength: "500", rows: "3", "data-field": "note" })),
     h("button", { type: "submit" }, "Reject refund")) as HTMLFormElement
   form.addEventListener("submit", submitting(form, async () => {
-    await api<Refund>("POST", `/api/dashboard/refunds/${refund.id}/reject`, { note: String(new FormData(form).get("note") ?? "").trim() })
+    const body: RejectRefundBody = { note: String(new FormData(form).get("note") ?? "").trim() }
+    await api<Refund>("POST", `/api/dashboard/refunds/${refund.id}/reject`, body)
     after()
   }))
   return form
