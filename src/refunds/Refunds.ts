@@ -29,12 +29,17 @@ export interface RefundRequest {
 
 const now = Effect.map(Clock.currentTimeMillis, (millis) => new Date(millis))
 
-/** What each option refunds now, the options without anything left out. */
+/**
+ * What the payer can ask for now: each option's refundable amount, leaving out the options with
+ * nothing refundable and those that already have a refund (one request per option, ever: a
+ * rejected one is final).
+ */
 export const refundableOptions = (parts: InvoiceParts, refunds: ReadonlyArray<RefundRecord>): ReadonlyArray<RefundableOption> => {
   const options = new Map(parts.options.map((option) => [option.id as string, option]))
+  const requested = new Set<string>(refunds.map((refund) => refund.paymentOptionId))
   return refundable(parts.invoice, parts.options, parts.payments, refunds).flatMap((entry) => {
     const option = options.get(entry.paymentOptionId)
-    return option === undefined || entry.refundableAtomic <= 0n ? [] : [{ ...entry, option }]
+    return option === undefined || entry.refundableAtomic <= 0n || requested.has(entry.paymentOptionId) ? [] : [{ ...entry, option }]
   })
 }
 
