@@ -23,6 +23,7 @@ const available = existsSync(CHROMIUM)
 if (!available) console.log(`refunds e2e: skipped, no browser at ${CHROMIUM} (apt-get install -y chromium)`)
 
 const USDC: Address = getAddress("0x00000000000000000000000000000000000a11ce")
+const USDT: Address = getAddress("0x00000000000000000000000000000000000b0b00")
 /** EIP-55's own example address: mixed case, with a valid checksum. */
 const REFUND_TO = "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed"
 /** The same address with one letter's case changed: the right shape, a wrong checksum. */
@@ -43,12 +44,13 @@ const pollEthereum = () => app.run(Effect.flatMap(ChainWatchers, (watchers) => w
 const overpaidInvoice = async (productName: string) => {
   const created = await merchant.api("/api/checkout/invoices", { body: { amountUsd: 20, productName } })
   expect(created.status, JSON.stringify(created.body)).toBe(201)
-  const option = (created.body.paymentOptions as Array<{ id: string; network: string; destinationAddress: string }>).find((candidate) => candidate.network === "ethereum")!
+  const options = created.body.paymentOptions as Array<{ id: string; assetCode: string; destinationAddress: string }>
+  const option = options.find((candidate) => candidate.assetCode === "USDC")!
   await anvil.transfer(USDC, payer, getAddress(option.destinationAddress), 25_000_000n)
   await anvil.mine(1)
   await pollEthereum()
   await expect.poll(async () => (await merchant.api(`/api/checkout/invoices/${created.body.id}`, {})).body.status, { timeout: 15_000 }).toBe("confirmed")
-  return { id: created.body.id as string, optionId: option.id }
+  return { id: created.body.id as string, optionId: option.id, usdt: options.find((candidate) => candidate.assetCode === "USDT")! }
 }
 
 /** The payment page at phone width; page errors recorded (a 400 the page asked for is not one). */
@@ -73,15 +75,21 @@ describe.skipIf(!available)("refunds in the browser", () => {
     payer = anvil.accounts[1]
     merchantWallet = anvil.accounts[2]
     await anvil.installToken(USDC)
+    await anvil.installToken(USDT)
     await anvil.mint(USDC, payer, 10n ** 12n)
+    await anvil.mint(USDT, payer, 10n ** 12n)
     await anvil.mint(USDC, merchantWallet, 10n ** 12n)
     app = await startTestApp({}, {
       CHECKOUT_RPC_URL_ETHEREUM: anvil.rpcUrl,
       CHECKOUT_TOKEN_ETHEREUM_USDC: USDC,
+      CHECKOUT_TOKEN_ETHEREUM_USDT: USDT,
       CHECKOUT_CONFIRMATIONS_ETHEREUM: "2"
     })
     merchant = await app.createMerchant({
-      methods: [{ network: "ethereum", assetCode: "USDC", railType: "address_transfer", enabled: true, isDefault: true, recipientAddress: null, xpub: DEMO_KEYS.evmXpub }]
+      methods: [
+        { network: "ethereum", assetCode: "USDC", railType: "address_transfer", enabled: true, isDefault: true, recipientAddress: null, xpub: DEMO_KEYS.evmXpub },
+        { network: "ethereum", assetCode: "USDT", railType: "address_transfer", enabled: true, isDefault: false, recipientAddress: null, xpub: DEMO_KEYS.evmXpub }
+      ]
     })
     await pollEthereum()
     const { chromium } = await import("playwright-core")
@@ -249,6 +257,45 @@ describe.skipIf(!available)("refunds in the browser", () => {
       expect(await item.locator(".refund-note").textContent()).toBe(`The seller's note: ${note}`)
       // One request per payment option, ever: nothing more is offered.
       expect(await page.locator(".refund-offer").isHidden()).toBe(true)
+      expect(problems).toEqual([])
+    } finally {
+      await context.close()
+    }
+  })
+
+  it("asks which payment to refund when two options have something to refund, and offers the other one after", async () => {
+    const invoice = await overpaidInvoice("Bread board")
+    // 3 USDT more after the invoice was paid in full, in a later second than the USDC (the options
+    // keep in the order of their first payment): the invoice keeps none of it.
+    const latest = await anvil.publicClient.getBlock()
+    await anvil.setNextBlockTimestamp(latest.timestamp + 5n)
+    await anvil.transfer(USDT, payer, getAddress(invoice.usdt.destinationAddress), 3_000_000n)
+    await anvil.mine(1)
+    await pollEthereum()
+    await expect.poll(async () => (await publicRequest(app.baseUrl, `/api/checkout/pay/${invoice.id}/refunds`)).body.refundable.length, { timeout: 15_000 }).toBe(2)
+
+    const { context, page, problems } = await payerPage(invoice.id)
+    try {
+      const section = page.locator("section.refund")
+      await section.waitFor()
+      await section.getByRole("button", { name: "Request a refund" }).click()
+      const choices = section.getByRole("group", { name: "Which payment to refund" })
+      expect(await choices.getByRole("radio").count()).toBe(2)
+      expect(await section.locator(".refund-single").isHidden()).toBe(true)
+      const usdc = choices.getByRole("radio", { name: "5 USDC on Ethereum" })
+      // The first option is chosen, and has the focus.
+      expect(await usdc.isChecked()).toBe(true)
+      expect(await usdc.evaluate((element) => element === document.activeElement)).toBe(true)
+      await choices.getByRole("radio", { name: "3 USDT on Ethereum" }).check()
+      await page.getByLabel("Your Ethereum address for the refund").fill(REFUND_TO.toLowerCase())
+      await page.getByRole("button", { name: "Request the refund" }).click()
+      await section.locator(".refund-item[data-status=requested]").waitFor()
+      expect(await section.locator(".refund-item .refund-amount strong").textContent()).toBe("3 USDT on Ethereum")
+      // The USDC is still on offer, alone now.
+      expect(await section.locator(".refund-offer").isVisible()).toBe(true)
+      expect(await section.locator(".refund-single").textContent()).toBe("5 USDC on Ethereum")
+      expect(await choices.isHidden()).toBe(true)
+      await noOverflow(page)
       expect(problems).toEqual([])
     } finally {
       await context.close()
