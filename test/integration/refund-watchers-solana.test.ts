@@ -169,4 +169,28 @@ describe("the Solana watcher and refunds", () => {
     expect(await refundOf(app.baseUrl, invoiceId)).toMatchObject({ status: "completed", transactionHash: again })
     expect((await refundsOf(app.baseUrl, invoiceId)).refunds).toHaveLength(1)
   })
+
+  it("a dropped refund transaction leaves alone another refund sent in a later slot", async () => {
+    const first = await overpaidInvoice()
+    const second = await overpaidInvoice()
+    const refundees = [Keypair.generate().publicKey, Keypair.generate().publicKey]
+    const amounts = [
+      (await requestRefund(app.baseUrl, first, refundees[0].toBase58())).amountAtomic,
+      (await requestRefund(app.baseUrl, second, refundees[1].toBase58())).amountAtomic
+    ]
+    const dropped = send(newWallet(), refundees[0], amounts[0], await referenceOf(first))
+    const kept = send(newWallet(), refundees[1], amounts[1], await referenceOf(second))
+    await poll()
+    expect(await refundOf(app.baseUrl, second)).toMatchObject({ status: "sent", transactionHash: kept })
+
+    node.drop(dropped)
+    const report = await poll()
+    expect(report.refundsReverted).toBe(1)
+    expect(await refundOf(app.baseUrl, first)).toMatchObject({ status: "requested", transactionHash: null })
+    expect(await refundOf(app.baseUrl, second)).toMatchObject({ status: "sent", transactionHash: kept })
+    node.advance(REQUIRED)
+    await poll()
+    expect(await refundOf(app.baseUrl, second)).toMatchObject({ status: "completed", transactionHash: kept })
+    expect(await refundOf(app.baseUrl, first)).toMatchObject({ status: "requested" })
+  })
 })

@@ -3,18 +3,10 @@ import { PublicKey } from "@solana/web3.js"
 import { Effect } from "effect"
 import { paysRefund, type RefundTransfer, RefundWatch, type WatchedRefund } from "../../refunds/RefundWatch.ts"
 import { COMMITMENT, NETWORK, type SolanaClient } from "./SolanaRpc.ts"
+import type { TokenReceipt } from "./TokenReceipt.ts"
 
 /** getSignatureStatuses accepts at most 256 signatures per call. */
 const STATUS_BATCH = 256
-
-/** The tokens a transaction moved into one token account: its balance change, as the payments are read. */
-export interface TokenReceipt {
-  /** Every account key of the transaction (base58), references included. */
-  readonly keys: ReadonlyArray<string>
-  readonly accountIndex: number
-  readonly mint: string
-  readonly received: bigint
-}
 
 /** The refund address's associated token account of the refund's mint; undefined when either is not a key. */
 export const refundTokenAccount = (refund: WatchedRefund) => {

@@ -9,10 +9,11 @@ import { makeWatchIndex, type WatchedOption } from "../WatchedOptions.ts"
 import { WatchedOptionsRepo } from "../WatchedOptionsRepo.ts"
 import { makeReorgSettlement } from "../ReorgSettlement.ts"
 import type { WatchedRefund } from "../../refunds/RefundWatch.ts"
-import { goneFromChain, makeSolanaRefunds, refundTokenAccount, type TokenReceipt } from "./SolanaRefunds.ts"
+import { goneFromChain, makeSolanaRefunds, refundTokenAccount } from "./SolanaRefunds.ts"
 import { type AccountCursor, makeSolanaRepo } from "./SolanaRepo.ts"
 import { COMMITMENT, NETWORK, type SolanaClient } from "./SolanaRpc.ts"
 import { MEMO_PROGRAM_ID, MEMO_V1_PROGRAM_ID } from "./SolanaTransfer.ts"
+import { receiptOf, type TokenReceipt } from "./TokenReceipt.ts"
 
 export interface SolanaWatcherOptions {
   readonly client: SolanaClient
@@ -43,22 +44,6 @@ interface Target {
   readonly mint: string
   readonly payments: boolean
   readonly refunds: ReadonlyArray<WatchedRefund>
-}
-
-/** What a successful transaction moved into `tokenAccount` (its balance change); undefined when nothing. */
-const receiptOf = (transaction: VersionedTransactionResponse, tokenAccount: string, fallbackMint: string): TokenReceipt | undefined => {
-  const meta = transaction.meta
-  // A failed transaction moved nothing: not a payment, whatever its instructions say.
-  if (meta === null || meta.err !== null) return undefined
-  const accountKeys = transaction.transaction.message.getAccountKeys({ accountKeysFromLookups: meta.loadedAddresses })
-  const keys: Array<string> = []
-  for (let index = 0; index < accountKeys.length; index++) keys.push(accountKeys.get(index)!.toBase58())
-  const accountIndex = keys.indexOf(tokenAccount)
-  if (accountIndex === -1) return undefined
-  const pre = meta.preTokenBalances?.find((balance) => balance.accountIndex === accountIndex)
-  const post = meta.postTokenBalances?.find((balance) => balance.accountIndex === accountIndex)
-  const received = BigInt(post?.uiTokenAmount.amount ?? "0") - BigInt(pre?.uiTokenAmount.amount ?? "0")
-  return received <= 0n ? undefined : { keys, accountIndex, mint: post?.mint ?? pre?.mint ?? fallbackMint, received }
 }
 
 /**
