@@ -5,7 +5,7 @@ import { ChainWatchers } from "../../src/chains/ChainWatchers.ts"
 import { buildTransferTransaction } from "../../src/chains/solana/SolanaTransfer.ts"
 import { privateDatabase } from "../support/PrivateDatabase.ts"
 import { refundOf, refundsOf, requestRefund } from "../support/RefundRequests.ts"
-import { type SolanaNode, startSolanaNode } from "../support/SolanaRpc.ts"
+import { signPrepared, type SolanaNode, startSolanaNode } from "../support/SolanaRpc.ts"
 import { startTestApp, type TestApp, type TestMerchant } from "../support/TestApp.ts"
 
 // The Solana watcher sees refund transactions (issue #40): a successful transaction that carries
@@ -140,6 +140,26 @@ describe("the Solana watcher and refunds", () => {
     expect(completed).toMatchObject({ status: "completed", transactionHash: signature })
     expect(completed.completedAt).not.toBeNull()
     expect((await refundsOf(app.baseUrl, invoiceId)).refundable).toEqual([])
+  })
+
+  it("the transaction the dashboard prepares for the merchant's wallet, signed and sent, pays the refund", async () => {
+    const invoiceId = await overpaidInvoice()
+    const refundee = Keypair.generate().publicKey
+    const { refund, amountAtomic } = await requestRefund(app.baseUrl, invoiceId, refundee.toBase58())
+    const wallet = newWallet()
+    const prepared = await merchant.dashboard(`/api/dashboard/refunds/${refund.id}/prepare-solana-transaction`, {
+      body: { payerPublicKey: wallet.publicKey.toBase58() }
+    })
+    expect(prepared.status).toBe(200)
+    const signature = await node.connection.sendRawTransaction(signPrepared(prepared.body.transaction, wallet).serialize())
+    // The refund address had no USDC account: the transaction created it with the amount.
+    expect(node.tokenBalance(refundee, USDC)).toBe(amountAtomic)
+
+    await poll()
+    expect(await refundOf(app.baseUrl, invoiceId)).toMatchObject({ status: "sent", transactionHash: signature })
+    node.advance(REQUIRED)
+    await poll()
+    expect(await refundOf(app.baseUrl, invoiceId)).toMatchObject({ status: "completed", transactionHash: signature })
   })
 
   it("a refund transaction that leaves the chain makes the refund requested again; another transfer completes it once", async () => {
