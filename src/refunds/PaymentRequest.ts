@@ -1,5 +1,5 @@
 import { formatAtomic } from "../domain/Money.ts"
-import { bitcoinUri, eip681Uri, solanaPayUri } from "../payments/OptionBuilder.ts"
+import { bitcoinUri, eip681Uri, solanaPayUri } from "../payments/PaymentUris.ts"
 import { EVM_CHAIN_IDS, type EvmNetwork, isEvm, type Network } from "../payments/Networks.ts"
 import { qrSvg } from "../payments/QrCode.ts"
 import type { RefundRecord } from "./Refund.ts"
@@ -15,7 +15,7 @@ export interface RefundPaymentRequest {
 type RefundTransfer = Pick<RefundRecord, "invoiceId" | "network" | "tokenContract" | "decimals" | "amountAtomic" | "refundAddress" | "reference">
 
 /**
- * The payment request URI of a refund, the same kinds the payment options use: EIP-681 token
+ * The payment request URI of a refund, built by the functions the payment options use (PaymentUris.ts): EIP-681 token
  * transfer (EVM), Solana Pay with the refund's reference (solana), BIP21 (bitcoin).
  */
 export const refundUri = (refund: RefundTransfer): string => {

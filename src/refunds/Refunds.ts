@@ -4,7 +4,7 @@ import { type InvoiceId, RefundId } from "../domain/Ids.ts"
 import type { PaymentOptionRecord } from "../domain/Invoice.ts"
 import { EvidenceFollowUp } from "../invoices/EvidenceFollowUp.ts"
 import { type InvoiceParts, InvoiceRepo } from "../invoices/InvoiceRepo.ts"
-import { solanaReference } from "../payments/Derivation.ts"
+import { base58 } from "@scure/base"
 import type { RefundRecord, RefundStatus } from "./Refund.ts"
 import { invalidRefundAddressMessage, refundDestination } from "./RefundAddress.ts"
 import { type Refundable, refundable, refundsToReject } from "./Refundable.ts"
@@ -89,7 +89,8 @@ export class Refunds extends Context.Service<Refunds, {
 
       const newRefund = (parts: InvoiceParts, entry: RefundableOption, address: string, watchKey: string, email: string | null, at: Date): RefundRecord => {
         const { option } = entry
-        const reference = option.network === "solana" ? solanaReference() : null
+        // A fresh key that only this refund's transfer carries (Solana Pay's reference), as the options have.
+        const reference = option.network === "solana" ? base58.encode(crypto.getRandomValues(new Uint8Array(32))) : null
         return {
           id: RefundId.make(crypto.randomUUID()),
           merchantId: parts.invoice.merchantId,
