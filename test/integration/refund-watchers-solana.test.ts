@@ -190,6 +190,24 @@ describe("the Solana watcher and refunds", () => {
     expect((await refundsOf(app.baseUrl, invoiceId)).refunds).toHaveLength(1)
   })
 
+  it("a transfer that pays a refund in the same poll as its first transaction leaves the chain is the refund's transaction", async () => {
+    const invoiceId = await overpaidInvoice()
+    const refundee = Keypair.generate().publicKey
+    const { amountAtomic } = await requestRefund(app.baseUrl, invoiceId, refundee.toBase58())
+    const reference = await referenceOf(invoiceId)
+    const dropped = send(newWallet(), refundee, amountAtomic, reference)
+    await poll()
+    expect(await refundOf(app.baseUrl, invoiceId)).toMatchObject({ status: "sent", transactionHash: dropped })
+
+    node.drop(dropped)
+    const again = send(newWallet(), refundee, amountAtomic, reference)
+    await poll()
+    expect(await refundOf(app.baseUrl, invoiceId)).toMatchObject({ status: "sent", transactionHash: again })
+    node.advance(REQUIRED)
+    await poll()
+    expect(await refundOf(app.baseUrl, invoiceId)).toMatchObject({ status: "completed", transactionHash: again })
+  })
+
   it("a dropped refund transaction leaves alone another refund sent in a later slot", async () => {
     const first = await overpaidInvoice()
     const second = await overpaidInvoice()

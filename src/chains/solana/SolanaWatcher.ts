@@ -346,6 +346,8 @@ export const makeSolanaWatcher = (options: SolanaWatcherOptions) =>
       yield* accounts.refresh
       const notBefore = (yield* Clock.currentTimeMillis) - options.retentionMillis
       const counts = { evidence: 0, unmatched: 0, refundsSeen: 0 }
+      // Before the scan: a refund whose transaction left the chain is requested again when its next payer is read.
+      const refundsConfirmed = yield* refunds.confirm(headSlot)
       for (const target of yield* targets) {
         const scanned = yield* scanAccount(target, headSlot, notBefore)
         counts.evidence += scanned.evidence
@@ -353,7 +355,6 @@ export const makeSolanaWatcher = (options: SolanaWatcherOptions) =>
         counts.refundsSeen += scanned.refundsSeen
       }
       const { confirmationsUpdated, invalidated } = yield* confirm(headSlot)
-      const refundsConfirmed = yield* refunds.confirm(headSlot)
       yield* settleReorgs(NETWORK, BigInt(headSlot), rejected)
       // Every watched account has been read up to the head: chain time is the head slot's block time.
       const cursor = { height: BigInt(headSlot), hash: slotRef(headSlot), chainTime: headTime }
