@@ -208,6 +208,26 @@ describe("the Solana watcher and refunds", () => {
     expect(await refundOf(app.baseUrl, invoiceId)).toMatchObject({ status: "completed", transactionHash: again })
   })
 
+  it("when the refund's transaction leaves the chain, a later transfer that paid it too becomes its transaction", async () => {
+    const invoiceId = await overpaidInvoice()
+    const refundee = Keypair.generate().publicKey
+    const { amountAtomic } = await requestRefund(app.baseUrl, invoiceId, refundee.toBase58())
+    const reference = await referenceOf(invoiceId)
+    const dropped = send(newWallet(), refundee, amountAtomic, reference)
+    await poll()
+    const second = send(newWallet(), refundee, amountAtomic, reference)
+    await poll()
+    expect(await refundOf(app.baseUrl, invoiceId)).toMatchObject({ status: "sent", transactionHash: dropped })
+
+    node.drop(dropped)
+    const report = await poll()
+    expect(report.refundsReverted).toBe(1)
+    expect(await refundOf(app.baseUrl, invoiceId)).toMatchObject({ status: "sent", transactionHash: second })
+    node.advance(REQUIRED)
+    await poll()
+    expect(await refundOf(app.baseUrl, invoiceId)).toMatchObject({ status: "completed", transactionHash: second })
+  })
+
   it("a dropped refund transaction leaves alone another refund sent in a later slot", async () => {
     const first = await overpaidInvoice()
     const second = await overpaidInvoice()

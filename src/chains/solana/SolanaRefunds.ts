@@ -59,15 +59,15 @@ export const makeSolanaRefunds = (client: SolanaClient) =>
         }),
       /**
        * Sent refunds get the confirmation count at `headSlot`. One whose transaction left the chain
-       * goes back to `requested`; the seam reverts by slot, so refunds mined at or above that slot
-       * that are still on the chain are reported again at once.
+       * goes back to `requested` (returned as `dropped`); the seam reverts by slot, so refunds mined
+       * at or above that slot that are still on the chain are reported again at once.
        */
       confirm: (headSlot: number) =>
         Effect.gen(function*() {
           const awaiting = yield* refunds.awaiting(NETWORK)
           const seen: Array<{ readonly known: RefundTransfer; readonly slot: number | undefined }> = []
           let droppedAt: bigint | undefined
-          let dropped = 0
+          const dropped: Array<RefundTransfer> = []
           for (let start = 0; start < awaiting.length; start += STATUS_BATCH) {
             const batch = awaiting.slice(start, start + STATUS_BATCH)
             const statuses = yield* client.call("getSignatureStatuses",
@@ -76,7 +76,7 @@ export const makeSolanaRefunds = (client: SolanaClient) =>
               const status = statuses.value[index]
               if (status === null && (yield* goneFromChain(client, known.transactionHash)) === true) {
                 if (droppedAt === undefined || known.blockHeight < droppedAt) droppedAt = known.blockHeight
-                dropped++
+                dropped.push(known)
                 yield* Effect.logWarning("Solana refund transaction left the chain; the refund is requested again").pipe(
                   Effect.annotateLogs({ refundId: known.refundId, transactionHash: known.transactionHash })
                 )
@@ -95,7 +95,7 @@ export const makeSolanaRefunds = (client: SolanaClient) =>
             yield* refunds.observe({ ...known, blockHeight: at, blockHash: slotRef(at), confirmations })
             if (!revertedToo) updated++
           }
-          return { updated, reverted: dropped }
+          return { updated, dropped }
         })
     }
   })

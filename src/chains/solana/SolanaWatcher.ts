@@ -223,7 +223,8 @@ export const makeSolanaWatcher = (options: SolanaWatcherOptions) =>
         return outcome
       })
 
-    const scanAccount = (target: Omit<Target, "tokenAccount">, headSlot: number, notBefore: number) =>
+    /** Reads an account's transactions since its cursor, or (`since`) again from a given signature and slot without moving the cursor. */
+    const scanAccount = (target: Omit<Target, "tokenAccount">, headSlot: number, notBefore: number, since?: AccountCursor) =>
       Effect.gen(function*() {
         const counts = { evidence: 0, unmatched: 0, refundsSeen: 0 }
         const { recipient, mint } = target
@@ -237,7 +238,7 @@ export const makeSolanaWatcher = (options: SolanaWatcherOptions) =>
         const tokenAccount = account.toBase58()
         // The first transaction paying a refund wins; the seam ignores later ones across polls.
         const refundsPaid = new Set<string>()
-        const cursor = yield* repo.cursor(tokenAccount)
+        const cursor = since ?? (yield* repo.cursor(tokenAccount))
         const { found, newest } = yield* newSignatures(account, cursor, notBefore)
         const successful = found.filter((info) => info.err === null).reverse()
         for (let start = 0; start < successful.length; start += TRANSACTION_BATCH) {
@@ -262,7 +263,7 @@ export const makeSolanaWatcher = (options: SolanaWatcherOptions) =>
             if (outcome !== "ignored") counts[outcome]++
           }
         }
-        if (newest !== undefined && newest.signature !== cursor?.signature) {
+        if (since === undefined && newest !== undefined && newest.signature !== cursor?.signature) {
           yield* repo.saveCursor(tokenAccount, { signature: newest.signature, slot: BigInt(newest.slot) })
         }
         return counts
@@ -314,13 +315,13 @@ export const makeSolanaWatcher = (options: SolanaWatcherOptions) =>
       })
 
     /** The merchants' token accounts with watched options and the refund addresses' ones with watched refunds, each once. */
-    const targets = Effect.gen(function*() {
+    const targets = (watchedRefunds: ReadonlyArray<WatchedRefund>) => {
       const byAccount = new Map<string, { recipient: string; mint: string; payments: boolean; refunds: Array<WatchedRefund> }>()
       for (const key of accounts.keys()) {
         const [recipient, mint] = key.split(":")
         if (options.mints.has(mint)) byAccount.set(key, { recipient, mint, payments: true, refunds: [] })
       }
-      for (const refund of yield* refunds.watched) {
+      for (const refund of watchedRefunds) {
         if (!options.mints.has(refund.token) || refundTokenAccount(refund) === undefined) continue
         const key = `${refund.toAddress}:${refund.token}`
         const target = byAccount.get(key) ?? { recipient: refund.toAddress, mint: refund.token, payments: false, refunds: [] }
@@ -328,7 +329,7 @@ export const makeSolanaWatcher = (options: SolanaWatcherOptions) =>
         byAccount.set(key, target)
       }
       return [...byAccount.values()]
-    })
+    }
 
     let publishedEndpoints: string | undefined
     /** The endpoints' states, written when they changed (as ChainWatcher does for the other families). */
@@ -348,7 +349,16 @@ export const makeSolanaWatcher = (options: SolanaWatcherOptions) =>
       const counts = { evidence: 0, unmatched: 0, refundsSeen: 0 }
       // Before the scan: a refund whose transaction left the chain is requested again when its next payer is read.
       const refundsConfirmed = yield* refunds.confirm(headSlot)
-      for (const target of yield* targets) {
+      const watchedRefunds = yield* refunds.watched
+      for (const dropped of refundsConfirmed.dropped) {
+        // A transfer read while the refund was bound to the dropped one was passed by: its account is read again from there.
+        const refund = watchedRefunds.find((watched) => watched.refundId === dropped.refundId)
+        if (refund === undefined || !options.mints.has(refund.token)) continue
+        const since = { signature: dropped.transactionHash, slot: dropped.blockHeight }
+        const scanned = yield* scanAccount({ recipient: refund.toAddress, mint: refund.token, payments: false, refunds: [refund] }, headSlot, notBefore, since)
+        counts.refundsSeen += scanned.refundsSeen
+      }
+      for (const target of targets(watchedRefunds)) {
         const scanned = yield* scanAccount(target, headSlot, notBefore)
         counts.evidence += scanned.evidence
         counts.unmatched += scanned.unmatched
@@ -369,7 +379,7 @@ export const makeSolanaWatcher = (options: SolanaWatcherOptions) =>
         confirmationsUpdated: confirmationsUpdated + refundsConfirmed.updated,
         mempoolSeen: 0,
         refundsSeen: counts.refundsSeen,
-        refundsReverted: refundsConfirmed.reverted
+        refundsReverted: refundsConfirmed.dropped.length
       } satisfies PollReport
     }).pipe(Effect.ensuring(publishEndpoints), Effect.withSpan("SolanaWatcher.poll"))
 
