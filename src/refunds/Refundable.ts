@@ -58,7 +58,7 @@ export const refundReasonOf = (invoice: RefundableInvoice, confirmedUsdMicros: b
 }
 
 /**
- * Per option with confirmed payments, in the order of their first confirmed payment: what was
+ * Per option with confirmed payments, in the order of their first payment: what was
  * received, what the invoice keeps and what remains refundable. On an overpayment the invoice keeps
  * its amount, taken from the options in that order; each option's share is converted at its quote,
  * rounded up in the merchant's favour and capped at what it received. Closed unpaid, it keeps nothing.
@@ -73,14 +73,16 @@ export const refundable = (
   const confirmed = payments.filter(counts)
   const reason = refundReasonOf(invoice, confirmed.reduce((sum, payment) => sum + payment.usdMicros, 0n))
   if (reason === undefined) return []
+  // The order of each option's first payment, whatever became of it: a confirmation or an
+  // invalidation never reorders the options, so a confirmation never moves what an option keeps up.
   const firstPaid = new Map<string, number>()
-  for (const payment of confirmed) {
+  for (const payment of payments) {
     const at = payment.observedAt.getTime()
     const known = firstPaid.get(payment.paymentOptionId)
     if (known === undefined || at < known) firstPaid.set(payment.paymentOptionId, at)
   }
   const ordered = options
-    .filter((option) => firstPaid.has(option.id))
+    .filter((option) => confirmed.some((payment) => payment.paymentOptionId === option.id))
     .sort((a, b) => firstPaid.get(a.id)! - firstPaid.get(b.id)! || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
   let remainingMicros = reason === "overpayment" ? invoice.amountMicros : 0n
   return ordered.map((option) => {
@@ -125,4 +127,19 @@ export const refundsToReject = <R extends CountedRefund & { readonly requestedAt
     }
   }
   return rejected
+}
+
+/**
+ * What the payer can ask for now: each option's refundable amount, leaving out the options with
+ * nothing refundable and those that already have a refund (one request per option, ever: a
+ * rejected one is final).
+ */
+export const requestable = (
+  invoice: RefundableInvoice,
+  options: ReadonlyArray<RefundableOption>,
+  payments: ReadonlyArray<RefundablePayment>,
+  refunds: ReadonlyArray<CountedRefund>
+): ReadonlyArray<Refundable> => {
+  const requested = new Set(refunds.map((refund) => refund.paymentOptionId))
+  return refundable(invoice, options, payments, refunds).filter((entry) => entry.refundableAtomic > 0n && !requested.has(entry.paymentOptionId))
 }

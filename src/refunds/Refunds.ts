@@ -7,7 +7,7 @@ import { type InvoiceParts, InvoiceRepo } from "../invoices/InvoiceRepo.ts"
 import { base58 } from "@scure/base"
 import type { RefundRecord, RefundStatus } from "./Refund.ts"
 import { invalidRefundAddressMessage, refundDestination } from "./RefundAddress.ts"
-import { type Refundable, refundable, refundsToReject } from "./Refundable.ts"
+import { type Refundable, refundsToReject, requestable } from "./Refundable.ts"
 import { RefundsRepo } from "./RefundsRepo.ts"
 
 /** The note of a refund rejected because the evidence it was granted on no longer holds. */
@@ -29,17 +29,12 @@ export interface RefundRequest {
 
 const now = Effect.map(Clock.currentTimeMillis, (millis) => new Date(millis))
 
-/**
- * What the payer can ask for now: each option's refundable amount, leaving out the options with
- * nothing refundable and those that already have a refund (one request per option, ever: a
- * rejected one is final).
- */
+/** What the payer can ask for now (Refundable.ts `requestable`), with the option of each amount. */
 export const refundableOptions = (parts: InvoiceParts, refunds: ReadonlyArray<RefundRecord>): ReadonlyArray<RefundableOption> => {
   const options = new Map(parts.options.map((option) => [option.id as string, option]))
-  const requested = new Set<string>(refunds.map((refund) => refund.paymentOptionId))
-  return refundable(parts.invoice, parts.options, parts.payments, refunds).flatMap((entry) => {
+  return requestable(parts.invoice, parts.options, parts.payments, refunds).flatMap((entry) => {
     const option = options.get(entry.paymentOptionId)
-    return option === undefined || entry.refundableAtomic <= 0n || requested.has(entry.paymentOptionId) ? [] : [{ ...entry, option }]
+    return option === undefined ? [] : [{ ...entry, option }]
   })
 }
 
