@@ -247,6 +247,22 @@ describe("refunds over HTTP", () => {
   })
 })
 
+describe("the refund endpoints in the OpenAPI document", () => {
+  it("lists each with its errors", async () => {
+    const { body } = await publicRequest(app.baseUrl, "/api/openapi.json")
+    const responses = (path: string, method: string) => Object.keys(body.paths[path][method].responses).sort()
+    expect(responses("/api/checkout/pay/{id}/refunds", "get")).toEqual(expect.arrayContaining(["200", "404"]))
+    expect(responses("/api/checkout/pay/{id}/refunds", "post")).toEqual(expect.arrayContaining(["200", "201", "400", "404", "409", "429"]))
+    expect(body.paths["/api/checkout/pay/{id}/refunds"].post.security).toEqual([])
+    expect(responses("/api/dashboard/refunds", "get")).toEqual(expect.arrayContaining(["200", "400", "401"]))
+    expect(responses("/api/dashboard/invoices/{id}/refunds", "get")).toEqual(expect.arrayContaining(["200", "404"]))
+    expect(responses("/api/dashboard/refunds/{id}/reject", "post")).toEqual(expect.arrayContaining(["200", "404", "409"]))
+    expect(responses("/api/dashboard/refunds/{id}/prepare-solana-transaction", "post")).toEqual(expect.arrayContaining(["200", "400", "404", "409", "503"]))
+    expect(body.paths["/api/dashboard/webhook-settings"].put.requestBody.content["application/json"].schema).toBeDefined()
+    expect(JSON.stringify(body)).toContain("refund_completed")
+  })
+})
+
 describe("refund observation (the watchers' seam)", () => {
   it("moves a refund through sent and completed, back to requested on a reorganisation, and reports completion", async () => {
     const owner = await harness.newMerchant()
