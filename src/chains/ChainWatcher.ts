@@ -49,16 +49,17 @@ const REPLACED_OR_DROPPED = "replaced_or_dropped"
  * and the blocks of unconfirmed evidence against the chain and rewind past a reorganisation,
  * invalidating what it orphaned; scan new blocks and feed what pays a watched option into
  * `PaymentEvidence` (the one entry point); record deposits that pay none; report what pays a
- * watched refund to `RefundWatch`; update confirmations; save the cursor. Every step is idempotent, so a crash anywhere replays harmlessly.
+ * watched refund to `RefundWatch` (RefundMatching.ts); update confirmations; save the cursor. Every
+ * step is idempotent, so a crash anywhere replays harmlessly.
  */
 export const makeChainWatcher = (options: ChainWatcherOptions) =>
   Effect.gen(function*() {
     const repo = yield* ChainRepo
     const evidence = yield* PaymentEvidence
     const settleReorgs = yield* makeReorgSettlement
-    const refunds = yield* makeRefundObservation(options.source.network)
     const { source, index } = options
     const network = source.network
+    const refunds = yield* makeRefundObservation(network)
     const applied = options.onApplied ?? (() => Effect.void)
 
     const rejected = (error: EvidenceRejected, transactionHash: string) =>
@@ -164,13 +165,13 @@ export const makeChainWatcher = (options: ChainWatcherOptions) =>
         const scanned = yield* source.scan(cursor.height + 1n, head.height)
         const watched = scanned.transfers.filter((transfer) => index.lookup(transfer.key) !== undefined)
         const refunded = matchRefunds(scanned.transfers, yield* refunds.watched)
+        const kept = [...watched, ...refunded.map((match) => match.transfer)]
         const headers = new Map<bigint, BlockHeader>()
-        const heights = [...watched, ...refunded.map((match) => match.transfer)].map((transfer) => transfer.blockHeight)
-        for (const height of new Set([...heights, scanned.to])) {
+        for (const height of new Set([...kept.map((transfer) => transfer.blockHeight), scanned.to])) {
           headers.set(height, height === head.height ? head : yield* blockOrFail(height))
         }
         // A log whose block is no longer the chain's at its height was read from a branch being replaced.
-        for (const transfer of [...watched, ...refunded.map((match) => match.transfer)]) {
+        for (const transfer of kept) {
           if (headers.get(transfer.blockHeight)?.hash !== transfer.blockHash) {
             return yield* new RpcError({ network, message: `block ${transfer.blockHeight} changed during the poll` })
           }
