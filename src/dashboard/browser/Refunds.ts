@@ -89,17 +89,20 @@ const transactionCell = (refund: Refund) =>
     : h("span", {}, h("code", { class: "mono" }, refund.transactionHash), ` (${refund.confirmations}/${refund.requiredConfirmations})`)
 
 /** The refunds, with their actions; a panel (pay or reject) opens in `panel`. */
-const refundTable = (refunds: ReadonlyArray<Refund>, panel: HTMLElement, after: () => void, withInvoice: boolean) =>
-  cardTable(["Amount", "Status", "Requested", ...(withInvoice ? ["Invoice"] : []), "Refund address", "Reason", "Transaction or note", ""], refunds.map((refund) =>
-    h("tr", { "data-refund": refund.id, "data-status": refund.status }, h("td", { class: "title" }, amountOf(refund)), h("td", { class: "badge" }, badge(refund.status)),
-      h("td", {}, when(refund.requestedAt)), withInvoice ? h("td", {}, h("a", { href: `#/invoices/${refund.invoiceId}` }, refund.invoiceId.slice(0, 8))) : null,
-      h("td", { class: "mono" }, refund.refundAddress), h("td", {}, REASON_WORDS[refund.reason]), h("td", { class: "mono" }, transactionCell(refund)),
-      h("td", { class: "row-actions" }, refund.status !== "requested" ? null : [
-        h("button", { type: "button", onclick: () =>
-          open(panel, payPanel(refund)) }, "Pay refund"),
-        h("button", { type: "button", class: "secondary", onclick: () => open(panel, rejectPanel(refund, after)) }, "Reject")
-      ]))
-  ))
+const refundTable = (refunds: ReadonlyArray<Refund>, panel: HTMLElement, after: () => void, withInvoice: boolean) => {
+  const table = cardTable(["Amount", "Status", "Requested", ...(withInvoice ? ["Invoice"] : []), "Refund address", "Reason", "Transaction or note", ""],
+    refunds.map((refund) =>
+      h("tr", { "data-refund": refund.id, "data-status": refund.status }, h("td", { class: "title" }, amountOf(refund)), h("td", { class: "badge" }, badge(refund.status)),
+        h("td", {}, when(refund.requestedAt)), withInvoice ? h("td", {}, h("a", { href: `#/invoices/${refund.invoiceId}` }, refund.invoiceId.slice(0, 8))) : null,
+        h("td", { class: "mono" }, refund.refundAddress), h("td", {}, REASON_WORDS[refund.reason]), h("td", { class: "mono" }, transactionCell(refund)),
+        h("td", { class: "row-actions" }, refund.status !== "requested" ? null : [
+          h("button", { type: "button", onclick: () => open(panel, payPanel(refund)) }, "Pay refund"),
+          h("button", { type: "button", class: "secondary", onclick: () => open(panel, rejectPanel(refund, after)) }, "Reject")
+        ]))
+    ))
+  table.classList.add("refund-table")
+  return table
+}
 
 /** Reloads a view; an error after the merchant moved on is dropped, another is shown in place of the view. */
 const reloading = (view: () => Promise<void>) => () =>
