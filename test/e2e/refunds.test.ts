@@ -1,12 +1,15 @@
 import { existsSync } from "node:fs"
+import { Keypair, PublicKey } from "@solana/web3.js"
 import { Effect } from "effect"
 import type { Browser, BrowserContext, Page } from "playwright-core"
 import { type Address, getAddress } from "viem"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { ChainWatchers } from "../../src/chains/ChainWatchers.ts"
+import { buildTransferTransaction } from "../../src/chains/solana/SolanaTransfer.ts"
 import { DEMO_KEYS } from "../../src/demo/DemoMerchant.ts"
 import { type AnvilNode, startAnvil } from "../support/Anvil.ts"
 import { decodeQrSvg } from "../support/QrRaster.ts"
+import { signPrepared, type SolanaNode, startSolanaNode } from "../support/SolanaRpc.ts"
 import { publicRequest, startTestApp, type TestApp, type TestMerchant } from "../support/TestApp.ts"
 import { signedInPage } from "./DashboardScenes.ts"
 
@@ -30,8 +33,14 @@ const REFUND_TO = "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed"
 const BAD_CHECKSUM = "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAeD"
 const PHONE = { width: 390, height: 844 }
 
+const SOLANA_USDC = Keypair.generate().publicKey
+const SOLANA_REQUIRED = 4
+
 let app: TestApp
 let anvil: AnvilNode
+let solana: SolanaNode
+/** A merchant paid in USDC on Solana (to a fixed recipient, with a reference per invoice). */
+let solanaMerchant: TestMerchant
 let browser: Browser
 let merchant: TestMerchant
 let payer: Address
@@ -39,6 +48,15 @@ let payer: Address
 let merchantWallet: Address
 
 const pollEthereum = () => app.run(Effect.flatMap(ChainWatchers, (watchers) => watchers.poll("ethereum")))
+const pollSolana = () => app.run(Effect.flatMap(ChainWatchers, (watchers) => watchers.poll("solana")))
+
+/** A Solana wallet with SOL for fees and 1,000 USDC. */
+const solanaWallet = () => {
+  const wallet = Keypair.generate()
+  solana.airdrop(wallet.publicKey, 1_000_000_000n)
+  solana.setTokenBalance(wallet.publicKey, SOLANA_USDC, 1_000_000_000n)
+  return wallet
+}
 
 /** An invoice of 20 USD paid with 25 USDC on ethereum, confirmed (two confirmations): 5 USDC overpaid. */
 const overpaidInvoice = async (productName: string) => {
@@ -74,6 +92,8 @@ describe.skipIf(!available)("refunds in the browser", () => {
     anvil = await startAnvil({ chainId: 1 })
     payer = anvil.accounts[1]
     merchantWallet = anvil.accounts[2]
+    solana = await startSolanaNode()
+    solana.installMint(SOLANA_USDC, 6, Keypair.generate().publicKey)
     await anvil.installToken(USDC)
     await anvil.installToken(USDT)
     await anvil.mint(USDC, payer, 10n ** 12n)
@@ -83,7 +103,21 @@ describe.skipIf(!available)("refunds in the browser", () => {
       CHECKOUT_RPC_URL_ETHEREUM: anvil.rpcUrl,
       CHECKOUT_TOKEN_ETHEREUM_USDC: USDC,
       CHECKOUT_TOKEN_ETHEREUM_USDT: USDT,
-      CHECKOUT_CONFIRMATIONS_ETHEREUM: "2"
+      CHECKOUT_CONFIRMATIONS_ETHEREUM: "2",
+      CHECKOUT_RPC_URL_SOLANA: solana.url,
+      CHECKOUT_TOKEN_SOLANA_USDC: SOLANA_USDC.toBase58(),
+      CHECKOUT_CONFIRMATIONS_SOLANA: String(SOLANA_REQUIRED)
+    })
+    solanaMerchant = await app.createMerchant({
+      methods: [{
+        network: "solana",
+        assetCode: "USDC",
+        railType: "address_transfer",
+        enabled: true,
+        isDefault: true,
+        recipientAddress: Keypair.generate().publicKey.toBase58(),
+        xpub: null
+      }]
     })
     merchant = await app.createMerchant({
       methods: [
@@ -92,6 +126,7 @@ describe.skipIf(!available)("refunds in the browser", () => {
       ]
     })
     await pollEthereum()
+    await pollSolana()
     const { chromium } = await import("playwright-core")
     browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking"] })
   }, 120_000)
@@ -100,6 +135,7 @@ describe.skipIf(!available)("refunds in the browser", () => {
     await browser?.close()
     await app?.close()
     await anvil?.stop()
+    await solana?.close()
   })
 
   it("the payer asks for the overpaid 5 USDC, the merchant pays the dashboard's payment request from their wallet, and both come to show it completed", async () => {
@@ -300,6 +336,73 @@ describe.skipIf(!available)("refunds in the browser", () => {
     } finally {
       await context.close()
     }
+  })
+
+  it("on Solana the merchant prepares the refund's transaction for their wallet in the dashboard; signed and sent, it completes the refund", async () => {
+    // $10 paid with 15 USDC on Solana, confirmed.
+    const created = await solanaMerchant.api("/api/checkout/invoices", { body: { amountUsd: 10, productName: "Honey jar" } })
+    expect(created.status).toBe(201)
+    const option = created.body.paymentOptions.find((candidate: { network: string }) => candidate.network === "solana")
+    const paying = solanaWallet()
+    const payment = buildTransferTransaction({
+      payer: paying.publicKey,
+      recipient: new PublicKey(option.optionPayload.recipientAddress),
+      mint: SOLANA_USDC,
+      decimals: 6,
+      amountAtomic: 15_000_000n,
+      reference: new PublicKey(option.optionPayload.reference),
+      memo: "Honey jar",
+      blockhash: solana.svm.latestBlockhash(),
+      lastValidBlockHeight: solana.slot() + 150
+    })
+    payment.sign(paying)
+    solana.execute(payment)
+    await pollSolana()
+    solana.advance(SOLANA_REQUIRED)
+    await pollSolana()
+    expect((await solanaMerchant.api(`/api/checkout/invoices/${created.body.id}`)).body.status).toBe("confirmed")
+
+    // The payer asks on the page, with the address hint of Solana.
+    const refundee = paying.publicKey.toBase58()
+    const payer = await payerPage(created.body.id)
+    try {
+      await payer.page.getByRole("button", { name: "Request a refund" }).click()
+      expect(await payer.page.locator(".refund-single").textContent()).toBe("5 USDC on Solana")
+      expect(await payer.page.locator("#refund-address-hint").textContent()).toContain("A Solana wallet address")
+      await payer.page.getByLabel("Your Solana address for the refund").fill(refundee)
+      await payer.page.getByRole("button", { name: "Request the refund" }).click()
+      await payer.page.locator(".refund-item[data-status=requested]").waitFor()
+      expect(payer.problems).toEqual([])
+    } finally {
+      await payer.context.close()
+    }
+
+    // The merchant: Pay refund shows the Solana Pay request; "Prepare transaction" the unsigned transfer from their wallet.
+    const wallet = solanaWallet()
+    const dashboard = await signedInPage(browser, app, solanaMerchant, "phone")
+    try {
+      await dashboard.page.goto(`${app.baseUrl}/dashboard#/refunds?status=requested`)
+      await dashboard.page.getByRole("button", { name: "Pay refund" }).click()
+      const panel = dashboard.page.locator("section.refund-pay")
+      const uri = (await panel.locator(".payment-uri").textContent())!
+      expect(uri).toMatch(new RegExp(`^solana:${refundee}\\?amount=5&spl-token=${SOLANA_USDC.toBase58()}&reference=[1-9A-HJ-NP-Za-km-z]{32,44}&label=Refund&memo=Refund%20`))
+      expect(decodeQrSvg(await panel.locator("figure.qr").innerHTML())).toBe(uri)
+      await panel.getByLabel("Your wallet's public key (it pays the refund and the fee)").fill(wallet.publicKey.toBase58())
+      await panel.getByRole("button", { name: "Prepare transaction" }).click()
+      const transaction = await panel.locator("textarea.transaction").inputValue()
+      expect(transaction).toMatch(/^[A-Za-z0-9+/]+=*$/)
+      await solana.connection.sendRawTransaction(signPrepared(transaction, wallet).serialize())
+      expect(solana.tokenBalance(paying.publicKey, SOLANA_USDC)).toBe(1_000_000_000n - 15_000_000n + 5_000_000n)
+      await noOverflow(dashboard.page)
+      expect(dashboard.problems).toEqual([])
+    } finally {
+      await dashboard.context.close()
+    }
+    await pollSolana()
+    solana.advance(SOLANA_REQUIRED)
+    await pollSolana()
+    const list = await solanaMerchant.dashboard(`/api/dashboard/invoices/${created.body.id}/refunds`)
+    expect(list.body.data[0].status).toBe("completed")
   })
 
   it("a refunds list answered after the merchant left the view raises no error and draws nothing", async () => {
