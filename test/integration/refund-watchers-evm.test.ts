@@ -1,4 +1,5 @@
 import { Effect } from "effect"
+import { SqlClient } from "effect/sql"
 import { type Address, getAddress } from "viem"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { ChainWatchers } from "../../src/chains/ChainWatchers.ts"
@@ -31,6 +32,7 @@ const pollToHead = async () => {
     if (report.processedHeight === report.headHeight) return report
   }
 }
+const sql = <A>(run: (sql: SqlClient.SqlClient) => Effect.Effect<A, unknown>) => app.run(Effect.flatMap(SqlClient.SqlClient, run))
 const usdc = (amount: number) => BigInt(amount) * 1_000_000n
 
 /** An invoice of $10 paid $15 and confirmed: $5 of USDC to refund. */
@@ -143,5 +145,22 @@ describe("the EVM watcher and refunds", () => {
     expect(await refundOf(app.baseUrl, invoiceId)).toMatchObject({ status: "completed", transactionHash: paid.hash.toLowerCase() })
     expect(receipt.blockNumber).toBeGreaterThan(paid.blockNumber)
     expect((await refundsOf(app.baseUrl, invoiceId)).refunds).toHaveLength(1)
+  })
+
+  it("checks the block of a sent refund against the chain: one that is no longer the chain's block at its height is rewound and read again", async () => {
+    const invoiceId = await overpaidInvoice()
+    const refundAddress = freshAddress()
+    const { refund, amountAtomic } = await requestRefund(app.baseUrl, invoiceId, refundAddress)
+    const paid = await node.transfer(USDC, merchantWallet, refundAddress, amountAtomic)
+    await pollToHead()
+    expect(await refundOf(app.baseUrl, invoiceId)).toMatchObject({ status: "sent", transactionHash: paid.hash.toLowerCase() })
+
+    // As if it had been read from a branch the node has since replaced below an unchanged cursor.
+    await sql((sql) => sql`UPDATE refunds SET block_hash = ${"0x" + "ab".repeat(32)} WHERE id = ${refund.id}`)
+    const report = await pollToHead()
+    expect(report.refundsReverted).toBe(1)
+    expect(report.refundsSeen).toBe(1)
+    const rows = await sql((sql) => sql<{ status: string; blockHash: string }>`SELECT status, block_hash FROM refunds WHERE id = ${refund.id}`)
+    expect(rows).toEqual([{ status: "sent", blockHash: paid.blockHash.toLowerCase() }])
   })
 })
