@@ -72,9 +72,10 @@ const overpaidInvoice = async (productName: string) => {
 }
 
 /** The payment page at phone width; page errors recorded (a 400 the page asked for is not one). */
-const payerPage = async (invoiceId: string) => {
+const payerPage = async (invoiceId: string, options: { readonly clock?: boolean } = {}) => {
   const context: BrowserContext = await browser.newContext({ viewport: PHONE })
   const page: Page = await context.newPage()
+  if (options.clock === true) await page.clock.install()
   const problems: Array<string> = []
   const posts: Array<string> = []
   page.on("pageerror", (error) => problems.push(error.message))
@@ -259,7 +260,7 @@ describe.skipIf(!available)("refunds in the browser", () => {
     }
   })
 
-  it("the merchant rejects a refund with a note from the invoice's page, and the payer reads the note", async () => {
+  it("the merchant rejects a refund with a note from the invoice's page, and the open payment page comes to show the note without a reload", async () => {
     const invoice = await overpaidInvoice("Linen apron")
     const requested = await publicRequest(app.baseUrl, `/api/checkout/pay/${invoice.id}/refunds`, {
       method: "POST",
@@ -268,34 +269,42 @@ describe.skipIf(!available)("refunds in the browser", () => {
     })
     expect(requested.status, JSON.stringify(requested.body)).toBe(201)
 
-    const dashboard = await signedInPage(browser, app, merchant, "phone")
+    // The payer has the page open (its clock driven by the test) while the merchant decides.
+    const payer = await payerPage(invoice.id, { clock: true })
     const note = "Refunded by bank transfer instead, as agreed by email"
     try {
-      await dashboard.page.goto(`${app.baseUrl}/dashboard#/invoices/${invoice.id}`)
-      const row = dashboard.page.locator("[data-section=refunds] tr[data-refund]")
-      await row.waitFor()
-      await row.getByRole("button", { name: "Reject" }).click()
-      const form = dashboard.page.locator("form.refund-reject")
-      await form.getByLabel("Note to the payer (required)").fill(note)
-      await form.getByRole("button", { name: "Reject refund" }).click()
-      await dashboard.page.locator("[data-section=refunds] tr[data-refund][data-status=rejected]").waitFor()
-      expect(await dashboard.page.locator("[data-section=refunds] tr[data-refund]").textContent()).toContain(`Note: ${note}`)
-      expect(dashboard.problems).toEqual([])
-    } finally {
-      await dashboard.context.close()
-    }
+      await payer.page.locator(".refund-item[data-status=requested]").waitFor()
+      await payer.page.evaluate(() => ((window as unknown as { stillHere: boolean }).stillHere = true))
 
-    const { context, page, problems } = await payerPage(invoice.id)
-    try {
-      const item = page.locator(".refund-item[data-status=rejected]")
-      await item.waitFor()
+      const dashboard = await signedInPage(browser, app, merchant, "phone")
+      try {
+        await dashboard.page.goto(`${app.baseUrl}/dashboard#/invoices/${invoice.id}`)
+        const row = dashboard.page.locator("[data-section=refunds] tr[data-refund]")
+        await row.waitFor()
+        await row.getByRole("button", { name: "Reject" }).click()
+        const form = dashboard.page.locator("form.refund-reject")
+        await form.getByLabel("Note to the payer (required)").fill(note)
+        await form.getByRole("button", { name: "Reject refund" }).click()
+        await dashboard.page.locator("[data-section=refunds] tr[data-refund][data-status=rejected]").waitFor()
+        expect(await dashboard.page.locator("[data-section=refunds] tr[data-refund]").textContent()).toContain(`Note: ${note}`)
+        expect(await dashboard.page.getByRole("button", { name: "Reject" }).count()).toBe(0)
+        expect(dashboard.problems).toEqual([])
+      } finally {
+        await dashboard.context.close()
+      }
+
+      // The page asks again after 8 s while a refund is on its way.
+      await payer.page.clock.fastForward("00:09")
+      const item = payer.page.locator(".refund-item[data-status=rejected]")
+      await item.waitFor({ timeout: 5_000 })
+      expect(await payer.page.evaluate(() => (window as unknown as { stillHere?: boolean }).stillHere)).toBe(true)
       expect(await item.locator(".refund-state").textContent()).toBe("Declined by the seller.")
       expect(await item.locator(".refund-note").textContent()).toBe(`The seller's note: ${note}`)
       // One request per payment option, ever: nothing more is offered.
-      expect(await page.locator(".refund-offer").isHidden()).toBe(true)
-      expect(problems).toEqual([])
+      expect(await payer.page.locator(".refund-offer").isHidden()).toBe(true)
+      expect(payer.problems).toEqual([])
     } finally {
-      await context.close()
+      await payer.context.close()
     }
   })
 
