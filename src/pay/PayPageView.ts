@@ -222,8 +222,9 @@ export interface RefundPageData {
  * exception closed either way): only then does the page ask the refund endpoint, so that an
  * ordinary paid or open invoice costs no extra request. The endpoint decides what is refundable.
  */
-export const mayHaveRefunds = (invoice: InvoiceParts["invoice"]) =>
-  invoice.receivedMicros > 0n && (invoice.exceptionStatus === "closed" || (invoice.status === "confirmed" && invoice.receivedMicros > invoice.amountMicros))
+export const mayHaveRefunds = (
+  invoice: { readonly receivedMicros: bigint; readonly amountMicros: bigint; readonly status: string; readonly exceptionStatus: string | null }
+) => invoice.receivedMicros > 0n && (invoice.exceptionStatus === "closed" || (invoice.status === "confirmed" && invoice.receivedMicros > invoice.amountMicros))
 
 /**
  * The refund section, hidden until the script has asked the refund endpoint and found something
