@@ -5,6 +5,7 @@ import type { BlockHeader, ChainSource, ChainRpcError, MempoolSource, Transfer }
 import { ChainRpcError as RpcError } from "./ChainSource.ts"
 import { makeRefundObservation, matchRefunds } from "./RefundMatching.ts"
 import { makeReorgSettlement } from "./ReorgSettlement.ts"
+import type { RefundTransfer } from "../refunds/RefundWatch.ts"
 import type { WatchIndex } from "./WatchedOptions.ts"
 
 /** What one poll did, for logs, metrics and tests. */
@@ -157,14 +158,14 @@ export const makeChainWatcher = (options: ChainWatcherOptions) =>
       })
 
     /** New blocks after the cursor, up to the head (or as far as the source covers in one request). */
-    const scan = (cursor: Cursor, head: BlockHeader) =>
+    const scan = (cursor: Cursor, head: BlockHeader, sentRefunds: ReadonlyArray<RefundTransfer>) =>
       Effect.gen(function*() {
         const counts = { evidence: 0, unmatched: 0, refundsSeen: 0 }
         if (cursor.height >= head.height) return { cursor, ...counts }
         yield* index.refresh
         const scanned = yield* source.scan(cursor.height + 1n, head.height)
         const watched = scanned.transfers.filter((transfer) => index.lookup(transfer.key) !== undefined)
-        const refunded = matchRefunds(scanned.transfers, yield* refunds.watched)
+        const refunded = matchRefunds(scanned.transfers, yield* refunds.watched, sentRefunds)
         const kept = [...watched, ...refunded.map((match) => match.transfer)]
         const headers = new Map<bigint, BlockHeader>()
         for (const height of new Set([...kept.map((transfer) => transfer.blockHeight), scanned.to])) {
@@ -322,7 +323,7 @@ export const makeChainWatcher = (options: ChainWatcherOptions) =>
         awaiting = yield* repo.awaitingConfirmation(network)
         awaitingRefunds = yield* refunds.awaiting
       }
-      const scanned = yield* scan(cursor, head)
+      const scanned = yield* scan(cursor, head, awaitingRefunds)
       const confirmationsUpdated = (yield* confirm(awaiting, head)) + (yield* refunds.confirm(awaitingRefunds, head))
       let cursorSaved = scanned.cursor
       let mempoolSeen = 0

@@ -8,18 +8,32 @@ export interface RefundMatch {
   readonly transfer: Transfer
 }
 
+const identity = (transfer: { readonly transactionHash: string; readonly outputIndex: number }) => `${transfer.transactionHash}:${transfer.outputIndex}`
+
 /**
  * The first transfer (in chain order) paying each watched refund: same key and token, the exact
- * amount, from any sender. Later transfers to the same refund are not counted.
+ * amount, from any sender. Later transfers to the same refund are not counted, and a refund already
+ * `sent` (bound to its transaction) takes no other one: such a transfer goes to the next refund it
+ * pays (two refunds of the same amount to the same address).
  */
-export const matchRefunds = (transfers: ReadonlyArray<Transfer>, watched: ReadonlyArray<WatchedRefund>): ReadonlyArray<RefundMatch> => {
+export const matchRefunds = (
+  transfers: ReadonlyArray<Transfer>,
+  watched: ReadonlyArray<WatchedRefund>,
+  sent: ReadonlyArray<RefundTransfer> = []
+): ReadonlyArray<RefundMatch> => {
   if (watched.length === 0) return []
   const byKey = new Map<string, Array<WatchedRefund>>()
   for (const refund of watched) byKey.set(refund.key, [...(byKey.get(refund.key) ?? []), refund])
+  const boundTo = new Map<string, string>(sent.map((known) => [known.refundId, identity(known)]))
   const matched = new Set<string>()
   const matches: Array<RefundMatch> = []
+  const takes = (refund: WatchedRefund, transfer: Transfer) => {
+    if (matched.has(refund.refundId)) return false
+    const bound = boundTo.get(refund.refundId)
+    return (bound === undefined || bound === identity(transfer)) && paysRefund(transfer, refund)
+  }
   for (const transfer of transfers) {
-    const refund = byKey.get(transfer.key)?.find((candidate) => !matched.has(candidate.refundId) && paysRefund(transfer, candidate))
+    const refund = byKey.get(transfer.key)?.find((candidate) => takes(candidate, transfer))
     if (refund === undefined) continue
     matched.add(refund.refundId)
     matches.push({ refund, transfer })

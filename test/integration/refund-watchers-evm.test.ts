@@ -116,6 +116,29 @@ describe("the EVM watcher and refunds", () => {
     expect((await refundsOf(app.baseUrl, invoiceId)).refundable).toEqual([])
   })
 
+  it("two refunds of the same amount to the same address: each transfer pays one of them", async () => {
+    const [first, second] = [await overpaidInvoice(), await overpaidInvoice()]
+    const refundAddress = freshAddress()
+    const { amountAtomic } = await requestRefund(app.baseUrl, first, refundAddress)
+    expect((await requestRefund(app.baseUrl, second, refundAddress)).amountAtomic).toBe(amountAtomic)
+
+    const one = await node.transfer(USDC, merchantWallet, refundAddress, amountAtomic)
+    await pollToHead()
+    const sent = [await refundOf(app.baseUrl, first), await refundOf(app.baseUrl, second)]
+    expect(sent.map((refund) => refund.status).sort()).toEqual(["requested", "sent"])
+    expect(sent.find((refund) => refund.status === "sent").transactionHash).toBe(one.hash.toLowerCase())
+
+    // The next transfer, in a later poll, pays the other one.
+    const other = await node.transfer(USDC, merchantWallet, refundAddress, amountAtomic)
+    await pollToHead()
+    const both = [await refundOf(app.baseUrl, first), await refundOf(app.baseUrl, second)]
+    expect(both.map((refund) => refund.status)).toEqual(["sent", "sent"])
+    expect(both.map((refund) => refund.transactionHash).sort()).toEqual([one.hash.toLowerCase(), other.hash.toLowerCase()].sort())
+    await node.mine(REQUIRED)
+    await pollToHead()
+    expect([(await refundOf(app.baseUrl, first)).status, (await refundOf(app.baseUrl, second)).status]).toEqual(["completed", "completed"])
+  })
+
   it("a reorganisation that drops the refund transaction puts the refund back to requested; mined again, it completes once", async () => {
     const invoiceId = await overpaidInvoice()
     const refundAddress = freshAddress()
