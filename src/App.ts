@@ -66,8 +66,8 @@ const RefundsLive = Layer.mergeAll(Refunds.followUp, RefundWatchLive, RefundTran
 export const ServicesLive = Layer.mergeAll(ChainWatchers.layer, ForwarderSweeper.layer, DeadlineSweeper.layer, WebhookDispatcher.layer, SolanaPrepare.layer, ApiKeyAdmission.layer)
   .pipe(
     Layer.provideMerge(PaymentEvidence.layer),
-    Layer.provideMerge(RefundsLive),
     Layer.provideMerge(Invoices.layer),
+    Layer.provideMerge(RefundsLive),
     Layer.provideMerge(Repositories),
     Layer.provideMerge(Layer.mergeAll(BitcoinAddressPool.layer, Secrets.layer, InvoiceChanges.layer)),
     Layer.provideMerge(

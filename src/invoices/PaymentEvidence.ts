@@ -165,7 +165,7 @@ export class PaymentEvidence extends Context.Service<PaymentEvidence, {
             { late: existing.late, reorgSettled: !deferred }
           )
           if (saved === undefined) return yield* Effect.die(new Error(`payment ${existing.id} vanished under the invoice lock`))
-          yield* followUp.afterInvalidation(saved.id)
+          yield* followUp.afterCoverageLoss(saved.id, "invalidation")
           return { invoice: saved, payment: invalidated }
         }))
       })
@@ -181,7 +181,7 @@ export class PaymentEvidence extends Context.Service<PaymentEvidence, {
           const payments = yield* repo.listPayments(invoice.id)
           // No row written (observed again, or judged by another instance): nothing changes.
           const saved = yield* settleAndSaveWith({ _tag: "SettleReorg", paymentId: existing.id }, invoice, payments, { late: existing.late, reorgSettled: true })
-          if (saved !== undefined) yield* followUp.afterInvalidation(saved.id)
+          if (saved !== undefined) yield* followUp.afterCoverageLoss(saved.id, "invalidation")
           return { invoice: saved ?? invoice, payment: existing }
         }))
       })

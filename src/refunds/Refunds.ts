@@ -2,7 +2,7 @@ import { Clock, Context, Effect, Layer, Option } from "effect"
 import { InvalidRequest, InvoiceNotFound, NothingToRefund, PaymentOptionNotFound, RefundAlreadyRequested, RefundNotFound, RefundStatusConflict } from "../domain/Errors.ts"
 import { type InvoiceId, RefundId } from "../domain/Ids.ts"
 import type { PaymentOptionRecord } from "../domain/Invoice.ts"
-import { EvidenceFollowUp } from "../invoices/EvidenceFollowUp.ts"
+import { type CoverageLoss, EvidenceFollowUp } from "../invoices/EvidenceFollowUp.ts"
 import { type InvoiceParts, InvoiceRepo } from "../invoices/InvoiceRepo.ts"
 import { base58 } from "@scure/base"
 import type { RefundRecord, RefundStatus } from "./Refund.ts"
@@ -10,8 +10,11 @@ import { invalidRefundAddressMessage, refundDestination } from "./RefundAddress.
 import { type Refundable, refundsToReject, requestable } from "./Refundable.ts"
 import { RefundsRepo } from "./RefundsRepo.ts"
 
-/** The note of a refund rejected because the evidence it was granted on no longer holds. */
-export const AUTOMATIC_REJECTION_NOTE = "A payment it refunded was invalidated"
+/** The notes of refunds rejected because what they were granted on no longer holds, by cause. */
+export const AUTOMATIC_REJECTION_NOTES: Readonly<Record<CoverageLoss, string>> = {
+  invalidation: "A payment it refunded was invalidated",
+  exception_closed: "The merchant accepted the payment it refunded"
+}
 
 /** The most refunds one dashboard list answers. */
 export const REFUND_LIST_LIMIT = 100
@@ -62,10 +65,10 @@ export class Refunds extends Context.Service<Refunds, {
   /** The merchant declines a requested refund, with a note for the payer; final. */
   readonly reject: (merchantId: string, refundId: string, note: string) => Effect.Effect<RefundRecord, RefundNotFound | RefundStatusConflict>
   /**
-   * Within a transaction holding the invoice's row lock (an evidence change): rejects the requested
-   * refunds its confirmed payments no longer cover, with their events. Idempotent.
+   * Within a transaction holding the invoice's row lock (an evidence change, an exception closed):
+   * rejects the requested refunds its confirmed payments no longer cover, with their events. Idempotent.
    */
-  readonly rejectUncovered: (invoiceId: string) => Effect.Effect<void>
+  readonly rejectUncovered: (invoiceId: string, cause: CoverageLoss) => Effect.Effect<void>
 }>()("Refunds/Refunds") {
   static readonly layer = Layer.effect(
     Refunds,
@@ -161,15 +164,15 @@ export class Refunds extends Context.Service<Refunds, {
         }))
       })
 
-      const rejectUncovered = Effect.fn("Refunds.rejectUncovered")(function*(invoiceId: string) {
+      const rejectUncovered = Effect.fn("Refunds.rejectUncovered")(function*(invoiceId: string, cause: CoverageLoss) {
         const refunds = yield* repo.listByInvoice(invoiceId)
         if (!refunds.some((refund) => refund.status === "requested")) return
         const parts = yield* Effect.orDie(partsOf(invoiceId))
         const at = yield* now
         for (const refund of refundsToReject(parts.invoice, parts.options, parts.payments, refunds)) {
-          const rejected: RefundRecord = { ...refund, status: "rejected", rejectionNote: AUTOMATIC_REJECTION_NOTE, rejectedAt: at, updatedAt: at }
+          const rejected: RefundRecord = { ...refund, status: "rejected", rejectionNote: AUTOMATIC_REJECTION_NOTES[cause], rejectedAt: at, updatedAt: at }
           if (yield* repo.update(rejected, "requested", "refund_rejected")) {
-            yield* Effect.logInfo("Refund rejected: the evidence it was granted on was invalidated").pipe(Effect.annotateLogs({ invoiceId, refundId: refund.id }))
+            yield* Effect.logInfo("Refund rejected: what it was granted on no longer holds").pipe(Effect.annotateLogs({ invoiceId, refundId: refund.id, cause }))
           }
         }
       })
@@ -190,9 +193,9 @@ export class Refunds extends Context.Service<Refunds, {
     })
   )
 
-  /** The refunds' answer to an evidence change (PaymentEvidence calls it in the invalidation's transaction). */
+  /** The refunds' answer to a coverage loss (PaymentEvidence and Invoices call it in that change's transaction). */
   static readonly followUp = Layer.effect(
     EvidenceFollowUp,
-    Effect.map(Refunds, (refunds) => ({ afterInvalidation: (invoiceId: InvoiceId) => refunds.rejectUncovered(invoiceId) }))
+    Effect.map(Refunds, (refunds) => ({ afterCoverageLoss: (invoiceId: InvoiceId, cause: CoverageLoss) => refunds.rejectUncovered(invoiceId, cause) }))
   )
 }

@@ -247,6 +247,33 @@ describe("refunds over HTTP", () => {
   })
 })
 
+describe("a merchant's decision that lowers what is refundable", () => {
+  it("rejects a refund of an invoice closed unpaid once the merchant accepts a late payment that makes it whole", async () => {
+    const created = (await merchant.api("/api/checkout/invoices", { body: { amountUsd: 20 } })).body
+    const option = (network: string) => created.paymentOptions.find((candidate: any) => candidate.network === network)
+    await simulatePayment(merchant, created.id, option("base").id, "5")
+    await merchant.dashboard(`/api/dev/invoices/${created.id}/simulate-expiry`, { method: "POST" })
+    const close = (action: string) => merchant.dashboard(`/api/dashboard/invoices/${created.id}/exception/close`, { body: { action, note: "Reviewed" } })
+    expect((await close("close_unpaid")).status).toBe(200)
+    const refund = await requestRefund(created.id, { paymentOptionId: option("base").id, refundAddress: PAYER_EVM })
+    expect(refund).toMatchObject({ status: 201, body: { amount: "5" } })
+
+    // The payer pays the whole amount late on another option; the merchant accepts it: the invoice
+    // keeps its amount from the options in the order of their first payment, base first.
+    const late = await merchant.dashboard(`/api/dev/invoices/${created.id}/simulate-payment`, {
+      body: { paymentOptionId: option("ethereum").id, amount: "20", confirmations: 1_000, transactionHash: txHash(), late: true }
+    })
+    expect(late.body.invoice).toMatchObject({ exceptionStatus: "open", exceptionType: "late_payment" })
+    expect((await refundsOf(created.id)).body.refundable).toEqual([])
+    expect((await close("accept_late_payment")).status).toBe(200)
+
+    const after = await refundsOf(created.id)
+    expect(after.body.refunds).toEqual([{ ...refund.body, status: "rejected", rejectionNote: "The merchant accepted the payment it refunded" }])
+    expect(after.body.refundable).toEqual([expect.objectContaining({ paymentOptionId: option("ethereum").id, amount: "5", reason: "overpayment" })])
+    expect((await outboxOf(created.id)).filter((row) => row.refundId !== null).map((row) => row.event)).toEqual(["refund_requested", "refund_rejected"])
+  })
+})
+
 describe("the refund endpoints in the OpenAPI document", () => {
   it("lists each with its errors", async () => {
     const { body } = await publicRequest(app.baseUrl, "/api/openapi.json")
