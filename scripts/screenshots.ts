@@ -1,5 +1,6 @@
 /**
- * Screenshots of every dashboard view and of the payer's hosted payment page in each state, at a
+ * Screenshots of every dashboard view and of the payer's hosted payment page in each state (with a
+ * refund offered and one requested), at a
  * phone's and a desktop's size, into docs/screenshots/ (PNG), from a throwaway app (in-memory
  * database, development simulator):
  *
@@ -35,12 +36,23 @@ const payerScenes = async (scenes: Scenes) => {
     body: { paymentOptionId: option.id, amount: String(option.quotedAmount), confirmations: 4, transactionHash: `0x${"5e".repeat(32)}` }
   })
   if (paid.status !== 200) throw new Error(`pay: HTTP ${paid.status} ${JSON.stringify(paid.body)}`)
+  // Overpaid by half, confirmed: the page offers a refund of the difference (issue #40).
+  const overpaid = await scenes.merchant.api("/api/checkout/invoices", { body: { amountUsd: 26, productName: "Linen napkins", billTo: "Grace Hopper" } })
+  if (overpaid.status !== 201) throw new Error(`create: HTTP ${overpaid.status} ${JSON.stringify(overpaid.body)}`)
+  const overpaidOption = (overpaid.body as typeof invoice).paymentOptions.find((candidate) => candidate.network === "arbitrum") ?? invoice.paymentOptions[0]
+  const overpaying = await scenes.merchant.dashboard(`/api/dev/invoices/${overpaid.body.id}/simulate-payment`, {
+    body: { paymentOptionId: overpaidOption.id, amount: String(overpaidOption.quotedAmount * 1.5), confirmations: 100, transactionHash: `0x${"7a".repeat(32)}` }
+  })
+  if (overpaying.status !== 200) throw new Error(`overpay: HTTP ${overpaying.status} ${JSON.stringify(overpaying.body)}`)
   return [
     { name: "awaiting", id: scenes.awaiting, status: "awaiting_payment" },
     { name: "partial", id: scenes.partial, status: "partially_paid" },
     { name: "detected", id: invoice.id, status: "payment_detected" },
     { name: "paid", id: scenes.paid, status: "confirmed" },
-    { name: "voided", id: scenes.voided, status: "voided" }
+    { name: "voided", id: scenes.voided, status: "voided" },
+    // The refund offer with its form open, and a refund requested (the scenes' overpaid invoice).
+    { name: "refund-offer", id: overpaid.body.id as string, status: "confirmed", refund: "offer" },
+    { name: "refund-requested", id: scenes.overpaid, status: "confirmed", refund: "requested" }
   ] as const
 }
 const { chromium } = await import("playwright-core")
@@ -55,6 +67,11 @@ try {
     for (const view of payerViews) {
       await payer.page.goto(`${app.baseUrl}/pay/${view.id}`)
       await payer.page.locator(`.status-${view.status}`).waitFor()
+      if ("refund" in view) {
+        if (view.refund === "offer") await payer.page.getByRole("button", { name: "Request a refund" }).click()
+        else await payer.page.locator(".refund-item").waitFor()
+        await payer.page.locator("section.refund").scrollIntoViewIfNeeded()
+      }
       const height = Math.min(await payer.page.evaluate(() => document.documentElement.scrollHeight), SIZES[size].height * 3)
       await payer.page.screenshot({ path: join(directory, `pay-${view.name}-${size}.png`), clip: { x: 0, y: 0, width: SIZES[size].width, height }, fullPage: true })
       failures.push(...payer.problems.splice(0).map((problem) => `pay-${view.name} ${size}: ${problem}`))

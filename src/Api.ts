@@ -11,6 +11,7 @@ import { HealthGroup } from "./health/HealthApi.ts"
 import { ChainWatchersGroup } from "./monitoring/ChainWatchersApi.ts"
 import { SweepsGroup } from "./sweeps/SweepsApi.ts"
 import { WebhooksGroup } from "./webhooks/WebhooksApi.ts"
+import { DashboardRefundsGroup, PublicRefundsGroup } from "./refunds/RefundsApi.ts"
 import { checkoutApi } from "./http/CheckoutApi.ts"
 import { documentOpenApi } from "./http/OpenApiDocs.ts"
 
@@ -26,7 +27,9 @@ export const Api = checkoutApi(
   HealthGroup,
   ChainWatchersGroup,
   UnmatchedDepositsGroup,
-  SweepsGroup
+  SweepsGroup,
+  PublicRefundsGroup,
+  DashboardRefundsGroup
 )
   .annotate(OpenApi.Title, "Checkout invoicing API")
   .annotate(OpenApi.Version, "1.0.0")

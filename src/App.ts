@@ -30,6 +30,11 @@ import { PriceOracle } from "./payments/PriceOracle.ts"
 import { railSettingsOf, RailSettingsService } from "./payments/RailSettings.ts"
 import { WebhookConnector, WebhookDispatcher, WebhookResolver } from "./webhooks/WebhookDispatcher.ts"
 import { WebhookSettings } from "./webhooks/WebhookSettings.ts"
+import { Refunds } from "./refunds/Refunds.ts"
+import { RefundsRepo } from "./refunds/RefundsRepo.ts"
+import { RefundWatchLive } from "./refunds/RefundWatchLive.ts"
+import { RefundTransactions } from "./refunds/RefundTransactions.ts"
+import { SolanaRefundTransfersLive } from "./SolanaRefundTransfers.ts"
 
 const Repositories = Layer.mergeAll(
   // Invoice writes publish on the in-process bus the status streams hear.
@@ -51,11 +56,18 @@ const RailSettingsLive = Layer.unwrap(Effect.gen(function*() {
   return RailSettingsService.make(railSettingsOf(rails, servicePrefix, deployment === "production"))
 }))
 
+/** The refunds (issue #40): the service, what the chain watchers observe through, and the answer to evidence invalidations. */
+const RefundsLive = Layer.mergeAll(Refunds.followUp, RefundWatchLive, RefundTransactions.layer.pipe(Layer.provide(SolanaRefundTransfersLive))).pipe(
+  Layer.provideMerge(Refunds.layer),
+  Layer.provideMerge(RefundsRepo.layer)
+)
+
 /** Every domain service over the database (no HTTP server): what tests and scripts build on. */
 export const ServicesLive = Layer.mergeAll(ChainWatchers.layer, ForwarderSweeper.layer, DeadlineSweeper.layer, WebhookDispatcher.layer, SolanaPrepare.layer, ApiKeyAdmission.layer)
   .pipe(
     Layer.provideMerge(PaymentEvidence.layer),
     Layer.provideMerge(Invoices.layer),
+    Layer.provideMerge(RefundsLive),
     Layer.provideMerge(Repositories),
     Layer.provideMerge(Layer.mergeAll(BitcoinAddressPool.layer, Secrets.layer, InvoiceChanges.layer)),
     Layer.provideMerge(

@@ -25,6 +25,7 @@ import { measureRequests, RouteTemplateLabel } from "./observability/HttpMetrics
 import { MetricsRouteLive } from "./monitoring/MetricsHttp.ts"
 import { SweepsHttpLive } from "./sweeps/SweepsHttp.ts"
 import { WebhooksHttpLive } from "./webhooks/WebhooksHttp.ts"
+import { DashboardRefundsHttpLive, PublicRefundsHttpLive } from "./refunds/RefundsHttp.ts"
 import { Api } from "./Api.ts"
 import { AuthHttpLive, KeysHttpLive } from "./accounts/AccountsHttp.ts"
 import { DashboardAuthenticationLive, MerchantAuthenticationLive } from "./accounts/AuthenticationHttp.ts"
@@ -162,7 +163,9 @@ export const HttpAppLive = Layer.mergeAll(Routes, ErrorBoundary).pipe(
     HealthHttpLive,
     ChainWatchersHttpLive,
     UnmatchedDepositsHttpLive,
-    SweepsHttpLive
+    SweepsHttpLive,
+    PublicRefundsHttpLive,
+    DashboardRefundsHttpLive
   ]),
   // The status streams' reader and LISTEN live with the routes: a workers-only process has neither.
   Layer.provide([MerchantAuthenticationLive, DashboardAuthenticationLive, SchemaErrorsLive, StatusStream.layer])

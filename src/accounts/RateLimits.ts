@@ -34,7 +34,8 @@ const LOCAL_WINDOW_KEYS = 100_000
  * - dashboard logins: CHECKOUT_LOGIN_RATE_LIMIT per email address, and
  *   CHECKOUT_LOGIN_ADDRESS_RATE_LIMIT per client address (a flood of random emails);
  * - sign-ups: CHECKOUT_SIGNUP_RATE_LIMIT per client address;
- * - the public Solana preparation: CHECKOUT_SOLANA_PREPARE_RATE_LIMIT per client IP.
+ * - the public Solana preparation: CHECKOUT_SOLANA_PREPARE_RATE_LIMIT per client IP;
+ * - the payers' refund requests: CHECKOUT_REFUND_RATE_LIMIT per client IP.
  *
  * Every instance also counts what it admits in its own memory (LocalWindows): it never admits more
  * than the limit itself, whatever the store says or how late it says it. When the store fails or
@@ -50,6 +51,7 @@ export class RateLimits extends Context.Service<RateLimits, {
   readonly loginFromAddress: (ip: string) => Effect.Effect<void, RateLimited>
   readonly signup: (ip: string) => Effect.Effect<void, RateLimited>
   readonly solanaPrepare: (ip: string) => Effect.Effect<void, RateLimited>
+  readonly refundRequest: (ip: string) => Effect.Effect<void, RateLimited>
 }>()("Accounts/RateLimits") {
   static readonly layer = Layer.effect(
     RateLimits,
@@ -124,6 +126,9 @@ export class RateLimits extends Context.Service<RateLimits, {
         }),
         solanaPrepare: Effect.fn("RateLimits.solanaPrepare")(function*(ip) {
           return yield* consume(`solana-prepare:${ip}`, config.solanaPrepareRateLimitPerMinute)
+        }),
+        refundRequest: Effect.fn("RateLimits.refundRequest")(function*(ip) {
+          return yield* consume(`refund-request:${ip}`, config.refundRequestRateLimitPerMinute)
         })
       }
     })

@@ -3,7 +3,9 @@ import { type EvidenceRejected, PaymentEvidence } from "../invoices/PaymentEvide
 import { type BlockRef, ChainRepo, type ChainEvidence, type Cursor } from "./ChainRepo.ts"
 import type { BlockHeader, ChainSource, ChainRpcError, MempoolSource, Transfer } from "./ChainSource.ts"
 import { ChainRpcError as RpcError } from "./ChainSource.ts"
+import { makeRefundObservation, matchRefunds } from "./RefundMatching.ts"
 import { makeReorgSettlement } from "./ReorgSettlement.ts"
+import type { RefundTransfer } from "../refunds/RefundWatch.ts"
 import type { WatchIndex } from "./WatchedOptions.ts"
 
 /** What one poll did, for logs, metrics and tests. */
@@ -17,6 +19,10 @@ export interface PollReport {
   readonly confirmationsUpdated: number
   /** Unconfirmed transfers to payable keys seen in the mempool (chains that watch one). */
   readonly mempoolSeen: number
+  /** Transactions paying a watched refund found in the new blocks. */
+  readonly refundsSeen: number
+  /** Refunds sent back to `requested` because a reorganisation orphaned their transaction's block. */
+  readonly refundsReverted: number
 }
 
 /** One network's watcher: `poll` runs one pass (reorg check, new blocks, confirmations). */
@@ -43,8 +49,9 @@ const REPLACED_OR_DROPPED = "replaced_or_dropped"
  * The shared watcher loop body, the same for every chain family: read the head; check the cursor
  * and the blocks of unconfirmed evidence against the chain and rewind past a reorganisation,
  * invalidating what it orphaned; scan new blocks and feed what pays a watched option into
- * `PaymentEvidence` (the one entry point); record deposits that pay none; update confirmations;
- * save the cursor. Every step is idempotent, so a crash anywhere replays harmlessly.
+ * `PaymentEvidence` (the one entry point); record deposits that pay none; report what pays a
+ * watched refund to `RefundWatch` (RefundMatching.ts); update confirmations; save the cursor. Every
+ * step is idempotent, so a crash anywhere replays harmlessly.
  */
 export const makeChainWatcher = (options: ChainWatcherOptions) =>
   Effect.gen(function*() {
@@ -53,6 +60,7 @@ export const makeChainWatcher = (options: ChainWatcherOptions) =>
     const settleReorgs = yield* makeReorgSettlement
     const { source, index } = options
     const network = source.network
+    const refunds = yield* makeRefundObservation(network)
     const applied = options.onApplied ?? (() => Effect.void)
 
     const rejected = (error: EvidenceRejected, transactionHash: string) =>
@@ -96,12 +104,13 @@ export const makeChainWatcher = (options: ChainWatcherOptions) =>
           invalidated++
         }
         invalidated += yield* repo.invalidateUnmatchedAbove(network, forkHeader.height, REORG)
+        const refundsReverted = yield* refunds.invalidateAbove(forkHeader.height)
         yield* repo.forgetBlocksAbove(network, forkHeader.height)
         yield* Effect.logWarning("Chain reorganisation: rewound the cursor").pipe(
-          Effect.annotateLogs({ network, from: mismatchHeight.toString(), to: forkHeader.height.toString(), invalidated })
+          Effect.annotateLogs({ network, from: mismatchHeight.toString(), to: forkHeader.height.toString(), invalidated, refundsReverted })
         )
         const cursor: Cursor = { height: forkHeader.height, hash: forkHeader.hash, chainTime: forkHeader.time }
-        return { cursor, invalidated }
+        return { cursor, invalidated, refundsReverted }
       })
 
     const observe = (transfer: Transfer, block: BlockHeader, head: BlockHeader) =>
@@ -149,19 +158,21 @@ export const makeChainWatcher = (options: ChainWatcherOptions) =>
       })
 
     /** New blocks after the cursor, up to the head (or as far as the source covers in one request). */
-    const scan = (cursor: Cursor, head: BlockHeader) =>
+    const scan = (cursor: Cursor, head: BlockHeader, sentRefunds: ReadonlyArray<RefundTransfer>) =>
       Effect.gen(function*() {
-        const counts = { evidence: 0, unmatched: 0 }
+        const counts = { evidence: 0, unmatched: 0, refundsSeen: 0 }
         if (cursor.height >= head.height) return { cursor, ...counts }
         yield* index.refresh
         const scanned = yield* source.scan(cursor.height + 1n, head.height)
         const watched = scanned.transfers.filter((transfer) => index.lookup(transfer.key) !== undefined)
+        const refunded = matchRefunds(scanned.transfers, yield* refunds.watched, sentRefunds)
+        const kept = [...watched, ...refunded.map((match) => match.transfer)]
         const headers = new Map<bigint, BlockHeader>()
-        for (const height of new Set([...watched.map((transfer) => transfer.blockHeight), scanned.to])) {
+        for (const height of new Set([...kept.map((transfer) => transfer.blockHeight), scanned.to])) {
           headers.set(height, height === head.height ? head : yield* blockOrFail(height))
         }
         // A log whose block is no longer the chain's at its height was read from a branch being replaced.
-        for (const transfer of watched) {
+        for (const transfer of kept) {
           if (headers.get(transfer.blockHeight)?.hash !== transfer.blockHash) {
             return yield* new RpcError({ network, message: `block ${transfer.blockHeight} changed during the poll` })
           }
@@ -170,6 +181,8 @@ export const makeChainWatcher = (options: ChainWatcherOptions) =>
           const outcome = yield* observe(transfer, headers.get(transfer.blockHeight)!, head)
           if (outcome !== "ignored") counts[outcome]++
         }
+        yield* refunds.observe(refunded, headers, head)
+        counts.refundsSeen = refunded.length
         const end = headers.get(scanned.to)!
         yield* repo.rememberBlocks(network, [...headers.values()].map((block) => ({ height: block.height, hash: block.hash })))
         return { cursor: { height: end.height, hash: end.hash, chainTime: end.time }, ...counts }
@@ -190,8 +203,8 @@ export const makeChainWatcher = (options: ChainWatcherOptions) =>
         return updated
       })
 
-    /** The blocks of unconfirmed evidence must still be the chain's: the lowest that is not is where a reorg begins. */
-    const firstOrphanedEvidence = (awaiting: ReadonlyArray<ChainEvidence>, cursor: Cursor) =>
+    /** The blocks of unconfirmed evidence and refunds must still be the chain's: the lowest that is not is where a reorg begins. */
+    const firstOrphanedEvidence = (awaiting: ReadonlyArray<Pick<ChainEvidence, "blockHeight" | "blockHash">>, cursor: Cursor) =>
       Effect.gen(function*() {
         const byHeight = new Map<bigint, string>()
         for (const known of awaiting) if (known.blockHeight <= cursor.height) byHeight.set(known.blockHeight, known.blockHash)
@@ -273,29 +286,45 @@ export const makeChainWatcher = (options: ChainWatcherOptions) =>
       const head = yield* source.head
       let cursor = (yield* repo.cursor(network)) ?? (yield* startingCursor(head))
       let invalidated = 0
+      let refundsReverted = 0
       if (head.height < cursor.height) {
         // A lagging node behind a load balancer: wait for it rather than rewind without a hash check.
         yield* Effect.logWarning("The node's head is behind the cursor; waiting").pipe(
           Effect.annotateLogs({ network, head: head.height.toString(), cursor: cursor.height.toString() })
         )
-        return { network, headHeight: head.height, processedHeight: cursor.height, evidence: 0, unmatched: 0, invalidated, confirmationsUpdated: 0, mempoolSeen: 0 }
+        return {
+          network,
+          headHeight: head.height,
+          processedHeight: cursor.height,
+          evidence: 0,
+          unmatched: 0,
+          invalidated,
+          confirmationsUpdated: 0,
+          mempoolSeen: 0,
+          refundsSeen: 0,
+          refundsReverted: 0
+        }
       }
       const atCursor = cursor.height === head.height ? head : yield* source.block(cursor.height)
       if (atCursor?.hash !== cursor.hash) {
         const rewound = yield* rewind(cursor.height)
         cursor = rewound.cursor
         invalidated += rewound.invalidated
+        refundsReverted += rewound.refundsReverted
       }
       let awaiting = yield* repo.awaitingConfirmation(network)
-      const orphanedAt = yield* firstOrphanedEvidence(awaiting, cursor)
+      let awaitingRefunds = yield* refunds.awaiting
+      const orphanedAt = yield* firstOrphanedEvidence([...awaiting, ...awaitingRefunds], cursor)
       if (orphanedAt !== undefined) {
         const rewound = yield* rewind(orphanedAt)
         cursor = rewound.cursor
         invalidated += rewound.invalidated
+        refundsReverted += rewound.refundsReverted
         awaiting = yield* repo.awaitingConfirmation(network)
+        awaitingRefunds = yield* refunds.awaiting
       }
-      const scanned = yield* scan(cursor, head)
-      const confirmationsUpdated = yield* confirm(awaiting, head)
+      const scanned = yield* scan(cursor, head, awaitingRefunds)
+      const confirmationsUpdated = (yield* confirm(awaiting, head)) + (yield* refunds.confirm(awaitingRefunds, head))
       let cursorSaved = scanned.cursor
       let mempoolSeen = 0
       if (source.mempool !== undefined && scanned.cursor.height === head.height) {
@@ -317,7 +346,9 @@ export const makeChainWatcher = (options: ChainWatcherOptions) =>
         unmatched: scanned.unmatched,
         invalidated,
         confirmationsUpdated,
-        mempoolSeen
+        mempoolSeen,
+        refundsSeen: scanned.refundsSeen,
+        refundsReverted
       } satisfies PollReport
     }).pipe(Effect.ensuring(publishEndpoints), Effect.withSpan("ChainWatcher.poll", { attributes: { network } }))
 

@@ -30,6 +30,8 @@ export interface AppConfigShape {
   readonly metricsToken: Redacted.Redacted<string> | undefined
   readonly apiRateLimitPerMinute: number
   readonly solanaPrepareRateLimitPerMinute: number
+  /** Refund requests (POST /api/checkout/pay/:id/refunds) per minute per client address. */
+  readonly refundRequestRateLimitPerMinute: number
   readonly redisUrl: string | undefined
   readonly demo: boolean
   readonly sweepIntervalMs: number
@@ -465,6 +467,7 @@ const read = (env: Env): { readonly config: AppConfigShape; readonly problems: R
     metricsToken: r.secret("CHECKOUT_METRICS_TOKEN", /^.{16,}$/s, "must be at least 16 characters"),
     apiRateLimitPerMinute: r.integer("CHECKOUT_API_RATE_LIMIT", 100, 1, 1_000_000),
     solanaPrepareRateLimitPerMinute: r.integer("CHECKOUT_SOLANA_PREPARE_RATE_LIMIT", 10, 1, 1_000_000),
+    refundRequestRateLimitPerMinute: r.integer("CHECKOUT_REFUND_RATE_LIMIT", 10, 1, 1_000_000),
     redisUrl,
     demo: r.bool("CHECKOUT_DEMO", !production),
     sweepIntervalMs: r.integer("CHECKOUT_SWEEP_INTERVAL_MS", 5_000, 100, 3_600_000),

@@ -43,6 +43,7 @@ const shell = (names: Record<string, string>) =>
 <nav id="nav" aria-label="Dashboard" hidden>
 <a href="#/invoices">Invoices</a>
 <a href="#/exceptions">Exceptions</a>
+<a href="#/refunds">Refunds</a>
 <a href="#/keys">API keys</a>
 <a href="#/settings">Checkout settings</a>
 <a href="#/webhooks">Webhooks</a>

@@ -20,6 +20,7 @@ import migration0014 from "./migrations/0014_idempotency_lease.ts"
 import migration0015 from "./migrations/0015_reorg_settlement.ts"
 import migration0016 from "./migrations/0016_quote_sources.ts"
 import migration0017 from "./migrations/0017_chain_endpoints.ts"
+import migration0018 from "./migrations/0018_refunds.ts"
 
 /**
  * Each name mapped once: the client maps every column name of every statement it compiles and of
@@ -105,7 +106,8 @@ export const migrations = Migrator.fromRecord({
   "0014_idempotency_lease": migration0014,
   "0015_reorg_settlement": migration0015,
   "0016_quote_sources": migration0016,
-  "0017_chain_endpoints": migration0017
+  "0017_chain_endpoints": migration0017,
+  "0018_refunds": migration0018
 })
 
 export const runMigrations = Migrator.make({})({ loader: migrations })

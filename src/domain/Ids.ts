@@ -18,3 +18,6 @@ export type ApiKeyId = typeof ApiKeyId.Type
 
 export const DeliveryId = Schema.String.pipe(Schema.brand("DeliveryId"))
 export type DeliveryId = typeof DeliveryId.Type
+
+export const RefundId = Schema.String.pipe(Schema.brand("RefundId"))
+export type RefundId = typeof RefundId.Type

@@ -17,7 +17,7 @@ const isDate = (ast: Schema.Top["ast"]) => ast === Schema.Date.ast
 type WireField<S> = S extends typeof Schema.Date ? typeof Timestamp : S extends typeof NullableDate ? typeof NullableTimestamp : S
 
 /** An entity's fields as JSON carries them: timestamps as ISO 8601 text. */
-const wire = <const F extends Readonly<Record<string, Schema.Top>>>(fields: F): { readonly [K in keyof F]: WireField<F[K]> } =>
+export const wire = <const F extends Readonly<Record<string, Schema.Top>>>(fields: F): { readonly [K in keyof F]: WireField<F[K]> } =>
   Object.fromEntries(Object.entries(fields).map(([key, field]) => [
     key,
     isDate(field.ast) ? Timestamp : field.ast._tag === "Union" && field.ast.types.some(isDate) ? NullableTimestamp : field

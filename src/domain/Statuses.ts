@@ -33,5 +33,10 @@ export const WEBHOOK_EVENT_NAMES = [
   "invoice_exception_opened",
   "invoice_exception_closed"
 ] as const
-export const WebhookEventName = Schema.Literals(WEBHOOK_EVENT_NAMES)
+/** The refund events (issue #40): selectable in the webhook settings, off by default. */
+export const REFUND_WEBHOOK_EVENT_NAMES = ["refund_requested", "refund_completed", "refund_rejected"] as const
+export type RefundWebhookEventName = typeof REFUND_WEBHOOK_EVENT_NAMES[number]
+
+/** Every event the outbox may hold: the spec's nine and the refund events. */
+export const WebhookEventName = Schema.Literals([...WEBHOOK_EVENT_NAMES, ...REFUND_WEBHOOK_EVENT_NAMES])
 export type WebhookEventName = typeof WebhookEventName.Type

@@ -16,6 +16,11 @@ type DomainError =
   | Errors.IdempotencyConflict
   | Errors.SolanaPaymentNotPayable
   | Errors.SolanaPreparationUnavailable
+  | Errors.PaymentOptionNotFound
+  | Errors.NothingToRefund
+  | Errors.RefundAlreadyRequested
+  | Errors.RefundNotFound
+  | Errors.RefundStatusConflict
 
 /** "awaiting_payment, partially_paid or expired", as the lifecycle machine says. */
 const RECORDABLE = ((statuses) => `${statuses.slice(0, -1).join(", ")} or ${statuses.at(-1)}`)(statusesAccepting({ type: "RECORD_PAYMENT" }))
@@ -61,6 +66,16 @@ export const toHttpError = (error: DomainError) => {
       return new Conflict({ error: error.message })
     case "SolanaPreparationUnavailable":
       return new ServiceUnavailable({ error: "Solana payment preparation is temporarily unavailable. Retry in a few seconds." })
+    case "PaymentOptionNotFound":
+      return new NotFound({ error: "Payment option not found" })
+    case "NothingToRefund":
+      return new Conflict({ error: "Nothing to refund on this payment option" })
+    case "RefundAlreadyRequested":
+      return new Conflict({ error: "A refund was already requested for this payment option" })
+    case "RefundNotFound":
+      return new NotFound({ error: "Refund not found" })
+    case "RefundStatusConflict":
+      return new Conflict({ error: error.message })
   }
 }
 

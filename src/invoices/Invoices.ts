@@ -28,6 +28,7 @@ import type { PaymentMethod } from "../payments/PaymentMethod.ts"
 import { PaymentWorker } from "../payments/PaymentWorker.ts"
 import { PriceOracle, type PriceQuote } from "../payments/PriceOracle.ts"
 import { RailSettingsService } from "../payments/RailSettings.ts"
+import { EvidenceFollowUp } from "./EvidenceFollowUp.ts"
 import { type InvoiceParts, InvoiceRepo, type NewOption } from "./InvoiceRepo.ts"
 import { timingFromOverride, type TimingOverrideInput } from "../domain/TimingOverride.ts"
 
@@ -73,6 +74,7 @@ export class Invoices extends Context.Service<Invoices, {
     Invoices,
     Effect.gen(function*() {
       const repo = yield* InvoiceRepo
+      const followUp = yield* EvidenceFollowUp
       const settingsRepo = yield* CheckoutSettingsRepo
       const oracle = yield* PriceOracle
       const rails = yield* RailSettingsService
@@ -135,6 +137,7 @@ export class Invoices extends Context.Service<Invoices, {
           }
           const applied = applyDecision(invoice, decision, context)
           yield* repo.save(applied.invoice, applied.events)
+          if (event.type === "CLOSE_EXCEPTION") yield* followUp.afterCoverageLoss(applied.invoice.id, "exception_closed")
           return applied.invoice
         }))
       })

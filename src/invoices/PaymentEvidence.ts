@@ -2,6 +2,7 @@ import { Clock, Context, Data, Effect, Layer } from "effect"
 import type { InvoiceRecord, PaymentRecord } from "../domain/Invoice.ts"
 import { type EvidenceChangeKind, settle } from "../lifecycle/Settlement.ts"
 import { type Change, decideChange } from "./EvidenceChange.ts"
+import { EvidenceFollowUp } from "./EvidenceFollowUp.ts"
 import { type EvidenceState, InvoiceRepo } from "./InvoiceRepo.ts"
 import type { PaymentWrite } from "./PaymentWrite.ts"
 
@@ -75,6 +76,7 @@ export class PaymentEvidence extends Context.Service<PaymentEvidence, {
     PaymentEvidence,
     Effect.gen(function*() {
       const repo = yield* InvoiceRepo
+      const followUp = yield* EvidenceFollowUp
       const now = Clock.currentTimeMillis.pipe(Effect.map((millis) => new Date(millis)))
 
       /**
@@ -163,6 +165,7 @@ export class PaymentEvidence extends Context.Service<PaymentEvidence, {
             { late: existing.late, reorgSettled: !deferred }
           )
           if (saved === undefined) return yield* Effect.die(new Error(`payment ${existing.id} vanished under the invoice lock`))
+          yield* followUp.afterCoverageLoss(saved.id, "invalidation")
           return { invoice: saved, payment: invalidated }
         }))
       })
@@ -178,6 +181,7 @@ export class PaymentEvidence extends Context.Service<PaymentEvidence, {
           const payments = yield* repo.listPayments(invoice.id)
           // No row written (observed again, or judged by another instance): nothing changes.
           const saved = yield* settleAndSaveWith({ _tag: "SettleReorg", paymentId: existing.id }, invoice, payments, { late: existing.late, reorgSettled: true })
+          if (saved !== undefined) yield* followUp.afterCoverageLoss(saved.id, "invalidation")
           return { invoice: saved ?? invoice, payment: existing }
         }))
       })

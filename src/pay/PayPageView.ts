@@ -210,6 +210,56 @@ const receipt = (parts: InvoiceParts, t: Strings, explorers: Explorers, status: 
   return lines
 }
 
+/** What the refund script (browser/Refunds.ts) needs beside the API's answers: texts, network names, explorers. */
+export interface RefundPageData {
+  readonly texts: Strings["refund"]
+  readonly networks: Strings["network"]
+  readonly explorers: Explorers
+}
+
+/**
+ * Whether the invoice may have something to refund (issue #40: an overpaid confirmed invoice, or an
+ * exception closed either way): only then does the page ask the refund endpoint, so that an
+ * ordinary paid or open invoice costs no extra request. The endpoint decides what is refundable.
+ */
+export const mayHaveRefunds = (
+  invoice: { readonly receivedMicros: bigint; readonly amountMicros: bigint; readonly status: string; readonly exceptionStatus: string | null }
+) => invoice.receivedMicros > 0n && (invoice.exceptionStatus === "closed" || (invoice.status === "confirmed" && invoice.receivedMicros > invoice.amountMicros))
+
+/**
+ * The refund section, hidden until the script has asked the refund endpoint and found something
+ * to show: what can be refunded (with a form for the refund address and an optional email) and the
+ * refunds already requested, with their status. It needs the script (the page's CSP allows no form
+ * submission), so without it nothing shows.
+ */
+const refundSection = (t: Strings, explorers: Explorers) => {
+  const r = t.refund
+  const data: RefundPageData = { texts: r, networks: t.network, explorers }
+  return [
+    `<section class="refund" id="refund" aria-labelledby="refund-title" data-refund="${escape(JSON.stringify(data))}" hidden>`,
+    `<h2 id="refund-title">${escape(r.title)}</h2>`,
+    `<ul class="refunds" role="status" aria-live="polite"></ul>`,
+    `<div class="refund-offer" hidden>`,
+    `<p class="refund-reason"></p>`,
+    `<p class="refund-single"></p>`,
+    `<p><button type="button" class="button primary refund-open" aria-expanded="false" aria-controls="refund-form">${escape(r.offer)}</button></p>`,
+    `<form class="refund-form" id="refund-form" novalidate hidden>`,
+    `<fieldset class="refund-options"><legend>${escape(r.choose)}</legend></fieldset>`,
+    `<label for="refund-address" class="refund-address-label"></label>`,
+    `<input id="refund-address" name="refundAddress" required autocomplete="off" autocapitalize="off" spellcheck="false" aria-describedby="refund-address-hint refund-address-error">`,
+    `<p class="hint" id="refund-address-hint"></p>`,
+    `<p class="field-error" id="refund-address-error" role="alert"></p>`,
+    `<label for="refund-email">${escape(r.email)}</label>`,
+    `<input id="refund-email" name="email" type="email" autocomplete="email" maxlength="254" aria-describedby="refund-email-error">`,
+    `<p class="field-error" id="refund-email-error" role="alert"></p>`,
+    `<p class="field-error refund-error" role="alert"></p>`,
+    `<p><button type="submit" class="button primary">${escape(r.submit)}</button></p>`,
+    `</form>`,
+    `</div>`,
+    `</section>`
+  ].join("\n")
+}
+
 /**
  * The hosted payment page, rendered on the server from the invoice as the public endpoints show
  * it (no merchant-only field, no note) and readable without JavaScript: who issued it, to whom,
@@ -284,6 +334,7 @@ export const payPage = (
       break
   }
   const payment: Array<string> = [`<section class="status status-${status}" id="status" role="status" aria-live="polite">\n${statusLines.join("\n")}\n</section>`]
+  if (mayHaveRefunds(invoice)) payment.push(refundSection(t, explorers))
 
   if (payable) {
     const timing = invoice.timing

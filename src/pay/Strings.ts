@@ -52,6 +52,35 @@ export const STRINGS = {
     notFound: "There is no invoice at this address. Check the link you were given.",
     options: "Payment options",
     scan: "Scan with your wallet app",
+    refund: {
+      title: "Refund",
+      overpayment: "You paid more than this invoice asks for: the difference can be sent back to you.",
+      closeUnpaid: "The seller closed this invoice without keeping your payment: it can be sent back to you.",
+      offer: "Request a refund",
+      amountOn: "{amount} {asset} on {network}",
+      choose: "Which payment to refund",
+      address: "Your {network} address for the refund",
+      addressHint: {
+        evm: "An address starting with 0x, 42 characters long. Use an address of your own wallet: a refund sent to an exchange may be lost.",
+        solana: "A Solana wallet address (32 to 44 letters and digits). Use an address of your own wallet.",
+        bitcoin: "A Bitcoin address starting with bc1, 1 or 3. Use an address of your own wallet."
+      },
+      addressFormat: "This does not look like a {network} address.",
+      email: "Email (optional, to hear when it is sent)",
+      submit: "Request the refund",
+      sending: "Sending your request…",
+      failed: "The request could not be sent",
+      requestedAt: "Requested on",
+      to: "to",
+      status: {
+        requested: "Requested: the seller has been asked to send it.",
+        sent: "Sent: waiting for the network's confirmations.",
+        completed: "Refunded.",
+        rejected: "Declined by the seller."
+      },
+      note: "The seller's note",
+      transaction: "Transaction"
+    },
     network: { bitcoin: "Bitcoin", ethereum: "Ethereum", arbitrum: "Arbitrum", base: "Base", solana: "Solana" }
   },
   es: {
@@ -106,6 +135,35 @@ export const STRINGS = {
     notFound: "No hay ninguna factura en esta dirección. Revisa el enlace que recibiste.",
     options: "Formas de pago",
     scan: "Escanea con tu billetera",
+    refund: {
+      title: "Reembolso",
+      overpayment: "Pagaste más de lo que pide esta factura: la diferencia se te puede devolver.",
+      closeUnpaid: "El vendedor cerró esta factura sin quedarse con tu pago: se te puede devolver.",
+      offer: "Solicitar un reembolso",
+      amountOn: "{amount} {asset} en {network}",
+      choose: "Qué pago reembolsar",
+      address: "Tu dirección de {network} para el reembolso",
+      addressHint: {
+        evm: "Una dirección que empieza por 0x, de 42 caracteres. Usa una dirección de tu propia billetera: un reembolso enviado a un exchange puede perderse.",
+        solana: "Una dirección de billetera de Solana (de 32 a 44 letras y números). Usa una dirección de tu propia billetera.",
+        bitcoin: "Una dirección de Bitcoin que empieza por bc1, 1 o 3. Usa una dirección de tu propia billetera."
+      },
+      addressFormat: "Esto no parece una dirección de {network}.",
+      email: "Correo electrónico (opcional, para saber cuándo se envía)",
+      submit: "Solicitar el reembolso",
+      sending: "Enviando tu solicitud…",
+      failed: "No se pudo enviar la solicitud",
+      requestedAt: "Solicitado el",
+      to: "a",
+      status: {
+        requested: "Solicitado: se ha pedido al vendedor que lo envíe.",
+        sent: "Enviado: esperando las confirmaciones de la red.",
+        completed: "Reembolsado.",
+        rejected: "Rechazado por el vendedor."
+      },
+      note: "Nota del vendedor",
+      transaction: "Transacción"
+    },
     network: { bitcoin: "Bitcoin", ethereum: "Ethereum", arbitrum: "Arbitrum", base: "Base", solana: "Solana" }
   }
 } as const

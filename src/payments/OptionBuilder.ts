@@ -6,6 +6,7 @@ import { checksumAddress } from "./EvmAddress.ts"
 import { type PaymentMethod, type RailSettings, tokenContractOf } from "./PaymentMethod.ts"
 import { forwarderAddress } from "./Forwarders.ts"
 import { DECIMALS, EVM_CHAIN_IDS, isEvm } from "./Networks.ts"
+import { bitcoinUri, eip681Uri, solanaPayUri } from "./PaymentUris.ts"
 import { qrSvg } from "./QrCode.ts"
 
 export interface OptionRequest {
@@ -27,20 +28,9 @@ export interface OptionRequest {
   readonly knownAddress?: string | undefined
 }
 
+export { bitcoinUri, eip681Uri, solanaPayUri }
+
 const rateText = (rateMicros: bigint) => formatAtomic(rateMicros, 6)
-
-export const bitcoinUri = (address: string, atomic: bigint) => `bitcoin:${address}?amount=${formatAtomic(atomic, 8)}`
-
-export const eip681Uri = (token: string, chainId: number, destination: string, atomic: bigint) => `ethereum:${token}@${chainId}/transfer?address=${destination}&uint256=${atomic}`
-
-export const solanaPayUri = (p: {
-  recipient: string
-  amount: string
-  mint: string
-  reference: string
-  label: string
-  memo: string
-}) => `solana:${p.recipient}?amount=${p.amount}&spl-token=${p.mint}&reference=${p.reference}&label=${encodeURIComponent(p.label)}&memo=${encodeURIComponent(p.memo)}`
 
 export class OptionBuildError extends Error {}
 

@@ -1,6 +1,6 @@
 import { Schema, Struct } from "effect"
 import { DateColumn, NullableDateColumn } from "../db/Columns.ts"
-import { DeliveryId, InvoiceId, MerchantId } from "../domain/Ids.ts"
+import { DeliveryId, InvoiceId, MerchantId, RefundId } from "../domain/Ids.ts"
 import { WebhookEventName } from "../domain/Statuses.ts"
 import { NullableDate } from "../domain/Timestamps.ts"
 
@@ -25,6 +25,8 @@ export const Delivery = Schema.Struct({
   merchantId: MerchantId,
   invoiceId: InvoiceId,
   event: WebhookEventName,
+  /** The refund a refund event reports (its webhook carries the refund's view); null for invoice events. */
+  refundId: Schema.NullOr(RefundId),
   /** The URL last attempted (the one configured when the event was picked up, until the first attempt). */
   url: Schema.String,
   status: DeliveryStatus,
@@ -37,7 +39,7 @@ export const Delivery = Schema.Struct({
 })
 export type Delivery = typeof Delivery.Type
 
-const VIEW_FIELDS = ["id", "invoiceId", "event", "url", "status", "attemptCount", "lastStatusCode", "nextAttemptAt", "createdAt"] as const
+const VIEW_FIELDS = ["id", "invoiceId", "refundId", "event", "url", "status", "attemptCount", "lastStatusCode", "nextAttemptAt", "createdAt"] as const
 
 /** The dashboard's view of a delivery: with its attempts, without the account and the scheduler's lease. */
 export const DeliveryView = Delivery.mapFields(Struct.pick(VIEW_FIELDS)).mapFields(Struct.assign({ attempts: Schema.Array(DeliveryAttempt) }))

@@ -1,7 +1,7 @@
 import { Context, Effect, Layer, Schema, Struct } from "effect"
 import { SqlClient, SqlSchema } from "effect/sql"
 import { bigintColumn } from "../db/Columns.ts"
-import { DeliveryId, InvoiceId, MerchantId } from "../domain/Ids.ts"
+import { DeliveryId, InvoiceId, MerchantId, RefundId } from "../domain/Ids.ts"
 import { WebhookEventName } from "../domain/Statuses.ts"
 import { type Delivery, DeliveryRow } from "./Delivery.ts"
 
@@ -10,12 +10,13 @@ const OutboxEvent = Schema.Struct({
   id: bigintColumn(Schema.BigInt),
   invoiceId: InvoiceId,
   merchantId: MerchantId,
-  event: WebhookEventName
+  event: WebhookEventName,
+  refundId: Schema.NullOr(RefundId)
 })
 export type OutboxEvent = typeof OutboxEvent.Type
 
 const LockedDelivery = DeliveryRow.mapFields(Struct.pick(["status", "attemptCount", "nextAttemptAt"]))
-const ClaimedDelivery = DeliveryRow.mapFields(Struct.pick(["id", "merchantId", "invoiceId", "event", "url", "attemptCount"]))
+const ClaimedDelivery = DeliveryRow.mapFields(Struct.pick(["id", "merchantId", "invoiceId", "refundId", "event", "url", "attemptCount"]))
 export type ClaimedDelivery = typeof ClaimedDelivery.Type
 
 const ClaimRequest = Schema.Struct({
@@ -35,6 +36,7 @@ export type NewDelivery = {
   readonly outboxId: string
   readonly merchantId: MerchantId
   readonly invoiceId: InvoiceId
+  readonly refundId: RefundId | null
   readonly event: WebhookEventName
   readonly url: string
   readonly status: "pending"
@@ -102,7 +104,7 @@ export class WebhookDeliveryRepo extends Context.Service<WebhookDeliveryRepo, {
         Request: Schema.Number,
         Result: OutboxEvent,
         execute: (limit) =>
-          sql`SELECT id, invoice_id, merchant_id, event FROM outbox
+          sql`SELECT id, invoice_id, merchant_id, event, refund_id FROM outbox
             WHERE dispatched_at IS NULL ORDER BY id LIMIT ${limit} FOR UPDATE SKIP LOCKED`
       })
       const lockDelivery = SqlSchema.findOne({
@@ -125,7 +127,7 @@ export class WebhookDeliveryRepo extends Context.Service<WebhookDeliveryRepo, {
                 ORDER BY next_attempt_at LIMIT ${window} FOR UPDATE SKIP LOCKED) candidate
               LEFT JOIN unnest(${busy}::uuid[], ${room}::int[]) AS busy (merchant_id, room) ON busy.merchant_id = candidate.merchant_id
             ) ranked WHERE place <= room ORDER BY next_attempt_at LIMIT ${limit})
-            RETURNING id, merchant_id, invoice_id, event, url, attempt_count`
+            RETURNING id, merchant_id, invoice_id, refund_id, event, url, attempt_count`
       })
 
       return {

@@ -6,6 +6,8 @@ import { type DeliveryId, MerchantId } from "../domain/Ids.ts"
 import type { InvoiceRecord } from "../domain/Invoice.ts"
 import { webhookInvoiceView } from "../domain/InvoiceViews.ts"
 import { InvoiceRepo } from "../invoices/InvoiceRepo.ts"
+import { type RefundRecord, refundView } from "../refunds/Refund.ts"
+import { RefundsRepo } from "../refunds/RefundsRepo.ts"
 import { type DeliveryFilters, DeliveryNotFound, type DeliveryPage, type DeliveryView, findDelivery, type InvalidCursor, listDeliveries } from "./DeliveryLog.ts"
 import { type SendResult, sendWebhook } from "./Sender.ts"
 import type { Delivery } from "./Delivery.ts"
@@ -50,7 +52,7 @@ export const afterAttempt = (attemptCount: number, ok: boolean, now: number) =>
     : { status: "pending" as const, nextAttemptAt: new Date(now + RETRY_DELAYS_MS[attemptCount - 1]) }
 
 /** What an attempt needs to know of its delivery. */
-type Outgoing = Pick<Delivery, "id" | "merchantId" | "invoiceId" | "event" | "url">
+type Outgoing = Pick<Delivery, "id" | "merchantId" | "invoiceId" | "refundId" | "event" | "url">
 /** A delivery claimed for an automatic attempt, with its attempt count at the claim. */
 type Claimed = Outgoing & Pick<Delivery, "attemptCount">
 
@@ -107,6 +109,7 @@ export class WebhookDispatcher extends Context.Service<WebhookDispatcher, {
       const settingsRepo = yield* WebhookSettingsRepo
       const settings = yield* WebhookSettings
       const invoices = yield* InvoiceRepo
+      const refunds = yield* RefundsRepo
       const { resolve } = yield* WebhookResolver
       const { connect } = yield* WebhookConnector
       const { webhookAllowLoopback } = yield* AppConfig
@@ -115,6 +118,15 @@ export class WebhookDispatcher extends Context.Service<WebhookDispatcher, {
         Effect.sync(() => new WebhookAgents(connect)),
         (pool) => Effect.promise(() => pool.close())
       )
+
+      /** The refunds the deliveries' refund events report, by id (one primary-key read each). */
+      const refundsOf = (deliveries: ReadonlyArray<Outgoing>) =>
+        Effect.forEach(
+          [...new Set(deliveries.flatMap((delivery) => delivery.refundId === null ? [] : [delivery.refundId]))],
+          (id) => refunds.find(id),
+          { concurrency: "unbounded" }
+        ).pipe(Effect.map((found) => new Map(found.flatMap((refund) => Option.isSome(refund) ? [[refund.value.id as string, refund.value] as const] : []))))
+      const refundOf = (found: ReadonlyMap<string, RefundRecord>, delivery: Outgoing) => delivery.refundId === null ? undefined : found.get(delivery.refundId)
 
       const fanOut = Effect.gen(function*() {
         const at = new Date(yield* now)
@@ -130,6 +142,7 @@ export class WebhookDispatcher extends Context.Service<WebhookDispatcher, {
             outboxId: event.id.toString(),
             merchantId: event.merchantId,
             invoiceId: event.invoiceId,
+            refundId: event.refundId,
             event: event.event,
             url: target.url,
             status: "pending" as const,
@@ -176,33 +189,45 @@ export class WebhookDispatcher extends Context.Service<WebhookDispatcher, {
 
       /**
        * What a batch of attempts sends, read just before sending: each merchant's destination as
-       * configured now (a retry follows a changed URL), in one statement for the batch, and each
-       * invoice's latest state.
+       * configured now (a retry follows a changed URL), in one statement for the batch, each
+       * invoice's latest state, and the latest state of the refunds that refund events report.
        */
       const gather = (deliveries: ReadonlyArray<Outgoing>) =>
         Effect.all({
           destinations: settings.destinations([...new Set(deliveries.map((delivery) => delivery.merchantId))]),
-          invoices: invoices.findInvoices([...new Set(deliveries.map((delivery) => delivery.invoiceId))])
-        }, { concurrency: 2 })
+          invoices: invoices.findInvoices([...new Set(deliveries.map((delivery) => delivery.invoiceId))]),
+          refunds: refundsOf(deliveries)
+        }, { concurrency: 3 })
 
       /**
        * Sends the signed request to the destination, or says why it was not sent; never fails (the
        * attempt records where it went). An interruption aborts the request through the promise's
        * signal.
        */
-      const sendTo = (delivery: Outgoing, destination: Result.Result<WebhookDestination, SecretUnreadable>, invoice: InvoiceRecord | undefined) =>
+      const sendTo = (
+        delivery: Outgoing,
+        destination: Result.Result<WebhookDestination, SecretUnreadable>,
+        invoice: InvoiceRecord | undefined,
+        refund: RefundRecord | undefined
+      ) =>
         Effect.gen(function*() {
           if (Result.isFailure(destination)) return { ...notSent(destination.failure.reason), url: delivery.url }
           const { url, secret } = destination.success
           if (url === null) return { ...notSent("no webhook URL is configured"), url: delivery.url }
           if (secret === null) return { ...notSent("no signing secret is configured"), url }
-          const body = JSON.stringify({ event: delivery.event, invoice: invoice === undefined ? null : webhookInvoiceView(invoice) })
+          const invoiceView = invoice === undefined ? null : webhookInvoiceView(invoice)
+          const body = JSON.stringify(
+            delivery.refundId === null
+              ? { event: delivery.event, invoice: invoiceView }
+              : { event: delivery.event, invoice: invoiceView, refund: refund === undefined ? null : refundView(refund) }
+          )
           const result = yield* post(url, secret, delivery.event, delivery.id, body)
           return { ...result, url }
         })
 
       const send = (delivery: Outgoing) =>
-        Effect.flatMap(gather([delivery]), ({ destinations, invoices }) => sendTo(delivery, destinations.get(delivery.merchantId)!, invoices.get(delivery.invoiceId)))
+        Effect.flatMap(gather([delivery]), ({ destinations, invoices, refunds }) =>
+          sendTo(delivery, destinations.get(delivery.merchantId)!, invoices.get(delivery.invoiceId), refundOf(refunds, delivery)))
 
       /**
        * The attempt and the delivery's new state, in one transaction under the delivery's row lock;
@@ -274,8 +299,8 @@ export class WebhookDispatcher extends Context.Service<WebhookDispatcher, {
       // An interrupted attempt (the process stopping) aborts its request and records nothing: the
       // lease runs out and the delivery is attempted again. One delivery's trouble must not cut the
       // others short; its lease brings it back.
-      const attempt = (delivery: Claimed, { destinations, invoices }: Effect.Success<ReturnType<typeof gather>>) =>
-        sendTo(delivery, destinations.get(delivery.merchantId)!, invoices.get(delivery.invoiceId)).pipe(
+      const attempt = (delivery: Claimed, { destinations, invoices, refunds }: Effect.Success<ReturnType<typeof gather>>) =>
+        sendTo(delivery, destinations.get(delivery.merchantId)!, invoices.get(delivery.invoiceId), refundOf(refunds, delivery)).pipe(
           Effect.flatMap((result) => recordClaimed(delivery, result)),
           Effect.catchCause((cause) => Effect.logError("Webhook attempt failed", cause)),
           Effect.ensuring(release(delivery.merchantId))

@@ -4,7 +4,7 @@ import { AppConfig } from "../config/AppConfig.ts"
 import type { WebhookEventName } from "../domain/Statuses.ts"
 import { urlProblem } from "./Destination.ts"
 import { generateWebhookSecret, openSecret, sealSecret } from "./SecretBox.ts"
-import { WEBHOOK_EVENTS } from "./WebhookEvents.ts"
+import { SELECTABLE_WEBHOOK_EVENTS, WEBHOOK_EVENTS } from "./WebhookEvents.ts"
 import { type WebhookSettingsRow, WebhookSettingsRepo } from "./WebhookSettingsRepo.ts"
 
 export { WebhookSettingsRow } from "./WebhookSettingsRepo.ts"
@@ -81,7 +81,7 @@ export class WebhookSettings extends Context.Service<WebhookSettings, {
         save: Effect.fn("WebhookSettings.save")(function*(merchantId, url, enabledEvents) {
           const problem = url === null ? undefined : urlProblem(url, webhookAllowLoopback)
           if (problem !== undefined) return yield* new InvalidWebhookUrl({ reason: problem })
-          const events = WEBHOOK_EVENTS.filter((event) => enabledEvents.includes(event))
+          const events = SELECTABLE_WEBHOOK_EVENTS.filter((event) => enabledEvents.includes(event))
           yield* repo.saveDestination(merchantId, url, events)
           return recordOf(yield* load(merchantId))
         }),

@@ -4,9 +4,9 @@ import { BadRequest, NotFound } from "../http/ApiErrors.ts"
 import { DashboardAuthentication } from "../http/Authentication.ts"
 import { text, UuidParam } from "../http/RequestSchemas.ts"
 import { DeliveryAttempt, DeliveryStatus, DeliveryView } from "./Delivery.ts"
-import { WEBHOOK_EVENTS } from "./WebhookEvents.ts"
+import { SELECTABLE_WEBHOOK_EVENTS } from "./WebhookEvents.ts"
 
-const EventName = Schema.Literals(WEBHOOK_EVENTS).annotate({ message: `must be one of ${WEBHOOK_EVENTS.join(", ")}` })
+const EventName = Schema.Literals(SELECTABLE_WEBHOOK_EVENTS).annotate({ message: `must be one of ${SELECTABLE_WEBHOOK_EVENTS.join(", ")}` })
 
 const SettingsView = Schema.Struct({
   url: Schema.NullOr(Schema.String),

@@ -1,5 +1,5 @@
 import type { Browser, BrowserContext, Page } from "playwright-core"
-import type { TestApp, TestMerchant } from "../support/TestApp.ts"
+import { publicRequest, type TestApp, type TestMerchant } from "../support/TestApp.ts"
 
 /**
  * A merchant whose invoices are in the states the dashboard draws differently, made through the
@@ -59,6 +59,12 @@ export const makeScenes = async (app: TestApp): Promise<Scenes> => {
   }))
   const overpaid = await create("Espresso cups", 30, "order-1004")
   await pay(overpaid.id, overpaid.option, 1.5)
+  // The payer asks for the overpaid half back (issue #40): the Refunds view has one to show.
+  check("refund", await publicRequest(app.baseUrl, `/api/checkout/pay/${overpaid.id}/refunds`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ paymentOptionId: overpaid.option.id, refundAddress: "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed", email: "ada@example.com" })
+  }))
   const openException = await create("Tea towel", 9, "order-1005")
   await expire(openException.id)
   await pay(openException.id, openException.option, 1, { late: true })
@@ -96,6 +102,7 @@ export const views = (scenes: Scenes): ReadonlyArray<{ readonly name: string; re
   { name: "invoice-open-exception", hash: `#/invoices/${scenes.openException}`, heading: "Tea towel" },
   { name: "invoice-closed-exception", hash: `#/invoices/${scenes.closedException}`, heading: "Bread board" },
   { name: "exceptions", hash: "#/exceptions", heading: "Exceptions to review" },
+  { name: "refunds", hash: "#/refunds", heading: "Refunds" },
   { name: "keys", hash: "#/keys", heading: "API keys" },
   { name: "settings", hash: "#/settings", heading: "Checkout settings" },
   { name: "webhooks", hash: "#/webhooks", heading: "Webhooks" },

@@ -4,7 +4,7 @@ import { SqlClient } from "effect/sql"
 import type { Browser, Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { DEMO_KEYS } from "../../src/demo/DemoMerchant.ts"
-import { WEBHOOK_EVENT_NAMES } from "../../src/domain/Statuses.ts"
+import { REFUND_WEBHOOK_EVENT_NAMES, WEBHOOK_EVENT_NAMES } from "../../src/domain/Statuses.ts"
 import { verifyWebhookSignature } from "../../src/webhooks/Signature.ts"
 import { publicRequest, startTestApp, type TestApp } from "../support/TestApp.ts"
 import { startWebhookReceiver, type WebhookReceiver } from "../support/WebhookReceiver.ts"
@@ -200,6 +200,9 @@ describe.skipIf(!available)("the merchant dashboard", () => {
     await page.getByRole("navigation").getByRole("link", { name: "Webhooks" }).click()
     await page.getByLabel("Endpoint URL").waitFor()
     expect(await page.locator("input[name='enabledEvents']").evaluateAll((inputs) => inputs.map((input) => (input as HTMLInputElement).value)))
+      .toEqual([...WEBHOOK_EVENT_NAMES, ...REFUND_WEBHOOK_EVENT_NAMES])
+    // The refund events are opt-in: a merchant without saved settings has the spec's nine checked.
+    expect(await page.locator("input[name='enabledEvents']:checked").evaluateAll((inputs) => inputs.map((input) => (input as HTMLInputElement).value)))
       .toEqual([...WEBHOOK_EVENT_NAMES])
     await page.getByLabel("Endpoint URL").fill(receiver.url("/hooks"))
     await page.getByRole("button", { name: "Save webhook settings" }).click()

@@ -8,6 +8,7 @@ import type { PaymentTimingInput } from "../../src/domain/Timing.ts"
 import { DeadlineSweeper } from "../../src/chains/DeadlineSweeper.ts"
 import { type EvidenceOption, type EvidenceState, type InvoiceParts, InvoiceRepo, type NewOption } from "../../src/invoices/InvoiceRepo.ts"
 import { Invoices } from "../../src/invoices/Invoices.ts"
+import { EvidenceFollowUp } from "../../src/invoices/EvidenceFollowUp.ts"
 import { PaymentEvidence } from "../../src/invoices/PaymentEvidence.ts"
 import type { PaymentWrite } from "../../src/invoices/PaymentWrite.ts"
 import { statusesAccepting } from "../../src/lifecycle/Lifecycle.ts"
@@ -365,6 +366,8 @@ export const inMemoryServices = (options: InMemoryOptions = {}) => {
         settings.save(IN_MEMORY_MERCHANT, { issuedBy: "Test Store", timing: options.timing ?? { mode: "immediate", expiresAfterMinutes: 60 }, methods: IN_MEMORY_METHODS }))
   )
   return Layer.mergeAll(Invoices.layer, PaymentEvidence.layer, DeadlineSweeper.layer, merchant).pipe(
+    // No refunds in memory: an invalidation has nothing to reject.
+    Layer.provideMerge(EvidenceFollowUp.none),
     Layer.provideMerge(infrastructure),
     Layer.provideMerge(InMemoryStore.layer)
   )

@@ -6,7 +6,7 @@ import { parseConfig } from "../../src/config/AppConfig.ts"
 import { DEFAULT_EXPLORERS, explorersOf, transactionUrl } from "../../src/pay/Explorers.ts"
 
 const explorersFrom = (env: Record<string, string>) => explorersOf(parseConfig(env).explorerUrls)
-import { addressGroups, forwarderTransferUri } from "../../src/pay/PayPageView.ts"
+import { addressGroups, forwarderTransferUri, mayHaveRefunds } from "../../src/pay/PayPageView.ts"
 import { fill, STRINGS } from "../../src/pay/Strings.ts"
 
 const HASH = `0x${"ab".repeat(32)}`
@@ -67,5 +67,34 @@ describe("the payment page's building blocks", () => {
       const code = readFileSync(join(directory, file), "utf8").replace(/\/\*[\s\S]*?\*\/|\/\/.*$/gm, "")
       expect(code, file).not.toMatch(/(?::|\bas|<|,|\|)\s*any\b/)
     }
+  })
+
+  it("has the refund texts in Spanish too, key for key, with the same placeholders", () => {
+    const placeholders = (text: string) => [...text.matchAll(/\{(\w+)\}/g)].map((match) => match[1]).sort()
+    const walk = (en: unknown, es: unknown, path: string) => {
+      if (typeof en === "string") {
+        expect(typeof es, path).toBe("string")
+        expect(placeholders(es as string), path).toEqual(placeholders(en))
+        return
+      }
+      expect(Object.keys(es as object).sort(), path).toEqual(Object.keys(en as object).sort())
+      for (const [key, value] of Object.entries(en as object)) walk(value, (es as Record<string, unknown>)[key], `${path}.${key}`)
+    }
+    walk(STRINGS.en.refund, STRINGS.es.refund, "refund")
+  })
+
+  it("asks the refund endpoint only for an invoice that may have something to refund: overpaid and confirmed, or its exception closed", () => {
+    const invoice = (status: "confirmed" | "expired" | "awaiting_payment", receivedMicros: bigint, exceptionStatus: "open" | "closed" | null = null) => ({
+      status,
+      amountMicros: 20_000_000n,
+      receivedMicros,
+      exceptionStatus
+    })
+    expect(mayHaveRefunds(invoice("confirmed", 25_000_000n))).toBe(true)
+    expect(mayHaveRefunds(invoice("confirmed", 20_000_000n))).toBe(false)
+    expect(mayHaveRefunds(invoice("expired", 5_000_000n, "closed"))).toBe(true)
+    expect(mayHaveRefunds(invoice("expired", 5_000_000n, "open"))).toBe(false)
+    expect(mayHaveRefunds(invoice("expired", 0n, "closed"))).toBe(false)
+    expect(mayHaveRefunds(invoice("awaiting_payment", 0n))).toBe(false)
   })
 })

@@ -8,9 +8,12 @@ import type { ChainWatcher, PollReport } from "../ChainWatcher.ts"
 import { makeWatchIndex, type WatchedOption } from "../WatchedOptions.ts"
 import { WatchedOptionsRepo } from "../WatchedOptionsRepo.ts"
 import { makeReorgSettlement } from "../ReorgSettlement.ts"
+import type { WatchedRefund } from "../../refunds/RefundWatch.ts"
+import { goneFromChain, makeSolanaRefunds, refundTokenAccount } from "./SolanaRefunds.ts"
 import { type AccountCursor, makeSolanaRepo } from "./SolanaRepo.ts"
 import { COMMITMENT, NETWORK, type SolanaClient } from "./SolanaRpc.ts"
 import { MEMO_PROGRAM_ID, MEMO_V1_PROGRAM_ID } from "./SolanaTransfer.ts"
+import { receiptOf, type TokenReceipt } from "./TokenReceipt.ts"
 
 export interface SolanaWatcherOptions {
   readonly client: SolanaClient
@@ -34,6 +37,15 @@ const DROPPED = "chain_reorganization"
 
 const slotRef = (slot: bigint | number) => `slot:${slot}`
 
+/** A token account the watcher reads: a merchant's (payments), a refund address's (refunds), or both. */
+interface Target {
+  readonly tokenAccount: string
+  readonly recipient: string
+  readonly mint: string
+  readonly payments: boolean
+  readonly refunds: ReadonlyArray<WatchedRefund>
+}
+
 /**
  * The Solana watcher. Solana has no logs to filter by token, and a payment is recognised by its
  * reference key, so instead of the block cursor of ChainWatcher it reads per token account: for
@@ -44,6 +56,7 @@ const slotRef = (slot: bigint | number) => `slot:${slot}`
  * token balance change (pre/post token balances), not what an instruction claims. Confirmations are
  * the slot distance to the current slot at `confirmed` commitment, plus one; evidence that no longer
  * has a signature status is invalidated. Everything goes through PaymentEvidence, the one entry point.
+ * Refund addresses' token accounts are read the same way, for the refunds' references (SolanaRefunds).
  */
 export const makeSolanaWatcher = (options: SolanaWatcherOptions) =>
   Effect.gen(function*() {
@@ -52,6 +65,7 @@ export const makeSolanaWatcher = (options: SolanaWatcherOptions) =>
     const evidence = yield* PaymentEvidence
     const settleReorgs = yield* makeReorgSettlement
     const repo = yield* makeSolanaRepo
+    const refunds = yield* makeSolanaRefunds(options.client)
     const { client } = options
     const applied = options.onApplied ?? (() => Effect.void)
     const references = yield* makeWatchIndex({ networks: [NETWORK], key: keys.solanaReference, retentionMillis: options.retentionMillis })
@@ -112,33 +126,25 @@ export const makeSolanaWatcher = (options: SolanaWatcherOptions) =>
         })
         .map((instruction) => Buffer.from(instruction.data).toString("utf8"))
 
-    /** Reads one transaction of `tokenAccount` (owned by `recipient`, of `mint`): evidence, an unmatched deposit, or nothing of ours. */
+    const chainTimeOf = (transaction: VersionedTransactionResponse) =>
+      transaction.blockTime != null ? Effect.succeed(new Date(transaction.blockTime * 1000)) : blockTimeOf(transaction.slot)
+
+    /** Reads what one transaction moved into a merchant's token account: evidence, an unmatched deposit, or nothing of ours. */
     const observe = (
       transaction: VersionedTransactionResponse,
       signature: string,
-      target: { readonly tokenAccount: string; readonly recipient: string; readonly mint: string },
+      target: Target,
+      receipt: TokenReceipt,
       headSlot: number
     ) =>
       Effect.gen(function*() {
-        const meta = transaction.meta
-        // A failed transaction moved nothing: not a payment, whatever its instructions say.
-        if (meta === null || meta.err !== null) return "ignored" as const
-        const accountKeys = transaction.transaction.message.getAccountKeys({ accountKeysFromLookups: meta.loadedAddresses })
-        const keys: Array<string> = []
-        for (let index = 0; index < accountKeys.length; index++) keys.push(accountKeys.get(index)!.toBase58())
+        const { keys, accountIndex, mint, received } = receipt
         const matches: Array<{ readonly reference: string; readonly option: WatchedOption }> = []
         for (const key of new Set(keys)) for (const option of references.lookup(key) ?? []) matches.push({ reference: key, option })
         if (matches.length === 0) return "ignored" as const
-        const accountIndex = keys.indexOf(target.tokenAccount)
-        if (accountIndex === -1) return "ignored" as const
-        const pre = meta.preTokenBalances?.find((balance) => balance.accountIndex === accountIndex)
-        const post = meta.postTokenBalances?.find((balance) => balance.accountIndex === accountIndex)
-        const mint = post?.mint ?? pre?.mint ?? target.mint
-        const received = BigInt(post?.uiTokenAmount.amount ?? "0") - BigInt(pre?.uiTokenAmount.amount ?? "0")
-        if (received <= 0n) return "ignored" as const
         const memos = memosOf(transaction, keys)
         const memo = memos.length === 0 ? null : memos.join("\n")
-        const chainTime = transaction.blockTime != null ? new Date(transaction.blockTime * 1000) : yield* blockTimeOf(transaction.slot)
+        const chainTime = yield* chainTimeOf(transaction)
         const slot = BigInt(transaction.slot)
         let outcome: "evidence" | "unmatched" = "unmatched"
         for (const { reference, option } of matches) {
@@ -217,9 +223,11 @@ export const makeSolanaWatcher = (options: SolanaWatcherOptions) =>
         return outcome
       })
 
-    const scanAccount = (recipient: string, mint: string, headSlot: number, notBefore: number) =>
+    /** Reads an account's transactions since its cursor, or (`since`) again from a given signature and slot without moving the cursor. */
+    const scanAccount = (target: Omit<Target, "tokenAccount">, headSlot: number, notBefore: number, since?: AccountCursor) =>
       Effect.gen(function*() {
-        const counts = { evidence: 0, unmatched: 0 }
+        const counts = { evidence: 0, unmatched: 0, refundsSeen: 0 }
+        const { recipient, mint } = target
         let account: PublicKey
         try {
           account = getAssociatedTokenAddressSync(new PublicKey(mint), new PublicKey(recipient), true)
@@ -228,7 +236,9 @@ export const makeSolanaWatcher = (options: SolanaWatcherOptions) =>
           return counts
         }
         const tokenAccount = account.toBase58()
-        const cursor = yield* repo.cursor(tokenAccount)
+        // The first transaction paying a refund wins; the seam ignores later ones across polls.
+        const refundsPaid = new Set<string>()
+        const cursor = since ?? (yield* repo.cursor(tokenAccount))
         const { found, newest } = yield* newSignatures(account, cursor, notBefore)
         const successful = found.filter((info) => info.err === null).reverse()
         for (let start = 0; start < successful.length; start += TRANSACTION_BATCH) {
@@ -240,11 +250,20 @@ export const makeSolanaWatcher = (options: SolanaWatcherOptions) =>
             if (transaction === null) {
               return yield* new ChainRpcError({ network: NETWORK, message: `getTransaction: ${batch[index]} is not available yet` })
             }
-            const outcome = yield* observe(transaction, batch[index], { tokenAccount, recipient, mint }, headSlot)
+            const receipt = receiptOf(transaction, tokenAccount, mint)
+            if (receipt === undefined) continue
+            const refund = refunds.paid(receipt, target.refunds, refundsPaid)
+            if (refund !== undefined) {
+              refundsPaid.add(refund.refundId)
+              yield* refunds.observe(refund, batch[index], receipt, transaction.slot, yield* chainTimeOf(transaction), headSlot)
+              counts.refundsSeen++
+            }
+            if (!target.payments) continue
+            const outcome = yield* observe(transaction, batch[index], { ...target, tokenAccount }, receipt, headSlot)
             if (outcome !== "ignored") counts[outcome]++
           }
         }
-        if (newest !== undefined && newest.signature !== cursor?.signature) {
+        if (since === undefined && newest !== undefined && newest.signature !== cursor?.signature) {
           yield* repo.saveCursor(tokenAccount, { signature: newest.signature, slot: BigInt(newest.slot) })
         }
         return counts
@@ -266,9 +285,7 @@ export const makeSolanaWatcher = (options: SolanaWatcherOptions) =>
               // Double-check before invalidating, with every endpoint: a failover to a node without this
               // history must not drop a real payment. Gone means unknown to all of them; while one does
               // not answer, the evidence stays as it is until a later poll.
-              const transactions = yield* client.everyEndpoint("getTransaction",
-                (connection) => connection.getTransaction(known.transactionHash, { commitment: COMMITMENT, maxSupportedTransactionVersion: 0 }))
-              if (transactions === undefined || transactions.some((transaction) => transaction !== null)) continue
+              if ((yield* goneFromChain(client, known.transactionHash)) !== true) continue
               yield* evidence.invalidate({
                 network: NETWORK,
                 transactionHash: known.transactionHash,
@@ -297,6 +314,23 @@ export const makeSolanaWatcher = (options: SolanaWatcherOptions) =>
         return { confirmationsUpdated, invalidated }
       })
 
+    /** The merchants' token accounts with watched options and the refund addresses' ones with watched refunds, each once. */
+    const targets = (watchedRefunds: ReadonlyArray<WatchedRefund>) => {
+      const byAccount = new Map<string, { recipient: string; mint: string; payments: boolean; refunds: Array<WatchedRefund> }>()
+      for (const key of accounts.keys()) {
+        const [recipient, mint] = key.split(":")
+        if (options.mints.has(mint)) byAccount.set(key, { recipient, mint, payments: true, refunds: [] })
+      }
+      for (const refund of watchedRefunds) {
+        if (!options.mints.has(refund.token) || refundTokenAccount(refund) === undefined) continue
+        const key = `${refund.toAddress}:${refund.token}`
+        const target = byAccount.get(key) ?? { recipient: refund.toAddress, mint: refund.token, payments: false, refunds: [] }
+        target.refunds.push(refund)
+        byAccount.set(key, target)
+      }
+      return [...byAccount.values()]
+    }
+
     let publishedEndpoints: string | undefined
     /** The endpoints' states, written when they changed (as ChainWatcher does for the other families). */
     const publishEndpoints = Effect.gen(function*() {
@@ -312,13 +346,23 @@ export const makeSolanaWatcher = (options: SolanaWatcherOptions) =>
       yield* references.refresh
       yield* accounts.refresh
       const notBefore = (yield* Clock.currentTimeMillis) - options.retentionMillis
-      const counts = { evidence: 0, unmatched: 0 }
-      for (const key of accounts.keys()) {
-        const [recipient, mint] = key.split(":")
-        if (!options.mints.has(mint)) continue
-        const scanned = yield* scanAccount(recipient, mint, headSlot, notBefore)
+      const counts = { evidence: 0, unmatched: 0, refundsSeen: 0 }
+      // Before the scan: a refund whose transaction left the chain is requested again when its next payer is read.
+      const refundsConfirmed = yield* refunds.confirm(headSlot)
+      const watchedRefunds = yield* refunds.watched
+      for (const dropped of refundsConfirmed.dropped) {
+        // A transfer read while the refund was bound to the dropped one was passed by: its account is read again from there.
+        const refund = watchedRefunds.find((watched) => watched.refundId === dropped.refundId)
+        if (refund === undefined || !options.mints.has(refund.token)) continue
+        const since = { signature: dropped.transactionHash, slot: dropped.blockHeight }
+        const scanned = yield* scanAccount({ recipient: refund.toAddress, mint: refund.token, payments: false, refunds: [refund] }, headSlot, notBefore, since)
+        counts.refundsSeen += scanned.refundsSeen
+      }
+      for (const target of targets(watchedRefunds)) {
+        const scanned = yield* scanAccount(target, headSlot, notBefore)
         counts.evidence += scanned.evidence
         counts.unmatched += scanned.unmatched
+        counts.refundsSeen += scanned.refundsSeen
       }
       const { confirmationsUpdated, invalidated } = yield* confirm(headSlot)
       yield* settleReorgs(NETWORK, BigInt(headSlot), rejected)
@@ -332,8 +376,10 @@ export const makeSolanaWatcher = (options: SolanaWatcherOptions) =>
         evidence: counts.evidence,
         unmatched: counts.unmatched,
         invalidated,
-        confirmationsUpdated,
-        mempoolSeen: 0
+        confirmationsUpdated: confirmationsUpdated + refundsConfirmed.updated,
+        mempoolSeen: 0,
+        refundsSeen: counts.refundsSeen,
+        refundsReverted: refundsConfirmed.dropped.length
       } satisfies PollReport
     }).pipe(Effect.ensuring(publishEndpoints), Effect.withSpan("SolanaWatcher.poll"))
 

@@ -27,121 +27,14 @@ import type {
   UnmatchedDeposits,
   WebhookSettings
 } from "./Api.ts"
+import { invoiceRefunds, refundsView } from "./Refunds.ts"
 import { chartFigure, exceptionTrail, lifecycleCharts, statusTrail, trailSteps } from "./Chart.ts"
+import { api, ApiError, cardTable, copyButton, h, notice, select, show, statusBadge, submitting, Superseded, usd, userId, when } from "./Ui.ts"
 
-const app = document.getElementById("app")!
 const nav = document.getElementById("nav")!
 
-const csrfToken = () => /(?:^|;\s*)checkout_csrf=([^;]+)/.exec(document.cookie)?.[1] ?? ""
-const userId = () => localStorage.getItem("checkout.userId") ?? ""
-
-class ApiError extends Error {
-  readonly status: number
-  constructor(status: number, message: string) {
-    super(message)
-    this.status = status
-  }
-}
-
-/**
- * An answer that arrived after the merchant went to another page: the view that asked for it must
- * not draw over the page now shown (a slow answer for the page left would replace the new one).
- */
-class Superseded extends Error {}
-// A view refreshed without waiting (after an action) may be superseded too: that is no error.
-addEventListener("unhandledrejection", (event) => {
-  if (event.reason instanceof Superseded) event.preventDefault()
-})
-
-/** The service's `{error}` answer. */
-interface ErrorBody {
-  readonly error?: string
-}
-
-/** A request to the service; `A` is the endpoint's answer as its schema encodes it (./Api.ts). */
-const api = async <A = void>(method: string, path: string, body?: unknown): Promise<A> => {
-  const headers: Record<string, string> = {}
-  if (body !== undefined) headers["content-type"] = "application/json"
-  if (method !== "GET") headers["x-csrf-token"] = decodeURIComponent(csrfToken())
-  const askedFrom = location.hash
-  const response = await fetch(path, { method, headers, credentials: "same-origin", body: body === undefined ? undefined : JSON.stringify(body) })
-  const text = await response.text()
-  if (location.hash !== askedFrom) throw new Superseded(`${method} ${path} answered after leaving ${askedFrom}`)
-  const parsed: unknown = text === "" ? null : JSON.parse(text)
-  const error = (parsed as ErrorBody | null)?.error
-  if (response.status === 401) {
-    location.hash = "#/login"
-    throw new ApiError(401, error ?? "Please log in")
-  }
-  if (!response.ok) throw new ApiError(response.status, error ?? `HTTP ${response.status}`)
-  return parsed as A
-}
-
-type Child = Node | string | null | undefined | false
-const h = (tag: string, attributes: Record<string, string | boolean | ((event: Event) => void)> = {}, ...children: Array<Child | Array<Child>>) => {
-  const element = document.createElement(tag)
-  for (const [name, value] of Object.entries(attributes)) {
-    if (typeof value === "function") element.addEventListener(name.slice(2), value)
-    else if (value === true) element.setAttribute(name, "")
-    else if (value !== false) element.setAttribute(name, value)
-  }
-  for (const child of children.flat()) {
-    if (child === null || child === undefined || child === false) continue
-    element.append(typeof child === "string" ? document.createTextNode(child) : child)
-  }
-  return element
-}
-
-const show = (...children: Array<Child>) => {
-  app.replaceChildren(...children.filter((child): child is Node | string => child !== null && child !== undefined && child !== false))
-  const heading = app.querySelector("h1")
-  if (heading !== null) {
-    heading.setAttribute("tabindex", "-1")
-    heading.focus()
-  }
-}
-const notice = (text: string, kind: "error" | "ok" = "error") => h("p", { class: `notice ${kind}`, role: kind === "error" ? "alert" : "status" }, text)
-const when = (iso: string | null) => (iso === null ? "—" : new Date(iso).toLocaleString())
-const usd = (amount: number) => `$${amount.toFixed(2)}`
-/** A status in words, in its colour: "Awaiting payment". */
-const statusBadge = (status: string) => h("span", { class: `status ${status}`, "data-status": status }, stateWords(status))
 const exceptionText = (invoice: Pick<InvoiceSummary, "exceptionType" | "exceptionStatus">) =>
   invoice.exceptionType === null ? "—" : `${stateWords(invoice.exceptionType)} (${invoice.exceptionStatus})`
-
-/** A table that becomes a list of cards under 600 px: each cell carries its column's name, shown before it there. */
-const cardTable = (columns: ReadonlyArray<string>, rows: ReadonlyArray<HTMLElement>) => {
-  for (const row of rows) [...row.children].forEach((cell, index) => columns[index] !== "" && cell.setAttribute("data-label", columns[index]))
-  return h("div", { class: "scroll" },
-    h("table", { class: "cards" }, h("thead", {}, h("tr", {}, ...columns.map((name) => h("th", { scope: "col" }, name)))), h("tbody", {}, ...rows)))
-}
-
-/** Runs a form's action; the server's `{error}` appears next to the field it names, else above the form. */
-const submitting = (form: HTMLFormElement, action: () => Promise<void>) => async (event: Event) => {
-  event.preventDefault()
-  for (const old of form.querySelectorAll(".field-error, .notice")) old.remove()
-  for (const invalid of form.querySelectorAll("[aria-invalid]")) invalid.removeAttribute("aria-invalid")
-  try {
-    await action()
-  } catch (error) {
-    const message = (error as Error).message
-    const field = [...form.querySelectorAll<HTMLElement>("[data-field]")]
-      .sort((a, b) => (b.dataset.field!.length - a.dataset.field!.length))
-      .find((candidate) => message.startsWith(`${candidate.dataset.field} `))
-    if (field !== undefined) {
-      field.setAttribute("aria-invalid", "true")
-      const id = `error-${Math.random().toString(36).slice(2)}`
-      field.setAttribute("aria-describedby", id)
-      field.after(h("p", { class: "field-error", id, role: "alert" }, message))
-      field.focus()
-    } else form.prepend(notice(message))
-  }
-}
-
-const copyButton = (text: string) =>
-  h("button", { type: "button", onclick: async (event: Event) => {
-    await navigator.clipboard.writeText(text).catch(() => undefined)
-    ;(event.target as HTMLElement).textContent = "Copied"
-  } }, "Copy")
 
 // ---------------------------------------------------------------- sign-up, login, logout
 
@@ -171,12 +64,6 @@ const logout = async () => {
 // ---------------------------------------------------------------- invoices
 
 const STATUSES = Object.keys(STATUS_WORDS)
-
-/** A select of `values`, each shown as `words` has it (the value itself by default). */
-const select = (name: string, label: string, values: ReadonlyArray<string>, selected = "", blank = "any", words: (value: string) => string = (value) => value) =>
-  h("label", {}, label, h("select", { name, "data-field": name }, blank === "" ? null : h("option", { value: "" }, blank), ...values.map((value) =>
-    h("option", { value, selected: value === selected }, words(value))
-  )))
 
 const invoiceTable = (invoices: ReadonlyArray<InvoiceSummary>) =>
   cardTable(["Invoice", "Status", "Amount", "Received", "Created", "Reference", "Exception"], invoices.map((invoice) =>
@@ -245,10 +132,15 @@ const quotesSection = (quotes: InvoiceDetail["quotes"]) => {
 }
 
 const invoiceView = async (id: string) => {
-  const [{ invoice, timeline, deliveries, quotes }, unmatched, charts] = await Promise.all([
+  const [{ invoice, timeline, deliveries, quotes }, unmatched, charts, refunds] = await Promise.all([
     api<InvoiceDetail>("GET", `/api/dashboard/invoices/${id}`),
     api<UnmatchedDeposits>("GET", `/api/dashboard/invoices/${id}/unmatched-deposits`),
-    lifecycleCharts()
+    lifecycleCharts(),
+    // The invoice is shown even when its refunds cannot be read.
+    invoiceRefunds(id, () => void invoiceView(id)).catch((error: Error) => {
+      if (error instanceof Superseded) throw error
+      return h("section", { "data-section": "refunds" }, h("h2", {}, "Refunds"), notice(error.message))
+    })
   ])
   const reload = () => void invoiceView(id)
   const payments = invoice.payments ?? []
@@ -300,6 +192,7 @@ const invoiceView = async (id: string) => {
             h("td", { class: "mono" }, payment.transactionHash ?? "—", payment.invalidatedAt === null ? "" : ` (removed: ${payment.invalidationReason ?? "reorganisation"})`))
         )),
     quotesSection(quotes),
+    refunds,
     unmatched.data.length === 0 ?
       null :
       h("section", {}, h("h2", {}, "Unmatched deposits (not counted)"),
@@ -456,7 +349,11 @@ const EVENTS = {
   invoice_voided: true,
   invoice_payment_recorded: true,
   invoice_exception_opened: true,
-  invoice_exception_closed: true
+  invoice_exception_closed: true,
+  // Issue #40's refund events: opt-in (a merchant without saved settings gets the nine above).
+  refund_requested: true,
+  refund_completed: true,
+  refund_rejected: true
 } satisfies Record<WebhookEventName, true>
 const EVENT_NAMES = Object.keys(EVENTS)
 
@@ -607,7 +504,8 @@ const routes: Array<[RegExp, (match: RegExpExecArray, params: URLSearchParams) =
   [/^\/settings$/, () => settingsView()],
   [/^\/webhooks$/, (_, params) => webhooksView(params)],
   [/^\/lifecycle$/, () => lifecycleView()],
-  [/^\/chain-watchers$/, () => chainWatchersView()]
+  [/^\/chain-watchers$/, () => chainWatchersView()],
+  [/^\/refunds$/, (_, params) => refundsView(params)]
 ]
 
 const route = async () => {

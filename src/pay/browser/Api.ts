@@ -9,6 +9,7 @@ import type { Schema } from "effect"
 import type { HttpApiEndpoint, HttpApiGroup } from "effect/http-api"
 import type { Conflict } from "../../http/ApiErrors.ts"
 import type { PublicGroup } from "../PublicApi.ts"
+import type { PublicRefundsGroup } from "../../refunds/RefundsApi.ts"
 
 /** The wire form of a schema the endpoint wraps in its JSON codec (whose own `Encoded` is any JSON). */
 type Wire<S> = S extends Schema.toCodecJson<infer Inner> ? Inner["Encoded"] : never
@@ -34,3 +35,15 @@ export type ApiError = Schema.Codec.Encoded<typeof Conflict>
 export type NoMicros = PayStatus["receivedMicros"]
 // @ts-expect-error a payment has no amountUsd (amountReceived is in the asset)
 export type NoPaymentUsd = PayPayment["amountUsd"]
+
+/** GET /api/checkout/pay/:id/refunds: what can be refunded and the refunds already asked for (issue #40). */
+type RefundsEndpoint<Id extends string> = HttpApiEndpoint.WithIdentifier<HttpApiGroup.Endpoints<typeof PublicRefundsGroup>, Id>
+export type PayRefunds = Wire<HttpApiEndpoint.Success<RefundsEndpoint<"list">>>
+export type Refundable = PayRefunds["refundable"][number]
+/** POST /api/checkout/pay/:id/refunds: its body and the refund it answers (201, or 200 when asked again). */
+export type RefundRequestBody = Wire<HttpApiEndpoint.Payload<RefundsEndpoint<"request">>>
+export type PublicRefund = Wire<HttpApiEndpoint.Success<RefundsEndpoint<"request">>>
+
+/** Type test: the payer never sees the email given with a refund (with `any` this error disappears). */
+// @ts-expect-error a public refund has no payerEmail
+export type NoPayerEmail = PublicRefund["payerEmail"]

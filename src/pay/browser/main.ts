@@ -4,6 +4,7 @@ import { getWallets } from "@wallet-standard/app"
 import { base58, base64 } from "@scure/base"
 import { encodeFunctionData, erc20Abi } from "viem"
 import { followStatus, type PublicStatus } from "./LiveStatus.ts"
+import { showRefunds } from "./Refunds.ts"
 import type { ApiError, PayStatus, PreparedSolanaPayment, PrepareSolanaBody } from "./Api.ts"
 
 /** The hosted payment page's enhancements; the page is complete without them. */
@@ -122,8 +123,11 @@ if (invoiceId !== undefined && !FINAL.has(data.status ?? "")) {
   schedule()
 }
 
-// ---- back to the shop after a confirmed payment
-if (data.redirectUrl !== undefined) setTimeout(() => location.assign(data.redirectUrl!), 5_000)
+// ---- back to the shop after a confirmed payment (not when a refund is offered or on its way: the payer stays to read it)
+const returning = data.redirectUrl === undefined ? undefined : setTimeout(() => location.assign(data.redirectUrl!), 5_000)
+
+// ---- refunds (issue #40): shown when the invoice has something to refund or refunds asked for
+if (invoiceId !== undefined) showRefunds(invoiceId, () => clearTimeout(returning))
 
 // ---- pay with a browser wallet
 const statusOf = (button: HTMLElement) => button.closest("section.option")?.querySelector<HTMLElement>(".wallet-status") ?? undefined

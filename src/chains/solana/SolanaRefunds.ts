@@ -1,0 +1,101 @@
+import { getAssociatedTokenAddressSync } from "@solana/spl-token"
+import { PublicKey } from "@solana/web3.js"
+import { Effect } from "effect"
+import { paysRefund, type RefundTransfer, RefundWatch, type WatchedRefund } from "../../refunds/RefundWatch.ts"
+import { COMMITMENT, NETWORK, type SolanaClient } from "./SolanaRpc.ts"
+import type { TokenReceipt } from "./TokenReceipt.ts"
+
+/** getSignatureStatuses accepts at most 256 signatures per call. */
+const STATUS_BATCH = 256
+
+/** The refund address's associated token account of the refund's mint; undefined when either is not a key. */
+export const refundTokenAccount = (refund: WatchedRefund) => {
+  try {
+    return getAssociatedTokenAddressSync(new PublicKey(refund.token), new PublicKey(refund.toAddress), true).toBase58()
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * A transaction's signature is gone when no endpoint knows it: every one must answer, so that a
+ * failover to a node without this history never drops a real transaction (undefined: not known yet).
+ */
+export const goneFromChain = (client: SolanaClient, signature: string) =>
+  Effect.map(
+    client.everyEndpoint("getTransaction", (connection) => connection.getTransaction(signature, { commitment: COMMITMENT, maxSupportedTransactionVersion: 0 })),
+    (transactions) => transactions === undefined ? undefined : transactions.every((transaction) => transaction === null)
+  )
+
+const slotRef = (slot: bigint | number) => `slot:${slot}`
+
+/**
+ * Solana refunds: a refund is paid by a successful transaction that carries the refund's reference
+ * and raises the balance of the refund address's associated token account of the refund's mint by
+ * exactly its amount. The watcher reads those token accounts as it reads the merchants' ones.
+ */
+export const makeSolanaRefunds = (client: SolanaClient) =>
+  Effect.gen(function*() {
+    const refunds = yield* RefundWatch
+    return {
+      watched: refunds.watched([NETWORK]),
+      /** The watched refund (not `taken` yet in this poll) that a receipt of `refundsOfAccount`'s token account pays. */
+      paid: (receipt: TokenReceipt, refundsOfAccount: ReadonlyArray<WatchedRefund>, taken: ReadonlySet<string>) => {
+        const keys = new Set(receipt.keys)
+        return refundsOfAccount.find((refund) =>
+          !taken.has(refund.refundId) && keys.has(refund.key) &&
+          paysRefund({ key: refund.key, token: receipt.mint, amountAtomic: receipt.received }, refund)
+        )
+      },
+      observe: (refund: WatchedRefund, signature: string, receipt: TokenReceipt, slot: number, chainTime: Date, headSlot: number) =>
+        refunds.observe({
+          refundId: refund.refundId,
+          transactionHash: signature,
+          outputIndex: receipt.accountIndex,
+          blockHeight: BigInt(slot),
+          blockHash: slotRef(slot),
+          confirmations: Math.max(1, headSlot - slot + 1),
+          observedAt: chainTime
+        }),
+      /**
+       * Sent refunds get the confirmation count at `headSlot`. One whose transaction left the chain
+       * goes back to `requested` (returned as `dropped`); the seam reverts by slot, so refunds mined
+       * at or above that slot that are still on the chain are reported again at once.
+       */
+      confirm: (headSlot: number) =>
+        Effect.gen(function*() {
+          const awaiting = yield* refunds.awaiting(NETWORK)
+          const seen: Array<{ readonly known: RefundTransfer; readonly slot: number | undefined }> = []
+          let droppedAt: bigint | undefined
+          const dropped: Array<RefundTransfer> = []
+          for (let start = 0; start < awaiting.length; start += STATUS_BATCH) {
+            const batch = awaiting.slice(start, start + STATUS_BATCH)
+            const statuses = yield* client.call("getSignatureStatuses",
+              (connection) => connection.getSignatureStatuses(batch.map((known) => known.transactionHash), { searchTransactionHistory: true }))
+            for (const [index, known] of batch.entries()) {
+              const status = statuses.value[index]
+              if (status === null && (yield* goneFromChain(client, known.transactionHash)) === true) {
+                if (droppedAt === undefined || known.blockHeight < droppedAt) droppedAt = known.blockHeight
+                dropped.push(known)
+                yield* Effect.logWarning("Solana refund transaction left the chain; the refund is requested again").pipe(
+                  Effect.annotateLogs({ refundId: known.refundId, transactionHash: known.transactionHash })
+                )
+              } else {
+                seen.push({ known, slot: status?.slot })
+              }
+            }
+          }
+          if (droppedAt !== undefined) yield* refunds.invalidateAbove(NETWORK, droppedAt - 1n)
+          let updated = 0
+          for (const { known, slot } of seen) {
+            const revertedToo = droppedAt !== undefined && known.blockHeight >= droppedAt
+            const confirmations = slot === undefined ? known.confirmations : Math.max(1, headSlot - slot + 1)
+            if (!revertedToo && confirmations <= known.confirmations) continue
+            const at = slot === undefined ? known.blockHeight : BigInt(slot)
+            yield* refunds.observe({ ...known, blockHeight: at, blockHash: slotRef(at), confirmations })
+            if (!revertedToo) updated++
+          }
+          return { updated, dropped }
+        })
+    }
+  })

@@ -1,0 +1,215 @@
+/// <reference lib="dom" />
+/// <reference lib="dom.iterable" />
+import type { RefundPageData } from "../PayPageView.ts"
+import type { ApiError, PayRefunds, PublicRefund, Refundable, RefundRequestBody } from "./Api.ts"
+
+/**
+ * The payer's side of refunds (issue #40) on the hosted page: what can be refunded, a form for the
+ * refund address (with a hint of the network's format; the server's own check decides, and its
+ * error is shown next to the field) and an optional email, and the refunds asked for with their
+ * status. The section is drawn hidden by the server (PayPageView) when the invoice may have
+ * something to refund; this script asks the refund endpoint and shows what it answers. While a
+ * refund is on its way (requested or sent) it asks again, less and less often, paused while the tab
+ * is hidden, until every refund is completed or rejected. `onShown` is called when there is
+ * something to show (the page then stays: no automatic return to the shop).
+ */
+
+type Texts = RefundPageData["texts"]
+type Family = keyof Texts["addressHint"]
+
+const FAMILY: Readonly<Record<string, Family>> = { ethereum: "evm", arbitrum: "evm", base: "evm", solana: "solana", bitcoin: "bitcoin" }
+
+/** The shape of an address on each network: a hint only (checksums are the server's to check). */
+const FORMAT: Readonly<Record<Family, RegExp>> = {
+  evm: /^0x[0-9a-fA-F]{40}$/,
+  solana: /^[1-9A-HJ-NP-Za-km-z]{32,44}$/,
+  bitcoin: /^(?:bc1[02-9ac-hj-np-z]{11,87}|BC1[02-9AC-HJ-NP-Z]{11,87}|[13][1-9A-HJ-NP-Za-km-z]{25,34})$/
+}
+
+const FIRST_DELAY_MS = 8_000
+const LONGEST_DELAY_MS = 60_000
+
+const fill = (template: string, values: Readonly<Record<string, string>>) => template.replace(/\{(\w+)\}/g, (whole, name: string) => values[name] ?? whole)
+
+const el = (tag: string, attributes: Readonly<Record<string, string>> = {}, ...children: Array<Node | string>) => {
+  const element = document.createElement(tag)
+  for (const [name, value] of Object.entries(attributes)) element.setAttribute(name, value)
+  element.append(...children)
+  return element
+}
+
+export const showRefunds = (invoiceId: string, onShown: () => void) => {
+  const section = document.querySelector<HTMLElement>("section.refund")
+  if (section === null) return
+  const { texts: t, networks, explorers } = JSON.parse(section.dataset.refund ?? "{}") as RefundPageData
+  const part = <E extends Element>(selector: string) => section.querySelector<E>(selector)!
+  const list = part<HTMLUListElement>("ul.refunds")
+  const offer = part<HTMLElement>(".refund-offer")
+  const reason = part<HTMLElement>(".refund-reason")
+  const opener = part<HTMLButtonElement>("button.refund-open")
+  const form = part<HTMLFormElement>("form.refund-form")
+  const choices = part<HTMLFieldSetElement>("fieldset.refund-options")
+  const single = part<HTMLElement>(".refund-single")
+  const address = part<HTMLInputElement>("#refund-address")
+  const addressLabel = part<HTMLLabelElement>(".refund-address-label")
+  const addressHint = part<HTMLElement>("#refund-address-hint")
+  const addressError = part<HTMLElement>("#refund-address-error")
+  const email = part<HTMLInputElement>("#refund-email")
+  const emailError = part<HTMLElement>("#refund-email-error")
+  const formError = part<HTMLElement>(".refund-error")
+  const submit = part<HTMLButtonElement>("button[type=submit]")
+  const url = `/api/checkout/pay/${encodeURIComponent(invoiceId)}/refunds`
+
+  const networkName = (network: string) => (networks as Readonly<Record<string, string>>)[network] ?? network
+  const amountText = (item: Pick<Refundable, "amount" | "assetCode" | "network">) =>
+    fill(t.amountOn, { amount: item.amount, asset: item.assetCode, network: networkName(item.network) })
+  const transaction = (refund: PublicRefund, hash: string) => {
+    const template = (explorers as Readonly<Record<string, string>>)[refund.network]
+    const code = el("code", { class: "tx-hash" }, hash.length > 20 ? `${hash.slice(0, 10)}…${hash.slice(-8)}` : hash)
+    return template === undefined
+      ? code
+      : el("a", { class: "tx-link", href: template.replace("{tx}", encodeURIComponent(hash)), target: "_blank", rel: "noopener noreferrer", title: hash }, code)
+  }
+
+  const refundItem = (refund: PublicRefund) => {
+    const item = el("li", { class: `refund-item refund-${refund.status}`, "data-refund-id": refund.id, "data-status": refund.status },
+      el("p", { class: "refund-amount" }, el("strong", {}, amountText(refund)), ` ${t.to} `, el("code", { class: "refund-address" }, refund.refundAddress)),
+      el("p", { class: "refund-state", tabindex: "-1" }, t.status[refund.status]))
+    if (refund.rejectionNote !== null) item.append(el("p", { class: "refund-note" }, `${t.note}: `, el("q", {}, refund.rejectionNote)))
+    if (refund.transactionHash !== null) item.append(el("p", { class: "refund-tx" }, `${t.transaction}: `, transaction(refund, refund.transactionHash)))
+    item.append(el("p", { class: "hint" }, `${t.requestedAt} `, el("time", { datetime: refund.requestedAt }, new Date(refund.requestedAt).toLocaleString())))
+    return item
+  }
+
+  let current: PayRefunds = { refundable: [], refunds: [] }
+  let offered: ReadonlyArray<Refundable> = []
+  const chosen = () => {
+    const checked = choices.querySelector<HTMLInputElement>("input:checked")?.value
+    return offered.find((item) => item.paymentOptionId === checked) ?? offered[0]
+  }
+  /** The address field follows the chosen option's network: its label and its format hint. */
+  const describeAddress = () => {
+    const option = chosen()
+    if (option === undefined) return
+    addressLabel.textContent = fill(t.address, { network: networkName(option.network) })
+    addressHint.textContent = t.addressHint[FAMILY[option.network] ?? "evm"]
+  }
+
+  /** The options still open to a request: refundable and not asked for yet (one request per option, ever). */
+  const drawOffer = () => {
+    const open = current.refundable.filter((item) => item.amountAtomic !== "0" && !current.refunds.some((refund) => refund.paymentOptionId === item.paymentOptionId))
+    // Unchanged: the form keeps what the payer has typed and chosen.
+    if (open.map((item) => item.paymentOptionId).join() === offered.map((item) => item.paymentOptionId).join()) return
+    offered = open
+    offer.hidden = open.length === 0
+    if (open.length === 0) return
+    reason.textContent = open[0].reason === "overpayment" ? t.overpayment : t.closeUnpaid
+    choices.replaceChildren(choices.querySelector("legend")!)
+    choices.hidden = open.length < 2
+    single.hidden = open.length > 1
+    single.textContent = amountText(open[0])
+    open.forEach((item, index) => {
+      const input = el("input", { type: "radio", name: "paymentOptionId", value: item.paymentOptionId, id: `refund-option-${index}` }) as HTMLInputElement
+      input.checked = index === 0
+      input.addEventListener("change", describeAddress)
+      choices.append(el("div", { class: "refund-choice" }, input, el("label", { for: input.id }, amountText(item))))
+    })
+    describeAddress()
+  }
+
+  const draw = () => {
+    list.replaceChildren(...current.refunds.map(refundItem))
+    drawOffer()
+    const shown = current.refunds.length > 0 || offered.length > 0
+    if (shown && section.hidden) {
+      section.hidden = false
+      onShown()
+    }
+  }
+
+  let delay = FIRST_DELAY_MS
+  let timer: ReturnType<typeof setTimeout> | undefined
+  const onTheWay = () => current.refunds.some((refund) => refund.status === "requested" || refund.status === "sent")
+  const schedule = () => {
+    clearTimeout(timer)
+    if (!document.hidden && onTheWay()) timer = setTimeout(() => void refresh(), delay)
+  }
+  const refresh = async () => {
+    try {
+      const response = await fetch(url, { headers: { accept: "application/json" } })
+      if (response.ok) {
+        const next = (await response.json()) as PayRefunds
+        if (JSON.stringify(next) !== JSON.stringify(current)) {
+          current = next
+          draw()
+        }
+      }
+    } catch {
+      // Offline for a moment: the next round asks again.
+    }
+    delay = Math.min(delay * 1.5, LONGEST_DELAY_MS)
+    schedule()
+  }
+  document.addEventListener("visibilitychange", () => {
+    if (!document.hidden) delay = FIRST_DELAY_MS
+    schedule()
+  })
+
+  opener.addEventListener("click", () => {
+    form.hidden = !form.hidden
+    opener.setAttribute("aria-expanded", String(!form.hidden))
+    if (!form.hidden) (choices.hidden ? address : choices.querySelector<HTMLInputElement>("input:checked") ?? address).focus()
+  })
+
+  const fieldError = (field: HTMLInputElement, target: HTMLElement, message: string) => {
+    target.textContent = message
+    field.setAttribute("aria-invalid", "true")
+    field.focus()
+  }
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault()
+    for (const target of [addressError, emailError, formError]) target.textContent = ""
+    for (const field of [address, email]) field.removeAttribute("aria-invalid")
+    const option = chosen()
+    if (option === undefined) return
+    const refundAddress = address.value.trim()
+    if (!FORMAT[FAMILY[option.network] ?? "evm"].test(refundAddress)) {
+      return fieldError(address, addressError, fill(t.addressFormat, { network: networkName(option.network) }))
+    }
+    const body: RefundRequestBody = { paymentOptionId: option.paymentOptionId, refundAddress, ...(email.value.trim() === "" ? {} : { email: email.value.trim() }) }
+    submit.disabled = true
+    formError.textContent = ""
+    submit.setAttribute("aria-busy", "true")
+    try {
+      const response = await fetch(url, { method: "POST", headers: { "content-type": "application/json", accept: "application/json" }, body: JSON.stringify(body) })
+      if (!response.ok) {
+        const message = ((await response.json().catch(() => undefined)) as ApiError | undefined)?.error ?? `HTTP ${response.status}`
+        if (message.startsWith("refundAddress ")) fieldError(address, addressError, message)
+        else if (message.startsWith("email ")) fieldError(email, emailError, message)
+        else formError.textContent = `${t.failed}: ${message}`
+        // Already asked (from another tab, say): show what the server holds.
+        if (response.status === 409) await refresh()
+        return
+      }
+      const refund = (await response.json()) as PublicRefund
+      form.reset()
+      form.hidden = true
+      opener.setAttribute("aria-expanded", "false")
+      current = { ...current, refunds: [...current.refunds.filter((other) => other.id !== refund.id), refund] }
+      draw()
+      delay = FIRST_DELAY_MS
+      schedule()
+      list.querySelector<HTMLElement>(`[data-refund-id="${refund.id}"] .refund-state`)?.focus()
+    } catch (error) {
+      formError.textContent = `${t.failed}: ${error instanceof Error ? error.message : String(error)}`
+    } finally {
+      submit.disabled = false
+      submit.removeAttribute("aria-busy")
+    }
+  })
+
+  void refresh().then(() => {
+    delay = FIRST_DELAY_MS
+    schedule()
+  })
+}

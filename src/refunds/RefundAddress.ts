@@ -1,0 +1,97 @@
+import { ed25519 } from "@noble/curves/ed25519.js"
+import { sha256 } from "@noble/hashes/sha2.js"
+import { base58, createBase58check, bech32, bech32m } from "@scure/base"
+import { bytesOf, checksumOfBytes } from "../payments/EvmAddress.ts"
+
+/** A refund address as stored (its canonical form) and the key the watchers match it by. */
+export interface RefundDestination {
+  readonly address: string
+  /** EVM: the lower-case address; bitcoin: the canonical address. Solana refunds are matched by their reference instead. */
+  readonly watchKey: string
+}
+
+const EVM_ADDRESS = /^0x[0-9a-fA-F]{40}$/
+
+/** 0x and 40 hex digits; mixed case must carry a valid EIP-55 checksum (all lower or all upper case carries none). */
+const evmDestination = (text: string): RefundDestination | undefined => {
+  if (!EVM_ADDRESS.test(text)) return undefined
+  const hex = text.slice(2)
+  const checksummed = checksumOfBytes(bytesOf(text))
+  if (hex !== hex.toLowerCase() && hex !== hex.toUpperCase() && checksummed !== text) return undefined
+  return { address: checksummed, watchKey: text.toLowerCase() }
+}
+
+/**
+ * The canonical base58 of a 32-byte key on the ed25519 curve: a wallet that can sign. An
+ * associated token account (off the curve) is refused: tokens must go to the wallet that owns one.
+ */
+const solanaDestination = (text: string): RefundDestination | undefined => {
+  try {
+    const bytes = base58.decode(text)
+    if (bytes.length !== 32 || base58.encode(bytes) !== text) return undefined
+    ed25519.Point.fromBytes(bytes)
+    return { address: text, watchKey: text }
+  } catch {
+    return undefined
+  }
+}
+
+const base58check = createBase58check(sha256)
+/** Mainnet version bytes of base58 addresses: P2PKH (`1…`) and P2SH (`3…`). */
+const BASE58_VERSIONS = new Set([0x00, 0x05])
+
+/** A segwit program's length is valid for its version (BIP141, BIP350). */
+const validProgram = (version: number, program: Uint8Array) =>
+  version === 0 ? program.length === 20 || program.length === 32 : version === 1 ? program.length === 32 : program.length >= 2 && program.length <= 40
+
+const segwitAddress = (text: string): string | undefined => {
+  const lower = text.toLowerCase()
+  if (text !== lower && text !== text.toUpperCase()) return undefined
+  if (!lower.startsWith("bc1")) return undefined
+  // Version 0 is bech32; versions 1 to 16 are bech32m (BIP350).
+  const version = bech32.decodeUnsafe(lower, 90)?.words[0] ?? bech32m.decodeUnsafe(lower, 90)?.words[0]
+  if (version === undefined || version > 16) return undefined
+  const decoded = (version === 0 ? bech32 : bech32m).decodeUnsafe(lower, 90)
+  if (decoded === undefined || decoded.prefix !== "bc") return undefined
+  const program = (version === 0 ? bech32 : bech32m).fromWordsUnsafe(decoded.words.slice(1))
+  return program !== undefined && validProgram(version, program) ? lower : undefined
+}
+
+const base58Address = (text: string): string | undefined => {
+  try {
+    const payload = base58check.decode(text)
+    return payload.length === 21 && BASE58_VERSIONS.has(payload[0]) ? text : undefined
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * A mainnet address (`1…`, `3…`, `bc1…`) with a valid checksum, in its canonical form (bech32 in
+ * lower case): what @scure/btc-signer's `Address(NETWORK)` accepts (test/unit/refund-address.test.ts
+ * checks it against that), without loading it at start (it loads with the bitcoin watcher only).
+ */
+const bitcoinDestination = (text: string): RefundDestination | undefined => {
+  const address = segwitAddress(text) ?? base58Address(text)
+  return address === undefined ? undefined : { address, watchKey: address }
+}
+
+/** The refund address of a network in its canonical form, or undefined when it is not a valid address there. */
+export const refundDestination = (network: string, text: string): RefundDestination | undefined => {
+  if (text.length > 128) return undefined
+  switch (network) {
+    case "ethereum":
+    case "arbitrum":
+    case "base":
+      return evmDestination(text)
+    case "solana":
+      return solanaDestination(text)
+    case "bitcoin":
+      return bitcoinDestination(text)
+    default:
+      return undefined
+  }
+}
+
+/** The spec-shaped message of an invalid refund address. */
+export const invalidRefundAddressMessage = (network: string) => `refundAddress must be a valid ${network} address`

@@ -1,0 +1,201 @@
+import { Clock, Context, Effect, Layer, Option } from "effect"
+import { InvalidRequest, InvoiceNotFound, NothingToRefund, PaymentOptionNotFound, RefundAlreadyRequested, RefundNotFound, RefundStatusConflict } from "../domain/Errors.ts"
+import { type InvoiceId, RefundId } from "../domain/Ids.ts"
+import type { PaymentOptionRecord } from "../domain/Invoice.ts"
+import { type CoverageLoss, EvidenceFollowUp } from "../invoices/EvidenceFollowUp.ts"
+import { type InvoiceParts, InvoiceRepo } from "../invoices/InvoiceRepo.ts"
+import { base58 } from "@scure/base"
+import type { RefundRecord, RefundStatus } from "./Refund.ts"
+import { invalidRefundAddressMessage, refundDestination } from "./RefundAddress.ts"
+import { type Refundable, refundsToReject, requestable } from "./Refundable.ts"
+import { RefundsRepo } from "./RefundsRepo.ts"
+
+/** The notes of refunds rejected because what they were granted on no longer holds, by cause. */
+export const AUTOMATIC_REJECTION_NOTES: Readonly<Record<CoverageLoss, string>> = {
+  invalidation: "A payment it refunded was invalidated",
+  exception_closed: "The merchant accepted the payment it refunded"
+}
+
+/** The most refunds one dashboard list answers. */
+export const REFUND_LIST_LIMIT = 100
+
+/** What can be refunded on one option now, with the option it is in. */
+export interface RefundableOption extends Refundable {
+  readonly option: PaymentOptionRecord
+}
+
+export interface RefundRequest {
+  readonly paymentOptionId: string
+  readonly refundAddress: string
+  readonly email?: string | undefined
+}
+
+const now = Effect.map(Clock.currentTimeMillis, (millis) => new Date(millis))
+
+/** What the payer can ask for now (Refundable.ts `requestable`), with the option of each amount. */
+export const refundableOptions = (parts: InvoiceParts, refunds: ReadonlyArray<RefundRecord>): ReadonlyArray<RefundableOption> => {
+  const options = new Map(parts.options.map((option) => [option.id as string, option]))
+  return requestable(parts.invoice, parts.options, parts.payments, refunds).flatMap((entry) => {
+    const option = options.get(entry.paymentOptionId)
+    return option === undefined ? [] : [{ ...entry, option }]
+  })
+}
+
+/**
+ * Refunds without custody (issue #40): the payer asks for what an invoice refunds on one option, to
+ * an address of theirs; the merchant pays it from their own wallet (or rejects it with a note); the
+ * chain watchers see the transfer (RefundWatchLive). Writes run in a transaction under the
+ * invoice's row lock, which the evidence changes take too, so that a request and an invalidation
+ * never both count the same money.
+ */
+export class Refunds extends Context.Service<Refunds, {
+  /** What the invoice refunds now and its refunds, for the payer page. */
+  readonly forInvoice: (invoiceId: string) => Effect.Effect<{
+    readonly refundable: ReadonlyArray<RefundableOption>
+    readonly refunds: ReadonlyArray<RefundRecord>
+  }, InvoiceNotFound>
+  /** The payer's request of everything refundable on one option; a repeat to the same address answers the existing refund (`created` false). */
+  readonly request: (invoiceId: string, request: RefundRequest) => Effect.Effect<
+    { readonly refund: RefundRecord; readonly created: boolean },
+    InvoiceNotFound | PaymentOptionNotFound | InvalidRequest | NothingToRefund | RefundAlreadyRequested
+  >
+  readonly list: (merchantId: string, status: RefundStatus | undefined) => Effect.Effect<ReadonlyArray<RefundRecord>>
+  readonly listForInvoice: (merchantId: string, invoiceId: string) => Effect.Effect<ReadonlyArray<RefundRecord>, InvoiceNotFound>
+  readonly get: (merchantId: string, refundId: string) => Effect.Effect<RefundRecord, RefundNotFound>
+  /** The merchant declines a requested refund, with a note for the payer; final. */
+  readonly reject: (merchantId: string, refundId: string, note: string) => Effect.Effect<RefundRecord, RefundNotFound | RefundStatusConflict>
+  /**
+   * Within a transaction holding the invoice's row lock (an evidence change, an exception closed):
+   * rejects the requested refunds its confirmed payments no longer cover, with their events. Idempotent.
+   */
+  readonly rejectUncovered: (invoiceId: string, cause: CoverageLoss) => Effect.Effect<void>
+}>()("Refunds/Refunds") {
+  static readonly layer = Layer.effect(
+    Refunds,
+    Effect.gen(function*() {
+      const repo = yield* RefundsRepo
+      const invoices = yield* InvoiceRepo
+
+      const partsOf = (invoiceId: string) =>
+        Effect.flatMap(invoices.find(invoiceId), (parts) => parts === undefined ? Effect.fail(new InvoiceNotFound({ invoiceId })) : Effect.succeed(parts))
+
+      const forInvoice = Effect.fn("Refunds.forInvoice")(function*(invoiceId: string) {
+        const parts = yield* partsOf(invoiceId)
+        const refunds = yield* repo.listByInvoice(invoiceId)
+        return { refundable: refundableOptions(parts, refunds), refunds }
+      })
+
+      const newRefund = (parts: InvoiceParts, entry: RefundableOption, address: string, watchKey: string, email: string | null, at: Date): RefundRecord => {
+        const { option } = entry
+        // A fresh key that only this refund's transfer carries (Solana Pay's reference), as the options have.
+        const reference = option.network === "solana" ? base58.encode(crypto.getRandomValues(new Uint8Array(32))) : null
+        return {
+          id: RefundId.make(crypto.randomUUID()),
+          merchantId: parts.invoice.merchantId,
+          invoiceId: parts.invoice.id,
+          paymentOptionId: option.id,
+          network: option.network,
+          assetCode: option.assetCode,
+          tokenContract: option.tokenContract,
+          decimals: option.decimals,
+          amountAtomic: entry.refundableAtomic,
+          refundAddress: address,
+          watchKey: reference ?? watchKey,
+          reference,
+          payerEmail: email,
+          reason: entry.reason,
+          status: "requested",
+          requiredConfirmations: option.requiredConfirmations,
+          transactionHash: null,
+          outputIndex: null,
+          blockHeight: null,
+          blockHash: null,
+          confirmations: 0,
+          rejectionNote: null,
+          requestedAt: at,
+          sentAt: null,
+          completedAt: null,
+          rejectedAt: null,
+          updatedAt: at
+        }
+      }
+
+      /** The existing refund of the option answers a repeat to the same address; another address is refused. */
+      const repeated = (existing: RefundRecord, address: string) =>
+        existing.refundAddress === address
+          ? Effect.succeed({ refund: existing, created: false })
+          : Effect.fail(new RefundAlreadyRequested({ paymentOptionId: existing.paymentOptionId }))
+
+      const request = Effect.fn("Refunds.request")(function*(invoiceId: string, body: RefundRequest) {
+        return yield* repo.withTransaction(Effect.gen(function*() {
+          // The invoice's row lock orders this request with evidence changes and other requests.
+          if ((yield* invoices.lockForUpdate(invoiceId)) === undefined) return yield* new InvoiceNotFound({ invoiceId })
+          const parts = yield* partsOf(invoiceId)
+          const option = parts.options.find((candidate) => candidate.id === body.paymentOptionId)
+          if (option === undefined) return yield* new PaymentOptionNotFound({ paymentOptionId: body.paymentOptionId })
+          const destination = refundDestination(option.network, body.refundAddress)
+          if (destination === undefined) return yield* new InvalidRequest({ message: invalidRefundAddressMessage(option.network) })
+          const existing = yield* repo.findByOption(invoiceId, option.id)
+          if (Option.isSome(existing)) return yield* repeated(existing.value, destination.address)
+          const refunds = yield* repo.listByInvoice(invoiceId)
+          const entry = refundableOptions(parts, refunds).find((candidate) => candidate.paymentOptionId === option.id)
+          if (entry === undefined) return yield* new NothingToRefund({ paymentOptionId: option.id })
+          const refund = newRefund(parts, entry, destination.address, destination.watchKey, body.email ?? null, yield* now)
+          if (yield* repo.insert(refund, "refund_requested")) return { refund, created: true }
+          // Unreachable under the invoice lock; kept so that a concurrent insert still answers like a repeat.
+          const stored = yield* repo.findByOption(invoiceId, option.id)
+          if (Option.isNone(stored)) return yield* Effect.die(new Error(`refund of option ${option.id} neither inserted nor found`))
+          return yield* repeated(stored.value, destination.address)
+        }))
+      })
+
+      const ownRefund = (merchantId: string, refundId: string, read: (id: string) => Effect.Effect<Option.Option<RefundRecord>>) =>
+        Effect.flatMap(read(refundId), (found) =>
+          Option.isSome(found) && found.value.merchantId === merchantId ? Effect.succeed(found.value) : Effect.fail(new RefundNotFound({ refundId })))
+
+      const reject = Effect.fn("Refunds.reject")(function*(merchantId: string, refundId: string, note: string) {
+        return yield* repo.withTransaction(Effect.gen(function*() {
+          const refund = yield* ownRefund(merchantId, refundId, repo.lock)
+          if (refund.status !== "requested") return yield* new RefundStatusConflict({ message: "Only a requested refund can be rejected" })
+          const at = yield* now
+          const rejected: RefundRecord = { ...refund, status: "rejected", rejectionNote: note, rejectedAt: at, updatedAt: at }
+          yield* repo.update(rejected, "requested", "refund_rejected")
+          return rejected
+        }))
+      })
+
+      const rejectUncovered = Effect.fn("Refunds.rejectUncovered")(function*(invoiceId: string, cause: CoverageLoss) {
+        const refunds = yield* repo.listByInvoice(invoiceId)
+        if (!refunds.some((refund) => refund.status === "requested")) return
+        const parts = yield* Effect.orDie(partsOf(invoiceId))
+        const at = yield* now
+        for (const refund of refundsToReject(parts.invoice, parts.options, parts.payments, refunds)) {
+          const rejected: RefundRecord = { ...refund, status: "rejected", rejectionNote: AUTOMATIC_REJECTION_NOTES[cause], rejectedAt: at, updatedAt: at }
+          if (yield* repo.update(rejected, "requested", "refund_rejected")) {
+            yield* Effect.logInfo("Refund rejected: what it was granted on no longer holds").pipe(Effect.annotateLogs({ invoiceId, refundId: refund.id, cause }))
+          }
+        }
+      })
+
+      return {
+        forInvoice,
+        request,
+        list: (merchantId, status) => repo.listByMerchant(merchantId, status ?? null, REFUND_LIST_LIMIT),
+        listForInvoice: (merchantId, invoiceId) =>
+          Effect.flatMap(invoices.find(invoiceId), (parts) =>
+            parts === undefined || parts.invoice.merchantId !== merchantId
+              ? Effect.fail(new InvoiceNotFound({ invoiceId }))
+              : repo.listByInvoice(invoiceId)),
+        get: (merchantId, refundId) => ownRefund(merchantId, refundId, repo.find),
+        reject,
+        rejectUncovered
+      }
+    })
+  )
+
+  /** The refunds' answer to a coverage loss (PaymentEvidence and Invoices call it in that change's transaction). */
+  static readonly followUp = Layer.effect(
+    EvidenceFollowUp,
+    Effect.map(Refunds, (refunds) => ({ afterCoverageLoss: (invoiceId: InvoiceId, cause: CoverageLoss) => refunds.rejectUncovered(invoiceId, cause) }))
+  )
+}

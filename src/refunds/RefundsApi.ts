@@ -1,0 +1,100 @@
+import { Schema } from "effect"
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
+import { BadRequest, Conflict, NotFound, ServiceUnavailable, TooManyRequests } from "../http/ApiErrors.ts"
+import { DashboardAuthentication } from "../http/Authentication.ts"
+import { InvoiceIdParams, text, UuidParam } from "../http/RequestSchemas.ts"
+import { PublicRefundView, REFUND_STATUSES, RefundableView, RefundView } from "./Refund.ts"
+
+const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/
+
+export const RequestRefundBody = Schema.Struct({
+  paymentOptionId: Schema.String.annotate({ message: "must be a string" }).check(Schema.isUUID(undefined, { message: "must be a valid UUID" }))
+    .annotateKey({ messageMissingKey: "is required" }),
+  refundAddress: Schema.String.annotate({ message: "must be a string" }).annotateKey({ messageMissingKey: "is required" }),
+  email: Schema.optionalKey(
+    Schema.String.annotate({ message: "must be a valid email address" }).check(
+      Schema.makeFilter<string>((value) => value.length <= 254 && EMAIL.test(value), { message: "must be a valid email address" })
+    )
+  )
+}).annotate({ message: "must be a JSON object", identifier: "RequestRefund" })
+
+export const RejectRefundBody = Schema.Struct({
+  note: text(500).check(Schema.isMinLength(1, { message: "must not be empty" })).annotateKey({ messageMissingKey: "is required" })
+}).annotate({ message: "must be a JSON object", identifier: "RejectRefund" })
+
+export const PrepareRefundTransactionBody = Schema.Struct({
+  payerPublicKey: Schema.String.annotate({ message: "must be a string" }).annotateKey({ messageMissingKey: "is required" })
+}).annotate({ message: "must be a JSON object", identifier: "PrepareRefundTransaction" })
+
+export const InvoiceRefunds = Schema.Struct({
+  refundable: Schema.Array(RefundableView),
+  refunds: Schema.Array(PublicRefundView)
+}).annotate({ identifier: "InvoiceRefunds" })
+
+export const RefundList = Schema.Struct({ data: Schema.Array(RefundView) }).annotate({ identifier: "RefundList" })
+
+/** An unsigned Solana transfer of a refund for the merchant's wallet to sign and send. */
+export const SolanaRefundTransaction = Schema.Struct({
+  transaction: Schema.String.annotate({
+    description:
+      "Base64 of an unsigned legacy mainnet transaction, fee payer = the merchant's wallet: idempotent creation of the refund address's associated token account, a memo, then transferChecked of the refund amount carrying the refund's reference"
+  }),
+  blockhash: Schema.String,
+  lastValidBlockHeight: Schema.Number,
+  refundId: Schema.String,
+  amountAtomic: Schema.String.annotate({ description: "Amount of the transfer in the mint's smallest units (the refund amount)" })
+}).annotate({ identifier: "SolanaRefundTransaction" })
+
+const RefundIdParams = Schema.Struct({ id: UuidParam })
+
+export const PublicRefundsGroup = HttpApiGroup.make("publicRefunds")
+  .add(
+    HttpApiEndpoint.get("list", "/api/checkout/pay/:id/refunds", {
+      params: InvoiceIdParams,
+      success: InvoiceRefunds,
+      error: NotFound
+    }).annotate(
+      OpenApi.Description,
+      "What the invoice refunds now, per payment option (only confirmed payments count: an overpayment beyond the invoice's amount, or everything of an invoice closed unpaid), and the refunds requested."
+    ),
+    HttpApiEndpoint.post("request", "/api/checkout/pay/:id/refunds", {
+      params: InvoiceIdParams,
+      payload: RequestRefundBody,
+      success: [PublicRefundView.pipe(HttpApiSchema.status(201)), PublicRefundView],
+      error: [BadRequest, NotFound, Conflict, TooManyRequests]
+    }).annotate(
+      OpenApi.Description,
+      "The payer asks for everything refundable on one payment option, to an address of theirs on the option's network (201). One request per option, ever: a repeat with the same address answers the existing refund (200), another address 409. The merchant sends the refund from their own wallet; the service never holds funds. Limited per client IP (CHECKOUT_REFUND_RATE_LIMIT a minute)."
+    )
+  )
+  .annotate(OpenApi.Description, "Public refund endpoints of the payment page: no authentication; CORS open to any origin (no credentials).")
+
+export const DashboardRefundsGroup = HttpApiGroup.make("dashboardRefunds")
+  .add(
+    HttpApiEndpoint.get("list", "/api/dashboard/refunds", {
+      query: {
+        status: Schema.optionalKey(Schema.Literals(REFUND_STATUSES).annotate({ message: `must be one of ${REFUND_STATUSES.join(", ")}` }))
+      },
+      success: RefundList,
+      error: BadRequest
+    }).annotate(OpenApi.Description, "The account's refunds, newest first (at most 100), optionally of one status."),
+    HttpApiEndpoint.get("invoice", "/api/dashboard/invoices/:id/refunds", {
+      params: InvoiceIdParams,
+      success: RefundList,
+      error: NotFound
+    }).annotate(OpenApi.Description, "One invoice's refunds, oldest first."),
+    HttpApiEndpoint.post("reject", "/api/dashboard/refunds/:id/reject", {
+      params: RefundIdParams,
+      payload: RejectRefundBody,
+      success: RefundView,
+      error: [NotFound, Conflict]
+    }).annotate(OpenApi.Description, "Declines a requested refund with a note the payer sees; final."),
+    HttpApiEndpoint.post("prepareSolanaTransaction", "/api/dashboard/refunds/:id/prepare-solana-transaction", {
+      params: RefundIdParams,
+      payload: PrepareRefundTransactionBody,
+      success: SolanaRefundTransaction,
+      error: [BadRequest, NotFound, Conflict, ServiceUnavailable]
+    }).annotate(OpenApi.Description, "An unsigned Solana transfer of a requested Solana refund from the merchant's wallet (payerPublicKey), for the wallet to sign and send.")
+  )
+  .middleware(DashboardAuthentication)
+  .annotate(OpenApi.Description, "Refunds the payers requested: review, reject, and pay from the merchant's own wallet (dashboard session or bearer JWT).")

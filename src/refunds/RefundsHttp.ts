@@ -1,0 +1,71 @@
+import { Effect } from "effect"
+import { HttpApiBuilder } from "effect/http-api"
+import { RateLimits } from "../accounts/RateLimits.ts"
+import { formatAtomic } from "../domain/Money.ts"
+import { checkoutApi } from "../http/CheckoutApi.ts"
+import { CurrentMerchant } from "../http/CurrentMerchant.ts"
+import { mapDomainErrors } from "../http/ErrorMapping.ts"
+import { jsonResponse } from "../http/JsonResponse.ts"
+import { clientAddress, orTooManyRequests } from "../http/RateLimitAnswers.ts"
+import { PublicRefundView, publicRefundView, refundView, RefundView } from "./Refund.ts"
+import { type RefundableOption, Refunds } from "./Refunds.ts"
+import { DashboardRefundsGroup, InvoiceRefunds, PublicRefundsGroup, RefundList } from "./RefundsApi.ts"
+import { RefundTransactions } from "./RefundTransactions.ts"
+
+const refundableView = ({ option, reason, refundableAtomic }: RefundableOption) => ({
+  paymentOptionId: option.id,
+  network: option.network,
+  assetCode: option.assetCode,
+  amount: formatAtomic(refundableAtomic, option.decimals),
+  amountAtomic: refundableAtomic.toString(),
+  reason
+})
+
+export const PublicRefundsHttpLive = HttpApiBuilder.group(checkoutApi(PublicRefundsGroup), "publicRefunds", (handlers) =>
+  Effect.gen(function*() {
+    const refunds = yield* Refunds
+    const rateLimits = yield* RateLimits
+    return handlers
+      .handle("list", ({ params }) =>
+        refunds.forInvoice(params.id).pipe(
+          Effect.map(({ refundable, refunds }) => jsonResponse(InvoiceRefunds, { refundable: refundable.map(refundableView), refunds: refunds.map(publicRefundView) })),
+          mapDomainErrors
+        ))
+      .handle("request", ({ params, payload }) =>
+        Effect.gen(function*() {
+          yield* orTooManyRequests(rateLimits.refundRequest(yield* clientAddress))
+          const { created, refund } = yield* mapDomainErrors(refunds.request(params.id, payload))
+          return jsonResponse(PublicRefundView, publicRefundView(refund), created ? 201 : 200)
+        }))
+  }))
+
+export const DashboardRefundsHttpLive = HttpApiBuilder.group(checkoutApi(DashboardRefundsGroup), "dashboardRefunds", (handlers) =>
+  Effect.gen(function*() {
+    const refunds = yield* Refunds
+    const transactions = yield* RefundTransactions
+    return handlers
+      .handle("list", ({ query }) =>
+        Effect.gen(function*() {
+          const merchant = yield* CurrentMerchant
+          const found = yield* refunds.list(merchant.merchantId, query.status)
+          return jsonResponse(RefundList, { data: found.map(refundView) })
+        }))
+      .handle("invoice", ({ params }) =>
+        Effect.gen(function*() {
+          const merchant = yield* CurrentMerchant
+          const found = yield* mapDomainErrors(refunds.listForInvoice(merchant.merchantId, params.id))
+          return jsonResponse(RefundList, { data: found.map(refundView) })
+        }))
+      .handle("reject", ({ params, payload }) =>
+        Effect.gen(function*() {
+          const merchant = yield* CurrentMerchant
+          const rejected = yield* mapDomainErrors(refunds.reject(merchant.merchantId, params.id, payload.note))
+          return jsonResponse(RefundView, refundView(rejected))
+        }))
+      .handle("prepareSolanaTransaction", ({ params, payload }) =>
+        Effect.gen(function*() {
+          const merchant = yield* CurrentMerchant
+          const refund = yield* mapDomainErrors(refunds.get(merchant.merchantId, params.id))
+          return yield* mapDomainErrors(transactions.prepareSolana(refund, payload.payerPublicKey))
+        }))
+  }))

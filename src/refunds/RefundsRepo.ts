@@ -1,0 +1,144 @@
+import { Context, Effect, Layer, Option, Schema, Struct } from "effect"
+import { SqlClient, SqlSchema } from "effect/sql"
+import { bigintColumn, DateColumn, NullableDateColumn } from "../db/Columns.ts"
+import type { RefundWebhookEventName } from "../domain/Statuses.ts"
+import { Refund, type RefundRecord, RefundStatus } from "./Refund.ts"
+
+/** A `refunds` row: the entity with column codecs for its exact integers and timestamps. */
+const RefundRow = Refund.mapFields(Struct.evolve({
+  amountAtomic: () => bigintColumn(Schema.BigInt),
+  blockHeight: () => Schema.NullOr(bigintColumn(Schema.BigInt)),
+  requestedAt: () => DateColumn,
+  sentAt: () => NullableDateColumn,
+  completedAt: () => NullableDateColumn,
+  rejectedAt: () => NullableDateColumn,
+  updatedAt: () => DateColumn
+}))
+const encodeRow = Schema.encodeSync(RefundRow)
+
+/** What a change of a refund may update; the rest is fixed when it is requested. */
+const MUTABLE_FIELDS = [
+  "status",
+  "transactionHash",
+  "outputIndex",
+  "blockHeight",
+  "blockHash",
+  "confirmations",
+  "rejectionNote",
+  "sentAt",
+  "completedAt",
+  "rejectedAt",
+  "updatedAt"
+] as const
+
+const mutableValues = (refund: RefundRecord) => {
+  const row = encodeRow(refund)
+  return Object.fromEntries(MUTABLE_FIELDS.map((field) => [field, row[field]]))
+}
+
+const MerchantRefunds = Schema.Struct({ merchantId: Schema.String, status: Schema.NullOr(RefundStatus), limit: Schema.Number })
+
+/**
+ * Persistence of refunds and of their outbox events (written in the same statement as the change).
+ * SQL and decode failures are infrastructure failures: defects here, at the repository edge.
+ */
+export class RefundsRepo extends Context.Service<RefundsRepo, {
+  /** Stores a new refund with its event; false (nothing written) when the option already has a refund. */
+  readonly insert: (refund: RefundRecord, event: RefundWebhookEventName) => Effect.Effect<boolean>
+  readonly find: (id: string) => Effect.Effect<Option.Option<RefundRecord>>
+  /** The refund under its row lock, for the rest of the transaction. */
+  readonly lock: (id: string) => Effect.Effect<Option.Option<RefundRecord>>
+  readonly findByOption: (invoiceId: string, paymentOptionId: string) => Effect.Effect<Option.Option<RefundRecord>>
+  /** The invoice's refunds, oldest first. */
+  readonly listByInvoice: (invoiceId: string) => Effect.Effect<ReadonlyArray<RefundRecord>>
+  /** The merchant's refunds, newest first, optionally of one status. */
+  readonly listByMerchant: (merchantId: string, status: RefundRecord["status"] | null, limit: number) => Effect.Effect<ReadonlyArray<RefundRecord>>
+  /**
+   * Saves a change of a refund read in status `from`, and its event when one is given, in one
+   * statement; false (nothing written) when the refund is no longer in `from`.
+   */
+  readonly update: (refund: RefundRecord, from: RefundRecord["status"], event: RefundWebhookEventName | null) => Effect.Effect<boolean>
+  /** Refunds `requested` or `sent` on these networks: what the watchers look for. */
+  readonly watched: (networks: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<RefundRecord>>
+  /** Refunds `sent` on the network (mined, below their required confirmations). */
+  readonly sent: (network: string) => Effect.Effect<ReadonlyArray<RefundRecord>>
+  /** Refunds `sent` or `completed` on the network whose transaction's block is above `height`, locked. */
+  readonly lockMinedAbove: (network: string, height: bigint) => Effect.Effect<ReadonlyArray<RefundRecord>>
+  readonly withTransaction: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+}>()("Refunds/RefundsRepo") {
+  static readonly layer = Layer.effect(
+    RefundsRepo,
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+
+      const findById = SqlSchema.findOneOption({
+        Request: Schema.String,
+        Result: RefundRow,
+        execute: (id) => sql`SELECT * FROM refunds WHERE id = ${id}`
+      })
+      const lockById = SqlSchema.findOneOption({
+        Request: Schema.String,
+        Result: RefundRow,
+        execute: (id) => sql`SELECT * FROM refunds WHERE id = ${id} FOR UPDATE`
+      })
+      const findByOption = SqlSchema.findOneOption({
+        Request: Schema.Struct({ invoiceId: Schema.String, paymentOptionId: Schema.String }),
+        Result: RefundRow,
+        execute: ({ invoiceId, paymentOptionId }) => sql`SELECT * FROM refunds WHERE invoice_id = ${invoiceId} AND payment_option_id = ${paymentOptionId}`
+      })
+      const listByInvoice = SqlSchema.findAll({
+        Request: Schema.String,
+        Result: RefundRow,
+        execute: (invoiceId) => sql`SELECT * FROM refunds WHERE invoice_id = ${invoiceId} ORDER BY requested_at, id`
+      })
+      const listByMerchant = SqlSchema.findAll({
+        Request: MerchantRefunds,
+        Result: RefundRow,
+        execute: ({ limit, merchantId, status }) =>
+          sql`SELECT * FROM refunds WHERE merchant_id = ${merchantId}${status === null ? sql`` : sql` AND status = ${status}`}
+            ORDER BY requested_at DESC, id DESC LIMIT ${limit}`
+      })
+      const watched = SqlSchema.findAll({
+        Request: Schema.Array(Schema.String),
+        Result: RefundRow,
+        execute: (networks) => sql`SELECT * FROM refunds WHERE network = ANY(${networks}::text[]) AND status IN ('requested', 'sent') ORDER BY requested_at, id`
+      })
+      const sent = SqlSchema.findAll({
+        Request: Schema.String,
+        Result: RefundRow,
+        execute: (network) => sql`SELECT * FROM refunds WHERE network = ${network} AND status = 'sent' ORDER BY requested_at, id`
+      })
+      const lockMinedAbove = SqlSchema.findAll({
+        Request: Schema.Struct({ network: Schema.String, height: Schema.String }),
+        Result: RefundRow,
+        execute: ({ height, network }) =>
+          sql`SELECT * FROM refunds WHERE network = ${network} AND status IN ('sent', 'completed')
+            AND block_height > ${height}::bigint ORDER BY id FOR UPDATE`
+      })
+
+      const outboxOf = (refund: RefundRecord, event: RefundWebhookEventName | null) =>
+        event === null ? sql`` : sql`, event AS (INSERT INTO outbox (invoice_id, merchant_id, event, refund_id)
+          SELECT ${refund.invoiceId}, ${refund.merchantId}, ${event}, id FROM written)`
+
+      return {
+        insert: (refund, event) =>
+          sql<{ readonly written: number }>`WITH written AS (INSERT INTO refunds ${sql.insert(encodeRow(refund))}
+              ON CONFLICT (invoice_id, payment_option_id) DO NOTHING RETURNING id)${outboxOf(refund, event)}
+            SELECT count(*)::int AS written FROM written`.pipe(Effect.map(([{ written }]) => written > 0), Effect.orDie),
+        find: (id) => Effect.orDie(findById(id)),
+        lock: (id) => Effect.orDie(lockById(id)),
+        findByOption: (invoiceId, paymentOptionId) => Effect.orDie(findByOption({ invoiceId, paymentOptionId })),
+        listByInvoice: (invoiceId) => Effect.orDie(listByInvoice(invoiceId)),
+        listByMerchant: (merchantId, status, limit) => Effect.orDie(listByMerchant({ merchantId, status, limit })),
+        update: (refund, from, event) =>
+          sql<{ readonly written: number }>`WITH written AS (UPDATE refunds SET ${sql.update(mutableValues(refund))}
+              WHERE id = ${refund.id} AND status = ${from} RETURNING id)${outboxOf(refund, event)}
+            SELECT count(*)::int AS written FROM written`.pipe(Effect.map(([{ written }]) => written > 0), Effect.orDie),
+        watched: (networks) => Effect.orDie(watched(networks)),
+        sent: (network) => Effect.orDie(sent(network)),
+        lockMinedAbove: (network, height) => Effect.orDie(lockMinedAbove({ network, height: height.toString() })),
+        withTransaction: (effect) => sql.withTransaction(effect).pipe(Effect.catchTag("SqlError", Effect.die))
+      }
+    })
+  )
+}

@@ -1,0 +1,254 @@
+import { Keypair, PublicKey } from "@solana/web3.js"
+import { Effect } from "effect"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { ChainWatchers } from "../../src/chains/ChainWatchers.ts"
+import { buildTransferTransaction } from "../../src/chains/solana/SolanaTransfer.ts"
+import { privateDatabase } from "../support/PrivateDatabase.ts"
+import { refundOf, refundsOf, requestRefund } from "../support/RefundRequests.ts"
+import { signPrepared, type SolanaNode, startSolanaNode } from "../support/SolanaRpc.ts"
+import { startTestApp, type TestApp, type TestMerchant } from "../support/TestApp.ts"
+
+// The Solana watcher sees refund transactions (issue #40): a successful transaction that carries
+// the refund's reference and moves exactly its amount of its mint into the refund address's
+// associated token account sends the refund; the required slots complete it; a transaction that
+// leaves the chain puts the refund back to requested until another one pays it.
+
+const USDC = Keypair.generate().publicKey
+const USDT = Keypair.generate().publicKey
+const MINT_AUTHORITY = Keypair.generate().publicKey
+const REQUIRED = 8
+
+let node: SolanaNode
+let app: TestApp
+let merchant: TestMerchant
+let database: Awaited<ReturnType<typeof privateDatabase>>
+
+const poll = () => app.run(Effect.flatMap(ChainWatchers, (watchers) => watchers.poll("solana")))
+const usd = (amount: number) => BigInt(Math.round(amount * 1_000_000))
+
+/** A wallet with SOL for fees and plenty of USDC and USDT. */
+const newWallet = () => {
+  const wallet = Keypair.generate()
+  node.airdrop(wallet.publicKey, 1_000_000_000n)
+  node.setTokenBalance(wallet.publicKey, USDC, usd(1_000))
+  node.setTokenBalance(wallet.publicKey, USDT, usd(1_000))
+  return wallet
+}
+
+/** A signed transfer as a wallet sends it: the recipient's token account created if missing, the reference as a read-only key. */
+const send = (from: Keypair, to: PublicKey, amountAtomic: bigint, reference: PublicKey, mint = USDC) => {
+  const transaction = buildTransferTransaction({
+    payer: from.publicKey,
+    recipient: to,
+    mint,
+    decimals: 6,
+    amountAtomic,
+    reference,
+    memo: "Refund",
+    blockhash: node.svm.latestBlockhash(),
+    lastValidBlockHeight: node.slot() + 150
+  })
+  transaction.sign(from)
+  return node.execute(transaction)
+}
+
+/** An invoice of $10 paid $15 in USDC and confirmed: $5 of USDC to refund. */
+const overpaidInvoice = async () => {
+  const created = await merchant.api("/api/checkout/invoices", { body: { amountUsd: 10 } })
+  expect(created.status).toBe(201)
+  const option = created.body.paymentOptions.find((candidate: any) => candidate.network === "solana")
+  send(newWallet(), new PublicKey(option.optionPayload.recipientAddress), usd(15), new PublicKey(option.optionPayload.reference))
+  await poll()
+  node.advance(REQUIRED)
+  await poll()
+  expect((await merchant.api(`/api/checkout/invoices/${created.body.id}`)).body.status).toBe("confirmed")
+  return created.body.id as string
+}
+
+/** The refund's reference, from the merchant's dashboard view of its payment request. */
+const referenceOf = async (invoiceId: string) => {
+  const answer = await merchant.dashboard(`/api/dashboard/invoices/${invoiceId}/refunds`)
+  expect(answer.status).toBe(200)
+  return new PublicKey(answer.body.data[0].paymentRequest.reference)
+}
+
+beforeAll(async () => {
+  node = await startSolanaNode()
+  node.installMint(USDC, 6, MINT_AUTHORITY)
+  node.installMint(USDT, 6, MINT_AUTHORITY)
+  database = await privateDatabase()
+  app = await startTestApp({}, {
+    ...(database.url === undefined ? {} : { DATABASE_URL: database.url }),
+    CHECKOUT_RPC_URL_SOLANA: node.url,
+    CHECKOUT_RPC_TIMEOUT_MS: "1000",
+    CHECKOUT_TOKEN_SOLANA_USDC: USDC.toBase58(),
+    CHECKOUT_TOKEN_SOLANA_USDT: USDT.toBase58(),
+    CHECKOUT_CONFIRMATIONS_SOLANA: String(REQUIRED)
+  })
+  merchant = await app.createMerchant({
+    methods: [{
+      network: "solana",
+      assetCode: "USDC",
+      railType: "address_transfer",
+      enabled: true,
+      isDefault: true,
+      recipientAddress: Keypair.generate().publicKey.toBase58(),
+      xpub: null
+    }]
+  })
+  await poll()
+}, 120_000)
+
+afterAll(async () => {
+  await app?.close()
+  await node?.close()
+  await database?.drop()
+})
+
+describe("the Solana watcher and refunds", () => {
+  it("ignores a wrong amount, a wrong mint and a missing reference; the exact transfer sends the refund and the slots complete it", async () => {
+    const invoiceId = await overpaidInvoice()
+    const refundee = Keypair.generate().publicKey
+    const { amountAtomic } = await requestRefund(app.baseUrl, invoiceId, refundee.toBase58())
+    expect(amountAtomic).toBe(usd(5))
+    const reference = await referenceOf(invoiceId)
+    const wallet = newWallet()
+
+    send(wallet, refundee, amountAtomic - 1n, reference)
+    send(wallet, refundee, amountAtomic + 1n, reference)
+    send(wallet, refundee, amountAtomic, reference, USDT)
+    send(wallet, refundee, amountAtomic, Keypair.generate().publicKey)
+    send(wallet, Keypair.generate().publicKey, amountAtomic, reference)
+    let report = await poll()
+    expect(report.refundsSeen).toBe(0)
+    expect(await refundOf(app.baseUrl, invoiceId)).toMatchObject({ status: "requested", transactionHash: null })
+
+    const signature = send(wallet, refundee, amountAtomic, reference)
+    report = await poll()
+    expect(report.refundsSeen).toBe(1)
+    expect(await refundOf(app.baseUrl, invoiceId)).toMatchObject({ status: "sent", transactionHash: signature, completedAt: null })
+
+    // A second exact transfer is not counted: the first one pays the refund.
+    send(newWallet(), refundee, amountAtomic, reference)
+    await poll()
+    expect(await refundOf(app.baseUrl, invoiceId)).toMatchObject({ status: "sent", transactionHash: signature })
+
+    node.advance(REQUIRED)
+    report = await poll()
+    expect(report.confirmationsUpdated).toBeGreaterThanOrEqual(1)
+    const completed = await refundOf(app.baseUrl, invoiceId)
+    expect(completed).toMatchObject({ status: "completed", transactionHash: signature })
+    expect(completed.completedAt).not.toBeNull()
+    expect((await refundsOf(app.baseUrl, invoiceId)).refundable).toEqual([])
+  })
+
+  it("the transaction the dashboard prepares for the merchant's wallet, signed and sent, pays the refund", async () => {
+    const invoiceId = await overpaidInvoice()
+    const refundee = Keypair.generate().publicKey
+    const { refund, amountAtomic } = await requestRefund(app.baseUrl, invoiceId, refundee.toBase58())
+    const wallet = newWallet()
+    const prepared = await merchant.dashboard(`/api/dashboard/refunds/${refund.id}/prepare-solana-transaction`, {
+      body: { payerPublicKey: wallet.publicKey.toBase58() }
+    })
+    expect(prepared.status).toBe(200)
+    const signature = await node.connection.sendRawTransaction(signPrepared(prepared.body.transaction, wallet).serialize())
+    // The refund address had no USDC account: the transaction created it with the amount.
+    expect(node.tokenBalance(refundee, USDC)).toBe(amountAtomic)
+
+    await poll()
+    expect(await refundOf(app.baseUrl, invoiceId)).toMatchObject({ status: "sent", transactionHash: signature })
+    node.advance(REQUIRED)
+    await poll()
+    expect(await refundOf(app.baseUrl, invoiceId)).toMatchObject({ status: "completed", transactionHash: signature })
+  })
+
+  it("a refund transaction that leaves the chain makes the refund requested again; another transfer completes it once", async () => {
+    const invoiceId = await overpaidInvoice()
+    const refundee = Keypair.generate().publicKey
+    const { amountAtomic } = await requestRefund(app.baseUrl, invoiceId, refundee.toBase58())
+    const reference = await referenceOf(invoiceId)
+    const dropped = send(newWallet(), refundee, amountAtomic, reference)
+    await poll()
+    expect(await refundOf(app.baseUrl, invoiceId)).toMatchObject({ status: "sent", transactionHash: dropped })
+
+    node.drop(dropped)
+    let report = await poll()
+    expect(report.refundsReverted).toBe(1)
+    expect(await refundOf(app.baseUrl, invoiceId)).toMatchObject({ status: "requested", transactionHash: null })
+    // It stays requested while nothing pays it.
+    node.advance(REQUIRED)
+    await poll()
+    expect(await refundOf(app.baseUrl, invoiceId)).toMatchObject({ status: "requested" })
+
+    const again = send(newWallet(), refundee, amountAtomic, reference)
+    report = await poll()
+    expect(report.refundsSeen).toBe(1)
+    expect(await refundOf(app.baseUrl, invoiceId)).toMatchObject({ status: "sent", transactionHash: again })
+    node.advance(REQUIRED)
+    await poll()
+    expect(await refundOf(app.baseUrl, invoiceId)).toMatchObject({ status: "completed", transactionHash: again })
+    expect((await refundsOf(app.baseUrl, invoiceId)).refunds).toHaveLength(1)
+  })
+
+  it("a transfer that pays a refund in the same poll as its first transaction leaves the chain is the refund's transaction", async () => {
+    const invoiceId = await overpaidInvoice()
+    const refundee = Keypair.generate().publicKey
+    const { amountAtomic } = await requestRefund(app.baseUrl, invoiceId, refundee.toBase58())
+    const reference = await referenceOf(invoiceId)
+    const dropped = send(newWallet(), refundee, amountAtomic, reference)
+    await poll()
+    expect(await refundOf(app.baseUrl, invoiceId)).toMatchObject({ status: "sent", transactionHash: dropped })
+
+    node.drop(dropped)
+    const again = send(newWallet(), refundee, amountAtomic, reference)
+    await poll()
+    expect(await refundOf(app.baseUrl, invoiceId)).toMatchObject({ status: "sent", transactionHash: again })
+    node.advance(REQUIRED)
+    await poll()
+    expect(await refundOf(app.baseUrl, invoiceId)).toMatchObject({ status: "completed", transactionHash: again })
+  })
+
+  it("when the refund's transaction leaves the chain, a later transfer that paid it too becomes its transaction", async () => {
+    const invoiceId = await overpaidInvoice()
+    const refundee = Keypair.generate().publicKey
+    const { amountAtomic } = await requestRefund(app.baseUrl, invoiceId, refundee.toBase58())
+    const reference = await referenceOf(invoiceId)
+    const dropped = send(newWallet(), refundee, amountAtomic, reference)
+    await poll()
+    const second = send(newWallet(), refundee, amountAtomic, reference)
+    await poll()
+    expect(await refundOf(app.baseUrl, invoiceId)).toMatchObject({ status: "sent", transactionHash: dropped })
+
+    node.drop(dropped)
+    const report = await poll()
+    expect(report.refundsReverted).toBe(1)
+    expect(await refundOf(app.baseUrl, invoiceId)).toMatchObject({ status: "sent", transactionHash: second })
+    node.advance(REQUIRED)
+    await poll()
+    expect(await refundOf(app.baseUrl, invoiceId)).toMatchObject({ status: "completed", transactionHash: second })
+  })
+
+  it("a dropped refund transaction leaves alone another refund sent in a later slot", async () => {
+    const first = await overpaidInvoice()
+    const second = await overpaidInvoice()
+    const refundees = [Keypair.generate().publicKey, Keypair.generate().publicKey]
+    const amounts = [
+      (await requestRefund(app.baseUrl, first, refundees[0].toBase58())).amountAtomic,
+      (await requestRefund(app.baseUrl, second, refundees[1].toBase58())).amountAtomic
+    ]
+    const dropped = send(newWallet(), refundees[0], amounts[0], await referenceOf(first))
+    const kept = send(newWallet(), refundees[1], amounts[1], await referenceOf(second))
+    await poll()
+    expect(await refundOf(app.baseUrl, second)).toMatchObject({ status: "sent", transactionHash: kept })
+
+    node.drop(dropped)
+    const report = await poll()
+    expect(report.refundsReverted).toBe(1)
+    expect(await refundOf(app.baseUrl, first)).toMatchObject({ status: "requested", transactionHash: null })
+    expect(await refundOf(app.baseUrl, second)).toMatchObject({ status: "sent", transactionHash: kept })
+    node.advance(REQUIRED)
+    await poll()
+    expect(await refundOf(app.baseUrl, second)).toMatchObject({ status: "completed", transactionHash: kept })
+    expect(await refundOf(app.baseUrl, first)).toMatchObject({ status: "requested" })
+  })
+})
