@@ -1,4 +1,4 @@
-import { Schema } from "effect"
+import { Effect, Schema } from "effect"
 import { InvoiceId, MerchantId, PaymentId, PaymentOptionId } from "./Ids.ts"
 import { Micros } from "./Money.ts"
 import { NullableDate } from "./Timestamps.ts"
@@ -23,14 +23,49 @@ export const ResolvedTiming = Schema.Union([
 ])
 
 /**
- * The invoice, declared once: its row schema (invoices/InvoiceRows.ts) and its merchant, public,
- * status and webhook views (InvoiceViews.ts, InvoiceResponses.ts) are derived from these fields.
+ * Value of a field the lifecycle sets after creation, `initial` until then: `Invoice.make` fills
+ * it in, so a creation names only what the request gives.
+ */
+const later = <S extends Schema.Top & Schema.WithoutConstructorDefault>(schema: S, initial: S["~type.make.in"]) =>
+  schema.pipe(Schema.withConstructorDefault(Effect.succeed(initial)))
+
+/** What the lifecycle changes after creation (see `later`); a save writes these columns alone (invoices/InvoiceRepo.ts). */
+export const InvoiceStateFields = {
+  status: InvoiceStatus,
+  lastPaymentOptionId: later(Schema.NullOr(PaymentOptionId), null),
+  lastTransactionHash: later(NullableString, null),
+  receivedMicros: later(Micros, Micros.make(0n)),
+  confirmedMicros: later(Micros, Micros.make(0n)),
+  /** The smallest confirmation count among the payments counted toward the invoice. */
+  confirmations: later(Schema.Number, 0),
+  paymentDetectedAt: later(NullableDate, null),
+  confirmedAt: later(NullableDate, null),
+  paidOutOfBandAt: later(NullableDate, null),
+  paidOutOfBandNote: later(NullableString, null),
+  voidedAt: later(NullableDate, null),
+  exceptionType: later(Schema.NullOr(ExceptionType), null),
+  exceptionStatus: later(Schema.NullOr(ExceptionStatus), null),
+  exceptionAction: later(Schema.NullOr(ExceptionCloseAction), null),
+  exceptionNote: later(NullableString, null),
+  exceptionClosedAt: later(NullableDate, null),
+  lastPaymentObservedAt: later(NullableDate, null)
+}
+
+/**
+ * The invoice, declared once; everything else is derived from these fields:
+ * - the row codec (invoices/InvoiceRows.ts: `rowOf` picks each field's column codec by its type),
+ *   and the SQL select lists (invoices/InvoiceReadSql.ts) from the row's fields;
+ * - the views and response schemas (InvoiceViews.ts, InvoiceResponses.ts): each view names the
+ *   fields it shows in one pick (`*_SHOWN_FIELDS`, `InvoiceSummaryView`) and declares only its
+ *   computed fields; the browser's types are the API's response types (dashboard/browser/Api.ts);
+ * - the dashboard list and its CSV export (InvoiceSummaryView's fields, in order).
+ * A new field is one line here (in `InvoiceStateFields` when the lifecycle sets it), one
+ * migration, and its name in the pick of each view that shows it.
  */
 export const Invoice = Schema.Struct({
   id: InvoiceId,
   merchantId: MerchantId,
   amountMicros: Micros,
-  status: InvoiceStatus,
   timing: ResolvedTiming,
   productName: NullableString,
   issuedBy: NullableString,
@@ -41,24 +76,8 @@ export const Invoice = Schema.Struct({
   customerEmail: NullableString,
   metadata: Schema.NullOr(JsonObject),
   defaultPaymentOptionId: Schema.NullOr(PaymentOptionId),
-  lastPaymentOptionId: Schema.NullOr(PaymentOptionId),
-  lastTransactionHash: NullableString,
-  receivedMicros: Micros,
-  confirmedMicros: Micros,
-  /** The smallest confirmation count among the payments counted toward the invoice. */
-  confirmations: Schema.Number,
-  paymentDetectedAt: NullableDate,
-  confirmedAt: NullableDate,
-  paidOutOfBandAt: NullableDate,
-  paidOutOfBandNote: NullableString,
-  voidedAt: NullableDate,
-  exceptionType: Schema.NullOr(ExceptionType),
-  exceptionStatus: Schema.NullOr(ExceptionStatus),
-  exceptionAction: Schema.NullOr(ExceptionCloseAction),
-  exceptionNote: NullableString,
-  exceptionClosedAt: NullableDate,
   createdAt: Schema.Date,
-  lastPaymentObservedAt: NullableDate
+  ...InvoiceStateFields
 })
 export type InvoiceRecord = typeof Invoice.Type
 

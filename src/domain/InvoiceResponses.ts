@@ -1,7 +1,7 @@
 import { Schema, Struct } from "effect"
 import { PaymentCoverage } from "./Coverage.ts"
 import { Invoice, Payment, PaymentOption, ResolvedTiming } from "./Invoice.ts"
-import { NullableDate } from "./Timestamps.ts"
+import { isDateSchema, isNullableDateSchema } from "./Timestamps.ts"
 import { INVOICE_MERCHANT_FIELDS, INVOICE_SHOWN_FIELDS, OPTION_SHOWN_FIELDS, PAYMENT_SHOWN_FIELDS, STATUS_SHOWN_FIELDS } from "./InvoiceViews.ts"
 
 /**
@@ -13,14 +13,16 @@ import { INVOICE_MERCHANT_FIELDS, INVOICE_SHOWN_FIELDS, OPTION_SHOWN_FIELDS, PAY
 const Timestamp = Schema.String.annotate({ format: "date-time" })
 const NullableTimestamp = Schema.NullOr(Timestamp)
 
-const isDate = (ast: Schema.Top["ast"]) => ast === Schema.Date.ast
-type WireField<S> = S extends typeof Schema.Date ? typeof Timestamp : S extends typeof NullableDate ? typeof NullableTimestamp : S
+/** A field's JSON form: timestamps as ISO 8601 text, everything else as it is. */
+type WireField<S extends Schema.Top> = S["Type"] extends Date ? typeof Timestamp
+  : S["Type"] extends Date | null ? Date extends S["Type"] ? typeof NullableTimestamp : S
+  : S
 
 /** An entity's fields as JSON carries them: timestamps as ISO 8601 text. */
-const wire = <const F extends Readonly<Record<string, Schema.Top>>>(fields: F): { readonly [K in keyof F]: WireField<F[K]> } =>
+export const wire = <const F extends Readonly<Record<string, Schema.Top>>>(fields: F): { readonly [K in keyof F]: WireField<F[K]> } =>
   Object.fromEntries(Object.entries(fields).map(([key, field]) => [
     key,
-    isDate(field.ast) ? Timestamp : field.ast._tag === "Union" && field.ast.types.some(isDate) ? NullableTimestamp : field
+    isDateSchema(field) ? Timestamp : isNullableDateSchema(field) ? NullableTimestamp : field
   ])) as { readonly [K in keyof F]: WireField<F[K]> }
 
 const InvoiceWire = wire(Invoice.fields)
