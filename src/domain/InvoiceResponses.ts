@@ -97,6 +97,29 @@ export const PublicInvoiceStatusView = Schema.Struct({
   paidOutOfBandNote: Schema.Null.annotate({ description: "Always null: reconciliation notes are never public." })
 }).annotate({ identifier: "PublicInvoiceStatus" })
 
+/**
+ * One row of the dashboard's invoice list, and its CSV export: the export's columns are these
+ * fields in this order (invoices/InvoiceCsv.ts), and the list's database row reads the invoice's
+ * fields named here (invoices/InvoiceRows.ts). This is the one place the summary's fields are listed.
+ */
+export const InvoiceSummaryView = Schema.Struct({
+  ...Struct.pick(InvoiceWire, ["id", "createdAt", "status"]),
+  amountUsd: Schema.Number,
+  paymentCoverage: PaymentCoverage,
+  receivedAmountUsd: Schema.Number,
+  confirmedAmountUsd: Schema.Number,
+  ...Struct.pick(InvoiceWire, ["productName", "merchantReference", "customerEmail"]),
+  payableUntilAt: Timestamp,
+  ...Struct.pick(InvoiceWire, ["paymentDetectedAt", "confirmedAt", "paidOutOfBandAt", "exceptionType", "exceptionStatus", "exceptionAction", "exceptionClosedAt"]),
+  /** Count and networks of the payments, e.g. "2 (arbitrum USDT, base USDC)". */
+  paymentsSummary: Schema.String
+}).annotate({ identifier: "InvoiceSummary" })
+export type InvoiceSummary = typeof InvoiceSummaryView.Type
+/** The summary's fields taken from the invoice as they are (with their JSON form). */
+export const SUMMARY_SHOWN_FIELDS = (Object.keys(InvoiceSummaryView.fields) as Array<keyof InvoiceSummary>).filter((key): key is keyof InvoiceSummary & keyof typeof InvoiceWire =>
+  key in InvoiceWire
+)
+
 /** An unsigned Solana Pay transfer for the payer's wallet to sign (POST prepare-solana-wallet-payment). */
 export const SolanaWalletPayment = Schema.Struct({
   transaction: Schema.String.annotate({

@@ -8,7 +8,7 @@ import type { ResolvedTiming } from "./Timing.ts"
 export type Wire<A> = { readonly [K in keyof A]: A[K] extends Date ? string : A[K] extends Date | null ? string | null : A[K] }
 
 /** The fields of `value` named in `keys`, as JSON shows them. */
-const shown = <A extends object, const K extends ReadonlyArray<keyof A>>(value: A, keys: K): Wire<Pick<A, K[number]>> => {
+export const shown = <A extends object, const K extends ReadonlyArray<keyof A>>(value: A, keys: K): Wire<Pick<A, K[number]>> => {
   const out: Record<string, unknown> = {}
   for (const key of keys) {
     const field = value[key]

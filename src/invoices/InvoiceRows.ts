@@ -1,6 +1,7 @@
 import { Schema, SchemaGetter, String as Str, Struct } from "effect"
 import { DateColumn, isBigintColumn, NullableDateColumn, rowFields, rowOf } from "../db/Columns.ts"
 import { Invoice, type InvoiceRecord, Payment, PaymentOption } from "../domain/Invoice.ts"
+import { SUMMARY_SHOWN_FIELDS } from "../domain/InvoiceResponses.ts"
 
 /**
  * Row schemas of the invoice tables, derived from the entities of domain/Invoice.ts (`rowOf`:
@@ -57,27 +58,9 @@ export const PaymentOptionRow = rowOf(PaymentOption)
 /** A `payments` row. */
 export const PaymentRow = rowOf(Payment)
 
-/** A row of the dashboard's invoice list: some of the invoice's columns and a summary of its payments. */
+/** A row of the dashboard's invoice list: the invoice's columns its summary shows or computes from, and a summary of its payments. */
 export const InvoiceSummaryRow = Schema.Struct({
-  ...Struct.pick(InvoiceColumns.fields, [
-    "id",
-    "createdAt",
-    "amountMicros",
-    "status",
-    "receivedMicros",
-    "confirmedMicros",
-    "productName",
-    "merchantReference",
-    "customerEmail",
-    "payableUntilAt",
-    "paymentDetectedAt",
-    "confirmedAt",
-    "paidOutOfBandAt",
-    "exceptionType",
-    "exceptionStatus",
-    "exceptionAction",
-    "exceptionClosedAt"
-  ]),
+  ...Struct.pick(InvoiceColumns.fields, [...SUMMARY_SHOWN_FIELDS, "payableUntilAt", "amountMicros", "receivedMicros", "confirmedMicros"]),
   paymentCount: Schema.Number,
   paymentNetworks: Schema.NullOr(Schema.String)
 })
