@@ -22,16 +22,45 @@ export const ResolvedTiming = Schema.Union([
   })
 ])
 
-/**
- * Value of a field the lifecycle sets after creation, `initial` until then: `Invoice.make` fills
- * it in, so a creation names only what the request gives.
- */
-const later = <S extends Schema.Top & Schema.WithoutConstructorDefault>(schema: S, initial: S["~type.make.in"]) =>
-  schema.pipe(Schema.withConstructorDefault(Effect.succeed(initial)))
+const lifecycleFields = new WeakSet<object>()
 
-/** What the lifecycle changes after creation (see `later`); a save writes these columns alone (invoices/InvoiceRepo.ts). */
-export const InvoiceStateFields = {
-  status: InvoiceStatus,
+/** A field the lifecycle changes after creation: a save of an invoice writes these columns alone (invoices/InvoiceRepo.ts). */
+const changing = <S extends Schema.Top>(schema: S): S => {
+  lifecycleFields.add(schema)
+  return schema
+}
+
+/** A field the lifecycle sets after creation, `initial` until then: `Invoice.make` fills it in, so a creation names only what it is given. */
+const later = <S extends Schema.Top & Schema.WithoutConstructorDefault>(schema: S, initial: S["~type.make.in"]) =>
+  changing(schema.pipe(Schema.withConstructorDefault(Effect.succeed(initial))))
+
+/**
+ * The invoice, declared once; everything else is derived from these fields:
+ * - the row codec (invoices/InvoiceRows.ts: `rowFields` picks each field's column codec by its
+ *   type) and from it the SQL select lists (invoices/InvoiceReadSql.ts);
+ * - the views and response schemas (InvoiceViews.ts, InvoiceResponses.ts): each view names the
+ *   fields it shows in one pick (`*_SHOWN_FIELDS`, `InvoiceSummaryView`) and declares only its
+ *   computed fields; the browser's types are the API's response types (dashboard/browser/Api.ts);
+ * - the dashboard list and its CSV export (InvoiceSummaryView's fields, in order).
+ * `changing`/`later` mark what the lifecycle changes (the columns a save writes); `later` gives
+ * the value at creation. A new field is one line here, one migration, and its name in the pick of
+ * each view that shows it. The order of the fields is the order of the keys in the JSON responses.
+ */
+export const Invoice = Schema.Struct({
+  id: InvoiceId,
+  merchantId: MerchantId,
+  amountMicros: Micros,
+  status: changing(InvoiceStatus),
+  timing: ResolvedTiming,
+  productName: NullableString,
+  issuedBy: NullableString,
+  billTo: NullableString,
+  redirectUrl: NullableString,
+  merchantReference: NullableString,
+  customerId: NullableString,
+  customerEmail: NullableString,
+  metadata: Schema.NullOr(JsonObject),
+  defaultPaymentOptionId: Schema.NullOr(PaymentOptionId),
   lastPaymentOptionId: later(Schema.NullOr(PaymentOptionId), null),
   lastTransactionHash: later(NullableString, null),
   receivedMicros: later(Micros, Micros.make(0n)),
@@ -48,37 +77,11 @@ export const InvoiceStateFields = {
   exceptionAction: later(Schema.NullOr(ExceptionCloseAction), null),
   exceptionNote: later(NullableString, null),
   exceptionClosedAt: later(NullableDate, null),
-  lastPaymentObservedAt: later(NullableDate, null)
-}
-
-/**
- * The invoice, declared once; everything else is derived from these fields:
- * - the row codec (invoices/InvoiceRows.ts: `rowOf` picks each field's column codec by its type),
- *   and the SQL select lists (invoices/InvoiceReadSql.ts) from the row's fields;
- * - the views and response schemas (InvoiceViews.ts, InvoiceResponses.ts): each view names the
- *   fields it shows in one pick (`*_SHOWN_FIELDS`, `InvoiceSummaryView`) and declares only its
- *   computed fields; the browser's types are the API's response types (dashboard/browser/Api.ts);
- * - the dashboard list and its CSV export (InvoiceSummaryView's fields, in order).
- * A new field is one line here (in `InvoiceStateFields` when the lifecycle sets it), one
- * migration, and its name in the pick of each view that shows it.
- */
-export const Invoice = Schema.Struct({
-  id: InvoiceId,
-  merchantId: MerchantId,
-  amountMicros: Micros,
-  timing: ResolvedTiming,
-  productName: NullableString,
-  issuedBy: NullableString,
-  billTo: NullableString,
-  redirectUrl: NullableString,
-  merchantReference: NullableString,
-  customerId: NullableString,
-  customerEmail: NullableString,
-  metadata: Schema.NullOr(JsonObject),
-  defaultPaymentOptionId: Schema.NullOr(PaymentOptionId),
   createdAt: Schema.Date,
-  ...InvoiceStateFields
+  lastPaymentObservedAt: later(NullableDate, null)
 })
+/** The fields the lifecycle changes (`changing`, `later`), in declaration order. */
+export const INVOICE_STATE_FIELDS = (Object.keys(Invoice.fields) as Array<Exclude<keyof typeof Invoice.fields, "timing">>).filter((key) => lifecycleFields.has(Invoice.fields[key]))
 export type InvoiceRecord = typeof Invoice.Type
 
 /** One way to pay an invoice: an asset on a network, its quote and where to send it. */

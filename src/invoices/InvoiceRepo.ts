@@ -2,7 +2,7 @@ import { Context, Effect, Layer, Option, Schema, String as Str } from "effect"
 import { SqlClient, SqlSchema, type Statement } from "effect/sql"
 import { IdempotencyClaim } from "../db/IdempotencyClaim.ts"
 import { statusesAccepting } from "../lifecycle/Lifecycle.ts"
-import { InvoiceStateFields, type InvoiceRecord, type OutboxEvent, type PaymentOptionRecord, type PaymentRecord } from "../domain/Invoice.ts"
+import { INVOICE_STATE_FIELDS, type InvoiceRecord, type OutboxEvent, type PaymentOptionRecord, type PaymentRecord } from "../domain/Invoice.ts"
 import type { PaymentWrite } from "./PaymentWrite.ts"
 import { EVIDENCE_LOCK_COLUMNS, EVIDENCE_READ_COLUMNS, INVOICE_READ_COLUMNS } from "./InvoiceReadSql.ts"
 import {
@@ -61,7 +61,7 @@ const optionColumns = ({ position, reference, derivationIndex, ...option }: NewO
 })
 
 /** What a change of an invoice may update: the lifecycle's fields and the deadline; the rest is fixed at creation. */
-const MUTABLE_FIELDS = [...Object.keys(InvoiceStateFields) as Array<keyof typeof InvoiceStateFields>, "payableUntilAt"] as const
+const MUTABLE_FIELDS = [...INVOICE_STATE_FIELDS, "payableUntilAt"] as const
 
 const mutableValues = (invoice: InvoiceRecord) => {
   const columns = encodeInvoiceRow(invoice)
