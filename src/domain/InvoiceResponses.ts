@@ -97,20 +97,24 @@ export const PublicInvoiceStatusView = Schema.Struct({
   paidOutOfBandNote: Schema.Null.annotate({ description: "Always null: reconciliation notes are never public." })
 }).annotate({ identifier: "PublicInvoiceStatus" })
 
+/** The fields named in `keys`, in that order (`Struct.pick` keeps the source's order). */
+const inOrder = <F extends Readonly<Record<string, Schema.Top>>, const K extends ReadonlyArray<keyof F>>(fields: F, keys: K): Pick<F, K[number]> =>
+  Object.fromEntries(keys.map((key) => [key, fields[key]])) as Pick<F, K[number]>
+
 /**
  * One row of the dashboard's invoice list, and its CSV export: the export's columns are these
  * fields in this order (invoices/InvoiceCsv.ts), and the list's database row reads the invoice's
  * fields named here (invoices/InvoiceRows.ts). This is the one place the summary's fields are listed.
  */
 export const InvoiceSummaryView = Schema.Struct({
-  ...Struct.pick(InvoiceWire, ["id", "createdAt", "status"]),
+  ...inOrder(InvoiceWire, ["id", "createdAt", "status"]),
   amountUsd: Schema.Number,
   paymentCoverage: PaymentCoverage,
   receivedAmountUsd: Schema.Number,
   confirmedAmountUsd: Schema.Number,
-  ...Struct.pick(InvoiceWire, ["productName", "merchantReference", "customerEmail"]),
+  ...inOrder(InvoiceWire, ["productName", "merchantReference", "customerEmail"]),
   payableUntilAt: Timestamp,
-  ...Struct.pick(InvoiceWire, ["paymentDetectedAt", "confirmedAt", "paidOutOfBandAt", "exceptionType", "exceptionStatus", "exceptionAction", "exceptionClosedAt"]),
+  ...inOrder(InvoiceWire, ["paymentDetectedAt", "confirmedAt", "paidOutOfBandAt", "exceptionType", "exceptionStatus", "exceptionAction", "exceptionClosedAt"]),
   /** Count and networks of the payments, e.g. "2 (arbitrum USDT, base USDC)". */
   paymentsSummary: Schema.String
 }).annotate({ identifier: "InvoiceSummary" })
