@@ -3,7 +3,7 @@ import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/ht
 import { Conflict, Forbidden, NotFound, ServiceUnavailable, TooManyRequests, Unauthorized } from "../http/ApiErrors.ts"
 import { DashboardAuthentication } from "../http/Authentication.ts"
 import { text, UuidParam } from "../http/RequestSchemas.ts"
-import { jsonOf } from "../domain/Timestamps.ts"
+import { jsonOf } from "../domain/Model.ts"
 import { ApiKeySummary } from "./ApiKey.ts"
 import { User } from "./Merchant.ts"
 

@@ -1,5 +1,12 @@
-import { Effect, Schema } from "effect"
+/**
+ * The invoice's entities: Invoice, PaymentOption, Payment, each declared once as a Schema.Struct.
+ * Pattern (details in Model.ts): rows are `rowOf(Entity)` (db/Columns.ts), views are picks of the
+ * entity plus computed fields, response schemas are `jsonOf(view)` or built from the same picks,
+ * fields set after creation are `later(schema, initial)` and creations use `Entity.make`.
+ */
+import { Schema } from "effect"
 import { InvoiceId, MerchantId, PaymentId, PaymentOptionId } from "./Ids.ts"
+import { changing, changingFields, later } from "./Model.ts"
 import { Micros } from "./Money.ts"
 import { NullableDate } from "./Timestamps.ts"
 import { ExceptionCloseAction, ExceptionStatus, ExceptionType, InvoiceStatus, WebhookEventName } from "./Statuses.ts"
@@ -22,29 +29,15 @@ export const ResolvedTiming = Schema.Union([
   })
 ])
 
-const lifecycleFields = new WeakSet<object>()
-
-/** A field the lifecycle changes after creation: a save of an invoice writes these columns alone (invoices/InvoiceRepo.ts). */
-const changing = <S extends Schema.Top>(schema: S): S => {
-  lifecycleFields.add(schema)
-  return schema
-}
-
-/** A field the lifecycle sets after creation, `initial` until then: `Invoice.make` fills it in, so a creation names only what it is given. */
-const later = <S extends Schema.Top & Schema.WithoutConstructorDefault>(schema: S, initial: S["~type.make.in"]) =>
-  changing(schema.pipe(Schema.withConstructorDefault(Effect.succeed(initial))))
-
 /**
- * The invoice, declared once; everything else is derived from these fields:
- * - the row codec (invoices/InvoiceRows.ts: `rowFields` picks each field's column codec by its
- *   type) and from it the SQL select lists (invoices/InvoiceReadSql.ts);
- * - the views and response schemas (InvoiceViews.ts, InvoiceResponses.ts): each view names the
- *   fields it shows in one pick (`*_SHOWN_FIELDS`, `InvoiceSummaryView`) and declares only its
- *   computed fields; the browser's types are the API's response types (dashboard/browser/Api.ts);
- * - the dashboard list and its CSV export (InvoiceSummaryView's fields, in order).
- * `changing`/`later` mark what the lifecycle changes (the columns a save writes); `later` gives
- * the value at creation. A new field is one line here, one migration, and its name in the pick of
- * each view that shows it. The order of the fields is the order of the keys in the JSON responses.
+ * The invoice, declared once (the pattern: domain/Model.ts); everything else is derived from it:
+ * its row codec (invoices/InvoiceRows.ts) and the SQL select lists (invoices/InvoiceReadSql.ts);
+ * its views and response schemas (InvoiceViews.ts, InvoiceResponses.ts), each naming the fields
+ * it shows in one pick (`*_SHOWN_FIELDS`, `InvoiceSummaryView`) and declaring only its computed
+ * fields; the dashboard list and its CSV export (InvoiceSummaryView); the browser's types (the
+ * API's response types). `later`/`changing` fields are what the lifecycle changes: the columns a
+ * save writes (INVOICE_STATE_FIELDS). A new field is one line here, one migration, and its name in
+ * the pick of each view that shows it. The field order is the key order of the JSON answers.
  */
 export const Invoice = Schema.Struct({
   id: InvoiceId,
@@ -81,7 +74,7 @@ export const Invoice = Schema.Struct({
   lastPaymentObservedAt: later(NullableDate, null)
 })
 /** The fields the lifecycle changes (`changing`, `later`), in declaration order. */
-export const INVOICE_STATE_FIELDS = (Object.keys(Invoice.fields) as Array<Exclude<keyof typeof Invoice.fields, "timing">>).filter((key) => lifecycleFields.has(Invoice.fields[key]))
+export const INVOICE_STATE_FIELDS = changingFields(Invoice) as Array<Exclude<keyof typeof Invoice.fields, "timing">>
 export type InvoiceRecord = typeof Invoice.Type
 
 /** One way to pay an invoice: an asset on a network, its quote and where to send it. */

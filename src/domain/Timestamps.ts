@@ -14,20 +14,3 @@ export const isNullableDateSchema = (schema: Schema.Constraint): boolean =>
 
 const DATE_AST = Schema.Date.ast
 const isDateAst = (ast: Schema.Constraint["ast"]): boolean => ast === DATE_AST || (ast._tag === "Declaration" && ast.run === DATE_AST.run)
-
-/** A field as a JSON response carries it: a Date as ISO 8601 text (encoded from the Date), anything else as it is. */
-export type JsonField<S extends Schema.Constraint> = S["Type"] extends Date ? typeof Schema.DateFromString
-  : S["Type"] extends Date | null ? Date extends S["Type"] ? Schema.NullOr<typeof Schema.DateFromString> : S
-  : S
-
-/**
- * An entity's (or a view's) schema as a JSON response carries it: its timestamps encoded as ISO
- * 8601 text, every other field as it is. A view is a pick of the entity; its response schema is `jsonOf(view)`.
- */
-export const jsonOf = <F extends Schema.Struct.Fields>(entity: Schema.Struct<F>) =>
-  Schema.Struct(
-    Object.fromEntries(Object.entries(entity.fields).map(([key, field]) => [
-      key,
-      isDateSchema(field) ? Schema.DateFromString : isNullableDateSchema(field) ? Schema.NullOr(Schema.DateFromString) : field
-    ])) as { readonly [K in keyof F]: JsonField<F[K]> }
-  )

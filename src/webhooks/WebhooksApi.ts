@@ -3,7 +3,7 @@ import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/ht
 import { BadRequest, NotFound } from "../http/ApiErrors.ts"
 import { DashboardAuthentication } from "../http/Authentication.ts"
 import { text, UuidParam } from "../http/RequestSchemas.ts"
-import { jsonOf } from "../domain/Timestamps.ts"
+import { jsonOf } from "../domain/Model.ts"
 import { DeliveryAttempt, DeliveryStatus, DeliveryView } from "./Delivery.ts"
 import { WEBHOOK_EVENTS } from "./WebhookEvents.ts"
 
