@@ -6,7 +6,7 @@
  */
 import { Schema } from "effect"
 import { InvoiceId, MerchantId, PaymentId, PaymentOptionId } from "./Ids.ts"
-import { changing, changingFields, later } from "./Model.ts"
+import { changing, changingFields, later, maker } from "./Model.ts"
 import { Micros } from "./Money.ts"
 import { NullableDate } from "./Timestamps.ts"
 import { ExceptionCloseAction, ExceptionStatus, ExceptionType, InvoiceStatus, WebhookEventName } from "./Statuses.ts"
@@ -76,6 +76,8 @@ export const Invoice = Schema.Struct({
 /** The fields the lifecycle changes (`changing`, `later`), in declaration order. */
 export const INVOICE_STATE_FIELDS = changingFields(Invoice) as Array<Exclude<keyof typeof Invoice.fields, "timing">>
 export type InvoiceRecord = typeof Invoice.Type
+/** A new invoice: `Invoice.make` without its parse (the create path). */
+export const newInvoice = maker(Invoice)
 
 /** One way to pay an invoice: an asset on a network, its quote and where to send it. */
 export const PaymentOption = Schema.Struct({

@@ -12,7 +12,7 @@ import {
   PaymentMethodUnavailable
 } from "../domain/Errors.ts"
 import { leastConfirmedPayment } from "../domain/Evidence.ts"
-import { Invoice, type InvoiceRecord } from "../domain/Invoice.ts"
+import { type InvoiceRecord, newInvoice } from "../domain/Invoice.ts"
 import { applyDecision, type DecisionContext } from "../lifecycle/ApplyDecision.ts"
 import { InvoiceId, MerchantId, PaymentOptionId } from "../domain/Ids.ts"
 import { usdNumberToMicros } from "../domain/Money.ts"
@@ -222,7 +222,7 @@ export class Invoices extends Context.Service<Invoices, {
         }
 
         const initial = initialDecision()
-        const invoice = Invoice.make({
+        const invoice = newInvoice({
           id: invoiceId,
           merchantId: MerchantId.make(merchant.merchantId),
           amountMicros,

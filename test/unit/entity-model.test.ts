@@ -2,7 +2,7 @@ import { Schema } from "effect"
 import { describe, expect, it } from "vitest"
 import { isBigintColumn, rowOf } from "../../src/db/Columns.ts"
 import { INVOICE_STATE_FIELDS, Invoice } from "../../src/domain/Invoice.ts"
-import { changing, changingFields, jsonOf, later } from "../../src/domain/Model.ts"
+import { changing, changingFields, jsonOf, later, maker } from "../../src/domain/Model.ts"
 import { Micros } from "../../src/domain/Money.ts"
 import { NullableDate } from "../../src/domain/Timestamps.ts"
 import { INVOICE_ROW_COLUMNS } from "../../src/invoices/InvoiceRows.ts"
@@ -60,6 +60,10 @@ describe("entity derivations (domain/Model.ts, db/Columns.ts)", () => {
   })
 
   it("make fills the later fields with their initial values; changingFields lists what the lifecycle changes", () => {
+    const given = { id: "t", amount: Micros.make(5n), payload: { a: 1 }, state: "open" as const, createdAt: new Date("2026-01-01T00:00:00Z") }
+    expect(Thing.make(given)).toEqual({ ...given, count: 0, closedAt: null })
+    expect(maker(Thing)(given)).toEqual(Thing.make(given))
+    expect(maker(Thing)({ ...given, count: 3 }).count).toBe(3)
     expect(changingFields(Thing)).toEqual(["state", "count", "closedAt"])
     expect(INVOICE_STATE_FIELDS).toContain("status")
     expect(INVOICE_STATE_FIELDS).toContain("lastPaymentObservedAt")
