@@ -31,7 +31,12 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import pg from "pg"
 import { DECIMALS, DEFAULT_CONFIRMATIONS, DEFAULT_TOKENS, EVM_CHAIN_IDS } from "../../src/payments/Networks.ts"
 import { INVOICE_READ_COLUMNS } from "../../src/invoices/InvoiceReadSql.ts"
-import { INVOICE_ROW_COLUMNS, OPTION_ROW_COLUMNS } from "../../src/invoices/InvoiceRows.ts"
+import { encodeInvoiceRow, INVOICE_ROW_COLUMNS, OPTION_ROW_COLUMNS } from "../../src/invoices/InvoiceRows.ts"
+import { Invoice, Payment } from "../../src/domain/Invoice.ts"
+import { InvoiceId, MerchantId } from "../../src/domain/Ids.ts"
+import { INVOICE_MERCHANT_FIELDS, INVOICE_SHOWN_FIELDS, OPTION_SHOWN_FIELDS, PAYMENT_SHOWN_FIELDS, STATUS_SHOWN_FIELDS } from "../../src/domain/InvoiceViews.ts"
+import { Micros } from "../../src/domain/Money.ts"
+import { isDateSchema, isNullableDateSchema } from "../../src/domain/Timestamps.ts"
 import { depositSlots } from "../../src/payments/DepositSlots.ts"
 import { qrSvg } from "../../src/payments/QrCode.ts"
 
@@ -125,6 +130,31 @@ const Q = {
 
 // The service's row schemas name the columns (src/invoices/InvoiceRows.ts); the values are built here without them.
 const INVOICE_COLUMNS = INVOICE_ROW_COLUMNS.map(({ column }) => column)
+/**
+ * The row of a new invoice as the model makes it (its lifecycle fields at their initial values),
+ * encoded once at start-up; a create fills in what it is given (the service encodes per create).
+ */
+const NEW_INVOICE_ROW: Record<string, unknown> = encodeInvoiceRow(Invoice.make({
+  id: InvoiceId.make(""),
+  merchantId: MerchantId.make(""),
+  amountMicros: Micros.make(0n),
+  status: "awaiting_payment",
+  timing: { mode: "immediate", expiresAfterMinutes: 60, payableUntilAt: new Date(0) },
+  productName: null,
+  issuedBy: null,
+  billTo: null,
+  redirectUrl: null,
+  merchantReference: null,
+  customerId: null,
+  customerEmail: null,
+  metadata: null,
+  defaultPaymentOptionId: null,
+  createdAt: new Date(0)
+}))
+/** Which fields of the invoice and of a payment are timestamps (ISO text in the answers). */
+const TIMESTAMPS = new Set(
+  Object.entries({ ...Invoice.fields, ...Payment.fields }).filter(([, field]) => isDateSchema(field) || isNullableDateSchema(field)).map(([key]) => key)
+)
 const OPTION_INSERT = [...OPTION_ROW_COLUMNS, { column: "position", key: "position" }, { column: "reference", key: "reference" }, {
   column: "derivation_index",
   key: "derivationIndex"
@@ -381,42 +411,15 @@ const create = async (merchantId: string, body: string) => {
     }
   }))
   const invoice: Record<string, unknown> = {
+    ...NEW_INVOICE_ROW,
     id: invoiceId,
-    merchant_id: merchantId,
-    amount_micros: amountMicros.toString(),
-    status: "awaiting_payment",
-    timing_mode: "immediate",
-    expires_after_minutes: settings.expires_after_minutes ?? 60,
-    due_after_days: null,
-    grace_period_days: null,
-    due_at: null,
-    payable_until_at: payableUntilAt,
-    product_name: null,
-    issued_by: issuedBy,
-    bill_to: null,
-    redirect_url: null,
-    merchant_reference: null,
-    customer_id: null,
-    customer_email: null,
-    metadata: null,
-    default_payment_option_id: options.find((option) => option.isDefault)?.id ?? null,
-    last_payment_option_id: null,
-    last_transaction_hash: null,
-    received_micros: "0",
-    confirmed_micros: "0",
-    confirmations: 0,
-    payment_detected_at: null,
-    confirmed_at: null,
-    paid_out_of_band_at: null,
-    paid_out_of_band_note: null,
-    voided_at: null,
-    exception_type: null,
-    exception_status: null,
-    exception_action: null,
-    exception_note: null,
-    exception_closed_at: null,
-    created_at: createdAt,
-    last_payment_observed_at: null
+    merchantId,
+    amountMicros: amountMicros.toString(),
+    expiresAfterMinutes: settings.expires_after_minutes ?? 60,
+    payableUntilAt,
+    issuedBy,
+    defaultPaymentOptionId: options.find((option) => option.isDefault)?.id ?? null,
+    createdAt
   }
   const optionValues = options.flatMap((option) =>
     OPTION_INSERT.map(({ key }) => {
@@ -427,7 +430,7 @@ const create = async (merchantId: string, body: string) => {
 
   await pool.query({
     ...insertCreated(options.length),
-    values: [...INVOICE_COLUMNS.map((column) => invoice[column]), ...optionValues, invoiceId, merchantId, "invoice_created"]
+    values: [...INVOICE_ROW_COLUMNS.map(({ key }) => invoice[key]), ...optionValues, invoiceId, merchantId, "invoice_created"]
   })
   return {
     id: invoiceId,
@@ -445,21 +448,19 @@ const create = async (merchantId: string, body: string) => {
   }
 }
 
+/** The fields of `row` named in `keys`, timestamps as ISO text: the service's views pick the same lists (src/domain/InvoiceViews.ts). */
+const shown = (row: Row, keys: ReadonlyArray<string>): Row => {
+  const out: Row = {}
+  for (const key of keys) out[key] = TIMESTAMPS.has(key) ? iso(row[key]) : row[key]
+  return out
+}
+
 /** A payment option as every invoice view shows it (the quoted amount as given: bigint when built, text when read). */
 const optionView = (option: Row, quotedAtomic: bigint) => ({
-  id: option.id,
-  railType: option.railType,
-  assetCode: option.assetCode,
-  network: option.network,
-  tokenContract: option.tokenContract,
+  ...shown(option, OPTION_SHOWN_FIELDS),
   quotedAmount: Number(formatAtomic(quotedAtomic, option.decimals)),
   quoteRate: Number(option.quoteRate),
-  destinationAddress: option.destinationAddress,
-  paymentUri: option.paymentUri,
-  qrCode: option.qrCode,
-  status: option.status,
-  isDefault: option.isDefault,
-  optionPayload: option.optionPayload
+  status: option.status
 })
 
 const findInvoice = async (id: string): Promise<Row | undefined> => (await pool.query({ ...find, values: [id] })).rows[0]
@@ -476,47 +477,22 @@ const invoiceView = (row: Row, full: boolean) => {
     remainingAmountUsd: Math.max(0, amount - received),
     overpaymentAmountUsd: Math.max(0, received - amount)
   }
-  const common = {
-    status: row.status,
+  const parts = {
     paymentCoverage: summary.paymentCoverage,
     receivedAmountUsd: received,
     confirmedAmountUsd: confirmed,
-    confirmations: row.confirmations,
-    paymentDetectedAt: iso(row.paymentDetectedAt),
-    confirmedAt: iso(row.confirmedAt),
     paymentTiming: { mode: row.timingMode, expiresAfterMinutes: row.expiresAfterMinutes, payableUntilAt: iso(row.payableUntilAt) },
     paymentSummary: summary,
     paymentOptions: (row.optionsJson as Array<Row>).map((option) => optionView(option, BigInt(option.quotedAtomic))),
-    defaultPaymentOptionId: row.defaultPaymentOptionId,
-    lastPaymentOptionId: row.lastPaymentOptionId,
     payments: (row.paymentsJson as Array<Row>).map((payment) => ({
-      id: payment.id,
-      paymentOptionId: payment.paymentOptionId,
-      assetCode: payment.assetCode,
-      network: payment.network,
-      destinationAddress: payment.destinationAddress,
-      transactionHash: payment.transactionHash,
+      ...shown(payment, PAYMENT_SHOWN_FIELDS),
       amountReceived: Number(formatAtomic(BigInt(payment.amountAtomic), payment.decimals)),
-      observedTotalAmount: Number(formatAtomic(BigInt(payment.observedTotalAtomic), payment.decimals)),
-      confirmations: payment.confirmations,
-      observedAt: iso(payment.observedAt),
-      confirmedAt: iso(payment.confirmedAt),
-      invalidatedAt: iso(payment.invalidatedAt),
-      invalidationReason: payment.invalidationReason
-    })),
-    lastPaymentObservedAt: iso(row.lastPaymentObservedAt)
+      observedTotalAmount: Number(formatAtomic(BigInt(payment.observedTotalAtomic), payment.decimals))
+    }))
   }
   return full
-    ? {
-      id: row.id,
-      amountUsd: amount,
-      issuedBy: row.issuedBy,
-      productName: row.productName,
-      metadata: row.metadata,
-      createdAt: iso(row.createdAt),
-      ...common
-    }
-    : common
+    ? { ...shown(row, INVOICE_SHOWN_FIELDS), ...shown(row, INVOICE_MERCHANT_FIELDS), amountUsd: amount, ...parts }
+    : { ...shown(row, STATUS_SHOWN_FIELDS), ...parts }
 }
 
 const UUID = "([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})"

@@ -3,6 +3,7 @@ import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/ht
 import { Conflict, Forbidden, NotFound, ServiceUnavailable, TooManyRequests, Unauthorized } from "../http/ApiErrors.ts"
 import { DashboardAuthentication } from "../http/Authentication.ts"
 import { text, UuidParam } from "../http/RequestSchemas.ts"
+import { jsonOf } from "../domain/Model.ts"
 import { ApiKeySummary } from "./ApiKey.ts"
 import { User } from "./Merchant.ts"
 
@@ -11,10 +12,10 @@ const Email = text(320).check(
 ).annotateKey({ messageMissingKey: "is required" })
 
 // Times go out as ISO 8601 text.
-const UserView = User.mapFields(Struct.evolve({ createdAt: () => Schema.DateFromString }))
+const UserView = jsonOf(User)
 const AuthResponse = Schema.Struct({ user: UserView, token: Schema.String })
 
-const ApiKeyView = ApiKeySummary.mapFields(Struct.evolve({ createdAt: () => Schema.DateFromString }))
+const ApiKeyView = jsonOf(ApiKeySummary)
 /** The raw key is shown once, in the answer to its creation. */
 const CreatedApiKeyView = ApiKeyView.mapFields(Struct.assign({ rawKey: Schema.String }))
 

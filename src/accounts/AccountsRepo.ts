@@ -2,7 +2,7 @@ import { Context, Data, Effect, Layer, Option, Schema, Struct } from "effect"
 import { SqlClient, type SqlError, SqlSchema } from "effect/sql"
 import { MerchantId } from "../domain/Ids.ts"
 import { ApiKey, ApiKeyRow, type ApiKeySummary, ApiKeySummaryRow } from "./ApiKey.ts"
-import { type AccountStatus, MerchantRow, type User } from "./Merchant.ts"
+import { type AccountStatus, MerchantRow, type User, UserRow } from "./Merchant.ts"
 
 /** The email is stored for another merchant already (the unique index said so). */
 export class EmailAlreadyStored extends Data.TaggedError("EmailAlreadyStored")<{}> {}
@@ -23,8 +23,7 @@ export const selectKeyOwner = (sql: SqlClient.SqlClient, keyHash: string) =>
 const Count = Schema.Struct({ count: Schema.Int })
 const ByMerchant = Schema.Struct({ merchantId: MerchantId })
 const ByEmail = Schema.Struct({ email: Schema.String })
-const UserRow = MerchantRow.mapFields(Struct.pick(["id", "email", "createdAt"]))
-const LoginRow = MerchantRow.mapFields(Struct.pick(["id", "email", "createdAt", "status", "passwordHash"]))
+const LoginRow = UserRow.mapFields(Struct.assign(Struct.pick(MerchantRow.fields, ["status", "passwordHash"])))
 export type Login = typeof LoginRow.Type
 const NewKey = ApiKey.mapFields(Struct.pick(["id", "merchantId", "keyHash", "keyPrefix", "label"]))
 

@@ -1,5 +1,5 @@
 import { Schema, Struct } from "effect"
-import { DateColumn, NullableDateColumn } from "../db/Columns.ts"
+import { rowOf } from "../db/Columns.ts"
 import { NullableDate } from "../domain/Timestamps.ts"
 import { ApiKeyId, MerchantId } from "../domain/Ids.ts"
 
@@ -16,10 +16,10 @@ export const ApiKey = Schema.Struct({
 export type ApiKey = typeof ApiKey.Type
 
 /** An `api_keys` row as the driver returns it (timestamps as Date or ISO text). */
-export const ApiKeyRow = ApiKey.mapFields(Struct.evolve({ createdAt: () => DateColumn, revokedAt: () => NullableDateColumn }))
+export const ApiKeyRow = rowOf(ApiKey)
 
 /** What the merchant is shown of a key: never its hash. */
 export const ApiKeySummary = ApiKey.mapFields(Struct.pick(["id", "keyPrefix", "label", "createdAt"]))
 export type ApiKeySummary = typeof ApiKeySummary.Type
 
-export const ApiKeySummaryRow = ApiKeyRow.mapFields(Struct.pick(["id", "keyPrefix", "label", "createdAt"]))
+export const ApiKeySummaryRow = rowOf(ApiKeySummary)

@@ -1,5 +1,5 @@
 import { Schema, Struct } from "effect"
-import { DateColumn } from "../db/Columns.ts"
+import { rowOf } from "../db/Columns.ts"
 import { MerchantId } from "../domain/Ids.ts"
 
 export const AccountStatus = Schema.Literals(["active", "disabled"])
@@ -21,8 +21,11 @@ export const Merchant = Schema.Struct({
 export type Merchant = typeof Merchant.Type
 
 /** A `merchants` row as the driver returns it. */
-export const MerchantRow = Merchant.mapFields(Struct.evolve({ createdAt: () => DateColumn }))
+export const MerchantRow = rowOf(Merchant)
 
 /** The signed-in user as the dashboard knows it. */
 export const User = Merchant.mapFields(Struct.pick(["id", "email", "createdAt"]))
 export type User = typeof User.Type
+
+/** A signed-in user's `merchants` row. */
+export const UserRow = rowOf(User)

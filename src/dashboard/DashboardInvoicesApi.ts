@@ -5,7 +5,7 @@ import { DashboardAuthentication } from "../http/Authentication.ts"
 import { isStorableInstant } from "../db/TimestampRange.ts"
 import { InvoiceIdParams, text } from "../http/RequestSchemas.ts"
 import { QuoteView } from "../invoices/InvoiceQuoteRepo.ts"
-import { InvoiceView } from "../domain/InvoiceResponses.ts"
+import { InvoiceSummaryView, InvoiceView } from "../domain/InvoiceResponses.ts"
 import { INVOICE_STATUSES } from "../domain/Statuses.ts"
 import { Delivery } from "../webhooks/WebhooksApi.ts"
 
@@ -31,28 +31,6 @@ export const InvoiceFilterQuery = {
   q: Schema.optionalKey(Schema.String.check(Schema.isMaxLength(200, { message: "must be at most 200 characters" })))
 }
 
-export const InvoiceSummary = Schema.Struct({
-  id: Schema.String,
-  createdAt: Schema.String,
-  amountUsd: Schema.Number,
-  status: Schema.String,
-  paymentCoverage: Schema.String,
-  receivedAmountUsd: Schema.Number,
-  confirmedAmountUsd: Schema.Number,
-  productName: Schema.NullOr(Schema.String),
-  merchantReference: Schema.NullOr(Schema.String),
-  customerEmail: Schema.NullOr(Schema.String),
-  payableUntilAt: Schema.String,
-  paymentDetectedAt: Schema.NullOr(Schema.String),
-  confirmedAt: Schema.NullOr(Schema.String),
-  paidOutOfBandAt: Schema.NullOr(Schema.String),
-  exceptionType: Schema.NullOr(Schema.String),
-  exceptionStatus: Schema.NullOr(Schema.String),
-  exceptionAction: Schema.NullOr(Schema.String),
-  exceptionClosedAt: Schema.NullOr(Schema.String),
-  paymentsSummary: Schema.String
-}).annotate({ identifier: "InvoiceSummary" })
-
 export const DashboardInvoicesGroup = HttpApiGroup.make("dashboardInvoices")
   .add(
     HttpApiEndpoint.get("list", "/api/dashboard/invoices", {
@@ -61,7 +39,7 @@ export const DashboardInvoicesGroup = HttpApiGroup.make("dashboardInvoices")
         cursor: Schema.optionalKey(Schema.String),
         limit: Schema.optionalKey(Schema.String.check(Schema.isPattern(/^(?:[1-9]\d?|1\d\d|200)$/, { message: "must be a number from 1 to 200" })))
       },
-      success: Schema.Struct({ invoices: Schema.Array(InvoiceSummary), nextCursor: Schema.NullOr(Schema.String) }),
+      success: Schema.Struct({ invoices: Schema.Array(InvoiceSummaryView), nextCursor: Schema.NullOr(Schema.String) }),
       error: BadRequest
     }).annotate(OpenApi.Description, "The calling account's invoices, newest first, filtered; q is an invoice id or a part of the merchant reference or customer email."),
     HttpApiEndpoint.get("detail", "/api/dashboard/invoices/:id", {

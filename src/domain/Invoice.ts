@@ -1,5 +1,12 @@
+/**
+ * The invoice's entities: Invoice, PaymentOption, Payment, each declared once as a Schema.Struct.
+ * Pattern (details in Model.ts): rows are `rowOf(Entity)` (db/Columns.ts), views are picks of the
+ * entity plus computed fields, response schemas are `jsonOf(view)` or built from the same picks,
+ * fields set after creation are `later(schema, initial)` and creations use `Entity.make`.
+ */
 import { Schema } from "effect"
 import { InvoiceId, MerchantId, PaymentId, PaymentOptionId } from "./Ids.ts"
+import { changing, changingFields, later, maker } from "./Model.ts"
 import { Micros } from "./Money.ts"
 import { NullableDate } from "./Timestamps.ts"
 import { ExceptionCloseAction, ExceptionStatus, ExceptionType, InvoiceStatus, WebhookEventName } from "./Statuses.ts"
@@ -23,14 +30,20 @@ export const ResolvedTiming = Schema.Union([
 ])
 
 /**
- * The invoice, declared once: its row schema (invoices/InvoiceRows.ts) and its merchant, public,
- * status and webhook views (InvoiceViews.ts, InvoiceResponses.ts) are derived from these fields.
+ * The invoice, declared once (the pattern: domain/Model.ts); everything else is derived from it:
+ * its row codec (invoices/InvoiceRows.ts) and the SQL select lists (invoices/InvoiceReadSql.ts);
+ * its views and response schemas (InvoiceViews.ts, InvoiceResponses.ts), each naming the fields
+ * it shows in one pick (`*_SHOWN_FIELDS`, `InvoiceSummaryView`) and declaring only its computed
+ * fields; the dashboard list and its CSV export (InvoiceSummaryView); the browser's types (the
+ * API's response types). `later`/`changing` fields are what the lifecycle changes: the columns a
+ * save writes (INVOICE_STATE_FIELDS). A new field is one line here, one migration, and its name in
+ * the pick of each view that shows it. The field order is the key order of the JSON answers.
  */
 export const Invoice = Schema.Struct({
   id: InvoiceId,
   merchantId: MerchantId,
   amountMicros: Micros,
-  status: InvoiceStatus,
+  status: changing(InvoiceStatus),
   timing: ResolvedTiming,
   productName: NullableString,
   issuedBy: NullableString,
@@ -41,26 +54,30 @@ export const Invoice = Schema.Struct({
   customerEmail: NullableString,
   metadata: Schema.NullOr(JsonObject),
   defaultPaymentOptionId: Schema.NullOr(PaymentOptionId),
-  lastPaymentOptionId: Schema.NullOr(PaymentOptionId),
-  lastTransactionHash: NullableString,
-  receivedMicros: Micros,
-  confirmedMicros: Micros,
+  lastPaymentOptionId: later(Schema.NullOr(PaymentOptionId), null),
+  lastTransactionHash: later(NullableString, null),
+  receivedMicros: later(Micros, Micros.make(0n)),
+  confirmedMicros: later(Micros, Micros.make(0n)),
   /** The smallest confirmation count among the payments counted toward the invoice. */
-  confirmations: Schema.Number,
-  paymentDetectedAt: NullableDate,
-  confirmedAt: NullableDate,
-  paidOutOfBandAt: NullableDate,
-  paidOutOfBandNote: NullableString,
-  voidedAt: NullableDate,
-  exceptionType: Schema.NullOr(ExceptionType),
-  exceptionStatus: Schema.NullOr(ExceptionStatus),
-  exceptionAction: Schema.NullOr(ExceptionCloseAction),
-  exceptionNote: NullableString,
-  exceptionClosedAt: NullableDate,
+  confirmations: later(Schema.Number, 0),
+  paymentDetectedAt: later(NullableDate, null),
+  confirmedAt: later(NullableDate, null),
+  paidOutOfBandAt: later(NullableDate, null),
+  paidOutOfBandNote: later(NullableString, null),
+  voidedAt: later(NullableDate, null),
+  exceptionType: later(Schema.NullOr(ExceptionType), null),
+  exceptionStatus: later(Schema.NullOr(ExceptionStatus), null),
+  exceptionAction: later(Schema.NullOr(ExceptionCloseAction), null),
+  exceptionNote: later(NullableString, null),
+  exceptionClosedAt: later(NullableDate, null),
   createdAt: Schema.Date,
-  lastPaymentObservedAt: NullableDate
+  lastPaymentObservedAt: later(NullableDate, null)
 })
+/** The fields the lifecycle changes (`changing`, `later`), in declaration order. */
+export const INVOICE_STATE_FIELDS = changingFields(Invoice) as Array<Exclude<keyof typeof Invoice.fields, "timing">>
 export type InvoiceRecord = typeof Invoice.Type
+/** A new invoice: `Invoice.make` without its parse (the create path). */
+export const newInvoice = maker(Invoice)
 
 /** One way to pay an invoice: an asset on a network, its quote and where to send it. */
 export const PaymentOption = Schema.Struct({

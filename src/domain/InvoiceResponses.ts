@@ -1,7 +1,7 @@
 import { Schema, Struct } from "effect"
 import { PaymentCoverage } from "./Coverage.ts"
 import { Invoice, Payment, PaymentOption, ResolvedTiming } from "./Invoice.ts"
-import { NullableDate } from "./Timestamps.ts"
+import { isDateSchema, isNullableDateSchema } from "./Timestamps.ts"
 import { INVOICE_MERCHANT_FIELDS, INVOICE_SHOWN_FIELDS, OPTION_SHOWN_FIELDS, PAYMENT_SHOWN_FIELDS, STATUS_SHOWN_FIELDS } from "./InvoiceViews.ts"
 
 /**
@@ -13,14 +13,16 @@ import { INVOICE_MERCHANT_FIELDS, INVOICE_SHOWN_FIELDS, OPTION_SHOWN_FIELDS, PAY
 const Timestamp = Schema.String.annotate({ format: "date-time" })
 const NullableTimestamp = Schema.NullOr(Timestamp)
 
-const isDate = (ast: Schema.Top["ast"]) => ast === Schema.Date.ast
-type WireField<S> = S extends typeof Schema.Date ? typeof Timestamp : S extends typeof NullableDate ? typeof NullableTimestamp : S
+/** A field's JSON form: timestamps as ISO 8601 text, everything else as it is. */
+type WireField<S extends Schema.Top> = S["Type"] extends Date ? typeof Timestamp
+  : S["Type"] extends Date | null ? Date extends S["Type"] ? typeof NullableTimestamp : S
+  : S
 
 /** An entity's fields as JSON carries them: timestamps as ISO 8601 text. */
 export const wire = <const F extends Readonly<Record<string, Schema.Top>>>(fields: F): { readonly [K in keyof F]: WireField<F[K]> } =>
   Object.fromEntries(Object.entries(fields).map(([key, field]) => [
     key,
-    isDate(field.ast) ? Timestamp : field.ast._tag === "Union" && field.ast.types.some(isDate) ? NullableTimestamp : field
+    isDateSchema(field) ? Timestamp : isNullableDateSchema(field) ? NullableTimestamp : field
   ])) as { readonly [K in keyof F]: WireField<F[K]> }
 
 const InvoiceWire = wire(Invoice.fields)
@@ -94,6 +96,33 @@ export const PublicInvoiceStatusView = Schema.Struct({
   ...StatusFields,
   paidOutOfBandNote: Schema.Null.annotate({ description: "Always null: reconciliation notes are never public." })
 }).annotate({ identifier: "PublicInvoiceStatus" })
+
+/** The fields named in `keys`, in that order (`Struct.pick` keeps the source's order). */
+const inOrder = <F extends Readonly<Record<string, Schema.Top>>, const K extends ReadonlyArray<keyof F>>(fields: F, keys: K): Pick<F, K[number]> =>
+  Object.fromEntries(keys.map((key) => [key, fields[key]])) as Pick<F, K[number]>
+
+/**
+ * One row of the dashboard's invoice list, and its CSV export: the export's columns are these
+ * fields in this order (invoices/InvoiceCsv.ts), and the list's database row reads the invoice's
+ * fields named here (invoices/InvoiceRows.ts). This is the one place the summary's fields are listed.
+ */
+export const InvoiceSummaryView = Schema.Struct({
+  ...inOrder(InvoiceWire, ["id", "createdAt", "status"]),
+  amountUsd: Schema.Number,
+  paymentCoverage: PaymentCoverage,
+  receivedAmountUsd: Schema.Number,
+  confirmedAmountUsd: Schema.Number,
+  ...inOrder(InvoiceWire, ["productName", "merchantReference", "customerEmail"]),
+  payableUntilAt: Timestamp,
+  ...inOrder(InvoiceWire, ["paymentDetectedAt", "confirmedAt", "paidOutOfBandAt", "exceptionType", "exceptionStatus", "exceptionAction", "exceptionClosedAt"]),
+  /** Count and networks of the payments, e.g. "2 (arbitrum USDT, base USDC)". */
+  paymentsSummary: Schema.String
+}).annotate({ identifier: "InvoiceSummary" })
+export type InvoiceSummary = typeof InvoiceSummaryView.Type
+/** The summary's fields taken from the invoice as they are (with their JSON form). */
+export const SUMMARY_SHOWN_FIELDS = (Object.keys(InvoiceSummaryView.fields) as Array<keyof InvoiceSummary>).filter((key): key is keyof InvoiceSummary & keyof typeof InvoiceWire =>
+  key in InvoiceWire
+)
 
 /** An unsigned Solana Pay transfer for the payer's wallet to sign (POST prepare-solana-wallet-payment). */
 export const SolanaWalletPayment = Schema.Struct({

@@ -1,27 +1,9 @@
-import type { InvoiceSummary } from "./InvoiceList.ts"
+import { type InvoiceSummary, InvoiceSummaryView } from "../domain/InvoiceResponses.ts"
 
-/** The export's columns, in order: header name and how a row fills it. */
-const COLUMNS: ReadonlyArray<readonly [string, (invoice: InvoiceSummary) => string | number | null]> = [
-  ["id", (i) => i.id],
-  ["createdAt", (i) => i.createdAt],
-  ["status", (i) => i.status],
-  ["amountUsd", (i) => i.amountUsd],
-  ["paymentCoverage", (i) => i.paymentCoverage],
-  ["receivedAmountUsd", (i) => i.receivedAmountUsd],
-  ["confirmedAmountUsd", (i) => i.confirmedAmountUsd],
-  ["productName", (i) => i.productName],
-  ["merchantReference", (i) => i.merchantReference],
-  ["customerEmail", (i) => i.customerEmail],
-  ["payableUntilAt", (i) => i.payableUntilAt],
-  ["paymentDetectedAt", (i) => i.paymentDetectedAt],
-  ["confirmedAt", (i) => i.confirmedAt],
-  ["paidOutOfBandAt", (i) => i.paidOutOfBandAt],
-  ["exceptionType", (i) => i.exceptionType],
-  ["exceptionStatus", (i) => i.exceptionStatus],
-  ["exceptionAction", (i) => i.exceptionAction],
-  ["exceptionClosedAt", (i) => i.exceptionClosedAt],
-  ["payments", (i) => i.paymentsSummary]
-]
+/** The export's columns: the summary's fields, in order (domain/InvoiceResponses.ts). */
+const COLUMNS = Object.keys(InvoiceSummaryView.fields) as ReadonlyArray<keyof InvoiceSummary>
+/** Header names that differ from the field's. */
+const HEADERS: Partial<Record<keyof InvoiceSummary, string>> = { paymentsSummary: "payments" }
 
 /**
  * One RFC 4180 field. Text that a spreadsheet would run as a formula (starting with =, +, -, @,
@@ -35,6 +17,6 @@ export const csvField = (value: string | number | null): string => {
   return /[",\r\n]/.test(text) ? `"${text.replaceAll("\"", "\"\"")}"` : text
 }
 
-export const csvHeader = (): string => `${COLUMNS.map(([name]) => name).join(",")}\r\n`
+export const csvHeader = (): string => `${COLUMNS.map((name) => HEADERS[name] ?? name).join(",")}\r\n`
 
-export const csvRow = (invoice: InvoiceSummary): string => `${COLUMNS.map(([, pick]) => csvField(pick(invoice))).join(",")}\r\n`
+export const csvRow = (invoice: InvoiceSummary): string => `${COLUMNS.map((name) => csvField(invoice[name])).join(",")}\r\n`

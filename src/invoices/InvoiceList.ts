@@ -2,6 +2,8 @@ import { Data, Effect, Option, Stream } from "effect"
 import type { SqlClient } from "effect/sql"
 import { decodeKeysetCursor, encodeKeysetCursor } from "../db/KeysetCursor.ts"
 import { coverageOf } from "../domain/Coverage.ts"
+import { type InvoiceSummary, SUMMARY_SHOWN_FIELDS } from "../domain/InvoiceResponses.ts"
+import { shown } from "../domain/InvoiceViews.ts"
 import { microsToNumber } from "../domain/Money.ts"
 import { type InvoiceSummaryRecord, InvoiceListRepo } from "./InvoiceListRepo.ts"
 
@@ -18,57 +20,19 @@ export interface InvoiceFilters {
   readonly q?: string | undefined
 }
 
-/** One row of the invoice list and of the CSV export. */
-export interface InvoiceSummary {
-  readonly id: string
-  readonly createdAt: string
-  readonly amountUsd: number
-  readonly status: string
-  readonly paymentCoverage: string
-  readonly receivedAmountUsd: number
-  readonly confirmedAmountUsd: number
-  readonly productName: string | null
-  readonly merchantReference: string | null
-  readonly customerEmail: string | null
-  readonly payableUntilAt: string
-  readonly paymentDetectedAt: string | null
-  readonly confirmedAt: string | null
-  readonly paidOutOfBandAt: string | null
-  readonly exceptionType: string | null
-  readonly exceptionStatus: string | null
-  readonly exceptionAction: string | null
-  readonly exceptionClosedAt: string | null
-  /** Count and networks of the payments, e.g. "2 (arbitrum USDT, base USDC)". */
-  readonly paymentsSummary: string
-}
-
 /** One event of an invoice's timeline: what its outbox recorded, and when. */
 export interface TimelineEntry {
   readonly event: string
   readonly at: string
 }
 
-const iso = (value: Date | null) => value?.toISOString() ?? null
-
 const summaryOf = (row: InvoiceSummaryRecord): InvoiceSummary => ({
-  id: row.id,
-  createdAt: row.createdAt.toISOString(),
+  ...shown(row, SUMMARY_SHOWN_FIELDS),
   amountUsd: microsToNumber(row.amountMicros),
-  status: row.status,
   paymentCoverage: coverageOf(row.amountMicros, row.receivedMicros),
   receivedAmountUsd: microsToNumber(row.receivedMicros),
   confirmedAmountUsd: microsToNumber(row.confirmedMicros),
-  productName: row.productName,
-  merchantReference: row.merchantReference,
-  customerEmail: row.customerEmail,
   payableUntilAt: row.payableUntilAt.toISOString(),
-  paymentDetectedAt: iso(row.paymentDetectedAt),
-  confirmedAt: iso(row.confirmedAt),
-  paidOutOfBandAt: iso(row.paidOutOfBandAt),
-  exceptionType: row.exceptionType,
-  exceptionStatus: row.exceptionStatus,
-  exceptionAction: row.exceptionAction,
-  exceptionClosedAt: iso(row.exceptionClosedAt),
   paymentsSummary: row.paymentCount === 0 ? "0" : `${row.paymentCount} (${row.paymentNetworks ?? ""})`
 })
 

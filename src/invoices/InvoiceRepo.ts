@@ -2,7 +2,7 @@ import { Context, Effect, Layer, Option, Schema, String as Str } from "effect"
 import { SqlClient, SqlSchema, type Statement } from "effect/sql"
 import { IdempotencyClaim } from "../db/IdempotencyClaim.ts"
 import { statusesAccepting } from "../lifecycle/Lifecycle.ts"
-import type { InvoiceRecord, OutboxEvent, PaymentOptionRecord, PaymentRecord } from "../domain/Invoice.ts"
+import { INVOICE_STATE_FIELDS, type InvoiceRecord, type OutboxEvent, type PaymentOptionRecord, type PaymentRecord } from "../domain/Invoice.ts"
 import type { PaymentWrite } from "./PaymentWrite.ts"
 import { EVIDENCE_LOCK_COLUMNS, EVIDENCE_READ_COLUMNS, INVOICE_READ_COLUMNS } from "./InvoiceReadSql.ts"
 import {
@@ -60,27 +60,8 @@ const optionColumns = ({ position, reference, derivationIndex, ...option }: NewO
   derivationIndex
 })
 
-/** What a change of an invoice may update; the rest is fixed at creation. */
-const MUTABLE_FIELDS = [
-  "status",
-  "lastPaymentOptionId",
-  "lastTransactionHash",
-  "receivedMicros",
-  "confirmedMicros",
-  "confirmations",
-  "paymentDetectedAt",
-  "confirmedAt",
-  "paidOutOfBandAt",
-  "paidOutOfBandNote",
-  "voidedAt",
-  "exceptionType",
-  "exceptionStatus",
-  "exceptionAction",
-  "exceptionNote",
-  "exceptionClosedAt",
-  "lastPaymentObservedAt",
-  "payableUntilAt"
-] as const
+/** What a change of an invoice may update: the lifecycle's fields and the deadline; the rest is fixed at creation. */
+const MUTABLE_FIELDS = [...INVOICE_STATE_FIELDS, "payableUntilAt"] as const
 
 const mutableValues = (invoice: InvoiceRecord) => {
   const columns = encodeInvoiceRow(invoice)

@@ -1,34 +1,20 @@
 import { Schema, SchemaGetter, String as Str, Struct } from "effect"
-import { bigintColumn, DateColumn, isBigintColumn, NullableDateColumn, NullableJsonObjectColumn } from "../db/Columns.ts"
+import { DateColumn, isBigintColumn, NullableDateColumn, rowFields, rowOf } from "../db/Columns.ts"
 import { Invoice, type InvoiceRecord, Payment, PaymentOption } from "../domain/Invoice.ts"
-import { Micros } from "../domain/Money.ts"
+import { SUMMARY_SHOWN_FIELDS } from "../domain/InvoiceResponses.ts"
 
 /**
- * Row schemas of the invoice tables, derived from the entities of domain/Invoice.ts: the same
- * fields with column codecs for exact integers, timestamps and JSON, and the invoice's timing
- * spread over its columns. Keys are camelCase; the client maps them to snake_case columns.
+ * Row schemas of the invoice tables, derived from the entities of domain/Invoice.ts (`rowOf`:
+ * the same fields with the column codec each type calls for), and the invoice's timing spread
+ * over its columns. Keys are camelCase; the client maps them to snake_case columns.
  */
 
-const MicrosColumn = bigintColumn(Micros)
-const AtomicColumn = bigintColumn(Schema.BigInt)
 const NullableNumber = Schema.NullOr(Schema.Number)
 
 const { timing: _timing, ...invoiceFields } = Invoice.fields
 
 const InvoiceColumns = Schema.Struct({
-  ...Struct.evolve(invoiceFields, {
-    amountMicros: () => MicrosColumn,
-    receivedMicros: () => MicrosColumn,
-    confirmedMicros: () => MicrosColumn,
-    metadata: () => NullableJsonObjectColumn,
-    paymentDetectedAt: () => NullableDateColumn,
-    confirmedAt: () => NullableDateColumn,
-    paidOutOfBandAt: () => NullableDateColumn,
-    voidedAt: () => NullableDateColumn,
-    exceptionClosedAt: () => NullableDateColumn,
-    createdAt: () => DateColumn,
-    lastPaymentObservedAt: () => NullableDateColumn
-  }),
+  ...rowFields(invoiceFields),
   timingMode: Schema.Literals(["immediate", "due_date"]),
   expiresAfterMinutes: NullableNumber,
   dueAfterDays: NullableNumber,
@@ -67,43 +53,14 @@ export const InvoiceRow = InvoiceColumns.pipe(
 )
 
 /** A `payment_options` row (the columns only the repository uses, such as `position`, are not part of the entity). */
-export const PaymentOptionRow = PaymentOption.mapFields(Struct.evolve({
-  quotedAtomic: () => AtomicColumn,
-  optionPayload: () => NullableJsonObjectColumn
-}))
+export const PaymentOptionRow = rowOf(PaymentOption)
 
 /** A `payments` row. */
-export const PaymentRow = Payment.mapFields(Struct.evolve({
-  amountAtomic: () => AtomicColumn,
-  observedTotalAtomic: () => AtomicColumn,
-  usdMicros: () => MicrosColumn,
-  quotedAtomic: () => AtomicColumn,
-  observedAt: () => DateColumn,
-  confirmedAt: () => NullableDateColumn,
-  invalidatedAt: () => NullableDateColumn
-}))
+export const PaymentRow = rowOf(Payment)
 
-/** A row of the dashboard's invoice list: some of the invoice's columns and a summary of its payments. */
+/** A row of the dashboard's invoice list: the invoice's columns its summary shows or computes from, and a summary of its payments. */
 export const InvoiceSummaryRow = Schema.Struct({
-  ...Struct.pick(InvoiceColumns.fields, [
-    "id",
-    "createdAt",
-    "amountMicros",
-    "status",
-    "receivedMicros",
-    "confirmedMicros",
-    "productName",
-    "merchantReference",
-    "customerEmail",
-    "payableUntilAt",
-    "paymentDetectedAt",
-    "confirmedAt",
-    "paidOutOfBandAt",
-    "exceptionType",
-    "exceptionStatus",
-    "exceptionAction",
-    "exceptionClosedAt"
-  ]),
+  ...Struct.pick(InvoiceColumns.fields, [...SUMMARY_SHOWN_FIELDS, "payableUntilAt", "amountMicros", "receivedMicros", "confirmedMicros"]),
   paymentCount: Schema.Number,
   paymentNetworks: Schema.NullOr(Schema.String)
 })

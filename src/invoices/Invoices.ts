@@ -12,10 +12,10 @@ import {
   PaymentMethodUnavailable
 } from "../domain/Errors.ts"
 import { leastConfirmedPayment } from "../domain/Evidence.ts"
-import type { InvoiceRecord } from "../domain/Invoice.ts"
+import { type InvoiceRecord, newInvoice } from "../domain/Invoice.ts"
 import { applyDecision, type DecisionContext } from "../lifecycle/ApplyDecision.ts"
 import { InvoiceId, MerchantId, PaymentOptionId } from "../domain/Ids.ts"
-import { Micros, usdNumberToMicros } from "../domain/Money.ts"
+import { usdNumberToMicros } from "../domain/Money.ts"
 import { resolveTiming } from "../domain/Timing.ts"
 import type { ExceptionCloseAction } from "../domain/Statuses.ts"
 import type { InvoiceEvent } from "../lifecycle/InvoiceMachine.ts"
@@ -45,8 +45,6 @@ export type InvoiceDraft = { readonly [K in MerchantSupplied]?: InvoiceRecord[K]
   readonly amountUsd: number
   readonly paymentTiming?: TimingOverrideInput | null | undefined
 }
-
-const NO_MICROS = Micros.make(0n)
 
 const needsDerivation = (method: PaymentMethod) => isEvm(method.network) && method.railType === "address_transfer"
 
@@ -227,7 +225,7 @@ export class Invoices extends Context.Service<Invoices, {
         }
 
         const initial = initialDecision()
-        const invoice: InvoiceRecord = {
+        const invoice = newInvoice({
           id: invoiceId,
           merchantId: MerchantId.make(merchant.merchantId),
           amountMicros,
@@ -242,24 +240,8 @@ export class Invoices extends Context.Service<Invoices, {
           customerEmail: body.customerEmail ?? null,
           metadata: body.metadata ?? null,
           defaultPaymentOptionId: options.find((option) => option.isDefault)?.id ?? null,
-          lastPaymentOptionId: null,
-          lastTransactionHash: null,
-          receivedMicros: NO_MICROS,
-          confirmedMicros: NO_MICROS,
-          confirmations: 0,
-          paymentDetectedAt: null,
-          confirmedAt: null,
-          paidOutOfBandAt: null,
-          paidOutOfBandNote: null,
-          voidedAt: null,
-          exceptionType: null,
-          exceptionStatus: null,
-          exceptionAction: null,
-          exceptionNote: null,
-          exceptionClosedAt: null,
-          createdAt,
-          lastPaymentObservedAt: null
-        }
+          createdAt
+        })
         const { events } = applyDecision(invoice, initial, { now: createdAt })
         yield* repo.insert(invoice, options, events, quotes)
         return { invoice, options, payments: [] }

@@ -2,6 +2,7 @@ import { Schema, Struct } from "effect"
 import { InvoiceId, MerchantId, PaymentOptionId, RefundId } from "../domain/Ids.ts"
 import { wire } from "../domain/InvoiceResponses.ts"
 import { shown } from "../domain/InvoiceViews.ts"
+import { changing } from "../domain/Model.ts"
 import { formatAtomic } from "../domain/Money.ts"
 import { NullableDate } from "../domain/Timestamps.ts"
 import { paymentRequestOf } from "./PaymentRequest.ts"
@@ -20,7 +21,8 @@ const NullableString = Schema.NullOr(Schema.String)
  * A refund, declared once: what the payer asked to be sent back from one payment option (in the
  * option's asset, never re-priced), and the transaction the watchers saw paying it. The merchant
  * sends it from their own wallet: the service never holds the funds. Its row (RefundsRepo) and its
- * public and dashboard views are derived from these fields.
+ * public and dashboard views are derived from these fields; `changing` marks what a change of it
+ * may update (the rest is fixed when it is requested).
  */
 export const Refund = Schema.Struct({
   id: RefundId,
@@ -39,19 +41,19 @@ export const Refund = Schema.Struct({
   reference: NullableString,
   payerEmail: NullableString,
   reason: RefundReason,
-  status: RefundStatus,
+  status: changing(RefundStatus),
   requiredConfirmations: Schema.Number,
-  transactionHash: NullableString,
-  outputIndex: Schema.NullOr(Schema.Number),
-  blockHeight: Schema.NullOr(Schema.BigInt),
-  blockHash: NullableString,
-  confirmations: Schema.Number,
-  rejectionNote: NullableString,
+  transactionHash: changing(NullableString),
+  outputIndex: changing(Schema.NullOr(Schema.Number)),
+  blockHeight: changing(Schema.NullOr(Schema.BigInt)),
+  blockHash: changing(NullableString),
+  confirmations: changing(Schema.Number),
+  rejectionNote: changing(NullableString),
   requestedAt: Schema.Date,
-  sentAt: NullableDate,
-  completedAt: NullableDate,
-  rejectedAt: NullableDate,
-  updatedAt: Schema.Date
+  sentAt: changing(NullableDate),
+  completedAt: changing(NullableDate),
+  rejectedAt: changing(NullableDate),
+  updatedAt: changing(Schema.Date)
 })
 export type RefundRecord = typeof Refund.Type
 

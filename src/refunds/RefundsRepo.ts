@@ -1,35 +1,16 @@
-import { Context, Effect, Layer, Option, Schema, Struct } from "effect"
+import { Context, Effect, Layer, Option, Schema } from "effect"
 import { SqlClient, SqlSchema } from "effect/sql"
-import { bigintColumn, DateColumn, NullableDateColumn } from "../db/Columns.ts"
+import { rowOf } from "../db/Columns.ts"
+import { changingFields } from "../domain/Model.ts"
 import type { RefundWebhookEventName } from "../domain/Statuses.ts"
 import { Refund, type RefundRecord, RefundStatus } from "./Refund.ts"
 
 /** A `refunds` row: the entity with column codecs for its exact integers and timestamps. */
-const RefundRow = Refund.mapFields(Struct.evolve({
-  amountAtomic: () => bigintColumn(Schema.BigInt),
-  blockHeight: () => Schema.NullOr(bigintColumn(Schema.BigInt)),
-  requestedAt: () => DateColumn,
-  sentAt: () => NullableDateColumn,
-  completedAt: () => NullableDateColumn,
-  rejectedAt: () => NullableDateColumn,
-  updatedAt: () => DateColumn
-}))
+const RefundRow = rowOf(Refund)
 const encodeRow = Schema.encodeSync(RefundRow)
 
 /** What a change of a refund may update; the rest is fixed when it is requested. */
-const MUTABLE_FIELDS = [
-  "status",
-  "transactionHash",
-  "outputIndex",
-  "blockHeight",
-  "blockHash",
-  "confirmations",
-  "rejectionNote",
-  "sentAt",
-  "completedAt",
-  "rejectedAt",
-  "updatedAt"
-] as const
+const MUTABLE_FIELDS = changingFields(Refund)
 
 const mutableValues = (refund: RefundRecord) => {
   const row = encodeRow(refund)

@@ -1,5 +1,5 @@
 import { Schema, Struct } from "effect"
-import { DateColumn, NullableDateColumn } from "../db/Columns.ts"
+import { rowOf } from "../db/Columns.ts"
 import { DeliveryId, InvoiceId, MerchantId, RefundId } from "../domain/Ids.ts"
 import { WebhookEventName } from "../domain/Statuses.ts"
 import { NullableDate } from "../domain/Timestamps.ts"
@@ -46,17 +46,10 @@ export const DeliveryView = Delivery.mapFields(Struct.pick(VIEW_FIELDS)).mapFiel
 export type DeliveryView = typeof DeliveryView.Type
 
 /** An attempt as `json_build_object` renders it (times as ISO text). */
-export const DeliveryAttemptRow = DeliveryAttempt.mapFields(Struct.evolve({ attemptedAt: () => DateColumn }))
+export const DeliveryAttemptRow = rowOf(DeliveryAttempt)
 
 /** A `webhook_deliveries` row as the driver returns it. */
-export const DeliveryRow = Delivery.mapFields(Struct.evolve({
-  nextAttemptAt: () => NullableDateColumn,
-  leaseUntil: () => NullableDateColumn,
-  createdAt: () => DateColumn,
-  updatedAt: () => DateColumn
-}))
+export const DeliveryRow = rowOf(Delivery)
 
 /** A delivery row with its attempts aggregated under `attempts`. */
-export const DeliveryViewRow = DeliveryRow.mapFields(Struct.pick(VIEW_FIELDS)).mapFields(
-  Struct.assign({ attempts: Schema.Array(DeliveryAttemptRow) })
-)
+export const DeliveryViewRow = rowOf(Delivery.mapFields(Struct.pick(VIEW_FIELDS))).mapFields(Struct.assign({ attempts: Schema.Array(DeliveryAttemptRow) }))

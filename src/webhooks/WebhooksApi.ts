@@ -3,6 +3,7 @@ import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/ht
 import { BadRequest, NotFound } from "../http/ApiErrors.ts"
 import { DashboardAuthentication } from "../http/Authentication.ts"
 import { text, UuidParam } from "../http/RequestSchemas.ts"
+import { jsonOf } from "../domain/Model.ts"
 import { DeliveryAttempt, DeliveryStatus, DeliveryView } from "./Delivery.ts"
 import { SELECTABLE_WEBHOOK_EVENTS } from "./WebhookEvents.ts"
 
@@ -15,13 +16,8 @@ const SettingsView = Schema.Struct({
 }).annotate({ identifier: "WebhookSettings" })
 
 // Times go out as ISO 8601 text.
-const AttemptJson = DeliveryAttempt.mapFields(Struct.evolve({ attemptedAt: () => Schema.DateFromString }))
-
-export const Delivery = DeliveryView.mapFields(Struct.evolve({
-  nextAttemptAt: () => Schema.NullOr(Schema.DateFromString),
-  createdAt: () => Schema.DateFromString,
-  attempts: () => Schema.Array(AttemptJson)
-})).annotate({ identifier: "WebhookDelivery" })
+export const Delivery = jsonOf(DeliveryView).mapFields(Struct.evolve({ attempts: () => Schema.Array(jsonOf(DeliveryAttempt)) }))
+  .annotate({ identifier: "WebhookDelivery" })
 
 export const WebhooksGroup = HttpApiGroup.make("webhooks")
   .add(

@@ -3,6 +3,7 @@ import fc from "fast-check"
 import { describe, expect, it } from "vitest"
 import { summarize } from "../../src/domain/Coverage.ts"
 import { Invoice, type InvoiceRecord, OutboxEvent, Payment, type PaymentRecord } from "../../src/domain/Invoice.ts"
+import { InvoiceId, MerchantId, PaymentOptionId } from "../../src/domain/Ids.ts"
 import type { InvoiceStatus } from "../../src/domain/Statuses.ts"
 import { applyDecision } from "../../src/lifecycle/ApplyDecision.ts"
 import { resolveTiming } from "../../src/domain/Timing.ts"
@@ -11,7 +12,6 @@ import { decide, initialDecision } from "../../src/lifecycle/Lifecycle.ts"
 import { applyEvents, isLateEvidence, lifecycleStateOf, settle } from "../../src/lifecycle/Settlement.ts"
 import { AMOUNT, exceptionOf, type Model, modelStep, newModel, type Step, stepArb } from "../support/LifecycleModel.ts"
 
-const decodeInvoice = Schema.decodeSync(Invoice)
 const decodePayment = Schema.decodeSync(Payment)
 const decodeEvent = Schema.decodeSync(OutboxEvent)
 const START = new Date("2026-01-01T00:00:00.000Z")
@@ -60,9 +60,9 @@ interface World {
 const newWorld = (): World => {
   const initial = initialDecision()
   const timing = resolveTiming({ mode: "immediate", expiresAfterMinutes: 60 }, START)
-  const invoice: InvoiceRecord = decodeInvoice({
-    id: "inv",
-    merchantId: "m",
+  const invoice: InvoiceRecord = Invoice.make({
+    id: InvoiceId.make("inv"),
+    merchantId: MerchantId.make("m"),
     amountMicros: AMOUNT,
     status: initial.state.status,
     timing,
@@ -74,24 +74,8 @@ const newWorld = (): World => {
     customerId: null,
     customerEmail: null,
     metadata: null,
-    defaultPaymentOptionId: "opt",
-    lastPaymentOptionId: null,
-    lastTransactionHash: null,
-    receivedMicros: 0n,
-    confirmedMicros: 0n,
-    confirmations: 0,
-    paymentDetectedAt: null,
-    confirmedAt: null,
-    paidOutOfBandAt: null,
-    paidOutOfBandNote: null,
-    voidedAt: null,
-    exceptionType: null,
-    exceptionStatus: null,
-    exceptionAction: null,
-    exceptionNote: null,
-    exceptionClosedAt: null,
-    createdAt: START,
-    lastPaymentObservedAt: null
+    defaultPaymentOptionId: PaymentOptionId.make("opt"),
+    createdAt: START
   })
   return { invoice, payments: [], now: START, outbox: [decodeEvent({ invoiceId: "inv", merchantId: "m", event: "invoice_created" })], seq: 0 }
 }
