@@ -3,7 +3,6 @@ import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { Cause, Effect, Layer } from "effect"
 import { makeApp } from "./App.ts"
 import { AppConfig, ConfigError, parseConfig } from "./config/AppConfig.ts"
-import { releaseBootMemory } from "./runtime/BootMemory.ts"
 import { describeStartupFailure } from "./StartupFailure.ts"
 
 const readConfig = () => {
@@ -30,7 +29,6 @@ const startupFailure = (cause: Cause.Cause<unknown>) =>
 
 NodeRuntime.runMain(
   Layer.launch(makeApp(Layer.succeed(AppConfig, config)).pipe(
-    Layer.tap(() => Effect.sync(() => (started = true))),
-    Layer.tap(() => releaseBootMemory)
+    Layer.tap(() => Effect.sync(() => (started = true)))
   )).pipe(Effect.catchCause((cause) => started || Cause.hasInterruptsOnly(cause) ? Effect.failCause(cause) : startupFailure(cause)))
 )

@@ -7,8 +7,6 @@ import { checkoutApi } from "../http/CheckoutApi.ts"
 import { MerchantGroup } from "./InvoicesApi.ts"
 import { mapDomainErrors } from "../http/ErrorMapping.ts"
 import { withIdempotency } from "../http/Idempotency.ts"
-import { jsonResponse } from "../http/JsonResponse.ts"
-import { InvoiceStatusView, InvoiceView } from "../domain/InvoiceResponses.ts"
 import { Invoices } from "./Invoices.ts"
 
 type View = ReturnType<typeof merchantInvoiceView>
@@ -31,17 +29,17 @@ export const MerchantHttpLive = HttpApiBuilder.group(checkoutApi(MerchantGroup),
               mapDomainErrors
             ),
             recovered(merchant.merchantId)
-          ).pipe(Effect.map((created) => jsonResponse(InvoiceView, created, 201)))
+          )
         }))
       .handle("detail", ({ params }) =>
         Effect.gen(function*() {
           const merchant = yield* CurrentMerchant
-          return jsonResponse(InvoiceView, view(yield* mapDomainErrors(invoices.get(merchant.merchantId, params.id))))
+          return view(yield* mapDomainErrors(invoices.get(merchant.merchantId, params.id)))
         }))
       .handle("status", ({ params }) =>
         Effect.gen(function*() {
           const merchant = yield* CurrentMerchant
-          return jsonResponse(InvoiceStatusView, statusView(yield* mapDomainErrors(invoices.get(merchant.merchantId, params.id))))
+          return statusView(yield* mapDomainErrors(invoices.get(merchant.merchantId, params.id)))
         }))
       .handle("void", ({ params, payload, headers }) =>
         Effect.gen(function*() {

@@ -3,12 +3,10 @@ import { HttpApiBuilder } from "effect/http-api"
 import { RateLimits } from "../accounts/RateLimits.ts"
 import { SolanaPrepare } from "../chains/solana/SolanaPrepare.ts"
 import { AppConfig } from "../config/AppConfig.ts"
-import { PublicInvoiceStatusView, PublicInvoiceView, SolanaWalletPayment } from "../domain/InvoiceResponses.ts"
 import { publicInvoiceView, publicStatusView } from "../domain/InvoiceViews.ts"
 import { TooManyRequests } from "../http/ApiErrors.ts"
 import { checkoutApi } from "../http/CheckoutApi.ts"
 import { mapDomainErrors } from "../http/ErrorMapping.ts"
-import { jsonResponse } from "../http/JsonResponse.ts"
 import { clientAddress, orTooManyRequests } from "../http/RateLimitAnswers.ts"
 import { Invoices } from "../invoices/Invoices.ts"
 import { StatusStream } from "../invoices/StatusStream.ts"
@@ -24,12 +22,12 @@ export const PublicHttpLive = HttpApiBuilder.group(checkoutApi(PublicGroup), "pu
     return handlers
       .handle("invoice", ({ params }) =>
         invoices.getPublic(params.id).pipe(
-          Effect.map((parts) => jsonResponse(PublicInvoiceView, publicInvoiceView(parts, publicUrl))),
+          Effect.map((parts) => publicInvoiceView(parts, publicUrl)),
           mapDomainErrors
         ))
       .handle("status", ({ params }) =>
         invoices.getPublic(params.id).pipe(
-          Effect.map((parts) => jsonResponse(PublicInvoiceStatusView, publicStatusView(parts))),
+          Effect.map(publicStatusView),
           mapDomainErrors
         ))
       .handle("statusEvents", ({ params, headers }) =>
@@ -41,7 +39,6 @@ export const PublicHttpLive = HttpApiBuilder.group(checkoutApi(PublicGroup), "pu
       .handle("prepareSolanaWalletPayment", ({ params, payload }) =>
         Effect.gen(function*() {
           yield* orTooManyRequests(rateLimits.solanaPrepare(yield* clientAddress))
-          const prepared = yield* mapDomainErrors(solana.prepare(params.id, payload))
-          return jsonResponse(SolanaWalletPayment, prepared)
+          return yield* mapDomainErrors(solana.prepare(params.id, payload))
         }))
   }))

@@ -8,8 +8,7 @@ import {
 } from "../../src/domain/InvoiceResponses.ts"
 import { SuiteMerchant, suiteOptions, testApp, TestServer } from "../support/TestApp.ts"
 
-// The invoice endpoints answer with views serialised directly (src/http/JsonResponse.ts), not
-// through the schema's encoder: every answer must still be exactly its schema, no key more or less.
+// Every invoice answer must be exactly its schema, no key more or less.
 
 const strict = <S extends Schema.Top>(schema: S, body: unknown) =>
   Schema.decodeUnknownSync(schema as unknown as Schema.Codec<unknown, unknown>)(body, { onExcessProperty: "error" })
