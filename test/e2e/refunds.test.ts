@@ -1,15 +1,13 @@
 import { existsSync } from "node:fs"
 import { Keypair, PublicKey } from "@solana/web3.js"
-import { Effect } from "effect"
 import type { Browser, BrowserContext, Page } from "playwright-core"
 import { type Address, getAddress } from "viem"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { ChainWatchers } from "../../src/chains/ChainWatchers.ts"
-import { buildTransferTransaction } from "../../src/chains/solana/SolanaTransfer.ts"
 import { DEMO_KEYS } from "../../src/demo/DemoMerchant.ts"
 import { type AnvilNode, startAnvil } from "../support/Anvil.ts"
+import { ethereumUsdcMethod, fundedSolanaWallet, pollWatcher, sendPrepared, sendSolanaTransfer, solanaUsdcMethod } from "../support/ChainSuites.ts"
 import { decodeQrSvg } from "../support/QrRaster.ts"
-import { signPrepared, type SolanaNode, startSolanaNode } from "../support/SolanaRpc.ts"
+import { type SolanaNode, startSolanaNode } from "../support/SolanaRpc.ts"
 import { publicRequest, startTestApp, type TestApp, type TestMerchant } from "../support/TestApp.ts"
 import { signedInPage } from "./DashboardScenes.ts"
 
@@ -47,16 +45,11 @@ let payer: Address
 /** The merchant's own wallet, which pays refunds (the service never holds the funds). */
 let merchantWallet: Address
 
-const pollEthereum = () => app.run(Effect.flatMap(ChainWatchers, (watchers) => watchers.poll("ethereum")))
-const pollSolana = () => app.run(Effect.flatMap(ChainWatchers, (watchers) => watchers.poll("solana")))
+const pollEthereum = () => pollWatcher(app, "ethereum")
+const pollSolana = () => pollWatcher(app, "solana")
 
 /** A Solana wallet with SOL for fees and 1,000 USDC. */
-const solanaWallet = () => {
-  const wallet = Keypair.generate()
-  solana.airdrop(wallet.publicKey, 1_000_000_000n)
-  solana.setTokenBalance(wallet.publicKey, SOLANA_USDC, 1_000_000_000n)
-  return wallet
-}
+const solanaWallet = () => fundedSolanaWallet(solana, [SOLANA_USDC], 1_000_000_000n)
 
 /** An invoice of 20 USD paid with 25 USDC on ethereum, confirmed (two confirmations): 5 USDC overpaid. */
 const overpaidInvoice = async (productName: string) => {
@@ -109,20 +102,10 @@ describe.skipIf(!available)("refunds in the browser", () => {
       CHECKOUT_TOKEN_SOLANA_USDC: SOLANA_USDC.toBase58(),
       CHECKOUT_CONFIRMATIONS_SOLANA: String(SOLANA_REQUIRED)
     })
-    solanaMerchant = await app.createMerchant({
-      methods: [{
-        network: "solana",
-        assetCode: "USDC",
-        railType: "address_transfer",
-        enabled: true,
-        isDefault: true,
-        recipientAddress: Keypair.generate().publicKey.toBase58(),
-        xpub: null
-      }]
-    })
+    solanaMerchant = await app.createMerchant({ methods: [solanaUsdcMethod()] })
     merchant = await app.createMerchant({
       methods: [
-        { network: "ethereum", assetCode: "USDC", railType: "address_transfer", enabled: true, isDefault: true, recipientAddress: null, xpub: DEMO_KEYS.evmXpub },
+        ethereumUsdcMethod,
         { network: "ethereum", assetCode: "USDT", railType: "address_transfer", enabled: true, isDefault: false, recipientAddress: null, xpub: DEMO_KEYS.evmXpub }
       ]
     })
@@ -353,19 +336,13 @@ describe.skipIf(!available)("refunds in the browser", () => {
     expect(created.status).toBe(201)
     const option = created.body.paymentOptions.find((candidate: { network: string }) => candidate.network === "solana")
     const paying = solanaWallet()
-    const payment = buildTransferTransaction({
-      payer: paying.publicKey,
+    sendSolanaTransfer(solana, paying, {
       recipient: new PublicKey(option.optionPayload.recipientAddress),
       mint: SOLANA_USDC,
-      decimals: 6,
       amountAtomic: 15_000_000n,
       reference: new PublicKey(option.optionPayload.reference),
-      memo: "Honey jar",
-      blockhash: solana.svm.latestBlockhash(),
-      lastValidBlockHeight: solana.slot() + 150
+      memo: "Honey jar"
     })
-    payment.sign(paying)
-    solana.execute(payment)
     await pollSolana()
     solana.advance(SOLANA_REQUIRED)
     await pollSolana()
@@ -400,7 +377,7 @@ describe.skipIf(!available)("refunds in the browser", () => {
       await panel.getByRole("button", { name: "Prepare transaction" }).click()
       const transaction = await panel.locator("textarea.transaction").inputValue()
       expect(transaction).toMatch(/^[A-Za-z0-9+/]+=*$/)
-      await solana.connection.sendRawTransaction(signPrepared(transaction, wallet).serialize())
+      await sendPrepared(solana, transaction, wallet)
       expect(solana.tokenBalance(paying.publicKey, SOLANA_USDC)).toBe(1_000_000_000n - 15_000_000n + 5_000_000n)
       await noOverflow(dashboard.page)
       expect(dashboard.problems).toEqual([])

@@ -4,9 +4,10 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { ChainWatchers } from "../../src/chains/ChainWatchers.ts"
 import { DeadlineSweeper } from "../../src/chains/DeadlineSweeper.ts"
 import { verifyWebhookSignature } from "../../src/webhooks/Signature.ts"
+import { bitcoinMethod, databaseEnv, pollWatcher } from "../support/ChainSuites.ts"
 import { type EsploraSimulator, startEsploraSimulator } from "../support/EsploraSimulator.ts"
 import { privateDatabase } from "../support/PrivateDatabase.ts"
-import { freshZpub, startTestApp, type TestApp, type TestMerchant } from "../support/TestApp.ts"
+import { startTestApp, type TestApp, type TestMerchant } from "../support/TestApp.ts"
 import { webhookHarness } from "../support/WebhookHarness.ts"
 import { startWebhookReceiver, type WebhookReceiver } from "../support/WebhookReceiver.ts"
 
@@ -17,13 +18,13 @@ let app: TestApp
 let receiver: WebhookReceiver
 let database: Awaited<ReturnType<typeof privateDatabase>>
 
-const poll = () => app.run(Effect.flatMap(ChainWatchers, (watchers) => watchers.poll("bitcoin")))
+const poll = () => pollWatcher(app, "bitcoin")
 const sweep = () => app.run(Effect.flatMap(DeadlineSweeper, (sweeper) => sweeper.sweep()))
 const sql = <A>(run: (sql: SqlClient.SqlClient) => Effect.Effect<A, unknown>) => app.run(Effect.flatMap(SqlClient.SqlClient, run))
 
 const newMerchant = () =>
   app.createMerchant({
-    methods: [{ network: "bitcoin", assetCode: "BTC", railType: "address_transfer", enabled: true, isDefault: true, recipientAddress: null, xpub: freshZpub() }]
+    methods: [bitcoinMethod()]
   })
 
 const createInvoice = async (merchant: TestMerchant, amountUsd: number) => {
@@ -55,7 +56,7 @@ describe.each([["per address", "1000"], ["by txid diff", "0"]])("the bitcoin wat
     esplora = await startEsploraSimulator({ genesisTime: Math.floor(Date.now() / 1000) - 600, blockSeconds: 1 })
     database = await privateDatabase()
     app = await startTestApp({}, {
-      ...(database.url === undefined ? {} : { DATABASE_URL: database.url }),
+      ...databaseEnv(database),
       CHECKOUT_ESPLORA_URL: esplora.url,
       CHECKOUT_RPC_TIMEOUT_MS: "1000",
       CHECKOUT_CONFIRMATIONS_BITCOIN: String(REQUIRED),

@@ -2,9 +2,8 @@ import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import { type Address, getAddress, type Hash } from "viem"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { ChainWatchers } from "../../src/chains/ChainWatchers.ts"
-import { DEMO_KEYS } from "../../src/demo/DemoMerchant.ts"
 import { type AnvilNode, startAnvil } from "../support/Anvil.ts"
+import { databaseEnv, ethereumUsdcMethod, pollWatcher, pollWatcherToHead } from "../support/ChainSuites.ts"
 import { privateDatabase } from "../support/PrivateDatabase.ts"
 import { startTestApp, type TestApp, type TestMerchant } from "../support/TestApp.ts"
 
@@ -24,13 +23,8 @@ let database: Awaited<ReturnType<typeof privateDatabase>>
 let payer: Address
 let bystander: Address
 
-const poll = () => app.run(Effect.flatMap(ChainWatchers, (watchers) => watchers.poll("ethereum")))
-const pollToHead = async () => {
-  for (;;) {
-    const report = await poll()
-    if (report.processedHeight === report.headHeight) return report
-  }
-}
+const poll = () => pollWatcher(app, "ethereum")
+const pollToHead = () => pollWatcherToHead(app, "ethereum")
 const sql = <A>(run: (sql: SqlClient.SqlClient) => Effect.Effect<A, unknown>) => app.run(Effect.flatMap(SqlClient.SqlClient, run))
 
 const usdc = (amount: number) => BigInt(amount) * 1_000_000n
@@ -72,14 +66,14 @@ beforeAll(async () => {
   await node.mint(USDC, bystander, usdc(1_000_000))
   database = await privateDatabase()
   app = await startTestApp({}, {
-    ...(database.url === undefined ? {} : { DATABASE_URL: database.url }),
+    ...databaseEnv(database),
     CHECKOUT_RPC_URL_ETHEREUM: node.rpcUrl,
     CHECKOUT_TOKEN_ETHEREUM_USDC: USDC,
     CHECKOUT_CONFIRMATIONS_ETHEREUM: String(REQUIRED),
     CHECKOUT_EVM_MAX_LOG_RANGE: "1"
   })
   merchant = await app.createMerchant({
-    methods: [{ network: "ethereum", assetCode: "USDC", railType: "address_transfer", enabled: true, isDefault: true, recipientAddress: null, xpub: DEMO_KEYS.evmXpub }]
+    methods: [ethereumUsdcMethod]
   })
   await pollToHead()
 }, 120_000)

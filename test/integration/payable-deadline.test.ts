@@ -3,6 +3,7 @@ import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { DEMO_KEYS } from "../../src/demo/DemoMerchant.ts"
+import { databaseEnv, solanaUsdcMethod } from "../support/ChainSuites.ts"
 import { privateDatabase } from "../support/PrivateDatabase.ts"
 import { type SolanaNode, startSolanaNode } from "../support/SolanaRpc.ts"
 import { publicRequest, startTestApp, type TestApp, type TestMerchant } from "../support/TestApp.ts"
@@ -25,13 +26,13 @@ beforeAll(async () => {
   node.installMint(USDC, 6, Keypair.generate().publicKey)
   database = await privateDatabase()
   app = await startTestApp({ solanaPrepareRateLimitPerMinute: 1_000_000 }, {
-    ...(database.url === undefined ? {} : { DATABASE_URL: database.url }),
+    ...databaseEnv(database),
     CHECKOUT_RPC_URL_SOLANA: node.url,
     CHECKOUT_TOKEN_SOLANA_USDC: USDC.toBase58()
   })
   merchant = await app.createMerchant({
     methods: [
-      { network: "solana", assetCode: "USDC", railType: "address_transfer", enabled: true, isDefault: true, recipientAddress: Keypair.generate().publicKey.toBase58(), xpub: null },
+      solanaUsdcMethod(),
       { network: "ethereum", assetCode: "USDC", railType: "address_transfer", enabled: true, isDefault: false, recipientAddress: null, xpub: DEMO_KEYS.evmXpub }
     ]
   })

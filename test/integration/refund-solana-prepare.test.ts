@@ -2,6 +2,7 @@ import { ASSOCIATED_TOKEN_PROGRAM_ID, decodeTransferCheckedInstruction, getAssoc
 import { Keypair, PublicKey, Transaction } from "@solana/web3.js"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { MEMO_PROGRAM_ID } from "../../src/chains/solana/SolanaTransfer.ts"
+import { databaseEnv, solanaUsdcMethod } from "../support/ChainSuites.ts"
 import { privateDatabase } from "../support/PrivateDatabase.ts"
 import { type SolanaNode, startSolanaNode } from "../support/SolanaRpc.ts"
 import { publicRequest, startTestApp, type TestApp, type TestMerchant } from "../support/TestApp.ts"
@@ -18,23 +19,13 @@ beforeAll(async () => {
   node.installMint(USDC, 6, Keypair.generate().publicKey)
   database = await privateDatabase()
   app = await startTestApp({ refundRequestRateLimitPerMinute: 1_000_000 }, {
-    ...(database.url === undefined ? {} : { DATABASE_URL: database.url }),
+    ...databaseEnv(database),
     CHECKOUT_RPC_URL_SOLANA: node.url,
     CHECKOUT_RPC_TIMEOUT_MS: "1000",
     CHECKOUT_TOKEN_SOLANA_USDC: USDC.toBase58()
   })
   merchant = await app.createMerchant({
-    methods: [
-      {
-        network: "solana",
-        assetCode: "USDC",
-        railType: "address_transfer",
-        enabled: true,
-        isDefault: true,
-        recipientAddress: Keypair.generate().publicKey.toBase58(),
-        xpub: null
-      }
-    ]
+    methods: [solanaUsdcMethod()]
   })
 }, 120_000)
 

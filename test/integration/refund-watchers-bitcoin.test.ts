@@ -1,12 +1,11 @@
 import { p2wpkh } from "@scure/btc-signer"
 import { pubECDSA, randomPrivateKeyBytes } from "@scure/btc-signer/utils.js"
-import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { ChainWatchers } from "../../src/chains/ChainWatchers.ts"
+import { bitcoinMethod, databaseEnv, pollWatcherToHead } from "../support/ChainSuites.ts"
 import { type EsploraSimulator, startEsploraSimulator } from "../support/EsploraSimulator.ts"
 import { privateDatabase } from "../support/PrivateDatabase.ts"
 import { refundOf, refundsOf, requestRefund } from "../support/RefundRequests.ts"
-import { freshZpub, startTestApp, type TestApp, type TestMerchant } from "../support/TestApp.ts"
+import { startTestApp, type TestApp, type TestMerchant } from "../support/TestApp.ts"
 
 // The bitcoin watcher sees refund transactions (issue #40): an output of exactly the refund's amount
 // to the refund address, in any transaction, sends the refund once mined (the mempool is not read
@@ -20,13 +19,7 @@ let app: TestApp
 let merchant: TestMerchant
 let database: Awaited<ReturnType<typeof privateDatabase>>
 
-const poll = () => app.run(Effect.flatMap(ChainWatchers, (watchers) => watchers.poll("bitcoin")))
-const pollToHead = async () => {
-  for (;;) {
-    const report = await poll()
-    if (report.processedHeight === report.headHeight) return report
-  }
-}
+const pollToHead = () => pollWatcherToHead(app, "bitcoin")
 
 /** A mainnet P2WPKH address of a fresh key: the payer's refund address. */
 const freshAddress = () => p2wpkh(pubECDSA(randomPrivateKeyBytes())).address!
@@ -48,13 +41,13 @@ beforeAll(async () => {
   esplora = await startEsploraSimulator({ genesisTime: Math.floor(Date.now() / 1000) - 600, blockSeconds: 1 })
   database = await privateDatabase()
   app = await startTestApp({}, {
-    ...(database.url === undefined ? {} : { DATABASE_URL: database.url }),
+    ...databaseEnv(database),
     CHECKOUT_ESPLORA_URL: esplora.url,
     CHECKOUT_RPC_TIMEOUT_MS: "1000",
     CHECKOUT_CONFIRMATIONS_BITCOIN: String(REQUIRED)
   })
   merchant = await app.createMerchant({
-    methods: [{ network: "bitcoin", assetCode: "BTC", railType: "address_transfer", enabled: true, isDefault: true, recipientAddress: null, xpub: freshZpub() }]
+    methods: [bitcoinMethod()]
   })
   await pollToHead()
 }, 120_000)

@@ -2,9 +2,8 @@ import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import { type Address, getAddress } from "viem"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { ChainWatchers } from "../../src/chains/ChainWatchers.ts"
-import { DEMO_KEYS } from "../../src/demo/DemoMerchant.ts"
 import { type AnvilNode, startAnvil } from "../support/Anvil.ts"
+import { databaseEnv, ethereumUsdcMethod, pollWatcherToHead } from "../support/ChainSuites.ts"
 import { privateDatabase } from "../support/PrivateDatabase.ts"
 import { refundOf, refundsOf, requestRefund } from "../support/RefundRequests.ts"
 import { startTestApp, type TestApp, type TestMerchant } from "../support/TestApp.ts"
@@ -25,13 +24,7 @@ let payer: Address
 let merchantWallet: Address
 let bystander: Address
 
-const poll = () => app.run(Effect.flatMap(ChainWatchers, (watchers) => watchers.poll("ethereum")))
-const pollToHead = async () => {
-  for (;;) {
-    const report = await poll()
-    if (report.processedHeight === report.headHeight) return report
-  }
-}
+const pollToHead = () => pollWatcherToHead(app, "ethereum")
 const sql = <A>(run: (sql: SqlClient.SqlClient) => Effect.Effect<A, unknown>) => app.run(Effect.flatMap(SqlClient.SqlClient, run))
 const usdc = (amount: number) => BigInt(amount) * 1_000_000n
 
@@ -63,14 +56,14 @@ beforeAll(async () => {
   }
   database = await privateDatabase()
   app = await startTestApp({}, {
-    ...(database.url === undefined ? {} : { DATABASE_URL: database.url }),
+    ...databaseEnv(database),
     CHECKOUT_RPC_URL_ETHEREUM: node.rpcUrl,
     CHECKOUT_TOKEN_ETHEREUM_USDC: USDC,
     CHECKOUT_TOKEN_ETHEREUM_USDT: USDT,
     CHECKOUT_CONFIRMATIONS_ETHEREUM: String(REQUIRED)
   })
   merchant = await app.createMerchant({
-    methods: [{ network: "ethereum", assetCode: "USDC", railType: "address_transfer", enabled: true, isDefault: true, recipientAddress: null, xpub: DEMO_KEYS.evmXpub }]
+    methods: [ethereumUsdcMethod]
   })
   await pollToHead()
 }, 120_000)

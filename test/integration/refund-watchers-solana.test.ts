@@ -1,11 +1,9 @@
 import { Keypair, PublicKey } from "@solana/web3.js"
-import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { ChainWatchers } from "../../src/chains/ChainWatchers.ts"
-import { buildTransferTransaction } from "../../src/chains/solana/SolanaTransfer.ts"
+import { databaseEnv, fundedSolanaWallet, pollWatcher, sendPrepared, sendSolanaTransfer, solanaUsdcMethod } from "../support/ChainSuites.ts"
 import { privateDatabase } from "../support/PrivateDatabase.ts"
 import { refundOf, refundsOf, requestRefund } from "../support/RefundRequests.ts"
-import { signPrepared, type SolanaNode, startSolanaNode } from "../support/SolanaRpc.ts"
+import { type SolanaNode, startSolanaNode } from "../support/SolanaRpc.ts"
 import { startTestApp, type TestApp, type TestMerchant } from "../support/TestApp.ts"
 
 // The Solana watcher sees refund transactions (issue #40): a successful transaction that carries
@@ -23,33 +21,28 @@ let app: TestApp
 let merchant: TestMerchant
 let database: Awaited<ReturnType<typeof privateDatabase>>
 
-const poll = () => app.run(Effect.flatMap(ChainWatchers, (watchers) => watchers.poll("solana")))
+const poll = () => pollWatcher(app, "solana")
 const usd = (amount: number) => BigInt(Math.round(amount * 1_000_000))
 
 /** A wallet with SOL for fees and plenty of USDC and USDT. */
-const newWallet = () => {
-  const wallet = Keypair.generate()
-  node.airdrop(wallet.publicKey, 1_000_000_000n)
-  node.setTokenBalance(wallet.publicKey, USDC, usd(1_000))
-  node.setTokenBalance(wallet.publicKey, USDT, usd(1_000))
-  return wallet
-}
+const newWallet = () => fundedSolanaWallet(node, [USDC, USDT], usd(1_000))
 
 /** A signed transfer as a wallet sends it: the recipient's token account created if missing, the reference as a read-only key. */
-const send = (from: Keypair, to: PublicKey, amountAtomic: bigint, reference: PublicKey, mint = USDC) => {
-  const transaction = buildTransferTransaction({
-    payer: from.publicKey,
-    recipient: to,
-    mint,
-    decimals: 6,
-    amountAtomic,
-    reference,
-    memo: "Refund",
-    blockhash: node.svm.latestBlockhash(),
-    lastValidBlockHeight: node.slot() + 150
-  })
-  transaction.sign(from)
-  return node.execute(transaction)
+const send = (from: Keypair, to: PublicKey, amountAtomic: bigint, reference: PublicKey, mint = USDC) =>
+  sendSolanaTransfer(node, from, { recipient: to, mint, amountAtomic, reference, memo: "Refund" })
+
+/** Polls: the refund of the invoice is sent by `transactionHash`. */
+const pollSent = async (invoiceId: string, transactionHash: string) => {
+  const report = await poll()
+  expect(await refundOf(app.baseUrl, invoiceId)).toMatchObject({ status: "sent", transactionHash })
+  return report
+}
+
+/** The required slots pass: the refund of the invoice is completed by `transactionHash`. */
+const pollCompleted = async (invoiceId: string, transactionHash: string) => {
+  node.advance(REQUIRED)
+  await poll()
+  expect(await refundOf(app.baseUrl, invoiceId)).toMatchObject({ status: "completed", transactionHash })
 }
 
 /** An invoice of $10 paid $15 in USDC and confirmed: $5 of USDC to refund. */
@@ -78,24 +71,14 @@ beforeAll(async () => {
   node.installMint(USDT, 6, MINT_AUTHORITY)
   database = await privateDatabase()
   app = await startTestApp({}, {
-    ...(database.url === undefined ? {} : { DATABASE_URL: database.url }),
+    ...databaseEnv(database),
     CHECKOUT_RPC_URL_SOLANA: node.url,
     CHECKOUT_RPC_TIMEOUT_MS: "1000",
     CHECKOUT_TOKEN_SOLANA_USDC: USDC.toBase58(),
     CHECKOUT_TOKEN_SOLANA_USDT: USDT.toBase58(),
     CHECKOUT_CONFIRMATIONS_SOLANA: String(REQUIRED)
   })
-  merchant = await app.createMerchant({
-    methods: [{
-      network: "solana",
-      assetCode: "USDC",
-      railType: "address_transfer",
-      enabled: true,
-      isDefault: true,
-      recipientAddress: Keypair.generate().publicKey.toBase58(),
-      xpub: null
-    }]
-  })
+  merchant = await app.createMerchant({ methods: [solanaUsdcMethod()] })
   await poll()
 }, 120_000)
 
@@ -151,15 +134,12 @@ describe("the Solana watcher and refunds", () => {
       body: { payerPublicKey: wallet.publicKey.toBase58() }
     })
     expect(prepared.status).toBe(200)
-    const signature = await node.connection.sendRawTransaction(signPrepared(prepared.body.transaction, wallet).serialize())
+    const signature = await sendPrepared(node, prepared.body.transaction, wallet)
     // The refund address had no USDC account: the transaction created it with the amount.
     expect(node.tokenBalance(refundee, USDC)).toBe(amountAtomic)
 
-    await poll()
-    expect(await refundOf(app.baseUrl, invoiceId)).toMatchObject({ status: "sent", transactionHash: signature })
-    node.advance(REQUIRED)
-    await poll()
-    expect(await refundOf(app.baseUrl, invoiceId)).toMatchObject({ status: "completed", transactionHash: signature })
+    await pollSent(invoiceId, signature)
+    await pollCompleted(invoiceId, signature)
   })
 
   it("a refund transaction that leaves the chain makes the refund requested again; another transfer completes it once", async () => {
@@ -168,8 +148,7 @@ describe("the Solana watcher and refunds", () => {
     const { amountAtomic } = await requestRefund(app.baseUrl, invoiceId, refundee.toBase58())
     const reference = await referenceOf(invoiceId)
     const dropped = send(newWallet(), refundee, amountAtomic, reference)
-    await poll()
-    expect(await refundOf(app.baseUrl, invoiceId)).toMatchObject({ status: "sent", transactionHash: dropped })
+    await pollSent(invoiceId, dropped)
 
     node.drop(dropped)
     let report = await poll()
@@ -181,12 +160,9 @@ describe("the Solana watcher and refunds", () => {
     expect(await refundOf(app.baseUrl, invoiceId)).toMatchObject({ status: "requested" })
 
     const again = send(newWallet(), refundee, amountAtomic, reference)
-    report = await poll()
+    report = await pollSent(invoiceId, again)
     expect(report.refundsSeen).toBe(1)
-    expect(await refundOf(app.baseUrl, invoiceId)).toMatchObject({ status: "sent", transactionHash: again })
-    node.advance(REQUIRED)
-    await poll()
-    expect(await refundOf(app.baseUrl, invoiceId)).toMatchObject({ status: "completed", transactionHash: again })
+    await pollCompleted(invoiceId, again)
     expect((await refundsOf(app.baseUrl, invoiceId)).refunds).toHaveLength(1)
   })
 
@@ -196,16 +172,12 @@ describe("the Solana watcher and refunds", () => {
     const { amountAtomic } = await requestRefund(app.baseUrl, invoiceId, refundee.toBase58())
     const reference = await referenceOf(invoiceId)
     const dropped = send(newWallet(), refundee, amountAtomic, reference)
-    await poll()
-    expect(await refundOf(app.baseUrl, invoiceId)).toMatchObject({ status: "sent", transactionHash: dropped })
+    await pollSent(invoiceId, dropped)
 
     node.drop(dropped)
     const again = send(newWallet(), refundee, amountAtomic, reference)
-    await poll()
-    expect(await refundOf(app.baseUrl, invoiceId)).toMatchObject({ status: "sent", transactionHash: again })
-    node.advance(REQUIRED)
-    await poll()
-    expect(await refundOf(app.baseUrl, invoiceId)).toMatchObject({ status: "completed", transactionHash: again })
+    await pollSent(invoiceId, again)
+    await pollCompleted(invoiceId, again)
   })
 
   it("when the refund's transaction leaves the chain, a later transfer that paid it too becomes its transaction", async () => {
@@ -216,16 +188,12 @@ describe("the Solana watcher and refunds", () => {
     const dropped = send(newWallet(), refundee, amountAtomic, reference)
     await poll()
     const second = send(newWallet(), refundee, amountAtomic, reference)
-    await poll()
-    expect(await refundOf(app.baseUrl, invoiceId)).toMatchObject({ status: "sent", transactionHash: dropped })
+    await pollSent(invoiceId, dropped)
 
     node.drop(dropped)
-    const report = await poll()
+    const report = await pollSent(invoiceId, second)
     expect(report.refundsReverted).toBe(1)
-    expect(await refundOf(app.baseUrl, invoiceId)).toMatchObject({ status: "sent", transactionHash: second })
-    node.advance(REQUIRED)
-    await poll()
-    expect(await refundOf(app.baseUrl, invoiceId)).toMatchObject({ status: "completed", transactionHash: second })
+    await pollCompleted(invoiceId, second)
   })
 
   it("a dropped refund transaction leaves alone another refund sent in a later slot", async () => {
@@ -238,17 +206,14 @@ describe("the Solana watcher and refunds", () => {
     ]
     const dropped = send(newWallet(), refundees[0], amounts[0], await referenceOf(first))
     const kept = send(newWallet(), refundees[1], amounts[1], await referenceOf(second))
-    await poll()
-    expect(await refundOf(app.baseUrl, second)).toMatchObject({ status: "sent", transactionHash: kept })
+    await pollSent(second, kept)
 
     node.drop(dropped)
     const report = await poll()
     expect(report.refundsReverted).toBe(1)
     expect(await refundOf(app.baseUrl, first)).toMatchObject({ status: "requested", transactionHash: null })
     expect(await refundOf(app.baseUrl, second)).toMatchObject({ status: "sent", transactionHash: kept })
-    node.advance(REQUIRED)
-    await poll()
-    expect(await refundOf(app.baseUrl, second)).toMatchObject({ status: "completed", transactionHash: kept })
+    await pollCompleted(second, kept)
     expect(await refundOf(app.baseUrl, first)).toMatchObject({ status: "requested" })
   })
 })

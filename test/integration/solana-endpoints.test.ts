@@ -1,10 +1,9 @@
 import { Keypair } from "@solana/web3.js"
-import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { ChainWatchers } from "../../src/chains/ChainWatchers.ts"
+import { databaseEnv, fundedSolanaWallet, pollWatcher, sendPrepared, solanaUsdcMethod } from "../support/ChainSuites.ts"
 import { privateDatabase } from "../support/PrivateDatabase.ts"
 import { type RpcFront, startRpcFront } from "../support/RpcFront.ts"
-import { signPrepared, type SolanaNode, startSolanaNode } from "../support/SolanaRpc.ts"
+import { type SolanaNode, startSolanaNode } from "../support/SolanaRpc.ts"
 import { publicRequest, startTestApp, type TestApp, type TestMerchant } from "../support/TestApp.ts"
 
 // Three endpoints in front of one litesvm node: a (preferred), b, c. Each test leaves them all passing.
@@ -20,7 +19,7 @@ let app: TestApp
 let merchant: TestMerchant
 let database: Awaited<ReturnType<typeof privateDatabase>>
 
-const poll = () => app.run(Effect.flatMap(ChainWatchers, (watchers) => watchers.poll("solana")))
+const poll = () => pollWatcher(app, "solana")
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 const watcher = async () => {
@@ -55,12 +54,7 @@ const newInvoice = async () => {
   return { id: created.body.id as string, optionId: option.id as string }
 }
 
-const newPayer = () => {
-  const payer = Keypair.generate()
-  node.airdrop(payer.publicKey, 1_000_000_000n)
-  node.setTokenBalance(payer.publicKey, USDC, 1_000_000_000n)
-  return payer
-}
+const newPayer = () => fundedSolanaWallet(node, [USDC], 1_000_000_000n)
 
 beforeAll(async () => {
   node = await startSolanaNode()
@@ -68,23 +62,13 @@ beforeAll(async () => {
   ;[a, b, c] = await Promise.all([0, 1, 2].map(() => startRpcFront(node.url, "jsonrpc")))
   database = await privateDatabase()
   app = await startTestApp({}, {
-    ...(database.url === undefined ? {} : { DATABASE_URL: database.url }),
+    ...databaseEnv(database),
     CHECKOUT_RPC_URL_SOLANA: `${a.url}/key/SECRETKEY, ${b.url}, ${c.url}/?api-key=SECRETKEY`,
     CHECKOUT_RPC_TIMEOUT_MS: "1000",
     CHECKOUT_MAX_ENDPOINT_LAG_SOLANA: String(MAX_LAG),
     CHECKOUT_TOKEN_SOLANA_USDC: USDC.toBase58()
   })
-  merchant = await app.createMerchant({
-    methods: [{
-      network: "solana",
-      assetCode: "USDC",
-      railType: "address_transfer",
-      enabled: true,
-      isDefault: true,
-      recipientAddress: Keypair.generate().publicKey.toBase58(),
-      xpub: null
-    }]
-  })
+  merchant = await app.createMerchant({ methods: [solanaUsdcMethod()] })
   await poll()
 }, 120_000)
 
@@ -118,7 +102,7 @@ describe("a Solana watcher with several endpoints", () => {
     const prepared = await prepare(invoice.id, invoice.optionId, payer)
     expect(prepared.status).toBe(200)
     expect(b.requests).toContain("getLatestBlockhash")
-    await node.connection.sendRawTransaction(signPrepared(prepared.body.transaction, payer).serialize())
+    await sendPrepared(node, prepared.body.transaction, payer)
     const report = await poll()
     expect(report.evidence).toBe(1)
     expect(await endpoint(a)).toMatchObject({ state: "failing", inUse: false })
@@ -135,7 +119,7 @@ describe("a Solana watcher with several endpoints", () => {
     const payer = newPayer()
     const prepared = await prepare(invoice.id, invoice.optionId, payer)
     expect(prepared.status).toBe(200)
-    await node.connection.sendRawTransaction(signPrepared(prepared.body.transaction, payer).serialize())
+    await sendPrepared(node, prepared.body.transaction, payer)
     expect((await poll()).evidence).toBe(1)
     // The preferred endpoint fails; the next knows no transaction at all; the third still does.
     a.mode = "error"

@@ -9,8 +9,9 @@ import { ChainWatchers } from "../../src/chains/ChainWatchers.ts"
 import { buildTransferTransaction } from "../../src/chains/solana/SolanaTransfer.ts"
 import { DEMO_KEYS } from "../../src/demo/DemoMerchant.ts"
 import { verifyWebhookSignature } from "../../src/webhooks/Signature.ts"
+import { databaseEnv, fundedSolanaWallet, pollWatcher, sendPrepared } from "../support/ChainSuites.ts"
 import { privateDatabase } from "../support/PrivateDatabase.ts"
-import { signPrepared, type SolanaNode, startSolanaNode } from "../support/SolanaRpc.ts"
+import { type SolanaNode, startSolanaNode } from "../support/SolanaRpc.ts"
 import { publicRequest, startTestApp, type TestApp, type TestMerchant } from "../support/TestApp.ts"
 import { webhookHarness } from "../support/WebhookHarness.ts"
 import { startWebhookReceiver, type WebhookReceiver } from "../support/WebhookReceiver.ts"
@@ -27,7 +28,7 @@ let app: TestApp
 let receiver: WebhookReceiver
 let database: Awaited<ReturnType<typeof privateDatabase>>
 
-const poll = () => app.run(Effect.flatMap(ChainWatchers, (watchers) => watchers.poll("solana")))
+const poll = () => pollWatcher(app, "solana")
 const sql = <A>(run: (sql: SqlClient.SqlClient) => Effect.Effect<A, unknown>) => app.run(Effect.flatMap(SqlClient.SqlClient, run))
 const usd = (amount: number) => BigInt(Math.round(amount * 1_000_000))
 
@@ -65,19 +66,13 @@ const prepare = (invoiceId: string, body: unknown) =>
   })
 
 /** A payer with SOL for fees and `tokens` of the mint in its associated token account. */
-const newPayer = (tokens: bigint, mint = USDC) => {
-  const payer = Keypair.generate()
-  node.airdrop(payer.publicKey, 1_000_000_000n)
-  node.setTokenBalance(payer.publicKey, mint, tokens)
-  return payer
-}
+const newPayer = (tokens: bigint, mint = USDC) => fundedSolanaWallet(node, [mint], tokens)
 
 /** What a wallet does: prepare, sign with the payer's key only, send through the RPC. */
 const payThroughPreparation = async (invoiceId: string, optionId: string, payer: Keypair) => {
   const prepared = await prepare(invoiceId, { paymentOptionId: optionId, payerPublicKey: payer.publicKey.toBase58() })
   expect(prepared.status).toBe(200)
-  const signed = signPrepared(prepared.body.transaction, payer)
-  const signature = await node.connection.sendRawTransaction(signed.serialize())
+  const signature = await sendPrepared(node, prepared.body.transaction, payer)
   return { prepared: prepared.body, signature }
 }
 
@@ -127,7 +122,7 @@ beforeAll(async () => {
   node.installMint(USDT, 6, MINT_AUTHORITY)
   database = await privateDatabase()
   app = await startTestApp({}, {
-    ...(database.url === undefined ? {} : { DATABASE_URL: database.url }),
+    ...databaseEnv(database),
     CHECKOUT_RPC_URL_SOLANA: node.url,
     CHECKOUT_RPC_TIMEOUT_MS: "1000",
     CHECKOUT_TOKEN_SOLANA_USDC: USDC.toBase58(),
