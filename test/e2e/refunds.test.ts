@@ -4,7 +4,7 @@ import type { Browser, BrowserContext, Page } from "playwright-core"
 import { type Address, getAddress } from "viem"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { DEMO_KEYS } from "../../src/demo/DemoMerchant.ts"
-import { type AnvilNode, startAnvil } from "../support/Anvil.ts"
+import { type AnvilNode, startAnvil, TEST_TOKENS } from "../support/Anvil.ts"
 import { ethereumUsdcMethod, fundedSolanaWallet, pollWatcher, sendPrepared, sendSolanaTransfer, solanaUsdcMethod } from "../support/ChainSuites.ts"
 import { decodeQrSvg } from "../support/QrRaster.ts"
 import { type SolanaNode, startSolanaNode } from "../support/SolanaRpc.ts"
@@ -23,8 +23,7 @@ const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium"
 const available = existsSync(CHROMIUM)
 if (!available) console.log(`refunds e2e: skipped, no browser at ${CHROMIUM} (apt-get install -y chromium)`)
 
-const USDC: Address = getAddress("0x00000000000000000000000000000000000a11ce")
-const USDT: Address = getAddress("0x00000000000000000000000000000000000b0b00")
+const { USDC, USDT } = TEST_TOKENS
 /** EIP-55's own example address: mixed case, with a valid checksum. */
 const REFUND_TO = "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed"
 /** The same address with one letter's case changed: the right shape, a wrong checksum. */

@@ -4,10 +4,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { ChainWatchers } from "../../src/chains/ChainWatchers.ts"
 import { DeadlineSweeper } from "../../src/chains/DeadlineSweeper.ts"
 import { verifyWebhookSignature } from "../../src/webhooks/Signature.ts"
-import { bitcoinMethod, databaseEnv, pollWatcher } from "../support/ChainSuites.ts"
+import { bitcoinMethod, pollWatcher, startChainApp } from "../support/ChainSuites.ts"
 import { type EsploraSimulator, startEsploraSimulator } from "../support/EsploraSimulator.ts"
-import { privateDatabase } from "../support/PrivateDatabase.ts"
-import { startTestApp, type TestApp, type TestMerchant } from "../support/TestApp.ts"
+import type { TestApp, TestMerchant } from "../support/TestApp.ts"
 import { webhookHarness } from "../support/WebhookHarness.ts"
 import { startWebhookReceiver, type WebhookReceiver } from "../support/WebhookReceiver.ts"
 
@@ -16,7 +15,6 @@ const REQUIRED = 3
 let esplora: EsploraSimulator
 let app: TestApp
 let receiver: WebhookReceiver
-let database: Awaited<ReturnType<typeof privateDatabase>>
 
 const poll = () => pollWatcher(app, "bitcoin")
 const sweep = () => app.run(Effect.flatMap(DeadlineSweeper, (sweeper) => sweeper.sweep()))
@@ -54,9 +52,7 @@ describe.each([["per address", "1000"], ["by txid diff", "0"]])("the bitcoin wat
   beforeAll(async () => {
     // Blocks a minute apart ending about now, so that block times are in the invoices' windows.
     esplora = await startEsploraSimulator({ genesisTime: Math.floor(Date.now() / 1000) - 600, blockSeconds: 1 })
-    database = await privateDatabase()
-    app = await startTestApp({}, {
-      ...databaseEnv(database),
+    app = await startChainApp({}, {
       CHECKOUT_ESPLORA_URL: esplora.url,
       CHECKOUT_RPC_TIMEOUT_MS: "1000",
       CHECKOUT_CONFIRMATIONS_BITCOIN: String(REQUIRED),
@@ -71,7 +67,6 @@ describe.each([["per address", "1000"], ["by txid diff", "0"]])("the bitcoin wat
     await app?.close()
     await receiver?.close()
     await esplora?.close()
-    await database?.drop()
   })
 
   it("detects a payment in the mempool, counts confirmations as blocks arrive, confirms and sends a signed webhook", async () => {

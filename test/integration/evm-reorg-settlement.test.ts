@@ -2,24 +2,22 @@ import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import { type Address, getAddress, type Hash } from "viem"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { type AnvilNode, startAnvil } from "../support/Anvil.ts"
-import { databaseEnv, ethereumUsdcMethod, pollWatcher, pollWatcherToHead } from "../support/ChainSuites.ts"
-import { privateDatabase } from "../support/PrivateDatabase.ts"
-import { startTestApp, type TestApp, type TestMerchant } from "../support/TestApp.ts"
+import { type AnvilNode, startAnvil, TEST_TOKENS } from "../support/Anvil.ts"
+import { ethereumUsdcMethod, pollWatcher, pollWatcherToHead, startChainApp } from "../support/ChainSuites.ts"
+import type { TestApp, TestMerchant } from "../support/TestApp.ts"
 
 // Reorg honesty after confirmed, on a real node: a reorganisation that mines the same transaction
 // again (in another block, behind another transaction) changes nothing; one that drops it for good
 // opens a partial_payment exception, once the watcher has processed the required confirmations
 // beyond the reorg point. One block per poll (CHECKOUT_EVM_MAX_LOG_RANGE=1), so the wait is visible.
 
-const USDC: Address = getAddress("0x00000000000000000000000000000000000a11ce")
+const { USDC } = TEST_TOKENS
 const ELSEWHERE: Address = "0x000000000000000000000000000000000000dEaD"
 const REQUIRED = 3
 
 let node: AnvilNode
 let app: TestApp
 let merchant: TestMerchant
-let database: Awaited<ReturnType<typeof privateDatabase>>
 let payer: Address
 let bystander: Address
 
@@ -64,9 +62,7 @@ beforeAll(async () => {
   bystander = node.accounts[2]
   await node.mint(USDC, payer, usdc(1_000_000))
   await node.mint(USDC, bystander, usdc(1_000_000))
-  database = await privateDatabase()
-  app = await startTestApp({}, {
-    ...databaseEnv(database),
+  app = await startChainApp({}, {
     CHECKOUT_RPC_URL_ETHEREUM: node.rpcUrl,
     CHECKOUT_TOKEN_ETHEREUM_USDC: USDC,
     CHECKOUT_CONFIRMATIONS_ETHEREUM: String(REQUIRED),
@@ -81,7 +77,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await app?.close()
   await node?.stop()
-  await database?.drop()
 })
 
 describe("a reorganisation after confirmed", () => {

@@ -6,22 +6,20 @@ import { ChainWatchers } from "../../src/chains/ChainWatchers.ts"
 import { DEMO_KEYS } from "../../src/demo/DemoMerchant.ts"
 import { DeadlineSweeper } from "../../src/chains/DeadlineSweeper.ts"
 import { verifyWebhookSignature } from "../../src/webhooks/Signature.ts"
-import { type AnvilNode, startAnvil } from "../support/Anvil.ts"
-import { startTestApp, type TestApp, type TestMerchant } from "../support/TestApp.ts"
-import { privateDatabase } from "../support/PrivateDatabase.ts"
+import { type AnvilNode, startAnvil, TEST_TOKENS } from "../support/Anvil.ts"
+import { startChainApp } from "../support/ChainSuites.ts"
+import type { TestApp, TestMerchant } from "../support/TestApp.ts"
 import { webhookHarness } from "../support/WebhookHarness.ts"
 import { startWebhookReceiver, type WebhookReceiver } from "../support/WebhookReceiver.ts"
 
 // The configured token contracts: the test token's code at fixed addresses on both nodes.
-const USDC: Address = getAddress("0x00000000000000000000000000000000000a11ce")
-const USDT: Address = getAddress("0x00000000000000000000000000000000000b0b00")
+const { USDC, USDT } = TEST_TOKENS
 const REQUIRED = 3
 
 let ethereum: AnvilNode
 let base: AnvilNode
 let app: TestApp
 let receiver: WebhookReceiver
-let database: Awaited<ReturnType<typeof privateDatabase>>
 let payer: Address
 
 const poll = (network: string) => app.run(Effect.flatMap(ChainWatchers, (watchers) => watchers.poll(network)))
@@ -83,9 +81,7 @@ beforeAll(async () => {
     await node.mint(USDC, payer, usdc(1_000_000))
     await node.mint(USDT, payer, usdc(1_000_000))
   }
-  database = await privateDatabase()
-  app = await startTestApp({}, {
-    ...(database.url === undefined ? {} : { DATABASE_URL: database.url }),
+  app = await startChainApp({}, {
     CHECKOUT_RPC_URL_ETHEREUM: ethereum.rpcUrl,
     CHECKOUT_RPC_URL_BASE: base.rpcUrl,
     CHECKOUT_RPC_TIMEOUT_MS: "1000",
@@ -107,7 +103,6 @@ afterAll(async () => {
   await app?.close()
   await receiver?.close()
   await Promise.all([ethereum?.stop(), base?.stop()])
-  await database?.drop()
 })
 
 describe("the EVM watcher", () => {

@@ -9,12 +9,12 @@ import { ChainWatchers } from "../../src/chains/ChainWatchers.ts"
 import { ForwarderSweeper } from "../../src/chains/evm/ForwarderSweeper.ts"
 import { CANONICAL_FACTORY, CREATE2_DEPLOYER, CREATE2_DEPLOYER_CODE, ForwarderFactory } from "../../src/payments/Forwarders.ts"
 import { forwarderSalt } from "../../src/payments/Forwarders.ts"
-import { type AnvilNode, startAnvil } from "../support/Anvil.ts"
+import { type AnvilNode, startAnvil, TEST_TOKENS } from "../support/Anvil.ts"
+import { databaseEnv } from "../support/ChainSuites.ts"
 import { startTestApp, type TestApp, type TestMerchant } from "../support/TestApp.ts"
 import { privateDatabase } from "../support/PrivateDatabase.ts"
 
-const USDC: Address = getAddress("0x00000000000000000000000000000000000a11ce")
-const USDT: Address = getAddress("0x00000000000000000000000000000000000b0b00")
+const { USDC, USDT } = TEST_TOKENS
 const recipient = privateKeyToAccount(generatePrivateKey()).address
 const relayerKey = generatePrivateKey()
 const relayer = privateKeyToAccount(relayerKey).address
@@ -83,7 +83,7 @@ beforeAll(async () => {
 
   database = await privateDatabase()
   app = await startTestApp({}, {
-    ...(database.url === undefined ? {} : { DATABASE_URL: database.url }),
+    ...databaseEnv(database),
     CHECKOUT_RPC_URL_ETHEREUM: node.rpcUrl,
     CHECKOUT_TOKEN_ETHEREUM_USDC: USDC,
     CHECKOUT_TOKEN_ETHEREUM_USDT: USDT,
@@ -194,7 +194,7 @@ describe("wallet-contract forwarders", () => {
 
   it("keep production from starting with a configured factory that has no code on the chain", async () => {
     const empty = getAddress("0x00000000000000000000000000000000000f00d0")
-    const production = { ...(database.url === undefined ? {} : { DATABASE_URL: database.url }), CHECKOUT_RPC_URL_ETHEREUM: node.rpcUrl }
+    const production = { ...databaseEnv(database), CHECKOUT_RPC_URL_ETHEREUM: node.rpcUrl }
     await expect(startTestApp({ env: "production" }, { ...production, CHECKOUT_FORWARDER_FACTORY_ETHEREUM: empty })).rejects.toThrow(
       /CHECKOUT_FORWARDER_FACTORY_ETHEREUM \(0x0+f00[dD]0\) has no code on ethereum/
     )

@@ -3,10 +3,9 @@ import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { DEMO_KEYS } from "../../src/demo/DemoMerchant.ts"
-import { databaseEnv, solanaUsdcMethod } from "../support/ChainSuites.ts"
-import { privateDatabase } from "../support/PrivateDatabase.ts"
-import { type SolanaNode, startSolanaNode } from "../support/SolanaRpc.ts"
-import { publicRequest, startTestApp, type TestApp, type TestMerchant } from "../support/TestApp.ts"
+import { solanaUsdcMethod, startChainApp, startSolanaWithMints } from "../support/ChainSuites.ts"
+import type { SolanaNode } from "../support/SolanaRpc.ts"
+import { publicRequest, type TestApp, type TestMerchant } from "../support/TestApp.ts"
 
 /**
  * Payable means before payableUntilAt by the clock, not "not yet swept": between the deadline and
@@ -19,14 +18,10 @@ const USDC = Keypair.generate().publicKey
 let node: SolanaNode
 let app: TestApp
 let merchant: TestMerchant
-let database: Awaited<ReturnType<typeof privateDatabase>>
 
 beforeAll(async () => {
-  node = await startSolanaNode()
-  node.installMint(USDC, 6, Keypair.generate().publicKey)
-  database = await privateDatabase()
-  app = await startTestApp({ solanaPrepareRateLimitPerMinute: 1_000_000 }, {
-    ...databaseEnv(database),
+  node = await startSolanaWithMints(USDC)
+  app = await startChainApp({ solanaPrepareRateLimitPerMinute: 1_000_000 }, {
     CHECKOUT_RPC_URL_SOLANA: node.url,
     CHECKOUT_TOKEN_SOLANA_USDC: USDC.toBase58()
   })
@@ -41,7 +36,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await app?.close()
   await node?.close()
-  await database?.drop()
 })
 
 const createInvoice = async () => {

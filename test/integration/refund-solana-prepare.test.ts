@@ -2,24 +2,19 @@ import { ASSOCIATED_TOKEN_PROGRAM_ID, decodeTransferCheckedInstruction, getAssoc
 import { Keypair, PublicKey, Transaction } from "@solana/web3.js"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { MEMO_PROGRAM_ID } from "../../src/chains/solana/SolanaTransfer.ts"
-import { databaseEnv, solanaUsdcMethod } from "../support/ChainSuites.ts"
-import { privateDatabase } from "../support/PrivateDatabase.ts"
-import { type SolanaNode, startSolanaNode } from "../support/SolanaRpc.ts"
-import { publicRequest, startTestApp, type TestApp, type TestMerchant } from "../support/TestApp.ts"
+import { solanaUsdcMethod, startChainApp, startSolanaWithMints } from "../support/ChainSuites.ts"
+import type { SolanaNode } from "../support/SolanaRpc.ts"
+import { publicRequest, type TestApp, type TestMerchant } from "../support/TestApp.ts"
 
 const USDC = Keypair.generate().publicKey
 
 let node: SolanaNode
 let app: TestApp
 let merchant: TestMerchant
-let database: Awaited<ReturnType<typeof privateDatabase>>
 
 beforeAll(async () => {
-  node = await startSolanaNode()
-  node.installMint(USDC, 6, Keypair.generate().publicKey)
-  database = await privateDatabase()
-  app = await startTestApp({ refundRequestRateLimitPerMinute: 1_000_000 }, {
-    ...databaseEnv(database),
+  node = await startSolanaWithMints(USDC)
+  app = await startChainApp({ refundRequestRateLimitPerMinute: 1_000_000 }, {
     CHECKOUT_RPC_URL_SOLANA: node.url,
     CHECKOUT_RPC_TIMEOUT_MS: "1000",
     CHECKOUT_TOKEN_SOLANA_USDC: USDC.toBase58()
@@ -32,7 +27,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await app?.close()
   await node?.close()
-  await database?.drop()
 })
 
 /** A refund of 1 USDC: a 3 USD invoice paid 4 on Solana, confirmed. */

@@ -1,11 +1,10 @@
 import { p2wpkh } from "@scure/btc-signer"
 import { pubECDSA, randomPrivateKeyBytes } from "@scure/btc-signer/utils.js"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { bitcoinMethod, databaseEnv, pollWatcherToHead } from "../support/ChainSuites.ts"
+import { bitcoinMethod, pollWatcherToHead, startChainApp } from "../support/ChainSuites.ts"
 import { type EsploraSimulator, startEsploraSimulator } from "../support/EsploraSimulator.ts"
-import { privateDatabase } from "../support/PrivateDatabase.ts"
 import { refundOf, refundsOf, requestRefund } from "../support/RefundRequests.ts"
-import { startTestApp, type TestApp, type TestMerchant } from "../support/TestApp.ts"
+import type { TestApp, TestMerchant } from "../support/TestApp.ts"
 
 // The bitcoin watcher sees refund transactions (issue #40): an output of exactly the refund's amount
 // to the refund address, in any transaction, sends the refund once mined (the mempool is not read
@@ -17,7 +16,6 @@ const REQUIRED = 3
 let esplora: EsploraSimulator
 let app: TestApp
 let merchant: TestMerchant
-let database: Awaited<ReturnType<typeof privateDatabase>>
 
 const pollToHead = () => pollWatcherToHead(app, "bitcoin")
 
@@ -39,9 +37,7 @@ const overpaidInvoice = async () => {
 
 beforeAll(async () => {
   esplora = await startEsploraSimulator({ genesisTime: Math.floor(Date.now() / 1000) - 600, blockSeconds: 1 })
-  database = await privateDatabase()
-  app = await startTestApp({}, {
-    ...databaseEnv(database),
+  app = await startChainApp({}, {
     CHECKOUT_ESPLORA_URL: esplora.url,
     CHECKOUT_RPC_TIMEOUT_MS: "1000",
     CHECKOUT_CONFIRMATIONS_BITCOIN: String(REQUIRED)
@@ -55,7 +51,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await app?.close()
   await esplora?.close()
-  await database?.drop()
 })
 
 describe("the bitcoin watcher and refunds", () => {

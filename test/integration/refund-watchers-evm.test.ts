@@ -2,24 +2,21 @@ import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import { type Address, getAddress } from "viem"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { type AnvilNode, startAnvil } from "../support/Anvil.ts"
-import { databaseEnv, ethereumUsdcMethod, pollWatcherToHead } from "../support/ChainSuites.ts"
-import { privateDatabase } from "../support/PrivateDatabase.ts"
+import { type AnvilNode, startAnvil, TEST_TOKENS } from "../support/Anvil.ts"
+import { ethereumUsdcMethod, pollWatcherToHead, startChainApp } from "../support/ChainSuites.ts"
 import { refundOf, refundsOf, requestRefund } from "../support/RefundRequests.ts"
-import { startTestApp, type TestApp, type TestMerchant } from "../support/TestApp.ts"
+import type { TestApp, TestMerchant } from "../support/TestApp.ts"
 
 // The EVM watcher sees refund transactions (issue #40): a transfer of exactly the refund's amount
 // of its token to the refund address, from any account, sends the refund; the required
 // confirmations complete it; a reorganisation that drops it puts the refund back to requested.
 
-const USDC: Address = getAddress("0x00000000000000000000000000000000000a11ce")
-const USDT: Address = getAddress("0x00000000000000000000000000000000000b0b00")
+const { USDC, USDT } = TEST_TOKENS
 const REQUIRED = 3
 
 let node: AnvilNode
 let app: TestApp
 let merchant: TestMerchant
-let database: Awaited<ReturnType<typeof privateDatabase>>
 let payer: Address
 let merchantWallet: Address
 let bystander: Address
@@ -54,9 +51,7 @@ beforeAll(async () => {
     await node.mint(USDC, account, usdc(1_000_000))
     await node.mint(USDT, account, usdc(1_000_000))
   }
-  database = await privateDatabase()
-  app = await startTestApp({}, {
-    ...databaseEnv(database),
+  app = await startChainApp({}, {
     CHECKOUT_RPC_URL_ETHEREUM: node.rpcUrl,
     CHECKOUT_TOKEN_ETHEREUM_USDC: USDC,
     CHECKOUT_TOKEN_ETHEREUM_USDT: USDT,
@@ -71,7 +66,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await app?.close()
   await node?.stop()
-  await database?.drop()
 })
 
 describe("the EVM watcher and refunds", () => {

@@ -1,10 +1,9 @@
 import { Keypair, PublicKey } from "@solana/web3.js"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { databaseEnv, fundedSolanaWallet, pollWatcher, sendPrepared, sendSolanaTransfer, solanaUsdcMethod } from "../support/ChainSuites.ts"
-import { privateDatabase } from "../support/PrivateDatabase.ts"
+import { fundedSolanaWallet, pollWatcher, sendPrepared, sendSolanaTransfer, solanaUsdcMethod, startChainApp, startSolanaWithMints } from "../support/ChainSuites.ts"
 import { refundOf, refundsOf, requestRefund } from "../support/RefundRequests.ts"
-import { type SolanaNode, startSolanaNode } from "../support/SolanaRpc.ts"
-import { startTestApp, type TestApp, type TestMerchant } from "../support/TestApp.ts"
+import type { SolanaNode } from "../support/SolanaRpc.ts"
+import type { TestApp, TestMerchant } from "../support/TestApp.ts"
 
 // The Solana watcher sees refund transactions (issue #40): a successful transaction that carries
 // the refund's reference and moves exactly its amount of its mint into the refund address's
@@ -13,13 +12,11 @@ import { startTestApp, type TestApp, type TestMerchant } from "../support/TestAp
 
 const USDC = Keypair.generate().publicKey
 const USDT = Keypair.generate().publicKey
-const MINT_AUTHORITY = Keypair.generate().publicKey
 const REQUIRED = 8
 
 let node: SolanaNode
 let app: TestApp
 let merchant: TestMerchant
-let database: Awaited<ReturnType<typeof privateDatabase>>
 
 const poll = () => pollWatcher(app, "solana")
 const usd = (amount: number) => BigInt(Math.round(amount * 1_000_000))
@@ -65,13 +62,17 @@ const referenceOf = async (invoiceId: string) => {
   return new PublicKey(answer.body.data[0].paymentRequest.reference)
 }
 
+/** A refund of an overpaid invoice requested to a fresh address, and its reference. */
+const requestedRefund = async () => {
+  const invoiceId = await overpaidInvoice()
+  const refundee = Keypair.generate().publicKey
+  const { amountAtomic } = await requestRefund(app.baseUrl, invoiceId, refundee.toBase58())
+  return { invoiceId, refundee, amountAtomic, reference: await referenceOf(invoiceId) }
+}
+
 beforeAll(async () => {
-  node = await startSolanaNode()
-  node.installMint(USDC, 6, MINT_AUTHORITY)
-  node.installMint(USDT, 6, MINT_AUTHORITY)
-  database = await privateDatabase()
-  app = await startTestApp({}, {
-    ...databaseEnv(database),
+  node = await startSolanaWithMints(USDC, USDT)
+  app = await startChainApp({}, {
     CHECKOUT_RPC_URL_SOLANA: node.url,
     CHECKOUT_RPC_TIMEOUT_MS: "1000",
     CHECKOUT_TOKEN_SOLANA_USDC: USDC.toBase58(),
@@ -85,16 +86,12 @@ beforeAll(async () => {
 afterAll(async () => {
   await app?.close()
   await node?.close()
-  await database?.drop()
 })
 
 describe("the Solana watcher and refunds", () => {
   it("ignores a wrong amount, a wrong mint and a missing reference; the exact transfer sends the refund and the slots complete it", async () => {
-    const invoiceId = await overpaidInvoice()
-    const refundee = Keypair.generate().publicKey
-    const { amountAtomic } = await requestRefund(app.baseUrl, invoiceId, refundee.toBase58())
+    const { invoiceId, refundee, amountAtomic, reference } = await requestedRefund()
     expect(amountAtomic).toBe(usd(5))
-    const reference = await referenceOf(invoiceId)
     const wallet = newWallet()
 
     send(wallet, refundee, amountAtomic - 1n, reference)
@@ -143,10 +140,7 @@ describe("the Solana watcher and refunds", () => {
   })
 
   it("a refund transaction that leaves the chain makes the refund requested again; another transfer completes it once", async () => {
-    const invoiceId = await overpaidInvoice()
-    const refundee = Keypair.generate().publicKey
-    const { amountAtomic } = await requestRefund(app.baseUrl, invoiceId, refundee.toBase58())
-    const reference = await referenceOf(invoiceId)
+    const { invoiceId, refundee, amountAtomic, reference } = await requestedRefund()
     const dropped = send(newWallet(), refundee, amountAtomic, reference)
     await pollSent(invoiceId, dropped)
 
@@ -167,10 +161,7 @@ describe("the Solana watcher and refunds", () => {
   })
 
   it("a transfer that pays a refund in the same poll as its first transaction leaves the chain is the refund's transaction", async () => {
-    const invoiceId = await overpaidInvoice()
-    const refundee = Keypair.generate().publicKey
-    const { amountAtomic } = await requestRefund(app.baseUrl, invoiceId, refundee.toBase58())
-    const reference = await referenceOf(invoiceId)
+    const { invoiceId, refundee, amountAtomic, reference } = await requestedRefund()
     const dropped = send(newWallet(), refundee, amountAtomic, reference)
     await pollSent(invoiceId, dropped)
 
@@ -181,10 +172,7 @@ describe("the Solana watcher and refunds", () => {
   })
 
   it("when the refund's transaction leaves the chain, a later transfer that paid it too becomes its transaction", async () => {
-    const invoiceId = await overpaidInvoice()
-    const refundee = Keypair.generate().publicKey
-    const { amountAtomic } = await requestRefund(app.baseUrl, invoiceId, refundee.toBase58())
-    const reference = await referenceOf(invoiceId)
+    const { invoiceId, refundee, amountAtomic, reference } = await requestedRefund()
     const dropped = send(newWallet(), refundee, amountAtomic, reference)
     await poll()
     const second = send(newWallet(), refundee, amountAtomic, reference)

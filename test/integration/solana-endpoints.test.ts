@@ -1,14 +1,12 @@
 import { Keypair } from "@solana/web3.js"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { databaseEnv, fundedSolanaWallet, pollWatcher, sendPrepared, solanaUsdcMethod } from "../support/ChainSuites.ts"
-import { privateDatabase } from "../support/PrivateDatabase.ts"
+import { fundedSolanaWallet, pollWatcher, sendPrepared, solanaUsdcMethod, startChainApp, startSolanaWithMints } from "../support/ChainSuites.ts"
 import { type RpcFront, startRpcFront } from "../support/RpcFront.ts"
-import { type SolanaNode, startSolanaNode } from "../support/SolanaRpc.ts"
-import { publicRequest, startTestApp, type TestApp, type TestMerchant } from "../support/TestApp.ts"
+import type { SolanaNode } from "../support/SolanaRpc.ts"
+import { publicRequest, type TestApp, type TestMerchant } from "../support/TestApp.ts"
 
 // Three endpoints in front of one litesvm node: a (preferred), b, c. Each test leaves them all passing.
 const USDC = Keypair.generate().publicKey
-const MINT_AUTHORITY = Keypair.generate().publicKey
 const MAX_LAG = 50
 
 let node: SolanaNode
@@ -17,7 +15,6 @@ let b: RpcFront
 let c: RpcFront
 let app: TestApp
 let merchant: TestMerchant
-let database: Awaited<ReturnType<typeof privateDatabase>>
 
 const poll = () => pollWatcher(app, "solana")
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
@@ -57,12 +54,9 @@ const newInvoice = async () => {
 const newPayer = () => fundedSolanaWallet(node, [USDC], 1_000_000_000n)
 
 beforeAll(async () => {
-  node = await startSolanaNode()
-  node.installMint(USDC, 6, MINT_AUTHORITY)
+  node = await startSolanaWithMints(USDC)
   ;[a, b, c] = await Promise.all([0, 1, 2].map(() => startRpcFront(node.url, "jsonrpc")))
-  database = await privateDatabase()
-  app = await startTestApp({}, {
-    ...databaseEnv(database),
+  app = await startChainApp({}, {
     CHECKOUT_RPC_URL_SOLANA: `${a.url}/key/SECRETKEY, ${b.url}, ${c.url}/?api-key=SECRETKEY`,
     CHECKOUT_RPC_TIMEOUT_MS: "1000",
     CHECKOUT_MAX_ENDPOINT_LAG_SOLANA: String(MAX_LAG),
@@ -76,7 +70,6 @@ afterAll(async () => {
   await app?.close()
   await Promise.all([a, b, c].map((front) => front?.close()))
   await node?.close()
-  await database?.drop()
 })
 
 describe("a Solana watcher with several endpoints", () => {

@@ -9,24 +9,21 @@ import { ChainWatchers } from "../../src/chains/ChainWatchers.ts"
 import { buildTransferTransaction } from "../../src/chains/solana/SolanaTransfer.ts"
 import { DEMO_KEYS } from "../../src/demo/DemoMerchant.ts"
 import { verifyWebhookSignature } from "../../src/webhooks/Signature.ts"
-import { databaseEnv, fundedSolanaWallet, pollWatcher, sendPrepared } from "../support/ChainSuites.ts"
-import { privateDatabase } from "../support/PrivateDatabase.ts"
-import { type SolanaNode, startSolanaNode } from "../support/SolanaRpc.ts"
-import { publicRequest, startTestApp, type TestApp, type TestMerchant } from "../support/TestApp.ts"
+import { fundedSolanaWallet, pollWatcher, sendPrepared, startChainApp, startSolanaWithMints } from "../support/ChainSuites.ts"
+import type { SolanaNode } from "../support/SolanaRpc.ts"
+import { publicRequest, type TestApp, type TestMerchant } from "../support/TestApp.ts"
 import { webhookHarness } from "../support/WebhookHarness.ts"
 import { startWebhookReceiver, type WebhookReceiver } from "../support/WebhookReceiver.ts"
 
 // Test mints at the configured addresses stand in for USDC and USDT.
 const USDC = Keypair.generate().publicKey
 const USDT = Keypair.generate().publicKey
-const MINT_AUTHORITY = Keypair.generate().publicKey
 /** The default: 32 slots at `confirmed` is where `finalized` lies. */
 const REQUIRED = 32
 
 let node: SolanaNode
 let app: TestApp
 let receiver: WebhookReceiver
-let database: Awaited<ReturnType<typeof privateDatabase>>
 
 const poll = () => pollWatcher(app, "solana")
 const sql = <A>(run: (sql: SqlClient.SqlClient) => Effect.Effect<A, unknown>) => app.run(Effect.flatMap(SqlClient.SqlClient, run))
@@ -117,12 +114,8 @@ const waitFor = async (what: string, condition: () => Promise<boolean>, timeoutM
 }
 
 beforeAll(async () => {
-  node = await startSolanaNode()
-  node.installMint(USDC, 6, MINT_AUTHORITY)
-  node.installMint(USDT, 6, MINT_AUTHORITY)
-  database = await privateDatabase()
-  app = await startTestApp({}, {
-    ...databaseEnv(database),
+  node = await startSolanaWithMints(USDC, USDT)
+  app = await startChainApp({}, {
     CHECKOUT_RPC_URL_SOLANA: node.url,
     CHECKOUT_RPC_TIMEOUT_MS: "1000",
     CHECKOUT_TOKEN_SOLANA_USDC: USDC.toBase58(),
@@ -138,7 +131,6 @@ afterAll(async () => {
   await app?.close()
   await receiver?.close()
   await node?.close()
-  await database?.drop()
 })
 
 describe("the Solana watcher and the wallet preparation", () => {

@@ -40,6 +40,12 @@ const TOKEN_ABI = parseAbi([
  * `@foundry-rs/anvil` wrapper would need every platform's package in the lock file (which `npm ci`
  * insists on) and a postinstall that npm does not run here. Only linux-amd64 is pinned.
  */
+/** Where the EVM suites install the test token as the configured USDC and USDT contracts. */
+export const TEST_TOKENS: { readonly USDC: Address; readonly USDT: Address } = {
+  USDC: getAddress("0x00000000000000000000000000000000000a11ce"),
+  USDT: getAddress("0x00000000000000000000000000000000000b0b00")
+}
+
 export const anvilBinary = (): string => {
   const name = `@foundry-rs/anvil-${process.platform}-${process.arch === "x64" ? "amd64" : process.arch}`
   let directory: string

@@ -2,15 +2,41 @@ import { Keypair, type PublicKey } from "@solana/web3.js"
 import { Effect } from "effect"
 import { ChainWatchers } from "../../src/chains/ChainWatchers.ts"
 import { buildTransferTransaction } from "../../src/chains/solana/SolanaTransfer.ts"
+import type { AppConfigShape } from "../../src/config/AppConfig.ts"
 import { DEMO_KEYS } from "../../src/demo/DemoMerchant.ts"
 import type { MethodInput } from "../../src/payments/CheckoutSettingsRepo.ts"
-import { signPrepared, type SolanaNode } from "./SolanaRpc.ts"
-import type { TestApp } from "./TestApp.ts"
+import { privateDatabase } from "./PrivateDatabase.ts"
+import { signPrepared, type SolanaNode, startSolanaNode } from "./SolanaRpc.ts"
+import { startTestApp, type TestApp } from "./TestApp.ts"
 import { freshZpub } from "./TestLayers.ts"
 
 // What the chain suites (a watcher against anvil, the litesvm server or the Esplora simulator)
 // share: polling the watcher, pointing the app at the suite's private database, the merchant's
 // payment method on the chain, and Solana wallets that pay.
+
+/** A chain suite's app on a private database of its own (see privateDatabase), `env` pointing it at the suite's chain; closing the app drops the database. */
+export const startChainApp = async (overrides: Partial<AppConfigShape>, env: Readonly<Record<string, string>>): Promise<TestApp> => {
+  const database = await privateDatabase()
+  const app = await startTestApp(overrides, { ...databaseEnv(database), ...env }).catch(async (error: unknown) => {
+    await database.drop()
+    throw error
+  })
+  return {
+    ...app,
+    close: async () => {
+      await app.close()
+      await database.drop()
+    }
+  }
+}
+
+/** A litesvm node with a 6-decimal mint at each of the addresses. */
+export const startSolanaWithMints = async (...mints: ReadonlyArray<PublicKey>) => {
+  const node = await startSolanaNode()
+  const authority = Keypair.generate().publicKey
+  for (const mint of mints) node.installMint(mint, 6, authority)
+  return node
+}
 
 /** One poll of `network`'s watcher. */
 export const pollWatcher = (app: TestApp, network: string) => app.run(Effect.flatMap(ChainWatchers, (watchers) => watchers.poll(network)))
