@@ -3,6 +3,7 @@ import { remainingAtomic } from "../domain/Evidence.ts"
 import type { PaymentOptionRecord } from "../domain/Invoice.ts"
 import type { InvoiceParts } from "../domain/InvoiceViews.ts"
 import { formatAtomic, microsToNumber } from "../domain/Money.ts"
+import { eip681Uri } from "../payments/PaymentUris.ts"
 import { qrSvg } from "../payments/QrCode.ts"
 import { DEFAULT_EXPLORERS, type Explorers, transactionUrl } from "./Explorers.ts"
 import { assetIcon, networkIcon } from "./Icons.ts"
@@ -20,13 +21,6 @@ const escape = (text: string): string => text.replace(/[&<>"']/g, (char) => ({ "
 const usd = (micros: bigint) => `$${microsToNumber(micros).toFixed(2)}`
 
 /**
- * OptionBuilder's `eip681Uri`, restated: importing the builder would load the derivation code
- * (libsecp256k1) into the HTTP process at start; test/unit/pay-page-view.test.ts keeps the two equal.
- */
-export const forwarderTransferUri = (token: string, chainId: number, forwarder: string, atomic: bigint) =>
-  `ethereum:${token}@${chainId}/transfer?address=${forwarder}&uint256=${atomic}`
-
-/**
  * A payment URI asking for `atomic` instead of the quoted amount (BIP21 and Solana Pay: decimal
  * `amount`; EIP-681: `uint256`). A wallet-contract option has no URI in the API (the spec gives
  * URIs to address-transfer options only), but its forwarder takes a plain token transfer: the page
@@ -37,7 +31,7 @@ export const uriForAmount = (option: PaymentOptionRecord, atomic: bigint): strin
     const payload = option.optionPayload ?? {}
     const { chainId, contractAddress } = payload
     if (typeof chainId !== "number" || typeof contractAddress !== "string" || option.tokenContract === null) return null
-    return forwarderTransferUri(option.tokenContract, chainId, contractAddress, atomic)
+    return eip681Uri(option.tokenContract, chainId, contractAddress, atomic)
   }
   if (option.paymentUri === null) return null
   if (option.paymentUri.startsWith("ethereum:")) return option.paymentUri.replace(/([?&]uint256=)\d+/, `$1${atomic}`)

@@ -1,12 +1,12 @@
 import { readdirSync, readFileSync } from "node:fs"
 import { join } from "node:path"
 import { describe, expect, it } from "vitest"
-import { eip681Uri } from "../../src/payments/OptionBuilder.ts"
+import type { PaymentOptionRecord } from "../../src/domain/Invoice.ts"
 import { parseConfig } from "../../src/config/AppConfig.ts"
 import { DEFAULT_EXPLORERS, explorersOf, transactionUrl } from "../../src/pay/Explorers.ts"
 
 const explorersFrom = (env: Record<string, string>) => explorersOf(parseConfig(env).explorerUrls)
-import { addressGroups, forwarderTransferUri, mayHaveRefunds } from "../../src/pay/PayPageView.ts"
+import { addressGroups, mayHaveRefunds, uriForAmount } from "../../src/pay/PayPageView.ts"
 import { fill, STRINGS } from "../../src/pay/Strings.ts"
 
 const HASH = `0x${"ab".repeat(32)}`
@@ -15,8 +15,8 @@ describe("the payment page's building blocks", () => {
   it("asks a wallet-contract forwarder for the same EIP-681 token transfer as the option builder writes", () => {
     const token = "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913"
     const forwarder = "0x1111111111111111111111111111111111111111"
-    expect(forwarderTransferUri(token, 8453, forwarder, 20_000_000n)).toBe(eip681Uri(token, 8453, forwarder, 20_000_000n))
-    expect(forwarderTransferUri(token, 8453, forwarder, 20_000_000n)).toBe(`ethereum:${token}@8453/transfer?address=${forwarder}&uint256=20000000`)
+    const option = { railType: "wallet_contract", tokenContract: token, optionPayload: { chainId: 8453, contractAddress: forwarder } } as unknown as PaymentOptionRecord
+    expect(uriForAmount(option, 20_000_000n)).toBe(`ethereum:${token}@8453/transfer?address=${forwarder}&uint256=20000000`)
   })
 
   it("links transactions to the public explorers by default", () => {
