@@ -40,6 +40,11 @@ export class RefundWatch extends Context.Service<RefundWatch, {
   readonly observe: (transfer: RefundTransfer) => Effect.Effect<void>
   /** A reorganisation back to `height`: refunds whose transaction's block is above it go back to `requested`. */
   readonly invalidateAbove: (network: string, height: bigint) => Effect.Effect<number>
+  /**
+   * One transaction left the chain (Solana: a dropped transaction, not a fork of every later slot):
+   * the refunds bound to it, sent or completed, go back to `requested`. Returns how many.
+   */
+  readonly invalidateTransaction: (network: string, transactionHash: string) => Effect.Effect<number>
   /** Refunds `sent` on the network, not yet completed: re-reported with newer confirmation counts. */
   readonly awaiting: (network: string) => Effect.Effect<ReadonlyArray<RefundTransfer>>
 }>()("Refunds/RefundWatch") {}

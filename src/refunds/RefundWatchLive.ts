@@ -76,6 +76,18 @@ export const RefundWatchLive = Layer.effect(
   Effect.gen(function*() {
     const repo = yield* RefundsRepo
     const now = Effect.map(Clock.currentTimeMillis, (millis) => new Date(millis))
+    /** Puts the locked refunds whose transaction is gone back to requested, logged; how many. */
+    const requestAgain = (refunds: ReadonlyArray<RefundRecord>, message: string, annotations: Record<string, string>) =>
+      Effect.gen(function*() {
+        const at = yield* now
+        for (const refund of refunds) yield* repo.update(orphaned(refund, at), refund.status, null)
+        if (refunds.length > 0) {
+          yield* Effect.logWarning(message).pipe(
+            Effect.annotateLogs({ ...annotations, refunds: refunds.map((refund) => refund.id).join(",") })
+          )
+        }
+        return refunds.length
+      })
     return {
       watched: (networks) => networks.length === 0 ? Effect.succeed([]) : Effect.map(repo.watched(networks), (refunds) => refunds.map(watchedOf)),
       observe: Effect.fn("RefundWatch.observe")(function*(transfer: RefundTransfer) {
@@ -92,14 +104,16 @@ export const RefundWatchLive = Layer.effect(
       invalidateAbove: Effect.fn("RefundWatch.invalidateAbove")(function*(network: string, height: bigint) {
         return yield* repo.withTransaction(Effect.gen(function*() {
           const mined = yield* repo.lockMinedAbove(network, height)
-          const at = yield* now
-          for (const refund of mined) yield* repo.update(orphaned(refund, at), refund.status, null)
-          if (mined.length > 0) {
-            yield* Effect.logWarning("Refund transactions orphaned by a reorganisation: requested again").pipe(
-              Effect.annotateLogs({ network, height: height.toString(), refunds: mined.map((refund) => refund.id).join(",") })
-            )
-          }
-          return mined.length
+          return yield* requestAgain(mined, "Refund transactions orphaned by a reorganisation: requested again", {
+            network,
+            height: height.toString()
+          })
+        }))
+      }),
+      invalidateTransaction: Effect.fn("RefundWatch.invalidateTransaction")(function*(network: string, transactionHash: string) {
+        return yield* repo.withTransaction(Effect.gen(function*() {
+          const bound = yield* repo.lockBoundTo(network, transactionHash)
+          return yield* requestAgain(bound, "Refund transaction left the chain: requested again", { network, transactionHash })
         }))
       }),
       awaiting: (network) => Effect.map(repo.sent(network), (refunds) => refunds.flatMap(transferOf))

@@ -45,6 +45,8 @@ export class RefundsRepo extends Context.Service<RefundsRepo, {
   readonly sent: (network: string) => Effect.Effect<ReadonlyArray<RefundRecord>>
   /** Refunds `sent` or `completed` on the network whose transaction's block is above `height`, locked. */
   readonly lockMinedAbove: (network: string, height: bigint) => Effect.Effect<ReadonlyArray<RefundRecord>>
+  /** Refunds `sent` or `completed` on the network bound to the transaction, locked. */
+  readonly lockBoundTo: (network: string, transactionHash: string) => Effect.Effect<ReadonlyArray<RefundRecord>>
   readonly withTransaction: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
 }>()("Refunds/RefundsRepo") {
   static readonly layer = Layer.effect(
@@ -96,6 +98,13 @@ export class RefundsRepo extends Context.Service<RefundsRepo, {
           sql`SELECT * FROM refunds WHERE network = ${network} AND status IN ('sent', 'completed')
             AND block_height > ${height}::bigint ORDER BY id FOR UPDATE`
       })
+      const lockBoundTo = SqlSchema.findAll({
+        Request: Schema.Struct({ network: Schema.String, transactionHash: Schema.String }),
+        Result: RefundRow,
+        execute: ({ network, transactionHash }) =>
+          sql`SELECT * FROM refunds WHERE network = ${network} AND status IN ('sent', 'completed')
+            AND transaction_hash = ${transactionHash} ORDER BY id FOR UPDATE`
+      })
 
       const outboxOf = (refund: RefundRecord, event: RefundWebhookEventName | null) =>
         event === null ? sql`` : sql`, event AS (INSERT INTO outbox (invoice_id, merchant_id, event, refund_id)
@@ -118,6 +127,7 @@ export class RefundsRepo extends Context.Service<RefundsRepo, {
         watched: (networks) => Effect.orDie(watched(networks)),
         sent: (network) => Effect.orDie(sent(network)),
         lockMinedAbove: (network, height) => Effect.orDie(lockMinedAbove({ network, height: height.toString() })),
+        lockBoundTo: (network, transactionHash) => Effect.orDie(lockBoundTo({ network, transactionHash })),
         withTransaction: (effect) => sql.withTransaction(effect).pipe(Effect.catchTag("SqlError", Effect.die))
       }
     })

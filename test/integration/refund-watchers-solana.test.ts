@@ -1,4 +1,6 @@
 import { Keypair, PublicKey } from "@solana/web3.js"
+import { Effect } from "effect"
+import { SqlClient } from "effect/sql"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { fundedSolanaWallet, pollWatcher, sendPrepared, sendSolanaTransfer, solanaUsdcMethod, startChainApp, startSolanaWithMints } from "../support/ChainSuites.ts"
 import { refundOf, refundsOf, requestRefund } from "../support/RefundRequests.ts"
@@ -19,6 +21,7 @@ let app: TestApp
 let merchant: TestMerchant
 
 const poll = () => pollWatcher(app, "solana")
+const sql = <A>(run: (sql: SqlClient.SqlClient) => Effect.Effect<A, unknown>) => app.run(Effect.flatMap(SqlClient.SqlClient, run))
 const usd = (amount: number) => BigInt(Math.round(amount * 1_000_000))
 
 /** A wallet with SOL for fees and plenty of USDC and USDT. */
@@ -203,5 +206,33 @@ describe("the Solana watcher and refunds", () => {
     expect(await refundOf(app.baseUrl, second)).toMatchObject({ status: "sent", transactionHash: kept })
     await pollCompleted(second, kept)
     expect(await refundOf(app.baseUrl, first)).toMatchObject({ status: "requested" })
+  })
+  it("a dropped refund transaction leaves completed a refund whose transaction is in a later slot", async () => {
+    const first = await overpaidInvoice()
+    const second = await overpaidInvoice()
+    const refundees = [Keypair.generate().publicKey, Keypair.generate().publicKey]
+    const requested = [
+      await requestRefund(app.baseUrl, first, refundees[0].toBase58()),
+      await requestRefund(app.baseUrl, second, refundees[1].toBase58())
+    ]
+    // The first refund needs more slots (as if the required confirmations were raised after it was
+    // requested), so that it is still sent when the second, mined after it, completes.
+    await sql((sql) => sql`UPDATE refunds SET required_confirmations = ${REQUIRED * 10} WHERE id = ${requested[0].refund.id}`)
+    const dropped = send(newWallet(), refundees[0], requested[0].amountAtomic, await referenceOf(first))
+    const kept = send(newWallet(), refundees[1], requested[1].amountAtomic, await referenceOf(second))
+    await pollSent(first, dropped)
+    await pollCompleted(second, kept)
+    expect(await refundOf(app.baseUrl, first)).toMatchObject({ status: "sent", transactionHash: dropped })
+
+    node.drop(dropped)
+    const report = await poll()
+    expect(report.refundsReverted).toBe(1)
+    expect(await refundOf(app.baseUrl, first)).toMatchObject({ status: "requested", transactionHash: null })
+    const completed = await refundOf(app.baseUrl, second)
+    expect(completed).toMatchObject({ status: "completed", transactionHash: kept })
+    expect(completed.completedAt).not.toBeNull()
+    node.advance(REQUIRED)
+    await poll()
+    expect(await refundOf(app.baseUrl, second)).toMatchObject({ status: "completed", transactionHash: kept })
   })
 })

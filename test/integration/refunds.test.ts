@@ -340,4 +340,31 @@ describe("refund observation (the watchers' seam)", () => {
     expect(bodies.map((body) => body.event).sort()).toEqual(["refund_completed", "refund_requested"])
     expect(bodies.find((body) => body.event === "refund_completed").refund).toMatchObject({ id: refundId, invoiceId: invoice.id })
   })
+  it("reverts only the refunds bound to a transaction that left the chain, sent or completed, on its network", async () => {
+    const bound = await Promise.all([overpaid(merchant), overpaid(merchant)].map(async (created) => {
+      const { ethereum, invoice } = await created
+      const requested = await requestRefund(invoice.id, { paymentOptionId: ethereum.id, refundAddress: PAYER_EVM })
+      expect(requested.status).toBe(201)
+      return { invoiceId: invoice.id, refundId: RefundId.make(requested.body.id), transactionHash: txHash() }
+    }))
+    const [{ requiredConfirmations }] = (await merchant.dashboard(`/api/dashboard/invoices/${bound[0].invoiceId}/refunds`)).body.data
+    const [completed, sent] = bound
+    // Both in the same block: a height says nothing of which one left the chain.
+    const at = { outputIndex: 0, blockHeight: 300n, blockHash: "0xcc", observedAt: new Date() }
+    await watch((refunds) => refunds.observe({ ...at, ...completed, confirmations: requiredConfirmations }))
+    await watch((refunds) => refunds.observe({ ...at, ...sent, confirmations: 1 }))
+    const statusOf = async (invoiceId: string) => (await refundsOf(invoiceId)).body.refunds[0]
+
+    expect(await watch((refunds) => refunds.invalidateTransaction("base", sent.transactionHash))).toBe(0)
+    expect(await watch((refunds) => refunds.invalidateTransaction("ethereum", txHash()))).toBe(0)
+    expect(await watch((refunds) => refunds.invalidateTransaction("ethereum", sent.transactionHash))).toBe(1)
+    expect(await statusOf(sent.invoiceId)).toMatchObject({ status: "requested", transactionHash: null })
+    expect(await statusOf(completed.invoiceId)).toMatchObject({ status: "completed", transactionHash: completed.transactionHash })
+    expect(await watch((refunds) => refunds.invalidateTransaction("ethereum", sent.transactionHash))).toBe(0)
+
+    expect(await watch((refunds) => refunds.invalidateTransaction("ethereum", completed.transactionHash))).toBe(1)
+    expect(await statusOf(completed.invoiceId)).toMatchObject({ status: "requested", transactionHash: null, completedAt: null })
+    const watched = (await watch((refunds) => refunds.watched(["ethereum"]))).map((refund) => refund.refundId)
+    expect(watched).toEqual(expect.arrayContaining([completed.refundId, sent.refundId]))
+  })
 })

@@ -59,43 +59,40 @@ export const makeSolanaRefunds = (client: SolanaClient) =>
         }),
       /**
        * Sent refunds get the confirmation count at `headSlot`. One whose transaction left the chain
-       * goes back to `requested` (returned as `dropped`); the seam reverts by slot, so refunds mined
-       * at or above that slot that are still on the chain are reported again at once.
+       * goes back to `requested` (returned as `dropped`, with how many refunds were `reverted`): only
+       * the refunds bound to that transaction, since on Solana one dropped transaction says nothing of
+       * the others in its slot or after it (a refund already completed there stays completed).
        */
       confirm: (headSlot: number) =>
         Effect.gen(function*() {
           const awaiting = yield* refunds.awaiting(NETWORK)
-          const seen: Array<{ readonly known: RefundTransfer; readonly slot: number | undefined }> = []
-          let droppedAt: bigint | undefined
           const dropped: Array<RefundTransfer> = []
+          const gone = new Set<string>()
+          let updated = 0
+          let reverted = 0
           for (let start = 0; start < awaiting.length; start += STATUS_BATCH) {
             const batch = awaiting.slice(start, start + STATUS_BATCH)
             const statuses = yield* client.call("getSignatureStatuses",
               (connection) => connection.getSignatureStatuses(batch.map((known) => known.transactionHash), { searchTransactionHistory: true }))
             for (const [index, known] of batch.entries()) {
               const status = statuses.value[index]
-              if (status === null && (yield* goneFromChain(client, known.transactionHash)) === true) {
-                if (droppedAt === undefined || known.blockHeight < droppedAt) droppedAt = known.blockHeight
+              if (status === null) {
+                // Unknown to every endpoint: gone; while one does not answer, the refund stays as it is.
+                if ((yield* goneFromChain(client, known.transactionHash)) !== true) continue
                 dropped.push(known)
-                yield* Effect.logWarning("Solana refund transaction left the chain; the refund is requested again").pipe(
-                  Effect.annotateLogs({ refundId: known.refundId, transactionHash: known.transactionHash })
-                )
-              } else {
-                seen.push({ known, slot: status?.slot })
+                if (gone.has(known.transactionHash)) continue
+                gone.add(known.transactionHash)
+                reverted += yield* refunds.invalidateTransaction(NETWORK, known.transactionHash)
+                continue
               }
+              const confirmations = Math.max(1, headSlot - status.slot + 1)
+              if (confirmations <= known.confirmations) continue
+              const at = BigInt(status.slot)
+              yield* refunds.observe({ ...known, blockHeight: at, blockHash: slotRef(at), confirmations })
+              updated++
             }
           }
-          if (droppedAt !== undefined) yield* refunds.invalidateAbove(NETWORK, droppedAt - 1n)
-          let updated = 0
-          for (const { known, slot } of seen) {
-            const revertedToo = droppedAt !== undefined && known.blockHeight >= droppedAt
-            const confirmations = slot === undefined ? known.confirmations : Math.max(1, headSlot - slot + 1)
-            if (!revertedToo && confirmations <= known.confirmations) continue
-            const at = slot === undefined ? known.blockHeight : BigInt(slot)
-            yield* refunds.observe({ ...known, blockHeight: at, blockHash: slotRef(at), confirmations })
-            if (!revertedToo) updated++
-          }
-          return { updated, dropped }
+          return { updated, dropped, reverted }
         })
     }
   })

@@ -379,7 +379,7 @@ export const makeSolanaWatcher = (options: SolanaWatcherOptions) =>
         confirmationsUpdated: confirmationsUpdated + refundsConfirmed.updated,
         mempoolSeen: 0,
         refundsSeen: counts.refundsSeen,
-        refundsReverted: refundsConfirmed.dropped.length
+        refundsReverted: refundsConfirmed.reverted
       } satisfies PollReport
     }).pipe(Effect.ensuring(publishEndpoints), Effect.withSpan("SolanaWatcher.poll"))
 
