@@ -2,11 +2,9 @@ import { getAssociatedTokenAddressSync } from "@solana/spl-token"
 import { PublicKey } from "@solana/web3.js"
 import { Effect } from "effect"
 import { paysRefund, type RefundTransfer, RefundWatch, type WatchedRefund } from "../../refunds/RefundWatch.ts"
-import { COMMITMENT, NETWORK, type SolanaClient } from "./SolanaRpc.ts"
+import { goneFromChain, signatureStatuses } from "./SignatureStatus.ts"
+import { NETWORK, type SolanaClient } from "./SolanaRpc.ts"
 import type { TokenReceipt } from "./TokenReceipt.ts"
-
-/** getSignatureStatuses accepts at most 256 signatures per call. */
-const STATUS_BATCH = 256
 
 /** The refund address's associated token account of the refund's mint; undefined when either is not a key. */
 export const refundTokenAccount = (refund: WatchedRefund) => {
@@ -16,16 +14,6 @@ export const refundTokenAccount = (refund: WatchedRefund) => {
     return undefined
   }
 }
-
-/**
- * A transaction's signature is gone when no endpoint knows it: every one must answer, so that a
- * failover to a node without this history never drops a real transaction (undefined: not known yet).
- */
-export const goneFromChain = (client: SolanaClient, signature: string) =>
-  Effect.map(
-    client.everyEndpoint("getTransaction", (connection) => connection.getTransaction(signature, { commitment: COMMITMENT, maxSupportedTransactionVersion: 0 })),
-    (transactions) => transactions === undefined ? undefined : transactions.every((transaction) => transaction === null)
-  )
 
 const slotRef = (slot: bigint | number) => `slot:${slot}`
 
@@ -70,27 +58,23 @@ export const makeSolanaRefunds = (client: SolanaClient) =>
           const gone = new Set<string>()
           let updated = 0
           let reverted = 0
-          for (let start = 0; start < awaiting.length; start += STATUS_BATCH) {
-            const batch = awaiting.slice(start, start + STATUS_BATCH)
-            const statuses = yield* client.call("getSignatureStatuses",
-              (connection) => connection.getSignatureStatuses(batch.map((known) => known.transactionHash), { searchTransactionHistory: true }))
-            for (const [index, known] of batch.entries()) {
-              const status = statuses.value[index]
-              if (status === null) {
-                // Unknown to every endpoint: gone; while one does not answer, the refund stays as it is.
-                if ((yield* goneFromChain(client, known.transactionHash)) !== true) continue
-                dropped.push(known)
-                if (gone.has(known.transactionHash)) continue
-                gone.add(known.transactionHash)
-                reverted += yield* refunds.invalidateTransaction(NETWORK, known.transactionHash)
-                continue
-              }
-              const confirmations = Math.max(1, headSlot - status.slot + 1)
-              if (confirmations <= known.confirmations) continue
-              const at = BigInt(status.slot)
-              yield* refunds.observe({ ...known, blockHeight: at, blockHash: slotRef(at), confirmations })
-              updated++
+          const statuses = yield* signatureStatuses(client, awaiting.map((known) => known.transactionHash))
+          for (const [index, known] of awaiting.entries()) {
+            const status = statuses[index]
+            if (status === null) {
+              // Unknown to every endpoint: gone; while one does not answer, the refund stays as it is.
+              if ((yield* goneFromChain(client, known.transactionHash)) !== true) continue
+              dropped.push(known)
+              if (gone.has(known.transactionHash)) continue
+              gone.add(known.transactionHash)
+              reverted += yield* refunds.invalidateTransaction(NETWORK, known.transactionHash)
+              continue
             }
+            const confirmations = Math.max(1, headSlot - status.slot + 1)
+            if (confirmations <= known.confirmations) continue
+            const at = BigInt(status.slot)
+            yield* refunds.observe({ ...known, blockHeight: at, blockHash: slotRef(at), confirmations })
+            updated++
           }
           return { updated, dropped, reverted }
         })

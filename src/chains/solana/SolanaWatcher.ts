@@ -9,7 +9,8 @@ import { makeWatchIndex, type WatchedOption } from "../WatchedOptions.ts"
 import { WatchedOptionsRepo } from "../WatchedOptionsRepo.ts"
 import { makeReorgSettlement } from "../ReorgSettlement.ts"
 import type { WatchedRefund } from "../../refunds/RefundWatch.ts"
-import { goneFromChain, makeSolanaRefunds, refundTokenAccount } from "./SolanaRefunds.ts"
+import { goneFromChain, signatureStatuses } from "./SignatureStatus.ts"
+import { makeSolanaRefunds, refundTokenAccount } from "./SolanaRefunds.ts"
 import { type AccountCursor, makeSolanaRepo } from "./SolanaRepo.ts"
 import { COMMITMENT, NETWORK, type SolanaClient } from "./SolanaRpc.ts"
 import { MEMO_PROGRAM_ID, MEMO_V1_PROGRAM_ID } from "./SolanaTransfer.ts"
@@ -30,8 +31,6 @@ export interface SolanaWatcherOptions {
 const SIGNATURE_PAGE = 1_000
 /** Transactions fetched per JSON-RPC batch. */
 const TRANSACTION_BATCH = 50
-/** getSignatureStatuses accepts at most 256 signatures per call. */
-const STATUS_BATCH = 256
 /** A confirmed transaction that is no longer on the chain was on a fork the cluster abandoned. */
 const DROPPED = "chain_reorganization"
 
@@ -275,41 +274,37 @@ export const makeSolanaWatcher = (options: SolanaWatcherOptions) =>
         const awaiting = yield* chainRepo.awaitingConfirmation(NETWORK)
         let confirmationsUpdated = 0
         let invalidated = 0
-        for (let start = 0; start < awaiting.length; start += STATUS_BATCH) {
-          const batch = awaiting.slice(start, start + STATUS_BATCH)
-          const statuses = yield* client.call("getSignatureStatuses",
-            (connection) => connection.getSignatureStatuses(batch.map((known) => known.transactionHash), { searchTransactionHistory: true }))
-          for (const [index, known] of batch.entries()) {
-            const status = statuses.value[index]
-            if (status === null) {
-              // Double-check before invalidating, with every endpoint: a failover to a node without this
-              // history must not drop a real payment. Gone means unknown to all of them; while one does
-              // not answer, the evidence stays as it is until a later poll.
-              if ((yield* goneFromChain(client, known.transactionHash)) !== true) continue
-              yield* evidence.invalidate({
-                network: NETWORK,
-                transactionHash: known.transactionHash,
-                outputIndex: known.outputIndex,
-                reason: DROPPED,
-                reorgPoint: known.blockHeight - 1n
-              }).pipe(
-                Effect.andThen(applied("invalidated")),
-                Effect.catchTag("EvidenceRejected", (error) => rejected(error, known.transactionHash))
-              )
-              yield* repo.invalidateUnmatched(NETWORK, known.transactionHash, DROPPED)
-              yield* Effect.logWarning("Solana transaction left the chain; its evidence is invalidated").pipe(
-                Effect.annotateLogs({ transactionHash: known.transactionHash })
-              )
-              invalidated++
-              continue
-            }
-            const confirmations = Math.max(1, headSlot - status.slot + 1)
-            if (confirmations <= known.confirmations) continue
-            yield* evidence.record({ ...known, confirmations }).pipe(
+        const statuses = yield* signatureStatuses(client, awaiting.map((known) => known.transactionHash))
+        for (const [index, known] of awaiting.entries()) {
+          const status = statuses[index]
+          if (status === null) {
+            // Double-check before invalidating, with every endpoint: a failover to a node without this
+            // history must not drop a real payment. Gone means unknown to all of them; while one does
+            // not answer, the evidence stays as it is until a later poll.
+            if ((yield* goneFromChain(client, known.transactionHash)) !== true) continue
+            yield* evidence.invalidate({
+              network: NETWORK,
+              transactionHash: known.transactionHash,
+              outputIndex: known.outputIndex,
+              reason: DROPPED,
+              reorgPoint: known.blockHeight - 1n
+            }).pipe(
+              Effect.andThen(applied("invalidated")),
               Effect.catchTag("EvidenceRejected", (error) => rejected(error, known.transactionHash))
             )
-            confirmationsUpdated++
+            yield* repo.invalidateUnmatched(NETWORK, known.transactionHash, DROPPED)
+            yield* Effect.logWarning("Solana transaction left the chain; its evidence is invalidated").pipe(
+              Effect.annotateLogs({ transactionHash: known.transactionHash })
+            )
+            invalidated++
+            continue
           }
+          const confirmations = Math.max(1, headSlot - status.slot + 1)
+          if (confirmations <= known.confirmations) continue
+          yield* evidence.record({ ...known, confirmations }).pipe(
+            Effect.catchTag("EvidenceRejected", (error) => rejected(error, known.transactionHash))
+          )
+          confirmationsUpdated++
         }
         return { confirmationsUpdated, invalidated }
       })
