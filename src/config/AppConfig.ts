@@ -1,5 +1,6 @@
 import { Config, ConfigProvider, Context, Effect, Layer, Redacted, Result, Schema } from "effect"
 import { IpNetwork } from "effect/net"
+import { endpointVariable } from "./EndpointVariables.ts"
 
 export type CheckoutEnv = "development" | "production" | "test"
 export type Role = "api" | "workers" | "all"
@@ -293,9 +294,7 @@ const chainWatchSettings = (read: Reader): ChainWatchSettings => {
   const endpoints: Partial<Record<WatchedNetwork, string>> = {}
   const endpointLists: Partial<Record<WatchedNetwork, ReadonlyArray<string>>> = {}
   for (const network of WATCHED_NETWORKS) {
-    const list = network === "bitcoin"
-      ? urlList(read, "CHECKOUT_ESPLORA_URL")
-      : urlList(read, `CHECKOUT_RPC_URL_${network.toUpperCase()}`, "CHECKOUT_RPC_URL_<NETWORK>")
+    const list = urlList(read, endpointVariable(network), network === "bitcoin" ? undefined : "CHECKOUT_RPC_URL_<NETWORK>")
     if (list !== undefined) {
       endpoints[network] = list[0]
       endpointLists[network] = list

@@ -2,6 +2,8 @@ import { readFileSync } from "node:fs"
 import { join } from "node:path"
 import { Effect } from "effect"
 import { HttpRouter, HttpServerResponse } from "effect/http"
+import { AppConfig } from "../config/AppConfig.ts"
+import { type Explorers, explorersOf } from "../pay/Explorers.ts"
 import { assetResponse, bundleBrowserScript, hashAssets } from "../web/StaticAssets.ts"
 import { layoutLifecycle } from "./LifecycleChart.ts"
 
@@ -27,7 +29,10 @@ const SECURITY_HEADERS = {
   "cache-control": "no-store"
 } as const
 
-const shell = (names: Record<string, string>) =>
+const escapeAttribute = (text: string) => text.replaceAll("&", "&amp;").replaceAll("\"", "&quot;").replaceAll("<", "&lt;")
+
+/** The page; `explorers` (the payer page's, per network) links transaction hashes to the network's explorer. */
+const shell = (names: Record<string, string>, explorers: Explorers) =>
   `<!doctype html>
 <html lang="en">
 <head>
@@ -37,10 +42,11 @@ const shell = (names: Record<string, string>) =>
 <link rel="stylesheet" href="/dashboard/assets/${names["dashboard.css"]}">
 <script type="module" src="/dashboard/assets/${names["dashboard.js"]}"></script>
 </head>
-<body data-lifecycle="/dashboard/assets/${names["lifecycle.json"]}">
+<body data-lifecycle="/dashboard/assets/${names["lifecycle.json"]}" data-explorers="${escapeAttribute(JSON.stringify(explorers))}">
 <header>
 <span class="brand">Checkout dashboard</span>
 <nav id="nav" aria-label="Dashboard" hidden>
+<a href="#/overview">Overview</a>
 <a href="#/invoices">Invoices</a>
 <a href="#/exceptions">Exceptions</a>
 <a href="#/refunds">Refunds</a>
@@ -61,7 +67,7 @@ const shell = (names: Record<string, string>) =>
 export const DashboardRoutesLive = HttpRouter.use((router) =>
   Effect.gen(function*() {
     const assets = yield* Effect.promise(() => loadAssets())
-    const page = shell(assets.names)
+    const page = shell(assets.names, explorersOf((yield* AppConfig).explorerUrls))
     const html = Effect.sync(() => HttpServerResponse.text(page, { contentType: "text/html; charset=utf-8", headers: SECURITY_HEADERS }))
     yield* router.add("GET", "/dashboard", html)
     yield* router.add("GET", "/dashboard/assets/:file",

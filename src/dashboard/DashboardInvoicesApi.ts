@@ -6,7 +6,7 @@ import { isStorableInstant } from "../db/TimestampRange.ts"
 import { InvoiceIdParams, text } from "../http/RequestSchemas.ts"
 import { QuoteView } from "../invoices/InvoiceQuoteRepo.ts"
 import { InvoiceSummaryView, InvoiceView } from "../domain/InvoiceResponses.ts"
-import { INVOICE_STATUSES } from "../domain/Statuses.ts"
+import { ExceptionCloseAction, INVOICE_STATUSES, InvoiceStatus } from "../domain/Statuses.ts"
 import { Delivery } from "../webhooks/WebhooksApi.ts"
 
 export const CloseExceptionBody = Schema.Struct({
@@ -31,6 +31,24 @@ export const InvoiceFilterQuery = {
   q: Schema.optionalKey(Schema.String.check(Schema.isMaxLength(200, { message: "must be at most 200 characters" })))
 }
 
+/** The actions that close the invoice's open exception, by the lifecycle's own rule; empty without an open exception. */
+const CloseActions = Schema.Array(ExceptionCloseAction).annotate({
+  description: "The close actions the service accepts for this invoice's open exception now (none without one)"
+})
+
+/** An invoice of the dashboard's list: the summary, and the actions that close its exception. */
+export const DashboardInvoiceSummary = Schema.Struct({ ...InvoiceSummaryView.fields, closeActions: CloseActions })
+
+/** The landing view's figures: invoices by status, USD received per UTC day (30 days, oldest first), open exceptions, refunds to pay. */
+export const OverviewView = Schema.Struct({
+  invoicesByStatus: Schema.Array(Schema.Struct({ status: InvoiceStatus, count: Schema.Number })),
+  receivedByDay: Schema.Array(Schema.Struct({ day: Schema.String, amountUsd: Schema.Number })).annotate({
+    description: "USD of the payments observed each UTC day of the last 30 (today last), payments removed by a reorganisation left out"
+  }),
+  openExceptions: Schema.Number,
+  waitingRefunds: Schema.Number.annotate({ description: "Refunds payers asked for that the merchant has not paid yet (requested)" })
+})
+
 export const DashboardInvoicesGroup = HttpApiGroup.make("dashboardInvoices")
   .add(
     HttpApiEndpoint.get("list", "/api/dashboard/invoices", {
@@ -39,13 +57,14 @@ export const DashboardInvoicesGroup = HttpApiGroup.make("dashboardInvoices")
         cursor: Schema.optionalKey(Schema.String),
         limit: Schema.optionalKey(Schema.String.check(Schema.isPattern(/^(?:[1-9]\d?|1\d\d|200)$/, { message: "must be a number from 1 to 200" })))
       },
-      success: Schema.Struct({ invoices: Schema.Array(InvoiceSummaryView), nextCursor: Schema.NullOr(Schema.String) }),
+      success: Schema.Struct({ invoices: Schema.Array(DashboardInvoiceSummary), nextCursor: Schema.NullOr(Schema.String) }),
       error: BadRequest
     }).annotate(OpenApi.Description, "The calling account's invoices, newest first, filtered; q is an invoice id or a part of the merchant reference or customer email."),
     HttpApiEndpoint.get("detail", "/api/dashboard/invoices/:id", {
       params: InvoiceIdParams,
       success: Schema.Struct({
         invoice: InvoiceView,
+        closeActions: CloseActions,
         timeline: Schema.Array(Schema.Struct({ event: Schema.String, at: Schema.String })),
         deliveries: Schema.Array(Delivery),
         /** What each asset's rate rested on: the price sources used and left out, and their spread. */
@@ -60,6 +79,8 @@ export const DashboardInvoicesGroup = HttpApiGroup.make("dashboardInvoices")
       error: BadRequest
     }).annotate(OpenApi.Description,
       "Every matching invoice as RFC 4180 CSV (streamed), one row per invoice; cells that a spreadsheet would evaluate as formulas are prefixed with a single quote."),
+    HttpApiEndpoint.get("overview", "/api/dashboard/overview", { success: OverviewView }).annotate(OpenApi.Description,
+      "The dashboard's landing view: the account's invoices by status, USD received per day over the last 30 days, open exceptions and refunds waiting to be paid."),
     HttpApiEndpoint.post("closeException", "/api/dashboard/invoices/:id/exception/close", {
       params: InvoiceIdParams,
       payload: CloseExceptionBody,

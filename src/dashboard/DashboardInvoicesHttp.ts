@@ -1,4 +1,4 @@
-import { Effect, Stream } from "effect"
+import { Clock, Effect, Stream } from "effect"
 import { HttpServerResponse } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
 import { SqlClient } from "effect/sql"
@@ -14,6 +14,9 @@ import { csvHeader, csvRow } from "../invoices/InvoiceCsv.ts"
 import { type InvoiceFilters, invoiceDeliveryIds, invoiceTimeline, listInvoices, streamInvoices } from "../invoices/InvoiceList.ts"
 import { invoiceQuotes, quoteView } from "../invoices/InvoiceQuoteRepo.ts"
 import { Invoices } from "../invoices/Invoices.ts"
+import { overviewStart, overviewView } from "./Overview.ts"
+import { OverviewRepo } from "./OverviewRepo.ts"
+import { closeActionsAccepted } from "../lifecycle/Lifecycle.ts"
 
 const filtersOf = (query: {
   readonly status?: string
@@ -43,6 +46,13 @@ export const DashboardInvoicesHttpLive = HttpApiBuilder.group(checkoutApi(Dashbo
           const parts = yield* mapDomainErrors(invoices.closeException(merchant.merchantId, params.id, payload.action, payload.note))
           return merchantInvoiceView(parts, publicUrl)
         }))
+      .handle("overview", () =>
+        Effect.gen(function*() {
+          const merchant = yield* CurrentMerchant
+          const now = new Date(yield* Clock.currentTimeMillis)
+          const repo = yield* OverviewRepo.make
+          return overviewView(yield* repo.overview(merchant.merchantId, overviewStart(now)), now)
+        }).pipe(Effect.provideService(SqlClient.SqlClient, sql)))
       .handle("list", ({ query }) =>
         Effect.gen(function*() {
           const merchant = yield* CurrentMerchant
@@ -51,6 +61,7 @@ export const DashboardInvoicesHttpLive = HttpApiBuilder.group(checkoutApi(Dashbo
             cursor: query.cursor,
             limit: query.limit === undefined ? 50 : Number(query.limit)
           }).pipe(
+            Effect.map((page) => ({ ...page, invoices: page.invoices.map((invoice) => ({ ...invoice, closeActions: closeActionsAccepted(invoice) })) })),
             Effect.provideService(SqlClient.SqlClient, sql),
             Effect.catchTag("InvalidInvoiceCursor", () => Effect.fail(new BadRequest({ error: "cursor is invalid" })))
           )
@@ -63,7 +74,8 @@ export const DashboardInvoicesHttpLive = HttpApiBuilder.group(checkoutApi(Dashbo
           const ids = yield* invoiceDeliveryIds(merchant.merchantId, params.id)
           const deliveries = yield* Effect.forEach(ids, (id) => findDelivery(merchant.merchantId, id))
           const quotes = yield* invoiceQuotes(params.id)
-          return { invoice: merchantInvoiceView(parts, publicUrl), timeline, deliveries, quotes: quotes.map(quoteView) }
+          const invoice = merchantInvoiceView(parts, publicUrl)
+          return { invoice, closeActions: closeActionsAccepted(invoice), timeline, deliveries, quotes: quotes.map(quoteView) }
         }).pipe(Effect.provideService(SqlClient.SqlClient, sql), Effect.catchTag("DeliveryNotFound", Effect.die)))
       .handle("exportCsv", ({ query }) =>
         Effect.gen(function*() {

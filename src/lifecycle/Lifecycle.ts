@@ -1,5 +1,5 @@
 import { initialTransition, transition } from "xstate"
-import { type ExceptionStatus, type ExceptionType, INVOICE_STATUSES, type InvoiceStatus, type WebhookEventName } from "../domain/Statuses.ts"
+import { ExceptionCloseAction, type ExceptionStatus, type ExceptionType, INVOICE_STATUSES, type InvoiceStatus, type WebhookEventName } from "../domain/Statuses.ts"
 import { type InvoiceEvent, invoiceMachine, type StampedField } from "./InvoiceMachine.ts"
 
 /** The part of an invoice that the lifecycle owns. */
@@ -122,5 +122,12 @@ const computeDecision = (state: LifecycleState, event: InvoiceEvent): Decision |
  */
 export const statusesAccepting = (event: InvoiceEvent): ReadonlyArray<InvoiceStatus> =>
   INVOICE_STATUSES.filter((status) => decide({ status, exceptionType: null, exceptionStatus: null }, event) !== undefined)
+
+/**
+ * The close actions the machine takes for an invoice in `state`: the same `decide` that accepts or
+ * refuses a close (409), asked ahead, so that the dashboard offers only these. None without an open exception.
+ */
+export const closeActionsAccepted = (state: LifecycleState): ReadonlyArray<ExceptionCloseAction> =>
+  ExceptionCloseAction.literals.filter((action) => decide(state, { type: "CLOSE_EXCEPTION", action }) !== undefined)
 
 export type { InvoiceEvent }

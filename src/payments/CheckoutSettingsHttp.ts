@@ -12,6 +12,7 @@ import { type CheckoutSettings, CheckoutSettingsRepo, type MethodInput } from ".
 import { validateMethods } from "./MethodValidation.ts"
 import { tokenContractOf } from "./PaymentMethod.ts"
 import { RailSettingsService } from "./RailSettings.ts"
+import { endpointVariable } from "../config/EndpointVariables.ts"
 
 export const CheckoutSettingsHttpLive = HttpApiBuilder.group(checkoutApi(CheckoutSettingsGroup), "checkoutSettings", (handlers) =>
   Effect.gen(function*() {
@@ -79,7 +80,7 @@ export const CheckoutSettingsHttpLive = HttpApiBuilder.group(checkoutApi(Checkou
           }
           const unwatched = unwatchedNetwork(methods)
           if (unwatched !== undefined) {
-            const setting = unwatched === "bitcoin" ? "CHECKOUT_ESPLORA_URL" : `CHECKOUT_RPC_URL_${unwatched.toUpperCase()}`
+            const setting = endpointVariable(unwatched)
             return yield* new Conflict({ error: `Payment methods on ${unwatched} cannot be enabled: this deployment does not watch ${unwatched} (${setting} is not set)` })
           }
           yield* repo.save(merchant.merchantId, { issuedBy: payload.issuedBy ?? null, timing, methods })

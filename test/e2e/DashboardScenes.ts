@@ -18,6 +18,8 @@ export interface Scenes {
   readonly overpaid: string
   readonly openException: string
   readonly closedException: string
+  /** Half paid after its deadline: a partial-payment exception, which "accept the late payment" cannot close. */
+  readonly partialException: string
   readonly voided: string
 }
 
@@ -74,6 +76,9 @@ export const makeScenes = async (app: TestApp): Promise<Scenes> => {
   check("close exception", await merchant.dashboard(`/api/dashboard/invoices/${closedException.id}/exception/close`, {
     body: { action: "accept_late_payment", note: "Paid ten minutes late; accepted" }
   }))
+  const partialException = await create("Cotton napkins", 20, "order-1008")
+  await expire(partialException.id)
+  await pay(partialException.id, partialException.option, 0.5, { late: true })
   const voided = await create("Stoneware bowl", 18, "order-1007")
   check("void", await merchant.api(`/api/checkout/invoices/${voided.id}/void`, { body: {} }))
   return {
@@ -84,6 +89,7 @@ export const makeScenes = async (app: TestApp): Promise<Scenes> => {
     overpaid: overpaid.id,
     openException: openException.id,
     closedException: closedException.id,
+    partialException: partialException.id,
     voided: voided.id
   }
 }
@@ -95,12 +101,15 @@ const lastHash = async (merchant: TestMerchant, id: string): Promise<string> => 
 
 /** Every view of the dashboard, as a hash route, with the heading that shows it has drawn. */
 export const views = (scenes: Scenes): ReadonlyArray<{ readonly name: string; readonly hash: string; readonly heading: string | RegExp }> => [
+  { name: "overview", hash: "#/overview", heading: "Overview" },
   { name: "invoices", hash: "#/invoices", heading: "Invoices" },
+  { name: "new-invoice", hash: "#/invoices/new", heading: "New invoice" },
   { name: "invoice-awaiting", hash: `#/invoices/${scenes.awaiting}`, heading: "Ceramic mug" },
   { name: "invoice-paid", hash: `#/invoices/${scenes.paid}`, heading: "Walnut tray" },
   { name: "invoice-overpaid", hash: `#/invoices/${scenes.overpaid}`, heading: "Espresso cups" },
   { name: "invoice-open-exception", hash: `#/invoices/${scenes.openException}`, heading: "Tea towel" },
   { name: "invoice-closed-exception", hash: `#/invoices/${scenes.closedException}`, heading: "Bread board" },
+  { name: "invoice-partial-exception", hash: `#/invoices/${scenes.partialException}`, heading: "Cotton napkins" },
   { name: "exceptions", hash: "#/exceptions", heading: "Exceptions to review" },
   { name: "refunds", hash: "#/refunds", heading: "Refunds" },
   { name: "keys", hash: "#/keys", heading: "API keys" },
@@ -125,6 +134,10 @@ export const signedInPage = async (browser: Browser, app: TestApp, merchant: Tes
   page.on("pageerror", (error) => problems.push(`pageerror: ${error.message}`))
   page.on("console", (message) => {
     if (message.type() === "error") problems.push(`console: ${message.text()}`)
+  })
+  // Nothing is fetched from another host (a link out is followed only when clicked).
+  page.on("request", (request) => {
+    if (!request.url().startsWith(app.baseUrl) && !request.url().startsWith("data:")) problems.push(`request to another host: ${request.url()}`)
   })
   return { context, page, problems }
 }

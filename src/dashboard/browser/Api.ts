@@ -12,6 +12,7 @@ import type { ChainWatchersGroup } from "../../monitoring/ChainWatchersApi.ts"
 import type { DashboardInvoicesGroup } from "../DashboardInvoicesApi.ts"
 import type { CheckoutSettingsGroup } from "../../payments/CheckoutSettingsApi.ts"
 import type { WebhooksGroup } from "../../webhooks/WebhooksApi.ts"
+import type { MerchantGroup } from "../../invoices/InvoicesApi.ts"
 import type { DashboardRefundsGroup } from "../../refunds/RefundsApi.ts"
 
 /** The wire form of a schema the endpoint wraps in its JSON codec (whose own `Encoded` is any JSON). */
@@ -34,6 +35,10 @@ export type Invoice = InvoiceDetail["invoice"]
 export type Payment = NonNullable<Invoice["payments"]>[number]
 export type TimelineEntry = InvoiceDetail["timeline"][number]
 export type CloseExceptionBody = Body<typeof DashboardInvoicesGroup, "closeException">
+export type CloseAction = CloseExceptionBody["action"]
+export type Overview = Answer<typeof DashboardInvoicesGroup, "overview">
+/** The merchant endpoint's create body: the dashboard's "New invoice" calls the same endpoint with the session. */
+export type CreateInvoiceBody = Body<typeof MerchantGroup, "create">
 
 export type UnmatchedDeposits = Answer<typeof UnmatchedDepositsGroup, "forInvoice">
 export type UnmatchedDeposit = UnmatchedDeposits["data"][number]

@@ -6,8 +6,8 @@
  */
 
 import type { WebhookEventName } from "../../domain/Statuses.ts"
-import type { Chart, ChartEdge, LifecycleCharts } from "../LifecycleChart.ts"
-import { stateWords } from "../Words.ts"
+import type { Chart, ChartEdge, ChartNode, LifecycleCharts } from "../LifecycleChart.ts"
+import { eventWords, stateWords } from "../Words.ts"
 import type { Invoice, TimelineEntry } from "./Api.ts"
 
 const SVG = "http://www.w3.org/2000/svg"
@@ -97,18 +97,60 @@ const edgeOf = (edges: ReadonlyArray<ChartEdge>, from: string, to: string) =>
 
 const ZOOMS = [1, 1.5, 2, 3, 4]
 
-/**
- * The chart of one region in a scrolling frame; with a trail, the invoice's path is marked with
- * classes (`visited`, `current`, `taken`) and attributes (`aria-current`, `data-steps`).
- */
-export const chartFigure = (chart: Chart, caption: string, trail?: Trail): HTMLElement => {
-  const visited = new Set(trail?.steps.flatMap((step) => withParents(step.state)) ?? [])
+/** The chart's edges the trail took, each with the numbers of the steps that took it. */
+const takenEdges = (chart: Chart, trail: Trail | undefined) => {
   const taken = new Map<string, Array<number>>()
   trail?.steps.forEach((step, index) => {
     if (index === 0) return
     const edge = edgeOf(chart.edges, trail.steps[index - 1].state, step.state)
     if (edge !== undefined) taken.set(edge.id, [...(taken.get(edge.id) ?? []), index])
   })
+  return taken
+}
+
+/** A state's box and label, marked `visited` and `current` along the trail. */
+const stateGroup = (node: ChartNode, visited: ReadonlySet<string>, trail: Trail | undefined) => {
+  const classes = ["state", node.compound ? "compound" : "", node.final ? "final" : "", visited.has(node.id) ? "visited" : "", trail?.current === node.id ? "current" : ""]
+    .filter((name) => name !== "")
+  const group = svg("g", { class: classes.join(" "), "data-state": node.id }, svg("title", {}, `${node.label} (${node.id})`),
+    svg("rect", { x: node.x, y: node.y, width: node.width, height: node.height, rx: node.compound ? 10 : 18 }))
+  if (node.final) group.append(svg("rect", { class: "inner", x: node.x + 3, y: node.y + 3, width: node.width - 6, height: node.height - 6, rx: 15 }))
+  group.append(
+    node.compound
+      ? svg("text", { x: node.x + 12, y: node.y + 22, class: "compound-label" }, node.label)
+      : svg("text", { x: node.x + node.width / 2, y: node.y + node.height / 2 + 4.5, "text-anchor": "middle" }, node.label)
+  )
+  if (node.initial) {
+    group.append(svg("circle", { class: "initial", cx: node.x - 10, cy: node.y + node.height / 2, r: 5 }),
+      svg("path", { class: "initial", d: `M${node.x - 5} ${node.y + node.height / 2} L${node.x} ${node.y + node.height / 2}` }))
+  }
+  if (trail?.current === node.id) group.setAttribute("aria-current", "step")
+  return group
+}
+
+/** A transition's arrow and labels; `steps` numbers it where the trail took it. */
+const transitionGroup = (edge: ChartEdge, steps: ReadonlyArray<number> | undefined) => {
+  const group = svg("g", { class: steps === undefined ? "transition" : "transition taken", "data-edge": edge.id, "data-from": edge.from, "data-to": edge.to },
+    svg("title", {}, edge.detail), svg("path", { d: edge.path }), svg("polygon", { points: edge.arrow }))
+  for (const label of edge.labels) {
+    group.append(svg("rect", { class: "label-bg", x: label.x, y: label.y, width: label.width, height: label.height }),
+      svg("text", { x: label.x + 3, y: label.y + 11 }, ...label.lines.map((line, index) =>
+        svg("tspan", { x: label.x + 3, dy: index === 0 ? 0 : 15, class: index === 0 ? "event" : "guard" }, line)
+      )))
+  }
+  if (steps !== undefined) {
+    group.setAttribute("data-steps", steps.join(" "))
+    const start = /^M([\d.]+) ([\d.]+)/.exec(edge.path)!
+    group.append(svg("circle", { class: "step", cx: Number(start[1]), cy: Number(start[2]), r: 9 }),
+      svg("text", { class: "step", x: Number(start[1]), y: Number(start[2]) + 4, "text-anchor": "middle" }, steps.join(",")))
+  }
+  return group
+}
+
+/** The region's SVG drawing, with the trail marked. */
+const chartDrawing = (chart: Chart, caption: string, trail: Trail | undefined) => {
+  const visited = new Set(trail?.steps.flatMap((step) => withParents(step.state)) ?? [])
+  const taken = takenEdges(chart, trail)
   const drawing = svg("svg", {
     class: "statechart",
     viewBox: `0 0 ${chart.width} ${chart.height}`,
@@ -118,83 +160,25 @@ export const chartFigure = (chart: Chart, caption: string, trail?: Trail): HTMLE
     "aria-label": caption,
     "data-region": chart.region
   })
-  for (const node of chart.nodes) {
-    const classes = ["state", node.compound ? "compound" : "", node.final ? "final" : "", visited.has(node.id) ? "visited" : "", trail?.current === node.id ? "current" : ""]
-      .filter((name) => name !== "")
-    const group = svg("g", { class: classes.join(" "), "data-state": node.id }, svg("title", {}, `${node.label} (${node.id})`),
-      svg("rect", { x: node.x, y: node.y, width: node.width, height: node.height, rx: node.compound ? 10 : 18 }))
-    if (node.final) group.append(svg("rect", { class: "inner", x: node.x + 3, y: node.y + 3, width: node.width - 6, height: node.height - 6, rx: 15 }))
-    group.append(
-      node.compound
-        ? svg("text", { x: node.x + 12, y: node.y + 22, class: "compound-label" }, node.label)
-        : svg("text", { x: node.x + node.width / 2, y: node.y + node.height / 2 + 4.5, "text-anchor": "middle" }, node.label)
-    )
-    if (node.initial) {
-      group.append(svg("circle", { class: "initial", cx: node.x - 10, cy: node.y + node.height / 2, r: 5 }),
-        svg("path", { class: "initial", d: `M${node.x - 5} ${node.y + node.height / 2} L${node.x} ${node.y + node.height / 2}` }))
-    }
-    if (trail?.current === node.id) group.setAttribute("aria-current", "step")
-    drawing.append(group)
-  }
-  for (const edge of chart.edges) {
-    const steps = taken.get(edge.id)
-    const group = svg("g", { class: steps === undefined ? "transition" : "transition taken", "data-edge": edge.id, "data-from": edge.from, "data-to": edge.to },
-      svg("title", {}, edge.detail), svg("path", { d: edge.path }), svg("polygon", { points: edge.arrow }))
-    for (const label of edge.labels) {
-      group.append(svg("rect", { class: "label-bg", x: label.x, y: label.y, width: label.width, height: label.height }),
-        svg("text", { x: label.x + 3, y: label.y + 11 }, ...label.lines.map((line, index) =>
-          svg("tspan", { x: label.x + 3, dy: index === 0 ? 0 : 15, class: index === 0 ? "event" : "guard" }, line)
-        )))
-    }
-    if (steps !== undefined) {
-      group.setAttribute("data-steps", steps.join(" "))
-      const start = /^M([\d.]+) ([\d.]+)/.exec(edge.path)!
-      group.append(svg("circle", { class: "step", cx: Number(start[1]), cy: Number(start[2]), r: 9 }),
-        svg("text", { class: "step", x: Number(start[1]), y: Number(start[2]) + 4, "text-anchor": "middle" }, steps.join(",")))
-    }
-    // Edges under the states: a state's box stays readable where an edge passes it.
-    drawing.prepend(group)
-  }
+  for (const node of chart.nodes) drawing.append(stateGroup(node, visited, trail))
+  // Edges under the states: a state's box stays readable where an edge passes it.
+  for (const edge of chart.edges) drawing.prepend(transitionGroup(edge, taken.get(edge.id)))
   drawing.prepend(svg("title", {}, caption))
+  return drawing
+}
 
-  const frame = document.createElement("div")
-  frame.className = "chart-frame"
-  frame.tabIndex = 0
-  frame.setAttribute("role", "group")
-  frame.setAttribute("aria-label", `${caption}: scroll or drag to pan`)
-  frame.append(drawing)
-  let zoom = 0
-  const fit = () => Math.min(1, Math.max(frame.clientWidth - 2, 1) / chart.width)
-  const apply = (level: number) => {
-    const centre = { x: (frame.scrollLeft + frame.clientWidth / 2) / Math.max(frame.scrollWidth, 1),
-      y: (frame.scrollTop + frame.clientHeight / 2) / Math.max(frame.scrollHeight, 1) }
-    zoom = Math.max(0, Math.min(ZOOMS.length - 1, level))
-    const scale = zoom === 0 ? fit() : ZOOMS[zoom]
-    drawing.setAttribute("width", String(Math.round(chart.width * scale)))
-    drawing.setAttribute("height", String(Math.round(chart.height * scale)))
-    drawing.dataset.zoom = String(zoom)
-    frame.scrollLeft = centre.x * frame.scrollWidth - frame.clientWidth / 2
-    frame.scrollTop = centre.y * frame.scrollHeight - frame.clientHeight / 2
-    out.disabled = zoom === 0
-    into.disabled = zoom === ZOOMS.length - 1
-  }
-  const button = (label: string, text: string, action: () => void) => {
-    const element = document.createElement("button")
-    element.type = "button"
-    element.className = "zoom"
-    element.setAttribute("aria-label", label)
-    element.textContent = text
-    element.addEventListener("click", action)
-    return element
-  }
-  const out = button("Zoom out", "−", () => apply(zoom - 1))
-  const into = button("Zoom in", "+", () => apply(zoom + 1))
-  const whole = button("Fit to width", "Fit", () => apply(0))
-  // Fitted when the frame first gets its width, and again when it changes (a phone turned).
-  new ResizeObserver(() => {
-    if (zoom === 0) apply(0)
-  }).observe(frame)
-  // Dragging with a mouse pans; touch screens pan by scrolling the frame natively.
+const zoomButton = (label: string, text: string, action: () => void) => {
+  const element = document.createElement("button")
+  element.type = "button"
+  element.className = "zoom"
+  element.setAttribute("aria-label", label)
+  element.textContent = text
+  element.addEventListener("click", action)
+  return element
+}
+
+/** Dragging with a mouse pans the frame; touch screens pan by scrolling it natively. */
+const panByDragging = (frame: HTMLElement) => {
   let drag: { x: number; y: number; left: number; top: number } | null = null
   frame.addEventListener("pointerdown", (event) => {
     if (event.pointerType !== "mouse") return
@@ -213,18 +197,65 @@ export const chartFigure = (chart: Chart, caption: string, trail?: Trail): HTMLE
   }
   frame.addEventListener("pointerup", stop)
   frame.addEventListener("pointercancel", stop)
-  const figure = document.createElement("figure")
-  figure.className = "chart"
+}
+
+/** The zoom buttons of a drawing in its frame: fitted to the frame's width at level 0, keeping the centre in view when zooming. */
+const zoomControls = (frame: HTMLElement, drawing: SVGElement, chart: Chart) => {
+  let zoom = 0
+  const fit = () => Math.min(1, Math.max(frame.clientWidth - 2, 1) / chart.width)
+  const apply = (level: number) => {
+    const centre = { x: (frame.scrollLeft + frame.clientWidth / 2) / Math.max(frame.scrollWidth, 1),
+      y: (frame.scrollTop + frame.clientHeight / 2) / Math.max(frame.scrollHeight, 1) }
+    zoom = Math.max(0, Math.min(ZOOMS.length - 1, level))
+    const scale = zoom === 0 ? fit() : ZOOMS[zoom]
+    drawing.setAttribute("width", String(Math.round(chart.width * scale)))
+    drawing.setAttribute("height", String(Math.round(chart.height * scale)))
+    drawing.dataset.zoom = String(zoom)
+    frame.scrollLeft = centre.x * frame.scrollWidth - frame.clientWidth / 2
+    frame.scrollTop = centre.y * frame.scrollHeight - frame.clientHeight / 2
+    out.disabled = zoom === 0
+    into.disabled = zoom === ZOOMS.length - 1
+  }
+  const out = zoomButton("Zoom out", "−", () => apply(zoom - 1))
+  const into = zoomButton("Zoom in", "+", () => apply(zoom + 1))
+  const whole = zoomButton("Fit to width", "Fit", () => apply(0))
+  // Fitted when the frame first gets its width, and again when it changes (a phone turned, a folded chart opened).
+  new ResizeObserver(() => {
+    if (zoom === 0) apply(0)
+  }).observe(frame)
+  apply(0)
   const tools = document.createElement("div")
   tools.className = "chart-tools"
   tools.append(out, whole, into)
+  return tools
+}
+
+/**
+ * The chart of one region in a scrolling frame; with a trail, the invoice's path is marked with
+ * classes (`visited`, `current`, `taken`) and attributes (`aria-current`, `data-steps`).
+ */
+export const chartFigure = (chart: Chart, caption: string, trail?: Trail): HTMLElement => {
+  const drawing = chartDrawing(chart, caption, trail)
+  const frame = document.createElement("div")
+  frame.className = "chart-frame"
+  frame.tabIndex = 0
+  frame.setAttribute("role", "group")
+  frame.setAttribute("aria-label", `${caption}: scroll or drag to pan`)
+  frame.append(drawing)
+  panByDragging(frame)
+  const figure = document.createElement("figure")
+  figure.className = "chart"
   const figcaption = document.createElement("figcaption")
   figcaption.textContent = caption
-  figure.append(figcaption, tools, frame)
-  apply(0)
+  figure.append(figcaption, zoomControls(frame, drawing, chart), frame)
   return figure
 }
 
 /** The trail as words, for readers of the text (and screen readers), numbered as the chart's steps are from 0 (the start). */
 export const trailSteps = (trail: Trail, when: (iso: string | null) => string) =>
-  trail.steps.map((step) => `${stateWords(step.state.split(".").at(-1)!)}${step.event === null ? "" : ` (${step.event}, ${when(step.at)})`}`)
+  trail.steps.map((step) => {
+    const state = stateWords(step.state.split(".").at(-1)!)
+    if (step.event === null) return state
+    const event = eventWords(step.event)
+    return `${state} (${event === state ? "" : `${event}, `}${when(step.at)})`
+  })

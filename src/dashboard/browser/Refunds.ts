@@ -7,6 +7,7 @@
  */
 
 import type { PreparedRefundTransaction, PrepareRefundBody, Refund, RefundList, RejectRefundBody } from "./Api.ts"
+import { transactionLink } from "./Links.ts"
 import { api, type ApiError, cardTable, copyButton, h, notice, select, show, submitting, Superseded, when } from "./Ui.ts"
 
 const STATUS_WORDS = { requested: "Requested", sent: "Sent", completed: "Completed", rejected: "Rejected" } as const satisfies Record<Refund["status"], string>
@@ -86,7 +87,7 @@ const open = (panel: HTMLElement, content: HTMLElement) => {
 const transactionCell = (refund: Refund) =>
   refund.transactionHash === null
     ? refund.rejectionNote === null ? "—" : `Note: ${refund.rejectionNote}`
-    : h("span", {}, h("code", { class: "mono" }, refund.transactionHash), ` (${refund.confirmations}/${refund.requiredConfirmations})`)
+    : h("span", {}, transactionLink(refund.network, refund.transactionHash), ` (${refund.confirmations}/${refund.requiredConfirmations})`)
 
 /** The refunds, with their actions; a panel (pay or reject) opens in `panel`. */
 const refundTable = (refunds: ReadonlyArray<Refund>, panel: HTMLElement, after: () => void, withInvoice: boolean) => {

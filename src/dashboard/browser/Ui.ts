@@ -36,8 +36,8 @@ export interface ErrorBody {
 }
 
 /** A request to the service; `A` is the endpoint's answer as its schema encodes it (./Api.ts). */
-export const api = async <A = void>(method: string, path: string, body?: unknown): Promise<A> => {
-  const headers: Record<string, string> = {}
+export const api = async <A = void>(method: string, path: string, body?: unknown, extraHeaders: Readonly<Record<string, string>> = {}): Promise<A> => {
+  const headers: Record<string, string> = { ...extraHeaders }
   if (body !== undefined) headers["content-type"] = "application/json"
   if (method !== "GET") headers["x-csrf-token"] = decodeURIComponent(csrfToken())
   const askedFrom = location.hash
@@ -83,11 +83,13 @@ export const usd = (amount: number) => `$${amount.toFixed(2)}`
 /** A status in words, in its colour: "Awaiting payment". */
 export const statusBadge = (status: string) => h("span", { class: `status ${status}`, "data-status": status }, stateWords(status))
 
-/** A table that becomes a list of cards under 600 px: each cell carries its column's name, shown before it there. */
+/** A table that becomes a list of cards under 600 px: each cell carries its column's name, shown before it there. A column named "" (buttons) is "Actions" to screen readers. */
 export const cardTable = (columns: ReadonlyArray<string>, rows: ReadonlyArray<HTMLElement>) => {
   for (const row of rows) [...row.children].forEach((cell, index) => columns[index] !== "" && cell.setAttribute("data-label", columns[index]))
   return h("div", { class: "scroll" },
-    h("table", { class: "cards" }, h("thead", {}, h("tr", {}, ...columns.map((name) => h("th", { scope: "col" }, name)))), h("tbody", {}, ...rows)))
+    h("table", { class: "cards" },
+      h("thead", {}, h("tr", {}, ...columns.map((name) => h("th", { scope: "col" }, name === "" ? h("span", { class: "visually-hidden" }, "Actions") : name)))),
+      h("tbody", {}, ...rows)))
 }
 
 /** Runs a form's action; the server's `{error}` appears next to the field it names, else above the form. */

@@ -5,11 +5,13 @@
  */
 
 import type { WebhookEventName } from "../../domain/Statuses.ts"
-import { CLOSE_ACTION_WORDS, STATUS_WORDS, stateWords } from "../Words.ts"
+import { endpointVariable } from "../../config/EndpointVariables.ts"
+import { CLOSE_ACTION_WORDS, eventWords, STATUS_WORDS, stateWords } from "../Words.ts"
 import type {
   ApiKey,
   AuthAnswer,
   ChainEndpoint,
+  CloseAction,
   ChainWatcher,
   ChainWatcherList,
   CheckoutSettings,
@@ -22,11 +24,15 @@ import type {
   InvoicePage,
   InvoiceSummary,
   KeyList,
+  Payment,
   PaymentMethod,
   TestResult,
   UnmatchedDeposits,
   WebhookSettings
 } from "./Api.ts"
+import { paymentPageLink, transactionLink } from "./Links.ts"
+import { newInvoiceView } from "./NewInvoice.ts"
+import { overviewView } from "./OverviewView.ts"
 import { invoiceRefunds, refundsView } from "./Refunds.ts"
 import { chartFigure, exceptionTrail, lifecycleCharts, statusTrail, trailSteps } from "./Chart.ts"
 import { api, ApiError, cardTable, copyButton, h, notice, select, show, statusBadge, submitting, Superseded, usd, userId, when } from "./Ui.ts"
@@ -50,7 +56,7 @@ const authView = (mode: "login" | "signup") => {
     const result = await api<AuthAnswer>("POST", `/api/auth/${mode}`, { email: data.get("email"), password: data.get("password") })
     localStorage.setItem("checkout.userId", result.user.id)
     localStorage.setItem("checkout.email", result.user.email)
-    location.hash = mode === "signup" ? "#/settings" : "#/invoices"
+    location.hash = mode === "signup" ? "#/settings" : "#/overview"
   }))
   show(form)
 }
@@ -88,8 +94,9 @@ const invoicesView = async (params: URLSearchParams) => {
   })
   const query = new URLSearchParams([...params].filter(([, value]) => value !== ""))
   const body = h("div", {}, h("p", {}, "Loading…"))
-  show(h("h1", {}, "Invoices"), filters, h("p", {}, h("a", { href: `/api/dashboard/exports/invoices.csv?${query}`, download: "invoices.csv", class: "button" }, "Export CSV")),
-    body)
+  show(h("h1", {}, "Invoices"), filters,
+    h("p", {}, h("a", { href: "#/invoices/new", class: "button" }, "New invoice"),
+      h("a", { href: `/api/dashboard/exports/invoices.csv?${query}`, download: "invoices.csv", class: "button" }, "Export CSV")), body)
   const load = async (cursor: string | null, into: HTMLElement) => {
     const page = await api<InvoicePage>("GET", `/api/dashboard/invoices?${query}${cursor === null ? "" : `&cursor=${encodeURIComponent(cursor)}`}`)
     into.replaceChildren(
@@ -104,9 +111,15 @@ const invoicesView = async (params: URLSearchParams) => {
   await load(null, body)
 }
 
-const closeExceptionForm = (invoice: Pick<InvoiceSummary, "id">, after: () => void) => {
-  const form = h("form", { class: "inline-form" },
-    select("action", "Close with", Object.keys(CLOSE_ACTION_WORDS), "", "", (action) => CLOSE_ACTION_WORDS[action as keyof typeof CLOSE_ACTION_WORDS]),
+/**
+ * Closes an open exception with one of `actions`: those the server accepts for it now (the API's
+ * `closeActions`, by the lifecycle's own rule). None is chosen for the merchant when there are several.
+ */
+const closeExceptionForm = (invoice: Pick<InvoiceSummary, "id">, actions: ReadonlyArray<CloseAction>, after: () => void) => {
+  const choose = actions.length === 1 ? [] : [h("option", { value: "" }, "Choose an action")]
+  const form = h("form", { class: "inline-form", "data-close-actions": actions.join(" ") },
+    h("label", {}, "Close with",
+      h("select", { name: "action", "data-field": "action", required: true }, ...choose, ...actions.map((action) => h("option", { value: action }, CLOSE_ACTION_WORDS[action])))),
     h("label", {}, "Note (required)", h("input", { name: "note", required: true, maxlength: "2000", "data-field": "note" })),
     h("button", { type: "submit" }, "Close exception")) as HTMLFormElement
   form.addEventListener("submit", submitting(form, async () => {
@@ -131,24 +144,13 @@ const quotesSection = (quotes: InvoiceDetail["quotes"]) => {
   return h("section", { "data-section": "quotes" }, h("h2", {}, "Quotes"), cardTable(["Asset", "Rate (USD)", "Basis", "Spread", "Sources used", "Left out"], rows))
 }
 
-const invoiceView = async (id: string) => {
-  const [{ invoice, timeline, deliveries, quotes }, unmatched, charts, refunds] = await Promise.all([
-    api<InvoiceDetail>("GET", `/api/dashboard/invoices/${id}`),
-    api<UnmatchedDeposits>("GET", `/api/dashboard/invoices/${id}/unmatched-deposits`),
-    lifecycleCharts(),
-    // The invoice is shown even when its refunds cannot be read.
-    invoiceRefunds(id, () => void invoiceView(id)).catch((error: Error) => {
-      if (error instanceof Superseded) throw error
-      return h("section", { "data-section": "refunds" }, h("h2", {}, "Refunds"), notice(error.message))
-    })
-  ])
-  const reload = () => void invoiceView(id)
-  const payments = invoice.payments ?? []
+/** What the merchant can do to the invoice now: void, record a payment made elsewhere, close its exception. */
+const invoiceActions = (invoice: Invoice, closeActions: ReadonlyArray<CloseAction>, reload: () => void) => {
   const actions: Array<Node> = []
   if (invoice.status === "awaiting_payment") {
     actions.push(h("button", { type: "button", onclick: async () => {
       if (!confirm("Void this invoice?")) return
-      const failure = await api("POST", `/api/checkout/invoices/${id}/void`, {}).then(() => undefined, (error: Error) => error)
+      const failure = await api("POST", `/api/checkout/invoices/${invoice.id}/void`, {}).then(() => undefined, (error: Error) => error)
       if (failure instanceof Superseded) return
       if (failure !== undefined) alert(failure.message)
       reload()
@@ -159,54 +161,83 @@ const invoiceView = async (id: string) => {
       h("label", {}, "Paid outside the service: note", h("input", { name: "note", required: true, maxlength: "2000", "data-field": "note" })),
       h("button", { type: "submit" }, "Record payment")) as HTMLFormElement
     form.addEventListener("submit", submitting(form, async () => {
-      await api("POST", `/api/checkout/invoices/${id}/record-payment`, { note: new FormData(form).get("note") })
+      await api("POST", `/api/checkout/invoices/${invoice.id}/record-payment`, { note: new FormData(form).get("note") })
       reload()
     }))
     actions.push(form)
   }
-  if (invoice.exceptionStatus === "open") actions.push(closeExceptionForm(invoice, reload))
+  if (invoice.exceptionStatus === "open" && closeActions.length > 0) actions.push(closeExceptionForm(invoice, closeActions, reload))
+  return actions.length === 0 ? null : h("section", { class: "actions" }, h("h2", {}, "Actions"), ...actions)
+}
+
+const invoiceFacts = (invoice: Invoice) =>
+  h("dl", { class: "facts" }, ...([
+    ["Invoice", invoice.id],
+    ["Status", statusBadge(invoice.status)],
+    ["Amount", usd(invoice.amountUsd)],
+    ["Received", usd(invoice.receivedAmountUsd)],
+    ["Confirmed", usd(invoice.confirmedAmountUsd)],
+    ["Reference", invoice.merchantReference ?? "—"],
+    ["Customer", invoice.customerEmail ?? "—"],
+    ["Payable until", when(invoice.paymentTiming.payableUntilAt)],
+    ["Payment page", paymentPageLink(invoice.paymentUrl)],
+    ["Overpaid", invoice.paymentSummary.overpaymentAmountUsd > 0 ? usd(invoice.paymentSummary.overpaymentAmountUsd) : "—"],
+    ["Exception", `${exceptionText(invoice)}${invoice.exceptionNote ? `: ${invoice.exceptionNote}` : ""}`]
+  ] as const).flatMap(([term, value]) => [h("dt", {}, term), h("dd", {}, value)]))
+
+const paymentsSection = (payments: ReadonlyArray<Payment>) =>
+  payments.length === 0 ?
+    h("p", {}, "No payment yet.") :
+    cardTable(["Observed", "Network", "Amount", "Confirmations", "Transaction"], payments.map((payment) =>
+      h("tr", { class: payment.invalidatedAt === null ? "" : "invalidated" }, h("td", {}, when(payment.observedAt)), h("td", {}, `${payment.network} ${payment.assetCode}`),
+        h("td", { class: "number" }, `${payment.amountReceived} ${payment.assetCode}`), h("td", { class: "number" }, String(payment.confirmations)),
+        h("td", { class: "mono" }, payment.transactionHash === null ? "—" : transactionLink(payment.network, payment.transactionHash),
+          payment.invalidatedAt === null ? "" : ` (removed: ${payment.invalidationReason ?? "reorganisation"})`))
+    ))
+
+const unmatchedSection = (unmatched: UnmatchedDeposits) =>
+  unmatched.data.length === 0 ?
+    null :
+    h("section", {}, h("h2", {}, "Unmatched deposits (not counted)"),
+      h("p", {}, "Transfers to this invoice's address that match none of its payment options, e.g. the wrong token or network."),
+      cardTable(["Detected", "Network", "Token", "Amount (smallest unit)", "Reason", "Transaction"], unmatched.data.map((deposit) =>
+        h("tr", {}, h("td", {}, when(deposit.detectedAt)), h("td", {}, deposit.network), h("td", { class: "mono" }, deposit.tokenContract ?? "—"),
+          h("td", { class: "number" }, deposit.amountAtomic), h("td", {}, deposit.invalidatedAt === null ? deposit.reason : `${deposit.reason} (removed by a reorganisation)`),
+          h("td", { class: "mono" }, transactionLink(deposit.network, deposit.transactionHash)))
+      )))
+
+/** The invoice's outbox events in words, oldest first (the API's name kept for the curious). */
+const timelineList = (timeline: InvoiceDetail["timeline"]) =>
+  h("ol", { class: "timeline" }, ...timeline.map((entry) =>
+    h("li", { "data-event": entry.event }, h("time", { datetime: entry.at }, when(entry.at)), " ", eventWords(entry.event))
+  ))
+
+const invoiceView = async (id: string, params: URLSearchParams) => {
+  const [{ invoice, closeActions, timeline, deliveries, quotes }, unmatched, refunds] = await Promise.all([
+    api<InvoiceDetail>("GET", `/api/dashboard/invoices/${id}`),
+    api<UnmatchedDeposits>("GET", `/api/dashboard/invoices/${id}/unmatched-deposits`),
+    // The invoice is shown even when its refunds cannot be read.
+    invoiceRefunds(id, () => void invoiceView(id, new URLSearchParams())).catch((error: Error) => {
+      if (error instanceof Superseded) throw error
+      return h("section", { "data-section": "refunds" }, h("h2", {}, "Refunds"), notice(error.message))
+    })
+  ])
+  const reload = () => void invoiceView(id, new URLSearchParams())
   show(
     h("p", {}, h("a", { href: "#/invoices" }, "← Invoices")),
     h("h1", {}, invoice.productName ?? "Invoice"),
-    h("dl", { class: "facts" }, ...[
-      ["Invoice", invoice.id],
-      ["Status", statusBadge(invoice.status)],
-      ["Amount", usd(invoice.amountUsd)],
-      ["Received", usd(invoice.receivedAmountUsd)],
-      ["Confirmed", usd(invoice.confirmedAmountUsd)],
-      ["Reference", invoice.merchantReference ?? "—"],
-      ["Customer", invoice.customerEmail ?? "—"],
-      ["Payable until", when(invoice.paymentTiming.payableUntilAt)],
-      ["Payment page", invoice.paymentUrl],
-      ["Overpaid", invoice.paymentSummary.overpaymentAmountUsd > 0 ? usd(invoice.paymentSummary.overpaymentAmountUsd) : "—"],
-      ["Exception", `${exceptionText(invoice)}${invoice.exceptionNote ? `: ${invoice.exceptionNote}` : ""}`]
-    ].flatMap(([term, value]) => [h("dt", {}, term), h("dd", {}, value)])),
-    actions.length === 0 ? null : h("section", { class: "actions" }, h("h2", {}, "Actions"), ...actions),
+    params.has("created") ? notice("Invoice created. Send the payment page to your customer.", "ok") : null,
+    invoiceFacts(invoice),
+    invoiceActions(invoice, closeActions, reload),
     h("h2", {}, "Payments"),
-    payments.length === 0 ?
-      h("p", {}, "No payment yet.") :
-      cardTable(["Observed", "Network", "Amount", "Confirmations", "Transaction"],
-        payments.map((payment) =>
-          h("tr", { class: payment.invalidatedAt === null ? "" : "invalidated" }, h("td", {}, when(payment.observedAt)), h("td", {}, `${payment.network} ${payment.assetCode}`),
-            h("td", { class: "number" }, `${payment.amountReceived} ${payment.assetCode}`), h("td", { class: "number" }, String(payment.confirmations)),
-            h("td", { class: "mono" }, payment.transactionHash ?? "—", payment.invalidatedAt === null ? "" : ` (removed: ${payment.invalidationReason ?? "reorganisation"})`))
-        )),
+    paymentsSection(invoice.payments ?? []),
     quotesSection(quotes),
     refunds,
-    unmatched.data.length === 0 ?
-      null :
-      h("section", {}, h("h2", {}, "Unmatched deposits (not counted)"),
-        h("p", {}, "Transfers to this invoice's address that match none of its payment options, e.g. the wrong token or network."),
-        cardTable(["Detected", "Network", "Token", "Amount (smallest unit)", "Reason", "Transaction"],
-          unmatched.data.map((deposit) =>
-            h("tr", {}, h("td", {}, when(deposit.detectedAt)), h("td", {}, deposit.network), h("td", { class: "mono" }, deposit.tokenContract ?? "—"),
-              h("td", { class: "number" }, deposit.amountAtomic), h("td", {}, deposit.invalidatedAt === null ? deposit.reason : `${deposit.reason} (removed by a reorganisation)`),
-              h("td", { class: "mono" }, deposit.transactionHash))
-          ))),
+    unmatchedSection(unmatched),
     h("h2", {}, "Timeline"),
-    h("ol", { class: "timeline" }, ...timeline.map((entry) => h("li", {}, h("time", {}, when(entry.at)), " ", entry.event))),
+    timelineList(timeline),
     h("h2", {}, "Path through the lifecycle"),
-    ...invoicePath(invoice, timeline, charts),
+    ...invoicePath(invoice, timeline),
     h("h2", {}, "Webhook deliveries"),
     deliveries.length === 0 ? h("p", {}, "None.") : deliveryTable(deliveries, reload)
   )
@@ -220,7 +251,8 @@ const exceptionsView = async () => {
       ...page.invoices.map((invoice) =>
         h("li", { class: "card" },
           h("p", {}, h("a", { href: `#/invoices/${invoice.id}` }, invoice.productName ?? invoice.id), ` — ${stateWords(invoice.exceptionType ?? "exception")}, `,
-            `${usd(invoice.receivedAmountUsd)} received of ${usd(invoice.amountUsd)}, `, statusBadge(invoice.status)), closeExceptionForm(invoice, () => void exceptionsView()))
+            `${usd(invoice.receivedAmountUsd)} received of ${usd(invoice.amountUsd)}, `, statusBadge(invoice.status)), closeExceptionForm(invoice, invoice.closeActions, () =>
+            void exceptionsView()))
       )))
 }
 
@@ -429,21 +461,32 @@ const lifecycleView = async () => {
     ...charts.map((chart) => chartFigure(chart, REGION_CAPTIONS[chart.region] ?? `Statechart region ${chart.region}`)))
 }
 
-/** The invoice's own path on the chart: the statuses it went through (and its exceptions, if any), with the steps in words. */
-const invoicePath = (invoice: Invoice, timeline: InvoiceDetail["timeline"], charts: Awaited<ReturnType<typeof lifecycleCharts>>) => {
+/**
+ * The invoice's own path: the statuses it went through (and its exceptions, if any) in words, and
+ * the same path on the statechart, folded until asked for (the charts are tall; their layout is
+ * fetched when first opened).
+ */
+const invoicePath = (invoice: Invoice, timeline: InvoiceDetail["timeline"]) => {
   const trails = [
     { region: "status", trail: statusTrail(invoice, timeline) },
     ...(invoice.exceptionType === null ? [] : [{ region: "exception", trail: exceptionTrail(invoice, timeline) }])
   ]
-  return trails.flatMap(({ region, trail }) => {
-    const chart = charts.find((candidate) => candidate.region === region)
-    if (chart === undefined) return []
-    return [
-      h("ol", { class: "path", start: "0", "aria-label": `${REGION_CAPTIONS[region] ?? region}: this invoice's path` },
-        ...trailSteps(trail, when).map((step) => h("li", {}, step))),
-      chartFigure(chart, `${REGION_CAPTIONS[region] ?? region}, with this invoice's path`, trail)
-    ]
+  const caption = (region: string) => REGION_CAPTIONS[region] ?? region
+  const lists = trails.map(({ region, trail }) =>
+    h("ol", { class: "path", start: "0", "aria-label": `${caption(region)}: this invoice's path` }, ...trailSteps(trail, when).map((step) => h("li", {}, step)))
+  )
+  const fold = h("details", { class: "statechart-fold" }, h("summary", {}, "Show the path on the statechart")) as HTMLDetailsElement
+  fold.addEventListener("toggle", () => {
+    if (!fold.open || fold.dataset.drawn !== undefined) return
+    fold.dataset.drawn = ""
+    void lifecycleCharts().then((charts) => {
+      for (const { region, trail } of trails) {
+        const chart = charts.find((candidate) => candidate.region === region)
+        if (chart !== undefined) fold.append(chartFigure(chart, `${caption(region)}, with this invoice's path`, trail))
+      }
+    }, (error: Error) => fold.append(notice(error.message)))
   })
+  return [...lists, fold]
 }
 
 // ---------------------------------------------------------------- chain watchers
@@ -473,9 +516,16 @@ const endpointRow = (endpoint: ChainEndpoint) =>
   h("tr", { "data-endpoint": endpoint.endpoint }, h("td", { class: "title mono" }, endpoint.endpoint), h("td", { class: "badge" }, endpointBadge(endpoint)),
     h("td", {}, endpoint.inUse ? "In use" : "—"), h("td", { class: "number" }, endpoint.headHeight ?? "—"), h("td", { class: "mono" }, endpoint.lastError ?? "—"))
 
+/** A network without a watcher, and the variable that gives it one (the configuration's own rule). */
+const notWatched = (network: string) => {
+  const kind = network === "bitcoin" ? "an Esplora API's URL" : "JSON-RPC endpoint URLs"
+  return h("p", { class: "not-watched" }, "Not watched: no endpoint is configured. To watch it, set ", h("code", { class: "variable" }, endpointVariable(network)),
+    ` to ${kind} (a comma-separated list, preferred first) and restart the service.`)
+}
+
 const watcherCard = (watcher: ChainWatcher) => {
   const heading = h("h2", {}, networkName(watcher.network))
-  if (!watcher.configured) return h("section", { class: "card", "data-network": watcher.network }, heading, h("p", {}, "Not watched: no endpoint is configured."))
+  if (!watcher.configured) return h("section", { class: "card", "data-network": watcher.network }, heading, notWatched(watcher.network))
   const disagreement = watcher.disagreementHeight === null
     ? null
     : notice(`The endpoints disagree about the block at height ${watcher.disagreementHeight} with no majority: the watcher waits below it.`)
@@ -497,8 +547,10 @@ const chainWatchersView = async () => {
 const routes: Array<[RegExp, (match: RegExpExecArray, params: URLSearchParams) => void | Promise<void>]> = [
   [/^\/login$/, () => authView("login")],
   [/^\/signup$/, () => authView("signup")],
+  [/^\/overview$/, () => overviewView()],
   [/^\/invoices$/, (_, params) => invoicesView(params)],
-  [/^\/invoices\/([0-9a-f-]{36})$/, (match) => invoiceView(match[1])],
+  [/^\/invoices\/new$/, () => newInvoiceView()],
+  [/^\/invoices\/([0-9a-f-]{36})$/, (match, params) => invoiceView(match[1], params)],
   [/^\/exceptions$/, () => exceptionsView()],
   [/^\/keys$/, () => keysView()],
   [/^\/settings$/, () => settingsView()],
@@ -509,7 +561,7 @@ const routes: Array<[RegExp, (match: RegExpExecArray, params: URLSearchParams) =
 ]
 
 const route = async () => {
-  const [path, query = ""] = (location.hash.slice(1) || (userId() === "" ? "/login" : "/invoices")).split("?")
+  const [path, query = ""] = (location.hash.slice(1) || (userId() === "" ? "/login" : "/overview")).split("?")
   const signedIn = userId() !== ""
   nav.hidden = !signedIn || path === "/login" || path === "/signup"
   for (const link of nav.querySelectorAll("a")) {
