@@ -48,7 +48,7 @@ describe.skipIf(!available)("every dashboard view", () => {
     scenes = await makeScenes(app)
     const { chromium } = await import("playwright-core")
     browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking"] })
-  }, 120_000)
+  }, 300_000)
 
   afterAll(async () => {
     await browser?.close()
