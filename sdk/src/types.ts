@@ -14,7 +14,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** @description Creates a USD invoice with a quoted payment option per enabled payment method. Send an Idempotency-Key to retry safely. */
+        /**
+         * Create an invoice
+         * @description Creates a USD invoice with a quoted payment option per enabled payment method. Send an Idempotency-Key to retry safely.
+         */
         post: operations["merchant.create"];
         delete?: never;
         options?: never;
@@ -29,7 +32,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description The invoice with its payment options, payments and exception state. */
+        /**
+         * Retrieve an invoice
+         * @description The invoice with its payment options, payments and exception state.
+         */
         get: operations["merchant.detail"];
         put?: never;
         post?: never;
@@ -46,7 +52,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description The invoice's status, amounts and confirmations: the cheap read to poll. */
+        /**
+         * Poll an invoice's status
+         * @description The invoice's status, amounts and confirmations: the cheap read to poll.
+         */
         get: operations["merchant.status"];
         put?: never;
         post?: never;
@@ -65,7 +74,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** @description Voids an invoice that has received no payment; a payment that arrives later opens a late_payment exception. */
+        /**
+         * Void an unpaid invoice
+         * @description Voids an invoice that has received no payment; a payment that arrives later opens a late_payment exception.
+         */
         post: operations["merchant.void"];
         delete?: never;
         options?: never;
@@ -82,7 +94,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** @description Records a payment made outside the chain (paid_out_of_band) with a note. */
+        /**
+         * Record a payment made outside the chain
+         * @description Records a payment made outside the chain (paid_out_of_band) with a note.
+         */
         post: operations["merchant.recordPayment"];
         delete?: never;
         options?: never;

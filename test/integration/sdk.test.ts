@@ -1,7 +1,18 @@
-import { Effect, Schema } from "effect"
+import { Effect, Result, Schema } from "effect"
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type CheckoutClient, CheckoutError, createCheckoutClient, parseWebhookEvent, type WebhookEvent } from "../../sdk/src/index.ts"
+import {
+  BadGateway,
+  BadRequest,
+  CheckoutClient as EffectCheckoutClient,
+  Conflict,
+  Forbidden,
+  NotFound,
+  ServiceUnavailable,
+  TooManyRequests,
+  Unauthorized
+} from "../../sdk/src/effect.ts"
 import { Accounts } from "../../src/accounts/Accounts.ts"
 import { invoiceEventBody, TestEventBody } from "../../src/webhooks/WebhookPayloads.ts"
 import { privateDatabase } from "../support/PrivateDatabase.ts"
@@ -198,6 +209,65 @@ describe("the SDK's retries (a loopback server answering 503 and 429 with Retry-
     const client = createCheckoutClient({ baseUrl: server.baseUrl, apiKey: "svc_live_x" })
     expect(await rejection(client.invoices.retrieve("a"))).toMatchObject({ status: 429, retryAfter: 120 })
     expect(server.seen).toHaveLength(1)
+    await server.close()
+  })
+})
+
+describe("the SDK's Effect client (@checkout-invoicing/sdk/effect), made from the API's HttpApi definition", () => {
+  const runWith = <A, E>(baseUrl: string, apiKey: string, program: Effect.Effect<A, E, EffectCheckoutClient>) =>
+    Effect.runPromise(Effect.result(program.pipe(Effect.provide(EffectCheckoutClient.layer({ baseUrl, apiKey })))))
+  /** A failure's error class (the SDK re-exports the service's) and the service's message. */
+  const ERROR_CLASSES = { BadGateway, BadRequest, Conflict, Forbidden, NotFound, ServiceUnavailable, TooManyRequests, Unauthorized }
+  const tagged = (failure: unknown) => ({
+    tag: Object.entries(ERROR_CLASSES).find(([, errorClass]) => failure instanceof errorClass)?.[0] ?? String(failure),
+    error: (failure as { error?: string }).error
+  })
+  const failureOf = (result: Result.Result<unknown, unknown>) => Result.isFailure(result) ? tagged(result.failure) : { tag: "Success", error: undefined }
+
+  it("makes the same five calls, with the service's errors as tagged failures", async () => {
+    const merchant = await app.createMerchant()
+    const result = await runWith(
+      app.baseUrl,
+      merchant.apiKey,
+      Effect.gen(function*() {
+        const { invoices } = yield* EffectCheckoutClient
+        const created = yield* invoices.create({ amountUsd: 8.25, productName: "Cap" }, { idempotencyKey: `cap-${merchant.merchantId}` })
+        const again = yield* invoices.create({ amountUsd: 8.25, productName: "Cap" }, { idempotencyKey: `cap-${merchant.merchantId}` })
+        const retrieved = yield* invoices.retrieve(created.id)
+        const status = yield* invoices.status(created.id)
+        const voided = yield* invoices.void(created.id)
+        const conflict = yield* Effect.flip(invoices.void(created.id))
+        const other = yield* invoices.create({ amountUsd: 2 })
+        const recorded = yield* invoices.recordPayment(other.id, { note: "cash" })
+        const missing = yield* Effect.flip(invoices.retrieve(crypto.randomUUID()))
+        return { created, again, retrieved, status, voided, conflict, recorded, missing }
+      })
+    )
+    if (Result.isFailure(result)) throw new Error(`failed: ${JSON.stringify(tagged(result.failure))}`)
+    const { created, again, retrieved, status, voided, conflict, recorded, missing } = result.success
+    expect(created).toMatchObject({ amountUsd: 8.25, productName: "Cap", status: "awaiting_payment" })
+    expect(again.id).toBe(created.id)
+    expect(retrieved.id).toBe(created.id)
+    expect(status.status).toBe("awaiting_payment")
+    expect(voided.status).toBe("voided")
+    expect(tagged(conflict)).toEqual({ tag: "Conflict", error: expect.stringMatching(/voided/) })
+    expect(recorded).toMatchObject({ status: "paid_out_of_band", paidOutOfBandNote: "cash" })
+    expect(tagged(missing)).toEqual({ tag: "NotFound", error: "Invoice not found" })
+  })
+
+  it("fails with Unauthorized on an unknown key", async () => {
+    const result = await runWith(app.baseUrl, "svc_live_nobody", Effect.flatMap(EffectCheckoutClient, ({ invoices }) => invoices.status(crypto.randomUUID())))
+    expect(failureOf(result)).toEqual({ tag: "Unauthorized", error: "Invalid API key" })
+  })
+
+  it("retries a read after a 503 with Retry-After, but not a create without an idempotency key", async () => {
+    const server = await scriptedServer([{ status: 503, retryAfter: "0" }, { status: 404 }, { status: 503, retryAfter: "0" }])
+    const read = await runWith(server.baseUrl, "svc_live_x", Effect.flatMap(EffectCheckoutClient, ({ invoices }) => invoices.retrieve(crypto.randomUUID())))
+    expect(failureOf(read)).toEqual({ tag: "NotFound", error: "scripted 404" })
+    expect(server.seen).toHaveLength(2)
+    const create = await runWith(server.baseUrl, "svc_live_x", Effect.flatMap(EffectCheckoutClient, ({ invoices }) => invoices.create({ amountUsd: 1 })))
+    expect(failureOf(create)).toEqual({ tag: "ServiceUnavailable", error: "scripted 503" })
+    expect(server.seen).toHaveLength(3)
     await server.close()
   })
 })
