@@ -50,12 +50,5 @@ export default defineConfig(
     // `any` stays forbidden in the service's code; tests and scripts may use it on parsed JSON and library internals.
     files: ["test/**/*.ts", "scripts/**/*.ts"],
     rules: { "@typescript-eslint/no-explicit-any": "off" }
-  },
-  {
-    // Untyped JSON on purpose: the OpenAPI document as Effect's OpenApi.Transform hands it over
-    // (`Record<string, any>`) and XState's machine config walked as data. The browser scripts are
-    // typed against the API's schemas (type-only imports), like the rest of the service.
-    files: ["src/http/OpenApiDocs.ts", "src/lifecycle/StatechartExport.ts"],
-    rules: { "@typescript-eslint/no-explicit-any": "off" }
   }
 )
