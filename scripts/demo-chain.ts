@@ -137,13 +137,15 @@ const startDemo = async () => {
   const file = statePath()
 
   let stopping = false
+  let wroteState = false
   const stop = async (code: number) => {
     if (stopping) return
     stopping = true
     if (service.child.exitCode === null) service.child.kill("SIGTERM")
     await exited(service.child)
     await stopChains()
-    rmSync(file, { force: true })
+    // Only this run's own file: a second demo:chain that fails to start leaves a running one's alone.
+    if (wroteState) rmSync(file, { force: true })
     process.exit(code)
   }
   process.once("SIGINT", () => void stop(0))
@@ -157,6 +159,7 @@ const startDemo = async () => {
   })
   mkdirSync(dirname(file), { recursive: true })
   writeFileSync(file, JSON.stringify(state, null, 2))
+  wroteState = true
   console.log(howToPay(state, await service.apiKey))
 }
 
