@@ -181,6 +181,7 @@ describe.skipIf(!available)("every dashboard view", () => {
     // An invoice whose late payment opened an exception: expired, and open.late_payment in the exception region.
     await page.goto(`${app.baseUrl}/dashboard#/invoices/${scenes.openException}`)
     const exception = page.locator("svg.statechart[data-region='exception']")
+    await page.getByRole("heading", { name: "Tea towel" }).waitFor()
     await page.getByText("Show the path on the statechart").click()
     await exception.waitFor()
     expect(await exception.locator("g.state.current").getAttribute("data-state")).toBe("open.late_payment")
@@ -190,6 +191,7 @@ describe.skipIf(!available)("every dashboard view", () => {
     expect(await page.locator("svg.statechart[data-region='status'] g.state.current").getAttribute("data-state")).toBe("expired")
     // Closed by accepting the late payment: confirmed from expired, and the exception closed.
     await page.goto(`${app.baseUrl}/dashboard#/invoices/${scenes.closedException}`)
+    await page.getByRole("heading", { name: "Bread board" }).waitFor()
     await page.getByText("Show the path on the statechart").click()
     await page.locator("svg.statechart[data-region='exception'] g.state.current[data-state='closed']").waitFor()
     expect(await page.locator("svg.statechart[data-region='status'] g.transition.taken").evaluateAll((groups) => groups.map((group) => group.getAttribute("data-edge"))))
