@@ -15,6 +15,8 @@ import { AMOUNT, exceptionOf, type Model, modelStep, newModel, type Step, stepAr
 const decodePayment = Schema.decodeSync(Payment)
 const decodeEvent = Schema.decodeSync(OutboxEvent)
 const START = new Date("2026-01-01T00:00:00.000Z")
+/** Runs per property (fewer under `npm run test:mutation`, which runs these once per mutant). */
+const RUNS = Number(process.env.PROPERTY_RUNS ?? 400)
 
 const STATUS_EVENT: Partial<Record<InvoiceStatus, string>> = {
   partially_paid: "invoice_partially_paid",
@@ -234,7 +236,7 @@ describe("invoice lifecycle properties", () => {
           }
         }
       }),
-      { numRuns: 400 }
+      { numRuns: RUNS }
     )
   })
 
@@ -290,7 +292,7 @@ describe("lifecycle against a reference model", () => {
       fc.property(fc.commands([stepArb.map((step) => new StepCommand(step))], { maxCommands: 40 }), (commands) => {
         fc.modelRun(() => ({ model: newModel(START.getTime(), START.getTime() + 60 * 60_000), real: newWorld() }), commands)
       }),
-      { numRuns: 400 }
+      { numRuns: RUNS }
     )
   })
 
@@ -306,7 +308,7 @@ describe("lifecycle against a reference model", () => {
       fc.property(fc.commands([stepArb, lateArb, lateArb].map((arbitrary) => arbitrary.map((step) => new StepCommand(step))), { maxCommands: 40 }), (commands) => {
         fc.modelRun(() => ({ model: newModel(START.getTime(), START.getTime() + 60 * 60_000), real: newWorld() }), commands)
       }),
-      { numRuns: 400 }
+      { numRuns: RUNS }
     )
   })
 })

@@ -147,7 +147,7 @@ export const newModel = (now: number, payableUntilAt: number, options: ReadonlyA
   }
   take(model, "S1-create")
   // checked after every command: exception types, amounts and coverage, lastTransactionHash, confirmations
-  for (const invariant of ["R1-exception-types", "F2-coverage-and-amounts", "F1-last-transaction-hash", "D17-confirmations"]) model.rowsTaken.add(invariant)
+  for (const invariant of ["R1-exception-types", "F2-coverage-and-amounts", "F1-last-transaction-hash", "F3-last-payment", "D17-confirmations"]) model.rowsTaken.add(invariant)
   return model
 }
 
@@ -419,8 +419,9 @@ export const step = (model: Model, command: Command, transactionHash: () => stri
         return "ok"
       }
       model.rowsTaken.add("R3-close-fields")
-      if (command.action === "mark_paid_out_of_band" && isLateStatus(invoice.status)) take(model, "D9-close-mark-paid-out-of-band", context)
-      else take(model, command.action === "close_unpaid" ? "D10-close-unpaid" : "R3-close-fields", context)
+      if (command.action === "close_unpaid") take(model, "D10-close-unpaid", context)
+      else if (isLateStatus(invoice.status)) take(model, "D9-close-mark-paid-out-of-band", context)
+      else take(model, "D21-reorg-close-mark-paid-out-of-band", context)
       return "ok"
     }
   }
@@ -446,15 +447,18 @@ export interface Expected {
   readonly confirmations: number
   /** undefined where the spec's rule leaves it open (chain times tie). */
   readonly lastTransactionHash: string | null | undefined
+  /** F3: the option (its index) and chain time of the latest observed payment, invalidated or not; undefined on a tie. */
+  readonly lastPaymentOption: number | null | undefined
+  readonly lastPaymentObservedAt: number | null | undefined
   readonly paymentCount: number
   readonly events: ReadonlyArray<EventName>
 }
 
-/** Valid payments in observation order, or undefined when two share a chain time (the order is then not the spec's to say). */
-const observationOrder = (model: Model) => {
-  const valid = model.payments.filter((payment) => payment.valid).sort((a, b) => a.chainTime - b.chainTime || a.order - b.order)
-  const tie = valid.some((payment, index) => index > 0 && valid[index - 1].chainTime === payment.chainTime)
-  return tie ? undefined : valid
+/** Payments in observation order, or undefined when two share a chain time (the order is then not the spec's to say). */
+const observationOrder = (payments: ReadonlyArray<ModelPayment>) => {
+  const ordered = [...payments].sort((a, b) => a.chainTime - b.chainTime || a.order - b.order)
+  const tie = ordered.some((payment, index) => index > 0 && ordered[index - 1].chainTime === payment.chainTime)
+  return tie ? undefined : ordered
 }
 
 /**
@@ -479,7 +483,9 @@ export const leastConfirmations = (model: Model): number => {
 
 export const expected = (model: Model): Expected => {
   const { confirmed, received } = sums(model)
-  const ordered = observationOrder(model)
+  const ordered = observationOrder(model.payments.filter((payment) => payment.valid))
+  const observed = observationOrder(model.payments)
+  const latest = observed?.at(-1)
   return {
     ...model.invoice,
     events: [...model.invoice.events],
@@ -490,6 +496,8 @@ export const expected = (model: Model): Expected => {
     overpaymentMicros: received > AMOUNT_MICROS ? received - AMOUNT_MICROS : 0n,
     confirmations: gatingConfirmations(model),
     lastTransactionHash: ordered === undefined ? undefined : ordered.at(-1)?.transactionHash ?? null,
+    lastPaymentOption: observed === undefined ? undefined : latest?.option ?? null,
+    lastPaymentObservedAt: observed === undefined ? undefined : latest?.chainTime ?? null,
     paymentCount: model.payments.length
   }
 }

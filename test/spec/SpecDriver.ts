@@ -40,8 +40,10 @@ export class SpecBackend extends Context.Service<SpecBackend, {
 
 export type SpecServices = Invoices | PaymentEvidence | DeadlineSweeper | SpecBackend
 
-export interface Actual extends Omit<Expected, "lastTransactionHash"> {
+export interface Actual extends Omit<Expected, "lastTransactionHash" | "lastPaymentOption" | "lastPaymentObservedAt"> {
   readonly lastTransactionHash: string | null | undefined
+  readonly lastPaymentOption: number | null | undefined
+  readonly lastPaymentObservedAt: number | null | undefined
 }
 
 let hashes = 0
@@ -53,7 +55,7 @@ const time = (date: Date | null) => (date === null ? null : date.getTime())
 export const observe = (invoiceId: string) =>
   Effect.gen(function*() {
     const backend = yield* SpecBackend
-    const { invoice, payments } = yield* Effect.orDie(Effect.flatMap(Invoices, (invoices) => invoices.get(backend.merchantId, invoiceId)))
+    const { invoice, options, payments } = yield* Effect.orDie(Effect.flatMap(Invoices, (invoices) => invoices.get(backend.merchantId, invoiceId)))
     const summary = summarize(invoice.amountMicros, invoice.receivedMicros, invoice.confirmedMicros)
     const actual: Actual = {
       status: invoice.status,
@@ -73,6 +75,8 @@ export const observe = (invoiceId: string) =>
       overpaymentMicros: summary.overpaymentMicros,
       confirmations: invoice.confirmations,
       lastTransactionHash: invoice.lastTransactionHash,
+      lastPaymentOption: invoice.lastPaymentOptionId === null ? null : options.findIndex((option) => option.id === invoice.lastPaymentOptionId),
+      lastPaymentObservedAt: time(invoice.lastPaymentObservedAt),
       paymentCount: payments.length,
       events: (yield* backend.outboxOf(invoiceId)) as Expected["events"]
     }

@@ -168,10 +168,10 @@ export const TABLE_CASES: ReadonlyArray<TableCase> = [
   },
   {
     row: "R3-close-fields",
-    title: "a confirmed invoice's reorganisation exception closed with mark_paid_out_of_band stays confirmed (final)",
-    given: [pay(100, { confirmations: 12 }), invalidate(0)],
-    when: close("mark_paid_out_of_band"),
-    then: { status: "confirmed", check: (invoice) => expectClosed(invoice, "mark_paid_out_of_band") }
+    title: "voided with a partial_payment exception: the close records its action, note and time",
+    given: [voidIt, pay(10)],
+    when: close("close_unpaid"),
+    then: { status: "voided", check: (invoice) => expectClosed(invoice, "close_unpaid") }
   },
   {
     row: "T1-on-time-at-deadline",
@@ -233,6 +233,39 @@ export const TABLE_CASES: ReadonlyArray<TableCase> = [
       events: [],
       check: (invoice) => {
         if (invoice.lastTransactionHash !== null) throw new Error(`lastTransactionHash of an invoice with no counted payment: expected null, got ${invoice.lastTransactionHash}`)
+      }
+    }
+  },
+  {
+    row: "F3-last-payment",
+    title: "a later payment invalidated: lastPaymentOptionId and lastPaymentObservedAt stay on it (the latest observed event)",
+    given: [pay(10), { kind: "advance", ms: MINUTE }, pay(20, { option: 1 })],
+    when: invalidate(1),
+    then: {
+      status: "partially_paid",
+      events: [],
+      check: (invoice, sequence) => {
+        const later = sequence.model.payments[1]
+        if (invoice.lastPaymentOption !== 1 || invoice.lastPaymentObservedAt !== later.chainTime) {
+          throw new Error(`the invalidated later payment's option 1 and time: got option ${invoice.lastPaymentOption} at ${invoice.lastPaymentObservedAt}`)
+        }
+        if (invoice.lastTransactionHash !== sequence.model.payments[0].transactionHash) throw new Error("lastTransactionHash is the counted payment's")
+      }
+    }
+  },
+  {
+    row: "F3-last-payment",
+    title: "every payment invalidated: lastPaymentOptionId and lastPaymentObservedAt keep the latest observed one, lastTransactionHash is null",
+    given: [pay(10), { kind: "advance", ms: MINUTE }, pay(20, { option: 1 }), invalidate(1)],
+    when: invalidate(0),
+    then: {
+      status: "awaiting_payment",
+      events: [],
+      check: (invoice, sequence) => {
+        if (invoice.lastPaymentOption !== 1 || invoice.lastPaymentObservedAt !== sequence.model.payments[1].chainTime) {
+          throw new Error(`the latest observed payment's option 1 and time: got option ${invoice.lastPaymentOption} at ${invoice.lastPaymentObservedAt}`)
+        }
+        if (invoice.lastTransactionHash !== null) throw new Error("lastTransactionHash is null once no payment counts")
       }
     }
   },
@@ -443,6 +476,21 @@ export const TABLE_CASES: ReadonlyArray<TableCase> = [
     then: { check: (invoice) => expectException(invoice, "late_payment", "open") }
   },
   { row: "D20-close-needs-open-exception", title: "close with no exception: 409", given: [pay(10)], when: close("close_unpaid"), then: { answer: "refused" } },
+  {
+    row: "D21-reorg-close-mark-paid-out-of-band",
+    title: "a confirmed invoice's reorganisation exception closed with mark_paid_out_of_band stays confirmed and records the merchant's word",
+    given: [pay(100, { confirmations: 12 }), invalidate(0)],
+    when: close("mark_paid_out_of_band"),
+    then: {
+      status: "confirmed",
+      events: ["invoice_exception_closed"],
+      check: (invoice) => {
+        expectClosed(invoice, "mark_paid_out_of_band")
+        if (invoice.paidOutOfBandAt === null || invoice.paidOutOfBandAt !== invoice.exceptionClosedAt) throw new Error("paidOutOfBandAt is the close's time")
+        if (invoice.paidOutOfBandNote !== "reviewed by the merchant") throw new Error(`paidOutOfBandNote is the exception note, got ${invoice.paidOutOfBandNote}`)
+      }
+    }
+  },
   {
     row: "I1-evidence-once",
     title: "the same evidence replayed, invalidated, re-included, replayed, duplicated counts once",
