@@ -123,16 +123,26 @@ const paymentAt = (sequence: Sequence, index: number) => {
   return { payment, option: sequence.options[payment.option] }
 }
 
+/** Why the service refused a request: the detail it gives, else which operation the lifecycle refused from which status. */
+export const refusalReason = (error: { readonly _tag: string; readonly detail?: string; readonly operation?: string; readonly status?: string; readonly reason?: string }) =>
+  error.detail ?? error.reason ?? `${error.operation} refused from ${error.status}`
+
+/** The last refusal's reason, for the table cases that name it. */
+let lastRefusal: string | undefined
+export const takeLastRefusal = () => {
+  const reason = lastRefusal
+  lastRefusal = undefined
+  return reason
+}
+
 const refused = <A, R>(effect: Effect.Effect<A, { readonly _tag: string }, R>): Effect.Effect<Outcome, never, R> =>
   effect.pipe(
     Effect.as<Outcome>("ok"),
-    Effect.catch((error) =>
-      error._tag === "InvoiceTransitionRejected"
-        ? Effect.succeed<Outcome>("refused")
-        : error._tag === "EvidenceRejected"
-        ? Effect.succeed<Outcome>("rejected")
-        : Effect.die(error)
-    )
+    Effect.catch((error) => {
+      if (error._tag !== "InvoiceTransitionRejected" && error._tag !== "EvidenceRejected") return Effect.die(error)
+      lastRefusal = refusalReason(error)
+      return Effect.succeed<Outcome>(error._tag === "InvoiceTransitionRejected" ? "refused" : "rejected")
+    })
   )
 
 /** Runs a command against the services. */

@@ -1,6 +1,6 @@
 import { Effect } from "effect"
 import { type Command, MINUTE } from "./ReferenceModel.ts"
-import { type Actual, apply, observe, type Sequence, type SpecServices, start } from "./SpecDriver.ts"
+import { type Actual, apply, observe, type Sequence, type SpecServices, start, takeLastRefusal } from "./SpecDriver.ts"
 import { type EventName, rowById, type Status, type TransitionRow } from "./transitions.ts"
 
 /**
@@ -18,6 +18,8 @@ export interface TableCase {
   readonly when?: Command
   readonly then?: {
     readonly answer?: "ok" | "refused"
+    /** For a refusal: the reason its row names (the error's detail, or the operation and status the lifecycle refused). */
+    readonly reason?: RegExp
     readonly status?: Status
     readonly events?: ReadonlyArray<EventName>
     readonly check?: (invoice: Actual, sequence: Sequence) => void
@@ -79,7 +81,7 @@ export const TABLE_CASES: ReadonlyArray<TableCase> = [
     title: `void from ${status}: 409, unchanged`,
     given: REACH[status],
     when: voidIt,
-    then: { answer: "refused" }
+    then: { answer: "refused", reason: new RegExp(`^void refused from ${status}$`) }
   })),
   ...(["awaiting_payment", "partially_paid", "expired"] as const).map((status): TableCase => ({
     row: "S4-record-payment",
@@ -345,8 +347,13 @@ export const TABLE_CASES: ReadonlyArray<TableCase> = [
     when: pay(10, { option: 1 }),
     then: { status: "voided", events: ["invoice_exception_opened"], check: (invoice) => expectException(invoice, "partial_payment", "open") }
   },
-  { row: "D8-accept-late-only-for-late", title: "accept_late_payment on a partial_payment exception", given: expiredWithPartial, when: close("accept_late_payment"),
-    then: { answer: "refused" } },
+  {
+    row: "D8-accept-late-only-for-late",
+    title: "accept_late_payment on a partial_payment exception whose payment is confirmed (only the late-only rule refuses)",
+    given: [pay(10, { confirmations: 12 }), pastDeadline, sweep],
+    when: close("accept_late_payment"),
+    then: { answer: "refused", reason: /^close-exception refused from expired$/, check: (invoice) => expectException(invoice, "partial_payment", "open") }
+  },
   {
     row: "D9-close-mark-paid-out-of-band",
     title: "expired with a late_payment exception: mark_paid_out_of_band",
@@ -385,7 +392,11 @@ export const TABLE_CASES: ReadonlyArray<TableCase> = [
     title: "accept_late_payment while the late payment has 0 of 12 confirmations",
     given: expiredWithLate,
     when: close("accept_late_payment"),
-    then: { answer: "refused", check: (invoice) => expectException(invoice, "late_payment", "open") }
+    then: {
+      answer: "refused",
+      reason: /^The late payment has 0 of 12 confirmations; accept it once it is confirmed$/,
+      check: (invoice) => expectException(invoice, "late_payment", "open")
+    }
   },
   {
     row: "D13-reorg-settles-short",
@@ -434,7 +445,7 @@ export const TABLE_CASES: ReadonlyArray<TableCase> = [
     title: `record-payment from ${status}: 409`,
     given: REACH[status],
     when: record,
-    then: { answer: "refused" }
+    then: { answer: "refused", reason: new RegExp(`^record-payment refused from ${status}$`) }
   })),
   {
     row: "D17-confirmations",
@@ -475,7 +486,8 @@ export const TABLE_CASES: ReadonlyArray<TableCase> = [
     when: pay(90),
     then: { check: (invoice) => expectException(invoice, "late_payment", "open") }
   },
-  { row: "D20-close-needs-open-exception", title: "close with no exception: 409", given: [pay(10)], when: close("close_unpaid"), then: { answer: "refused" } },
+  { row: "D20-close-needs-open-exception", title: "close with no exception: 409", given: [pay(10)], when: close("close_unpaid"),
+    then: { answer: "refused", reason: /^close-exception refused from partially_paid$/ } },
   {
     row: "D21-reorg-close-mark-paid-out-of-band",
     title: "a confirmed invoice's reorganisation exception closed with mark_paid_out_of_band stays confirmed and records the merchant's word",
@@ -527,12 +539,17 @@ export const runCase = (tableCase: TableCase) =>
     const sequence = yield* start
     for (const command of tableCase.given) yield* apply(sequence, command, { ownRow: tableCase.row })
     const before = yield* observe(sequence.invoiceId)
+    takeLastRefusal()
     const answer = tableCase.when === undefined ? "ok" : yield* apply(sequence, tableCase.when, { ownRow: tableCase.row })
+    const refusal = takeLastRefusal()
     const after = yield* observe(sequence.invoiceId)
     const then = tableCase.then ?? {}
     const failures: Array<string> = []
     const wantAnswer = then.answer ?? (row.http === 409 ? "refused" : "ok")
     if (answer !== wantAnswer) failures.push(`answer: expected ${wantAnswer}, got ${answer}`)
+    // A refusal must be the row's own: a case that another rule refuses would pass for the wrong reason.
+    if (wantAnswer === "refused" && then.reason === undefined) failures.push("a refusing case names the reason its row gives (then.reason)")
+    if (then.reason !== undefined && (refusal === undefined || !then.reason.test(refusal))) failures.push(`reason: expected ${then.reason}, got ${refusal}`)
     const wantStatus = then.status ?? (row.to === "unchanged" ? before.status : row.to)
     if (after.status !== wantStatus) failures.push(`status: expected ${wantStatus}, got ${after.status}`)
     const events = tableCase.when === undefined ? after.events : after.events.slice(before.events.length)
