@@ -10,7 +10,7 @@ import { resolveTiming } from "../../src/domain/Timing.ts"
 import type { InvoiceEvent } from "../../src/lifecycle/InvoiceMachine.ts"
 import { decide, initialDecision } from "../../src/lifecycle/Lifecycle.ts"
 import { applyEvents, isLateEvidence, lifecycleStateOf, settle } from "../../src/lifecycle/Settlement.ts"
-import { AMOUNT, exceptionOf, type Model, modelStep, newModel, type Step, stepArb } from "../support/LifecycleModel.ts"
+import { AMOUNT, exceptionOf, type Model, modelStep, newModel, paidMicros, type Step, stepArb } from "../support/LifecycleModel.ts"
 
 const decodePayment = Schema.decodeSync(Payment)
 const decodeEvent = Schema.decodeSync(OutboxEvent)
@@ -111,9 +111,9 @@ const run = (world: World, step: Step) => {
         transactionHash: `0x${world.seq++}`,
         outputIndex: 0,
         decimals: 6,
-        amountAtomic: BigInt(step.usd) * 1_000_000n,
-        observedTotalAtomic: BigInt(step.usd) * 1_000_000n,
-        usdMicros: BigInt(step.usd) * 1_000_000n,
+        amountAtomic: paidMicros(step),
+        observedTotalAtomic: paidMicros(step),
+        usdMicros: paidMicros(step),
         quotedAtomic: world.invoice.amountMicros,
         confirmations: step.confirmed ? 12 : 0,
         late,

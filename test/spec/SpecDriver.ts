@@ -18,6 +18,7 @@ import {
   type Model,
   newModel,
   type Outcome,
+  payMicros,
   step
 } from "./ReferenceModel.ts"
 
@@ -104,6 +105,7 @@ export const start = Effect.gen(function*() {
     options.map((option) => ({ network: option.network, requiredConfirmations: option.requiredConfirmations })),
     backend.watched
   )
+  if (created.invoice.timing.mode === "due_date") model.dueAt = created.invoice.timing.dueAt.getTime()
   // The watchers start caught up (a day past the deadline); `watcher` commands hold them back.
   for (const network of backend.watched) {
     const caughtUp = model.payableUntilAt + 86_400_000
@@ -159,7 +161,7 @@ const run = (sequence: Sequence, command: Command, newHash: string | undefined):
           paymentOptionId: option.id,
           transactionHash: newHash!,
           outputIndex: 0,
-          amountAtomic: BigInt(command.usd) * 1_000_000n,
+          amountAtomic: payMicros(model, command),
           confirmations: command.confirmations,
           observedAt: new Date(chainTimeOf(model, command.chainTime)),
           inMempool: command.mempool

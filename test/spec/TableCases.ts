@@ -504,6 +504,34 @@ export const TABLE_CASES: ReadonlyArray<TableCase> = [
     }
   },
   {
+    row: "D22-only-new-late-payment-reopens",
+    title: "expired: the reviewed late payment confirming after close_unpaid opens nothing",
+    given: [...expiredWithLate, close("close_unpaid")],
+    when: confirm(0, 12),
+    then: { status: "expired", events: [], check: (invoice) => expectClosed(invoice, "close_unpaid") }
+  },
+  {
+    row: "I2-reinclusion-after-mempool",
+    title: "payment_detected from the mempool, dropped, then seen in the mempool again: detected again",
+    given: [pay(100, { mempool: true }), invalidate(0)],
+    when: { kind: "observe", payment: 0, confirmations: 0, mempool: true },
+    then: { status: "payment_detected", events: ["invoice_payment_detected"], check: (invoice) => expectAmounts(invoice, 100_000_000n, 0n) }
+  },
+  {
+    row: "I3-confirms-afresh",
+    title: "confirmed: its payment reorganised away and re-mined with 2 confirmations counts as unconfirmed until it has 12 again",
+    given: [pay(100, { confirmations: 12 }), invalidate(0, true)],
+    when: confirm(0, 2),
+    then: {
+      status: "confirmed",
+      events: [],
+      check: (invoice) => {
+        expectAmounts(invoice, 100_000_000n, 0n)
+        if (invoice.confirmations !== 2) throw new Error(`confirmations: expected 2, got ${invoice.confirmations}`)
+      }
+    }
+  },
+  {
     row: "I1-evidence-once",
     title: "the same evidence replayed, invalidated, re-included, replayed, duplicated counts once",
     given: [pay(100), confirm(0, 0), invalidate(0), confirm(0, 0), confirm(0, 0)],
@@ -521,6 +549,12 @@ export const TABLE_CASES: ReadonlyArray<TableCase> = [
 function expectException(invoice: Actual, type: "late_payment" | "partial_payment" | null, status: "open" | "closed" | null) {
   if (invoice.exceptionType !== type || invoice.exceptionStatus !== status) {
     throw new Error(`exception: expected ${type}/${status}, got ${invoice.exceptionType}/${invoice.exceptionStatus}`)
+  }
+}
+
+function expectAmounts(invoice: Actual, received: bigint, confirmed: bigint) {
+  if (invoice.receivedMicros !== received || invoice.confirmedMicros !== confirmed) {
+    throw new Error(`received ${received}, confirmed ${confirmed}; got ${invoice.receivedMicros}, ${invoice.confirmedMicros}`)
   }
 }
 
