@@ -6,6 +6,8 @@ import { Invoice, type PaymentRecord } from "../../src/domain/Invoice.ts"
 import { Micros } from "../../src/domain/Money.ts"
 import { resolveTiming } from "../../src/domain/Timing.ts"
 import { decideObservation, observationProblem } from "../../src/invoices/EvidenceDecision.ts"
+import { applyDecision } from "../../src/lifecycle/ApplyDecision.ts"
+import { decide } from "../../src/lifecycle/Lifecycle.ts"
 import type { EvidenceOption, EvidenceState } from "../../src/invoices/InvoiceRepo.ts"
 
 /**
@@ -184,5 +186,15 @@ describe("what one observation does (EvidenceDecision)", () => {
   it("values a payment at its option's quote (rounded down)", () => {
     expect(usdValueOf(99_999_999n, 100_000_000n, AMOUNT)).toBe(99_999_999n)
     expect(usdValueOf(1n, 153_847n, AMOUNT)).toBe(649n)
+  })
+})
+
+describe("applying a lifecycle decision", () => {
+  it("writes exactly the events the decision emits, for the invoice and its merchant", () => {
+    const invoice = { id: InvoiceId.make("inv"), merchantId: MerchantId.make("m"), status: "awaiting_payment", exceptionType: null, exceptionStatus: null }
+    const decision = decide({ status: "awaiting_payment", exceptionType: null, exceptionStatus: null }, { type: "VOID" })!
+    const applied = applyDecision(invoice as unknown as Parameters<typeof applyDecision>[0], decision, { now: at })
+    expect(applied.events).toEqual([{ invoiceId: "inv", merchantId: "m", event: "invoice_voided" }])
+    expect(applied.invoice.status).toBe("voided")
   })
 })
