@@ -120,5 +120,5 @@ console.log(JSON.stringify({ invoiceId, status, amountUsd: detail.data.amountUsd
       env: { ...process.env, BASE_URL: app.baseUrl, API_KEY: merchant.apiKey }
     })
     expect(JSON.parse(stdout)).toMatchObject({ status: "awaiting_payment", amountUsd: 19.99, payments: [], notFound: "Invoice not found", missingStatus: 404 })
-  }, 180_000)
+  }, 300_000)
 })

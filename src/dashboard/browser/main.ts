@@ -182,7 +182,8 @@ const invoiceFacts = (invoice: Invoice) =>
     ["Payable until", when(invoice.paymentTiming.payableUntilAt)],
     ["Payment page", paymentPageLink(invoice.paymentUrl)],
     ["Overpaid", invoice.paymentSummary.overpaymentAmountUsd > 0 ? usd(invoice.paymentSummary.overpaymentAmountUsd) : "—"],
-    ["Exception", `${exceptionText(invoice)}${invoice.exceptionNote ? `: ${invoice.exceptionNote}` : ""}`]
+    ["Exception", `${exceptionText(invoice)}${invoice.exceptionNote ? `: ${invoice.exceptionNote}` : ""}`],
+    ["Paid outside the service", invoice.paidOutOfBandAt === null ? "—" : `${when(invoice.paidOutOfBandAt)}: ${invoice.paidOutOfBandNote ?? ""}`]
   ] as const).flatMap(([term, value]) => [h("dt", {}, term), h("dd", {}, value)]))
 
 const paymentsSection = (payments: ReadonlyArray<Payment>) =>
