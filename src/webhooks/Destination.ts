@@ -54,6 +54,7 @@ export const isLoopbackHost = (hostname: string): boolean => {
 
 // C0 controls and DEL, raw or percent-encoded: the URL parser silently drops a raw TAB, CR or LF
 // and keeps an encoded one, so the stored text and the URL contacted would differ.
+// eslint-disable-next-line no-control-regex -- matching control characters is the point
 const RAW_CONTROL = /[\u0000-\u001f\u007f]/
 const ENCODED_CONTROL = /%(?:[01][0-9a-f]|7f)/i
 

@@ -8,8 +8,7 @@ import { WebhookDispatcher } from "./WebhookDispatcher.ts"
 import { WEBHOOK_EVENTS } from "./WebhookEvents.ts"
 import { WebhookSettings } from "./WebhookSettings.ts"
 
-const HAS_SECRET_READ_ONLY =
-  "hasSecret is read-only and cannot be changed here: POST /api/dashboard/webhook-settings/secret creates or rotates the secret"
+const HAS_SECRET_READ_ONLY = "hasSecret is read-only and cannot be changed here: POST /api/dashboard/webhook-settings/secret creates or rotates the secret"
 
 export const WebhooksHttpLive = HttpApiBuilder.group(checkoutApi(WebhooksGroup), "webhooks", (handlers) =>
   Effect.gen(function*() {
@@ -33,8 +32,7 @@ export const WebhooksHttpLive = HttpApiBuilder.group(checkoutApi(WebhooksGroup),
       .handle("listDeliveries", ({ query }) =>
         Effect.flatMap(CurrentMerchant, (merchant) =>
           dispatcher.list(merchant.merchantId, { ...query, limit: query.limit === undefined ? undefined : Number(query.limit) }).pipe(
-            Effect.catchTag("InvalidCursor", () =>
-              Effect.fail(new BadRequest({ error: "cursor is invalid" })))
+            Effect.catchTag("InvalidCursor", () => Effect.fail(new BadRequest({ error: "cursor is invalid" })))
           )))
       .handle("redeliver", ({ params }) =>
         Effect.flatMap(CurrentMerchant, (merchant) =>
