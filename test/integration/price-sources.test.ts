@@ -102,12 +102,25 @@ describe("several BTC price sources", () => {
     })
   })
 
-  it("refuses the quote (502) when a source lies: the answers spread more than the maximum deviation", async () => {
+  it("leaves out a lying source (beyond the maximum deviation from the median of the others) and quotes the agreeing ones", async () => {
     await withSources([{ kind: "fresh", usd: 60_000 }, { kind: "fresh", usd: 60_100 }, { kind: "fresh", usd: 90_000 }], {}, async (app) => {
+      const merchant = await app.createMerchant()
+      const created = await merchant.api("/api/checkout/invoices", { body: { amountUsd: 100 } })
+      expect(created.status).toBe(201)
+      expect(bitcoinOption(created.body).quoteRate).toBe(60_050)
+      const detail = await merchant.dashboard(`/api/dashboard/invoices/${created.body.id}`)
+      const btc = detail.body.quotes.find((quote: any) => quote.assetCode === "BTC")
+      expect(btc.sources.map((source: any) => source.source)).toEqual([hostOf(0), hostOf(1)])
+      expect(btc.leftOut).toEqual([{ source: hostOf(2), priceUsd: "90000", reason: expect.stringMatching(/from the median of the others/) }])
+    })
+  })
+
+  it("refuses the quote (502 \"The BTC price sources disagree\") when no quorum of sources agrees", async () => {
+    await withSources([{ kind: "fresh", usd: 60_000 }, { kind: "fresh", usd: 63_000 }, { kind: "fresh", usd: 66_000 }], {}, async (app) => {
       const merchant = await app.createMerchant()
       const response = await merchant.api("/api/checkout/invoices", { body: { amountUsd: 100 } })
       expect(response.status).toBe(502)
-      expect(response.body).toEqual({ error: "The BTC price source is unavailable" })
+      expect(response.body).toEqual({ error: "The BTC price sources disagree" })
     })
   })
 
