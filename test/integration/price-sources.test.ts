@@ -65,7 +65,8 @@ const withSources = async (set: ReadonlyArray<Behaviour>, env: Record<string, st
 
 const bitcoinOption = (body: any) => body.paymentOptions.find((option: any) => option.network === "bitcoin")
 
-describe("several BTC price sources", () => {
+// Each test starts its own app: on a busy machine that alone can take longer than the default 30 s.
+describe("several BTC price sources", { timeout: 180_000 }, () => {
   it("quotes the median of the answers and records the sources and their spread on the dashboard", async () => {
     await withSources([{ kind: "fresh", usd: 60_000 }, { kind: "fresh", usd: "60300.5" }, { kind: "fresh", usd: 60_100 }], {}, async (app) => {
       const merchant = await app.createMerchant()
@@ -193,7 +194,7 @@ const USDT_ONLY = [{
   xpub: "xpub6DCoCpSuQZB2jawqnGMEPS63ePKWkwWPH4TU45Q7LPXWuNd8TMtVxRrgjtEshuqpK3mdhaWHPFsBngh5GFZaM6si3yZdUsT8ddYM3PwnATt"
 }] as const
 
-describe("stablecoin peg guard", () => {
+describe("stablecoin peg guard", { timeout: 180_000 }, () => {
   // Sources 0 and 1 price USDT, sources 2 and 3 USDC; BTC keeps the fixed test rate.
   const guardEnv = () => ({
     CHECKOUT_PRICE_URLS: "",
