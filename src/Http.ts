@@ -69,6 +69,12 @@ const databaseUnavailable = () =>
     { status: 503, headers: { "retry-after": String(RETRY_AFTER_SECONDS) } }
   )
 
+/** Every 503 says when to retry: the routes' own (account status, Solana preparation, ...) carry none themselves. */
+const saysWhenToRetry = (response: HttpServerResponse.HttpServerResponse) =>
+  response.status === 503 && response.headers["retry-after"] === undefined
+    ? HttpServerResponse.setHeader(response, "retry-after", String(RETRY_AFTER_SECONDS))
+    : response
+
 /** Routes that answer without the database: liveness, metrics, the API docs and the payment page's static assets. */
 const WITHOUT_DATABASE = /^\/(?:api\/health(?:[?#]|$)|metrics(?:[?#]|$)|docs|api\/openapi\.json|pay\/assets\/|dashboard(?:\/(?:assets\/.*)?)?(?:[?#]|$)|$)/
 const needsDatabase = (url: string) => !WITHOUT_DATABASE.test(url)
@@ -106,7 +112,7 @@ const ErrorBoundary = Layer.unwrap(Effect.gen(function*() {
           // A request that cannot finish in its budget (a stalled database, most likely) gets a fast
           // 503 and reports the database as suspect; the probe clears that within a second if wrong.
           Effect.timeoutOrElse({ duration: Duration.millis(requestTimeoutMs), orElse: () => unavailable }),
-          Effect.map((response) => response.status === 415 ? jsonError(400, "Content-Type must be application/json") : response),
+          Effect.map((response) => response.status === 415 ? jsonError(400, "Content-Type must be application/json") : saysWhenToRetry(response)),
           Effect.catchCause((cause) => {
             if (Cause.hasInterruptsOnly(cause)) return Effect.failCause(cause)
             const error = Cause.squash(cause) as ServerErrorLike

@@ -41,6 +41,115 @@ export const authenticatedOwner = (
   return Effect.succeed({ merchantId: found.merchantId, billingStatus: found.billingStatus })
 }
 
+type Repo = AccountsRepo["Service"]
+type PasswordHasher = Effect.Success<ReturnType<typeof makePasswordHasher>>
+
+/**
+ * The operator's disable keeps the sessions: they answer 403 Forbidden, as the spec's table says,
+ * until the account is enabled again. A probe-disabled account's sessions are revoked.
+ */
+const statusChanges = (repo: Repo, sessions: SessionsRepo["Service"]) =>
+  Effect.fn("Accounts.setStatus")(function*(merchantId: string, status: "active" | "disabled", revokeSessions = false) {
+    yield* repo.setStatus(merchantId, status)
+    if (status === "disabled") {
+      if (revokeSessions) yield* sessions.revokeAll(merchantId)
+    } else {
+      // Enabling forgives the probes that disabled the account: counted again, the day's
+      // earlier probes would disable it on the next one.
+      yield* repo.forgetProbes(merchantId)
+    }
+  }, repo.withTransaction)
+
+const merchantInserter = (repo: Repo, passwords: PasswordHasher) =>
+  Effect.fnUntraced(function*(
+    { email, isDemo = false, password }: { readonly email: string; readonly isDemo?: boolean; readonly password?: string }
+  ) {
+    const id = MerchantId.make(crypto.randomUUID())
+    const passwordHash = password === undefined ? null : yield* passwords.hash(password)
+    yield* repo.insertMerchant({ id, email: email.toLowerCase(), isDemo, passwordHash })
+    return id
+  })
+
+/** Who an account is: creation, sign-up, log-in, lookups and API-key authentication. */
+const signUpAndLogIn = (repo: Repo, passwords: PasswordHasher) => {
+  const insertMerchant = merchantInserter(repo, passwords)
+  return {
+    authenticateApiKey: Effect.fn("Accounts.authenticateApiKey")(function*(rawKey: string) {
+      if (!looksLikeApiKey(rawKey)) return yield* new InvalidApiKey()
+      const hash = hashApiKey(rawKey)
+      const found = yield* repo.findKeyOwner(hash).pipe(
+        Effect.catchTag("SqlError", statusUnavailableOrDie(() => new AccountStatusUnavailable()))
+      )
+      return yield* authenticatedOwner(Option.getOrUndefined(found), hash)
+    }),
+    createMerchant: Effect.fn("Accounts.createMerchant")(function*(input: { readonly email: string; readonly isDemo?: boolean; readonly password?: string }) {
+      return yield* insertMerchant(input)
+    }, Effect.orDie),
+    signUp: Effect.fn("Accounts.signUp")(function*(email: string, password: string) {
+      const normalized = email.toLowerCase()
+      if (Option.isSome(yield* repo.findByEmail(normalized))) return yield* new EmailTaken()
+      const id = yield* insertMerchant({ email, password }).pipe(Effect.catchTag("EmailAlreadyStored", () => Effect.fail(new EmailTaken())))
+      return yield* repo.findUser(id).pipe(Effect.flatMap(Effect.fromOption))
+    }, Effect.catchTag("NoSuchElementError", Effect.die)),
+    logIn: Effect.fn("Accounts.logIn")(function*(email: string, password: string) {
+      const found = yield* repo.findLogin(email.toLowerCase())
+      const row = Option.getOrUndefined(found)
+      const stored = row?.passwordHash ?? undefined
+      const valid = yield* passwords.verify(password, stored)
+      if (row === undefined || stored === undefined || !valid) return yield* new InvalidCredentials()
+      if (row.status !== "active") return yield* new AccountDisabled()
+      if (passwords.needsRehash(stored)) {
+        // Best effort: with every hashing slot busy the upgrade waits for the next good login.
+        const rehashed = yield* Effect.option(passwords.hash(password))
+        if (Option.isSome(rehashed)) yield* repo.upgradePasswordHash(row.id, stored, rehashed.value)
+      }
+      return { id: row.id, email: row.email, createdAt: row.createdAt }
+    }),
+    findUser: Effect.fn("Accounts.findUser")(function*(merchantId: string) {
+      return Option.getOrUndefined(yield* repo.findUser(merchantId))
+    }),
+    findMerchantByEmail: Effect.fn("Accounts.findMerchantByEmail")(function*(email: string) {
+      return Option.getOrUndefined(yield* repo.findByEmail(email.toLowerCase()))
+    })
+  }
+}
+
+/** An account's API keys: at most MAX_ACTIVE_API_KEYS active ones. */
+const apiKeys = (repo: Repo) => ({
+  createApiKey: Effect.fn("Accounts.createApiKey")(function*(merchantId: string, label: string) {
+    // Lock the merchant row so that concurrent creations cannot pass the limit together.
+    yield* repo.lockMerchant(merchantId)
+    const active = yield* repo.countActiveKeys(merchantId)
+    if (active >= MAX_ACTIVE_API_KEYS) return yield* new TooManyApiKeys()
+    const rawKey = generateApiKey()
+    const key = {
+      id: ApiKeyId.make(crypto.randomUUID()),
+      merchantId: MerchantId.make(merchantId),
+      keyHash: hashApiKey(rawKey),
+      keyPrefix: keyPrefixOf(rawKey),
+      label
+    }
+    const createdAt = yield* repo.insertKey(key)
+    return { id: key.id, rawKey, keyPrefix: key.keyPrefix, label, createdAt }
+  }, repo.withTransaction),
+  listApiKeys: Effect.fn("Accounts.listApiKeys")(function*(merchantId: string) {
+    return yield* repo.activeKeys(merchantId)
+  }),
+  revokeApiKey: Effect.fn("Accounts.revokeApiKey")(function*(merchantId: string, keyId: string) {
+    if (!(yield* repo.revokeKey(merchantId, keyId))) return yield* new ApiKeyNotFound()
+  })
+})
+
+const probeRecorder = (repo: Repo, threshold: number, setStatus: ReturnType<typeof statusChanges>) =>
+  Effect.fn("Accounts.recordProbe")(function*(merchantId: string, kind: string, detail: string) {
+    yield* repo.recordProbe(merchantId, kind, detail.slice(0, 500))
+    const count = yield* repo.countRecentProbes(merchantId)
+    const reached = count >= threshold
+    yield* Effect.logWarning("Cross-account probe").pipe(Effect.annotateLogs({ merchantId, kind, reached }))
+    if (reached) yield* setStatus(merchantId, "disabled", true)
+    return reached
+  })
+
 /** Merchant accounts, their passwords and API keys (only SHA-256 hashes of keys are stored). */
 export class Accounts extends Context.Service<Accounts, {
   readonly authenticateApiKey: (rawKey: string) => Effect.Effect<AuthenticatedMerchant, InvalidApiKey | AccountDisabled | AccountStatusUnavailable>
@@ -66,101 +175,15 @@ export class Accounts extends Context.Service<Accounts, {
       const sessions = yield* SessionsRepo
       const config = yield* AppConfig
       const passwords = yield* makePasswordHasher(config.passwords)
-
-      // The operator's disable keeps the sessions: they answer 403 Forbidden, as the spec's table
-      // says, until the account is enabled again. A probe-disabled account's sessions are revoked.
-      const setStatus = Effect.fn("Accounts.setStatus")(function*(merchantId: string, status: "active" | "disabled", revokeSessions = false) {
-        yield* repo.setStatus(merchantId, status)
-        if (status === "disabled") {
-          if (revokeSessions) yield* sessions.revokeAll(merchantId)
-        } else {
-          // Enabling forgives the probes that disabled the account: counted again, the day's
-          // earlier probes would disable it on the next one.
-          yield* repo.forgetProbes(merchantId)
-        }
-      }, repo.withTransaction)
-
-      const insertMerchant = Effect.fnUntraced(function*(
-        { email, isDemo = false, password }: { readonly email: string; readonly isDemo?: boolean; readonly password?: string }
-      ) {
-        const id = MerchantId.make(crypto.randomUUID())
-        const passwordHash = password === undefined ? null : yield* passwords.hash(password)
-        yield* repo.insertMerchant({ id, email: email.toLowerCase(), isDemo, passwordHash })
-        return id
-      })
-
+      const setStatus = statusChanges(repo, sessions)
       return {
-        authenticateApiKey: Effect.fn("Accounts.authenticateApiKey")(function*(rawKey) {
-          if (!looksLikeApiKey(rawKey)) return yield* new InvalidApiKey()
-          const hash = hashApiKey(rawKey)
-          const found = yield* repo.findKeyOwner(hash).pipe(
-            Effect.catchTag("SqlError", statusUnavailableOrDie(() => new AccountStatusUnavailable()))
-          )
-          return yield* authenticatedOwner(Option.getOrUndefined(found), hash)
-        }),
-        createMerchant: Effect.fn("Accounts.createMerchant")(function*(input) {
-          return yield* insertMerchant(input)
-        }, Effect.orDie),
-        signUp: Effect.fn("Accounts.signUp")(function*(email, password) {
-          const normalized = email.toLowerCase()
-          if (Option.isSome(yield* repo.findByEmail(normalized))) return yield* new EmailTaken()
-          const id = yield* insertMerchant({ email, password }).pipe(Effect.catchTag("EmailAlreadyStored", () => Effect.fail(new EmailTaken())))
-          return yield* repo.findUser(id).pipe(Effect.flatMap(Effect.fromOption))
-        }, Effect.catchTag("NoSuchElementError", Effect.die)),
-        logIn: Effect.fn("Accounts.logIn")(function*(email, password) {
-          const found = yield* repo.findLogin(email.toLowerCase())
-          const row = Option.getOrUndefined(found)
-          const stored = row?.passwordHash ?? undefined
-          const valid = yield* passwords.verify(password, stored)
-          if (row === undefined || stored === undefined || !valid) return yield* new InvalidCredentials()
-          if (row.status !== "active") return yield* new AccountDisabled()
-          if (passwords.needsRehash(stored)) {
-            // Best effort: with every hashing slot busy the upgrade waits for the next good login.
-            const rehashed = yield* Effect.option(passwords.hash(password))
-            if (Option.isSome(rehashed)) yield* repo.upgradePasswordHash(row.id, stored, rehashed.value)
-          }
-          return { id: row.id, email: row.email, createdAt: row.createdAt }
-        }),
-        findUser: Effect.fn("Accounts.findUser")(function*(merchantId) {
-          return Option.getOrUndefined(yield* repo.findUser(merchantId))
-        }),
-        findMerchantByEmail: Effect.fn("Accounts.findMerchantByEmail")(function*(email) {
-          return Option.getOrUndefined(yield* repo.findByEmail(email.toLowerCase()))
-        }),
-        createApiKey: Effect.fn("Accounts.createApiKey")(function*(merchantId, label) {
-          // Lock the merchant row so that concurrent creations cannot pass the limit together.
-          yield* repo.lockMerchant(merchantId)
-          const active = yield* repo.countActiveKeys(merchantId)
-          if (active >= MAX_ACTIVE_API_KEYS) return yield* new TooManyApiKeys()
-          const rawKey = generateApiKey()
-          const key = {
-            id: ApiKeyId.make(crypto.randomUUID()),
-            merchantId: MerchantId.make(merchantId),
-            keyHash: hashApiKey(rawKey),
-            keyPrefix: keyPrefixOf(rawKey),
-            label
-          }
-          const createdAt = yield* repo.insertKey(key)
-          return { id: key.id, rawKey, keyPrefix: key.keyPrefix, label, createdAt }
-        }, repo.withTransaction),
-        listApiKeys: Effect.fn("Accounts.listApiKeys")(function*(merchantId) {
-          return yield* repo.activeKeys(merchantId)
-        }),
-        revokeApiKey: Effect.fn("Accounts.revokeApiKey")(function*(merchantId, keyId) {
-          if (!(yield* repo.revokeKey(merchantId, keyId))) return yield* new ApiKeyNotFound()
-        }),
+        ...signUpAndLogIn(repo, passwords),
+        ...apiKeys(repo),
         setStatus,
         setBillingStatus: Effect.fn("Accounts.setBillingStatus")(function*(merchantId, status) {
           yield* repo.setBillingStatus(merchantId, status)
         }),
-        recordProbe: Effect.fn("Accounts.recordProbe")(function*(merchantId, kind, detail) {
-          yield* repo.recordProbe(merchantId, kind, detail.slice(0, 500))
-          const count = yield* repo.countRecentProbes(merchantId)
-          const reached = count >= config.probeThreshold
-          yield* Effect.logWarning("Cross-account probe").pipe(Effect.annotateLogs({ merchantId, kind, reached }))
-          if (reached) yield* setStatus(merchantId, "disabled", true)
-          return reached
-        })
+        recordProbe: probeRecorder(repo, config.probeThreshold, setStatus)
       }
     })
   ).pipe(Layer.provide([AccountsRepo.layer, SessionsRepo.layer]))

@@ -18,12 +18,33 @@ const bearerOf = (request: HttpServerRequest.HttpServerRequest): string | undefi
 }
 
 /** Reads the query string, if there is one, without building a URL. */
-const selectsAnotherAccount = (request: HttpServerRequest.HttpServerRequest) => {
+const queryOf = (request: HttpServerRequest.HttpServerRequest): URLSearchParams | undefined => {
   const start = request.url.indexOf("?")
-  if (start === -1) return false
-  const query = new URLSearchParams(request.url.slice(start + 1))
-  return query.has("userId") || query.has("user_id")
+  return start === -1 ? undefined : new URLSearchParams(request.url.slice(start + 1))
 }
+
+const selectsAnotherAccount = (request: HttpServerRequest.HttpServerRequest) => {
+  const query = queryOf(request)
+  return query !== undefined && (query.has("userId") || query.has("user_id"))
+}
+
+const WELL_FORMED_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+
+/** The well-formed ids of other accounts that the query names (`zzz`, empty, or the caller's own id name nobody else). */
+export const foreignIdsNamed = (query: URLSearchParams, ownId: string): ReadonlyArray<string> => {
+  const named = [...query.getAll("userId"), ...query.getAll("user_id")].map((value) => value.toLowerCase())
+  return [...new Set(named)].filter((id) => WELL_FORMED_ID.test(id) && id !== ownId.toLowerCase())
+}
+
+/** Whether the query names another account that exists: only that is a probe (a stray field is a mistake). */
+const namesAnotherExistingAccount = (request: HttpServerRequest.HttpServerRequest, merchantId: string) =>
+  Effect.gen(function*() {
+    const accounts = yield* Accounts
+    for (const id of foreignIdsNamed(queryOf(request) ?? new URLSearchParams(), merchantId)) {
+      if ((yield* accounts.findUser(id)) !== undefined) return true
+    }
+    return false
+  })
 
 const unavailable = () => new ServiceUnavailable({ error: "Account status cannot be verified; retry after recovery" })
 const sessionErrors = {
@@ -55,7 +76,8 @@ const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"])
 
 /**
  * A request that names another account is refused; it counts as a probe towards disabling the
- * account only when its credential proves intent (see CurrentMerchant.credential). The common
+ * account only when it names another existing account and its credential proves intent (see
+ * CurrentMerchant.credential). The common
  * case, no such field, is answered without a generator of its own: one that closed over the request
  * on every authenticated request made each scavenge under load promote about one response per
  * request (docs/decisions.md, "Where the authenticated reads' promotion came from").
@@ -68,7 +90,9 @@ const refuseAccountSelection = (
   selectsAnotherAccount(request)
     ? Effect.gen(function*() {
       const accounts = yield* Accounts
-      if (credential !== "cookie") yield* accounts.recordProbe(merchantId, "query_user_id", `${request.method} ${request.url}`)
+      if (credential !== "cookie" && (yield* namesAnotherExistingAccount(request, merchantId))) {
+        yield* accounts.recordProbe(merchantId, "query_user_id", `${request.method} ${request.url}`)
+      }
       return yield* new BadRequest({ error: "userId and user_id query fields are not allowed: private routes use the authenticated account" })
     })
     : Effect.void

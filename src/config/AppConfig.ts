@@ -530,6 +530,11 @@ const read = (env: Env): { readonly config: AppConfigShape; readonly problems: R
     }
     if (config.demo) r.problems.push("CHECKOUT_DEMO=true is refused when CHECKOUT_ENV=production: the demo merchant's password and wallets are public")
     if (publicUrl === undefined) r.problems.push("CHECKOUT_PUBLIC_URL is required when CHECKOUT_ENV=production: it is the base of every paymentUrl")
+    else if (plainHttpToOthers(publicUrl)) {
+      r.problems.push(
+        "CHECKOUT_PUBLIC_URL must use https when CHECKOUT_ENV=production (http only for loopback hosts): over plain HTTP anyone on the path can swap the payer page's address"
+      )
+    }
     if (databaseUrl === undefined && !r.present("CHECKOUT_DATA_DIR")) {
       r.problems.push(
         "DATABASE_URL is required when CHECKOUT_ENV=production (a PostgreSQL server); to run on the embedded database instead, set CHECKOUT_DATA_DIR explicitly"
@@ -537,6 +542,14 @@ const read = (env: Env): { readonly config: AppConfigShape; readonly problems: R
     }
   }
   return { config, problems: r.problems, declared: r.declared }
+}
+
+/** An http:// URL whose host is not loopback (localhost, 127.0.0.0/8, ::1). */
+const plainHttpToOthers = (text: string): boolean => {
+  const url = new URL(text)
+  if (url.protocol !== "http:") return false
+  const host = url.hostname.replace(/^\[|\]$/g, "")
+  return !(host === "localhost" || host.endsWith(".localhost") || /^127\.\d+\.\d+\.\d+$/.test(host) || host === "::1")
 }
 
 /** Reads and validates the environment; throws a ConfigError listing every problem, each naming its variable. */

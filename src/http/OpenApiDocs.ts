@@ -63,7 +63,7 @@ const ERROR_EXAMPLES: Readonly<Record<string, { readonly description: string; re
   "429": { description: "Rate limit exceeded (see Retry-After)", error: "Rate limit exceeded. Retry after 60 seconds." },
   "502": { description: "A backend the request needs failed", error: "The price source is unavailable" },
   "503": {
-    description: "Temporarily unavailable (see Retry-After where given)",
+    description: "Temporarily unavailable (see Retry-After)",
     error: "The service is temporarily unavailable (its database does not answer); retry after 5 seconds"
   }
 }

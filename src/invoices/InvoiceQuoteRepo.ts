@@ -15,7 +15,12 @@ const StoredSources = Schema.fromJsonString(Schema.Array(Schema.Struct({
   usdMicros: Schema.BigIntFromString,
   observedAt: Schema.NullOr(Schema.String)
 })))
-const StoredLeftOut = Schema.fromJsonString(Schema.Array(Schema.Struct({ source: Schema.String, reason: Schema.String })))
+const StoredLeftOut = Schema.fromJsonString(Schema.Array(Schema.Struct({
+  source: Schema.String,
+  reason: Schema.String,
+  // An outlier's price (sources that did not answer have none).
+  usdMicros: Schema.optionalKey(Schema.BigIntFromString)
+})))
 
 /** An `invoice_quotes` row without its invoice id (the JSON columns read as text). */
 export const QuoteRow = Schema.Struct({
@@ -56,7 +61,11 @@ export const QuoteView = Schema.Struct({
   basis: Schema.Literals(["sources", "par", "fixed"]),
   spread: Schema.String,
   sources: Schema.Array(Schema.Struct({ source: Schema.String, priceUsd: Schema.String, observedAt: Schema.NullOr(Schema.String) })),
-  leftOut: Schema.Array(Schema.Struct({ source: Schema.String, reason: Schema.String }))
+  leftOut: Schema.Array(Schema.Struct({
+    source: Schema.String,
+    reason: Schema.String,
+    priceUsd: Schema.optionalKey(Schema.String).annotate({ description: "The price of a source left out as an outlier" })
+  }))
 }).annotate({ identifier: "InvoiceQuote" })
 
 export const quoteView = (quote: typeof QuoteRow.Type): typeof QuoteView.Type => ({
@@ -65,5 +74,5 @@ export const quoteView = (quote: typeof QuoteRow.Type): typeof QuoteView.Type =>
   basis: quote.basis,
   spread: ppmAsPercent(quote.spreadPpm),
   sources: quote.sources.map((source) => ({ source: source.source, priceUsd: microsText(source.usdMicros), observedAt: source.observedAt })),
-  leftOut: quote.leftOut
+  leftOut: quote.leftOut.map(({ reason, source, usdMicros }) => ({ source, reason, ...(usdMicros === undefined ? {} : { priceUsd: microsText(usdMicros) }) }))
 })

@@ -26,7 +26,7 @@ import { CheckoutSettingsRepo } from "../payments/CheckoutSettingsRepo.ts"
 import { isEvm } from "../payments/Networks.ts"
 import type { PaymentMethod } from "../payments/PaymentMethod.ts"
 import { PaymentWorker } from "../payments/PaymentWorker.ts"
-import { PriceOracle, type PriceQuote } from "../payments/PriceOracle.ts"
+import { PriceOracle, type PriceQuote, type PriceUnavailable, type StablecoinOffPeg } from "../payments/PriceOracle.ts"
 import { RailSettingsService } from "../payments/RailSettings.ts"
 import { EvidenceFollowUp } from "./EvidenceFollowUp.ts"
 import { type InvoiceParts, InvoiceRepo, type NewOption } from "./InvoiceRepo.ts"
@@ -50,6 +50,12 @@ const needsDerivation = (method: PaymentMethod) => isEvm(method.network) && meth
 
 const isStablecoinCode = (assetCode: string) => assetCode === "USDT" || assetCode === "USDC"
 const isStablecoin = (method: PaymentMethod) => isStablecoinCode(method.assetCode)
+
+/** The 502's words for an asset without a price: its sources disagree, or do not answer. */
+const priceRefusal = (assetCode: string, failure: PriceUnavailable | StablecoinOffPeg) =>
+  failure._tag === "PriceUnavailable" && failure.cause === "disagree"
+    ? `The ${assetCode} price sources disagree`
+    : `The ${assetCode} price source is unavailable`
 
 export class Invoices extends Context.Service<Invoices, {
   readonly create: (merchant: Merchant, body: InvoiceDraft) => Effect.Effect<
@@ -186,8 +192,8 @@ export class Invoices extends Context.Service<Invoices, {
           const assetCode = assets[index]
           if (Result.isSuccess(result)) quotes.push(result.success)
           else if (isStablecoinCode(assetCode)) {
-            refused.set(assetCode, result.failure._tag === "StablecoinOffPeg" ? `The ${assetCode} price is off its 1 USD peg` : `The ${assetCode} price source is unavailable`)
-          } else return yield* new PaymentBackendUnavailable({ message: `The ${assetCode} price source is unavailable` })
+            refused.set(assetCode, result.failure._tag === "StablecoinOffPeg" ? `The ${assetCode} price is off its 1 USD peg` : priceRefusal(assetCode, result.failure))
+          } else return yield* new PaymentBackendUnavailable({ message: priceRefusal(assetCode, result.failure) })
         }
         if (refused.size > 0) {
           methods = methods.filter((method) => !refused.has(method.assetCode))

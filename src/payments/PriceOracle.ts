@@ -12,6 +12,7 @@ import {
   type PriceSource,
   ppmAsPercent,
   priceToMicros,
+  type RefusalCause,
   type SourceLeftOut,
   type SourcePrice,
   stablecoinSources,
@@ -20,7 +21,8 @@ import {
 
 export { priceToMicros }
 
-export class PriceUnavailable extends Data.TaggedError("PriceUnavailable")<{ readonly reason: string }> {}
+/** No price: `unavailable`, too few sources answered; `disagree`, too few of the answers agree. */
+export class PriceUnavailable extends Data.TaggedError("PriceUnavailable")<{ readonly reason: string; readonly cause?: RefusalCause }> {}
 
 /** A stablecoin whose price sources put it further from 1 USD than CHECKOUT_STABLECOIN_DEPEG_THRESHOLD allows. */
 export class StablecoinOffPeg extends Data.TaggedError("StablecoinOffPeg")<{ readonly assetCode: string; readonly reason: string }> {}
@@ -57,6 +59,126 @@ const par = (assetCode: string, measurement?: PriceMeasurement): PriceQuote => (
 
 const fixedBtc = (micros: bigint): PriceQuote => ({ assetCode: "BTC", usdMicros: micros, basis: "fixed", spreadPpm: 0n, sources: [], leftOut: [] })
 
+type PriceSettings = AppConfig["Service"]["price"]
+type Measure = (asset: PricedAsset) => Effect.Effect<PriceMeasurement, PriceUnavailable>
+
+/** Each asset's sources: BTC's always, the stablecoins' only with the peg guard on. */
+const configuredSources = (price: PriceSettings): Record<PricedAsset, ReadonlyArray<PriceSource>> => {
+  const single = price.url === undefined ? undefined : { url: price.url, jsonPath: price.jsonPath, timestampPath: price.timestampPath }
+  const guarded = price.stablecoin.depegThresholdPpm !== undefined
+  return {
+    BTC: btcSources(price.sources, single),
+    USDT: guarded ? stablecoinSources(price.stablecoin.sources, "USDT") : [],
+    USDC: guarded ? stablecoinSources(price.stablecoin.sources, "USDC") : []
+  }
+}
+
+/** One source's answer body, within the time-out; a non-2xx answer or none is why it is left out. */
+const fetchBody = (client: HttpClient.HttpClient, source: PriceSource, timeoutMs: number): Effect.Effect<unknown, SourceLeftOut> =>
+  client.get(source.url, { headers: { accept: "application/json" } }).pipe(
+    Effect.flatMap((response) => response.json),
+    Effect.timeoutOrElse({
+      duration: Duration.millis(timeoutMs),
+      orElse: () => Effect.fail({ source: source.name, reason: `did not answer within ${timeoutMs} ms` })
+    }),
+    Effect.catchTag("HttpClientError", (error) =>
+      Effect.fail({
+        source: source.name,
+        reason: error.response === undefined ? `failed: ${error.message}` : `answered ${error.response.status}`
+      }))
+  )
+
+/** When the source says its price was observed (ISO), or why it is left out: no timestamp, or too old. */
+const observedAtOf = (source: PriceSource, body: unknown, maxAgeSeconds: number): Effect.Effect<string | null, SourceLeftOut> =>
+  Effect.gen(function*() {
+    if (source.timestampPath === undefined) return null
+    const stamp = timestampMillis(at(body, source.timestampPath))
+    const now = yield* Clock.currentTimeMillis
+    if (stamp === undefined) return yield* Effect.fail({ source: source.name, reason: `no timestamp at ${source.timestampPath}` })
+    if (now - stamp > maxAgeSeconds * 1000) {
+      return yield* Effect.fail({ source: source.name, reason: `stale: its price is ${Math.round((now - stamp) / 1000)} s old` })
+    }
+    return new Date(stamp).toISOString()
+  })
+
+/** One source's fresh price, or why it is left out. */
+const sourceAsker = (client: HttpClient.HttpClient, price: PriceSettings) => (source: PriceSource): Effect.Effect<SourcePrice, SourceLeftOut> =>
+  Effect.gen(function*() {
+    const body = yield* fetchBody(client, source, price.timeoutMs)
+    const micros = priceToMicros(at(body, source.jsonPath))
+    if (micros === undefined) return yield* Effect.fail({ source: source.name, reason: `no price at ${source.jsonPath}` })
+    const observedAt = yield* observedAtOf(source, body, price.maxAgeSeconds)
+    return { source: source.name, usdMicros: micros, observedAt }
+  })
+
+/** An asset's sources asked in parallel and aggregated (median, outliers left out, quorum, spread). */
+const measurer = (
+  sourcesOf: Record<PricedAsset, ReadonlyArray<PriceSource>>,
+  ask: ReturnType<typeof sourceAsker>,
+  price: PriceSettings
+): Measure =>
+(asset) =>
+  Effect.gen(function*() {
+    const sources = sourcesOf[asset]
+    const results = yield* Effect.forEach(sources, (source) => Effect.result(ask(source)), { concurrency: "unbounded" })
+    const answers = results.flatMap((result) => (Result.isSuccess(result) ? [result.success] : []))
+    const leftOut = results.flatMap((result) => (Result.isFailure(result) ? [result.failure] : []))
+    const quorum = price.quorum ?? (sources.length >= 2 ? 2 : 1)
+    const outcome = aggregate(answers, leftOut, quorum, BigInt(price.maxDeviationPpm))
+    if (outcome._tag === "Refused") return yield* new PriceUnavailable({ reason: `${asset}: ${outcome.reason}`, cause: outcome.cause })
+    return outcome.measurement
+  })
+
+/**
+ * Each asset's measurement kept for 30 seconds; a stale one is refreshed by a single flight
+ * (requests that find it stale wait for one measurement and share it). A failure is not cached.
+ */
+const cachedMeasurements = (measure: Measure): Effect.Effect<Measure> =>
+  Effect.gen(function*() {
+    const cache = yield* Ref.make(new Map<PricedAsset, { readonly measurement: PriceMeasurement; readonly fetchedAt: number }>())
+    const refreshing: Record<PricedAsset, Semaphore.Semaphore> = {
+      BTC: yield* Semaphore.make(1),
+      USDT: yield* Semaphore.make(1),
+      USDC: yield* Semaphore.make(1)
+    }
+    const cached = (asset: PricedAsset) =>
+      Effect.gen(function*() {
+        const entry = (yield* Ref.get(cache)).get(asset)
+        const now = yield* Clock.currentTimeMillis
+        return entry !== undefined && now - entry.fetchedAt < CACHE_MILLIS ? entry.measurement : undefined
+      })
+    const refresh = (asset: PricedAsset) =>
+      Effect.gen(function*() {
+        const measurement = yield* measure(asset)
+        const fetchedAt = yield* Clock.currentTimeMillis
+        yield* Ref.update(cache, (entries) => new Map(entries).set(asset, { measurement, fetchedAt }))
+        return measurement
+      })
+    return (asset) =>
+      Effect.flatMap(cached(asset), (fresh) =>
+        fresh !== undefined
+          ? Effect.succeed(fresh)
+          : refreshing[asset].withPermits(1)(Effect.flatMap(cached(asset), (again) => (again !== undefined ? Effect.succeed(again) : refresh(asset)))))
+  })
+
+/** A stablecoin at par: unchecked without the peg guard, else only while its sources put it within the threshold of 1 USD. */
+const stablecoinQuoter = (guard: number | undefined, measured: Measure) =>
+  Effect.fnUntraced(function*(assetCode: "USDT" | "USDC") {
+    if (guard === undefined) return par(assetCode)
+    const measurement = yield* measured(assetCode)
+    const distance = measurement.usdMicros > STABLECOIN_MICROS ? measurement.usdMicros - STABLECOIN_MICROS : STABLECOIN_MICROS - measurement.usdMicros
+    // One USD is 10^6 micro-dollars: the distance in micro-dollars is the distance from the peg in ppm.
+    if (distance > BigInt(guard)) {
+      return yield* new StablecoinOffPeg({
+        assetCode,
+        reason: `${assetCode} is at ${microsText(measurement.usdMicros)} USD by its price sources, ${ppmAsPercent(distance)} from 1 USD (at most ${
+          ppmAsPercent(BigInt(guard))
+        } allowed)`
+      })
+    }
+    return par(assetCode, measurement)
+  })
+
 /** USD price of one whole unit of an asset. Stablecoins quote 1:1 (checked against their sources when the peg guard is on). */
 export class PriceOracle extends Context.Service<PriceOracle, {
   readonly quote: (assetCode: string) => Effect.Effect<PriceQuote, PriceUnavailable | StablecoinOffPeg>
@@ -77,8 +199,9 @@ export class PriceOracle extends Context.Service<PriceOracle, {
    * BTC from HTTP JSON sources (CHECKOUT_PRICE_URLS and the single CHECKOUT_PRICE_URL), asked in
    * parallel through Effect's HttpClient, each with the time-out (non-2xx answers are errors; the
    * time-out interrupts the request) and a staleness limit on the source's own timestamp (a stale
-   * answer is left out). The quote is the median of the fresh answers, refused when fewer than the
-   * quorum answered or when they spread more than CHECKOUT_PRICE_MAX_DEVIATION. Each asset's
+   * answer is left out). The quote is the median of the fresh answers; with three or more, one
+   * further than CHECKOUT_PRICE_MAX_DEVIATION from the median of the others is left out. Refused
+   * when fewer than the quorum answered or agree, or when they spread more than that. Each asset's
    * measurement is cached for 30 seconds and refreshed by one request at a time (a failure is not
    * cached: the next request tries again). Stablecoins quote 1:1; with
    * CHECKOUT_STABLECOIN_DEPEG_THRESHOLD their own sources must put them within it of 1 USD.
@@ -89,100 +212,12 @@ export class PriceOracle extends Context.Service<PriceOracle, {
     Effect.gen(function*() {
       const { env, price } = yield* AppConfig
       const client = HttpClient.filterStatusOk(yield* HttpClient.HttpClient)
-      const single = price.url === undefined ? undefined : { url: price.url, jsonPath: price.jsonPath, timestampPath: price.timestampPath }
-      const guard = price.stablecoin.depegThresholdPpm
-      const sourcesOf: Record<PricedAsset, ReadonlyArray<PriceSource>> = {
-        BTC: btcSources(price.sources, single),
-        USDT: guard === undefined ? [] : stablecoinSources(price.stablecoin.sources, "USDT"),
-        USDC: guard === undefined ? [] : stablecoinSources(price.stablecoin.sources, "USDC")
-      }
-      const maxDeviationPpm = BigInt(price.maxDeviationPpm)
+      const sourcesOf = configuredSources(price)
+      const measured = yield* cachedMeasurements(measurer(sourcesOf, sourceAsker(client, price), price))
+      const quoteStablecoin = stablecoinQuoter(price.stablecoin.depegThresholdPpm, measured)
       const fixedRate = usdStringToMicros(price.fixedBtcUsd) ?? 65_000_000_000n
-
-      /** One source's fresh price, or why it is left out. */
-      const ask = (source: PriceSource): Effect.Effect<SourcePrice, SourceLeftOut> =>
-        Effect.gen(function*() {
-          const body = yield* client.get(source.url, { headers: { accept: "application/json" } }).pipe(
-            Effect.flatMap((response) => response.json),
-            Effect.timeoutOrElse({
-              duration: Duration.millis(price.timeoutMs),
-              orElse: () => Effect.fail({ source: source.name, reason: `did not answer within ${price.timeoutMs} ms` })
-            }),
-            Effect.catchTag("HttpClientError", (error) =>
-              Effect.fail({
-                source: source.name,
-                reason: error.response === undefined ? `failed: ${error.message}` : `answered ${error.response.status}`
-              }))
-          )
-          const micros = priceToMicros(at(body, source.jsonPath))
-          if (micros === undefined) return yield* Effect.fail({ source: source.name, reason: `no price at ${source.jsonPath}` })
-          let observedAt: string | null = null
-          if (source.timestampPath !== undefined) {
-            const stamp = timestampMillis(at(body, source.timestampPath))
-            const now = yield* Clock.currentTimeMillis
-            if (stamp === undefined) return yield* Effect.fail({ source: source.name, reason: `no timestamp at ${source.timestampPath}` })
-            if (now - stamp > price.maxAgeSeconds * 1000) {
-              return yield* Effect.fail({ source: source.name, reason: `stale: its price is ${Math.round((now - stamp) / 1000)} s old` })
-            }
-            observedAt = new Date(stamp).toISOString()
-          }
-          return { source: source.name, usdMicros: micros, observedAt }
-        })
-
-      const measure = (asset: PricedAsset) =>
-        Effect.gen(function*() {
-          const sources = sourcesOf[asset]
-          const results = yield* Effect.forEach(sources, (source) => Effect.result(ask(source)), { concurrency: "unbounded" })
-          const answers = results.flatMap((result) => (Result.isSuccess(result) ? [result.success] : []))
-          const leftOut = results.flatMap((result) => (Result.isFailure(result) ? [result.failure] : []))
-          const quorum = price.quorum ?? (sources.length >= 2 ? 2 : 1)
-          const outcome = aggregate(answers, leftOut, quorum, maxDeviationPpm)
-          if (outcome._tag === "Refused") return yield* new PriceUnavailable({ reason: `${asset}: ${outcome.reason}` })
-          return outcome.measurement
-        })
-
-      const cache = yield* Ref.make(new Map<PricedAsset, { readonly measurement: PriceMeasurement; readonly fetchedAt: number }>())
-      const refreshing: Record<PricedAsset, Semaphore.Semaphore> = {
-        BTC: yield* Semaphore.make(1),
-        USDT: yield* Semaphore.make(1),
-        USDC: yield* Semaphore.make(1)
-      }
-      const cached = (asset: PricedAsset) =>
-        Effect.gen(function*() {
-          const entry = (yield* Ref.get(cache)).get(asset)
-          const now = yield* Clock.currentTimeMillis
-          return entry !== undefined && now - entry.fetchedAt < CACHE_MILLIS ? entry.measurement : undefined
-        })
-      const refresh = (asset: PricedAsset) =>
-        Effect.gen(function*() {
-          const measurement = yield* measure(asset)
-          const fetchedAt = yield* Clock.currentTimeMillis
-          yield* Ref.update(cache, (entries) => new Map(entries).set(asset, { measurement, fetchedAt }))
-          return measurement
-        })
-      // Single flight: requests that find the cache stale wait for one measurement and share it.
-      const measured = (asset: PricedAsset) =>
-        Effect.flatMap(cached(asset), (fresh) =>
-          fresh !== undefined
-            ? Effect.succeed(fresh)
-            : refreshing[asset].withPermits(1)(Effect.flatMap(cached(asset), (again) => (again !== undefined ? Effect.succeed(again) : refresh(asset)))))
-
       const quote = Effect.fnUntraced(function*(assetCode: string) {
-        if (isStablecoin(assetCode)) {
-          if (guard === undefined) return par(assetCode)
-          const measurement = yield* measured(assetCode)
-          const distance = measurement.usdMicros > STABLECOIN_MICROS ? measurement.usdMicros - STABLECOIN_MICROS : STABLECOIN_MICROS - measurement.usdMicros
-          // One USD is 10^6 micro-dollars: the distance in micro-dollars is the distance from the peg in ppm.
-          if (distance > BigInt(guard)) {
-            return yield* new StablecoinOffPeg({
-              assetCode,
-              reason: `${assetCode} is at ${microsText(measurement.usdMicros)} USD by its price sources, ${ppmAsPercent(distance)} from 1 USD (at most ${
-                ppmAsPercent(BigInt(guard))
-              } allowed)`
-            })
-          }
-          return par(assetCode, measurement)
-        }
+        if (isStablecoin(assetCode)) return yield* quoteStablecoin(assetCode)
         if (assetCode !== "BTC") return yield* new PriceUnavailable({ reason: `no price for ${assetCode}` })
         if (sourcesOf.BTC.length === 0) {
           if (env === "production") return yield* new PriceUnavailable({ reason: "CHECKOUT_PRICE_URLS (or CHECKOUT_PRICE_URL) is not configured" })

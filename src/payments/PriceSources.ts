@@ -106,10 +106,11 @@ export interface SourcePrice {
   readonly observedAt: string | null
 }
 
-/** A source that was asked and left out, and why. */
+/** A source that was asked and left out, and why (with its price when it answered one: an outlier). */
 export interface SourceLeftOut {
   readonly source: string
   readonly reason: string
+  readonly usdMicros?: bigint
 }
 
 /** What an asset's sources said: the median of the fresh answers, their spread, who answered and who did not. */
@@ -143,29 +144,87 @@ export const ppmAsPercent = (ppm: bigint) => `${formatAtomic(ppm, 4)}%`
 /** Micro-dollars as a decimal USD text with 6 decimals. */
 export const microsText = (micros: bigint) => formatAtomic(micros, 6)
 
+/** Why no quote: too few answers (`unavailable`), or answers that do not agree (`disagree`). */
+export type RefusalCause = "unavailable" | "disagree"
+
+export type Aggregate =
+  | { readonly _tag: "Quoted"; readonly measurement: PriceMeasurement }
+  | { readonly _tag: "Refused"; readonly cause: RefusalCause; readonly reason: string }
+
+/** How far `value` is from `center`, in parts per million, rounded up. */
+const deviationPpm = (value: bigint, center: bigint): bigint => {
+  const distance = value > center ? value - center : center - value
+  return (distance * PPM + center - 1n) / center
+}
+
+/** Each answer's distance from the median of the others, in ppm. */
+const deviationsFromOthers = (answers: ReadonlyArray<SourcePrice>) =>
+  answers.map((answer, index) => {
+    const others = median(answers.filter((_, other) => other !== index).map((entry) => entry.usdMicros))
+    return { answer, others, deviation: deviationPpm(answer.usdMicros, others) }
+  })
+
 /**
- * The median of the answers, or why there is none: fewer than `quorum` answers, or answers that
- * spread more than `maxDeviationPpm` around their median (one of them is wrong; which one cannot
- * be told from the answers alone, so nothing is quoted).
+ * With three or more answers, the ones left out as outliers, each with its price: while at least
+ * three remain, the answer furthest from the median of the others, when that is beyond
+ * `maxDeviationPpm`. One at a time, since a liar pulls the others' median too (of three answers
+ * the median of two is their mean). With two, which one is wrong cannot be told, so none is.
+ */
+export const outliers = (answers: ReadonlyArray<SourcePrice>, maxDeviationPpm: bigint): ReadonlyArray<SourceLeftOut> => {
+  const left: Array<SourceLeftOut> = []
+  let remaining = answers
+  while (remaining.length >= 3) {
+    const worst = deviationsFromOthers(remaining).reduce((a, b) => (b.deviation > a.deviation ? b : a))
+    if (worst.deviation <= maxDeviationPpm) break
+    left.push({
+      source: worst.answer.source,
+      usdMicros: worst.answer.usdMicros,
+      reason: `answered ${microsText(worst.answer.usdMicros)}, ${ppmAsPercent(worst.deviation)} from the median of the others (${microsText(worst.others)}; at most ${
+        ppmAsPercent(maxDeviationPpm)
+      })`
+    })
+    remaining = remaining.filter((answer) => answer !== worst.answer)
+  }
+  return left
+}
+
+const answeredText = (answers: ReadonlyArray<SourcePrice>) => answers.map((answer) => `${answer.source} ${microsText(answer.usdMicros)}`).join(", ")
+
+/**
+ * The median of the answers, or why there is none. Outliers (see `outliers`) are left out first;
+ * then fewer than `quorum` answers in all is `unavailable`, fewer than `quorum` agreeing ones, or
+ * agreeing ones that still spread more than `maxDeviationPpm`, is `disagree`.
  */
 export const aggregate = (
   answers: ReadonlyArray<SourcePrice>,
   leftOut: ReadonlyArray<SourceLeftOut>,
   quorum: number,
   maxDeviationPpm: bigint
-): { readonly _tag: "Quoted"; readonly measurement: PriceMeasurement } | { readonly _tag: "Refused"; readonly reason: string } => {
+): Aggregate => {
   const whyNot = leftOut.map((entry) => `${entry.source}: ${entry.reason}`).join("; ")
   if (answers.length < quorum || answers.length === 0) {
-    return { _tag: "Refused", reason: `${answers.length} of ${answers.length + leftOut.length} price sources answered, ${quorum} needed${whyNot === "" ? "" : ` (${whyNot})`}` }
+    return {
+      _tag: "Refused",
+      cause: "unavailable",
+      reason: `${answers.length} of ${answers.length + leftOut.length} price sources answered, ${quorum} needed${whyNot === "" ? "" : ` (${whyNot})`}`
+    }
   }
-  const values = answers.map((answer) => answer.usdMicros)
+  const outlying = outliers(answers, maxDeviationPpm)
+  const agreeing = answers.filter((answer) => !outlying.some((outlier) => outlier.source === answer.source))
+  if (agreeing.length < quorum || agreeing.length === 0) {
+    return { _tag: "Refused", cause: "disagree", reason: `fewer than ${quorum} price sources agree (${answeredText(answers)})` }
+  }
+  const values = agreeing.map((answer) => answer.usdMicros)
   const center = median(values)
   const spread = spreadPpm(values, center)
   if (spread > maxDeviationPpm) {
-    const list = answers.map((answer) => `${answer.source} ${microsText(answer.usdMicros)}`).join(", ")
-    return { _tag: "Refused", reason: `the price sources disagree by ${ppmAsPercent(spread)}, more than ${ppmAsPercent(maxDeviationPpm)} (${list})` }
+    return {
+      _tag: "Refused",
+      cause: "disagree",
+      reason: `the price sources disagree by ${ppmAsPercent(spread)}, more than ${ppmAsPercent(maxDeviationPpm)} (${answeredText(agreeing)})`
+    }
   }
-  return { _tag: "Quoted", measurement: { usdMicros: center, spreadPpm: spread, sources: answers, leftOut } }
+  return { _tag: "Quoted", measurement: { usdMicros: center, spreadPpm: spread, sources: agreeing, leftOut: [...leftOut, ...outlying] } }
 }
 
 /** A decimal price (number or string) as micro-dollars, truncated to 6 decimals. */

@@ -52,13 +52,24 @@ export const isLoopbackHost = (hostname: string): boolean => {
   return ipaddr.isValid(host) && ipaddr.process(host).range() === "loopback"
 }
 
+// C0 controls and DEL, raw or percent-encoded: the URL parser silently drops a raw TAB, CR or LF
+// and keeps an encoded one, so the stored text and the URL contacted would differ.
+// eslint-disable-next-line no-control-regex -- matching control characters is the point
+const RAW_CONTROL = /[\u0000-\u001f\u007f]/
+const ENCODED_CONTROL = /%(?:[01][0-9a-f]|7f)/i
+
+export const hasControlCharacter = (text: string): boolean => RAW_CONTROL.test(text) || ENCODED_CONTROL.test(text)
+
+const CONTROL_CHARACTER_PROBLEM = "url must not contain control characters (CR, LF, TAB, NUL, ...), raw or percent-encoded"
+
 /**
- * Save-time rules of a webhook URL: HTTPS, or HTTP for loopback development addresses when
- * allowed; no credentials; no fragment; a literal IP address must be one that may be contacted.
+ * Save-time rules of a webhook URL: no control characters; HTTPS, or HTTP for loopback development
+ * addresses when allowed; no credentials; no fragment; a literal IP address must be one that may be contacted.
  * Returns the problem, or undefined when the URL is fine. The WHATWG parser has already turned
  * decimal, octal, hex and short IPv4 forms into dotted quads, so they are judged like any literal.
  */
 export const urlProblem = (text: string, allowLoopback: boolean): UrlProblem | undefined => {
+  if (hasControlCharacter(text)) return CONTROL_CHARACTER_PROBLEM
   let url: URL
   try {
     url = new URL(text)

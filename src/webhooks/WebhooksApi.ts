@@ -25,7 +25,10 @@ export const WebhooksGroup = HttpApiGroup.make("webhooks")
     HttpApiEndpoint.put("putSettings", "/api/dashboard/webhook-settings", {
       payload: Schema.Struct({
         url: Schema.NullOr(text(2048)).annotate({ message: "must be a string or null" }).annotateKey({ messageMissingKey: "is required" }),
-        enabledEvents: Schema.optionalKey(Schema.Array(EventName).annotate({ message: "must be an array" }))
+        enabledEvents: Schema.optionalKey(Schema.Array(EventName).annotate({ message: "must be an array" })),
+        hasSecret: Schema.optionalKey(
+          Schema.Boolean.annotate({ message: "must be a boolean", description: "Read-only: a PUT may send back the value a GET answered" })
+        )
       }).annotate({ message: "must be a JSON object" }),
       success: SettingsView,
       error: BadRequest

@@ -8,6 +8,8 @@ import { WebhookDispatcher } from "./WebhookDispatcher.ts"
 import { WEBHOOK_EVENTS } from "./WebhookEvents.ts"
 import { WebhookSettings } from "./WebhookSettings.ts"
 
+const HAS_SECRET_READ_ONLY = "hasSecret is read-only and cannot be changed here: POST /api/dashboard/webhook-settings/secret creates or rotates the secret"
+
 export const WebhooksHttpLive = HttpApiBuilder.group(checkoutApi(WebhooksGroup), "webhooks", (handlers) =>
   Effect.gen(function*() {
     const settings = yield* WebhookSettings
@@ -15,17 +17,22 @@ export const WebhooksHttpLive = HttpApiBuilder.group(checkoutApi(WebhooksGroup),
     return handlers
       .handle("getSettings", () => Effect.flatMap(CurrentMerchant, (merchant) => settings.get(merchant.merchantId)))
       .handle("putSettings", ({ payload }) =>
-        Effect.flatMap(CurrentMerchant, (merchant) =>
-          settings.save(merchant.merchantId, payload.url, payload.enabledEvents ?? WEBHOOK_EVENTS).pipe(
+        Effect.gen(function*() {
+          const merchant = yield* CurrentMerchant
+          // What a GET answered may come back as it was: hasSecret is read-only, not refused.
+          if (payload.hasSecret !== undefined && payload.hasSecret !== (yield* settings.get(merchant.merchantId)).hasSecret) {
+            return yield* new BadRequest({ error: HAS_SECRET_READ_ONLY })
+          }
+          return yield* settings.save(merchant.merchantId, payload.url, payload.enabledEvents ?? WEBHOOK_EVENTS).pipe(
             Effect.catchTag("InvalidWebhookUrl", (invalid) => Effect.fail(new BadRequest({ error: invalid.reason })))
-          )))
+          )
+        }))
       .handle("sendTest", () => Effect.flatMap(CurrentMerchant, (merchant) => dispatcher.sendTest(merchant.merchantId)))
       .handle("rotateSecret", () => Effect.flatMap(CurrentMerchant, (merchant) => Effect.map(settings.rotateSecret(merchant.merchantId), (secret) => ({ secret }))))
       .handle("listDeliveries", ({ query }) =>
         Effect.flatMap(CurrentMerchant, (merchant) =>
           dispatcher.list(merchant.merchantId, { ...query, limit: query.limit === undefined ? undefined : Number(query.limit) }).pipe(
-            Effect.catchTag("InvalidCursor", () =>
-              Effect.fail(new BadRequest({ error: "cursor is invalid" })))
+            Effect.catchTag("InvalidCursor", () => Effect.fail(new BadRequest({ error: "cursor is invalid" })))
           )))
       .handle("redeliver", ({ params }) =>
         Effect.flatMap(CurrentMerchant, (merchant) =>

@@ -91,6 +91,32 @@ describe.skipIf(serverUrl === undefined)("statement errors on PostgreSQL", () =>
     }
   })
 
+  it("every 503 after a cut carries Retry-After, the first \"Account status cannot be verified\" answers included", async () => {
+    await proxy.cut()
+    try {
+      const answers = []
+      for (let i = 0; i < 3; i++) {
+        answers.push(await merchant.api(`/api/checkout/invoices/${invoiceId}?userId=${merchant.merchantId}`))
+        answers.push(await merchant.api(`/api/checkout/invoices/${invoiceId}`))
+        answers.push(await merchant.dashboard(`/api/users/${merchant.merchantId}/checkout-api-keys`))
+        answers.push(await publicStatus())
+      }
+      expect(answers.some((answer) => answer.body.error === "Account status cannot be verified; retry after recovery")).toBe(true)
+      for (const answer of answers) {
+        expect(answer.status).toBe(503)
+        expect(answer.headers.get("retry-after"), answer.body.error).toMatch(/^[1-9]\d*$/)
+      }
+    } finally {
+      await proxy.restore()
+    }
+    let recovered = false
+    for (let attempt = 0; attempt < 60 && !recovered; attempt++) {
+      recovered = (await publicStatus()).status === 200
+      if (!recovered) await new Promise((resolve) => setTimeout(resolve, 250))
+    }
+    expect(recovered).toBe(true)
+  }, 60_000)
+
   it("a cut connection still makes the service unavailable (503), and it recovers by itself", async () => {
     await proxy.cut()
     const answers = [

@@ -147,6 +147,26 @@ describe("API key management", () => {
     expect((await publicRequest(app.baseUrl, `/api/users/${victim.userId}/checkout-api-keys`, json("GET", undefined, bearer(victim.token)))).status).toBe(200)
   })
 
+  it("counts a stray userId query (own id, nobody's id, malformed, empty) as no probe; another existing account's id as one", async () => {
+    const caller = await signUp()
+    const victim = await signUp()
+    const created = await publicRequest(app.baseUrl, `/api/users/${caller.userId}/checkout-api-key`, json("POST", { label: "k" }, bearer(caller.token)))
+    const key = { "x-api-key": created.body.rawKey as string }
+    const invoice = `/api/checkout/invoices/${crypto.randomUUID()}`
+    const strays = [caller.userId, caller.userId.toUpperCase(), "zzz", "", "%ZZ", crypto.randomUUID(), "00000000-0000-0000-0000-000000000000"]
+    for (const value of strays) {
+      for (const field of ["userId", "user_id"]) {
+        const answer = await publicRequest(app.baseUrl, `${invoice}?${field}=${value}`, json("GET", undefined, key))
+        expect(answer.status, `${field}=${value}`).toBe(400)
+      }
+    }
+    expect((await publicRequest(app.baseUrl, invoice, json("GET", undefined, key))).status).toBe(404)
+    expect((await publicRequest(app.baseUrl, `/api/users/${caller.userId}/checkout-api-keys`, json("GET", undefined, bearer(caller.token)))).status).toBe(200)
+    // Another existing account's id is a probe: three (this suite's threshold) disable the caller.
+    for (let i = 0; i < 3; i++) await publicRequest(app.baseUrl, `${invoice}?userId=${victim.userId}`, json("GET", undefined, key))
+    expect(await publicRequest(app.baseUrl, invoice, json("GET", undefined, key))).toMatchObject({ status: 403, body: { error: "Forbidden" } })
+  })
+
   it("refuses cookie-authenticated writes without the session's CSRF token, and takes them with it", async () => {
     const response = await publicRequest(app.baseUrl, "/api/auth/signup", json("POST", { email: `${crypto.randomUUID()}@example.com`, password: "correct horse battery" }))
     const cookies = response.headers.getSetCookie()

@@ -8,8 +8,10 @@ let development: TestApp
 
 beforeAll(async () => {
   const watchBaseOnly = { CHECKOUT_RPC_URL_BASE: "http://127.0.0.1:9" }
-  ;[production, development] = await Promise.all([startTestApp({ env: "production" }, watchBaseOnly), startTestApp({}, watchBaseOnly)])
-})
+  // One after the other: two embedded databases starting at once on a busy machine doubled the wait.
+  production = await startTestApp({ env: "production" }, watchBaseOnly)
+  development = await startTestApp({}, watchBaseOnly)
+}, 240_000)
 afterAll(async () => {
   await production?.close()
   await development?.close()

@@ -96,6 +96,45 @@ describe("webhook settings", () => {
     expect((await merchant.api("/api/dashboard/webhook-settings")).status).toBe(403)
     expect((await merchant.api("/api/dashboard/webhook-settings/secret", { method: "POST" })).status).toBe(403)
   })
+
+  it("round-trip: a PUT of what the GET answered is accepted; a changed hasSecret is refused as read-only", async () => {
+    const merchant = await harness.newMerchant()
+    const put = (body: unknown) => merchant.dashboard("/api/dashboard/webhook-settings", { method: "PUT", body })
+    const fresh = await merchant.dashboard("/api/dashboard/webhook-settings")
+    expect(await put(fresh.body)).toMatchObject({ status: 200, body: fresh.body })
+    await put({ url: "https://hooks.example.com/round", enabledEvents: ["invoice_confirmed"] })
+    await merchant.dashboard("/api/dashboard/webhook-settings/secret", { method: "POST" })
+    const read = await merchant.dashboard("/api/dashboard/webhook-settings")
+    expect(read.body.hasSecret).toBe(true)
+    expect(await put(read.body)).toMatchObject({ status: 200, body: read.body })
+    expect(await put({ ...read.body, hasSecret: false })).toMatchObject({
+      status: 400,
+      body: { error: "hasSecret is read-only and cannot be changed here: POST /api/dashboard/webhook-settings/secret creates or rotates the secret" }
+    })
+    expect(await put({ ...read.body, hasSecret: "yes" })).toMatchObject({ status: 400 })
+  })
+
+  it("refuses URLs with control characters, raw or percent-encoded, in the host or anywhere", async () => {
+    const merchant = await harness.newMerchant()
+    const put = (body: unknown) => merchant.dashboard("/api/dashboard/webhook-settings", { method: "PUT", body })
+    const message = "url must not contain control characters (CR, LF, TAB, NUL, ...), raw or percent-encoded"
+    const hostile = [
+      "https://hooks.exa\rmple.com/x",
+      "https://hooks.example.com/x\r\nX-Injected: 1",
+      "https://hooks.example.com/\tx",
+      "https://hooks.exa%0dmple.com/x",
+      "https://hooks.example.com/x%0D%0AX-Injected:%201",
+      "https://hooks.example.com/x?a=%09",
+      "https://hooks.example.com/%00",
+      "https://hooks.example%00.com/x",
+      "https://hooks.example.com/x\u007f"
+    ]
+    for (const url of hostile) {
+      expect(await put({ url }), JSON.stringify(url)).toMatchObject({ status: 400, body: { error: message } })
+    }
+    expect((await merchant.dashboard("/api/dashboard/webhook-settings")).body.url).toBeNull()
+    expect(await put({ url: "https://hooks.example.com/x%20y" })).toMatchObject({ status: 200 })
+  })
 })
 
 describe("delivery", () => {

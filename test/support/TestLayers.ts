@@ -44,9 +44,10 @@ export const testConfig = (overrides: Partial<AppConfigShape> = {}, extraEnv: Re
     signupsPerMinute: 1_000_000,
     loginAddressAttemptsPerMinute: 1_000_000,
     role: "api" as const,
-    // PGlite starting in a loaded CI run can take longer than production's 5 s to accept a
-    // connection; the suites that test connect time-outs set their own.
-    databaseConnectTimeoutMs: 30_000,
+    // PGlite starting in a loaded CI run (two busy cores, two suites each starting apps) can take
+    // far longer than production's 5 s to accept a connection: 30 s was seen to run out. Sized to
+    // stay within the 120 s hook time-out; the suites that test connect time-outs set their own.
+    databaseConnectTimeoutMs: 100_000,
     // A production configuration always carries its secrets (parseConfig requires them).
     ...(overrides.env === "production" ? { jwtSecret: Redacted.make("test-jwt-secret-".repeat(3)), encryptionKey: Redacted.make("test-encryption-key-".repeat(3)) } : {}),
     ...overrides

@@ -67,6 +67,13 @@ describe("configuration", () => {
     expect(problems({ ...PRODUCTION, CHECKOUT_PUBLIC_URL: undefined })).toEqual([
       "CHECKOUT_PUBLIC_URL is required when CHECKOUT_ENV=production: it is the base of every paymentUrl"
     ])
+    const plainHttp =
+      "CHECKOUT_PUBLIC_URL must use https when CHECKOUT_ENV=production (http only for loopback hosts): over plain HTTP anyone on the path can swap the payer page's address"
+    expect(problems({ ...PRODUCTION, CHECKOUT_PUBLIC_URL: "http://pay.example.com" })).toEqual([plainHttp])
+    expect(problems({ ...PRODUCTION, CHECKOUT_PUBLIC_URL: "http://10.0.0.5:3000" })).toEqual([plainHttp])
+    for (const loopback of ["http://localhost:3000", "http://127.0.0.1:3000", "http://[::1]:3000"]) {
+      expect(problems({ ...PRODUCTION, CHECKOUT_PUBLIC_URL: loopback }), loopback).toEqual([])
+    }
     expect(problems({ ...PRODUCTION, DATABASE_URL: undefined })).toEqual([
       "DATABASE_URL is required when CHECKOUT_ENV=production (a PostgreSQL server); to run on the embedded database instead, set CHECKOUT_DATA_DIR explicitly"
     ])

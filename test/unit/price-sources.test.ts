@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest"
 import { parseConfig } from "../../src/config/AppConfig.ts"
-import { aggregate, btcSources, median, PRESETS, spreadPpm, stablecoinSources, timestampMillis } from "../../src/payments/PriceSources.ts"
+import { aggregate, btcSources, median, outliers, PRESETS, spreadPpm, stablecoinSources, timestampMillis } from "../../src/payments/PriceSources.ts"
 
 const answer = (source: string, usdMicros: bigint) => ({ source, usdMicros, observedAt: null })
 
@@ -28,6 +28,29 @@ describe("price aggregation", () => {
     // Exactly 1% around the median of 60 300: refused only above it.
     const edge = aggregate([answer("a", 60_000_000_000n), answer("b", 60_300_000_000n), answer("c", 60_603_000_000n)], [], 2, 10_000n)
     expect(edge).toMatchObject({ _tag: "Quoted", measurement: { usdMicros: 60_300_000_000n, spreadPpm: 10_000n } })
+  })
+
+  it("with three or more answers, leaves out one beyond the maximum deviation from the median of the others, with its price", () => {
+    const lying = aggregate([answer("a", 60_000_000_000n), answer("b", 60_100_000_000n), answer("c", 90_000_000_000n)], [], 2, 10_000n)
+    expect(lying).toMatchObject({ _tag: "Quoted", measurement: { usdMicros: 60_050_000_000n, sources: [{ source: "a" }, { source: "b" }] } })
+    if (lying._tag !== "Quoted") throw new Error("refused")
+    expect(lying.measurement.leftOut).toEqual([{ source: "c", usdMicros: 90_000_000_000n, reason: "answered 90000, 49.8752% from the median of the others (60050; at most 1%)" }])
+    // A 1.7% spread made by one source: that one is left out.
+    const spread = aggregate([answer("a", 60_000_000_000n), answer("b", 60_020_000_000n), answer("c", 61_020_000_000n)], [], 2, 10_000n)
+    expect(spread).toMatchObject({ _tag: "Quoted", measurement: { usdMicros: 60_010_000_000n, leftOut: [{ source: "c" }] } })
+    // Two answers: which one is wrong cannot be told, so none is left out.
+    expect(outliers([answer("a", 60_000_000_000n), answer("b", 90_000_000_000n)], 10_000n)).toEqual([])
+  })
+
+  it("refuses with cause disagree when fewer than the quorum agree, and unavailable when fewer answer", () => {
+    expect(aggregate([answer("a", 60_000_000_000n), answer("b", 90_000_000_000n)], [], 2, 10_000n)).toMatchObject({ _tag: "Refused", cause: "disagree" })
+    const scattered = aggregate([answer("a", 60_000_000_000n), answer("b", 63_000_000_000n), answer("c", 66_000_000_000n)], [], 2, 10_000n)
+    expect(scattered).toMatchObject({ _tag: "Refused", cause: "disagree" })
+    // Quorum 3 of 4: one outlier leaves three agreeing ones; two leave too few.
+    const four = [answer("a", 60_000_000_000n), answer("b", 60_010_000_000n), answer("c", 60_020_000_000n)]
+    expect(aggregate([...four, answer("d", 1n)], [], 3, 10_000n)).toMatchObject({ _tag: "Quoted" })
+    expect(aggregate([...four.slice(0, 2), answer("c", 90_000_000_000n), answer("d", 1n)], [], 3, 10_000n)).toMatchObject({ _tag: "Refused", cause: "disagree" })
+    expect(aggregate([answer("a", 60_000_000_000n)], [{ source: "b", reason: "answered 429" }], 2, 10_000n)).toMatchObject({ _tag: "Refused", cause: "unavailable" })
   })
 
   it("reads source timestamps as Unix seconds, milliseconds or ISO text", () => {
