@@ -1,4 +1,5 @@
 import { Data, type Effect } from "effect"
+import type { Reported, SeenTransfer } from "./Corroboration.ts"
 import type { EndpointsReport } from "./EndpointSelection.ts"
 import type { WatchedOption } from "./WatchedOptions.ts"
 
@@ -57,7 +58,7 @@ export interface PayableKeys {
 /** A chain whose unconfirmed transactions can be watched (bitcoin): 0-confirmation detection. */
 export interface MempoolSource {
   /** Unconfirmed transfers paying any of the payable keys. */
-  readonly pending: (keys: PayableKeys) => Effect.Effect<ReadonlyArray<PendingTransfer>, ChainRpcError>
+  readonly pending: (keys: PayableKeys) => Effect.Effect<Reported<PendingTransfer>, ChainRpcError>
   readonly place: (transactionHash: string) => Effect.Effect<TransactionPlace, ChainRpcError>
 }
 
@@ -69,6 +70,11 @@ export class ChainRpcError extends Data.TaggedError("ChainRpcError")<{
   /** Its Retry-After, in ms. */
   readonly retryAfterMs?: number | undefined
 }> {}
+
+/** What a scan read: up to which height, and the transfers (with their corroboration, with several endpoints). */
+export interface Scanned extends Reported<Transfer> {
+  readonly to: bigint
+}
 
 /**
  * The protocol of one chain family, as the shared watcher loop uses it: the head, a block by
@@ -83,13 +89,18 @@ export interface ChainSource {
    * Transfers of the watched tokens in blocks `from`..`to`; the source may cover less than asked
    * (a provider's range limit) and says up to which height it did.
    */
-  readonly scan: (from: bigint, to: bigint) => Effect.Effect<{ readonly to: bigint; readonly transfers: ReadonlyArray<Transfer> }, ChainRpcError>
+  readonly scan: (from: bigint, to: bigint) => Effect.Effect<Scanned, ChainRpcError>
   /** Which option (if any) a transfer to a watched key pays, given the options watched under that key. */
   readonly classify: (transfer: Pick<Transfer, "token">, entries: ReadonlyArray<WatchedOption>) => Classified
   /** Present where unconfirmed transactions are watched too. */
   readonly mempool?: MempoolSource
   /** The hash of the block at `height`, where the source can read it cheaper than `block`. */
   readonly blockHash?: (height: bigint) => Effect.Effect<string | undefined, ChainRpcError>
+  /**
+   * One transaction's transfers as this endpoint sees it (an EVM receipt, an Esplora transaction):
+   * how another endpoint's report is corroborated. Undefined when it knows no such transaction.
+   */
+  readonly transfersOf?: (transactionHash: string) => Effect.Effect<ReadonlyArray<SeenTransfer> | undefined, ChainRpcError>
   /** Present when the source reads from several endpoints: their states, to publish. */
   readonly endpoints?: Effect.Effect<EndpointsReport>
 }

@@ -1,17 +1,21 @@
 import { Clock, Effect } from "effect"
 import { ChainRpcError } from "./ChainSource.ts"
+import { type Answer, type Verdict, verdictOf } from "./Corroboration.ts"
 import {
   type EndpointsReport,
   type EndpointState,
   healthOf,
   initialStates,
   isAvailable,
+  isRefused,
+  labelOf,
   originOf,
   readOrder,
   reportOf,
   requestOrder,
   withFailure,
   withHead,
+  withRefusal,
   withSuccess
 } from "./EndpointSelection.ts"
 
@@ -19,6 +23,19 @@ import {
 export interface EndpointPool<C> {
   /** `call` on the first usable endpoint, then on the next ones while it fails (an error, a time-out, HTTP 429). */
   readonly run: <A>(call: (client: C) => Effect.Effect<A, ChainRpcError>) => Effect.Effect<A, ChainRpcError>
+  /** `run`, saying which endpoint answered (the reporter of what it read). */
+  readonly runAt: <A>(call: (client: C) => Effect.Effect<A, ChainRpcError>) => Effect.Effect<{ readonly index: number; readonly value: A }, ChainRpcError>
+  /**
+   * What endpoint `reporter` reported, asked of the others one after the other (the usable ones
+   * first) until one confirms it (Corroboration.ts). Refused when someone denied it and no one
+   * confirmed: the reporter is then counted, marked `disagreeing`, not read from for a while, and
+   * named in a warning. Unanswered when no other endpoint could tell.
+   */
+  readonly corroborate: (
+    reporter: number,
+    transactionHash: string,
+    ask: (client: C, state: EndpointState) => Effect.Effect<Answer, ChainRpcError>
+  ) => Effect.Effect<Verdict>
   /** `call` on each of the endpoints `indices` at once: the successes; the failures are recorded. */
   readonly askAll: <A>(
     indices: ReadonlyArray<number>,
@@ -61,7 +78,7 @@ export const makeEndpointPool = <C>(options: {
       message: `no usable endpoint: ${states.map((state, index) => `${originOf(state.url)} ${healthOf(states, index, maxLag)}`).join(", ")}`
     })
 
-  const run = <A>(call: (client: C) => Effect.Effect<A, ChainRpcError>): Effect.Effect<A, ChainRpcError> =>
+  const runAt = <A>(call: (client: C) => Effect.Effect<A, ChainRpcError>) =>
     Effect.gen(function*() {
       const now = yield* Clock.currentTimeMillis
       let last: ChainRpcError | undefined
@@ -70,12 +87,50 @@ export const makeEndpointPool = <C>(options: {
         if (result._tag === "Success") {
           states = withSuccess(states, index)
           inUse = index
-          return result.success
+          return { index, value: result.success }
         }
         last = result.failure
         states = withFailure(states, index, result.failure, now)
       }
       return yield* Effect.fail(last ?? noneUsable())
+    })
+
+  const run = <A>(call: (client: C) => Effect.Effect<A, ChainRpcError>): Effect.Effect<A, ChainRpcError> => Effect.map(runAt(call), (answer) => answer.value)
+
+  /**
+   * The endpoints other than `reporter` that may be asked now: the ones reads would go to first,
+   * one caught reporting a made-up transfer last (not read from, it may still confirm a real one).
+   */
+  const witnesses = (reporter: number, now: number) => {
+    const available = states.flatMap((state, index) => (isAvailable(state, now) && index !== reporter ? [index] : []))
+    const preferred = [...new Set([...readOrder(states, now, maxLag), ...available])].filter((index) => available.includes(index))
+    return [...preferred.filter((index) => !isRefused(states[index], now)), ...preferred.filter((index) => isRefused(states[index], now))]
+  }
+
+  const refuse = (reporter: number, transactionHash: string, now: number) =>
+    Effect.suspend(() => {
+      states = withRefusal(states, reporter, now)
+      return Effect.logWarning("An endpoint reported a transfer the other endpoints deny: not credited, and the endpoint is marked disagreeing").pipe(
+        Effect.annotateLogs({ network, endpoint: labelOf(states, reporter), transactionHash })
+      )
+    })
+
+  const corroborate = (reporter: number, transactionHash: string, ask: (client: C, state: EndpointState) => Effect.Effect<Answer, ChainRpcError>) =>
+    Effect.gen(function*() {
+      const now = yield* Clock.currentTimeMillis
+      const answers: Array<Answer> = []
+      for (const index of witnesses(reporter, now)) {
+        const result = yield* Effect.result(ask(clients[index], states[index]))
+        if (result._tag === "Failure") {
+          states = withFailure(states, index, result.failure, now)
+          continue
+        }
+        answers.push(result.success)
+        if (result.success === "same") break
+      }
+      const verdict = verdictOf(answers)
+      if (verdict === "refused") yield* refuse(reporter, transactionHash, now)
+      return verdict
     })
 
   const askAll = <A>(indices: ReadonlyArray<number>, call: (client: C) => Effect.Effect<A, ChainRpcError>) =>
@@ -114,6 +169,8 @@ export const makeEndpointPool = <C>(options: {
 
   return {
     run,
+    runAt,
+    corroborate,
     askAll,
     head,
     states: () => states,

@@ -20,6 +20,10 @@ export interface EndpointState {
   readonly rateLimited: boolean
   /** The height at which it gave a block hash no majority shared, until it agrees again. */
   readonly disagreesAt: bigint | undefined
+  /** Transfers it reported that the other endpoints denied (see Corroboration.ts), since the process started. */
+  readonly refusedTransfers: number
+  /** Not read from before this time (epoch ms): it reported a transfer the others denied. */
+  readonly refusedUntil: number
 }
 
 /** How a request to an endpoint failed, as far as choosing endpoints goes. */
@@ -36,7 +40,7 @@ const MAX_BACKOFF_MILLIS = 60_000
 export const backoffMillis = (failures: number): number => Math.min(1_000 * 2 ** Math.max(0, failures - 1), MAX_BACKOFF_MILLIS)
 
 export const initialStates = (urls: ReadonlyArray<string>): ReadonlyArray<EndpointState> =>
-  urls.map((url) => ({ url, head: undefined, failures: 0, lastError: undefined, retryAt: 0, rateLimited: false, disagreesAt: undefined }))
+  urls.map((url) => ({ url, head: undefined, failures: 0, lastError: undefined, retryAt: 0, rateLimited: false, disagreesAt: undefined, refusedTransfers: 0, refusedUntil: 0 }))
 
 const update = (states: ReadonlyArray<EndpointState>, index: number, change: (state: EndpointState) => EndpointState) =>
   states.map((state, at) => (at === index ? change(state) : state))
@@ -56,6 +60,16 @@ export const withFailure = (states: ReadonlyArray<EndpointState>, index: number,
     const wait = failure.retryAfterMs ?? backoffMillis(failures)
     return { ...state, head: undefined, failures, lastError: failure.message, retryAt: now + wait, rateLimited: failure.rateLimited === true }
   })
+
+/** How long an endpoint that reported a transfer the others denied is not read from. */
+export const REFUSAL_MILLIS = 10 * 60_000
+
+/** A transfer it reported was denied by the other endpoints: counted, and not read from for a while. */
+export const withRefusal = (states: ReadonlyArray<EndpointState>, index: number, now: number): ReadonlyArray<EndpointState> =>
+  update(states, index, (state) => ({ ...state, refusedTransfers: state.refusedTransfers + 1, refusedUntil: now + REFUSAL_MILLIS }))
+
+/** Within the time after a denied transfer. */
+export const isRefused = (state: EndpointState, now: number): boolean => state.refusedUntil > now
 
 /** The highest head among endpoints that answered their last head request. */
 export const highestHead = (states: ReadonlyArray<EndpointState>): bigint | undefined =>
@@ -77,7 +91,7 @@ const isAnswering = (states: ReadonlyArray<EndpointState>, index: number, now: n
 
 /** Answering, not backing off, not lagging, not in a minority: fit to read the chain from. */
 export const isUsable = (states: ReadonlyArray<EndpointState>, index: number, now: number, maxLag: bigint): boolean =>
-  isAnswering(states, index, now, maxLag) && states[index].disagreesAt === undefined
+  isAnswering(states, index, now, maxLag) && states[index].disagreesAt === undefined && !isRefused(states[index], now)
 
 /**
  * The endpoints to read from, preferred (first listed) first. With a single endpoint, always that
@@ -130,10 +144,10 @@ export const withTally = (states: ReadonlyArray<EndpointState>, height: bigint, 
 export const EndpointHealth = Schema.Literals(["healthy", "lagging", "rate_limited", "failing", "disagreeing"])
 export type EndpointHealth = typeof EndpointHealth.Type
 
-export const healthOf = (states: ReadonlyArray<EndpointState>, index: number, maxLag: bigint): EndpointHealth => {
+export const healthOf = (states: ReadonlyArray<EndpointState>, index: number, maxLag: bigint, now = Date.now()): EndpointHealth => {
   const state = states[index]
   if (state.failures > 0) return state.rateLimited ? "rate_limited" : "failing"
-  if (state.disagreesAt !== undefined) return "disagreeing"
+  if (state.disagreesAt !== undefined || isRefused(state, now)) return "disagreeing"
   return isLagging(states, index, maxLag) ? "lagging" : "healthy"
 }
 
@@ -172,6 +186,12 @@ export const EndpointReport = Schema.Struct({
   headHeight: Schema.NullOr(Schema.String).annotate({ description: "Head height it reported last (decimal string)" }),
   retryAt: Schema.NullOr(Schema.String).annotate({ description: "Not asked again before this time (Retry-After or back-off)" }),
   disagreesAt: Schema.NullOr(Schema.String).annotate({ description: "Height at which its block hash had no majority (decimal string)" }),
+  refusedTransfers: Schema.optionalKey(Schema.Number.annotate({
+    description: "Transfers it reported that the other endpoints denied (not credited), since the watcher started"
+  })),
+  refusedUntil: Schema.optionalKey(Schema.NullOr(Schema.String).annotate({
+    description: "Not read from before this time: it reported a transfer the other endpoints denied"
+  })),
   lastError: Schema.NullOr(Schema.String)
 }).annotate({ identifier: "ChainEndpoint" })
 export type EndpointReport = typeof EndpointReport.Type
@@ -188,15 +208,18 @@ export const reportOf = (
   states: ReadonlyArray<EndpointState>,
   inUse: number | undefined,
   disagreementHeight: bigint | undefined,
-  maxLag: bigint
+  maxLag: bigint,
+  now = Date.now()
 ): EndpointsReport => ({
   endpoints: states.map((state, index) => ({
     endpoint: labelOf(states, index),
-    state: healthOf(states, index, maxLag),
+    state: healthOf(states, index, maxLag, now),
     inUse: index === inUse,
     headHeight: state.head?.toString() ?? null,
     retryAt: state.failures > 0 ? new Date(state.retryAt).toISOString() : null,
     disagreesAt: state.disagreesAt?.toString() ?? null,
+    refusedTransfers: state.refusedTransfers,
+    refusedUntil: isRefused(state, now) ? new Date(state.refusedUntil).toISOString() : null,
     lastError: state.lastError === undefined ? null : cutUrls(state.lastError)
   })),
   disagreementHeight: disagreementHeight?.toString() ?? null

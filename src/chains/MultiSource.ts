@@ -1,5 +1,6 @@
 import { Clock, Effect } from "effect"
 import { type BlockHeader, type ChainSource, type MempoolSource } from "./ChainSource.ts"
+import { answerFor, type Corroborate, type ReportedTransfer } from "./Corroboration.ts"
 import { makeEndpointPool } from "./EndpointPool.ts"
 import { readOrder, type Tally, tally, voters, withTally } from "./EndpointSelection.ts"
 
@@ -77,17 +78,30 @@ export const makeMultiSource = (options: MultiSourceOptions): ChainSource => {
       return agreed
     })
 
+  /** Each transfer looked up on the endpoints other than `reporter` (one transaction lookup each, while the first asked confirms it). */
+  const corroborateFrom = (reporter: number): Corroborate => (transfers) =>
+    Effect.forEach(transfers, (transfer: ReportedTransfer) =>
+      pool.corroborate(reporter, transfer.transactionHash, (source, state) =>
+        source.transfersOf === undefined
+          ? Effect.succeed("unknown" as const)
+          : Effect.map(source.transfersOf(transfer.transactionHash), (seen) => answerFor(transfer, seen, state.head))))
+
   const scan = (from: bigint, to: bigint) =>
     Effect.gen(function*() {
       if (single) return yield* run((source) => source.scan(from, to))
       const end = yield* agreedUpTo(from, to)
       if (end < from) return { to: from - 1n, transfers: [] }
-      return yield* run((source) => source.scan(from, end))
+      const { index, value } = yield* pool.runAt((source) => source.scan(from, end))
+      return { ...value, corroborate: corroborateFrom(index) }
     })
 
   const first = sources[0]
   const mempool: MempoolSource | undefined = first.mempool === undefined ? undefined : {
-    pending: (keys) => run((source) => source.mempool!.pending(keys)),
+    pending: (keys) =>
+      single ? run((source) => source.mempool!.pending(keys)) : Effect.map(
+        pool.runAt((source) => source.mempool!.pending(keys)),
+        ({ index, value }) => ({ transfers: value.transfers, corroborate: corroborateFrom(index) })
+      ),
     place: (transactionHash) => run((source) => source.mempool!.place(transactionHash))
   }
 

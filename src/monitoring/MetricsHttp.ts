@@ -18,7 +18,7 @@ const gaugeValues = (state: ChainCursorState): ChainGaugeValues => {
     processedHeight: state.processedHeight === null ? undefined : Number(state.processedHeight),
     lagSeconds: lagSeconds(state) ?? undefined,
     lastError: state.lastError === null ? 0 : 1,
-    endpoints: report.endpoints.map((endpoint) => ({ endpoint: endpoint.endpoint, up: endpoint.state === "healthy" })),
+    endpoints: report.endpoints.map((endpoint) => ({ endpoint: endpoint.endpoint, up: endpoint.state === "healthy", refusedTransfers: endpoint.refusedTransfers ?? 0 })),
     disagreement: report.disagreementHeight === null ? 0 : 1
   }
 }

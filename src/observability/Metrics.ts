@@ -90,6 +90,24 @@ const chainGauges = {
 
 const endpointUp = chainGauge("checkout_chain_endpoint_up",
   "1 when the endpoint (its origin only) is healthy and fit to read the chain from, 0 when lagging, rate-limited, failing or in a minority")
+const refusedTransfers = seriesOf((attributes) =>
+  Metric.counter("checkout_chain_endpoint_refused_transfers_total", {
+    description: "Transfers the endpoint reported that the network's other endpoints denied (not credited), as the watcher counts them since it started",
+    attributes
+  })
+)
+// The refused counts set at the previous scrape: the counter moves by the difference (down when the watcher restarted).
+const refusedCounts = new Map<string, number>()
+
+const publishRefused = (network: string, endpoint: string, count: number) =>
+  Effect.suspend(() => {
+    const key = `${network} ${endpoint}`
+    const previous = refusedCounts.get(key)
+    refusedCounts.set(key, count)
+    // The first scrape writes the series even at 0; later ones only a change.
+    return previous === count ? Effect.void : Metric.update(refusedTransfers({ network, endpoint }), count - (previous ?? 0))
+  })
+
 const disagreement = chainGauge("checkout_chain_disagreement",
   "1 when the network's endpoints dispute a block hash with no majority (the watcher does not advance past it), else 0")
 
@@ -100,7 +118,7 @@ export interface ChainGaugeValues {
   readonly lagSeconds: number | undefined
   readonly lastError: number
   /** Each endpoint's origin and whether it is up; empty before the watcher published any. */
-  readonly endpoints: ReadonlyArray<{ readonly endpoint: string; readonly up: boolean }>
+  readonly endpoints: ReadonlyArray<{ readonly endpoint: string; readonly up: boolean; readonly refusedTransfers: number }>
   readonly disagreement: number
 }
 
@@ -132,8 +150,16 @@ export const publishDatabaseGauges = (networks: ReadonlyArray<string>, gauges: D
       yield* setOrRemove(chainGauges.lastError({ network }), values?.lastError)
       yield* setOrRemove(disagreement({ network }), values?.disagreement)
       const current = new Set(values?.endpoints.map((endpoint) => endpoint.endpoint) ?? [])
-      for (const endpoint of publishedEndpoints.get(network) ?? []) if (!current.has(endpoint)) yield* Metric.remove(endpointUp({ network, endpoint }))
-      for (const endpoint of values?.endpoints ?? []) yield* Metric.update(endpointUp({ network, endpoint: endpoint.endpoint }), endpoint.up ? 1 : 0)
+      for (const endpoint of publishedEndpoints.get(network) ?? []) {
+        if (current.has(endpoint)) continue
+        yield* Metric.remove(endpointUp({ network, endpoint }))
+        yield* Metric.remove(refusedTransfers({ network, endpoint }))
+        refusedCounts.delete(`${network} ${endpoint}`)
+      }
+      for (const endpoint of values?.endpoints ?? []) {
+        yield* Metric.update(endpointUp({ network, endpoint: endpoint.endpoint }), endpoint.up ? 1 : 0)
+        yield* publishRefused(network, endpoint.endpoint, endpoint.refusedTransfers)
+      }
       publishedEndpoints.set(network, current)
     }
   })

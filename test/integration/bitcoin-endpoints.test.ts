@@ -114,3 +114,46 @@ describe("a bitcoin watcher with several Esplora endpoints", () => {
     a.truth()
   })
 })
+
+describe("a bitcoin watcher with several Esplora endpoints: corroborated transfers", () => {
+  const newInvoice = async () => {
+    const created = await merchant.api("/api/checkout/invoices", { body: { amountUsd: 5 } })
+    const option = (created.body.paymentOptions as Array<any>).find((candidate) => candidate.network === "bitcoin")
+    return { id: created.body.id as string, address: option.destinationAddress as string, sats: BigInt(Math.round(option.quotedAmount * 1e8)) }
+  }
+  const statusOf = async (id: string) => (await merchant.api(`/api/checkout/invoices/${id}`)).body.status
+  const refusedMetric = (front: RpcFront, count: number) => `checkout_chain_endpoint_refused_transfers_total{network="bitcoin",endpoint="${front.url}"} ${count}`
+
+  /** A made-up output to one invoice's address reported by `liar`, in the block of a real payment to another. */
+  const liarReports = async (liar: RpcFront, nonce: number) => {
+    const victim = await newInvoice()
+    const payee = await newInvoice()
+    esplora.pay([{ address: payee.address, sats: payee.sats }])
+    const [blockHash] = esplora.mine(1)
+    const tx = { txid: nonce.toString(16).padStart(64, "e"), vout: [{ scriptpubkey_address: victim.address, value: Number(victim.sats) }] }
+    liar.inventTxs.push({ blockHash, tx })
+    for (let attempt = 0; attempt < 4; attempt++) await poll()
+    liar.inventTxs.length = 0
+    return { victim, payee }
+  }
+
+  it("does not credit an output only the first-listed endpoint reports, credits a real one in the same block, and marks it disagreeing", async () => {
+    esplora.mine(1)
+    await pollUntilInUse(a)
+    const { victim, payee } = await liarReports(a, 1)
+    expect(await statusOf(victim.id)).toBe("awaiting_payment")
+    expect(["payment_detected", "confirmed"]).toContain(await statusOf(payee.id))
+    expect(await endpoint(a)).toMatchObject({ state: "disagreeing", inUse: false, refusedTransfers: 1 })
+    expect(await (await fetch(`${app.baseUrl}/metrics`)).text()).toContain(refusedMetric(a, 1))
+  })
+
+  it("does not credit an output invented by the endpoint that took over after a failover", async () => {
+    a.mode = "error"
+    const { victim, payee } = await liarReports(b, 2)
+    expect(await statusOf(victim.id)).toBe("awaiting_payment")
+    expect(["payment_detected", "confirmed"]).toContain(await statusOf(payee.id))
+    expect(await endpoint(b)).toMatchObject({ state: "disagreeing", refusedTransfers: 1 })
+    expect(await (await fetch(`${app.baseUrl}/metrics`)).text()).toContain(refusedMetric(b, 1))
+    a.mode = "pass"
+  })
+})

@@ -200,3 +200,61 @@ describe("an EVM watcher with several endpoints", () => {
     a.truth()
   })
 })
+
+describe("an EVM watcher with several endpoints: corroborated transfers", () => {
+  const TRANSFER_TOPIC = "0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef"
+  const word = (value: string | bigint) => `0x${(typeof value === "bigint" ? value.toString(16) : value.slice(2).toLowerCase()).padStart(64, "0")}`
+  /** A Transfer log no node knows: the real block, a made-up transaction. */
+  const madeUpLog = (to: Address, amount: bigint, block: { blockNumber: bigint; blockHash: string }, nonce: number) => ({
+    address: USDC.toLowerCase(),
+    topics: [TRANSFER_TOPIC, word(payer), word(to)],
+    data: word(amount),
+    blockNumber: `0x${block.blockNumber.toString(16)}`,
+    blockHash: block.blockHash,
+    transactionHash: `0x${nonce.toString(16).padStart(64, "e")}`,
+    transactionIndex: "0x7",
+    logIndex: "0x70",
+    removed: false
+  })
+  const newInvoice = async () => {
+    const created = await merchant.api("/api/checkout/invoices", { body: { amountUsd: 5 } })
+    return { id: created.body.id as string, address: getAddress((created.body.paymentOptions as Array<any>)[0].destinationAddress) }
+  }
+  const statusOf = async (id: string) => (await merchant.api(`/api/checkout/invoices/${id}`)).body.status
+  const refusedMetric = (front: RpcFront, count: number) => `checkout_chain_endpoint_refused_transfers_total{network="ethereum",endpoint="${front.url}"} ${count}`
+
+  /** A made-up transfer to one invoice reported by `liar`, in the block of a real payment to another. */
+  const liarReports = async (liar: RpcFront, nonce: number) => {
+    const victim = await newInvoice()
+    const payee = await newInvoice()
+    const sent = await node.transfer(USDC, payer, payee.address, 5_000_000n)
+    liar.inventLogs.push(madeUpLog(victim.address, 5_000_000n, sent, nonce))
+    for (let attempt = 0; attempt < 4; attempt++) await poll()
+    liar.inventLogs.length = 0
+    return { victim, payee }
+  }
+
+  it("does not credit a transfer only the first-listed endpoint reports, credits a real one in the same block, and marks it disagreeing", async () => {
+    await node.mine(1)
+    await pollUntilInUse(a)
+    const { victim, payee } = await liarReports(a, 1)
+    expect(await statusOf(victim.id)).toBe("awaiting_payment")
+    expect(["payment_detected", "confirmed"]).toContain(await statusOf(payee.id))
+    expect(await endpoint(a)).toMatchObject({ state: "disagreeing", inUse: false, refusedTransfers: 1 })
+    expect(await endpoint(b)).toMatchObject({ state: "healthy", refusedTransfers: 0 })
+    const text = await metrics()
+    expect(text).toContain(refusedMetric(a, 1))
+    expect(text).toContain(refusedMetric(b, 0))
+  })
+
+  it("does not credit a transfer invented by the endpoint that took over after a failover", async () => {
+    a.mode = "error"
+    const { victim, payee } = await liarReports(b, 2)
+    expect(await statusOf(victim.id)).toBe("awaiting_payment")
+    expect(["payment_detected", "confirmed"]).toContain(await statusOf(payee.id))
+    expect(await endpoint(b)).toMatchObject({ state: "disagreeing", refusedTransfers: 1 })
+    expect(await inUse()).toBe(c.url)
+    expect(await metrics()).toContain(refusedMetric(b, 1))
+    a.mode = "pass"
+  })
+})

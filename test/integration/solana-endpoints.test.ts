@@ -199,3 +199,33 @@ describe("a Solana watcher with several endpoints", () => {
     a.lag = 0
   })
 })
+
+describe("a Solana watcher with several endpoints: corroborated transfers", () => {
+  const withReference = async () => {
+    const created = await merchant.api("/api/checkout/invoices", { body: { amountUsd: 5 } })
+    const option = (created.body.paymentOptions as Array<any>).find((candidate) => candidate.network === "solana")
+    return { id: created.body.id as string, optionId: option.id as string, reference: option.optionPayload.reference as string }
+  }
+  const statusOf = async (id: string) => (await merchant.api(`/api/checkout/invoices/${id}`)).body.status
+
+  it("does not credit a transaction only the first-listed endpoint reports, credits the real one beside it, and marks it disagreeing", async () => {
+    node.advance(1)
+    await pollUntilInUse(a)
+    const victim = await withReference()
+    const payee = await withReference()
+    const payer = newPayer()
+    const prepared = await prepare(payee.id, payee.optionId, payer)
+    const real = await sendPrepared(node, prepared.body.transaction, payer)
+    // The made-up signature: the real transaction's, with the victim's reference instead of the payee's.
+    const fake = Keypair.generate().publicKey.toBase58() + Keypair.generate().publicKey.toBase58().slice(0, 44)
+    a.inventSignatures.push({ account: "*", real, fake, from: payee.reference, to: victim.reference })
+    for (let attempt = 0; attempt < 4; attempt++) await poll()
+    a.inventSignatures.length = 0
+    expect(await statusOf(victim.id)).toBe("awaiting_payment")
+    expect(["payment_detected", "confirmed"]).toContain(await statusOf(payee.id))
+    expect(await endpoint(a)).toMatchObject({ state: "disagreeing", inUse: false, refusedTransfers: 1 })
+    expect(await (await fetch(`${app.baseUrl}/metrics`)).text()).toContain(
+      `checkout_chain_endpoint_refused_transfers_total{network="solana",endpoint="${a.url}"} 1`
+    )
+  })
+})

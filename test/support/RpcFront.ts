@@ -9,7 +9,11 @@ import type { Socket } from "node:net"
  * blocks behind the node's; `lieFrom(height)`
  * gives other hashes for the blocks at that height and above (a fork, or a node that lies). A
  * path prefix `/key/<key>` (a provider's API key) is dropped. `requests` logs what reached it (JSON-RPC
- * method names, or REST paths), misbehaving or not.
+ * method names, or REST paths), misbehaving or not. It also lies about payments on demand, honest
+ * otherwise: `inventLogs` are added to its `eth_getLogs` answers whose range covers their block;
+ * `inventTxs` add a transaction to a block's JSON pages (its raw block is then refused, so readers
+ * fall back to the pages); `inventSignatures` list a made-up signature beside a real one of an
+ * account and answer its `getTransaction` with the real transaction's, one key swapped.
  */
 export interface RpcFront {
   readonly url: string
@@ -19,6 +23,9 @@ export interface RpcFront {
   forgetful: boolean
   retryAfterSeconds: number
   lag: number
+  readonly inventLogs: Array<Json>
+  readonly inventTxs: Array<{ readonly blockHash: string; readonly tx: Json }>
+  readonly inventSignatures: Array<{ readonly account: string; readonly real: string; readonly fake: string; readonly from: string; readonly to: string }>
   readonly lieFrom: (height: number) => void
   readonly truth: () => void
   readonly close: () => Promise<void>
@@ -49,14 +56,32 @@ export const startRpcFront = async (target: string, kind: "jsonrpc" | "esplora")
     if (front.lag > 0 && calls.some((call) => call.method === "eth_getBlockByNumber" && call.params?.[0] === "latest" || call.method === "eth_blockNumber")) {
       head = Number(BigInt((await rpc({ jsonrpc: "2.0", id: 0, method: "eth_blockNumber", params: [] })).result)) - front.lag
     }
-    const forwarded = calls.map((call) =>
-      head !== undefined && call.method === "eth_getBlockByNumber" && call.params?.[0] === "latest"
+    const inventedTransaction = (call: Json) => call.method === "getTransaction" ? front.inventSignatures.find((entry) => entry.fake === call.params?.[0]) : undefined
+    const forwarded = calls.map((call) => {
+      const invented = inventedTransaction(call)
+      if (invented !== undefined) return { ...call, params: [invented.real, ...call.params.slice(1)] }
+      return head !== undefined && call.method === "eth_getBlockByNumber" && call.params?.[0] === "latest"
         ? { ...call, params: [`0x${head.toString(16)}`, ...call.params.slice(1)] }
         : call
-    )
+    })
     const answers: Array<Json> = [].concat(await rpc(forwarded))
     const fixed = answers.map((answer) => {
       const call = calls.find((candidate) => candidate.id === answer.id)
+      const invented = inventedTransaction(call ?? {})
+      if (invented !== undefined && answer.result != null) {
+        return JSON.parse(JSON.stringify(answer).replaceAll(invented.real, invented.fake).replaceAll(invented.from, invented.to))
+      }
+      if (call?.method === "getSignaturesForAddress" && Array.isArray(answer.result)) {
+        const extra = front.inventSignatures.filter((entry) => entry.account === "*" || entry.account === call.params?.[0])
+          .flatMap((entry) => answer.result.filter((info: Json) => info.signature === entry.real).map((info: Json) => ({ ...info, signature: entry.fake })))
+        if (extra.length > 0) return { ...answer, result: [...extra, ...answer.result] }
+      }
+      if (call?.method === "eth_getLogs" && Array.isArray(answer.result)) {
+        const from = BigInt(call.params[0].fromBlock)
+        const to = BigInt(call.params[0].toBlock)
+        const extra = front.inventLogs.filter((log) => BigInt(log.blockNumber) >= from && BigInt(log.blockNumber) <= to)
+        if (extra.length > 0) return { ...answer, result: [...answer.result, ...extra] }
+      }
       if (call?.method === "eth_blockNumber" && head !== undefined) return { ...answer, result: `0x${head.toString(16)}` }
       if (front.forgetful && call?.method === "getTransaction") return { ...answer, result: null }
       if (front.forgetful && call?.method === "getSignatureStatuses" && answer.result?.value !== undefined) {
@@ -81,6 +106,16 @@ export const startRpcFront = async (target: string, kind: "jsonrpc" | "esplora")
     if (front.lag > 0 && (path === "/blocks/tip/hash" || path === "/blocks/tip/height")) {
       const height = Number((await get("/blocks/tip/height")).body.toString()) - front.lag
       return path === "/blocks/tip/height" ? { status: 200, body: Buffer.from(String(height)) } : get(`/block-height/${height}`)
+    }
+    const block = /^\/block\/([0-9a-f]{64})(\/.*)?$/.exec(path)
+    const invented = block === null ? [] : front.inventTxs.filter((entry) => entry.blockHash === block[1])
+    if (invented.length > 0 && block !== null) {
+      if (block[2] === "/raw") return { status: 404, body: Buffer.from("Not Found") }
+      const answer = await get(path)
+      const json = JSON.parse(answer.body.toString())
+      if (block[2] === undefined) return { status: 200, body: Buffer.from(JSON.stringify({ ...json, tx_count: json.tx_count + invented.length })) }
+      if (block[2] === "/txs" || block[2] === "/txs/0") return { status: 200, body: Buffer.from(JSON.stringify([...json, ...invented.map((entry) => entry.tx)])) }
+      return answer
     }
     const atHeight = /^\/block-height\/(\d+)$/.exec(path)
     const lie = atHeight === null ? undefined : lieAt(Number(atHeight[1]))
@@ -137,6 +172,9 @@ export const startRpcFront = async (target: string, kind: "jsonrpc" | "esplora")
     forgetful: false,
     retryAfterSeconds: 1,
     lag: 0,
+    inventLogs: [],
+    inventTxs: [],
+    inventSignatures: [],
     lieFrom: (height) => {
       lyingFrom = height
     },

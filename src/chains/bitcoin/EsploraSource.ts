@@ -10,6 +10,7 @@ import {
   type Transfer,
   type TransactionPlace
 } from "../ChainSource.ts"
+import type { SeenTransfer } from "../Corroboration.ts"
 import { retryAfterMillis } from "../EndpointSelection.ts"
 import { parseBlockOutputs } from "./RawBlock.ts"
 
@@ -238,11 +239,26 @@ export const makeEsploraSource = (options: EsploraSourceOptions): ChainSource =>
   const mempool: MempoolSource = {
     pending: (keys) => {
       const few = keys.some(perAddressLimit + 1)
-      return few.length <= perAddressLimit ? perAddress(few) : mempoolDiff(keys)
+      return Effect.map(few.length <= perAddressLimit ? perAddress(few) : mempoolDiff(keys), (transfers) => ({ transfers }))
     },
     place: (txid) =>
       Effect.map(json<{ confirmed: boolean }>(`/tx/${txid}/status`), (status): TransactionPlace => status === undefined ? "unknown" : status.confirmed ? "mined" : "mempool")
   }
+
+  /** A transaction's outputs and the block it is in (`GET /tx/:txid` carries its status), to corroborate another endpoint. */
+  const transfersOf = (txid: string) =>
+    Effect.map(
+      json<EsploraTx & { readonly status?: { readonly confirmed: boolean; readonly block_hash?: string } }>(`/tx/${txid}`),
+      (tx): ReadonlyArray<SeenTransfer> | undefined =>
+        tx === undefined ? undefined : outputsOfTx(tx).map((output) => ({
+          transactionHash: tx.txid,
+          outputIndex: output.index,
+          token: "",
+          toAddress: output.address,
+          amountAtomic: output.value,
+          blockHash: tx.status?.confirmed === true ? tx.status.block_hash : undefined
+        }))
+    )
 
   return {
     network: NETWORK,
@@ -252,6 +268,7 @@ export const makeEsploraSource = (options: EsploraSourceOptions): ChainSource =>
     // Bitcoin options are BTC only: any output to a watched address pays its option.
     classify: (_transfer, entries) => ({ _tag: "Evidence", option: entries[0] }),
     mempool,
-    blockHash: hashAt
+    blockHash: hashAt,
+    transfersOf
   }
 }

@@ -1,6 +1,18 @@
 import { Effect } from "effect"
-import { type Address, BaseError, BlockNotFoundError, createPublicClient, http, HttpRequestError, parseAbiItem } from "viem"
+import {
+  type Address,
+  BaseError,
+  BlockNotFoundError,
+  createPublicClient,
+  type Hash,
+  http,
+  HttpRequestError,
+  parseAbiItem,
+  parseEventLogs,
+  TransactionReceiptNotFoundError
+} from "viem"
 import { type BlockHeader, type ChainSource, ChainRpcError, type Classified, type Transfer } from "../ChainSource.ts"
+import type { SeenTransfer } from "../Corroboration.ts"
 import { retryAfterMillis } from "../EndpointSelection.ts"
 import type { WatchedOption } from "../WatchedOptions.ts"
 import { positionsInTransaction } from "./LogPosition.ts"
@@ -109,6 +121,25 @@ export const makeEvmSource = (options: EvmSourceOptions): ChainSource => {
       }
     })
 
+  /** The configured tokens' Transfer logs of one transaction, from its receipt, positioned as `scan` positions them. */
+  const transfersOf = (transactionHash: string) =>
+    Effect.tryPromise({ try: () => client.getTransactionReceipt({ hash: transactionHash as Hash }), catch: (error) => error }).pipe(
+      Effect.map((receipt): ReadonlyArray<SeenTransfer> => {
+        const tokens = new Set(tokenAddresses.map((address) => address.toLowerCase()))
+        const logs = parseEventLogs({ abi: [TRANSFER], logs: receipt.logs, strict: true }).filter((log) => tokens.has(log.address.toLowerCase()))
+        const positions = positionsInTransaction(logs)
+        return logs.map((log, at) => ({
+          transactionHash: log.transactionHash.toLowerCase(),
+          outputIndex: positions[at],
+          token: log.address.toLowerCase(),
+          toAddress: log.args.to,
+          amountAtomic: log.args.value,
+          blockHash: receipt.blockHash.toLowerCase()
+        }))
+      }),
+      Effect.catch((error) => error instanceof TransactionReceiptNotFoundError ? Effect.succeed(undefined) : Effect.fail(rpcError(network, "eth_getTransactionReceipt", error)))
+    )
+
   const classify = (transfer: Pick<Transfer, "token">, entries: ReadonlyArray<WatchedOption>): Classified => {
     const option = entries.find((entry) => entry.network === network && entry.tokenContract?.toLowerCase() === transfer.token)
     if (option !== undefined) return { _tag: "Evidence", option }
@@ -125,6 +156,7 @@ export const makeEvmSource = (options: EvmSourceOptions): ChainSource => {
     head: call("eth_getBlockByNumber(latest)", () => client.getBlock({ blockTag: "latest" })).pipe(Effect.flatMap(headerOf)),
     block,
     scan,
-    classify
+    classify,
+    transfersOf
   }
 }

@@ -1,6 +1,6 @@
 import type { SignatureStatus } from "@solana/web3.js"
 import { Effect } from "effect"
-import { COMMITMENT, type SolanaClient } from "./SolanaRpc.ts"
+import { COMMITMENT, type SolanaClient } from "./SolanaCluster.ts"
 
 /** getSignatureStatuses accepts at most 256 signatures per call. */
 const STATUS_BATCH = 256

@@ -3,7 +3,7 @@ import { Duration, Effect } from "effect"
 import { ChainRpcError } from "../ChainSource.ts"
 import { makeEndpointPool } from "../EndpointPool.ts"
 import { retryAfterMillis } from "../EndpointSelection.ts"
-import { COMMITMENT, NETWORK, type SolanaClient } from "./SolanaRpc.ts"
+import { COMMITMENT, NETWORK, type SolanaClient } from "./SolanaCluster.ts"
 
 const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error)).split("\n")[0].slice(0, 300)
 
@@ -57,6 +57,10 @@ export const makeSolanaClient = (options: { readonly urls: ReadonlyArray<string>
         (answers) => (answers.length === endpoints.length ? answers.map((answer) => answer.value) : undefined)
       ),
     call: (method, run, callOptions) => pool.run((endpoint) => endpoint.call(method, run, callOptions?.timeoutMs ?? options.timeoutMs)),
+    callAt: (method, run) => Effect.map(pool.runAt((endpoint) => endpoint.call(method, run, options.timeoutMs)), ({ index, value }) => ({ reporter: index, value })),
+    several: endpoints.length > 1,
+    corroborate: (reporter, signature, ask) =>
+      pool.corroborate(reporter, signature, (endpoint, state) => ask((method, run) => endpoint.call(method, run, options.timeoutMs), state.head)),
     slot: Effect.map(pool.head((endpoint) => Effect.map(endpoint.call("getSlot", (connection) => connection.getSlot(COMMITMENT), options.timeoutMs), BigInt), (slot) => slot),
       Number),
     endpoints: Effect.sync(() => pool.report())

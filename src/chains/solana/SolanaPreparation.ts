@@ -6,9 +6,18 @@ import { remainingAtomic } from "../../domain/Evidence.ts"
 import { Invoices } from "../../invoices/Invoices.ts"
 import { notPayableReason } from "../../lifecycle/Payable.ts"
 import { PAYER_KEY_MESSAGE, payerKeyBytes } from "./PayerKey.ts"
-import type { PreparedSolanaPayment } from "./SolanaPrepare.ts"
-import { NETWORK, SolanaRpc } from "./SolanaRpc.ts"
+import { NETWORK } from "./SolanaCluster.ts"
+import { SolanaRpc } from "./SolanaRpc.ts"
 import { makeUnsignedTransfers } from "./UnsignedTransfer.ts"
+
+/** What a preparation answers: the unsigned transaction and what it pays. */
+export interface PreparedSolanaPayment {
+  readonly transaction: string
+  readonly blockhash: string
+  readonly lastValidBlockHeight: number
+  readonly paymentOptionId: string
+  readonly amountAtomic: string
+}
 
 /** SolanaPrepare's implementation, loaded with @solana/web3.js on the first preparation. */
 export const makeSolanaPrepare = Effect.gen(function*() {

@@ -2,15 +2,8 @@ import { Context, Effect, Layer } from "effect"
 import type { AppConfig } from "../../config/AppConfig.ts"
 import type { InvalidRequest, InvoiceNotFound, SolanaPaymentNotPayable, SolanaPreparationUnavailable } from "../../domain/Errors.ts"
 import type { Invoices } from "../../invoices/Invoices.ts"
+import type { PreparedSolanaPayment } from "./SolanaPreparation.ts"
 import { SolanaRpc } from "./SolanaRpc.ts"
-
-export interface PreparedSolanaPayment {
-  readonly transaction: string
-  readonly blockhash: string
-  readonly lastValidBlockHeight: number
-  readonly paymentOptionId: string
-  readonly amountAtomic: string
-}
 
 /**
  * The public preparation of a Solana Pay transfer for the hosted page and custom UIs: an unsigned

@@ -3,7 +3,7 @@ import { PublicKey } from "@solana/web3.js"
 import { Effect } from "effect"
 import { paysRefund, type RefundTransfer, RefundWatch, type WatchedRefund } from "../../refunds/RefundWatch.ts"
 import { goneFromChain, signatureStatuses } from "./SignatureStatus.ts"
-import { NETWORK, type SolanaClient } from "./SolanaRpc.ts"
+import { NETWORK, type SolanaClient } from "./SolanaCluster.ts"
 import type { TokenReceipt } from "./TokenReceipt.ts"
 
 /** The refund address's associated token account of the refund's mint; undefined when either is not a key. */

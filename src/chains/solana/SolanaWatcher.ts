@@ -12,7 +12,8 @@ import type { WatchedRefund } from "../../refunds/RefundWatch.ts"
 import { goneFromChain, signatureStatuses } from "./SignatureStatus.ts"
 import { makeSolanaRefunds, refundTokenAccount } from "./SolanaRefunds.ts"
 import { type AccountCursor, makeSolanaRepo } from "./SolanaRepo.ts"
-import { COMMITMENT, NETWORK, type SolanaClient } from "./SolanaRpc.ts"
+import { COMMITMENT, NETWORK, type SolanaClient } from "./SolanaCluster.ts"
+import { corroborateReceipt } from "./SolanaCorroboration.ts"
 import { MEMO_PROGRAM_ID, MEMO_V1_PROGRAM_ID } from "./SolanaTransfer.ts"
 import { receiptOf, type TokenReceipt } from "./TokenReceipt.ts"
 
@@ -242,7 +243,7 @@ export const makeSolanaWatcher = (options: SolanaWatcherOptions) =>
         const successful = found.filter((info) => info.err === null).reverse()
         for (let start = 0; start < successful.length; start += TRANSACTION_BATCH) {
           const batch = successful.slice(start, start + TRANSACTION_BATCH).map((info) => info.signature)
-          const transactions = yield* client.call("getTransactions",
+          const { reporter, value: transactions } = yield* client.callAt("getTransactions",
             (connection) => connection.getTransactions(batch, { commitment: COMMITMENT, maxSupportedTransactionVersion: 0 }))
           for (const [index, transaction] of transactions.entries()) {
             // Listed but not readable yet (a lagging node): try again at the next poll rather than move past it.
@@ -252,6 +253,13 @@ export const makeSolanaWatcher = (options: SolanaWatcherOptions) =>
             const receipt = receiptOf(transaction, tokenAccount, mint)
             if (receipt === undefined) continue
             const refund = refunds.paid(receipt, target.refunds, refundsPaid)
+            const taken = refund !== undefined || (target.payments && receipt.keys.some((key) => references.lookup(key) !== undefined))
+            if (taken && client.several) {
+              const verdict = yield* corroborateReceipt(client, reporter, { signature: batch[index], tokenAccount, receipt, transaction })
+              // Not confirmed by another endpoint: not credited, and the account's cursor stays, so the next poll
+              // reads it again from there (from an endpoint not marked disagreeing).
+              if (verdict !== "confirmed") return counts
+            }
             if (refund !== undefined) {
               refundsPaid.add(refund.refundId)
               yield* refunds.observe(refund, batch[index], receipt, transaction.slot, yield* chainTimeOf(transaction), headSlot)

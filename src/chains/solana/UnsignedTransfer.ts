@@ -2,7 +2,7 @@ import { TOKEN_PROGRAM_ID } from "@solana/spl-token"
 import type { PublicKey } from "@solana/web3.js"
 import { Duration, Effect } from "effect"
 import { SolanaPreparationUnavailable } from "../../domain/Errors.ts"
-import type { SolanaClient } from "./SolanaRpc.ts"
+import type { SolanaClient } from "./SolanaCluster.ts"
 import { buildTransferTransaction, serializeUnsigned, type TransferRequest } from "./SolanaTransfer.ts"
 
 /** Someone waits for the answer (a payer, a merchant): answer 503 rather than hang on a slow RPC. */

@@ -499,7 +499,11 @@ const endpointBadge = (endpoint: ChainEndpoint) => {
     lagging: "Lagging",
     rate_limited: `Rate-limited until ${when(endpoint.retryAt)}`,
     failing: endpoint.retryAt === null ? "Failing" : `Failing, retried after ${when(endpoint.retryAt)}`,
-    disagreeing: endpoint.disagreesAt === null ? "Disagreeing" : `Disagreeing at height ${endpoint.disagreesAt}`
+    disagreeing: endpoint.disagreesAt !== null
+      ? `Disagreeing at height ${endpoint.disagreesAt}`
+      : (endpoint.refusedTransfers ?? 0) > 0
+      ? `Disagreeing: ${endpoint.refusedTransfers} transfer(s) the others deny`
+      : "Disagreeing"
   } satisfies Record<ChainEndpoint["state"], string>
   return h("span", { class: `status endpoint-${endpoint.state}`, "data-state": endpoint.state }, words[endpoint.state])
 }

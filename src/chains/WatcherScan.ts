@@ -1,0 +1,151 @@
+import { Effect } from "effect"
+import type { ChainEvidence, Cursor } from "./ChainRepo.ts"
+import { type BlockHeader, ChainRpcError, type Classified, type Scanned, type Transfer } from "./ChainSource.ts"
+import { matchRefunds, type RefundMatch } from "./RefundMatching.ts"
+import type { RefundTransfer } from "../refunds/RefundWatch.ts"
+import type { WatcherContext } from "./WatcherContext.ts"
+
+type Unmatched = Extract<Classified, { _tag: "Unmatched" }>
+
+const recordUnmatched = ({ network, repo, applied }: WatcherContext, transfer: Transfer, classified: Unmatched, block: BlockHeader) =>
+  Effect.gen(function*() {
+    yield* repo.recordUnmatched({
+      merchantId: classified.entry.merchantId,
+      invoiceId: classified.entry.invoiceId,
+      network,
+      assetCode: classified.assetCode,
+      tokenContract: transfer.token,
+      toAddress: transfer.toAddress,
+      transactionHash: transfer.transactionHash,
+      outputIndex: transfer.outputIndex,
+      amountAtomic: transfer.amountAtomic,
+      blockHeight: transfer.blockHeight,
+      blockHash: transfer.blockHash,
+      chainTime: block.time,
+      reason: classified.reason
+    })
+    yield* Effect.logWarning("Unmatched deposit to an invoice's address").pipe(
+      Effect.annotateLogs({ network, invoiceId: classified.entry.invoiceId, reason: classified.reason, transactionHash: transfer.transactionHash })
+    )
+    yield* applied("unmatched")
+  })
+
+/** What one mined transfer to a watched key is: evidence for its option (through PaymentEvidence), or an unmatched deposit. */
+const observe = (context: WatcherContext, transfer: Transfer, block: BlockHeader, head: BlockHeader) =>
+  Effect.gen(function*() {
+    const entries = context.index.lookup(transfer.key)
+    if (entries === undefined) return "ignored" as const
+    const classified = context.source.classify(transfer, entries)
+    if (classified._tag === "Unmatched") {
+      yield* recordUnmatched(context, transfer, classified, block)
+      return "unmatched" as const
+    }
+    yield* context.evidence.record({
+      paymentOptionId: classified.option.optionId,
+      transactionHash: transfer.transactionHash,
+      outputIndex: transfer.outputIndex,
+      amountAtomic: transfer.amountAtomic,
+      confirmations: Number(head.height - transfer.blockHeight + 1n),
+      observedAt: block.time,
+      destinationAddress: transfer.toAddress,
+      blockHeight: transfer.blockHeight,
+      blockHash: transfer.blockHash
+    }).pipe(
+      Effect.andThen(context.applied("evidence")),
+      Effect.catchTag("EvidenceRejected", (error) => context.rejected(error, transfer.transactionHash))
+    )
+    return "evidence" as const
+  })
+
+/**
+ * The corroboration step: with several endpoints, each transfer the watcher would take is looked
+ * up on another endpoint (Corroboration.ts). Returns the lowest height of a transfer that was not
+ * confirmed (refused, or nobody else answered), where this scan must stop: the blocks from there
+ * are read again at the next poll, from an endpoint not marked disagreeing, so a real transfer an
+ * endpoint left out or one not decided yet is still found. Undefined when all are confirmed.
+ */
+const unconfirmedFrom = ({ network }: WatcherContext, scanned: Scanned, taken: ReadonlyArray<Transfer>) =>
+  Effect.gen(function*() {
+    if (scanned.corroborate === undefined || taken.length === 0) return undefined
+    const verdicts = yield* scanned.corroborate(taken)
+    let lowest: bigint | undefined
+    for (const [at, transfer] of taken.entries()) {
+      if (verdicts[at] === "confirmed") continue
+      if (verdicts[at] === "unanswered") {
+        yield* Effect.logInfo("No other endpoint could confirm a transfer yet: not credited, read again at the next poll").pipe(
+          Effect.annotateLogs({ network, transactionHash: transfer.transactionHash })
+        )
+      }
+      if (lowest === undefined || transfer.blockHeight < lowest) lowest = transfer.blockHeight
+    }
+    return lowest
+  })
+
+/** The headers of the blocks the taken transfers are in, and of `end`; fails when one changed since the scan read it. */
+const headersOf = (context: WatcherContext, taken: ReadonlyArray<Transfer>, end: bigint, head: BlockHeader) =>
+  Effect.gen(function*() {
+    const headers = new Map<bigint, BlockHeader>()
+    for (const height of new Set([...taken.map((transfer) => transfer.blockHeight), end])) {
+      headers.set(height, height === head.height ? head : yield* context.blockOrFail(height))
+    }
+    // A log whose block is no longer the chain's at its height was read from a branch being replaced.
+    for (const transfer of taken) {
+      if (headers.get(transfer.blockHeight)?.hash !== transfer.blockHash) {
+        return yield* new ChainRpcError({ network: context.network, message: `block ${transfer.blockHeight} changed during the poll` })
+      }
+    }
+    return headers
+  })
+
+/** What a scan read that the watcher takes: transfers to watched keys, and those paying a watched refund. */
+const takenOf = (context: WatcherContext, scanned: Scanned, watchedRefunds: Parameters<typeof matchRefunds>[1], sent: ReadonlyArray<RefundTransfer>) => {
+  const watched = scanned.transfers.filter((transfer) => context.index.lookup(transfer.key) !== undefined)
+  const refunded = matchRefunds(scanned.transfers, watchedRefunds, sent)
+  return { watched, refunded }
+}
+
+const below = (end: bigint) => (transfer: Transfer) => transfer.blockHeight <= end
+
+/**
+ * The scan step: new blocks after the cursor, up to the head (or as far as the source covers in
+ * one request, or up to a transfer not corroborated): evidence and unmatched deposits recorded,
+ * refunds' transfers reported, the blocks remembered; returns the new cursor.
+ */
+export const scanNewBlocks = (context: WatcherContext, cursor: Cursor, head: BlockHeader, sentRefunds: ReadonlyArray<RefundTransfer>) =>
+  Effect.gen(function*() {
+    const counts = { evidence: 0, unmatched: 0, refundsSeen: 0 }
+    if (cursor.height >= head.height) return { cursor, ...counts }
+    yield* context.index.refresh
+    const scanned = yield* context.source.scan(cursor.height + 1n, head.height)
+    const all = takenOf(context, scanned, yield* context.refunds.watched, sentRefunds)
+    const stop = yield* unconfirmedFrom(context, scanned, [...all.watched, ...all.refunded.map((match) => match.transfer)])
+    const end = stop === undefined ? scanned.to : stop - 1n
+    if (end <= cursor.height) return { cursor, ...counts }
+    const watched = all.watched.filter(below(end))
+    const refunded = all.refunded.filter((match: RefundMatch) => below(end)(match.transfer))
+    const headers = yield* headersOf(context, [...watched, ...refunded.map((match) => match.transfer)], end, head)
+    for (const transfer of watched) {
+      const outcome = yield* observe(context, transfer, headers.get(transfer.blockHeight)!, head)
+      if (outcome !== "ignored") counts[outcome]++
+    }
+    yield* context.refunds.observe(refunded, headers, head)
+    counts.refundsSeen = refunded.length
+    const last = headers.get(end)!
+    yield* context.repo.rememberBlocks(context.network, [...headers.values()].map((block) => ({ height: block.height, hash: block.hash })))
+    return { cursor: { height: last.height, hash: last.hash, chainTime: last.time }, ...counts }
+  })
+
+/** The confirmations step: evidence below its required confirmations re-reported with the count at this head. */
+export const confirmEvidence = (context: WatcherContext, awaiting: ReadonlyArray<ChainEvidence>, head: BlockHeader) =>
+  Effect.gen(function*() {
+    let updated = 0
+    for (const known of awaiting) {
+      const confirmations = Number(head.height - known.blockHeight + 1n)
+      if (confirmations <= known.confirmations) continue
+      yield* context.evidence.record({ ...known, confirmations }).pipe(
+        Effect.catchTag("EvidenceRejected", (error) => context.rejected(error, known.transactionHash))
+      )
+      updated++
+    }
+    return updated
+  })

@@ -1,0 +1,54 @@
+import type { Connection, Finality } from "@solana/web3.js"
+import type { Effect } from "effect"
+import type { ChainRpcError } from "../ChainSource.ts"
+import type { Answer, Verdict } from "../Corroboration.ts"
+import type { EndpointsReport } from "../EndpointSelection.ts"
+
+export const NETWORK = "solana"
+
+/**
+ * The watcher reads at `confirmed`: a supermajority has voted on the slot and a rollback is
+ * extremely rare, so a payment shows up within about a second. Confirmations are counted from it
+ * (see SolanaWatcher); `finalized` is what the required confirmations stand for.
+ */
+export const COMMITMENT: Finality = "confirmed"
+
+/** One RPC call on an endpoint's connection. */
+export type SolanaCall = <A>(method: string, run: (connection: Connection) => Promise<A>) => Effect.Effect<A, ChainRpcError>
+
+/** The RPC over a network's endpoints (SolanaClient.ts implements it; SolanaRpc provides it). */
+export interface SolanaClient {
+  /**
+   * One RPC call on the first usable endpoint, failing over to the next ones on an error, a
+   * time-out (the configured one, or `timeoutMs` per endpoint) or HTTP 429 (Retry-After honoured);
+   * a failure of all is a ChainRpcError naming the method.
+   */
+  readonly call: <A>(
+    method: string,
+    run: (connection: Connection) => Promise<A>,
+    options?: { readonly timeoutMs?: number }
+  ) => Effect.Effect<A, ChainRpcError>
+  /** `call`, saying which endpoint answered (the reporter of what it read). */
+  readonly callAt: <A>(method: string, run: (connection: Connection) => Promise<A>) => Effect.Effect<{ readonly reporter: number; readonly value: A }, ChainRpcError>
+  /** Whether several endpoints are configured: what one reports is then corroborated by another. */
+  readonly several: boolean
+  /**
+   * What endpoint `reporter` reported (transaction `signature`), asked of the others one after the
+   * other until one confirms it (EndpointPool.corroborate): `ask` gets the endpoint's call and its
+   * last slot. A refusal marks the reporter `disagreeing`.
+   */
+  readonly corroborate: (
+    reporter: number,
+    signature: string,
+    ask: (call: SolanaCall, slot: bigint | undefined) => Effect.Effect<Answer, ChainRpcError>
+  ) => Effect.Effect<Verdict>
+  /**
+   * The same call on every endpoint at once: every answer, or undefined when one did not answer. For
+   * what one endpoint alone must not decide, such as that a transaction is gone.
+   */
+  readonly everyEndpoint: <A>(method: string, run: (connection: Connection) => Promise<A>) => Effect.Effect<ReadonlyArray<A> | undefined>
+  /** The slot at COMMITMENT, asked of every endpoint not backing off: the one of the endpoint reads go to. */
+  readonly slot: Effect.Effect<number, ChainRpcError>
+  /** The endpoints' states, as the watcher publishes them. */
+  readonly endpoints: Effect.Effect<EndpointsReport>
+}

@@ -1,0 +1,42 @@
+import type { VersionedTransactionResponse } from "@solana/web3.js"
+import { Effect } from "effect"
+import { answerFor, type ReportedTransfer, type SeenTransfer } from "../Corroboration.ts"
+import { COMMITMENT, type SolanaClient } from "./SolanaCluster.ts"
+import { receiptOf, type TokenReceipt } from "./TokenReceipt.ts"
+
+const slotRef = (slot: bigint | number) => `slot:${slot}`
+
+/** A receipt as a transfer to compare: the account's index is its position, the slot its block. */
+const asTransfer = (signature: string, tokenAccount: string, receipt: TokenReceipt, slot: number): ReportedTransfer & SeenTransfer => ({
+  transactionHash: signature,
+  outputIndex: receipt.accountIndex,
+  token: receipt.mint,
+  toAddress: tokenAccount,
+  amountAtomic: receipt.received,
+  blockHeight: BigInt(slot),
+  blockHash: slotRef(slot)
+})
+
+/**
+ * The corroboration of a Solana transfer (Corroboration.ts): `getTransaction` of its signature on
+ * another endpoint must show the same balance change of the same token account, in the same slot,
+ * with the same account keys (so the same reference).
+ */
+export const corroborateReceipt = (
+  client: SolanaClient,
+  reporter: number,
+  reported: { readonly signature: string; readonly tokenAccount: string; readonly receipt: TokenReceipt; readonly transaction: VersionedTransactionResponse }
+) => {
+  const { signature, tokenAccount, receipt, transaction } = reported
+  const claimed = asTransfer(signature, tokenAccount, receipt, transaction.slot)
+  return client.corroborate(reporter, signature, (call, endpointSlot) =>
+    Effect.map(
+      call("getTransaction", (connection) => connection.getTransaction(signature, { commitment: COMMITMENT, maxSupportedTransactionVersion: 0 })),
+      (seen) => {
+        if (seen === null) return answerFor(claimed, undefined, endpointSlot)
+        const seenReceipt = receiptOf(seen, tokenAccount, receipt.mint)
+        const sameKeys = seenReceipt !== undefined && seenReceipt.keys.join(",") === receipt.keys.join(",")
+        return answerFor(claimed, sameKeys ? [asTransfer(signature, tokenAccount, seenReceipt, seen.slot)] : [], endpointSlot)
+      }
+    ))
+}
