@@ -1,12 +1,13 @@
 import { notPayableReason, payerFacingStatus } from "../lifecycle/Payable.ts"
 import { remainingAtomic } from "../domain/Evidence.ts"
 import type { PaymentOptionRecord } from "../domain/Invoice.ts"
-import type { InvoiceParts } from "../domain/InvoiceViews.ts"
+import { type InvoiceParts, publicStatusView } from "../domain/InvoiceViews.ts"
 import { formatAtomic, microsToNumber } from "../domain/Money.ts"
 import { eip681Uri } from "../payments/PaymentUris.ts"
 import { qrSvg } from "../payments/QrCode.ts"
 import { DEFAULT_EXPLORERS, type Explorers, transactionUrl } from "./Explorers.ts"
 import { assetIcon, networkIcon } from "./Icons.ts"
+import { pageFingerprint } from "./PageFingerprint.ts"
 import { fill, type Language, type Strings } from "./Strings.ts"
 
 /** The hashed asset names the page links to (set when the bundle is built). */
@@ -161,15 +162,19 @@ const optionLabel = (t: Strings, option: PaymentOptionRecord) =>
 
 const shortHash = (hash: string) => (hash.length > 20 ? `${hash.slice(0, 10)}…${hash.slice(-8)}` : hash)
 
-/** A transaction hash linked to the network's public explorer (plain text without one). */
+/**
+ * A transaction hash linked to the network's public explorer (plain text without one). The link's
+ * name starts with the hash it shows (a name that differs from the visible text confuses speech
+ * input); where it leads follows, for screen readers only.
+ */
 const transactionLink = (t: Strings, explorers: Explorers, network: string, hash: string) => {
   const url = transactionUrl(explorers, network, hash)
   const text = `<code class="tx-hash">${escape(shortHash(hash))}</code>`
   return url === undefined ?
     text :
-    `<a class="tx-link" href="${escape(url)}" target="_blank" rel="noopener noreferrer" title="${escape(hash)}" aria-label="${
+    `<a class="tx-link" href="${escape(url)}" target="_blank" rel="noopener noreferrer" title="${escape(hash)}">${text}<span class="visually-hidden"> (${
       escape(fill(t.viewTransaction, { network: networkName(t, network) }))
-    }">${text}</a>`
+    })</span></a>`
 }
 
 /** The payments seen so far: amount, network, explorer link and confirmations against the option's requirement. */
@@ -335,7 +340,7 @@ const refundSection = (t: Strings, explorers: Explorers) => {
   return [
     `<section class="refund" id="refund" aria-labelledby="refund-title" data-refund="${escape(JSON.stringify(data))}" data-keep="refund" hidden>`,
     `<h2 id="refund-title">${escape(r.title)}</h2>`,
-    `<ul class="refunds" role="status" aria-live="polite"></ul>`,
+    `<div role="status" aria-live="polite"><ul class="refunds"></ul></div>`,
     `<div class="refund-offer" hidden>`,
     `<p class="refund-reason"></p>`,
     `<p class="refund-single"></p>`,
@@ -449,7 +454,7 @@ export const payPage = (
   if (mayHaveRefunds(invoice)) payment.push(refundSection(t, explorers))
   if (payable && selected !== undefined) payment.push(...payableOptions(parts, t, ordered, selected, lead))
   // After a partial payment the options lead; the payments seen follow them.
-  if (status === "partially_paid") payment.push(...transactionList(parts, t, explorers))
+  if (status === "partially_paid") payment.push(`<div class="payments-seen" aria-live="polite">`, ...transactionList(parts, t, explorers), "</div>")
   const body = `<div class="summary">\n${summaryOf(parts, t, payable).join("\n")}\n</div>\n<div class="payment">\n${payment.join("\n")}\n</div>`
   return page(language, `${t.title}: ${invoice.issuedBy ?? invoice.productName ?? t.invoice}`, assets, body, pageData(parts, t, options.now, status, payable))
 }
@@ -462,6 +467,7 @@ const pageData = (parts: InvoiceParts, t: Strings, now: Date, status: string, pa
     status,
     received: invoice.receivedMicros.toString(),
     confirmations: String(invoice.confirmations),
+    fingerprint: pageFingerprint({ ...publicStatusView(parts), status }),
     // The deadline by the server's clock (the page corrects for the payer's) and what to say then.
     ...(payable ? { "payable-until": invoice.timing.payableUntilAt.toISOString(), "rendered-at": now.toISOString(), "expired-text": t.expired } : {}),
     ...(invoice.redirectUrl !== null && (status === "confirmed" || status === "paid_out_of_band") ? { "redirect-url": invoice.redirectUrl } : {}),

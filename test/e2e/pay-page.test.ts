@@ -340,7 +340,7 @@ describe.skipIf(!available)("the hosted payment page", () => {
       expect(await page.locator(`#option-${contract.id} .option-progress`).textContent()).toBe("Recibido con esta forma de pago: 5 USDC · Falta enviar: 15 USDC")
       expect(await page.locator(".transactions-title").textContent()).toBe("Tus pagos")
       expect(await page.locator(".transactions .transaction").textContent()).toContain("1 / 3 confirmaciones")
-      expect(await page.locator(".transactions .tx-link").getAttribute("aria-label")).toBe("Ver la transacción en el explorador de Base")
+      expect(await page.locator(".transactions .tx-link .visually-hidden").textContent()).toBe(" (Ver la transacción en el explorador de Base)")
       await simulate(invoice.id, "simulate-payment", { paymentOptionId: contract.id, amount: "15", confirmations: 1, transactionHash: txHash("d") }, contractFirst)
       await page.locator(".status-payment_detected").waitFor({ timeout: 15_000 })
       expect(await page.locator(".status .detected").textContent()).toBe("Pago recibido en Base, esperando confirmaciones (1 / 3 confirmaciones)")

@@ -2,6 +2,7 @@
 import type { PayStatus } from "./Api.ts"
 import { followStatus, type PublicStatus } from "./LiveStatus.ts"
 import { morph } from "./Morph.ts"
+import { pageFingerprint } from "../PageFingerprint.ts"
 
 /** Statuses after which nothing changes on the page by itself (the server ends the stream there too). */
 export const FINAL = new Set(["confirmed", "paid_out_of_band", "expired", "voided"])
@@ -21,7 +22,7 @@ export const followPage = (main: HTMLElement, invoiceId: string, updated: () => 
   let again = false
   let wanted: { optionId: string | null } = { optionId: null }
 
-  const shows = (status: PublicStatus) => status.status === data.status && microsOf(status) === data.received && String(status.confirmations) === data.confirmations
+  const shows = (status: PublicStatus) => pageFingerprint(status) === data.fingerprint
 
   const redraw = async () => {
     if (fetching) return void (again = true)
