@@ -150,7 +150,8 @@ describe.skipIf(!available)("the hosted payment page", () => {
       await page.locator(`.option-tab[data-option-id="${base.id}"]`).click()
       expect(await page.locator(`#option-${base.id}`).isVisible()).toBe(true)
       expect(await page.locator(`#option-${ethereum.id}`).isVisible()).toBe(false)
-      expect(page.url()).toContain(`?option=${base.id}`)
+      // Shown in place: the page's address stays as it was opened (no navigation, issue #47).
+      expect(page.url()).toBe(`${app.baseUrl}/pay/${invoice.id}`)
 
       await page.locator(`#option-${base.id} .address button.copy`).click()
       expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(base.destinationAddress)
@@ -201,7 +202,8 @@ describe.skipIf(!available)("the hosted payment page", () => {
       expect(await page.locator(`.pay-options > .option-group #option-${base.id}`).count()).toBe(1)
       expect(await page.locator("details.other-options > summary").textContent()).toBe("Pay the rest another way")
       expect(await page.locator("details.other-options").getAttribute("open")).toBeNull()
-      expect(page.url()).toContain(`?option=${base.id}`)
+      // Shown in place: the page's address stays as it was opened (no navigation, issue #47).
+      expect(page.url()).toBe(`${app.baseUrl}/pay/${invoice.id}`)
       expect(await page.locator(`#option-${base.id} .option-received`).textContent()).toBe("5 USDC")
       expect(await page.locator(`#option-${base.id} .option-remaining`).textContent()).toBe("15 USDC")
       expect(await page.locator(`#option-${base.id} .asset-amount`).textContent()).toBe("15 USDC")

@@ -54,7 +54,9 @@ export const followPage = (main: HTMLElement, invoiceId: string, updated: () => 
     if (shows(status)) return false
     const paid = (status as PayStatus).lastPaymentOptionId
     // A new payment: the page shows the option it went to, with what remains there.
-    if (microsOf(status) !== data.received && paid !== null) wanted = { optionId: paid }
+    // Without an explicit choice in the URL the server shows that option anyway: the URL stays as it is.
+    const explicit = new URLSearchParams(location.search).get("option")
+    if (microsOf(status) !== data.received && paid !== null && explicit !== null && explicit !== paid) wanted = { optionId: paid }
     void redraw()
     return true
   }
