@@ -1,4 +1,5 @@
 import { notPayableReason, payerFacingStatus } from "../lifecycle/Payable.ts"
+import { owedMicros } from "../domain/Coverage.ts"
 import { remainingAtomic } from "../domain/Evidence.ts"
 import type { PaymentOptionRecord } from "../domain/Invoice.ts"
 import { type InvoiceParts, publicStatusView } from "../domain/InvoiceViews.ts"
@@ -268,7 +269,7 @@ const statusLines = (parts: InvoiceParts, t: Strings, explorers: Explorers, stat
     case "awaiting_payment":
       return [`<p>${escape(t.awaiting)}</p>`]
     case "partially_paid": {
-      const remaining = invoice.amountMicros > invoice.receivedMicros ? invoice.amountMicros - invoice.receivedMicros : 0n
+      const remaining = owedMicros(invoice.amountMicros, invoice.receivedMicros)
       return [
         `<p>${escape(t.partiallyPaid)}</p>`,
         `<p class="progress">${escape(t.received)} <strong class="received">${usd(invoice.receivedMicros)}</strong> · ${escape(t.remaining)} <strong class="remaining">${
