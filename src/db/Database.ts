@@ -21,6 +21,7 @@ import migration0015 from "./migrations/0015_reorg_settlement.ts"
 import migration0016 from "./migrations/0016_quote_sources.ts"
 import migration0017 from "./migrations/0017_chain_endpoints.ts"
 import migration0018 from "./migrations/0018_refunds.ts"
+import migration0019 from "./migrations/0019_invoice_change_notify.ts"
 
 /**
  * Each name mapped once: the client maps every column name of every statement it compiles and of
@@ -107,7 +108,8 @@ export const migrations = Migrator.fromRecord({
   "0015_reorg_settlement": migration0015,
   "0016_quote_sources": migration0016,
   "0017_chain_endpoints": migration0017,
-  "0018_refunds": migration0018
+  "0018_refunds": migration0018,
+  "0019_invoice_change_notify": migration0019
 })
 
 export const runMigrations = Migrator.make({})({ loader: migrations })

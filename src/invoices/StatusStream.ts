@@ -1,16 +1,15 @@
 import { createHash } from "node:crypto"
 import { PgClient } from "@effect/sql-pg"
-import { type Cause, Clock, Context, Data, Duration, Effect, Layer, Option, Queue, Schedule, Stream } from "effect"
+import { type Cause, Context, Data, Duration, Effect, Layer, Option, Queue, Schedule, Stream } from "effect"
 import { HttpServerResponse } from "effect/http"
-import { SqlClient } from "effect/sql"
 import { AppConfig } from "../config/AppConfig.ts"
 import type { InvoiceNotFound } from "../domain/Errors.ts"
 import { publicStatusView } from "../domain/InvoiceViews.ts"
 import { InvoiceRepo } from "./InvoiceRepo.ts"
 import { Invoices } from "./Invoices.ts"
 
-/** The channel the outbox trigger notifies at each commit that wrote events (migration 0012). */
-const OUTBOX_CHANNEL = "checkout_outbox"
+/** The channel every committed change of an invoice or its payments notifies, with the invoice's id (migration 0019). */
+const INVOICE_CHANGED_CHANNEL = "checkout_invoice_changed"
 
 /**
  * Statuses after which the payer page needs no more updates: the same set the page stops polling
@@ -36,7 +35,7 @@ const PendingChanges = Context.Reference<Set<string> | undefined>("Invoices/Pend
 /**
  * The in-process bus of invoice changes: every write of an invoice by this process (status,
  * payments, confirmations) is published once it has committed; on a PostgreSQL server the status
- * streams also hear other instances' changes through the outbox's NOTIFY. Nothing is queued until
+ * streams also hear other instances' changes through a NOTIFY of each changed invoice. Nothing is queued until
  * a consumer (the status streams) has attached.
  */
 export class InvoiceChanges extends Context.Service<InvoiceChanges, {
@@ -112,10 +111,6 @@ const encoder = new TextEncoder()
 const HEARTBEAT = encoder.encode(": heartbeat\n\n")
 /** Reconnection delay the browser's EventSource uses after a dropped connection. */
 const RETRY = encoder.encode("retry: 3000\n\n")
-/** Outbox rows one read of its tail takes; a full read is followed by another. */
-const TAIL_BATCH = 1_000
-/** An outbox id still missing after this long was rolled back (sequences have gaps): skipped. */
-const GAP_WAIT_MS = 30_000
 
 /** The event id: a digest of the status as sent, so "changed since Last-Event-ID" is a comparison. */
 const versionOf = (json: string) => createHash("sha256").update(json).digest("base64url").slice(0, 22)
@@ -142,6 +137,95 @@ const eventChunk = (snapshot: Snapshot) => {
   return chunk
 }
 
+/** The open streams of this instance, by invoice and by client address. */
+const makeRegistry = () => {
+  const byInvoice = new Map<string, Set<Listener>>()
+  const perClient = new Map<string, number>()
+  let open = 0
+  return {
+    byInvoice,
+    openStreams: () => open,
+    heldBy: (client: string) => perClient.get(client) ?? 0,
+    register: (invoiceId: string, listener: Listener) => {
+      let listeners = byInvoice.get(invoiceId)
+      if (listeners === undefined) byInvoice.set(invoiceId, listeners = new Set())
+      listeners.add(listener)
+      perClient.set(listener.client, (perClient.get(listener.client) ?? 0) + 1)
+      open++
+    },
+    unregister: (invoiceId: string, listener: Listener) => {
+      const listeners = byInvoice.get(invoiceId)
+      if (listeners?.delete(listener) !== true) return
+      if (listeners.size === 0) byInvoice.delete(invoiceId)
+      const count = (perClient.get(listener.client) ?? 1) - 1
+      if (count === 0) perClient.delete(listener.client)
+      else perClient.set(listener.client, count)
+      open--
+    }
+  }
+}
+type Registry = ReturnType<typeof makeRegistry>
+
+/** Sends a snapshot to one stream unless it saw it (or a newer read) already; ends the stream after a final status. */
+const send = (listener: Listener, snapshot: Snapshot) => {
+  if (snapshot.ticket <= listener.ticket) return
+  listener.ticket = snapshot.ticket
+  if (listener.last !== snapshot.id) {
+    listener.last = snapshot.id
+    Queue.offerUnsafe(listener.queue, eventChunk(snapshot))
+  }
+  if (snapshot.final) Queue.endUnsafe(listener.queue)
+}
+
+/**
+ * Other instances' changes (PostgreSQL only): one LISTEN per instance on the channel that every
+ * committed change of an invoice or its payments notifies with the invoice's id (migration 0019),
+ * each put on this process's bus. After a lost connection, every invoice with an open stream here
+ * is read again once listening resumes: a change made meanwhile is not missed.
+ */
+const listenToOtherInstances = (registry: Registry, bus: InvoiceChanges["Service"]) =>
+  Effect.gen(function*() {
+    const config = yield* AppConfig
+    const pg = config.databaseUrl === undefined ? Option.none() : yield* Effect.serviceOption(PgClient.PgClient)
+    if (Option.isNone(pg)) return
+    const listen = Effect.scoped(Effect.gen(function*() {
+      const notifications = yield* pg.value.listen(INVOICE_CHANGED_CHANNEL)
+      for (const invoiceId of registry.byInvoice.keys()) bus.publish(invoiceId)
+      while (true) for (const notification of yield* Queue.takeAll(notifications)) bus.publish(notification.payload)
+    }))
+    yield* listen.pipe(
+      Effect.catchCause((cause) => Effect.logWarning("Status stream listener stopped; listening again", cause)),
+      Effect.repeat(Schedule.spaced(Duration.seconds(1))),
+      Effect.forkScoped
+    )
+  })
+
+/** The bus's changes read once each and sent to every stream of the invoice; a heartbeat to all streams from one timer. */
+const forwardChanges = (registry: Registry, bus: InvoiceChanges["Service"], read: (invoiceId: string) => Effect.Effect<Snapshot, InvoiceNotFound>) =>
+  Effect.gen(function*() {
+    const settings = yield* StatusStreamSettings
+    const refresh = (invoiceId: string) =>
+      Effect.flatMap(Effect.option(read(invoiceId)), (snapshot) =>
+        Effect.sync(() => {
+          if (Option.isNone(snapshot)) return
+          for (const listener of registry.byInvoice.get(invoiceId) ?? []) send(listener, snapshot.value)
+        }))
+    const changes = yield* bus.attach
+    yield* Queue.takeAll(changes).pipe(
+      Effect.flatMap((ids) => Effect.forEach(new Set(ids.filter((id) => registry.byInvoice.has(id))), refresh, { concurrency: 8, discard: true })),
+      Effect.catchCause((cause) => Effect.logWarning("Status stream refresh failed", cause)),
+      Effect.forever,
+      Effect.forkScoped
+    )
+    yield* Effect.sleep(Duration.millis(settings.heartbeatMs)).pipe(
+      Effect.andThen(Effect.sync(() => {
+        for (const listeners of registry.byInvoice.values()) for (const listener of listeners) Queue.offerUnsafe(listener.queue, HEARTBEAT)
+      })),
+      Effect.forever,
+      Effect.forkScoped
+    )
+  })
+
 /**
  * Server-Sent Events of the public status of invoices. One reader per instance feeds every open
  * stream: a change read once is sent to all streams of that invoice; a heartbeat comment goes to
@@ -163,138 +247,16 @@ export class StatusStream extends Context.Service<StatusStream, {
     Effect.gen(function*() {
       const invoices = yield* Invoices
       const bus = yield* InvoiceChanges
-      const sql = yield* SqlClient.SqlClient
-      const config = yield* AppConfig
       const settings = yield* StatusStreamSettings
-      const byInvoice = new Map<string, Set<Listener>>()
-      const perClient = new Map<string, number>()
-      let open = 0
-
-      const write = (listener: Listener, chunk: Uint8Array) => Queue.offerUnsafe(listener.queue, chunk)
-      const send = (listener: Listener, snapshot: Snapshot) => {
-        if (snapshot.ticket <= listener.ticket) return
-        listener.ticket = snapshot.ticket
-        if (listener.last !== snapshot.id) {
-          listener.last = snapshot.id
-          write(listener, eventChunk(snapshot))
-        }
-        if (snapshot.final) Queue.endUnsafe(listener.queue)
-      }
-
+      const registry = makeRegistry()
       let tickets = 0
       const read = (invoiceId: string) =>
         Effect.suspend(() => {
           const ticket = ++tickets
           return Effect.map(invoices.getPublic(invoiceId), (parts) => snapshotOf(parts, ticket))
         })
-
-      /** Reads the invoice once and sends the new status to every stream of it that has not seen it. */
-      const refresh = (invoiceId: string) =>
-        Effect.flatMap(Effect.option(read(invoiceId)), (snapshot) =>
-          Effect.sync(() => {
-            if (Option.isNone(snapshot)) return
-            for (const listener of byInvoice.get(invoiceId) ?? []) send(listener, snapshot.value)
-          }))
-
-      const changes = yield* bus.attach
-      yield* Queue.takeAll(changes).pipe(
-        Effect.flatMap((ids) => Effect.forEach(new Set(ids.filter((id) => byInvoice.has(id))), refresh, { concurrency: 8, discard: true })),
-        Effect.catchCause((cause) => Effect.logWarning("Status stream refresh failed", cause)),
-        Effect.forever,
-        Effect.forkScoped
-      )
-
-      yield* Effect.sleep(Duration.millis(settings.heartbeatMs)).pipe(
-        Effect.andThen(Effect.sync(() => {
-          for (const listeners of byInvoice.values()) for (const listener of listeners) write(listener, HEARTBEAT)
-        })),
-        Effect.forever,
-        Effect.forkScoped
-      )
-
-      // Other instances' changes: one LISTEN per instance on the outbox's channel, then the new
-      // outbox rows name the invoices. The tail resumes where it was after a lost connection.
-      const pg = config.databaseUrl === undefined ? Option.none() : yield* Effect.serviceOption(PgClient.PgClient)
-      if (Option.isSome(pg)) {
-        // Every id up to `low` is handled; above it, `seen` holds those handled while a lower one is
-        // missing (ids commit out of order: a missing one may still commit, its NOTIFY bringing it,
-        // or was rolled back and never will: it is given up after GAP_WAIT_MS). Both are read from
-        // the outbox by the first listen, not at start: a database that is down must not stop the
-        // service from starting (it answers 503 until the database answers).
-        let low = -1n
-        let high = -1n
-        const start = Effect.gen(function*() {
-          if (low >= 0n) return
-          const [{ top }] = yield* sql<{ readonly top: string }>`SELECT COALESCE(max(id), 0)::text AS top FROM outbox`.pipe(Effect.orDie)
-          low = BigInt(top)
-          high = low
-        })
-        const seen = new Set<bigint>()
-        let gapSince: number | undefined
-        const take = (rows: ReadonlyArray<{ readonly id: string; readonly invoiceId: string }>) => {
-          for (const row of rows) {
-            const id = BigInt(row.id)
-            if (id <= low || seen.has(id)) continue
-            seen.add(id)
-            if (id > high) high = id
-            bus.publish(row.invoiceId)
-          }
-        }
-        const tail: Effect.Effect<void> = Effect.gen(function*() {
-          if (high > low) {
-            take(yield* sql<{ readonly id: string; readonly invoiceId: string }>`SELECT id::text AS id, invoice_id FROM outbox
-              WHERE id > ${low.toString()}::bigint AND id <= ${high.toString()}::bigint AND id <> ALL(${[...seen].map(String)}::bigint[])`.pipe(Effect.orDie))
-          }
-          const rows = yield* sql<{ readonly id: string; readonly invoiceId: string }>`SELECT id::text AS id, invoice_id FROM outbox
-            WHERE id > ${high.toString()}::bigint ORDER BY id LIMIT ${TAIL_BATCH}`.pipe(Effect.orDie)
-          take(rows)
-          const now = yield* Clock.currentTimeMillis
-          while (low < high) {
-            if (seen.delete(low + 1n)) {
-              low++
-              gapSince = undefined
-            } else if (gapSince === undefined) {
-              gapSince = now
-              break
-            } else if (now - gapSince > GAP_WAIT_MS) {
-              low++
-              gapSince = undefined
-            } else break
-          }
-          if (rows.length === TAIL_BATCH) yield* tail
-        })
-        const listen = Effect.scoped(Effect.gen(function*() {
-          const notifications = yield* pg.value.listen(OUTBOX_CHANNEL)
-          yield* start
-          yield* tail
-          while (true) {
-            yield* Queue.takeAll(notifications)
-            yield* tail
-          }
-        }))
-        yield* listen.pipe(
-          Effect.catchCause((cause) => Effect.logWarning("Status stream listener stopped; listening again", cause)),
-          Effect.repeat(Schedule.spaced(Duration.seconds(1))),
-          Effect.forkScoped
-        )
-      }
-
-      const register = (invoiceId: string, listener: Listener) => {
-        let listeners = byInvoice.get(invoiceId)
-        if (listeners === undefined) byInvoice.set(invoiceId, listeners = new Set())
-        listeners.add(listener)
-        perClient.set(listener.client, (perClient.get(listener.client) ?? 0) + 1)
-        open++
-      }
-      const unregister = (invoiceId: string, listener: Listener) => {
-        const listeners = byInvoice.get(invoiceId)
-        if (listeners?.delete(listener) !== true) return
-        if (listeners.size === 0) byInvoice.delete(invoiceId)
-        const count = (perClient.get(listener.client) ?? 1) - 1
-        if (count === 0) perClient.delete(listener.client)
-        else perClient.set(listener.client, count)
-        open--
-      }
+      yield* forwardChanges(registry, bus, read)
+      yield* listenToOtherInstances(registry, bus)
 
       /**
        * The body, run by the server once the answer's head is written: registered before the state
@@ -308,9 +270,9 @@ export class StatusStream extends Context.Service<StatusStream, {
           Effect.gen(function*() {
             Queue.offerUnsafe(queue, RETRY)
             // Checked again here: concurrent requests of one client may all have passed the request's check.
-            if ((perClient.get(client) ?? 0) >= settings.maxPerClient) return Queue.endUnsafe(queue)
+            if (registry.heldBy(client) >= settings.maxPerClient) return Queue.endUnsafe(queue)
             const listener: Listener = { last: lastEventId, ticket: 0, client, queue }
-            yield* Effect.acquireRelease(Effect.sync(() => register(invoiceId, listener)), () => Effect.sync(() => unregister(invoiceId, listener)))
+            yield* Effect.acquireRelease(Effect.sync(() => registry.register(invoiceId, listener)), () => Effect.sync(() => registry.unregister(invoiceId, listener)))
             const held = first
             first = undefined
             send(listener, held !== undefined && bus.published() === published ? held : yield* read(invoiceId))
@@ -318,10 +280,10 @@ export class StatusStream extends Context.Service<StatusStream, {
       }
 
       return {
-        openStreams: () => open,
+        openStreams: registry.openStreams,
         open: (invoiceId, lastEventId, client) =>
           Effect.gen(function*() {
-            if ((perClient.get(client) ?? 0) >= settings.maxPerClient) return yield* new StreamLimitReached({ max: settings.maxPerClient })
+            if (registry.heldBy(client) >= settings.maxPerClient) return yield* new StreamLimitReached({ max: settings.maxPerClient })
             const published = bus.published()
             const snapshot = yield* read(invoiceId)
             // The client holds the final state already: 204 tells EventSource not to reconnect.

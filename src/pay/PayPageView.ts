@@ -2,12 +2,13 @@ import { notPayableReason, payerFacingStatus } from "../lifecycle/Payable.ts"
 import { owedMicros } from "../domain/Coverage.ts"
 import { remainingAtomic } from "../domain/Evidence.ts"
 import type { PaymentOptionRecord } from "../domain/Invoice.ts"
-import type { InvoiceParts } from "../domain/InvoiceViews.ts"
+import { type InvoiceParts, publicStatusView } from "../domain/InvoiceViews.ts"
 import { formatAtomic, microsToNumber } from "../domain/Money.ts"
 import { eip681Uri } from "../payments/PaymentUris.ts"
 import { qrSvg } from "../payments/QrCode.ts"
 import { DEFAULT_EXPLORERS, type Explorers, transactionUrl } from "./Explorers.ts"
 import { assetIcon, networkIcon } from "./Icons.ts"
+import { pageFingerprint } from "./PageFingerprint.ts"
 import { fill, type Language, type Strings } from "./Strings.ts"
 
 /** The hashed asset names the page links to (set when the bundle is built). */
@@ -93,52 +94,67 @@ const assetOnNetwork = (t: Strings, assetCode: string, network: string) =>
 
 const counted = (parts: InvoiceParts) => (parts.payments ?? []).filter((payment) => payment.invalidatedAt === null)
 
-const optionSection = (parts: InvoiceParts, option: PaymentOptionRecord, t: Strings, selected: boolean) => {
-  const { invoice } = parts
-  const atomic = remainingAtomic(invoice.amountMicros, option, parts.payments ?? [])
-  const amountText = formatAtomic(atomic, option.decimals)
+/** The buttons that pay an option from this device: its wallet link and a browser wallet. */
+const walletActions = (option: PaymentOptionRecord, t: Strings, uri: string | null, destination: string, atomic: bigint) => {
   const payload = option.optionPayload ?? {}
-  const uri = uriForAmount(option, atomic)
-  const destination = destinationOf(option)
-  const assetName = `${option.assetCode}`
-  const lines = [
-    `<section class="option" id="option-${option.id}" data-option-id="${option.id}"${selected ? "" : " hidden"}>`,
-    `<p class="send">${escape(t.sendExactly)} <strong class="asset-amount">${escape(amountText)} ${escape(option.assetCode)}</strong> ${escape(t.on)} ${
-      escape(networkName(t, option.network))
-    } ${copyButton(t, t.copyAmount, amountText)}</p>`
-  ]
-  const own = counted(parts).filter((payment) => payment.paymentOptionId === option.id)
-  if (own.length > 0) {
-    const received = own.reduce((sum, payment) => sum + payment.amountAtomic, 0n)
-    lines.push(
-      `<p class="option-progress">${escape(t.receivedHere)}: <strong class="option-received">${escape(formatAtomic(received, option.decimals))} ${escape(assetName)}</strong> · ${
-        escape(t.remainingHere)
-      }: <strong class="option-remaining">${escape(amountText)} ${escape(assetName)}</strong></p>`
-    )
-  }
-  if (uri !== null) lines.push(`<figure class="qr" aria-label="${escape(t.scan)}">${qrSvg(uri)}</figure>`)
-  if (destination !== "") {
-    lines.push(`<p class="address-label">${escape(t.toAddress)}</p>`)
-    lines.push(
-      `<p class="address"><code class="address-text">${addressGroups(destination).map((group) => `<span>${escape(group)}</span>`).join("")}</code> ${
-        copyButton(t, t.copyAddress, destination)
-      }</p>`
-    )
-    lines.push(`<p class="send-only" role="note">${escape(fill(t.sendOnly, { asset: option.assetCode, network: networkName(t, option.network) }))}</p>`)
-  }
   const actions: Array<string> = []
-  if (uri !== null) actions.push(`<a class="button open-wallet" href="${escape(uri)}">${escape(t.openInWallet)}</a>`)
+  if (uri !== null) actions.push(`<a class="button primary open-wallet" href="${escape(uri)}">${escape(t.openInWallet)}</a>`)
   if (option.network === "solana") {
-    actions.push(`<button type="button" class="button primary" data-pay="solana" data-option-id="${option.id}">${escape(t.payWithWallet)}</button>`)
+    actions.push(`<button type="button" class="button" data-pay="solana" data-option-id="${option.id}">${escape(t.payWithWallet)}</button>`)
   } else if (option.tokenContract !== null && typeof payload.chainId === "number" && destination !== "") {
     actions.push(
-      `<button type="button" class="button primary" data-pay="evm" data-chain-id="${payload.chainId}" data-token="${escape(option.tokenContract)}" data-to="${
+      `<button type="button" class="button" data-pay="evm" data-chain-id="${payload.chainId}" data-token="${escape(option.tokenContract)}" data-to="${
         escape(destination)
       }" data-amount="${atomic}">${escape(t.payWithWallet)}</button>`
     )
   }
+  return actions
+}
+
+/** What was received in this option so far and what is still to send there. */
+const optionProgress = (parts: InvoiceParts, option: PaymentOptionRecord, t: Strings, amountText: string) => {
+  const own = counted(parts).filter((payment) => payment.paymentOptionId === option.id)
+  if (own.length === 0) return []
+  const received = own.reduce((sum, payment) => sum + payment.amountAtomic, 0n)
+  return [
+    `<p class="option-progress">${escape(t.receivedHere)}: <strong class="option-received">${escape(formatAtomic(received, option.decimals))} ${
+      escape(option.assetCode)
+    }</strong> · ${escape(t.remainingHere)}: <strong class="option-remaining">${escape(amountText)} ${escape(option.assetCode)}</strong></p>`
+  ]
+}
+
+/**
+ * One option: the amount to send, then the ways to pay it from this device (on a phone the wallet
+ * button comes before the QR code, within the first screen; on a desktop the code sits beside the
+ * buttons), then the address to copy and the warning about the network.
+ */
+const optionSection = (parts: InvoiceParts, option: PaymentOptionRecord, t: Strings, selected: boolean) => {
+  const atomic = remainingAtomic(parts.invoice.amountMicros, option, parts.payments ?? [])
+  const amountText = formatAtomic(atomic, option.decimals)
+  const uri = uriForAmount(option, atomic)
+  const destination = destinationOf(option)
+  const lines = [
+    `<section class="option" id="option-${option.id}" data-option-id="${option.id}"${selected ? "" : " hidden"}>`,
+    `<p class="send">${escape(t.sendExactly)} <strong class="asset-amount">${escape(amountText)} ${escape(option.assetCode)}</strong> ${escape(t.on)} ${
+      escape(networkName(t, option.network))
+    } ${copyButton(t, t.copyAmount, amountText)}</p>`,
+    ...optionProgress(parts, option, t, amountText)
+  ]
+  const actions = walletActions(option, t, uri, destination, atomic)
+  lines.push(`<div class="pay-here">`)
   if (actions.length > 0) lines.push(`<p class="actions">${actions.join(" ")}</p>`)
-  lines.push(`<p class="wallet-status" role="status" aria-live="polite"></p>`, "</section>")
+  if (uri !== null) lines.push(`<figure class="qr" role="img" aria-label="${escape(t.scan)}">${qrSvg(uri)}</figure>`)
+  lines.push(`</div>`)
+  if (destination !== "") {
+    lines.push(
+      `<p class="address-label">${escape(t.toAddress)}</p>`,
+      `<p class="address"><code class="address-text">${addressGroups(destination).map((group) => `<span>${escape(group)}</span>`).join("")}</code> ${
+        copyButton(t, t.copyAddress, destination)
+      }</p>`,
+      `<p class="send-only" role="note">${escape(fill(t.sendOnly, { asset: option.assetCode, network: networkName(t, option.network) }))}</p>`
+    )
+  }
+  lines.push(`<p class="wallet-status" role="status" aria-live="polite" data-keep="wallet"></p>`, "</section>")
   return lines.join("\n")
 }
 
@@ -147,15 +163,19 @@ const optionLabel = (t: Strings, option: PaymentOptionRecord) =>
 
 const shortHash = (hash: string) => (hash.length > 20 ? `${hash.slice(0, 10)}…${hash.slice(-8)}` : hash)
 
-/** A transaction hash linked to the network's public explorer (plain text without one). */
+/**
+ * A transaction hash linked to the network's public explorer (plain text without one). The link's
+ * name starts with the hash it shows (a name that differs from the visible text confuses speech
+ * input); where it leads follows, for screen readers only.
+ */
 const transactionLink = (t: Strings, explorers: Explorers, network: string, hash: string) => {
   const url = transactionUrl(explorers, network, hash)
   const text = `<code class="tx-hash">${escape(shortHash(hash))}</code>`
   return url === undefined ?
     text :
-    `<a class="tx-link" href="${escape(url)}" target="_blank" rel="noopener noreferrer" title="${escape(hash)}" aria-label="${
+    `<a class="tx-link" href="${escape(url)}" target="_blank" rel="noopener noreferrer" title="${escape(hash)}">${text}<span class="visually-hidden"> (${
       escape(fill(t.viewTransaction, { network: networkName(t, network) }))
-    }">${text}</a>`
+    })</span></a>`
 }
 
 /** The payments seen so far: amount, network, explorer link and confirmations against the option's requirement. */
@@ -187,21 +207,109 @@ const paidOption = (parts: InvoiceParts): PaymentOptionRecord | undefined => {
   return parts.options.find((option) => option.id === id)
 }
 
-const receipt = (parts: InvoiceParts, t: Strings, explorers: Explorers, status: "confirmed" | "paid_out_of_band") => {
-  const { invoice } = parts
-  const paidAt = (status === "confirmed" ? invoice.confirmedAt : invoice.paidOutOfBandAt) ?? invoice.confirmedAt ?? invoice.paidOutOfBandAt
+/** A time in the payer's locale and zone: the script rewrites the text (Dates.ts); without it, UTC. */
+const timeOf = (date: Date) => `<time datetime="${date.toISOString()}" data-local data-keep="${date.toISOString()}">${utc(date)}</time>`
+
+/** The payments as the receipt lists them: each amount on its network, each transaction linked to its explorer. */
+const paymentLines = (parts: InvoiceParts, t: Strings, explorers: Explorers) => {
   const payments = counted(parts)
-  const amounts = payments.map((payment) => `${escape(formatAtomic(payment.amountAtomic, payment.decimals))} ${assetOnNetwork(t, payment.assetCode, payment.network)}`)
-  const hashes = payments.flatMap((payment) => payment.transactionHash === null ? [] : [transactionLink(t, explorers, payment.network, payment.transactionHash)])
+  return {
+    amounts: payments.map((payment) => `${escape(formatAtomic(payment.amountAtomic, payment.decimals))} ${assetOnNetwork(t, payment.assetCode, payment.network)}`),
+    hashes: payments.flatMap((payment) => payment.transactionHash === null ? [] : [transactionLink(t, explorers, payment.network, payment.transactionHash)])
+  }
+}
+
+/** What was paid (USD and per payment), when, by which transactions, for which invoice. */
+const receiptList = (parts: InvoiceParts, t: Strings, explorers: Explorers, at: { readonly label: string; readonly date: Date | null }) => {
+  const { invoice } = parts
+  const { amounts, hashes } = paymentLines(parts, t, explorers)
   const paidMicros = invoice.receivedMicros > 0n ? invoice.receivedMicros : invoice.amountMicros
   const lines = [
     `<h2 class="receipt-title">${escape(t.receipt)}</h2>`,
     `<dl class="receipt">`,
     `<dt>${escape(t.amountPaid)}</dt><dd class="receipt-amount"><strong>${usd(paidMicros)}</strong>${amounts.length > 0 ? `<br>${amounts.join("<br>")}` : ""}</dd>`
   ]
-  if (paidAt !== null) lines.push(`<dt>${escape(t.paidAt)}</dt><dd class="receipt-time"><time datetime="${paidAt.toISOString()}">${utc(paidAt)}</time></dd>`)
+  if (at.date !== null) lines.push(`<dt>${escape(at.label)}</dt><dd class="receipt-time">${timeOf(at.date)}</dd>`)
   lines.push(`<dt>${escape(t.transaction)}</dt><dd class="receipt-tx">${hashes.length > 0 ? hashes.join("<br>") : escape(t.recordedBySeller)}</dd>`)
   lines.push(`<dt>${escape(t.invoice)}</dt><dd class="receipt-invoice"><code>${escape(invoice.id)}</code></dd>`, "</dl>")
+  return lines
+}
+
+const receipt = (parts: InvoiceParts, t: Strings, explorers: Explorers, status: "confirmed" | "paid_out_of_band") => {
+  const { invoice } = parts
+  const paidAt = (status === "confirmed" ? invoice.confirmedAt : invoice.paidOutOfBandAt) ?? invoice.confirmedAt ?? invoice.paidOutOfBandAt
+  return receiptList(parts, t, explorers, { label: t.paidAt, date: paidAt })
+}
+
+/**
+ * A payment that came after the deadline (or a partial one the deadline cut short): the payer is
+ * told first that it arrived, with its receipt, then where it stands (the seller reviews it, or
+ * closed the invoice unpaid and a refund can be asked for here) and what follows.
+ */
+const latePayment = (parts: InvoiceParts, t: Strings, explorers: Explorers) => {
+  const { invoice } = parts
+  const closedUnpaid = invoice.exceptionStatus === "closed" && invoice.exceptionAction === "close_unpaid"
+  const lead = invoice.exceptionType === "partial_payment" ? t.late.partialReceived : t.late.received
+  const lines = [`<p class="late-lead">${escape(lead)}</p>`]
+  if (closedUnpaid) lines.push(`<p class="late-next">${escape(t.late.closedUnpaid)}</p>`)
+  else lines.push(`<p class="late-next">${escape(t.late.review)}</p>`, `<p class="hint">${escape(t.late.noMore)}</p>`)
+  const receivedAt = invoice.lastPaymentObservedAt ?? counted(parts).at(-1)?.observedAt ?? null
+  lines.push(...receiptList(parts, t, explorers, { label: t.late.receivedAt, date: receivedAt }))
+  return lines
+}
+
+/** Whether the payer sent something to an invoice that can no longer be paid: they are owed an account of it. */
+const paidButClosed = (parts: InvoiceParts, status: string) => (status === "expired" || status === "voided") && (parts.invoice.receivedMicros > 0n || counted(parts).length > 0)
+
+/** The status section's lines: what the page says about the invoice now. */
+const statusLines = (parts: InvoiceParts, t: Strings, explorers: Explorers, status: string, paid: PaymentOptionRecord | undefined) => {
+  const { invoice } = parts
+  if (paidButClosed(parts, status)) return latePayment(parts, t, explorers)
+  switch (status) {
+    case "awaiting_payment":
+      return [`<p>${escape(t.awaiting)}</p>`]
+    case "partially_paid": {
+      const remaining = owedMicros(invoice.amountMicros, invoice.receivedMicros)
+      return [
+        `<p>${escape(t.partiallyPaid)}</p>`,
+        `<p class="progress">${escape(t.received)} <strong class="received">${usd(invoice.receivedMicros)}</strong> · ${escape(t.remaining)} <strong class="remaining">${
+          usd(remaining)
+        }</strong></p>`
+      ]
+    }
+    case "payment_detected":
+      return detectedLines(parts, t, explorers, paid)
+    case "confirmed":
+    case "paid_out_of_band":
+      return paidLines(parts, t, explorers, status)
+    case "expired":
+      return [`<p class="warning">${escape(t.expired)}</p>`]
+    default:
+      return [`<p class="warning">${escape(t.voided)}</p>`]
+  }
+}
+
+/** A payment seen, its confirmations counted: the paid option's network's count, not the largest of all options. */
+const detectedLines = (parts: InvoiceParts, t: Strings, explorers: Explorers, paid: PaymentOptionRecord | undefined) => {
+  const required = Math.max(paid?.requiredConfirmations ?? 1, 1)
+  const shown = Math.min(parts.invoice.confirmations, required)
+  const network = networkName(t, paid?.network ?? counted(parts).at(-1)?.network ?? "")
+  return [
+    `<p class="detected">${escape(fill(t.detected, { network }))} (<span class="confirmations">${shown}</span> / <span class="required-confirmations">${required}</span> ${
+      escape(t.confirmations)
+    })</p>`,
+    `<progress class="confirmation-progress" max="${required}" value="${shown}" aria-label="${escape(t.confirmations)}"></progress>`,
+    ...transactionList(parts, t, explorers)
+  ]
+}
+
+const paidLines = (parts: InvoiceParts, t: Strings, explorers: Explorers, status: "confirmed" | "paid_out_of_band") => {
+  const { invoice } = parts
+  const lines = [`<p class="success">${escape(status === "confirmed" ? t.confirmed : t.paidOutOfBand)}</p>`, ...receipt(parts, t, explorers, status)]
+  if (invoice.redirectUrl !== null) {
+    lines.push(`<p><a class="button primary return" href="${escape(invoice.redirectUrl)}">${escape(t.returnToShop)}</a></p>`)
+    lines.push(`<p class="hint">${escape(t.returningSoon)}</p>`)
+  }
   return lines
 }
 
@@ -231,9 +339,9 @@ const refundSection = (t: Strings, explorers: Explorers) => {
   const r = t.refund
   const data: RefundPageData = { texts: r, networks: t.network, explorers }
   return [
-    `<section class="refund" id="refund" aria-labelledby="refund-title" data-refund="${escape(JSON.stringify(data))}" hidden>`,
+    `<section class="refund" id="refund" aria-labelledby="refund-title" data-refund="${escape(JSON.stringify(data))}" data-keep="refund" hidden>`,
     `<h2 id="refund-title">${escape(r.title)}</h2>`,
-    `<ul class="refunds" role="status" aria-live="polite"></ul>`,
+    `<div role="status" aria-live="polite"><ul class="refunds"></ul></div>`,
     `<div class="refund-offer" hidden>`,
     `<p class="refund-reason"></p>`,
     `<p class="refund-single"></p>`,
@@ -255,12 +363,77 @@ const refundSection = (t: Strings, explorers: Explorers) => {
   ].join("\n")
 }
 
+/** Who issued the invoice, to whom, for what and how much, and until when it can be paid. */
+const summaryOf = (parts: InvoiceParts, t: Strings, payable: boolean) => {
+  const { invoice } = parts
+  const lines: Array<string> = ["<header>"]
+  if (invoice.issuedBy !== null) lines.push(`<p class="issuer">${escape(t.issuedBy)} <strong>${escape(invoice.issuedBy)}</strong></p>`)
+  lines.push(`<h1>${escape(invoice.productName ?? t.invoice)}</h1>`)
+  lines.push(`<p class="amount" aria-label="${escape(t.amountDue)}">${usd(invoice.amountMicros)}</p>`)
+  if (invoice.billTo !== null) lines.push(`<p class="bill-to">${escape(t.billTo)} ${escape(invoice.billTo)}</p>`)
+  lines.push("</header>")
+  if (!payable) return lines
+  const timing = invoice.timing
+  lines.push(
+    timing.mode === "immediate"
+      ? `<p class="deadline">${escape(t.timeLeft)}: <time class="countdown" datetime="${timing.payableUntilAt.toISOString()}" data-keep="countdown">${
+        utc(timing.payableUntilAt)
+      }</time></p>`
+      : `<p class="deadline">${escape(t.dueOn)} ${timeOf(timing.dueAt)}. ${escape(t.gracePeriod)} ${timeOf(timing.payableUntilAt)}.</p>`
+  )
+  return lines
+}
+
+/** Tabs choosing among `options` (links that work without the script), or the one option's name. */
+const optionChoice = (t: Strings, options: ReadonlyArray<PaymentOptionRecord>, selected: PaymentOptionRecord) =>
+  options.length > 1
+    ? [
+      `<nav class="options" aria-label="${escape(t.options)}">`,
+      ...options.map((option) =>
+        `<a class="option-tab" href="?option=${option.id}" data-option-id="${option.id}"${option.id === selected.id ? ` aria-current="true"` : ""}>${optionLabel(t, option)}</a>`
+      ),
+      "</nav>"
+    ]
+    : [`<p class="single-option">${assetOnNetwork(t, selected.assetCode, selected.network)}</p>`]
+
+/**
+ * The payable options. After a partial payment the page leads with the option already paid into
+ * (what remains is due there); the others fold behind "Pay the rest another way", so that the
+ * payer is not invited to split the rest across networks.
+ */
+const payableOptions = (parts: InvoiceParts, t: Strings, ordered: ReadonlyArray<PaymentOptionRecord>, selected: PaymentOptionRecord, lead: PaymentOptionRecord | undefined) => {
+  const lines = [`<div class="pay-options">`]
+  const group = (options: ReadonlyArray<PaymentOptionRecord>, chosen: PaymentOptionRecord) => [
+    `<div class="option-group">`,
+    ...optionChoice(t, options, chosen),
+    ...options.map((option) => optionSection(parts, option, t, option.id === chosen.id)),
+    "</div>"
+  ]
+  if (lead === undefined) lines.push(...group(ordered, selected))
+  else {
+    lines.push(`<div class="option-group">`, `<p class="single-option">${assetOnNetwork(t, lead.assetCode, lead.network)}</p>`, optionSection(parts, lead, t, true), "</div>")
+    const others = ordered.filter((option) => option.id !== lead.id)
+    if (others.length > 0) {
+      const chosen = others.find((option) => option.id === selected.id)
+      lines.push(
+        `<details class="other-options"${chosen === undefined ? "" : " open"}>`,
+        `<summary>${escape(t.payRestElsewhere)}</summary>`,
+        ...group(others, chosen ?? others[0]),
+        "</details>"
+      )
+    }
+  }
+  lines.push("</div>")
+  return lines
+}
+
 /**
  * The hosted payment page, rendered on the server from the invoice as the public endpoints show
  * it (no merchant-only field, no note) and readable without JavaScript: who issued it, to whom,
  * the amount and the time left (the summary), then per status the payment options (the remaining
- * amount after a partial payment, the paid option selected), the payments seen with their
- * confirmations, a receipt, or a clear message. The script only enhances it. Payable means before
+ * amount after a partial payment, the paid option first), the payments seen with their
+ * confirmations, a receipt, an account of a late payment, or a clear message. The script only
+ * enhances it, and redraws it from this same markup when the invoice changes. Payable means before
  * `payableUntilAt` by `now`: past it the page is the expired one, even before the sweeper runs.
  * Mobile first: the summary above the payment; side by side on a wide screen (pay.css).
  */
@@ -275,96 +448,33 @@ export const payPage = (
   const payable = notPayableReason(invoice, options.now) === undefined
   const ordered = [...parts.options].sort((a, b) => Number(b.isDefault) - Number(a.isDefault))
   const paid = paidOption(parts)
+  const lead = status === "partially_paid" && paid !== undefined && ordered.includes(paid) ? paid : undefined
   // An explicit choice first, then the option already paid into (what remains is due there), then the default.
   const selected = ordered.find((option) => option.id === options.selectedOptionId) ?? (paid !== undefined && ordered.includes(paid) ? paid : ordered[0])
-  const summary: Array<string> = ["<header>"]
-  if (invoice.issuedBy !== null) summary.push(`<p class="issuer">${escape(t.issuedBy)} <strong>${escape(invoice.issuedBy)}</strong></p>`)
-  summary.push(`<h1>${escape(invoice.productName ?? t.invoice)}</h1>`)
-  summary.push(`<p class="amount" aria-label="${escape(t.amountDue)}">${usd(invoice.amountMicros)}</p>`)
-  if (invoice.billTo !== null) summary.push(`<p class="bill-to">${escape(t.billTo)} ${escape(invoice.billTo)}</p>`)
-  summary.push("</header>")
-
-  const remaining = owedMicros(invoice.amountMicros, invoice.receivedMicros)
-  const statusLines: Array<string> = []
-  switch (status) {
-    case "awaiting_payment":
-      statusLines.push(`<p>${escape(t.awaiting)}</p>`)
-      break
-    case "partially_paid":
-      statusLines.push(`<p>${escape(t.partiallyPaid)}</p>`)
-      statusLines.push(
-        `<p class="progress">${escape(t.received)} <strong class="received">${usd(invoice.receivedMicros)}</strong> · ${escape(t.remaining)} <strong class="remaining">${
-          usd(remaining)
-        }</strong></p>`
-      )
-      statusLines.push(...transactionList(parts, t, explorers))
-      break
-    case "payment_detected": {
-      // The count that matters is the paid option's network's, not the largest of all options.
-      const required = Math.max(paid?.requiredConfirmations ?? 1, 1)
-      const network = networkName(t, paid?.network ?? counted(parts).at(-1)?.network ?? "")
-      statusLines.push(
-        `<p class="detected">${escape(fill(t.detected, { network }))} (<span class="confirmations">${
-          Math.min(invoice.confirmations, required)
-        }</span> / <span class="required-confirmations">${required}</span> ${escape(t.confirmations)})</p>`
-      )
-      statusLines.push(`<progress class="confirmation-progress" max="${required}" value="${Math.min(invoice.confirmations, required)}"></progress>`)
-      statusLines.push(...transactionList(parts, t, explorers))
-      break
-    }
-    case "confirmed":
-    case "paid_out_of_band":
-      statusLines.push(`<p class="success">${escape(status === "confirmed" ? t.confirmed : t.paidOutOfBand)}</p>`)
-      statusLines.push(...receipt(parts, t, explorers, status))
-      if (invoice.redirectUrl !== null) {
-        statusLines.push(`<p><a class="button primary return" href="${escape(invoice.redirectUrl)}">${escape(t.returnToShop)}</a></p>`)
-        statusLines.push(`<p class="hint">${escape(t.returningSoon)}</p>`)
-      }
-      break
-    case "expired":
-      statusLines.push(`<p class="warning">${escape(t.expired)}</p>`)
-      break
-    case "voided":
-      statusLines.push(`<p class="warning">${escape(t.voided)}</p>`)
-      break
-  }
-  const payment: Array<string> = [`<section class="status status-${status}" id="status" role="status" aria-live="polite">\n${statusLines.join("\n")}\n</section>`]
+  const payment = [`<section class="status status-${status}" id="status" role="status" aria-live="polite">`, ...statusLines(parts, t, explorers, status, paid), "</section>"]
   if (mayHaveRefunds(invoice)) payment.push(refundSection(t, explorers))
+  if (payable && selected !== undefined) payment.push(...payableOptions(parts, t, ordered, selected, lead))
+  // After a partial payment the options lead; the payments seen follow them.
+  if (status === "partially_paid") payment.push(`<div class="payments-seen" aria-live="polite">`, ...transactionList(parts, t, explorers), "</div>")
+  const body = `<div class="summary">\n${summaryOf(parts, t, payable).join("\n")}\n</div>\n<div class="payment">\n${payment.join("\n")}\n</div>`
+  return page(language, `${t.title}: ${invoice.issuedBy ?? invoice.productName ?? t.invoice}`, assets, body, pageData(parts, t, options.now, status, payable))
+}
 
-  if (payable) {
-    const timing = invoice.timing
-    summary.push(
-      timing.mode === "immediate"
-        ? `<p class="deadline">${escape(t.timeLeft)}: <time class="countdown" datetime="${timing.payableUntilAt.toISOString()}">${utc(timing.payableUntilAt)}</time></p>`
-        : `<p class="deadline">${escape(t.dueOn)} <time datetime="${timing.dueAt.toISOString()}">${timing.dueAt.toISOString().slice(0, 10)}</time>. ${
-          escape(t.gracePeriod)
-        } <time datetime="${timing.payableUntilAt.toISOString()}">${timing.payableUntilAt.toISOString().slice(0, 10)}</time>.</p>`
-    )
-    if (ordered.length > 1) {
-      payment.push(`<nav class="options" aria-label="${escape(t.options)}">`)
-      for (const option of ordered) {
-        const current = option.id === selected.id ? ` aria-current="true"` : ""
-        payment.push(`<a class="option-tab" href="?option=${option.id}" data-option-id="${option.id}"${current}>${optionLabel(t, option)}</a>`)
-      }
-      payment.push("</nav>")
-    } else if (selected !== undefined) {
-      payment.push(`<p class="single-option">${assetOnNetwork(t, selected.assetCode, selected.network)}</p>`)
-    }
-    for (const option of ordered) payment.push(optionSection(parts, option, t, option.id === selected.id))
-  }
-
-  const body = `<div class="summary">\n${summary.join("\n")}\n</div>\n<div class="payment">\n${payment.join("\n")}\n</div>`
-  return page(language, `${t.title}: ${invoice.issuedBy ?? invoice.productName ?? t.invoice}`, assets, body, {
+/** What the script reads from the page: the state it shows (to tell a change), the deadline, the wallet texts. */
+const pageData = (parts: InvoiceParts, t: Strings, now: Date, status: string, payable: boolean) => {
+  const { invoice } = parts
+  return {
     "invoice-id": invoice.id,
     status,
     received: invoice.receivedMicros.toString(),
     confirmations: String(invoice.confirmations),
+    fingerprint: pageFingerprint({ ...publicStatusView(parts), status }),
     // The deadline by the server's clock (the page corrects for the payer's) and what to say then.
-    ...(payable ? { "payable-until": invoice.timing.payableUntilAt.toISOString(), "rendered-at": options.now.toISOString(), "expired-text": t.expired } : {}),
+    ...(payable ? { "payable-until": invoice.timing.payableUntilAt.toISOString(), "rendered-at": now.toISOString(), "expired-text": t.expired } : {}),
     ...(invoice.redirectUrl !== null && (status === "confirmed" || status === "paid_out_of_band") ? { "redirect-url": invoice.redirectUrl } : {}),
     "wallet-none": t.walletNone,
     "wallet-sending": t.walletSending,
     "wallet-sent": t.walletSent,
     "wallet-failed": t.walletFailed
-  })
+  }
 }

@@ -52,6 +52,15 @@ export const STRINGS = {
     notFound: "There is no invoice at this address. Check the link you were given.",
     options: "Payment options",
     scan: "Scan with your wallet app",
+    payRestElsewhere: "Pay the rest another way",
+    late: {
+      received: "We received your payment, but it arrived after the deadline.",
+      partialReceived: "We received part of your payment, but the rest did not arrive before the deadline.",
+      review: "The seller will review it. If they accept it, this invoice is marked paid; if they close it unpaid, you can ask for a refund on this page.",
+      noMore: "Do not send another payment to this invoice.",
+      closedUnpaid: "The seller closed this invoice unpaid and did not keep your payment: you can ask for a refund below.",
+      receivedAt: "Received on"
+    },
     refund: {
       title: "Refund",
       overpayment: "You paid more than this invoice asks for: the difference can be sent back to you.",
@@ -135,6 +144,15 @@ export const STRINGS = {
     notFound: "No hay ninguna factura en esta dirección. Revisa el enlace que recibiste.",
     options: "Formas de pago",
     scan: "Escanea con tu billetera",
+    payRestElsewhere: "Paga el resto de otra forma",
+    late: {
+      received: "Recibimos tu pago, pero llegó después del plazo.",
+      partialReceived: "Recibimos parte de tu pago, pero el resto no llegó antes del plazo.",
+      review: "El vendedor lo revisará. Si lo acepta, esta factura queda pagada; si la cierra sin cobrar, podrás pedir un reembolso en esta página.",
+      noMore: "No envíes otro pago a esta factura.",
+      closedUnpaid: "El vendedor cerró esta factura sin cobrar y no se quedó con tu pago: puedes pedir un reembolso abajo.",
+      receivedAt: "Recibido el"
+    },
     refund: {
       title: "Reembolso",
       overpayment: "Pagaste más de lo que pide esta factura: la diferencia se te puede devolver.",

@@ -46,7 +46,8 @@ const openPage = async (invoiceId: string, streamAnswer?: number) => {
 
 describe.skipIf(!available)("the payer page's live status", () => {
   beforeAll(async () => {
-    app = await startTestApp()
+    // Twenty confirmations everywhere: the page must follow each of them in place.
+    app = await startTestApp({}, Object.fromEntries(["ETHEREUM", "ARBITRUM", "BASE", "SOLANA", "BITCOIN"].map((network) => [`CHECKOUT_CONFIRMATIONS_${network}`, "20"])))
     merchant = await app.createMerchant()
     const { chromium } = await import("playwright-core")
     browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox", "--disable-gpu"] })
@@ -72,6 +73,58 @@ describe.skipIf(!available)("the payer page's live status", () => {
       await context.close()
     }
   })
+
+  it("follows 20 confirmations in place: one navigation in all, each count on screen, focus, scroll and the QR code kept, the change in an aria-live region", async () => {
+    const invoice = await newInvoice()
+    const option = invoice.paymentOptions.find((candidate) => candidate.isDefault) ?? invoice.paymentOptions[0]
+    const { context, page, problems } = await openPage(invoice.id)
+    const navigations: Array<string> = []
+    page.on("framenavigated", (frame) => {
+      if (frame === page.mainFrame()) navigations.push(frame.url())
+    })
+    try {
+      const hash = `0x${"ab".repeat(32)}`
+      const confirm = (confirmations: number) => merchant.dashboard(`/api/dev/invoices/${invoice.id}/simulate-confirmations`, { body: { transactionHash: hash, confirmations } })
+      // A partial payment first: the page keeps its option (and its QR code) while the payment confirms.
+      const paid = await merchant.dashboard(`/api/dev/invoices/${invoice.id}/simulate-payment`, {
+        body: { paymentOptionId: option.id, amount: "5", confirmations: 0, transactionHash: hash }
+      })
+      expect(paid.status, JSON.stringify(paid.body)).toBe(200)
+      await page.locator(".status-partially_paid").waitFor({ timeout: 15_000 })
+      await page.evaluate(() => {
+        const marked = window as unknown as { qr?: Element | null; focused?: Element | null }
+        marked.qr = document.querySelector(".pay-options section.option:not([hidden]) figure.qr svg")
+        const copy = document.querySelector<HTMLButtonElement>(".pay-options section.option:not([hidden]) button.copy")
+        copy?.focus()
+        marked.focused = copy
+        window.scrollTo(0, 200)
+      })
+      const latencies: Array<number> = []
+      for (let count = 1; count <= 20; count++) {
+        const since = Date.now()
+        expect((await confirm(count)).status).toBe(200)
+        await expect.poll(() => page.locator(".transactions .tx-count, .transactions .tx-confirmed").first().textContent(), { timeout: 15_000 })
+          .toMatch(count < 20 ? new RegExp(`^${count}$`) : /confirmed/)
+        latencies.push(Date.now() - since)
+      }
+      const kept = await page.evaluate(() => {
+        const marked = window as unknown as { qr?: Element | null; focused?: Element | null }
+        return {
+          qr: marked.qr !== null && marked.qr === document.querySelector(".pay-options section.option:not([hidden]) figure.qr svg"),
+          focus: marked.focused !== null && document.activeElement === marked.focused,
+          scroll: window.scrollY
+        }
+      })
+      expect(kept).toEqual({ qr: true, focus: true, scroll: 200 })
+      expect(await page.locator(".transactions").evaluate((list) => list.closest("[aria-live]") !== null)).toBe(true)
+      expect(navigations, "the first load only").toHaveLength(1)
+      expect(problems).toEqual([])
+      latencies.sort((a, b) => a - b)
+      console.log(`pay page in place (PGlite): 20 confirmations, ${navigations.length} navigation, change to screen median ${latencies[10]} ms, max ${latencies[19]} ms`)
+    } finally {
+      await context.close()
+    }
+  }, 120_000)
 
   it("falls back to polling the status when the stream is refused", async () => {
     const invoice = await newInvoice()

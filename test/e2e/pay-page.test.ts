@@ -150,7 +150,8 @@ describe.skipIf(!available)("the hosted payment page", () => {
       await page.locator(`.option-tab[data-option-id="${base.id}"]`).click()
       expect(await page.locator(`#option-${base.id}`).isVisible()).toBe(true)
       expect(await page.locator(`#option-${ethereum.id}`).isVisible()).toBe(false)
-      expect(page.url()).toContain(`?option=${base.id}`)
+      // Shown in place: the page's address stays as it was opened (no navigation, issue #47).
+      expect(page.url()).toBe(`${app.baseUrl}/pay/${invoice.id}`)
 
       await page.locator(`#option-${base.id} .address button.copy`).click()
       expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(base.destinationAddress)
@@ -197,8 +198,12 @@ describe.skipIf(!available)("the hosted payment page", () => {
       // The option that was paid is the one shown, with what was received in it and what remains.
       expect(await page.locator(`#option-${base.id}`).isVisible()).toBe(true)
       expect(await page.locator(`#option-${ethereum.id}`).isVisible()).toBe(false)
-      expect(await page.locator(`.option-tab[data-option-id="${base.id}"]`).getAttribute("aria-current")).toBe("true")
-      expect(page.url()).toContain(`?option=${base.id}`)
+      // It leads; the other networks fold behind "Pay the rest another way" (issue #47).
+      expect(await page.locator(`.pay-options > .option-group #option-${base.id}`).count()).toBe(1)
+      expect(await page.locator("details.other-options > summary").textContent()).toBe("Pay the rest another way")
+      expect(await page.locator("details.other-options").getAttribute("open")).toBeNull()
+      // Shown in place: the page's address stays as it was opened (no navigation, issue #47).
+      expect(page.url()).toBe(`${app.baseUrl}/pay/${invoice.id}`)
       expect(await page.locator(`#option-${base.id} .option-received`).textContent()).toBe("5 USDC")
       expect(await page.locator(`#option-${base.id} .option-remaining`).textContent()).toBe("15 USDC")
       expect(await page.locator(`#option-${base.id} .asset-amount`).textContent()).toBe("15 USDC")
@@ -337,7 +342,7 @@ describe.skipIf(!available)("the hosted payment page", () => {
       expect(await page.locator(`#option-${contract.id} .option-progress`).textContent()).toBe("Recibido con esta forma de pago: 5 USDC · Falta enviar: 15 USDC")
       expect(await page.locator(".transactions-title").textContent()).toBe("Tus pagos")
       expect(await page.locator(".transactions .transaction").textContent()).toContain("1 / 3 confirmaciones")
-      expect(await page.locator(".transactions .tx-link").getAttribute("aria-label")).toBe("Ver la transacción en el explorador de Base")
+      expect(await page.locator(".transactions .tx-link .visually-hidden").textContent()).toBe(" (Ver la transacción en el explorador de Base)")
       await simulate(invoice.id, "simulate-payment", { paymentOptionId: contract.id, amount: "15", confirmations: 1, transactionHash: txHash("d") }, contractFirst)
       await page.locator(".status-payment_detected").waitFor({ timeout: 15_000 })
       expect(await page.locator(".status .detected").textContent()).toBe("Pago recibido en Base, esperando confirmaciones (1 / 3 confirmaciones)")

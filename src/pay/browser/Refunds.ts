@@ -2,6 +2,7 @@
 /// <reference lib="dom.iterable" />
 import type { RefundPageData } from "../PayPageView.ts"
 import type { ApiError, PayRefunds, PublicRefund, Refundable, RefundRequestBody } from "./Api.ts"
+import { localDate } from "./Dates.ts"
 
 /**
  * The payer's side of refunds (issue #40) on the hosted page: what can be refunded, a form for the
@@ -38,28 +39,32 @@ const el = (tag: string, attributes: Readonly<Record<string, string>> = {}, ...c
   return element
 }
 
-export const showRefunds = (invoiceId: string, onShown: () => void) => {
-  const section = document.querySelector<HTMLElement>("section.refund")
-  if (section === null) return
-  const { texts: t, networks, explorers } = JSON.parse(section.dataset.refund ?? "{}") as RefundPageData
+/** The parts of the section (drawn by the server) that the script fills in and reads. */
+const partsOf = (section: HTMLElement) => {
   const part = <E extends Element>(selector: string) => section.querySelector<E>(selector)!
-  const list = part<HTMLUListElement>("ul.refunds")
-  const offer = part<HTMLElement>(".refund-offer")
-  const reason = part<HTMLElement>(".refund-reason")
-  const opener = part<HTMLButtonElement>("button.refund-open")
-  const form = part<HTMLFormElement>("form.refund-form")
-  const choices = part<HTMLFieldSetElement>("fieldset.refund-options")
-  const single = part<HTMLElement>(".refund-single")
-  const address = part<HTMLInputElement>("#refund-address")
-  const addressLabel = part<HTMLLabelElement>(".refund-address-label")
-  const addressHint = part<HTMLElement>("#refund-address-hint")
-  const addressError = part<HTMLElement>("#refund-address-error")
-  const email = part<HTMLInputElement>("#refund-email")
-  const emailError = part<HTMLElement>("#refund-email-error")
-  const formError = part<HTMLElement>(".refund-error")
-  const submit = part<HTMLButtonElement>("button[type=submit]")
-  const url = `/api/checkout/pay/${encodeURIComponent(invoiceId)}/refunds`
+  return {
+    list: part<HTMLUListElement>("ul.refunds"),
+    offer: part<HTMLElement>(".refund-offer"),
+    reason: part<HTMLElement>(".refund-reason"),
+    opener: part<HTMLButtonElement>("button.refund-open"),
+    form: part<HTMLFormElement>("form.refund-form"),
+    choices: part<HTMLFieldSetElement>("fieldset.refund-options"),
+    single: part<HTMLElement>(".refund-single"),
+    address: part<HTMLInputElement>("#refund-address"),
+    addressLabel: part<HTMLLabelElement>(".refund-address-label"),
+    addressHint: part<HTMLElement>("#refund-address-hint"),
+    addressError: part<HTMLElement>("#refund-address-error"),
+    email: part<HTMLInputElement>("#refund-email"),
+    emailError: part<HTMLElement>("#refund-email-error"),
+    formError: part<HTMLElement>(".refund-error"),
+    submit: part<HTMLButtonElement>("button[type=submit]")
+  }
+}
+type Parts = ReturnType<typeof partsOf>
 
+/** How refunds and amounts read on the page, in its language. */
+const wording = (data: RefundPageData) => {
+  const { texts: t, networks, explorers } = data
   const networkName = (network: string) => (networks as Readonly<Record<string, string>>)[network] ?? network
   const amountText = (item: Pick<Refundable, "amount" | "assetCode" | "network">) =>
     fill(t.amountOn, { amount: item.amount, asset: item.assetCode, network: networkName(item.network) })
@@ -70,33 +75,36 @@ export const showRefunds = (invoiceId: string, onShown: () => void) => {
       ? code
       : el("a", { class: "tx-link", href: template.replace("{tx}", encodeURIComponent(hash)), target: "_blank", rel: "noopener noreferrer", title: hash }, code)
   }
-
   const refundItem = (refund: PublicRefund) => {
     const item = el("li", { class: `refund-item refund-${refund.status}`, "data-refund-id": refund.id, "data-status": refund.status },
       el("p", { class: "refund-amount" }, el("strong", {}, amountText(refund)), ` ${t.to} `, el("code", { class: "refund-address" }, refund.refundAddress)),
       el("p", { class: "refund-state", tabindex: "-1" }, t.status[refund.status]))
     if (refund.rejectionNote !== null) item.append(el("p", { class: "refund-note" }, `${t.note}: `, el("q", {}, refund.rejectionNote)))
     if (refund.transactionHash !== null) item.append(el("p", { class: "refund-tx" }, `${t.transaction}: `, transaction(refund, refund.transactionHash)))
-    item.append(el("p", { class: "hint" }, `${t.requestedAt} `, el("time", { datetime: refund.requestedAt }, new Date(refund.requestedAt).toLocaleString())))
+    item.append(el("p", { class: "hint" }, `${t.requestedAt} `, el("time", { datetime: refund.requestedAt }, localDate(refund.requestedAt))))
     return item
   }
+  return { t, networkName, amountText, refundItem }
+}
+type Wording = ReturnType<typeof wording>
 
-  let current: PayRefunds = { refundable: [], refunds: [] }
+/** The offer: the options still open to a request, as a choice when several, and the address field following the chosen one's network. */
+const offerDrawer = (parts: Parts, words: Wording) => {
+  const { offer, reason, choices, single, addressLabel, addressHint } = parts
+  const { t, networkName, amountText } = words
   let offered: ReadonlyArray<Refundable> = []
   const chosen = () => {
     const checked = choices.querySelector<HTMLInputElement>("input:checked")?.value
     return offered.find((item) => item.paymentOptionId === checked) ?? offered[0]
   }
-  /** The address field follows the chosen option's network: its label and its format hint. */
   const describeAddress = () => {
     const option = chosen()
     if (option === undefined) return
     addressLabel.textContent = fill(t.address, { network: networkName(option.network) })
     addressHint.textContent = t.addressHint[FAMILY[option.network] ?? "evm"]
   }
-
-  /** The options still open to a request: refundable and not asked for yet (one request per option, ever). */
-  const drawOffer = () => {
+  /** Open to a request: refundable and not asked for yet (one request per option, ever). */
+  const draw = (current: PayRefunds) => {
     const open = current.refundable.filter((item) => item.amountAtomic !== "0" && !current.refunds.some((refund) => refund.paymentOptionId === item.paymentOptionId))
     // Unchanged: the form keeps what the payer has typed and chosen.
     if (open.map((item) => item.paymentOptionId).join() === offered.map((item) => item.paymentOptionId).join()) return
@@ -116,20 +124,14 @@ export const showRefunds = (invoiceId: string, onShown: () => void) => {
     })
     describeAddress()
   }
+  return { draw, chosen, offered: () => offered }
+}
 
-  const draw = () => {
-    list.replaceChildren(...current.refunds.map(refundItem))
-    drawOffer()
-    const shown = current.refunds.length > 0 || offered.length > 0
-    if (shown && section.hidden) {
-      section.hidden = false
-      onShown()
-    }
-  }
-
+/** The refund endpoint asked again, less and less often, while a refund is on its way; paused while the tab is hidden. */
+const refreshing = (url: string, onChange: (next: PayRefunds) => void, onTheWay: () => boolean) => {
   let delay = FIRST_DELAY_MS
   let timer: ReturnType<typeof setTimeout> | undefined
-  const onTheWay = () => current.refunds.some((refund) => refund.status === "requested" || refund.status === "sent")
+  let last = ""
   const schedule = () => {
     clearTimeout(timer)
     if (!document.hidden && onTheWay()) timer = setTimeout(() => void refresh(), delay)
@@ -138,10 +140,10 @@ export const showRefunds = (invoiceId: string, onShown: () => void) => {
     try {
       const response = await fetch(url, { headers: { accept: "application/json" } })
       if (response.ok) {
-        const next = (await response.json()) as PayRefunds
-        if (JSON.stringify(next) !== JSON.stringify(current)) {
-          current = next
-          draw()
+        const text = await response.text()
+        if (text !== last) {
+          last = text
+          onChange(JSON.parse(text) as PayRefunds)
         }
       }
     } catch {
@@ -150,21 +152,92 @@ export const showRefunds = (invoiceId: string, onShown: () => void) => {
     delay = Math.min(delay * 1.5, LONGEST_DELAY_MS)
     schedule()
   }
+  const soon = () => {
+    delay = FIRST_DELAY_MS
+    schedule()
+  }
   document.addEventListener("visibilitychange", () => {
     if (!document.hidden) delay = FIRST_DELAY_MS
     schedule()
   })
+  return { refresh, soon }
+}
 
+export const showRefunds = (invoiceId: string, onShown: () => void) => {
+  const section = document.querySelector<HTMLElement>("section.refund")
+  if (section === null) return
+  const parts = partsOf(section)
+  const words = wording(JSON.parse(section.dataset.refund ?? "{}") as RefundPageData)
+  const offer = offerDrawer(parts, words)
+  const url = `/api/checkout/pay/${encodeURIComponent(invoiceId)}/refunds`
+  let current: PayRefunds = { refundable: [], refunds: [] }
+  const draw = () => {
+    parts.list.replaceChildren(...current.refunds.map(words.refundItem))
+    offer.draw(current)
+    const shown = current.refunds.length > 0 || offer.offered().length > 0
+    if (shown && section.hidden) {
+      section.hidden = false
+      onShown()
+    }
+  }
+  const onTheWay = () => current.refunds.some((refund) => refund.status === "requested" || refund.status === "sent")
+  const poller = refreshing(url, (next) => {
+    current = next
+    draw()
+  }, onTheWay)
+  openOnRequest(parts)
+  handleSubmit(parts, words, url, offer.chosen, async (refund) => {
+    current = { ...current, refunds: [...current.refunds.filter((other) => other.id !== refund.id), refund] }
+    draw()
+    poller.soon()
+  }, poller.refresh)
+  void poller.refresh().then(poller.soon)
+}
+
+/** One button offers the refund; it gives way to the form it opens. */
+const openOnRequest = ({ opener, form, choices, address }: Parts) => {
   opener.addEventListener("click", () => {
-    form.hidden = !form.hidden
-    opener.setAttribute("aria-expanded", String(!form.hidden))
-    if (!form.hidden) (choices.hidden ? address : choices.querySelector<HTMLInputElement>("input:checked") ?? address).focus()
+    form.hidden = false
+    opener.hidden = true
+    opener.setAttribute("aria-expanded", "true")
+    ;(choices.hidden ? address : choices.querySelector<HTMLInputElement>("input:checked") ?? address).focus()
   })
+}
 
+/** Sends the request: the address's shape checked first, the server's answer shown next to its field. */
+const handleSubmit = (
+  parts: Parts,
+  words: Wording,
+  url: string,
+  chosen: () => Refundable | undefined,
+  requested: (refund: PublicRefund) => Promise<void>,
+  refresh: () => Promise<void>
+) => {
+  const { form, address, email, addressError, emailError, formError, submit, opener, list } = parts
+  const { t, networkName } = words
   const fieldError = (field: HTMLInputElement, target: HTMLElement, message: string) => {
     target.textContent = message
     field.setAttribute("aria-invalid", "true")
     field.focus()
+  }
+  const send = async (body: RefundRequestBody) => {
+    const response = await fetch(url, { method: "POST", headers: { "content-type": "application/json", accept: "application/json" }, body: JSON.stringify(body) })
+    if (!response.ok) {
+      const message = ((await response.json().catch(() => undefined)) as ApiError | undefined)?.error ?? `HTTP ${response.status}`
+      if (message.startsWith("refundAddress ")) fieldError(address, addressError, message)
+      else if (message.startsWith("email ")) fieldError(email, emailError, message)
+      else formError.textContent = `${t.failed}: ${message}`
+      // Already asked (from another tab, say): show what the server holds.
+      if (response.status === 409) await refresh()
+      return
+    }
+    const refund = (await response.json()) as PublicRefund
+    form.reset()
+    form.hidden = true
+    opener.hidden = false
+    opener.setAttribute("aria-expanded", "false")
+    await requested(refund)
+    list.querySelector<HTMLElement>(`[data-refund-id="${refund.id}"] .refund-state`)?.focus()
   }
   form.addEventListener("submit", async (event) => {
     event.preventDefault()
@@ -176,40 +249,15 @@ export const showRefunds = (invoiceId: string, onShown: () => void) => {
     if (!FORMAT[FAMILY[option.network] ?? "evm"].test(refundAddress)) {
       return fieldError(address, addressError, fill(t.addressFormat, { network: networkName(option.network) }))
     }
-    const body: RefundRequestBody = { paymentOptionId: option.paymentOptionId, refundAddress, ...(email.value.trim() === "" ? {} : { email: email.value.trim() }) }
     submit.disabled = true
-    formError.textContent = ""
     submit.setAttribute("aria-busy", "true")
     try {
-      const response = await fetch(url, { method: "POST", headers: { "content-type": "application/json", accept: "application/json" }, body: JSON.stringify(body) })
-      if (!response.ok) {
-        const message = ((await response.json().catch(() => undefined)) as ApiError | undefined)?.error ?? `HTTP ${response.status}`
-        if (message.startsWith("refundAddress ")) fieldError(address, addressError, message)
-        else if (message.startsWith("email ")) fieldError(email, emailError, message)
-        else formError.textContent = `${t.failed}: ${message}`
-        // Already asked (from another tab, say): show what the server holds.
-        if (response.status === 409) await refresh()
-        return
-      }
-      const refund = (await response.json()) as PublicRefund
-      form.reset()
-      form.hidden = true
-      opener.setAttribute("aria-expanded", "false")
-      current = { ...current, refunds: [...current.refunds.filter((other) => other.id !== refund.id), refund] }
-      draw()
-      delay = FIRST_DELAY_MS
-      schedule()
-      list.querySelector<HTMLElement>(`[data-refund-id="${refund.id}"] .refund-state`)?.focus()
+      await send({ paymentOptionId: option.paymentOptionId, refundAddress, ...(email.value.trim() === "" ? {} : { email: email.value.trim() }) })
     } catch (error) {
       formError.textContent = `${t.failed}: ${error instanceof Error ? error.message : String(error)}`
     } finally {
       submit.disabled = false
       submit.removeAttribute("aria-busy")
     }
-  })
-
-  void refresh().then(() => {
-    delay = FIRST_DELAY_MS
-    schedule()
   })
 }

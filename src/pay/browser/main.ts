@@ -3,9 +3,10 @@
 import { getWallets } from "@wallet-standard/app"
 import { base58, base64 } from "@scure/base"
 import { encodeFunctionData, erc20Abi } from "viem"
-import { followStatus, type PublicStatus } from "./LiveStatus.ts"
+import { localizeDates } from "./Dates.ts"
+import { followPage } from "./LivePage.ts"
 import { showRefunds } from "./Refunds.ts"
-import type { ApiError, PayStatus, PreparedSolanaPayment, PrepareSolanaBody } from "./Api.ts"
+import type { ApiError, PreparedSolanaPayment, PrepareSolanaBody } from "./Api.ts"
 
 /** The hosted payment page's enhancements; the page is complete without them. */
 // Listening from the start, so that wallets registering later are seen too.
@@ -14,47 +15,55 @@ const main = document.querySelector<HTMLElement>("main.card")
 const data = main?.dataset ?? {}
 const invoiceId = data.invoiceId
 
-// ---- option switching without a reload (the tabs are links that work without JavaScript)
-for (const tab of document.querySelectorAll<HTMLAnchorElement>(".option-tab")) {
-  tab.addEventListener("click", (event) => {
+// ---- option switching without a reload (the tabs are links that work without JavaScript); copy buttons
+document.addEventListener("click", (event) => {
+  const target = event.target instanceof Element ? event.target : null
+  const tab = target?.closest<HTMLAnchorElement>(".option-tab")
+  if (tab != null) {
     event.preventDefault()
-    const id = tab.dataset.optionId!
-    for (const other of document.querySelectorAll<HTMLAnchorElement>(".option-tab")) {
-      if (other === tab) other.setAttribute("aria-current", "true")
-      else other.removeAttribute("aria-current")
-    }
-    for (const section of document.querySelectorAll<HTMLElement>("section.option")) section.hidden = section.dataset.optionId !== id
-    history.replaceState(null, "", `?option=${id}`)
-  })
-}
-
-// ---- copy buttons
-for (const button of document.querySelectorAll<HTMLButtonElement>("button.copy")) {
-  button.addEventListener("click", async () => {
-    try {
-      await navigator.clipboard.writeText(button.dataset.copy ?? "")
-      const label = button.textContent
-      button.textContent = button.dataset.copied ?? "Copied"
-      setTimeout(() => (button.textContent = label), 1500)
-    } catch {
-      // Clipboard refused (permissions): the value stays selectable on the page.
-    }
-  })
-}
-
-// ---- countdown of immediate invoices
-const countdown = document.querySelector<HTMLTimeElement>("time.countdown")
-if (countdown !== null) {
-  const deadline = Date.parse(countdown.dateTime)
-  const tick = () => {
-    const left = Math.max(0, deadline - Date.now())
-    const minutes = Math.floor(left / 60_000)
-    const seconds = Math.floor((left % 60_000) / 1000)
-    countdown.textContent = `${minutes}:${String(seconds).padStart(2, "0")}`
+    selectOption(tab)
   }
-  tick()
-  setInterval(tick, 1000)
+  const copy = target?.closest<HTMLButtonElement>("button.copy")
+  if (copy != null) void copyValue(copy)
+  const pay = target?.closest<HTMLButtonElement>("button[data-pay]")
+  if (pay != null) void payWith(pay)
+})
+
+const selectOption = (tab: HTMLAnchorElement) => {
+  const id = tab.dataset.optionId!
+  // The tabs choose among the options of their group (after a partial payment, the folded ones).
+  const group = tab.closest(".option-group") ?? document
+  for (const other of group.querySelectorAll<HTMLAnchorElement>(".option-tab")) {
+    if (other.dataset.optionId === id) other.setAttribute("aria-current", "true")
+    else other.removeAttribute("aria-current")
+  }
+  for (const section of group.querySelectorAll<HTMLElement>("section.option")) section.hidden = section.dataset.optionId !== id
+  history.replaceState(null, "", `?option=${id}`)
 }
+
+const copyValue = async (button: HTMLButtonElement) => {
+  try {
+    await navigator.clipboard.writeText(button.dataset.copy ?? "")
+    const label = button.textContent
+    button.textContent = button.dataset.copied ?? "Copied"
+    setTimeout(() => (button.textContent = label), 1500)
+  } catch {
+    // Clipboard refused (permissions): the value stays selectable on the page.
+  }
+}
+
+// ---- countdown of immediate invoices (looked up at each tick: a redraw may bring or take it)
+const tick = () => {
+  const countdown = document.querySelector<HTMLTimeElement>("time.countdown")
+  if (countdown === null) return
+  const left = Math.max(0, Date.parse(countdown.dateTime) - Date.now())
+  const minutes = Math.floor(left / 60_000)
+  const seconds = Math.floor((left % 60_000) / 1000)
+  countdown.textContent = `${minutes}:${String(seconds).padStart(2, "0")}`
+}
+tick()
+setInterval(tick, 1000)
+localizeDates()
 
 // ---- past the deadline nothing is payable: the options go, even before the sweeper has run
 if (data.payableUntil !== undefined && data.renderedAt !== undefined) {
@@ -63,7 +72,8 @@ if (data.payableUntil !== undefined && data.renderedAt !== undefined) {
   const closeAt = Date.parse(data.payableUntil) - skew
   const close = () => {
     if (Date.now() < closeAt) return void setTimeout(close, Math.min(closeAt - Date.now(), 60_000))
-    for (const element of document.querySelectorAll<HTMLElement>("nav.options, section.option, .single-option")) element.hidden = true
+    if (data.payableUntil === undefined) return
+    for (const element of document.querySelectorAll<HTMLElement>(".pay-options, nav.options, section.option, .single-option")) element.hidden = true
     const notice = document.createElement("p")
     notice.className = "warning"
     notice.setAttribute("role", "status")
@@ -73,61 +83,35 @@ if (data.payableUntil !== undefined && data.renderedAt !== undefined) {
   close()
 }
 
-// ---- live status: poll with back-off, paused while the tab is hidden; a change re-renders the page
-const FINAL = new Set(["confirmed", "paid_out_of_band", "expired", "voided"])
-/** A new payment shows its option (with what remains in it); any other change redraws the page as it is. */
-const showChange = (status: PayStatus, received: string) => {
-  const paid = status.lastPaymentOptionId
-  if (received !== data.received && paid !== null && new URLSearchParams(location.search).get("option") !== paid) location.replace(`?option=${paid}`)
-  else location.reload()
-}
-if (invoiceId !== undefined && !FINAL.has(data.status ?? "")) {
-  let delay = 2_000
-  let timer: ReturnType<typeof setTimeout> | undefined
-  let streaming = false
-  const schedule = () => {
-    clearTimeout(timer)
-    if (!document.hidden && !streaming) timer = setTimeout(poll, delay)
-  }
-  const changed = (status: PublicStatus) =>
-    status.status !== data.status || BigInt(Math.round(status.receivedAmountUsd * 1_000_000)).toString() !== data.received ||
-    String(status.confirmations) !== data.confirmations
-  const poll = async () => {
-    try {
-      const response = await fetch(`/api/checkout/pay/${invoiceId}/status`, { headers: { accept: "application/json" } })
-      if (response.ok) {
-        const status = (await response.json()) as PayStatus
-        const received = BigInt(Math.round(status.receivedAmountUsd * 1_000_000))
-        if (status.status !== data.status || received.toString() !== data.received || String(status.confirmations) !== data.confirmations) {
-          showChange(status, received.toString())
-          return
-        }
-        delay = Math.min(delay * 1.5, 15_000)
-      } else delay = Math.min(delay * 2, 30_000)
-    } catch {
-      delay = Math.min(delay * 2, 30_000)
-    }
-    schedule()
-  }
-  document.addEventListener("visibilitychange", () => {
-    if (!document.hidden) delay = 2_000
-    schedule()
-  })
-  // The status stream first; the poll is its fallback.
-  streaming = followStatus(invoiceId, (status) => {
-    if (changed(status)) showChange(status, BigInt(Math.round(status.receivedAmountUsd * 1_000_000)).toString())
-  }, () => {
-    streaming = false
-    schedule()
-  })
-  schedule()
-}
-
 // ---- back to the shop after a confirmed payment (not when a refund is offered or on its way: the payer stays to read it)
-const returning = data.redirectUrl === undefined ? undefined : setTimeout(() => location.assign(data.redirectUrl!), 5_000)
-
+let returning: ReturnType<typeof setTimeout> | undefined
+let refundsShown = false
+const returnLater = () => {
+  if (data.redirectUrl === undefined || returning !== undefined || refundsShown) return
+  returning = setTimeout(() => location.assign(data.redirectUrl!), 5_000)
+}
 // ---- refunds (issue #40): shown when the invoice has something to refund or refunds asked for
-if (invoiceId !== undefined) showRefunds(invoiceId, () => clearTimeout(returning))
+let refundsFollowed = false
+const followRefunds = () => {
+  if (invoiceId === undefined || refundsFollowed || document.querySelector("section.refund") === null) return
+  refundsFollowed = true
+  showRefunds(invoiceId, () => {
+    refundsShown = true
+    clearTimeout(returning)
+  })
+}
+followRefunds()
+returnLater()
+
+// ---- live status: the page follows its invoice in place (no navigation while it is open)
+if (main !== null && invoiceId !== undefined) {
+  followPage(main, invoiceId, () => {
+    localizeDates()
+    followRefunds()
+    returnLater()
+    tick()
+  })
+}
 
 // ---- pay with a browser wallet
 const statusOf = (button: HTMLElement) => button.closest("section.option")?.querySelector<HTMLElement>(".wallet-status") ?? undefined
@@ -193,15 +177,14 @@ const paySolana = async (button: HTMLButtonElement) => {
   say(button, `${data.walletSent ?? ""} ${base58.encode(sent.signature)}`)
 }
 
-for (const button of document.querySelectorAll<HTMLButtonElement>("button[data-pay]")) {
-  button.addEventListener("click", async () => {
-    button.disabled = true
-    try {
-      await (button.dataset.pay === "solana" ? paySolana(button) : payEvm(button))
-    } catch (error) {
-      say(button, `${data.walletFailed ?? ""}: ${error instanceof Error ? error.message : String(error)}`)
-    } finally {
-      button.disabled = false
-    }
-  })
+async function payWith(button: HTMLButtonElement) {
+  if (button.disabled) return
+  button.disabled = true
+  try {
+    await (button.dataset.pay === "solana" ? paySolana(button) : payEvm(button))
+  } catch (error) {
+    say(button, `${data.walletFailed ?? ""}: ${error instanceof Error ? error.message : String(error)}`)
+  } finally {
+    button.disabled = false
+  }
 }
