@@ -35,7 +35,7 @@ import { Refunds } from "./refunds/Refunds.ts"
 import { RefundsRepo } from "./refunds/RefundsRepo.ts"
 import { RefundWatchLive } from "./refunds/RefundWatchLive.ts"
 import { RefundTransactions } from "./refunds/RefundTransactions.ts"
-import { SolanaRefundTransfersLive } from "./SolanaRefundTransfers.ts"
+import { SolanaRefundTransfersLive } from "./chains/solana/SolanaRefundTransfers.ts"
 
 const Repositories = Layer.mergeAll(
   // Invoice writes publish on the in-process bus the status streams hear.

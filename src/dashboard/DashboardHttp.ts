@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs"
 import { join } from "node:path"
 import { Effect } from "effect"
 import { HttpRouter, HttpServerResponse } from "effect/http"
-import { assetResponse, bundleBrowserScript, hashAssets } from "../web/StaticAssets.ts"
+import { assetResponse, bundleBrowserScript, hashAssets } from "../ops/StaticAssets.ts"
 import { layoutLifecycle } from "./LifecycleChart.ts"
 
 /**
