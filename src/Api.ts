@@ -13,7 +13,8 @@ import { SweepsGroup } from "./sweeps/SweepsApi.ts"
 import { WebhooksGroup } from "./webhooks/WebhooksApi.ts"
 import { DashboardRefundsGroup, PublicRefundsGroup } from "./refunds/RefundsApi.ts"
 import { checkoutApi } from "./http/CheckoutApi.ts"
-import { documentOpenApi } from "./http/OpenApiDocs.ts"
+import { documentOpenApi, withWebhooks } from "./http/OpenApiDocs.ts"
+import { WebhookEventsApi } from "./webhooks/WebhookPayloads.ts"
 
 export const Api = checkoutApi(
   MerchantGroup,
@@ -33,6 +34,7 @@ export const Api = checkoutApi(
 )
   .annotate(OpenApi.Title, "Checkout invoicing API")
   .annotate(OpenApi.Version, "1.0.0")
-  .annotate(OpenApi.Transform, documentOpenApi)
+  .annotate(OpenApi.License, { name: "Proprietary", identifier: "LicenseRef-Proprietary" })
+  .annotate(OpenApi.Transform, (spec) => withWebhooks(documentOpenApi(spec), OpenApi.fromApi(WebhookEventsApi)))
 
 export { TooManyRequests }

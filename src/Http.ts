@@ -6,7 +6,7 @@ import { charsetProblem, jsonBodyBytesProblem, urlProblem } from "./http/Hostile
 import { PayPageRoutesLive } from "./pay/PayPageHttp.ts"
 import { DashboardRoutesLive } from "./dashboard/DashboardHttp.ts"
 import { HttpIncomingMessage } from "effect/http"
-import { HttpApiBuilder, HttpApiScalar } from "effect/http-api"
+import { HttpApiBuilder, HttpApiScalar, OpenApi } from "effect/http-api"
 import { IpNetwork } from "effect/net"
 import { createServer } from "node:http"
 import { AppConfig } from "./config/AppConfig.ts"
@@ -139,16 +139,22 @@ const ErrorBoundary = Layer.unwrap(Effect.gen(function*() {
 /** `GET /`: a newcomer who opens the service's address lands on the API docs. */
 const RootRedirect = HttpRouter.add("GET", "/", HttpServerResponse.redirect("/docs"))
 
+/** The API as this instance documents it: its public URL is the document's server. */
+const servedApi = (publicUrl: string) => Api.annotate(OpenApi.Servers, [{ url: publicUrl, description: "This checkout service" }])
+
 /** Every route of the service; each is labelled with its route template for the HTTP metrics. */
-const Routes = Layer.mergeAll(
-  HttpApiBuilder.layer(Api, { openapiPath: "/api/openapi.json" }),
-  // The docs page loads nothing from outside the service (Scalar's default fonts come from its CDN).
-  HttpApiScalar.layer(Api, { path: "/docs", scalar: { withDefaultFonts: false } }),
-  MetricsRouteLive,
-  PayPageRoutesLive,
-  DashboardRoutesLive,
-  RootRedirect
-).pipe(Layer.provide(RouteTemplateLabel))
+const Routes = Layer.unwrap(Effect.map(AppConfig, ({ publicUrl }) => {
+  const api = servedApi(publicUrl)
+  return Layer.mergeAll(
+    HttpApiBuilder.layer(api, { openapiPath: "/api/openapi.json" }),
+    // The docs page loads nothing from outside the service (Scalar's default fonts come from its CDN).
+    HttpApiScalar.layer(api, { path: "/docs", scalar: { withDefaultFonts: false } }),
+    MetricsRouteLive,
+    PayPageRoutesLive,
+    DashboardRoutesLive,
+    RootRedirect
+  )
+})).pipe(Layer.provide(RouteTemplateLabel))
 
 export const HttpAppLive = Layer.mergeAll(Routes, ErrorBoundary).pipe(
   Layer.provide([

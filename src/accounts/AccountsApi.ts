@@ -31,7 +31,7 @@ export const AuthGroup = HttpApiGroup.make("auth")
       }),
       success: AuthResponse.pipe(HttpApiSchema.status(201)),
       error: [Forbidden, Conflict, TooManyRequests]
-    }),
+    }).annotate(OpenApi.Summary, "Sign up"),
     HttpApiEndpoint.post("login", "/api/auth/login", {
       payload: Schema.Struct({
         email: text(320).annotateKey({ messageMissingKey: "is required" }),
@@ -39,11 +39,11 @@ export const AuthGroup = HttpApiGroup.make("auth")
       }),
       success: AuthResponse,
       error: [Unauthorized, Forbidden, TooManyRequests]
-    }),
+    }).annotate(OpenApi.Summary, "Log in"),
     HttpApiEndpoint.post("logout", "/api/auth/logout", {
       success: HttpApiSchema.NoContent,
       error: [Unauthorized, Forbidden, ServiceUnavailable]
-    }).annotate(
+    }).annotate(OpenApi.Summary, "Log out").annotate(
       OpenApi.Description,
       "Revokes the session. With the session cookie, the X-CSRF-Token header must carry the checkout_csrf cookie's value (403 otherwise); a bearer token needs none."
     )
@@ -59,19 +59,19 @@ export const KeysGroup = HttpApiGroup.make("keys")
       payload: Schema.Struct({ label: Schema.optionalKey(Schema.NullOr(text(100)).annotate({ message: "must be a string" })) }),
       success: CreatedApiKeyView.pipe(HttpApiSchema.status(201)),
       error: [NotFound, Conflict]
-    }),
+    }).annotate(OpenApi.Summary, "Create an API key"),
     HttpApiEndpoint.get("list", "/api/users/:id/checkout-api-keys", {
       params: KeyParams,
       success: Schema.Struct({
         keys: Schema.Array(ApiKeyView)
       }),
       error: NotFound
-    }),
+    }).annotate(OpenApi.Summary, "List API keys"),
     HttpApiEndpoint.delete("revoke", "/api/users/:id/checkout-api-key/:keyId", {
       params: Schema.Struct({ id: UuidParam, keyId: UuidParam }),
       success: HttpApiSchema.NoContent,
       error: NotFound
-    })
+    }).annotate(OpenApi.Summary, "Revoke an API key")
   )
   .middleware(DashboardAuthentication)
   .annotate(OpenApi.Description, "Checkout API keys of the signed-in user (session or bearer JWT; API keys get 403).")

@@ -30,24 +30,24 @@ export const DevSimulatorGroup = HttpApiGroup.make("dev")
       }),
       success: Result,
       error: [BadRequest, NotFound, Conflict]
-    }),
+    }).annotate(OpenApi.Summary, "Simulate a payment (development)"),
     HttpApiEndpoint.post("simulateConfirmations", "/api/dev/invoices/:id/simulate-confirmations", {
       params: InvoiceIdParams,
       payload: Schema.Struct({ transactionHash: text(200).annotateKey(required), confirmations: Confirmations.annotateKey(required) }),
       success: Result,
       error: [NotFound, Conflict]
-    }),
+    }).annotate(OpenApi.Summary, "Simulate confirmations (development)"),
     HttpApiEndpoint.post("simulateInvalidation", "/api/dev/invoices/:id/simulate-invalidation", {
       params: InvoiceIdParams,
       payload: Schema.Struct({ transactionHash: text(200).annotateKey(required), reason: Schema.optionalKey(text(200)) }),
       success: Result,
       error: [NotFound, Conflict]
-    }),
+    }).annotate(OpenApi.Summary, "Simulate an invalidation (development)"),
     HttpApiEndpoint.post("simulateExpiry", "/api/dev/invoices/:id/simulate-expiry", {
       params: InvoiceIdParams,
       success: InvoiceView,
       error: NotFound
-    })
+    }).annotate(OpenApi.Summary, "Simulate expiry (development)")
   )
   .middleware(DashboardAuthentication)
   .annotate(OpenApi.Description, "Development simulator (not served in production): feeds evidence through the chain watchers' entry point.")

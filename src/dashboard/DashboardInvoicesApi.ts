@@ -41,7 +41,8 @@ export const DashboardInvoicesGroup = HttpApiGroup.make("dashboardInvoices")
       },
       success: Schema.Struct({ invoices: Schema.Array(InvoiceSummaryView), nextCursor: Schema.NullOr(Schema.String) }),
       error: BadRequest
-    }).annotate(OpenApi.Description, "The calling account's invoices, newest first, filtered; q is an invoice id or a part of the merchant reference or customer email."),
+    }).annotate(OpenApi.Summary, "List invoices").annotate(OpenApi.Description,
+      "The calling account's invoices, newest first, filtered; q is an invoice id or a part of the merchant reference or customer email."),
     HttpApiEndpoint.get("detail", "/api/dashboard/invoices/:id", {
       params: InvoiceIdParams,
       success: Schema.Struct({
@@ -52,20 +53,20 @@ export const DashboardInvoicesGroup = HttpApiGroup.make("dashboardInvoices")
         quotes: Schema.Array(QuoteView)
       }),
       error: NotFound
-    }).annotate(OpenApi.Description,
+    }).annotate(OpenApi.Summary, "Invoice detail (dashboard)").annotate(OpenApi.Description,
       "One invoice with its payments, its event timeline (from the outbox), its webhook deliveries and its quotes (the price sources each rate rests on and their spread)."),
     HttpApiEndpoint.get("exportCsv", "/api/dashboard/exports/invoices.csv", {
       query: InvoiceFilterQuery,
       success: Schema.String.pipe(HttpApiSchema.asText({ contentType: "text/csv" })),
       error: BadRequest
-    }).annotate(OpenApi.Description,
+    }).annotate(OpenApi.Summary, "Export invoices as CSV").annotate(OpenApi.Description,
       "Every matching invoice as RFC 4180 CSV (streamed), one row per invoice; cells that a spreadsheet would evaluate as formulas are prefixed with a single quote."),
     HttpApiEndpoint.post("closeException", "/api/dashboard/invoices/:id/exception/close", {
       params: InvoiceIdParams,
       payload: CloseExceptionBody,
       success: InvoiceView,
       error: [NotFound, Conflict]
-    })
+    }).annotate(OpenApi.Summary, "Close an invoice's exception")
   )
   .middleware(DashboardAuthentication)
   .annotate(OpenApi.Description, "Merchant review of invoice exceptions (dashboard session or bearer JWT).")

@@ -16,12 +16,12 @@ export const UnmatchedDepositsGroup = HttpApiGroup.make("unmatchedDeposits")
       },
       success: Schema.Struct({ data: Schema.Array(UnmatchedDeposit), nextCursor: Schema.NullOr(Schema.String) }),
       error: BadRequest
-    }).annotate(OpenApi.Description, "The calling account's unmatched deposits, newest first."),
+    }).annotate(OpenApi.Summary, "List unmatched deposits").annotate(OpenApi.Description, "The calling account's unmatched deposits, newest first."),
     HttpApiEndpoint.get("forInvoice", "/api/dashboard/invoices/:id/unmatched-deposits", {
       params: InvoiceIdParams,
       success: Schema.Struct({ data: Schema.Array(UnmatchedDeposit) }),
       error: NotFound
-    }).annotate(OpenApi.Description, "Unmatched deposits to one of the calling account's invoices, newest first.")
+    }).annotate(OpenApi.Summary, "List an invoice's unmatched deposits").annotate(OpenApi.Description, "Unmatched deposits to one of the calling account's invoices, newest first.")
   )
   .middleware(DashboardAuthentication)
   .annotate(

@@ -1,3 +1,4 @@
+import { owedMicros } from "./Coverage.ts"
 import type { PaymentRecord } from "./Invoice.ts"
 import { Micros } from "./Money.ts"
 
@@ -36,8 +37,9 @@ const valueOf = (amount: Micros, payments: ReadonlyArray<Counted>): Micros => {
 }
 
 /**
- * What is still to be paid through one option, in its atomic units: the least amount that, valued
- * with the option's other payments, brings the invoice's valid payments to its amount.
+ * What is still owed through one option, in its atomic units (the one rule the payment page and
+ * the Solana preparation use): the least amount that, valued with the option's own payments,
+ * covers what the other options' valid payments leave owed (Coverage.owedMicros).
  */
 export const remainingAtomic = (
   amount: Micros,
@@ -47,9 +49,10 @@ export const remainingAtomic = (
   const counted = payments.filter((payment) => payment.invalidatedAt === null)
   const others = valueOf(amount, counted.filter((payment) => payment.paymentOptionId !== option.id))
   const own = counted.filter((payment) => payment.paymentOptionId === option.id).reduce((sum, payment) => sum + payment.amountAtomic, 0n)
-  if (others >= amount || amount === 0n) return 0n
-  // floor((own + x) * amount / quoted) >= amount - others  <=>  own + x >= ceil((amount - others) * quoted / amount)
-  const needed = ((amount - others) * option.quotedAtomic + amount - 1n) / amount
+  const owed = owedMicros(amount, others)
+  if (owed === 0n) return 0n
+  // floor((own + x) * amount / quoted) >= owed  <=>  own + x >= ceil(owed * quoted / amount)
+  const needed = (owed * option.quotedAtomic + amount - 1n) / amount
   return needed > own ? needed - own : 0n
 }
 

@@ -2,7 +2,7 @@ import { Schema, Struct } from "effect"
 import { PaymentCoverage } from "./Coverage.ts"
 import { Invoice, Payment, PaymentOption, ResolvedTiming } from "./Invoice.ts"
 import { isDateSchema, isNullableDateSchema } from "./Timestamps.ts"
-import { INVOICE_MERCHANT_FIELDS, INVOICE_SHOWN_FIELDS, OPTION_SHOWN_FIELDS, PAYMENT_SHOWN_FIELDS, STATUS_SHOWN_FIELDS } from "./InvoiceViews.ts"
+import { INVOICE_MERCHANT_FIELDS, INVOICE_SHOWN_FIELDS, OPTION_SHOWN_FIELDS, PAYMENT_SHOWN_FIELDS, STATUS_SHOWN_FIELDS, WEBHOOK_SHOWN_FIELDS } from "./InvoiceViews.ts"
 
 /**
  * Response schemas of the invoice endpoints, derived from the entities (domain/Invoice.ts) by
@@ -96,6 +96,16 @@ export const PublicInvoiceStatusView = Schema.Struct({
   ...StatusFields,
   paidOutOfBandNote: Schema.Null.annotate({ description: "Always null: reconciliation notes are never public." })
 }).annotate({ identifier: "PublicInvoiceStatus" })
+
+/** The `invoice` of a webhook payload: the spec's field list, the latest state at send time (no payment instructions). */
+export const WebhookInvoiceView = Schema.Struct({
+  ...Struct.pick(InvoiceWire, WEBHOOK_SHOWN_FIELDS),
+  amountUsd: Schema.Number,
+  paymentCoverage: PaymentCoverage,
+  receivedAmountUsd: Schema.Number,
+  confirmedAmountUsd: Schema.Number,
+  paymentSummary: PaymentSummary
+}).annotate({ identifier: "WebhookInvoice" })
 
 /** The fields named in `keys`, in that order (`Struct.pick` keeps the source's order). */
 const inOrder = <F extends Readonly<Record<string, Schema.Top>>, const K extends ReadonlyArray<keyof F>>(fields: F, keys: K): Pick<F, K[number]> =>

@@ -1,7 +1,8 @@
 /**
  * What the generated OpenAPI document cannot know from the schemas: how each route authenticates
  * (so that `/docs` "try it" sends the API key or the session), a description of every operation,
- * and an example of every error. Applied once to the whole document (`OpenApi.Transform`).
+ * an example of every error, and the webhooks the service sends. Applied once to the whole
+ * document (`OpenApi.Transform`).
  */
 
 const API_KEY = { apiKey: [] }
@@ -88,12 +89,46 @@ const REQUEST_EXAMPLES: Readonly<Record<string, unknown>> = {
 
 const METHODS = ["get", "put", "post", "delete", "patch"] as const
 
+/** The parts of the generated document this file reads and completes (Effect hands it over untyped). */
+interface JsonSchema {
+  readonly $ref?: string
+  properties?: Record<string, JsonSchema>
+  anyOf?: ReadonlyArray<JsonSchema>
+  type?: string
+  format?: string
+  required?: ReadonlyArray<string>
+  additionalProperties?: boolean
+  example?: unknown
+}
+interface MediaType {
+  schema?: JsonSchema
+  example?: unknown
+}
+interface Response {
+  description?: string
+  content?: Record<string, MediaType>
+}
+interface Operation {
+  operationId?: string
+  description?: string
+  security?: ReadonlyArray<Record<string, ReadonlyArray<never>>>
+  requestBody?: { content?: Record<string, MediaType> }
+  responses?: Record<string, Response>
+}
+type PathItem = Partial<Record<typeof METHODS[number], Operation>>
+interface Document {
+  paths?: Record<string, PathItem>
+  webhooks?: Record<string, PathItem>
+  tags?: Array<{ readonly name: string; readonly description?: string }>
+  components?: { schemas?: Record<string, JsonSchema>; securitySchemes?: Record<string, unknown> }
+}
+
 /** The formats of request fields whose schema is a plain string (validated by the route's own checks). */
 const FIELD_FORMATS: Readonly<Record<string, string>> = { redirectUrl: "uri", url: "uri", customerEmail: "email", email: "email" }
 
 /** Adds `format` to the string branch of each known field of a request body's schema. */
-const addFormats = (schema: Record<string, any> | undefined) => {
-  for (const [field, property] of Object.entries<Record<string, any>>(schema?.properties ?? {})) {
+const addFormats = (schema: JsonSchema | undefined) => {
+  for (const [field, property] of Object.entries(schema?.properties ?? {})) {
     const format = FIELD_FORMATS[field]
     if (format === undefined) continue
     for (const branch of property.anyOf ?? [property]) if (branch.type === "string") branch.format ??= format
@@ -103,7 +138,7 @@ const addFormats = (schema: Record<string, any> | undefined) => {
 /** Liveness answers without the database; every other route answers 503 while the database does not. */
 const answersWithoutDatabase = (path: string) => path === "/api/health"
 
-const errorResponse = (status: string) => ({
+const errorResponse = (status: string): Response => ({
   description: ERROR_EXAMPLES[status]!.description,
   content: {
     "application/json": {
@@ -114,38 +149,68 @@ const errorResponse = (status: string) => ({
 })
 
 /** Answers the edge gives whatever the route: 413 for an oversized body, 503 while the database does not answer. */
-const addEdgeAnswers = (path: string, operation: Record<string, any>) => {
-  operation.responses ??= {}
-  if (operation.requestBody !== undefined) operation.responses["413"] ??= errorResponse("413")
-  if (!answersWithoutDatabase(path)) operation.responses["503"] ??= errorResponse("503")
+const addEdgeAnswers = (path: string, operation: Operation) => {
+  const responses = operation.responses ??= {}
+  if (operation.requestBody !== undefined) responses["413"] ??= errorResponse("413")
+  if (!answersWithoutDatabase(path)) responses["503"] ??= errorResponse("503")
 }
 
-export const documentOpenApi = (spec: Record<string, any>): Record<string, any> => {
-  spec.components = { ...spec.components, securitySchemes: { ...spec.components?.securitySchemes, ...SECURITY_SCHEMES } }
-  for (const [path, item] of Object.entries<Record<string, any>>(spec.paths ?? {})) {
+/** The request body's example, also on its schema, and the formats of its known string fields. */
+const completeRequestBody = (document: Document, operation: Operation) => {
+  const body = operation.requestBody?.content?.["application/json"]
+  const ref = body?.schema?.$ref
+  addFormats(ref === undefined ? body?.schema : document.components?.schemas?.[ref.split("/").pop()!])
+  const example = REQUEST_EXAMPLES[operation.operationId ?? ""]
+  if (example === undefined || body === undefined) return
+  body.example = example
+  // "Try it" clients (the /docs page) build the body from the schema, not the media type's
+  // example: without this they send every optional field as "" and both timing shapes merged.
+  body.schema = { ...body.schema, example }
+}
+
+const describeErrors = (operation: Operation) => {
+  for (const [status, response] of Object.entries(operation.responses ?? {})) {
+    const known = ERROR_EXAMPLES[status]
+    if (known === undefined) continue
+    response.description = known.description
+    const json = response.content?.["application/json"]
+    if (json !== undefined) json.example = { error: known.error }
+  }
+}
+
+export const documentOpenApi = (spec: Record<string, unknown>): Record<string, unknown> => {
+  const document = spec as Document
+  document.components = { ...document.components, securitySchemes: { ...document.components?.securitySchemes, ...SECURITY_SCHEMES } }
+  for (const [path, item] of Object.entries(document.paths ?? {})) {
     for (const method of METHODS) {
       const operation = item[method]
       if (operation === undefined) continue
       operation.security = securityOf(path)
       addEdgeAnswers(path, operation)
-      operation.description ??= DESCRIPTIONS[operation.operationId]
-      const example = REQUEST_EXAMPLES[operation.operationId]
-      const body = operation.requestBody?.content?.["application/json"]
-      addFormats(body?.schema?.$ref === undefined ? body?.schema : spec.components?.schemas?.[String(body.schema.$ref).split("/").pop()!])
-      if (example !== undefined && body !== undefined) {
-        body.example = example
-        // "Try it" clients (the /docs page) build the body from the schema, not the media type's
-        // example: without this they send every optional field as "" and both timing shapes merged.
-        body.schema = { ...body.schema, example }
-      }
-      for (const [status, response] of Object.entries<Record<string, any>>(operation.responses ?? {})) {
-        const known = ERROR_EXAMPLES[status]
-        if (known === undefined) continue
-        response.description = known.description
-        const json = response.content?.["application/json"]
-        if (json !== undefined) json.example = { error: known.error }
-      }
+      operation.description ??= DESCRIPTIONS[operation.operationId ?? ""]
+      completeRequestBody(document, operation)
+      describeErrors(operation)
     }
   }
+  return spec
+}
+
+const WEBHOOKS_TAG = {
+  name: "webhookEvents",
+  description:
+    "The POST requests the service sends to the merchant's webhook URL. Verify X-Checkout-Signature over the raw body, then fetch the invoice before fulfilling: delivery is at-least-once and unordered."
+}
+
+/**
+ * The OpenAPI 3.1 `webhooks` section: the paths of `events` (a document generated from the
+ * webhooks' own HttpApi, one path per event) become the entries, named by event, and their schemas
+ * join the document's components.
+ */
+export const withWebhooks = (spec: Record<string, unknown>, events: object): Record<string, unknown> => {
+  const document = spec as Document
+  const generated = events as Document
+  document.webhooks = Object.fromEntries(Object.entries(generated.paths ?? {}).map(([path, item]) => [path.replace(/^\//, ""), item]))
+  document.components = { ...document.components, schemas: { ...generated.components?.schemas, ...document.components?.schemas } }
+  document.tags = [...(document.tags ?? []), WEBHOOKS_TAG]
   return spec
 }

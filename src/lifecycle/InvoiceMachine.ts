@@ -199,6 +199,13 @@ export const invoiceMachine = setup({
                 guard: and([{ type: "actionIs", params: { action: "accept_late_payment" } }, stateIn({ exception: { open: "late_payment" } })]),
                 actions: closeException
               },
+              // Reorg honesty: confirmed is final, so the merchant's word that the money the chain no longer
+              // shows was paid outside the service is recorded without moving the status.
+              {
+                target: "closed",
+                guard: and([{ type: "actionIs", params: { action: "mark_paid_out_of_band" } }, stateIn({ status: "confirmed" })]),
+                actions: [stamp("paidOutOfBandAt"), { type: "recordOutOfBandNote" as const }, ...closeException]
+              },
               { target: "closed", guard: { type: "actionIs", params: { action: "mark_paid_out_of_band" } }, actions: closeException },
               { target: "closed", guard: { type: "actionIs", params: { action: "close_unpaid" } }, actions: closeException }
             ]

@@ -51,16 +51,18 @@ export const settle = (
   change: EvidenceChangeKind
 ): Settled => {
   const facts = tally(invoice.amountMicros, payments)
-  const latest = payments.filter((payment) => payment.invalidatedAt === null).at(-1)
+  const latestCounted = payments.filter((payment) => payment.invalidatedAt === null).at(-1)
+  const latestObserved = payments.at(-1)
   const recomputed: InvoiceRecord = {
     ...invoice,
     receivedMicros: facts.receivedMicros,
     confirmedMicros: facts.confirmedMicros,
     confirmations: facts.confirmations,
-    // Only counted evidence: a hash whose evidence was invalidated names no payment of the invoice.
-    lastTransactionHash: latest?.transactionHash ?? null,
-    lastPaymentOptionId: latest?.paymentOptionId ?? invoice.lastPaymentOptionId,
-    lastPaymentObservedAt: latest?.observedAt ?? invoice.lastPaymentObservedAt
+    // The spec's words: the hash of invoice-counted evidence only (an invalidated one names no
+    // payment of the invoice), but the option and time of the latest observed payment event, invalidated or not.
+    lastTransactionHash: latestCounted?.transactionHash ?? null,
+    lastPaymentOptionId: latestObserved?.paymentOptionId ?? null,
+    lastPaymentObservedAt: latestObserved?.observedAt ?? null
   }
   const evidence: InvoiceEvent = {
     type: "EVIDENCE",

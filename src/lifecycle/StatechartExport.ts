@@ -1,4 +1,4 @@
-import { and, type AnyStateNode, createMachine, not, or, stateIn } from "xstate"
+import { and, type AnyStateNode, createMachine, not, or, stateIn, type StateValue } from "xstate"
 import { invoiceMachine } from "./InvoiceMachine.ts"
 import { EVENTS_SECTION, README_INTRO, USAGE_SECTION } from "./StatechartReadme.ts"
 
@@ -100,36 +100,48 @@ const guardToJson = (guard: unknown): Json => {
   throw new Error(`guard ${helper.name ?? "?"} cannot be exported as data`)
 }
 
-const guardFromJson = (guard: any): any => {
-  switch (guard?.type) {
+/** A guard as `machineConfigJson` writes it: a name, or a helper's `{ type, params }`. */
+interface GuardJson {
+  readonly type?: string
+  readonly params?: { readonly guards?: ReadonlyArray<unknown>; readonly guard?: unknown; readonly stateValue?: StateValue }
+}
+type GuardHelperArgument = Parameters<typeof not>[0]
+type MachineConfig = Parameters<typeof createMachine>[0]
+type MachineImplementations = Parameters<typeof createMachine>[1]
+
+const guardFromJson = (guard: unknown): unknown => {
+  const data = guard as GuardJson | null
+  const nested = () => (data?.params?.guards ?? []).map(guardFromJson) as Array<GuardHelperArgument>
+  switch (data?.type) {
     case "xstate.and":
-      return and(guard.params.guards.map(guardFromJson))
+      return and(nested())
     case "xstate.or":
-      return or(guard.params.guards.map(guardFromJson))
+      return or(nested())
     case "xstate.not":
-      return not(guardFromJson(guard.params.guard))
+      return not(guardFromJson(data.params?.guard) as GuardHelperArgument)
     case "xstate.stateIn":
-      return stateIn(guard.params.stateValue)
+      return stateIn(data.params?.stateValue ?? {})
     default:
       return guard
   }
 }
 
-const mapGuards = (value: any, map: (guard: unknown) => unknown): any => {
+/** The value with every `guard` field replaced by `map` of it, at any depth. */
+const mapGuards = (value: unknown, map: (guard: unknown) => unknown): unknown => {
   if (Array.isArray(value)) return value.map((item) => mapGuards(item, map))
   if (value === null || typeof value !== "object") return value
   return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, key === "guard" ? map(item) : mapGuards(item, map)]))
 }
 
 /** The machine's config as JSON that `createMachine` accepts (and Stately's editor imports): guards and actions as data. */
-export const machineConfigJson = (): Json => mapGuards(invoiceMachine.config, guardToJson)
+export const machineConfigJson = (): Json => mapGuards(invoiceMachine.config, guardToJson) as Json
 
 /**
  * The machine built back from `statecharts/invoice.json`: `xstate.and`/`or`/`not`/`stateIn` guard
  * data become XState's helpers again, and the named guards and actions are the source machine's.
  * `createMachine(json)` alone stops at the first guarded event ("Guard 'onTimeIs' is not implemented").
  */
-export const machineFromConfigJson = (config: Json) => createMachine(mapGuards(config, guardFromJson), invoiceMachine.implementations as any)
+export const machineFromConfigJson = (config: Json) => createMachine(mapGuards(config, guardFromJson) as MachineConfig, invoiceMachine.implementations as MachineImplementations)
 
 export const statechartFiles = (): Record<string, string> => {
   const rows = transitionRows()

@@ -7,7 +7,7 @@ export const ChainWatchersGroup = HttpApiGroup.make("chainWatchers")
   .add(
     HttpApiEndpoint.get("list", "/api/dashboard/chain-watchers", {
       success: Schema.Struct({ watchers: Schema.Array(ChainWatcherStatus) })
-    })
+    }).annotate(OpenApi.Summary, "List chain watchers")
   )
   .middleware(DashboardAuthentication)
   .annotate(

@@ -6,11 +6,11 @@ export const HealthGroup = HttpApiGroup.make("health")
   .add(
     HttpApiEndpoint.get("live", "/api/health", {
       success: Schema.Struct({ status: Schema.Literal("ok") }).annotate({ identifier: "Liveness" })
-    }).annotate(OpenApi.Description, "Liveness: the process serves HTTP. Never touches the database."),
+    }).annotate(OpenApi.Summary, "Liveness").annotate(OpenApi.Description, "Liveness: the process serves HTTP. Never touches the database."),
     HttpApiEndpoint.get("ready", "/api/health/ready", {
       success: Schema.Struct({ status: Schema.Literal("ready") }).annotate({ identifier: "Readiness" }),
       error: ServiceUnavailable
-    }).annotate(
+    }).annotate(OpenApi.Summary, "Readiness").annotate(
       OpenApi.Description,
       "Readiness: the database answered within 2 seconds. Otherwise 503 `{\"error\":\"Database unavailable\"}` with a Retry-After header."
     )

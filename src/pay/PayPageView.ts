@@ -1,4 +1,5 @@
 import { notPayableReason, payerFacingStatus } from "../lifecycle/Payable.ts"
+import { owedMicros } from "../domain/Coverage.ts"
 import { remainingAtomic } from "../domain/Evidence.ts"
 import type { PaymentOptionRecord } from "../domain/Invoice.ts"
 import type { InvoiceParts } from "../domain/InvoiceViews.ts"
@@ -283,7 +284,7 @@ export const payPage = (
   if (invoice.billTo !== null) summary.push(`<p class="bill-to">${escape(t.billTo)} ${escape(invoice.billTo)}</p>`)
   summary.push("</header>")
 
-  const remaining = invoice.amountMicros > invoice.receivedMicros ? invoice.amountMicros - invoice.receivedMicros : 0n
+  const remaining = owedMicros(invoice.amountMicros, invoice.receivedMicros)
   const statusLines: Array<string> = []
   switch (status) {
     case "awaiting_payment":

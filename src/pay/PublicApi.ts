@@ -20,12 +20,12 @@ export const PublicGroup = HttpApiGroup.make("public")
       params: InvoiceIdParams,
       success: PublicInvoiceView,
       error: NotFound
-    }),
+    }).annotate(OpenApi.Summary, "Payer view of an invoice"),
     HttpApiEndpoint.get("status", "/api/checkout/pay/:id/status", {
       params: InvoiceIdParams,
       success: PublicInvoiceStatusView,
       error: NotFound
-    }),
+    }).annotate(OpenApi.Summary, "Payer view of an invoice's status"),
     HttpApiEndpoint.get("statusEvents", "/api/checkout/pay/:id/events", {
       params: InvoiceIdParams,
       headers: {
@@ -35,7 +35,7 @@ export const PublicGroup = HttpApiGroup.make("public")
       },
       success: HttpApiSchema.StreamSse({ data: PublicInvoiceStatusView }),
       error: [NotFound, TooManyRequests]
-    }).annotate(
+    }).annotate(OpenApi.Summary, "Stream an invoice's status (server-sent events)").annotate(
       OpenApi.Description,
       "Server-Sent Events of the public status (the fields of GET /api/checkout/pay/:id/status), for the payer page instead of polling. The first `status` event is the current status, then one per change; each has an id (a digest of the status), and a reconnect with Last-Event-ID gets the status only if it changed since. A `: heartbeat` comment every 15 s keeps proxies from closing the stream. The stream ends after the event of a final status for the page (confirmed, paid_out_of_band, expired, voided); a reconnect that already holds it answers 204. At most 16 open streams per client address (429 beyond)."
     ),
@@ -44,7 +44,7 @@ export const PublicGroup = HttpApiGroup.make("public")
       payload: PrepareSolanaWalletPaymentBody,
       success: SolanaWalletPayment,
       error: [NotFound, Conflict, TooManyRequests, ServiceUnavailable]
-    }).annotate(
+    }).annotate(OpenApi.Summary, "Prepare an unsigned Solana wallet payment").annotate(
       OpenApi.Description,
       "An unsigned Solana Pay transfer of what remains due, for the payer's wallet to sign and send. Limited per client IP (CHECKOUT_SOLANA_PREPARE_RATE_LIMIT a minute)."
     )

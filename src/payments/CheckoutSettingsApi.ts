@@ -51,8 +51,9 @@ export const CheckoutSettingsView = Schema.Struct({
 
 export const CheckoutSettingsGroup = HttpApiGroup.make("checkoutSettings")
   .add(
-    HttpApiEndpoint.get("get", "/api/dashboard/checkout-settings", { success: CheckoutSettingsView, error: NotFound }),
-    HttpApiEndpoint.put("put", "/api/dashboard/checkout-settings", { payload: CheckoutSettingsBody, success: CheckoutSettingsView, error: Conflict })
+    HttpApiEndpoint.get("get", "/api/dashboard/checkout-settings", { success: CheckoutSettingsView, error: NotFound }).annotate(OpenApi.Summary, "Get checkout settings"),
+    HttpApiEndpoint.put("put", "/api/dashboard/checkout-settings", { payload: CheckoutSettingsBody, success: CheckoutSettingsView, error: Conflict }).annotate(OpenApi.Summary,
+      "Save checkout settings")
   )
   .middleware(DashboardAuthentication)
   .annotate(OpenApi.Description, "Checkout settings: issuer name, default payment timing and payment methods per network, asset and rail.")

@@ -2,7 +2,6 @@ import { formatAtomic } from "../domain/Money.ts"
 import { bitcoinUri, eip681Uri, solanaPayUri } from "../payments/PaymentUris.ts"
 import { EVM_CHAIN_IDS, type EvmNetwork, isEvm, type Network } from "../payments/Networks.ts"
 import { qrSvg } from "../payments/QrCode.ts"
-import type { RefundRecord } from "./Refund.ts"
 
 export interface RefundPaymentRequest {
   readonly uri: string
@@ -12,7 +11,16 @@ export interface RefundPaymentRequest {
   readonly reference: string | null
 }
 
-type RefundTransfer = Pick<RefundRecord, "invoiceId" | "network" | "tokenContract" | "decimals" | "amountAtomic" | "refundAddress" | "reference">
+/** The parts of a refund (Refund.ts) that its transfer needs: declared here so that the two files do not import each other. */
+interface RefundTransfer {
+  readonly invoiceId: string
+  readonly network: string
+  readonly tokenContract: string | null
+  readonly decimals: number
+  readonly amountAtomic: bigint
+  readonly refundAddress: string
+  readonly reference: string | null
+}
 
 /**
  * The payment request URI of a refund, built by the functions the payment options use (PaymentUris.ts): EIP-681 token

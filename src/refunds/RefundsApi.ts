@@ -53,7 +53,7 @@ export const PublicRefundsGroup = HttpApiGroup.make("publicRefunds")
       params: InvoiceIdParams,
       success: InvoiceRefunds,
       error: NotFound
-    }).annotate(
+    }).annotate(OpenApi.Summary, "List an invoice's refunds and what is refundable (payer)").annotate(
       OpenApi.Description,
       "What the invoice refunds now, per payment option (only confirmed payments count: an overpayment beyond the invoice's amount, or everything of an invoice closed unpaid), and the refunds requested."
     ),
@@ -62,7 +62,7 @@ export const PublicRefundsGroup = HttpApiGroup.make("publicRefunds")
       payload: RequestRefundBody,
       success: [PublicRefundView.pipe(HttpApiSchema.status(201)), PublicRefundView],
       error: [BadRequest, NotFound, Conflict, TooManyRequests]
-    }).annotate(
+    }).annotate(OpenApi.Summary, "Request a refund (payer)").annotate(
       OpenApi.Description,
       "The payer asks for everything refundable on one payment option, to an address of theirs on the option's network (201). One request per option, ever: a repeat with the same address answers the existing refund (200), another address 409. The merchant sends the refund from their own wallet; the service never holds funds. Limited per client IP (CHECKOUT_REFUND_RATE_LIMIT a minute)."
     )
@@ -77,24 +77,25 @@ export const DashboardRefundsGroup = HttpApiGroup.make("dashboardRefunds")
       },
       success: RefundList,
       error: BadRequest
-    }).annotate(OpenApi.Description, "The account's refunds, newest first (at most 100), optionally of one status."),
+    }).annotate(OpenApi.Summary, "List refunds").annotate(OpenApi.Description, "The account's refunds, newest first (at most 100), optionally of one status."),
     HttpApiEndpoint.get("invoice", "/api/dashboard/invoices/:id/refunds", {
       params: InvoiceIdParams,
       success: RefundList,
       error: NotFound
-    }).annotate(OpenApi.Description, "One invoice's refunds, oldest first."),
+    }).annotate(OpenApi.Summary, "List an invoice's refunds").annotate(OpenApi.Description, "One invoice's refunds, oldest first."),
     HttpApiEndpoint.post("reject", "/api/dashboard/refunds/:id/reject", {
       params: RefundIdParams,
       payload: RejectRefundBody,
       success: RefundView,
       error: [NotFound, Conflict]
-    }).annotate(OpenApi.Description, "Declines a requested refund with a note the payer sees; final."),
+    }).annotate(OpenApi.Summary, "Reject a refund").annotate(OpenApi.Description, "Declines a requested refund with a note the payer sees; final."),
     HttpApiEndpoint.post("prepareSolanaTransaction", "/api/dashboard/refunds/:id/prepare-solana-transaction", {
       params: RefundIdParams,
       payload: PrepareRefundTransactionBody,
       success: SolanaRefundTransaction,
       error: [BadRequest, NotFound, Conflict, ServiceUnavailable]
-    }).annotate(OpenApi.Description, "An unsigned Solana transfer of a requested Solana refund from the merchant's wallet (payerPublicKey), for the wallet to sign and send.")
+    }).annotate(OpenApi.Summary, "Prepare a Solana refund transaction").annotate(OpenApi.Description,
+      "An unsigned Solana transfer of a requested Solana refund from the merchant's wallet (payerPublicKey), for the wallet to sign and send.")
   )
   .middleware(DashboardAuthentication)
   .annotate(OpenApi.Description, "Refunds the payers requested: review, reject, and pay from the merchant's own wallet (dashboard session or bearer JWT).")

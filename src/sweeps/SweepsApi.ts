@@ -8,7 +8,8 @@ export const SweepsGroup = HttpApiGroup.make("sweeps")
     HttpApiEndpoint.get("list", "/api/dashboard/forwarder-sweeps", {
       query: { status: Schema.optionalKey(SweepStatus).annotate({ description: "Only sweeps in this state" }) },
       success: Schema.Struct({ data: Schema.Array(ForwarderSweep) })
-    }).annotate(OpenApi.Description, "The calling account's newest 100 forwarder sweeps (wallet-contract payments), newest first.")
+    }).annotate(OpenApi.Summary, "List forwarder sweeps").annotate(OpenApi.Description,
+      "The calling account's newest 100 forwarder sweeps (wallet-contract payments), newest first.")
   )
   .middleware(DashboardAuthentication)
   .annotate(OpenApi.Description, "Wallet-contract payments on their way from their forwarder to the merchant's recipient.")

@@ -21,7 +21,7 @@ export const Delivery = jsonOf(DeliveryView).mapFields(Struct.evolve({ attempts:
 
 export const WebhooksGroup = HttpApiGroup.make("webhooks")
   .add(
-    HttpApiEndpoint.get("getSettings", "/api/dashboard/webhook-settings", { success: SettingsView }),
+    HttpApiEndpoint.get("getSettings", "/api/dashboard/webhook-settings", { success: SettingsView }).annotate(OpenApi.Summary, "Get webhook settings"),
     HttpApiEndpoint.put("putSettings", "/api/dashboard/webhook-settings", {
       payload: Schema.Struct({
         url: Schema.NullOr(text(2048)).annotate({ message: "must be a string or null" }).annotateKey({ messageMissingKey: "is required" }),
@@ -29,10 +29,10 @@ export const WebhooksGroup = HttpApiGroup.make("webhooks")
       }).annotate({ message: "must be a JSON object" }),
       success: SettingsView,
       error: BadRequest
-    }),
+    }).annotate(OpenApi.Summary, "Save webhook settings"),
     HttpApiEndpoint.post("rotateSecret", "/api/dashboard/webhook-settings/secret", {
       success: Schema.Struct({ secret: Schema.String }).pipe(HttpApiSchema.status(201))
-    }),
+    }).annotate(OpenApi.Summary, "Rotate the webhook signing secret"),
     HttpApiEndpoint.post("sendTest", "/api/dashboard/webhook-settings/test", {
       success: Schema.Struct({
         ok: Schema.Boolean,
@@ -41,7 +41,7 @@ export const WebhooksGroup = HttpApiGroup.make("webhooks")
         error: Schema.NullOr(Schema.String),
         responseExcerpt: Schema.NullOr(Schema.String)
       })
-    }).annotate(OpenApi.Description,
+    }).annotate(OpenApi.Summary, "Send a test webhook").annotate(OpenApi.Description,
       "Sends a signed webhook_test event ({\"event\":\"webhook_test\",\"invoice\":null}) to the configured URL now and answers what the endpoint replied; nothing is recorded in the delivery log."),
     HttpApiEndpoint.get("listDeliveries", "/api/dashboard/webhook-deliveries", {
       query: {
@@ -53,12 +53,12 @@ export const WebhooksGroup = HttpApiGroup.make("webhooks")
       },
       success: Schema.Struct({ deliveries: Schema.Array(Delivery), nextCursor: Schema.NullOr(Schema.String) }),
       error: BadRequest
-    }),
+    }).annotate(OpenApi.Summary, "List webhook deliveries"),
     HttpApiEndpoint.post("redeliver", "/api/dashboard/webhook-deliveries/:id/redeliver", {
       params: Schema.Struct({ id: UuidParam }),
       success: Delivery,
       error: NotFound
-    })
+    }).annotate(OpenApi.Summary, "Redeliver a webhook")
   )
   .middleware(DashboardAuthentication)
   .annotate(OpenApi.Description, "Webhook destination, signing secret (shown once), and the searchable delivery log.")

@@ -6,7 +6,7 @@ import { DEMO_METHODS } from "../../src/demo/DemoMerchant.ts"
 import { DeadlineSweeper } from "../../src/chains/DeadlineSweeper.ts"
 import { Invoices } from "../../src/invoices/Invoices.ts"
 import { PaymentEvidence } from "../../src/invoices/PaymentEvidence.ts"
-import { exceptionOf, type Model, modelSettle, modelStep, modelSums, newModel, type Step, stepArb } from "../support/LifecycleModel.ts"
+import { exceptionOf, type Model, modelSettle, modelStep, modelSums, newModel, paidMicros, type Step, stepArb } from "../support/LifecycleModel.ts"
 import { inPrivateDatabase, SuiteAccount, testServices } from "../support/TestLayers.ts"
 
 /**
@@ -95,7 +95,7 @@ const apply = (step: Step, real: Real): Effect.Effect<void, unknown, Services> =
       })
     switch (step.kind) {
       case "pay": {
-        const observation = { transactionHash: txHash(), amountAtomic: BigInt(step.usd) * 1_000_000n, confirmations: step.confirmed ? real.required : 0 }
+        const observation = { transactionHash: txHash(), amountAtomic: paidMicros(step), confirmations: step.confirmed ? real.required : 0 }
         yield* observe(observation)
         real.observations.push(observation)
         return

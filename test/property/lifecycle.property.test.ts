@@ -10,11 +10,13 @@ import { resolveTiming } from "../../src/domain/Timing.ts"
 import type { InvoiceEvent } from "../../src/lifecycle/InvoiceMachine.ts"
 import { decide, initialDecision } from "../../src/lifecycle/Lifecycle.ts"
 import { applyEvents, isLateEvidence, lifecycleStateOf, settle } from "../../src/lifecycle/Settlement.ts"
-import { AMOUNT, exceptionOf, type Model, modelStep, newModel, type Step, stepArb } from "../support/LifecycleModel.ts"
+import { AMOUNT, exceptionOf, type Model, modelStep, newModel, paidMicros, type Step, stepArb } from "../support/LifecycleModel.ts"
 
 const decodePayment = Schema.decodeSync(Payment)
 const decodeEvent = Schema.decodeSync(OutboxEvent)
 const START = new Date("2026-01-01T00:00:00.000Z")
+/** Runs per property (fewer under `npm run test:mutation`, which runs these once per mutant). */
+const RUNS = Number(process.env.PROPERTY_RUNS ?? 400)
 
 const STATUS_EVENT: Partial<Record<InvoiceStatus, string>> = {
   partially_paid: "invoice_partially_paid",
@@ -109,9 +111,9 @@ const run = (world: World, step: Step) => {
         transactionHash: `0x${world.seq++}`,
         outputIndex: 0,
         decimals: 6,
-        amountAtomic: BigInt(step.usd) * 1_000_000n,
-        observedTotalAtomic: BigInt(step.usd) * 1_000_000n,
-        usdMicros: BigInt(step.usd) * 1_000_000n,
+        amountAtomic: paidMicros(step),
+        observedTotalAtomic: paidMicros(step),
+        usdMicros: paidMicros(step),
         quotedAtomic: world.invoice.amountMicros,
         confirmations: step.confirmed ? 12 : 0,
         late,
@@ -234,7 +236,7 @@ describe("invoice lifecycle properties", () => {
           }
         }
       }),
-      { numRuns: 400 }
+      { numRuns: RUNS }
     )
   })
 
@@ -290,7 +292,7 @@ describe("lifecycle against a reference model", () => {
       fc.property(fc.commands([stepArb.map((step) => new StepCommand(step))], { maxCommands: 40 }), (commands) => {
         fc.modelRun(() => ({ model: newModel(START.getTime(), START.getTime() + 60 * 60_000), real: newWorld() }), commands)
       }),
-      { numRuns: 400 }
+      { numRuns: RUNS }
     )
   })
 
@@ -306,7 +308,7 @@ describe("lifecycle against a reference model", () => {
       fc.property(fc.commands([stepArb, lateArb, lateArb].map((arbitrary) => arbitrary.map((step) => new StepCommand(step))), { maxCommands: 40 }), (commands) => {
         fc.modelRun(() => ({ model: newModel(START.getTime(), START.getTime() + 60 * 60_000), real: newWorld() }), commands)
       }),
-      { numRuns: 400 }
+      { numRuns: RUNS }
     )
   })
 })

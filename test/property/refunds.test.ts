@@ -5,6 +5,8 @@ import { Micros } from "../../src/domain/Money.ts"
 import type { RefundStatus } from "../../src/refunds/Refund.ts"
 import { type RefundableInvoice, refundable, type RefundablePayment, refundsToReject, requestable } from "../../src/refunds/Refundable.ts"
 
+/** Runs per property (fewer under `npm run test:mutation`, which runs these once per mutant). */
+const RUNS = Number(process.env.PROPERTY_RUNS ?? 1500)
 /**
  * Refunds never exceed what is refundable, whatever the order of payments, confirmations,
  * invalidations (and re-inclusions), requests, rejections and the watchers' sightings: random
@@ -186,7 +188,7 @@ describe("refunds (properties)", () => {
           check(model)
         }
       }),
-      { numRuns: 1500 }
+      { numRuns: RUNS }
     )
   })
 
@@ -202,7 +204,7 @@ describe("refunds (properties)", () => {
         const after = allowedOf(model)
         for (const [option, amount] of before) expect(after.get(option) ?? 0n).toBeGreaterThanOrEqual(amount)
       }),
-      { numRuns: 1500 }
+      { numRuns: RUNS }
     )
   })
 })

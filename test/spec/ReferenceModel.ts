@@ -14,7 +14,10 @@ export type Command =
   | {
     readonly kind: "pay"
     readonly option: number
-    readonly usd: number
+    /** USD to the cent, or `rest`: what is still owed (the whole amount once nothing is). */
+    readonly usd: number | "rest"
+    /** One smallest unit (of the 6-decimal USDC options, quoted 1:1: one micro-dollar) short or over. */
+    readonly unit?: -1 | 0 | 1
     readonly confirmations: number
     /** The evidence's chain time: `now` minus `lagMs`, or `payableUntilAt` plus `offsetMs`. */
     readonly chainTime: { readonly from: "now" | "deadline"; readonly offsetMs: number }
@@ -46,7 +49,9 @@ const timeWords = (at: { readonly from: "now" | "deadline"; readonly offsetMs: n
 export const describeCommand = (command: Command): string => {
   switch (command.kind) {
     case "pay":
-      return `payer pays ${command.usd} USD through option ${command.option} (${command.confirmations} confirmations, chain time ${timeWords(command.chainTime)}${
+      return `payer pays ${command.usd === "rest" ? "what is still owed" : `${command.usd} USD`}${
+        command.unit === -1 ? " less one unit" : command.unit === 1 ? " and one unit more" : ""
+      } through option ${command.option} (${command.confirmations} confirmations, chain time ${timeWords(command.chainTime)}${
         command.mempool === true ? ", first seen in the mempool" : ""
       }${command.twice === true ? "; reported twice at the same time" : ""})`
     case "observe":
@@ -117,6 +122,8 @@ export interface Model {
   readonly options: ReadonlyArray<ModelOption>
   now: number
   readonly payableUntilAt: number
+  /** A due-date invoice's dueAt (its grace period runs from it to payableUntilAt). */
+  dueAt?: number
   /** Chain time each watched network's watcher has processed (null: nothing yet). */
   readonly watchers: Map<string, number | null>
   /** Every row the model took, for coverage. */
@@ -147,7 +154,7 @@ export const newModel = (now: number, payableUntilAt: number, options: ReadonlyA
   }
   take(model, "S1-create")
   // checked after every command: exception types, amounts and coverage, lastTransactionHash, confirmations
-  for (const invariant of ["R1-exception-types", "F2-coverage-and-amounts", "F1-last-transaction-hash", "D17-confirmations"]) model.rowsTaken.add(invariant)
+  for (const invariant of ["R1-exception-types", "F2-coverage-and-amounts", "F1-last-transaction-hash", "F3-last-payment", "D17-confirmations"]) model.rowsTaken.add(invariant)
   return model
 }
 
@@ -242,7 +249,10 @@ const judgeLate = (model: Model, newLatePayment: boolean) => {
     take(model, enough ? "S9-late-payment" : "D6-late-partial")
     return
   }
-  if (invoice.exceptionStatus !== "open") return
+  if (invoice.exceptionStatus !== "open") {
+    if (received > 0n) model.rowsTaken.add("D22-only-new-late-payment-reopens")
+    return
+  }
   if (invoice.exceptionType === "partial_payment" && enough) take(model, "D19-late-type-follows-total")
   else if (invoice.exceptionType === "late_payment" && !enough) {
     model.rowsTaken.add("D19-late-type-follows-total")
@@ -296,6 +306,14 @@ const pick = (model: Model, index: number) => model.payments.length === 0 ? unde
 export const chainTimeOf = (model: Model, at: { readonly from: "now" | "deadline"; readonly offsetMs: number }) =>
   at.from === "now" ? model.now - at.offsetMs : model.payableUntilAt + at.offsetMs
 
+/** The micro-dollars (= atomic units of the 1:1 USDC options) a pay command pays, from the model as it is before the command. */
+export const payMicros = (model: Model, command: { readonly usd: number | "rest"; readonly unit?: -1 | 0 | 1 }): bigint => {
+  const owed = AMOUNT_MICROS - sums(model).received
+  const base = command.usd === "rest" ? (owed > 0n ? owed : AMOUNT_MICROS) : BigInt(Math.round(command.usd * 100)) * 10_000n
+  const micros = base + BigInt(command.unit ?? 0)
+  return micros > 0n ? micros : 1n
+}
+
 /** Applies one command; returns what the service must answer. `transactionHash` names a new payment's evidence. */
 export const step = (model: Model, command: Command, transactionHash: () => string): Outcome => {
   const invoice = model.invoice
@@ -306,12 +324,13 @@ export const step = (model: Model, command: Command, transactionHash: () => stri
       // T1/D14: chain time decides; D5: a voided (or expired) invoice's window is over
       const late = chainTime > model.payableUntilAt || isLateStatus(invoice.status)
       if (!late && chainTime === model.payableUntilAt) model.rowsTaken.add("T1-on-time-at-deadline")
+      if (!late && model.dueAt !== undefined && chainTime > model.dueAt) model.rowsTaken.add("T2-due-date-grace")
       if (!late && model.now > model.payableUntilAt) model.rowsTaken.add("D14-chain-time-decides")
       if (late && invoice.status === "voided") model.rowsTaken.add("D5-void-ends-window")
       model.payments.push({
         transactionHash: transactionHash(),
         option: command.option % model.options.length,
-        micros: BigInt(command.usd) * 1_000_000n,
+        micros: payMicros(model, command),
         chainTime,
         order: model.payments.length,
         late,
@@ -334,6 +353,7 @@ export const step = (model: Model, command: Command, transactionHash: () => stri
       const mempool = command.kind === "observe" && command.mempool === true
       // a mempool sighting of evidence that counts changes nothing
       if (mempool && payment.valid) return "ok"
+      if (!payment.valid) model.rowsTaken.add(mempool ? "I2-reinclusion-after-mempool" : "I3-confirms-afresh")
       const required = model.options[payment.option].requiredConfirmations
       const confirmed = (payment.valid && payment.confirmed) || confirmations >= required
       if (payment.valid && payment.confirmations === confirmations && payment.confirmed === confirmed) return "ok"
@@ -419,8 +439,9 @@ export const step = (model: Model, command: Command, transactionHash: () => stri
         return "ok"
       }
       model.rowsTaken.add("R3-close-fields")
-      if (command.action === "mark_paid_out_of_band" && isLateStatus(invoice.status)) take(model, "D9-close-mark-paid-out-of-band", context)
-      else take(model, command.action === "close_unpaid" ? "D10-close-unpaid" : "R3-close-fields", context)
+      if (command.action === "close_unpaid") take(model, "D10-close-unpaid", context)
+      else if (isLateStatus(invoice.status)) take(model, "D9-close-mark-paid-out-of-band", context)
+      else take(model, "D21-reorg-close-mark-paid-out-of-band", context)
       return "ok"
     }
   }
@@ -446,15 +467,18 @@ export interface Expected {
   readonly confirmations: number
   /** undefined where the spec's rule leaves it open (chain times tie). */
   readonly lastTransactionHash: string | null | undefined
+  /** F3: the option (its index) and chain time of the latest observed payment, invalidated or not; undefined on a tie. */
+  readonly lastPaymentOption: number | null | undefined
+  readonly lastPaymentObservedAt: number | null | undefined
   readonly paymentCount: number
   readonly events: ReadonlyArray<EventName>
 }
 
-/** Valid payments in observation order, or undefined when two share a chain time (the order is then not the spec's to say). */
-const observationOrder = (model: Model) => {
-  const valid = model.payments.filter((payment) => payment.valid).sort((a, b) => a.chainTime - b.chainTime || a.order - b.order)
-  const tie = valid.some((payment, index) => index > 0 && valid[index - 1].chainTime === payment.chainTime)
-  return tie ? undefined : valid
+/** Payments in observation order, or undefined when two share a chain time (the order is then not the spec's to say). */
+const observationOrder = (payments: ReadonlyArray<ModelPayment>) => {
+  const ordered = [...payments].sort((a, b) => a.chainTime - b.chainTime || a.order - b.order)
+  const tie = ordered.some((payment, index) => index > 0 && ordered[index - 1].chainTime === payment.chainTime)
+  return tie ? undefined : ordered
 }
 
 /**
@@ -479,7 +503,9 @@ export const leastConfirmations = (model: Model): number => {
 
 export const expected = (model: Model): Expected => {
   const { confirmed, received } = sums(model)
-  const ordered = observationOrder(model)
+  const ordered = observationOrder(model.payments.filter((payment) => payment.valid))
+  const observed = observationOrder(model.payments)
+  const latest = observed?.at(-1)
   return {
     ...model.invoice,
     events: [...model.invoice.events],
@@ -490,6 +516,8 @@ export const expected = (model: Model): Expected => {
     overpaymentMicros: received > AMOUNT_MICROS ? received - AMOUNT_MICROS : 0n,
     confirmations: gatingConfirmations(model),
     lastTransactionHash: ordered === undefined ? undefined : ordered.at(-1)?.transactionHash ?? null,
+    lastPaymentOption: observed === undefined ? undefined : latest?.option ?? null,
+    lastPaymentObservedAt: observed === undefined ? undefined : latest?.chainTime ?? null,
     paymentCount: model.payments.length
   }
 }

@@ -18,6 +18,7 @@ import {
   type Model,
   newModel,
   type Outcome,
+  payMicros,
   step
 } from "./ReferenceModel.ts"
 
@@ -40,8 +41,10 @@ export class SpecBackend extends Context.Service<SpecBackend, {
 
 export type SpecServices = Invoices | PaymentEvidence | DeadlineSweeper | SpecBackend
 
-export interface Actual extends Omit<Expected, "lastTransactionHash"> {
+export interface Actual extends Omit<Expected, "lastTransactionHash" | "lastPaymentOption" | "lastPaymentObservedAt"> {
   readonly lastTransactionHash: string | null | undefined
+  readonly lastPaymentOption: number | null | undefined
+  readonly lastPaymentObservedAt: number | null | undefined
 }
 
 let hashes = 0
@@ -53,7 +56,7 @@ const time = (date: Date | null) => (date === null ? null : date.getTime())
 export const observe = (invoiceId: string) =>
   Effect.gen(function*() {
     const backend = yield* SpecBackend
-    const { invoice, payments } = yield* Effect.orDie(Effect.flatMap(Invoices, (invoices) => invoices.get(backend.merchantId, invoiceId)))
+    const { invoice, options, payments } = yield* Effect.orDie(Effect.flatMap(Invoices, (invoices) => invoices.get(backend.merchantId, invoiceId)))
     const summary = summarize(invoice.amountMicros, invoice.receivedMicros, invoice.confirmedMicros)
     const actual: Actual = {
       status: invoice.status,
@@ -73,6 +76,8 @@ export const observe = (invoiceId: string) =>
       overpaymentMicros: summary.overpaymentMicros,
       confirmations: invoice.confirmations,
       lastTransactionHash: invoice.lastTransactionHash,
+      lastPaymentOption: invoice.lastPaymentOptionId === null ? null : options.findIndex((option) => option.id === invoice.lastPaymentOptionId),
+      lastPaymentObservedAt: time(invoice.lastPaymentObservedAt),
       paymentCount: payments.length,
       events: (yield* backend.outboxOf(invoiceId)) as Expected["events"]
     }
@@ -100,6 +105,7 @@ export const start = Effect.gen(function*() {
     options.map((option) => ({ network: option.network, requiredConfirmations: option.requiredConfirmations })),
     backend.watched
   )
+  if (created.invoice.timing.mode === "due_date") model.dueAt = created.invoice.timing.dueAt.getTime()
   // The watchers start caught up (a day past the deadline); `watcher` commands hold them back.
   for (const network of backend.watched) {
     const caughtUp = model.payableUntilAt + 86_400_000
@@ -119,16 +125,26 @@ const paymentAt = (sequence: Sequence, index: number) => {
   return { payment, option: sequence.options[payment.option] }
 }
 
+/** Why the service refused a request: the detail it gives, else which operation the lifecycle refused from which status. */
+export const refusalReason = (error: { readonly _tag: string; readonly detail?: string; readonly operation?: string; readonly status?: string; readonly reason?: string }) =>
+  error.detail ?? error.reason ?? `${error.operation} refused from ${error.status}`
+
+/** The last refusal's reason, for the table cases that name it. */
+let lastRefusal: string | undefined
+export const takeLastRefusal = () => {
+  const reason = lastRefusal
+  lastRefusal = undefined
+  return reason
+}
+
 const refused = <A, R>(effect: Effect.Effect<A, { readonly _tag: string }, R>): Effect.Effect<Outcome, never, R> =>
   effect.pipe(
     Effect.as<Outcome>("ok"),
-    Effect.catch((error) =>
-      error._tag === "InvoiceTransitionRejected"
-        ? Effect.succeed<Outcome>("refused")
-        : error._tag === "EvidenceRejected"
-        ? Effect.succeed<Outcome>("rejected")
-        : Effect.die(error)
-    )
+    Effect.catch((error) => {
+      if (error._tag !== "InvoiceTransitionRejected" && error._tag !== "EvidenceRejected") return Effect.die(error)
+      lastRefusal = refusalReason(error)
+      return Effect.succeed<Outcome>(error._tag === "InvoiceTransitionRejected" ? "refused" : "rejected")
+    })
   )
 
 /** Runs a command against the services. */
@@ -145,7 +161,7 @@ const run = (sequence: Sequence, command: Command, newHash: string | undefined):
           paymentOptionId: option.id,
           transactionHash: newHash!,
           outputIndex: 0,
-          amountAtomic: BigInt(command.usd) * 1_000_000n,
+          amountAtomic: payMicros(model, command),
           confirmations: command.confirmations,
           observedAt: new Date(chainTimeOf(model, command.chainTime)),
           inMempool: command.mempool

@@ -39,6 +39,11 @@ export const specBackendLayer = Layer.effect(
 
 export const inMemorySpecLayer: Layer.Layer<SpecServices> = specBackendLayer.pipe(Layer.provideMerge(inMemoryServices({ watched: ["ethereum", "base"] })))
 
+/** The same for a due-date merchant: 7 days, then 3 days of grace. */
+export const dueDateSpecLayer: Layer.Layer<SpecServices> = specBackendLayer.pipe(
+  Layer.provideMerge(inMemoryServices({ watched: ["ethereum", "base"], timing: { mode: "due_date", dueAfterDays: 7, gracePeriodDays: 3 } }))
+)
+
 export interface PropertyReport {
   readonly runs: number
   readonly commands: number
@@ -52,13 +57,13 @@ export interface PropertyReport {
  */
 export const runSpecProperty = async (
   runner: SpecRunner,
-  options: { readonly numRuns: number; readonly maxLength: number; readonly seed?: number; readonly path?: string }
+  options: { readonly numRuns: number; readonly maxLength: number; readonly dueDate?: boolean; readonly seed?: number; readonly path?: string }
 ): Promise<PropertyReport> => {
   const rows = new Map<string, number>()
   let runs = 0
   let commands = 0
   await fc.assert(
-    fc.asyncProperty(sequenceArb(options.maxLength), async (sequence) => {
+    fc.asyncProperty(sequenceArb(options.maxLength, options.dueDate === true), async (sequence) => {
       const done = await runner.run(runSequence(sequence))
       runs += 1
       commands += sequence.length

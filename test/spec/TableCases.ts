@@ -1,6 +1,6 @@
 import { Effect } from "effect"
 import { type Command, MINUTE } from "./ReferenceModel.ts"
-import { type Actual, apply, observe, type Sequence, type SpecServices, start } from "./SpecDriver.ts"
+import { type Actual, apply, observe, type Sequence, type SpecServices, start, takeLastRefusal } from "./SpecDriver.ts"
 import { type EventName, rowById, type Status, type TransitionRow } from "./transitions.ts"
 
 /**
@@ -18,6 +18,8 @@ export interface TableCase {
   readonly when?: Command
   readonly then?: {
     readonly answer?: "ok" | "refused"
+    /** For a refusal: the reason its row names (the error's detail, or the operation and status the lifecycle refused). */
+    readonly reason?: RegExp
     readonly status?: Status
     readonly events?: ReadonlyArray<EventName>
     readonly check?: (invoice: Actual, sequence: Sequence) => void
@@ -79,7 +81,7 @@ export const TABLE_CASES: ReadonlyArray<TableCase> = [
     title: `void from ${status}: 409, unchanged`,
     given: REACH[status],
     when: voidIt,
-    then: { answer: "refused" }
+    then: { answer: "refused", reason: new RegExp(`^void refused from ${status}$`) }
   })),
   ...(["awaiting_payment", "partially_paid", "expired"] as const).map((status): TableCase => ({
     row: "S4-record-payment",
@@ -168,10 +170,10 @@ export const TABLE_CASES: ReadonlyArray<TableCase> = [
   },
   {
     row: "R3-close-fields",
-    title: "a confirmed invoice's reorganisation exception closed with mark_paid_out_of_band stays confirmed (final)",
-    given: [pay(100, { confirmations: 12 }), invalidate(0)],
-    when: close("mark_paid_out_of_band"),
-    then: { status: "confirmed", check: (invoice) => expectClosed(invoice, "mark_paid_out_of_band") }
+    title: "voided with a partial_payment exception: the close records its action, note and time",
+    given: [voidIt, pay(10)],
+    when: close("close_unpaid"),
+    then: { status: "voided", check: (invoice) => expectClosed(invoice, "close_unpaid") }
   },
   {
     row: "T1-on-time-at-deadline",
@@ -233,6 +235,39 @@ export const TABLE_CASES: ReadonlyArray<TableCase> = [
       events: [],
       check: (invoice) => {
         if (invoice.lastTransactionHash !== null) throw new Error(`lastTransactionHash of an invoice with no counted payment: expected null, got ${invoice.lastTransactionHash}`)
+      }
+    }
+  },
+  {
+    row: "F3-last-payment",
+    title: "a later payment invalidated: lastPaymentOptionId and lastPaymentObservedAt stay on it (the latest observed event)",
+    given: [pay(10), { kind: "advance", ms: MINUTE }, pay(20, { option: 1 })],
+    when: invalidate(1),
+    then: {
+      status: "partially_paid",
+      events: [],
+      check: (invoice, sequence) => {
+        const later = sequence.model.payments[1]
+        if (invoice.lastPaymentOption !== 1 || invoice.lastPaymentObservedAt !== later.chainTime) {
+          throw new Error(`the invalidated later payment's option 1 and time: got option ${invoice.lastPaymentOption} at ${invoice.lastPaymentObservedAt}`)
+        }
+        if (invoice.lastTransactionHash !== sequence.model.payments[0].transactionHash) throw new Error("lastTransactionHash is the counted payment's")
+      }
+    }
+  },
+  {
+    row: "F3-last-payment",
+    title: "every payment invalidated: lastPaymentOptionId and lastPaymentObservedAt keep the latest observed one, lastTransactionHash is null",
+    given: [pay(10), { kind: "advance", ms: MINUTE }, pay(20, { option: 1 }), invalidate(1)],
+    when: invalidate(0),
+    then: {
+      status: "awaiting_payment",
+      events: [],
+      check: (invoice, sequence) => {
+        if (invoice.lastPaymentOption !== 1 || invoice.lastPaymentObservedAt !== sequence.model.payments[1].chainTime) {
+          throw new Error(`the latest observed payment's option 1 and time: got option ${invoice.lastPaymentOption} at ${invoice.lastPaymentObservedAt}`)
+        }
+        if (invoice.lastTransactionHash !== null) throw new Error("lastTransactionHash is null once no payment counts")
       }
     }
   },
@@ -312,8 +347,13 @@ export const TABLE_CASES: ReadonlyArray<TableCase> = [
     when: pay(10, { option: 1 }),
     then: { status: "voided", events: ["invoice_exception_opened"], check: (invoice) => expectException(invoice, "partial_payment", "open") }
   },
-  { row: "D8-accept-late-only-for-late", title: "accept_late_payment on a partial_payment exception", given: expiredWithPartial, when: close("accept_late_payment"),
-    then: { answer: "refused" } },
+  {
+    row: "D8-accept-late-only-for-late",
+    title: "accept_late_payment on a partial_payment exception whose payment is confirmed (only the late-only rule refuses)",
+    given: [pay(10, { confirmations: 12 }), pastDeadline, sweep],
+    when: close("accept_late_payment"),
+    then: { answer: "refused", reason: /^close-exception refused from expired$/, check: (invoice) => expectException(invoice, "partial_payment", "open") }
+  },
   {
     row: "D9-close-mark-paid-out-of-band",
     title: "expired with a late_payment exception: mark_paid_out_of_band",
@@ -352,7 +392,11 @@ export const TABLE_CASES: ReadonlyArray<TableCase> = [
     title: "accept_late_payment while the late payment has 0 of 12 confirmations",
     given: expiredWithLate,
     when: close("accept_late_payment"),
-    then: { answer: "refused", check: (invoice) => expectException(invoice, "late_payment", "open") }
+    then: {
+      answer: "refused",
+      reason: /^The late payment has 0 of 12 confirmations; accept it once it is confirmed$/,
+      check: (invoice) => expectException(invoice, "late_payment", "open")
+    }
   },
   {
     row: "D13-reorg-settles-short",
@@ -401,7 +445,7 @@ export const TABLE_CASES: ReadonlyArray<TableCase> = [
     title: `record-payment from ${status}: 409`,
     given: REACH[status],
     when: record,
-    then: { answer: "refused" }
+    then: { answer: "refused", reason: new RegExp(`^record-payment refused from ${status}$`) }
   })),
   {
     row: "D17-confirmations",
@@ -442,7 +486,51 @@ export const TABLE_CASES: ReadonlyArray<TableCase> = [
     when: pay(90),
     then: { check: (invoice) => expectException(invoice, "late_payment", "open") }
   },
-  { row: "D20-close-needs-open-exception", title: "close with no exception: 409", given: [pay(10)], when: close("close_unpaid"), then: { answer: "refused" } },
+  { row: "D20-close-needs-open-exception", title: "close with no exception: 409", given: [pay(10)], when: close("close_unpaid"),
+    then: { answer: "refused", reason: /^close-exception refused from partially_paid$/ } },
+  {
+    row: "D21-reorg-close-mark-paid-out-of-band",
+    title: "a confirmed invoice's reorganisation exception closed with mark_paid_out_of_band stays confirmed and records the merchant's word",
+    given: [pay(100, { confirmations: 12 }), invalidate(0)],
+    when: close("mark_paid_out_of_band"),
+    then: {
+      status: "confirmed",
+      events: ["invoice_exception_closed"],
+      check: (invoice) => {
+        expectClosed(invoice, "mark_paid_out_of_band")
+        if (invoice.paidOutOfBandAt === null || invoice.paidOutOfBandAt !== invoice.exceptionClosedAt) throw new Error("paidOutOfBandAt is the close's time")
+        if (invoice.paidOutOfBandNote !== "reviewed by the merchant") throw new Error(`paidOutOfBandNote is the exception note, got ${invoice.paidOutOfBandNote}`)
+      }
+    }
+  },
+  {
+    row: "D22-only-new-late-payment-reopens",
+    title: "expired: the reviewed late payment confirming after close_unpaid opens nothing",
+    given: [...expiredWithLate, close("close_unpaid")],
+    when: confirm(0, 12),
+    then: { status: "expired", events: [], check: (invoice) => expectClosed(invoice, "close_unpaid") }
+  },
+  {
+    row: "I2-reinclusion-after-mempool",
+    title: "payment_detected from the mempool, dropped, then seen in the mempool again: detected again",
+    given: [pay(100, { mempool: true }), invalidate(0)],
+    when: { kind: "observe", payment: 0, confirmations: 0, mempool: true },
+    then: { status: "payment_detected", events: ["invoice_payment_detected"], check: (invoice) => expectAmounts(invoice, 100_000_000n, 0n) }
+  },
+  {
+    row: "I3-confirms-afresh",
+    title: "confirmed: its payment reorganised away and re-mined with 2 confirmations counts as unconfirmed until it has 12 again",
+    given: [pay(100, { confirmations: 12 }), invalidate(0, true)],
+    when: confirm(0, 2),
+    then: {
+      status: "confirmed",
+      events: [],
+      check: (invoice) => {
+        expectAmounts(invoice, 100_000_000n, 0n)
+        if (invoice.confirmations !== 2) throw new Error(`confirmations: expected 2, got ${invoice.confirmations}`)
+      }
+    }
+  },
   {
     row: "I1-evidence-once",
     title: "the same evidence replayed, invalidated, re-included, replayed, duplicated counts once",
@@ -464,6 +552,12 @@ function expectException(invoice: Actual, type: "late_payment" | "partial_paymen
   }
 }
 
+function expectAmounts(invoice: Actual, received: bigint, confirmed: bigint) {
+  if (invoice.receivedMicros !== received || invoice.confirmedMicros !== confirmed) {
+    throw new Error(`received ${received}, confirmed ${confirmed}; got ${invoice.receivedMicros}, ${invoice.confirmedMicros}`)
+  }
+}
+
 function expectClosed(invoice: Actual, action: string) {
   if (invoice.exceptionStatus !== "closed" || invoice.exceptionAction !== action || invoice.exceptionNote === null || invoice.exceptionClosedAt === null) {
     throw new Error(`exception closed with ${action}, note and closedAt recorded; got ${invoice.exceptionStatus}/${invoice.exceptionAction}`)
@@ -479,12 +573,17 @@ export const runCase = (tableCase: TableCase) =>
     const sequence = yield* start
     for (const command of tableCase.given) yield* apply(sequence, command, { ownRow: tableCase.row })
     const before = yield* observe(sequence.invoiceId)
+    takeLastRefusal()
     const answer = tableCase.when === undefined ? "ok" : yield* apply(sequence, tableCase.when, { ownRow: tableCase.row })
+    const refusal = takeLastRefusal()
     const after = yield* observe(sequence.invoiceId)
     const then = tableCase.then ?? {}
     const failures: Array<string> = []
     const wantAnswer = then.answer ?? (row.http === 409 ? "refused" : "ok")
     if (answer !== wantAnswer) failures.push(`answer: expected ${wantAnswer}, got ${answer}`)
+    // A refusal must be the row's own: a case that another rule refuses would pass for the wrong reason.
+    if (wantAnswer === "refused" && then.reason === undefined) failures.push("a refusing case names the reason its row gives (then.reason)")
+    if (then.reason !== undefined && (refusal === undefined || !then.reason.test(refusal))) failures.push(`reason: expected ${then.reason}, got ${refusal}`)
     const wantStatus = then.status ?? (row.to === "unchanged" ? before.status : row.to)
     if (after.status !== wantStatus) failures.push(`status: expected ${wantStatus}, got ${after.status}`)
     const events = tableCase.when === undefined ? after.events : after.events.slice(before.events.length)

@@ -19,7 +19,13 @@ const commandArb: fc.Arbitrary<Command> = fc.oneof(
     arbitrary: fc.record({
       kind: fc.constant("pay" as const),
       option: fc.constantFrom(0, 0, 1),
-      usd: fc.constantFrom(10, 25, 50, 75, 100, 100, 120),
+      // whole amounts, amounts to the cent, and what is still owed exactly, one unit short or one over
+      usd: fc.oneof(
+        { weight: 2, arbitrary: fc.constantFrom<number | "rest">(10, 25, 50, 75, 100, 100, 120) },
+        { weight: 2, arbitrary: fc.integer({ min: 1, max: 12_000 }).map((cents) => cents / 100) },
+        { weight: 2, arbitrary: fc.constant<number | "rest">("rest") }
+      ),
+      unit: fc.constantFrom<-1 | 0 | 1>(-1, 0, 0, 1),
       confirmations: fc.constantFrom(0, 0, 12, 20),
       chainTime,
       mempool: fc.boolean(),
@@ -68,6 +74,18 @@ const lateArb: fc.Arbitrary<Command> = fc.constantFrom<Command>(
   { kind: "close", action: "accept_late_payment", note: "accepted" }
 )
 
-/** A command sequence of one invoice (after its creation). */
-export const sequenceArb = (maxLength: number) =>
-  fc.array(fc.oneof({ weight: 5, arbitrary: commandArb }, { weight: 1, arbitrary: lateArb }).map(spoken), { minLength: 1, maxLength })
+const DAY = 24 * 60 * MINUTE
+
+/** For a due-date invoice (7 days, 3 of grace): time passes by days, into the grace period and beyond it. */
+const daysArb: fc.Arbitrary<Command> = fc.constantFrom<Command>(
+  { kind: "advance", ms: 7 * DAY + MINUTE },
+  { kind: "advance", ms: DAY },
+  { kind: "advance", ms: 3 * DAY }
+)
+
+/** A command sequence of one invoice (after its creation); `dueDate`: its merchant's timing is due-date. */
+export const sequenceArb = (maxLength: number, dueDate = false) =>
+  fc.array(
+    fc.oneof({ weight: 5, arbitrary: commandArb }, { weight: 1, arbitrary: lateArb }, { weight: dueDate ? 2 : 0, arbitrary: daysArb }).map(spoken),
+    { minLength: 1, maxLength }
+  )

@@ -1,8 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Layer } from "effect"
-import { inMemoryServices } from "../support/InMemoryInvoiceRepo.ts"
 import { DEPARTURES, isKnownDeparture } from "./departures.ts"
-import { inMemorySpecLayer, specBackendLayer } from "./SpecProperty.ts"
+import { dueDateSpecLayer, inMemorySpecLayer } from "./SpecProperty.ts"
 import { runCase, TABLE_CASES } from "./TableCases.ts"
 import { TRANSITIONS } from "./transitions.ts"
 
@@ -12,9 +10,7 @@ import { TRANSITIONS } from "./transitions.ts"
  * listed in departures.ts are expected to fail until src/ is fixed.
  */
 
-const dueDateLayer = specBackendLayer.pipe(
-  Layer.provideMerge(inMemoryServices({ watched: ["ethereum", "base"], timing: { mode: "due_date", dueAfterDays: 7, gracePeriodDays: 3 } }))
-)
+const dueDateLayer = dueDateSpecLayer
 
 describe("the spec's transition table", () => {
   it("has a case for every row, and every case names a row", () => {

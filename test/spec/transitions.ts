@@ -253,6 +253,18 @@ export const TRANSITIONS: ReadonlyArray<TransitionRow> = [
     words: "lastTransactionHash | string or null | Latest transaction hash observed for invoice-counted payment evidence."
   },
   {
+    id: "F3-last-payment",
+    source: "spec",
+    note: "interpretation: every observed payment event counts, invalidated or not (unlike lastTransactionHash, which the spec limits to invoice-counted evidence)",
+    from: [...STATUSES],
+    trigger: "payment evidence changes",
+    condition: "none",
+    to: "unchanged",
+    events: [],
+    sets: [],
+    words: "lastPaymentOptionId | string or null | Latest observed payment option. lastPaymentObservedAt | string or null | Time of the latest observed payment event."
+  },
+  {
     id: "F2-coverage-and-amounts",
     source: "spec",
     from: [...STATUSES],
@@ -506,6 +518,53 @@ export const TRANSITIONS: ReadonlyArray<TransitionRow> = [
     sets: [],
     http: 409,
     words: "Closing an exception (dashboard only, with `action` and `note`)."
+  },
+  {
+    id: "D21-reorg-close-mark-paid-out-of-band",
+    source: "design",
+    from: ["confirmed"],
+    trigger: "merchant closes a reorganisation exception with `mark_paid_out_of_band`",
+    condition: "open exception",
+    to: "unchanged",
+    events: ["invoice_exception_closed"],
+    sets: ["paidOutOfBandAt", "paidOutOfBandNote", "exceptionAction", "exceptionNote", "exceptionClosedAt"],
+    exception: { closes: true },
+    words:
+      "`confirmed` stays final: closing such an exception with `mark_paid_out_of_band` records `paidOutOfBandAt` and `paidOutOfBandNote` (the merchant vouches for money the chain no longer shows) and leaves the status `confirmed`."
+  },
+  {
+    id: "D22-only-new-late-payment-reopens",
+    source: "design",
+    from: ["expired", "voided"],
+    trigger: "a late payment the merchant already reviewed confirms (or is re-included)",
+    condition: "exception closed",
+    to: "unchanged",
+    events: [],
+    sets: [],
+    words: "After a closed one, new late evidence opens a new exception: a confirmation of a payment the merchant has already reviewed is not new money to review."
+  },
+  {
+    id: "I2-reinclusion-after-mempool",
+    source: "design",
+    from: [...DETECTION_SOURCES],
+    trigger: "evidence first seen in the mempool, dropped, then seen there again",
+    condition: "invalidated",
+    to: "unchanged",
+    events: [],
+    sets: [],
+    words:
+      "Evidence identity: (network, transaction hash, output index). A mempool sighting of invalidated evidence brings the same payment back; of counted evidence, it changes nothing."
+  },
+  {
+    id: "I3-confirms-afresh",
+    source: "design",
+    from: [...STATUSES],
+    trigger: "evidence re-included after an invalidation",
+    condition: "below its required confirmations",
+    to: "unchanged",
+    events: [],
+    sets: [],
+    words: "Evidence that comes back after an invalidation (re-mined after a reorg) confirms afresh: its earlier confirmation does not count."
   },
   {
     id: "I1-evidence-once",

@@ -123,6 +123,8 @@ export interface AnvilOptions {
   readonly port?: number
   /** Interval mining every `blockTime` seconds instead of one block per transaction (automine). */
   readonly blockTime?: number
+  /** With `blockTime`: a block per transaction as well (anvil --mixed-mining), as `npm run demo:chain` runs it. */
+  readonly mixedMining?: boolean
   /** Genesis timestamp (unix seconds), e.g. in the past so that later blocks can be timed there. */
   readonly genesisTimestamp?: bigint
   /** A file written by `dumpState`: the node comes back with that chain. */
@@ -180,6 +182,7 @@ export const startAnvil = async (options: AnvilOptions = {}): Promise<AnvilNode>
   const chainId = options.chainId ?? 1
   const args = ["--host", "127.0.0.1", "--port", String(options.port ?? 0), "--chain-id", String(chainId)]
   if (options.blockTime !== undefined) args.push("--block-time", String(options.blockTime))
+  if (options.mixedMining === true) args.push("--mixed-mining")
   if (options.genesisTimestamp !== undefined) args.push("--timestamp", options.genesisTimestamp.toString())
   if (options.loadState !== undefined) args.push("--load-state", options.loadState)
 

@@ -12,7 +12,8 @@ import type { ExceptionCloseAction, InvoiceStatus } from "../../src/domain/Statu
 export const AMOUNT = Micros.make(100_000_000n)
 
 export type Step =
-  | { kind: "pay"; usd: number; confirmed: boolean }
+  /** `usd` to the cent; `unit`: one smallest unit (of a 6-decimal stablecoin at 1:1, one micro-dollar) over or short. */
+  | { kind: "pay"; usd: number; unit?: -1 | 0 | 1; confirmed: boolean }
   | { kind: "confirm"; index: number }
   | { kind: "invalidate"; index: number }
   | { kind: "replay"; index: number }
@@ -22,8 +23,18 @@ export type Step =
   | { kind: "record" }
   | { kind: "close"; action: ExceptionCloseAction }
 
+/** Whole amounts, amounts to the cent, and the cent edges of the 100 USD invoice. */
+export const usdArb: fc.Arbitrary<number> = fc.oneof(
+  fc.constantFrom(10, 25, 50, 100, 120),
+  fc.integer({ min: 1, max: 12_000 }).map((cents) => cents / 100),
+  fc.constantFrom(99.99, 100.01, 0.01, 33.33, 66.67, 50.01, 49.99)
+)
+
+/** A payment's micro-dollars (its atomic amount in a 6-decimal stablecoin quoted 1:1). */
+export const paidMicros = (step: { readonly usd: number; readonly unit?: -1 | 0 | 1 | undefined }): bigint => BigInt(Math.round(step.usd * 100)) * 10_000n + BigInt(step.unit ?? 0)
+
 export const stepArb: fc.Arbitrary<Step> = fc.oneof(
-  { weight: 5, arbitrary: fc.record({ kind: fc.constant("pay" as const), usd: fc.constantFrom(10, 25, 50, 100, 120), confirmed: fc.boolean() }) },
+  { weight: 5, arbitrary: fc.record({ kind: fc.constant("pay" as const), usd: usdArb, unit: fc.constantFrom(-1, 0, 0, 1), confirmed: fc.boolean() }) },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant("confirm" as const), index: fc.nat(6) }) },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant("invalidate" as const), index: fc.nat(6) }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant("replay" as const), index: fc.nat(6) }) },
@@ -120,7 +131,7 @@ export const modelStep = (model: Model, step: Step) => {
   switch (step.kind) {
     case "pay": {
       const late = model.status === "expired" || model.status === "voided" || model.now > model.deadline
-      model.payments.push({ usd: BigInt(step.usd) * 1_000_000n, late, confirmed: step.confirmed, valid: true })
+      model.payments.push({ usd: paidMicros(step), late, confirmed: step.confirmed, valid: true })
       return modelSettle(model, late, true)
     }
     case "confirm":

@@ -1,9 +1,8 @@
 import { PublicKey } from "@solana/web3.js"
 import { Clock, Effect } from "effect"
 import { AppConfig } from "../../config/AppConfig.ts"
-import { summarize } from "../../domain/Coverage.ts"
 import { InvalidRequest, SolanaPaymentNotPayable } from "../../domain/Errors.ts"
-import { quoteAtomic, usdStringToMicros } from "../../domain/Money.ts"
+import { remainingAtomic } from "../../domain/Evidence.ts"
 import { Invoices } from "../../invoices/Invoices.ts"
 import { notPayableReason } from "../../lifecycle/Payable.ts"
 import { PAYER_KEY_MESSAGE, payerKeyBytes } from "./PayerKey.ts"
@@ -24,7 +23,7 @@ export const makeSolanaPrepare = Effect.gen(function*() {
   ) {
     const payerBytes = payerKeyBytes(request.payerPublicKey)
     if (payerBytes === undefined) return yield* new InvalidRequest({ message: `payerPublicKey ${PAYER_KEY_MESSAGE}` })
-    const { invoice, options } = yield* invoices.getPublic(invoiceId)
+    const { invoice, options, payments } = yield* invoices.getPublic(invoiceId)
     const option = options.find((candidate) => candidate.id === request.paymentOptionId)
     const payload = option?.optionPayload
     if (option === undefined || option.network !== NETWORK || payload?.methodType !== "solana") {
@@ -39,9 +38,8 @@ export const makeSolanaPrepare = Effect.gen(function*() {
         message: `This invoice cannot be paid: its payment window ended at ${notPayable.payableUntilAt.toISOString()}`
       })
     }
-    const remainingMicros = summarize(invoice.amountMicros, invoice.receivedMicros, invoice.confirmedMicros).remainingMicros
-    const rateMicros = usdStringToMicros(option.quoteRate)
-    const amountAtomic = rateMicros === undefined || rateMicros === 0n ? 0n : quoteAtomic(remainingMicros, rateMicros, option.decimals)
+    // What the payment page asks for on this option: the same rule, so the prepared transfer never differs from it.
+    const amountAtomic = remainingAtomic(invoice.amountMicros, option, payments)
     if (amountAtomic <= 0n) {
       return yield* new SolanaPaymentNotPayable({ message: "Nothing remains to be paid on this invoice" })
     }

@@ -179,7 +179,8 @@ const invoiceView = async (id: string) => {
       ["Payable until", when(invoice.paymentTiming.payableUntilAt)],
       ["Payment page", invoice.paymentUrl],
       ["Overpaid", invoice.paymentSummary.overpaymentAmountUsd > 0 ? usd(invoice.paymentSummary.overpaymentAmountUsd) : "—"],
-      ["Exception", `${exceptionText(invoice)}${invoice.exceptionNote ? `: ${invoice.exceptionNote}` : ""}`]
+      ["Exception", `${exceptionText(invoice)}${invoice.exceptionNote ? `: ${invoice.exceptionNote}` : ""}`],
+      ["Paid outside the service", invoice.paidOutOfBandAt === null ? "—" : `${when(invoice.paidOutOfBandAt)}: ${invoice.paidOutOfBandNote ?? ""}`]
     ].flatMap(([term, value]) => [h("dt", {}, term), h("dd", {}, value)])),
     actions.length === 0 ? null : h("section", { class: "actions" }, h("h2", {}, "Actions"), ...actions),
     h("h2", {}, "Payments"),

@@ -1,0 +1,90 @@
+import { Context, Duration, Effect, Layer } from "effect"
+import { FetchHttpClient, HttpClient, type HttpClientError, HttpClientRequest, type HttpClientResponse } from "effect/http"
+import { HttpApiClient } from "effect/http-api"
+import { checkoutApi } from "../../src/http/CheckoutApi.ts"
+import { MerchantGroup } from "../../src/invoices/InvoicesApi.ts"
+
+/**
+ * The merchant API as an Effect client, made by `HttpApiClient` from the service's own `HttpApi`
+ * definition of the five invoice endpoints: requests are encoded and answers decoded by the
+ * service's schemas, and each declared error fails with its tagged class (`BadRequest`,
+ * `Unauthorized`, `Forbidden`, `NotFound`, `Conflict`, `TooManyRequests`, `BadGateway`,
+ * `ServiceUnavailable`, each with the service's `error` message).
+ */
+export const MerchantApi = checkoutApi(MerchantGroup)
+
+export interface CheckoutClientOptions {
+  /** The service's address, e.g. `https://checkout.example.com`. */
+  readonly baseUrl: string
+  /** A checkout API key (`svc_live_...`). Server-side only. */
+  readonly apiKey: string
+  /** Retries of a 429 or 503 answer on a request that is safe to repeat (default 2). */
+  readonly maxRetries?: number
+}
+
+export interface IdempotencyOptions {
+  /** 1-255 characters: the same key and body replay the first outcome for 24 hours; only keyed writes are retried. */
+  readonly idempotencyKey?: string
+}
+
+const MAX_RETRY_WAIT_SECONDS = 60
+const DEFAULT_RETRY_WAIT_SECONDS = 1
+const BUSY = new Set([429, 503])
+
+/** `Retry-After` in seconds (delta-seconds or an HTTP date); null when absent or unreadable. */
+const retryAfterOf = (response: HttpClientResponse.HttpClientResponse, now: number): number | null => {
+  const header = response.headers["retry-after"]?.trim()
+  if (header === undefined || header === "") return null
+  if (/^\d+$/.test(header)) return Number(header)
+  const at = Date.parse(header)
+  return Number.isNaN(at) ? null : Math.max(0, Math.ceil((at - now) / 1000))
+}
+
+/** Whether repeating the request cannot do a thing twice: reads, and writes with an idempotency key. */
+const isRepeatable = (request: HttpClientRequest.HttpClientRequest) => request.method === "GET" || request.headers["idempotency-key"] !== undefined
+
+/** Answers 429 and 503 to repeatable requests are retried after `Retry-After` (at most a minute), up to `maxRetries` times. */
+const retryWhenBusy = (maxRetries: number) =>
+  HttpClient.transform((response: Effect.Effect<HttpClientResponse.HttpClientResponse, HttpClientError.HttpClientError>, request) => {
+    if (!isRepeatable(request)) return response
+    const attempt = (retries: number): Effect.Effect<HttpClientResponse.HttpClientResponse, HttpClientError.HttpClientError> =>
+      Effect.flatMap(response, (answer) => {
+        if (!BUSY.has(answer.status) || retries >= maxRetries) return Effect.succeed(answer)
+        const wait = retryAfterOf(answer, Date.now()) ?? DEFAULT_RETRY_WAIT_SECONDS
+        return wait > MAX_RETRY_WAIT_SECONDS ? Effect.succeed(answer) : Effect.sleep(Duration.seconds(wait)).pipe(Effect.andThen(attempt(retries + 1)))
+      })
+    return attempt(0)
+  })
+
+const keyHeaders = (idempotencyKey: string | undefined) => idempotencyKey === undefined ? {} : { "idempotency-key": idempotencyKey }
+
+/** The client: the same five calls as the promise client, as effects that need an `HttpClient`. */
+export const makeCheckoutClient = (options: CheckoutClientOptions) =>
+  Effect.map(
+    HttpApiClient.make(MerchantApi, {
+      baseUrl: options.baseUrl.replace(/\/+$/, ""),
+      transformClient: (client) => client.pipe(HttpClient.mapRequest(HttpClientRequest.setHeader("x-api-key", options.apiKey)), retryWhenBusy(options.maxRetries ?? 2))
+    }),
+    ({ merchant }) => ({
+      invoices: {
+        create: (body: Parameters<typeof merchant.create>[0]["payload"], { idempotencyKey }: IdempotencyOptions = {}) =>
+          merchant.create({ payload: body, headers: keyHeaders(idempotencyKey) }),
+        retrieve: (id: string) => merchant.detail({ params: { id } }),
+        status: (id: string) => merchant.status({ params: { id } }),
+        void: (id: string, { idempotencyKey }: IdempotencyOptions = {}) => merchant.void({ params: { id }, payload: {}, headers: keyHeaders(idempotencyKey) }),
+        recordPayment: (id: string, body: Parameters<typeof merchant.recordPayment>[0]["payload"], { idempotencyKey }: IdempotencyOptions = {}) =>
+          merchant.recordPayment({ params: { id }, payload: body, headers: keyHeaders(idempotencyKey) })
+      }
+    })
+  )
+
+/** The client's shape: `invoices.create`, `retrieve`, `status`, `void`, `recordPayment`. */
+export type CheckoutClientShape = Effect.Success<ReturnType<typeof makeCheckoutClient>>
+
+/** The client as a service, for programs that take it from their context. */
+export class CheckoutClient extends Context.Service<CheckoutClient, CheckoutClientShape>()("@checkout-invoicing/sdk/CheckoutClient") {
+  /** The client over the platform's fetch. */
+  static readonly layer = (options: CheckoutClientOptions) => Layer.effect(CheckoutClient, makeCheckoutClient(options)).pipe(Layer.provide(FetchHttpClient.layer))
+}
+
+export { BadGateway, BadRequest, Conflict, Forbidden, NotFound, ServiceUnavailable, TooManyRequests, Unauthorized } from "../../src/http/ApiErrors.ts"

@@ -1,0 +1,13 @@
+export {
+  type CheckoutClient,
+  type CheckoutClientOptions,
+  createCheckoutClient,
+  type CreateInvoiceBody,
+  type IdempotencyOptions,
+  type Invoice,
+  type InvoiceStatus,
+  type RecordPaymentBody
+} from "./client.ts"
+export { CheckoutError, WebhookSignatureError } from "./errors.ts"
+export { parseWebhookEvent, verifyWebhookSignature, type WebhookEvent, type WebhookEventName } from "./webhooks.ts"
+export type { components, paths, webhooks } from "./types.ts"
