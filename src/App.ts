@@ -21,6 +21,7 @@ import { HttpServerLive } from "./Http.ts"
 import { IdempotencyStore } from "./http/IdempotencyStore.ts"
 import { InvoiceChanges } from "./invoices/StatusStream.ts"
 import { DeadlineSweeper } from "./chains/DeadlineSweeper.ts"
+import { OptionPlanner } from "./payments/OptionPlanner.ts"
 import { Invoices } from "./invoices/Invoices.ts"
 import { PaymentEvidence } from "./invoices/PaymentEvidence.ts"
 import { BitcoinAddressPool } from "./payments/BitcoinAddressPool.ts"
@@ -34,7 +35,7 @@ import { Refunds } from "./refunds/Refunds.ts"
 import { RefundsRepo } from "./refunds/RefundsRepo.ts"
 import { RefundWatchLive } from "./refunds/RefundWatchLive.ts"
 import { RefundTransactions } from "./refunds/RefundTransactions.ts"
-import { SolanaRefundTransfersLive } from "./SolanaRefundTransfers.ts"
+import { SolanaRefundTransfersLive } from "./chains/solana/SolanaRefundTransfers.ts"
 
 const Repositories = Layer.mergeAll(
   // Invoice writes publish on the in-process bus the status streams hear.
@@ -67,6 +68,7 @@ export const ServicesLive = Layer.mergeAll(ChainWatchers.layer, ForwarderSweeper
   .pipe(
     Layer.provideMerge(PaymentEvidence.layer),
     Layer.provideMerge(Invoices.layer),
+    Layer.provideMerge(OptionPlanner.layer),
     Layer.provideMerge(RefundsLive),
     Layer.provideMerge(Repositories),
     Layer.provideMerge(Layer.mergeAll(BitcoinAddressPool.layer, Secrets.layer, InvoiceChanges.layer)),

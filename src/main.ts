@@ -1,4 +1,4 @@
-import "./runtime/V8Flags.ts"
+import "./ops/V8Flags.ts"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { Cause, Effect, Layer } from "effect"
 import { makeApp } from "./App.ts"

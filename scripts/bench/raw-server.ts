@@ -1,11 +1,11 @@
 /**
  * The raw baseline of `npm run bench`: a minimal `node:http` + `pg` server doing the same SQL
  * work per request as the service (same statements, same order, same transaction), without
- * Effect, without schema validation/encoding and without the non-SQL work of the service:
- * no QR encoding (each created address-transfer option stores and returns a constant SVG, made
- * once at start-up for a URI of the same length, so the rows and answers carry the same bytes as
- * the service's), no HD-key derivation (EVM deposit and bitcoin
- * pool addresses are hash placeholders), no Solana reference key generation (a random string).
+ * Effect and without schema validation/encoding, but with the work the spec requires of a create,
+ * done by the service's own code: BIP32 child derivation (EVM deposit addresses, once per key and
+ * index as the service; the bitcoin pool's refills) with the same libsecp256k1 code, each URI's
+ * QR code with the same encoder, the Solana reference key, the forwarder's CREATE2 address. It
+ * runs them inline: the CPU per request counts every thread of either process.
  *
  * Per request, as the service:
  * - API-key routes: the key lookup joined to merchants, then the rate-limit upsert (same fixed
@@ -39,6 +39,9 @@ import { Micros } from "../../src/domain/Money.ts"
 import { isDateSchema, isNullableDateSchema } from "../../src/domain/Timestamps.ts"
 import { depositSlots } from "../../src/payments/DepositSlots.ts"
 import { qrSvg } from "../../src/payments/QrCode.ts"
+import { bitcoinAddress, evmDepositAddress, solanaReference } from "../../src/payments/Derivation.ts"
+import { checksumAddress } from "../../src/payments/EvmAddress.ts"
+import { CANONICAL_FACTORY, forwarderAddress } from "../../src/payments/Forwarders.ts"
 
 const RATE_LIMIT = Number(process.env.BENCH_API_RATE_LIMIT ?? "1000000")
 const GAP_LIMIT = 20
@@ -207,7 +210,6 @@ const formatAtomic = (atomic: bigint, decimals: number) => {
 }
 const micros = (value: unknown) => Number(BigInt(String(value))) / 1e6
 const iso = (value: unknown) => (value === null || value === undefined ? null : new Date(value as string).toISOString())
-const placeholder = (seed: string, length: number) => createHash("sha256").update(seed).digest("hex").slice(0, length)
 
 const send = (response: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) => {
   const text = JSON.stringify(body)
@@ -275,7 +277,7 @@ const refill = (xpub: string) => {
       const missing = GAP_LIMIT - Number(state.free)
       if (missing <= 0) return
       const first = Number(state.next_index)
-      const derived = Array.from({ length: missing }, (_, offset) => [first + offset, `bc1q${placeholder(`${xpub}/${first + offset}`, 38)}`])
+      const derived = Array.from({ length: missing }, (_, offset) => [first + offset, bitcoinAddress(xpub, first + offset)])
       await pool.query({ ...storeDerived(missing), values: [xpub, first + missing, first, xpub, ...derived.flat()] })
     } catch (error) {
       console.error("refill failed", error)
@@ -284,18 +286,6 @@ const refill = (xpub: string) => {
     }
   })
   nextRefill()
-}
-
-// ---- constant QR codes: one SVG per URI length, encoded once (the service encodes each URI)
-
-const qrByLength = new Map<number, string>()
-const constantQr = (uri: string) => {
-  let svg = qrByLength.get(uri.length)
-  if (svg === undefined) {
-    svg = qrSvg("x".repeat(uri.length))
-    qrByLength.set(uri.length, svg)
-  }
-  return svg
 }
 
 // ---- the use cases
@@ -354,6 +344,8 @@ const create = async (merchantId: string, body: string) => {
   const defaultMethod = methods.find((method) => method.isDefault) ?? methods[0]
   const issuedBy = typeof input.issuedBy === "string" ? input.issuedBy : settings.issued_by
   const label = issuedBy ?? "Checkout"
+  // An EVM deposit address shared by options on several networks (same key and index) is derived once, as the service does.
+  const derived = new Map<string, string>()
   const options = await Promise.all(methods.map(async (method, position) => {
     const decimals = DECIMALS[method.assetCode]
     const rate = method.assetCode === "BTC" ? BTC_USD_MICROS : 1_000_000n
@@ -372,7 +364,7 @@ const create = async (merchantId: string, body: string) => {
       derivationIndex = taken.index
       uri = `bitcoin:${destination}?amount=${formatAtomic(quotedAtomic, decimals)}`
     } else if (method.network === "solana") {
-      reference = placeholder(optionId, 44)
+      reference = solanaReference()
       destination = method.recipientAddress
       const memo = `checkout:${invoiceId}:${optionId}`
       uri = `solana:${destination}?amount=${formatAtomic(quotedAtomic, decimals)}&spl-token=${tokenContract}&reference=${reference}` +
@@ -380,11 +372,14 @@ const create = async (merchantId: string, body: string) => {
       payload = { ...payload, methodType: "solana", paymentUri: uri, recipientAddress: destination, reference, mintAddress: tokenContract, decimals,
         amountAtomic: quotedAtomic.toString(), memo }
     } else if (method.railType === "wallet_contract") {
-      payload = { ...payload, chainId: EVM_CHAIN_IDS[method.network as "ethereum"], contractAddress: `0x${placeholder(optionId, 40)}`, tokenContract,
-        recipient: method.recipientAddress, decimals, paymentAmountAtomic: quotedAtomic.toString() }
+      payload = { ...payload, chainId: EVM_CHAIN_IDS[method.network as "ethereum"],
+        contractAddress: forwarderAddress(CANONICAL_FACTORY, optionId, checksumAddress(method.recipientAddress!)), tokenContract, recipient: method.recipientAddress, decimals,
+        paymentAmountAtomic: quotedAtomic.toString() }
     } else {
       derivationIndex = indexes.get(method.id) ?? null
-      destination = `0x${placeholder(`${method.xpub}/${derivationIndex}`, 40)}`
+      const key = `${method.xpub}/${derivationIndex}`
+      destination = derived.get(key) ?? evmDepositAddress(method.xpub!, derivationIndex!)
+      derived.set(key, destination)
       uri = `ethereum:${tokenContract}@${EVM_CHAIN_IDS[method.network as "ethereum"]}/transfer?address=${destination}&uint256=${quotedAtomic}`
       payload = { ...payload, chainId: EVM_CHAIN_IDS[method.network as "ethereum"], tokenContract, recipient: destination, decimals, paymentAmountAtomic: quotedAtomic.toString() }
     }
@@ -401,7 +396,7 @@ const create = async (merchantId: string, body: string) => {
       quoteRate: method.assetCode === "BTC" ? "65000" : "1",
       destinationAddress: destination,
       paymentUri: uri,
-      qrCode: uri === null ? null : constantQr(uri),
+      qrCode: uri === null ? null : qrSvg(uri),
       status: "active",
       isDefault: method === defaultMethod,
       optionPayload: payload,

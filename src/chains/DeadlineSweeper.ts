@@ -13,7 +13,7 @@ import { applyEvents } from "../lifecycle/Settlement.ts"
 export class DeadlineSweeper extends Context.Service<DeadlineSweeper, {
   /** Sweeps until nothing is due; returns how many invoices expired. */
   readonly sweep: (batchSize?: number) => Effect.Effect<number>
-}>()("Invoices/DeadlineSweeper") {
+}>()("Chains/DeadlineSweeper") {
   static readonly layer = Layer.effect(
     DeadlineSweeper,
     Effect.gen(function*() {

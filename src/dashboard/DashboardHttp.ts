@@ -3,8 +3,8 @@ import { join } from "node:path"
 import { Effect } from "effect"
 import { HttpRouter, HttpServerResponse } from "effect/http"
 import { AppConfig } from "../config/AppConfig.ts"
+import { assetResponse, bundleBrowserScript, hashAssets } from "../ops/StaticAssets.ts"
 import { type Explorers, explorersOf } from "../pay/Explorers.ts"
-import { assetResponse, bundleBrowserScript, hashAssets } from "../web/StaticAssets.ts"
 import { layoutLifecycle } from "./LifecycleChart.ts"
 
 /**

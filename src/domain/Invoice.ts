@@ -129,3 +129,10 @@ export type PaymentRecord = typeof Payment.Type
 /** A webhook event written to the outbox in the same transaction as the change it reports. */
 export const OutboxEvent = Schema.Struct({ invoiceId: InvoiceId, merchantId: MerchantId, event: WebhookEventName })
 export type OutboxEvent = typeof OutboxEvent.Type
+
+/** An invoice with its payment options and its payments, as read and written together. */
+export interface InvoiceParts {
+  readonly invoice: InvoiceRecord
+  readonly options: ReadonlyArray<PaymentOptionRecord>
+  readonly payments: ReadonlyArray<PaymentRecord>
+}

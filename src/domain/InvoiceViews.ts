@@ -1,5 +1,5 @@
 import type { InvoiceStatus } from "./Statuses.ts"
-import type { InvoiceRecord, PaymentOptionRecord, PaymentRecord } from "./Invoice.ts"
+import type { InvoiceParts, InvoiceRecord, PaymentOptionRecord, PaymentRecord } from "./Invoice.ts"
 import { summarize } from "./Coverage.ts"
 import { formatAtomic, microsToNumber } from "./Money.ts"
 import type { ResolvedTiming } from "./Timing.ts"
@@ -138,14 +138,13 @@ export const paymentView = (payment: PaymentRecord) => ({
   observedTotalAmount: Number(formatAtomic(payment.observedTotalAtomic, payment.decimals))
 })
 
-export interface InvoiceParts {
-  readonly invoice: InvoiceRecord
-  readonly options: ReadonlyArray<PaymentOptionRecord>
-  readonly payments?: ReadonlyArray<PaymentRecord> | undefined
-}
+export type { InvoiceParts }
+
+/** What a view shows of an invoice's parts: the merchant's create answer has no payments yet. */
+type ShownParts = Pick<InvoiceParts, "invoice" | "options"> & { readonly payments?: InvoiceParts["payments"] | undefined }
 
 /** What the payer may see of the invoice: no merchant-only field, never a reconciliation note. */
-const payerView = ({ invoice, options }: InvoiceParts, publicBaseUrl: string) => {
+const payerView = ({ invoice, options }: ShownParts, publicBaseUrl: string) => {
   const summary = summaryView(invoice)
   return {
     ...shown(invoice, INVOICE_SHOWN_FIELDS),
@@ -161,20 +160,20 @@ const payerView = ({ invoice, options }: InvoiceParts, publicBaseUrl: string) =>
 }
 
 /** The merchant-facing Invoice object; `payments` only when given (absent on create). */
-export const merchantInvoiceView = (parts: InvoiceParts, publicBaseUrl: string) => ({
+export const merchantInvoiceView = (parts: ShownParts, publicBaseUrl: string) => ({
   ...payerView(parts, publicBaseUrl),
   ...shown(parts.invoice, INVOICE_MERCHANT_FIELDS),
   ...(parts.payments === undefined ? {} : { payments: parts.payments.map(paymentView) })
 })
 
 /** The payer-facing Invoice. */
-export const publicInvoiceView = (parts: InvoiceParts, publicBaseUrl: string) => ({
+export const publicInvoiceView = (parts: ShownParts, publicBaseUrl: string) => ({
   ...payerView(parts, publicBaseUrl),
   payments: (parts.payments ?? []).map(paymentView)
 })
 
 /** The polling payload of GET .../status. */
-export const statusView = ({ invoice, options, payments }: InvoiceParts) => {
+export const statusView = ({ invoice, options, payments }: ShownParts) => {
   const summary = summaryView(invoice)
   return {
     ...shown(invoice, STATUS_SHOWN_FIELDS),
@@ -189,7 +188,7 @@ export const statusView = ({ invoice, options, payments }: InvoiceParts) => {
 }
 
 /** The merchant status shape, with the note present as null: never its text. */
-export const publicStatusView = (parts: InvoiceParts) => ({ ...statusView(parts), paidOutOfBandNote: null })
+export const publicStatusView = (parts: ShownParts) => ({ ...statusView(parts), paidOutOfBandNote: null })
 
 /** The `invoice` object of a webhook payload: the spec's field list, latest state at send time. */
 export const webhookInvoiceView = (invoice: InvoiceRecord) => {

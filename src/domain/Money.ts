@@ -14,6 +14,9 @@ export const usdStringToMicros = (text: string): Micros | undefined => {
   return Micros.make(BigInt(whole) * MICROS_PER_USD + BigInt(fraction.padEnd(6, "0")))
 }
 
+/** An amount in whole cents (the request schema checks it has at most 2 decimals) as micros. */
+export const centsToMicros = (value: number): Micros => Micros.make(BigInt(Math.round(value * 100)) * 10_000n)
+
 /**
  * Converts a JSON number to micros through its shortest decimal representation, so 0.1 is
  * exactly 100000 micros. Returns undefined for more than `maxDecimals` fraction digits.

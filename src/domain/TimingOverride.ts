@@ -1,4 +1,3 @@
-import { InvalidRequest } from "./Errors.ts"
 import type { PaymentTimingInput } from "./Timing.ts"
 
 export interface TimingOverrideInput {
@@ -8,16 +7,30 @@ export interface TimingOverrideInput {
   readonly gracePeriodDays?: number | undefined
 }
 
-/** Completes the shape checks that depend on `mode` (bounds are checked by the request schema). */
-export const timingFromOverride = (input: TimingOverrideInput): PaymentTimingInput | InvalidRequest => {
-  const invalid = (message: string) => new InvalidRequest({ message: `paymentTiming.${message}` })
-  if (input.mode === "immediate") {
-    if (input.dueAfterDays !== undefined) return invalid("dueAfterDays is not allowed with mode immediate")
-    if (input.gracePeriodDays !== undefined) return invalid("gracePeriodDays is not allowed with mode immediate")
-    if (input.expiresAfterMinutes === undefined) return invalid("expiresAfterMinutes is required")
-    return { mode: "immediate", expiresAfterMinutes: input.expiresAfterMinutes }
-  }
-  if (input.expiresAfterMinutes !== undefined) return invalid("expiresAfterMinutes is not allowed with mode due_date")
-  if (input.dueAfterDays === undefined) return invalid("dueAfterDays is required")
-  return { mode: "due_date", dueAfterDays: input.dueAfterDays, gracePeriodDays: input.gracePeriodDays ?? 0 }
+/** A field of a timing override that does not fit its `mode`, and why. */
+export interface TimingOverrideProblem {
+  readonly field: "expiresAfterMinutes" | "dueAfterDays" | "gracePeriodDays"
+  readonly constraint: string
 }
+
+/**
+ * The shape checks that depend on `mode` (bounds are checked by the request schema, which also
+ * runs this one, so a bad override is refused at the edge before any lookup).
+ */
+export const timingOverrideProblem = (input: TimingOverrideInput): TimingOverrideProblem | undefined => {
+  if (input.mode === "immediate") {
+    if (input.dueAfterDays !== undefined) return { field: "dueAfterDays", constraint: "is not allowed with mode immediate" }
+    if (input.gracePeriodDays !== undefined) return { field: "gracePeriodDays", constraint: "is not allowed with mode immediate" }
+    if (input.expiresAfterMinutes === undefined) return { field: "expiresAfterMinutes", constraint: "is required" }
+    return undefined
+  }
+  if (input.expiresAfterMinutes !== undefined) return { field: "expiresAfterMinutes", constraint: "is not allowed with mode due_date" }
+  if (input.dueAfterDays === undefined) return { field: "dueAfterDays", constraint: "is required" }
+  return undefined
+}
+
+/** The timing of an override the request schema has accepted (`timingOverrideProblem` found nothing). */
+export const timingFromOverride = (input: TimingOverrideInput): PaymentTimingInput =>
+  input.mode === "immediate"
+    ? { mode: "immediate", expiresAfterMinutes: input.expiresAfterMinutes ?? 0 }
+    : { mode: "due_date", dueAfterDays: input.dueAfterDays ?? 0, gracePeriodDays: input.gracePeriodDays ?? 0 }

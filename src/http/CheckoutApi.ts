@@ -13,4 +13,4 @@ export const checkoutApi = <const Groups extends NonEmptyReadonlyArray<HttpApiGr
   HttpApi.make("checkout")
     .add(...groups)
     .middleware(SchemaErrors)
-    .annotate(HttpApi.PayloadParseOptions, { onExcessProperty: "error" })
+    .annotate(HttpApi.PayloadParseOptions, { onExcessProperty: "error", errors: "all" })

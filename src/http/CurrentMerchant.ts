@@ -12,4 +12,4 @@ export class CurrentMerchant extends Context.Service<CurrentMerchant, {
   readonly credential: "api_key" | "bearer" | "cookie"
   /** The session of a cookie or bearer login (for logout); undefined for API keys. */
   readonly sessionId: string | undefined
-}>()("Accounts/CurrentMerchant") {}
+}>()("Http/CurrentMerchant") {}

@@ -1,5 +1,6 @@
 import { Effect } from "effect"
 import { HttpApiMiddleware } from "effect/http-api"
+import { HttpServerRequest } from "effect/http"
 import { BadRequest } from "./ApiErrors.ts"
 import { validationMessage } from "./ValidationMessage.ts"
 
@@ -10,7 +11,12 @@ export class SchemaErrors extends HttpApiMiddleware.Service<SchemaErrors>()("Htt
 
 const subjectOf = (kind: string) => (kind === "Params" ? "Path parameter" : kind === "Query" ? "Query" : kind === "Headers" ? "Header" : "Request body")
 
-export const SchemaErrorsLive = HttpApiMiddleware.layerSchemaErrorTransform(SchemaErrors, (schemaError) => {
-  const message = validationMessage(schemaError.cause.issue, subjectOf(schemaError.kind))
-  return Effect.fail(new BadRequest({ error: message }))
-})
+/** The body as sent, to name its first invalid field in its own order; undefined when it is not JSON. */
+const bodyAsSent = Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => request.json).pipe(
+  Effect.orElseSucceed(() => undefined)
+)
+
+export const SchemaErrorsLive = HttpApiMiddleware.layerSchemaErrorTransform(SchemaErrors,
+  (schemaError) =>
+    Effect.flatMap(schemaError.kind === "Body" ? bodyAsSent : Effect.undefined, (input) =>
+      Effect.fail(new BadRequest({ error: validationMessage(schemaError.cause.issue, subjectOf(schemaError.kind), input) }))))

@@ -37,13 +37,51 @@ const formatter = SchemaIssue.makeFormatterStandardSchemaV1({
   leafHook: (issue) => customMessage(issue) ?? SchemaIssue.defaultLeafHook(issue)
 })
 
+type IssuePath = ReadonlyArray<PropertyKey | { readonly key: PropertyKey }>
+
+/**
+ * Where a path points within the request as sent: at each level the position of its key among the
+ * body's keys (an array's index as it is); a key the body lacks (a missing field) comes after them.
+ */
+const placeOf = (input: unknown, path: IssuePath): ReadonlyArray<number> => {
+  const place: Array<number> = []
+  let current = input
+  for (const segment of path) {
+    const key = typeof segment === "object" ? segment.key : segment
+    if (Array.isArray(current) && typeof key === "number") place.push(key)
+    else if (typeof current === "object" && current !== null) {
+      const index = Object.keys(current).indexOf(String(key))
+      place.push(index === -1 ? Number.MAX_SAFE_INTEGER : index)
+    } else place.push(Number.MAX_SAFE_INTEGER)
+    current = typeof current === "object" && current !== null ? (current as Record<PropertyKey, unknown>)[key] : undefined
+  }
+  return place
+}
+
+const before = (a: ReadonlyArray<number>, b: ReadonlyArray<number>): boolean => {
+  for (let index = 0; index < Math.min(a.length, b.length); index++) {
+    if (a[index] !== b[index]) return a[index] < b[index]
+  }
+  return a.length < b.length
+}
+
 /**
  * The spec's validation message for a schema failure: the first invalid field's path followed
- * by its constraint, e.g. `metadata.notes must be at most 140 characters`.
+ * by its constraint, e.g. `metadata.notes must be at most 140 characters`. With the request as
+ * sent (`input`), "first" is in the body's order (the schema reports every failure); without it,
+ * in the schema's.
  */
-export const validationMessage = (issue: SchemaIssue.Issue, subject = "Request body"): string => {
-  const first = formatter(issue).issues[0]
+export const validationMessage = (issue: SchemaIssue.Issue, subject = "Request body", input?: unknown): string => {
+  const issues = formatter(issue).issues
+  let first = issues[0]
   if (first === undefined) return `${subject} is invalid`
+  if (input !== undefined) {
+    let firstPlace = placeOf(input, first.path ?? [])
+    for (const candidate of issues.slice(1)) {
+      const place = placeOf(input, candidate.path ?? [])
+      if (before(place, firstPlace)) [first, firstPlace] = [candidate, place]
+    }
+  }
   const path = (first.path ?? [])
     .map((segment) => (typeof segment === "object" ? segment.key : segment))
     .map((key, index) => (typeof key === "number" ? `[${key}]` : `${index === 0 ? "" : "."}${String(key)}`))

@@ -5,20 +5,11 @@ import { coverageOf } from "../domain/Coverage.ts"
 import { type InvoiceSummary, SUMMARY_SHOWN_FIELDS } from "../domain/InvoiceResponses.ts"
 import { shown } from "../domain/InvoiceViews.ts"
 import { microsToNumber } from "../domain/Money.ts"
-import { type InvoiceSummaryRecord, InvoiceListRepo } from "./InvoiceListRepo.ts"
+import { type InvoiceFilters, type InvoiceSummaryRecord, InvoiceListRepo } from "./InvoiceListRepo.ts"
 
 export class InvalidInvoiceCursor extends Data.TaggedError("InvalidInvoiceCursor")<{}> {}
 
-/** The dashboard's filters of a merchant's invoices (all optional, combined with AND). */
-export interface InvoiceFilters {
-  readonly status?: string | undefined
-  readonly exceptionStatus?: string | undefined
-  readonly exceptionType?: string | undefined
-  readonly createdFrom?: Date | undefined
-  readonly createdTo?: Date | undefined
-  /** An invoice id exactly, or a part of the merchant reference or the customer email. */
-  readonly q?: string | undefined
-}
+export type { InvoiceFilters }
 
 /** One event of an invoice's timeline: what its outbox recorded, and when. */
 export interface TimelineEntry {

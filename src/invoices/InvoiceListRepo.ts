@@ -8,8 +8,8 @@ const TimelineRow = Schema.Struct({ event: Schema.String, createdAt: DateColumn 
 export type TimelineRow = typeof TimelineRow.Type
 export type InvoiceSummaryRecord = typeof InvoiceSummaryRow.Type
 
-/** What the list of a merchant's invoices is filtered by (all optional, combined with AND). */
-export interface InvoiceConditions {
+/** The dashboard's filters of a merchant's invoices (all optional, combined with AND). */
+export interface InvoiceFilters {
   readonly status?: string | undefined
   readonly exceptionStatus?: string | undefined
   readonly exceptionType?: string | undefined
@@ -17,9 +17,10 @@ export interface InvoiceConditions {
   readonly createdTo?: Date | undefined
   /** An invoice id exactly, or a part of the merchant reference or the customer email. */
   readonly q?: string | undefined
-  /** Continue after this invoice (newest first). */
-  readonly after?: { readonly at: Date; readonly id: string } | undefined
 }
+
+/** A page's position in the list: continue after this invoice (newest first). */
+type PageAfter = { readonly after?: { readonly at: Date; readonly id: string } | undefined }
 
 const PAYMENT_SUMMARY_COLUMNS: Record<string, string> = {
   payment_count: "(SELECT count(*) FROM payments p WHERE p.invoice_id = i.id)::int",
@@ -31,7 +32,7 @@ const SUMMARY_COLUMNS = SUMMARY_ROW_COLUMNS.map(({ column }) => PAYMENT_SUMMARY_
 const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
 
-  const conditionsOf = (merchantId: string, filters: InvoiceConditions) => {
+  const conditionsOf = (merchantId: string, filters: InvoiceFilters & PageAfter) => {
     const conditions = [sql`i.merchant_id = ${merchantId}`]
     if (filters.status !== undefined) conditions.push(sql`i.status = ${filters.status}`)
     if (filters.exceptionStatus !== undefined) conditions.push(sql`i.exception_status = ${filters.exceptionStatus}`)
@@ -48,7 +49,7 @@ const make = Effect.gen(function*() {
     return conditions
   }
 
-  const page = (merchantId: string, filters: InvoiceConditions, limit: number) =>
+  const page = (merchantId: string, filters: InvoiceFilters & PageAfter, limit: number) =>
     SqlSchema.findAll({
       Request: Schema.Number,
       Result: InvoiceSummaryRow,
@@ -80,7 +81,7 @@ const make = Effect.gen(function*() {
 /** The dashboard's reading of a merchant's invoices: pages of summaries, timelines, delivery ids. SQL and decode failures are defects here. */
 export class InvoiceListRepo extends Context.Service<InvoiceListRepo, {
   /** Up to `limit` of the merchant's invoices matching `filters`, newest first. */
-  readonly page: (merchantId: string, filters: InvoiceConditions, limit: number) => Effect.Effect<ReadonlyArray<InvoiceSummaryRecord>>
+  readonly page: (merchantId: string, filters: InvoiceFilters & PageAfter, limit: number) => Effect.Effect<ReadonlyArray<InvoiceSummaryRecord>>
   /** The invoice's outbox events, oldest first. */
   readonly timeline: (invoiceId: string) => Effect.Effect<ReadonlyArray<TimelineRow>>
   /** The ids of the merchant's webhook deliveries of the invoice, newest first. */

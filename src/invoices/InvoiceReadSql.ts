@@ -45,3 +45,6 @@ export const EVIDENCE_READ_COLUMNS = [
  * row's newest version but the payments of the older snapshot: the two versions then differ.
  */
 export const EVIDENCE_LOCK_COLUMNS = `${EVIDENCE_READ_COLUMNS}, (SELECT s.xmin::text FROM invoices s WHERE s.id = i.id) AS "snapshotVersion"`
+
+/** An invoice read under its row lock, with the row's version and the one the statement's snapshot saw (see EVIDENCE_LOCK_COLUMNS). */
+export const INVOICE_LOCK_COLUMNS = `${INVOICE_READ_COLUMNS}, i.xmin::text AS "version", (SELECT s.xmin::text FROM invoices s WHERE s.id = i.id) AS "snapshotVersion"`

@@ -77,6 +77,9 @@ export const InvoicePartsRow = Schema.Struct({
   optionsJson: Schema.Array(PaymentOptionRow),
   paymentsJson: Schema.Array(PaymentRow)
 })
+/** An invoice read under its row lock: also the row's version and the statement snapshot's. */
+export const InvoiceLockRow = Schema.Struct({ ...InvoicePartsRow.fields, version: Schema.String, snapshotVersion: Schema.String })
+
 export const invoicePartsOf = (row: typeof InvoicePartsRow.Type) => ({
   invoice: invoiceOf(row),
   options: row.optionsJson,

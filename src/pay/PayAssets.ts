@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs"
 import { join } from "node:path"
-import { type Asset, bundleBrowserScript, hashAssets } from "../web/StaticAssets.ts"
+import { type Asset, bundleBrowserScript, hashAssets } from "../ops/StaticAssets.ts"
 import type { PageAssets } from "./PayPageView.ts"
 
 /** Budgets of the page's script, checked by a test: what a payer on a phone downloads. */

@@ -1,7 +1,7 @@
 import { Clock, Effect } from "effect"
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { Invoices } from "../invoices/Invoices.ts"
-import { assetResponse } from "../web/StaticAssets.ts"
+import { assetResponse } from "../ops/StaticAssets.ts"
 import { AppConfig } from "../config/AppConfig.ts"
 import { explorersOf } from "./Explorers.ts"
 import { loadPayAssets } from "./PayAssets.ts"

@@ -6,7 +6,6 @@ import { AppConfig } from "../config/AppConfig.ts"
 import { checkoutApi } from "../http/CheckoutApi.ts"
 import { CheckoutSettingsGroup } from "./CheckoutSettingsApi.ts"
 import { BadRequest, Conflict, NotFound } from "../http/ApiErrors.ts"
-import { InvalidRequest } from "../domain/Errors.ts"
 import { timingFromOverride } from "../domain/TimingOverride.ts"
 import { type CheckoutSettings, CheckoutSettingsRepo, type MethodInput } from "./CheckoutSettingsRepo.ts"
 import { validateMethods } from "./MethodValidation.ts"
@@ -53,7 +52,6 @@ export const CheckoutSettingsHttpLive = HttpApiBuilder.group(checkoutApi(Checkou
         Effect.gen(function*() {
           const merchant = yield* CurrentMerchant
           const timing = timingFromOverride(payload.paymentTiming)
-          if (timing instanceof InvalidRequest) return yield* new BadRequest({ error: timing.message })
           const methods: Array<MethodInput> = payload.paymentMethods.map((method) => ({
             network: method.network,
             assetCode: method.assetCode,

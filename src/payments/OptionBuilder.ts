@@ -5,7 +5,7 @@ import { bitcoinAddress, evmDepositAddress, solanaReference } from "./Derivation
 import { checksumAddress } from "./EvmAddress.ts"
 import { type PaymentMethod, type RailSettings, tokenContractOf } from "./PaymentMethod.ts"
 import { forwarderAddress } from "./Forwarders.ts"
-import { DECIMALS, EVM_CHAIN_IDS, isEvm } from "./Networks.ts"
+import { DECIMALS, EVM_CHAIN_IDS, type EvmNetwork, isEvm } from "./Networks.ts"
 import { bitcoinUri, eip681Uri, solanaPayUri } from "./PaymentUris.ts"
 import { qrSvg } from "./QrCode.ts"
 
@@ -34,14 +34,109 @@ const rateText = (rateMicros: bigint) => formatAtomic(rateMicros, 6)
 
 export class OptionBuildError extends Error {}
 
-/**
- * Builds one payment option: addresses, URI, QR code and executable payload. The create path
- * runs it on the payment worker thread (PaymentTasks, kind `options`).
- */
-export const buildOption = (
-  request: OptionRequest,
-  settings: RailSettings
-): PaymentOptionRecord & { reference: string | null; derivationIndex: number | null } => {
+type BuiltOption = PaymentOptionRecord & { reference: string | null; derivationIndex: number | null }
+type OptionBase = Omit<BuiltOption, "destinationAddress" | "paymentUri" | "qrCode" | "optionPayload">
+
+/** What every rail's option needs: the quoted amount, the token and the confirmations. */
+interface Quoted {
+  readonly base: OptionBase
+  readonly decimals: number
+  readonly quotedAtomic: bigint
+  readonly tokenContract: string | null
+  readonly requiredConfirmations: number
+}
+
+const bitcoinOption = (request: OptionRequest, { base, quotedAtomic, requiredConfirmations }: Quoted): BuiltOption => {
+  const { method } = request
+  if (method.xpub === null || request.derivationIndex === undefined) throw new OptionBuildError("bitcoin method has no xpub")
+  const address = request.knownAddress ?? bitcoinAddress(method.xpub, request.derivationIndex)
+  const uri = bitcoinUri(address, quotedAtomic)
+  return {
+    ...base,
+    destinationAddress: address,
+    paymentUri: uri,
+    qrCode: qrSvg(uri),
+    optionPayload: { railType: "address_transfer", requiredConfirmations }
+  }
+}
+
+const solanaOption = (request: OptionRequest, settings: RailSettings, { base, decimals, quotedAtomic, requiredConfirmations, tokenContract }: Quoted): BuiltOption => {
+  const { method } = request
+  if (method.recipientAddress === null || tokenContract === null) throw new OptionBuildError("solana method has no recipient")
+  const reference = solanaReference()
+  const memo = `${settings.servicePrefix}:${request.invoiceId}:${request.optionId}`
+  const amount = formatAtomic(quotedAtomic, decimals)
+  const uri = solanaPayUri({ recipient: method.recipientAddress, amount, mint: tokenContract, reference, label: request.label, memo })
+  return {
+    ...base,
+    reference,
+    destinationAddress: method.recipientAddress,
+    paymentUri: uri,
+    qrCode: qrSvg(uri),
+    optionPayload: {
+      railType: "address_transfer",
+      methodType: "solana",
+      paymentUri: uri,
+      recipientAddress: method.recipientAddress,
+      reference,
+      mintAddress: tokenContract,
+      decimals,
+      amountAtomic: quotedAtomic.toString(),
+      memo,
+      requiredConfirmations
+    }
+  }
+}
+
+const walletContractOption = (request: OptionRequest, settings: RailSettings, network: EvmNetwork, tokenContract: string, quoted: Quoted): BuiltOption => {
+  const { method } = request
+  if (method.recipientAddress === null) throw new OptionBuildError("wallet-contract method has no recipient")
+  const factory = settings.forwarder.factories[network]
+  if (factory === undefined) throw new OptionBuildError(`no forwarder factory configured on ${network}`)
+  const contractAddress = forwarderAddress(factory, request.optionId, checksumAddress(method.recipientAddress))
+  return {
+    ...quoted.base,
+    destinationAddress: null,
+    paymentUri: null,
+    qrCode: null,
+    optionPayload: {
+      railType: "wallet_contract",
+      chainId: EVM_CHAIN_IDS[network],
+      contractAddress,
+      tokenContract,
+      recipient: method.recipientAddress,
+      decimals: quoted.decimals,
+      requiredConfirmations: quoted.requiredConfirmations,
+      paymentAmountAtomic: quoted.quotedAtomic.toString()
+    }
+  }
+}
+
+const depositAddressOption = (request: OptionRequest, network: EvmNetwork, tokenContract: string, quoted: Quoted): BuiltOption => {
+  const { method } = request
+  if (method.xpub === null || request.derivationIndex === undefined) throw new OptionBuildError("address-transfer method has no xpub")
+  const address = request.knownAddress ?? evmDepositAddress(method.xpub, request.derivationIndex)
+  const chainId = EVM_CHAIN_IDS[network]
+  const uri = eip681Uri(tokenContract, chainId, address, quoted.quotedAtomic)
+  return {
+    ...quoted.base,
+    destinationAddress: address,
+    paymentUri: uri,
+    qrCode: qrSvg(uri),
+    optionPayload: {
+      railType: "address_transfer",
+      chainId,
+      tokenContract,
+      recipient: address,
+      decimals: quoted.decimals,
+      requiredConfirmations: quoted.requiredConfirmations,
+      paymentAmountAtomic: quoted.quotedAtomic.toString()
+    }
+  }
+}
+
+/** The quote and the fields every option shares. */
+const quotedOf = (request: OptionRequest, settings: RailSettings): Quoted => {
   const { method } = request
   const decimals = DECIMALS[method.assetCode]
   const quotedAtomic = quoteAtomic(request.amountMicros, request.rateMicros, decimals)
@@ -50,7 +145,7 @@ export const buildOption = (
   if (method.assetCode !== "BTC" && tokenContract === null) {
     throw new OptionBuildError(`no token contract configured for ${method.assetCode} on ${method.network}`)
   }
-  const base = {
+  const base: OptionBase = {
     id: request.optionId,
     invoiceId: request.invoiceId,
     railType: method.railType,
@@ -66,87 +161,20 @@ export const buildOption = (
     reference: null,
     derivationIndex: request.derivationIndex ?? null
   }
-  const amountText = formatAtomic(quotedAtomic, decimals)
+  return { base, decimals, quotedAtomic, tokenContract, requiredConfirmations }
+}
 
-  if (method.network === "bitcoin") {
-    if (method.xpub === null || request.derivationIndex === undefined) throw new OptionBuildError("bitcoin method has no xpub")
-    const address = request.knownAddress ?? bitcoinAddress(method.xpub, request.derivationIndex)
-    const uri = bitcoinUri(address, quotedAtomic)
-    return {
-      ...base,
-      destinationAddress: address,
-      paymentUri: uri,
-      qrCode: qrSvg(uri),
-      optionPayload: { railType: "address_transfer", requiredConfirmations }
-    }
-  }
-
-  if (method.network === "solana") {
-    if (method.recipientAddress === null || tokenContract === null) throw new OptionBuildError("solana method has no recipient")
-    const reference = solanaReference()
-    const memo = `${settings.servicePrefix}:${request.invoiceId}:${request.optionId}`
-    const uri = solanaPayUri({ recipient: method.recipientAddress, amount: amountText, mint: tokenContract, reference, label: request.label, memo })
-    return {
-      ...base,
-      reference,
-      destinationAddress: method.recipientAddress,
-      paymentUri: uri,
-      qrCode: qrSvg(uri),
-      optionPayload: {
-        railType: "address_transfer",
-        methodType: "solana",
-        paymentUri: uri,
-        recipientAddress: method.recipientAddress,
-        reference,
-        mintAddress: tokenContract,
-        decimals,
-        amountAtomic: quotedAtomic.toString(),
-        memo,
-        requiredConfirmations
-      }
-    }
-  }
-
-  if (!isEvm(method.network) || tokenContract === null) throw new OptionBuildError(`unsupported network ${method.network}`)
-  const chainId = EVM_CHAIN_IDS[method.network]
-  if (method.railType === "wallet_contract") {
-    if (method.recipientAddress === null) throw new OptionBuildError("wallet-contract method has no recipient")
-    const factory = settings.forwarder.factories[method.network]
-    if (factory === undefined) throw new OptionBuildError(`no forwarder factory configured on ${method.network}`)
-    const contractAddress = forwarderAddress(factory, request.optionId, checksumAddress(method.recipientAddress))
-    return {
-      ...base,
-      destinationAddress: null,
-      paymentUri: null,
-      qrCode: null,
-      optionPayload: {
-        railType: "wallet_contract",
-        chainId,
-        contractAddress,
-        tokenContract,
-        recipient: method.recipientAddress,
-        decimals,
-        requiredConfirmations,
-        paymentAmountAtomic: quotedAtomic.toString()
-      }
-    }
-  }
-  if (method.xpub === null || request.derivationIndex === undefined) throw new OptionBuildError("address-transfer method has no xpub")
-  const address = request.knownAddress ?? evmDepositAddress(method.xpub, request.derivationIndex)
-  const uri = eip681Uri(tokenContract, chainId, address, quotedAtomic)
-  return {
-    ...base,
-    destinationAddress: address,
-    paymentUri: uri,
-    qrCode: qrSvg(uri),
-    optionPayload: {
-      railType: "address_transfer",
-      chainId,
-      tokenContract,
-      recipient: address,
-      decimals,
-      requiredConfirmations,
-      paymentAmountAtomic: quotedAtomic.toString()
-    }
-  }
+/**
+ * Builds one payment option: addresses, URI, QR code and executable payload. The create path
+ * runs it on the payment worker thread (PaymentTasks, kind `options`).
+ */
+export const buildOption = (request: OptionRequest, settings: RailSettings): BuiltOption => {
+  const { network, railType } = request.method
+  const quoted = quotedOf(request, settings)
+  if (network === "bitcoin") return bitcoinOption(request, quoted)
+  if (network === "solana") return solanaOption(request, settings, quoted)
+  if (!isEvm(network) || quoted.tokenContract === null) throw new OptionBuildError(`unsupported network ${network}`)
+  return railType === "wallet_contract"
+    ? walletContractOption(request, settings, network, quoted.tokenContract, quoted)
+    : depositAddressOption(request, network, quoted.tokenContract, quoted)
 }

@@ -23,7 +23,7 @@ export interface UnsignedSolanaTransfer {
 /**
  * Builds unsigned Solana transfers with a recent blockhash: the chain side of the refunds' Solana
  * preparation. Declared here, implemented over the Solana client and chains/solana/SolanaTransfer.ts
- * by the composition (src/SolanaRefundTransfers.ts), so that the refunds never import the chains.
+ * by the composition (src/chains/solana/SolanaRefundTransfers.ts), so that the refunds never import the chains.
  */
 export class SolanaTransferBuilder extends Context.Service<SolanaTransferBuilder, {
   readonly build: (request: SolanaTransferRequest) => Effect.Effect<UnsignedSolanaTransfer, SolanaPreparationUnavailable>

@@ -41,6 +41,48 @@ export const refundableOptions = (parts: InvoiceParts, refunds: ReadonlyArray<Re
   })
 }
 
+/** A new refund of what the option may still refund, to the payer's address. */
+const newRefund = (parts: InvoiceParts, entry: RefundableOption, address: string, watchKey: string, email: string | null, at: Date): RefundRecord => {
+  const { option } = entry
+  // A fresh key that only this refund's transfer carries (Solana Pay's reference), as the options have.
+  const reference = option.network === "solana" ? base58.encode(crypto.getRandomValues(new Uint8Array(32))) : null
+  return {
+    id: RefundId.make(crypto.randomUUID()),
+    merchantId: parts.invoice.merchantId,
+    invoiceId: parts.invoice.id,
+    paymentOptionId: option.id,
+    network: option.network,
+    assetCode: option.assetCode,
+    tokenContract: option.tokenContract,
+    decimals: option.decimals,
+    amountAtomic: entry.refundableAtomic,
+    refundAddress: address,
+    watchKey: reference ?? watchKey,
+    reference,
+    payerEmail: email,
+    reason: entry.reason,
+    status: "requested",
+    requiredConfirmations: option.requiredConfirmations,
+    transactionHash: null,
+    outputIndex: null,
+    blockHeight: null,
+    blockHash: null,
+    confirmations: 0,
+    rejectionNote: null,
+    requestedAt: at,
+    sentAt: null,
+    completedAt: null,
+    rejectedAt: null,
+    updatedAt: at
+  }
+}
+
+/** The existing refund of the option answers a repeat to the same address; another address is refused. */
+const repeated = (existing: RefundRecord, address: string) =>
+  existing.refundAddress === address
+    ? Effect.succeed({ refund: existing, created: false })
+    : Effect.fail(new RefundAlreadyRequested({ paymentOptionId: existing.paymentOptionId }))
+
 /**
  * Refunds without custody (issue #40): the payer asks for what an invoice refunds on one option, to
  * an address of theirs; the merchant pays it from their own wallet (or rejects it with a note); the
@@ -84,47 +126,6 @@ export class Refunds extends Context.Service<Refunds, {
         const refunds = yield* repo.listByInvoice(invoiceId)
         return { refundable: refundableOptions(parts, refunds), refunds }
       })
-
-      const newRefund = (parts: InvoiceParts, entry: RefundableOption, address: string, watchKey: string, email: string | null, at: Date): RefundRecord => {
-        const { option } = entry
-        // A fresh key that only this refund's transfer carries (Solana Pay's reference), as the options have.
-        const reference = option.network === "solana" ? base58.encode(crypto.getRandomValues(new Uint8Array(32))) : null
-        return {
-          id: RefundId.make(crypto.randomUUID()),
-          merchantId: parts.invoice.merchantId,
-          invoiceId: parts.invoice.id,
-          paymentOptionId: option.id,
-          network: option.network,
-          assetCode: option.assetCode,
-          tokenContract: option.tokenContract,
-          decimals: option.decimals,
-          amountAtomic: entry.refundableAtomic,
-          refundAddress: address,
-          watchKey: reference ?? watchKey,
-          reference,
-          payerEmail: email,
-          reason: entry.reason,
-          status: "requested",
-          requiredConfirmations: option.requiredConfirmations,
-          transactionHash: null,
-          outputIndex: null,
-          blockHeight: null,
-          blockHash: null,
-          confirmations: 0,
-          rejectionNote: null,
-          requestedAt: at,
-          sentAt: null,
-          completedAt: null,
-          rejectedAt: null,
-          updatedAt: at
-        }
-      }
-
-      /** The existing refund of the option answers a repeat to the same address; another address is refused. */
-      const repeated = (existing: RefundRecord, address: string) =>
-        existing.refundAddress === address
-          ? Effect.succeed({ refund: existing, created: false })
-          : Effect.fail(new RefundAlreadyRequested({ paymentOptionId: existing.paymentOptionId }))
 
       const request = Effect.fn("Refunds.request")(function*(invoiceId: string, body: RefundRequest) {
         return yield* repo.withTransaction(Effect.gen(function*() {

@@ -71,6 +71,272 @@ const attemptOf = (result: SendResult & { readonly url: string }, at: number, ma
   manual
 })
 
+type DeliveryRepo = WebhookDeliveryRepo["Service"]
+const now = Clock.currentTimeMillis
+
+/** Fan-out: turns undispatched outbox events into one delivery each for the merchant's URL (unless the event is switched off). */
+const fanOutStep = (repo: DeliveryRepo, settingsRepo: WebhookSettingsRepo["Service"]) =>
+  Effect.gen(function*() {
+    const at = new Date(yield* now)
+    const events = yield* repo.lockUndispatched(FAN_OUT_BATCH)
+    if (events.length === 0) return 0
+    const configured = yield* settingsRepo.findTargets([...new Set(events.map((event) => event.merchantId))])
+    const targets = new Map(configured.flatMap((row) => (row.url === null ? [] : [[row.merchantId, { url: row.url, enabledEvents: row.enabledEvents }] as const])))
+    const deliveries = events.flatMap((event) => {
+      const target = targets.get(event.merchantId)
+      if (target === undefined || !target.enabledEvents.includes(event.event)) return []
+      return [{
+        id: crypto.randomUUID(),
+        outboxId: event.id.toString(),
+        merchantId: event.merchantId,
+        invoiceId: event.invoiceId,
+        refundId: event.refundId,
+        event: event.event,
+        url: target.url,
+        status: "pending" as const,
+        nextAttemptAt: at,
+        createdAt: at,
+        updatedAt: at
+      }]
+    })
+    if (deliveries.length > 0) yield* repo.insertDeliveries(deliveries as [typeof deliveries[0], ...Array<typeof deliveries[0]>])
+    yield* repo.markDispatched(events.map((event) => event.id), at)
+    return events.length
+  }).pipe(repo.withTransaction, Effect.withSpan("WebhookDispatcher.fanOut"))
+
+/** What sending needs: the destinations, what the events report, and the network. */
+interface SendDeps {
+  readonly settings: WebhookSettings["Service"]
+  readonly invoices: InvoiceRepo["Service"]
+  readonly refunds: RefundsRepo["Service"]
+  readonly resolve: WebhookResolver["Service"]["resolve"]
+  readonly connect: WebhookConnector["Service"]["connect"]
+  readonly agents: WebhookAgents
+  readonly allowLoopback: boolean
+}
+
+/** Send: what a batch of attempts sends (read just before), and the signed POST within the attempt's budget. */
+const sending = ({ agents, allowLoopback, connect, invoices, refunds, resolve, settings }: SendDeps) => {
+  /** The refunds the deliveries' refund events report, by id (one primary-key read each). */
+  const refundsOf = (deliveries: ReadonlyArray<Outgoing>) =>
+    Effect.forEach(
+      [...new Set(deliveries.flatMap((delivery) => delivery.refundId === null ? [] : [delivery.refundId]))],
+      (id) => refunds.find(id),
+      { concurrency: "unbounded" }
+    ).pipe(Effect.map((found) => new Map(found.flatMap((refund) => Option.isSome(refund) ? [[refund.value.id as string, refund.value] as const] : []))))
+  const refundOf = (found: ReadonlyMap<string, RefundRecord>, delivery: Outgoing) => delivery.refundId === null ? undefined : found.get(delivery.refundId)
+
+  /**
+   * One signed POST within the attempt's time budget. The budget is an Effect time-out on the
+   * service's clock (tests step it with TestClock instead of waiting); running out interrupts
+   * the request, which aborts it through the promise's signal. The sender's own deadline is
+   * only a backstop.
+   */
+  const post = (url: string, secret: string, event: string, deliveryId: string, body: string) =>
+    Effect.gen(function*() {
+      const headers = {
+        "content-type": "application/json",
+        "user-agent": WEBHOOK_USER_AGENT,
+        "x-checkout-signature": signWebhook(body, secret),
+        "x-checkout-event": event,
+        "x-checkout-delivery": deliveryId
+      }
+      const started = yield* now
+      return yield* Effect.promise((signal) => sendWebhook({ url, body, headers, resolve, connect, agents, allowLoopback, signal, timeoutMs: 2 * WEBHOOK_TIMEOUT_MS })).pipe(
+        Effect.timeoutOrElse({
+          duration: Duration.millis(WEBHOOK_TIMEOUT_MS),
+          orElse: () =>
+            Effect.map(now, (at): SendResult => ({
+              ok: false,
+              statusCode: null,
+              durationMs: at - started,
+              error: `timed out after ${WEBHOOK_TIMEOUT_MS} ms`,
+              responseExcerpt: null
+            }))
+        })
+      )
+    })
+
+  /**
+   * What a batch of attempts sends, read just before sending: each merchant's destination as
+   * configured now (a retry follows a changed URL), in one statement for the batch, each
+   * invoice's latest state, and the latest state of the refunds that refund events report.
+   */
+  const gather = (deliveries: ReadonlyArray<Outgoing>) =>
+    Effect.all({
+      destinations: settings.destinations([...new Set(deliveries.map((delivery) => delivery.merchantId))]),
+      invoices: invoices.findInvoices([...new Set(deliveries.map((delivery) => delivery.invoiceId))]),
+      refunds: refundsOf(deliveries)
+    }, { concurrency: 3 })
+
+  /**
+   * Sends the signed request to the destination, or says why it was not sent; never fails (the
+   * attempt records where it went). An interruption aborts the request through the promise's
+   * signal.
+   */
+  const sendTo = (
+    delivery: Outgoing,
+    destination: Result.Result<WebhookDestination, SecretUnreadable>,
+    invoice: InvoiceRecord | undefined,
+    refund: RefundRecord | undefined
+  ) =>
+    Effect.gen(function*() {
+      if (Result.isFailure(destination)) return { ...notSent(destination.failure.reason), url: delivery.url }
+      const { url, secret } = destination.success
+      if (url === null) return { ...notSent("no webhook URL is configured"), url: delivery.url }
+      if (secret === null) return { ...notSent("no signing secret is configured"), url }
+      const invoiceView = invoice === undefined ? null : webhookInvoiceView(invoice)
+      const body = JSON.stringify(
+        delivery.refundId === null
+          ? { event: delivery.event, invoice: invoiceView }
+          : { event: delivery.event, invoice: invoiceView, refund: refund === undefined ? null : refundView(refund) }
+      )
+      const result = yield* post(url, secret, delivery.event, delivery.id, body)
+      return { ...result, url }
+    })
+
+  const send = (delivery: Outgoing) =>
+    Effect.flatMap(gather([delivery]), ({ destinations, invoices, refunds }) =>
+      sendTo(delivery, destinations.get(delivery.merchantId)!, invoices.get(delivery.invoiceId), refundOf(refunds, delivery)))
+  return { post, gather, sendTo, send, refundOf }
+}
+
+/** Record: an attempt and the delivery's next state. */
+const recording = (repo: DeliveryRepo) => {
+  /**
+   * The attempt and the delivery's new state, in one transaction under the delivery's row lock;
+   * the delivery shows the URL last attempted.
+   */
+  const record = (deliveryId: DeliveryId, result: SendResult & { readonly url: string }, manual: boolean) =>
+    Effect.gen(function*() {
+      const at = yield* now
+      yield* repo.insertAttempt(deliveryId, attemptOf(result, at, manual))
+      const current = yield* repo.lock(deliveryId)
+      const attemptCount = current.attemptCount + (manual ? 0 : 1)
+      // A manual attempt only ever marks a delivery delivered; it leaves the schedule alone.
+      const next = current.status === "delivered" || (manual && result.ok)
+        ? { status: "delivered", nextAttemptAt: null }
+        : manual
+        ? { status: current.status, nextAttemptAt: current.nextAttemptAt }
+        : afterAttempt(attemptCount, result.ok, at)
+      yield* repo.saveState(deliveryId, {
+        attemptCount,
+        status: next.status,
+        nextAttemptAt: next.nextAttemptAt,
+        url: result.url,
+        lastStatusCode: result.statusCode,
+        updatedAt: new Date(at)
+      }, manual)
+    }).pipe(repo.withTransaction)
+
+  /**
+   * An automatic attempt recorded in one statement, outside a transaction: the attempt and the
+   * delivery's next state (afterAttempt, from the count at the claim), only while the delivery
+   * is still pending with that count and its row is not locked. Otherwise (delivered or being
+   * recorded by hand meanwhile, or a claim taken over after the lease) it is recorded by
+   * `record`, under the row lock, which decides from the current row. The guard never waits for a lock: this statement may share a
+   * pipelined connection with others, which a wait would hold up.
+   */
+  const recordClaimed = (delivery: Claimed, result: SendResult & { readonly url: string }) =>
+    Effect.gen(function*() {
+      const at = yield* now
+      const next = afterAttempt(delivery.attemptCount + 1, result.ok, at)
+      const written = yield* repo.recordIfStillClaimed(delivery.id, delivery.attemptCount, attemptOf(result, at, false), {
+        attemptCount: delivery.attemptCount + 1,
+        status: next.status,
+        nextAttemptAt: next.nextAttemptAt,
+        url: result.url,
+        lastStatusCode: result.statusCode,
+        updatedAt: new Date(at)
+      })
+      if (!written) yield* record(delivery.id, result, false)
+    })
+  return { record, recordClaimed }
+}
+
+/**
+ * Claim: what the room in flight allows, each attempt started in the background (sent, then
+ * recorded); the room per process and per merchant is counted here.
+ */
+const claiming = (repo: DeliveryRepo, send: ReturnType<typeof sending>, recordClaimed: ReturnType<typeof recording>["recordClaimed"]) =>
+  Effect.gen(function*() {
+    const { gather, refundOf, sendTo } = send
+    const attempts = yield* FiberSet.make<void>()
+    const inFlight = new Map<string, number>()
+    let attemptsInFlight = 0
+    let endedSinceClaim = 0
+    const freed = yield* Queue.sliding<void>(1)
+    const claimLock = yield* Semaphore.make(1)
+
+    const release = (merchantId: string) =>
+      Effect.suspend(() => {
+        const left = (inFlight.get(merchantId) ?? 1) - 1
+        if (left === 0) inFlight.delete(merchantId)
+        else inFlight.set(merchantId, left)
+        attemptsInFlight--
+        endedSinceClaim++
+        // Claiming again is worth a statement once a batch's worth has ended, or all have.
+        return endedSinceClaim >= CLAIM_BATCH || attemptsInFlight === 0 ? Queue.offer(freed, undefined) : Effect.void
+      })
+
+    // An interrupted attempt (the process stopping) aborts its request and records nothing: the
+    // lease runs out and the delivery is attempted again. One delivery's trouble must not cut the
+    // others short; its lease brings it back.
+    const attempt = (delivery: Claimed, { destinations, invoices, refunds }: Effect.Success<ReturnType<typeof gather>>) =>
+      sendTo(delivery, destinations.get(delivery.merchantId)!, invoices.get(delivery.invoiceId), refundOf(refunds, delivery)).pipe(
+        Effect.flatMap((result) => recordClaimed(delivery, result)),
+        Effect.catchCause((cause) => Effect.logError("Webhook attempt failed", cause)),
+        Effect.ensuring(release(delivery.merchantId))
+      )
+
+    /**
+     * Claims what the room in flight allows, repeatedly while claims come back full, and starts
+     * each attempt in the background; returns the attempts started.
+     */
+    const startDue = claimLock.withPermits(1)(Effect.gen(function*() {
+      const started: Array<Fiber.Fiber<void>> = []
+      while (attemptsInFlight < MAX_IN_FLIGHT) {
+        const limit = Math.min(CLAIM_BATCH, MAX_IN_FLIGHT - attemptsInFlight)
+        const busy = [...inFlight]
+        const at = new Date(yield* now)
+        const batch = yield* repo.claimDue({
+          at,
+          leaseUntil: new Date(at.getTime() + LEASE_MS),
+          limit,
+          window: CLAIM_WINDOW,
+          merchantRoom: MERCHANT_IN_FLIGHT,
+          full: busy.filter(([, count]) => count >= MERCHANT_IN_FLIGHT).map(([merchantId]) => merchantId),
+          busy: busy.map(([merchantId]) => merchantId),
+          room: busy.map(([, count]) => Math.max(0, MERCHANT_IN_FLIGHT - count))
+        })
+        endedSinceClaim = 0
+        for (const delivery of batch) {
+          inFlight.set(delivery.merchantId, (inFlight.get(delivery.merchantId) ?? 0) + 1)
+          attemptsInFlight++
+        }
+        const gathered = yield* gather(batch).pipe(Effect.onError(() => Effect.forEach(batch, (delivery) => release(delivery.merchantId))))
+        for (const delivery of batch) started.push(yield* FiberSet.run(attempts, attempt(delivery, gathered)))
+        // A short claim means nothing more is due, unless it filled a merchant's room: others may wait behind it.
+        if (batch.length < limit && !batch.some((delivery) => inFlight.get(delivery.merchantId)! >= MERCHANT_IN_FLIGHT)) break
+      }
+      return started
+    }))
+
+    /** Claims and attempts until nothing more is due and every attempt it started has ended. */
+    const sendDue = Effect.gen(function*() {
+      let claimed = 0
+      let running: Array<Fiber.Fiber<void>> = []
+      while (true) {
+        const started = yield* startDue
+        claimed += started.length
+        running = [...running, ...started].filter((fiber) => fiber.pollUnsafe() === undefined)
+        if (running.length === 0) return claimed
+        yield* Effect.raceAll(running.map(Fiber.await))
+      }
+    }).pipe(Effect.withSpan("WebhookDispatcher.sendDue"))
+    return { startDue, sendDue, attemptsEnded: Queue.take(freed) }
+  })
+
 /**
  * Outbox to deliveries to attempts. Events committed with a lifecycle change become one delivery
  * each (for the URL configured when the event is picked up, unless the event is switched off),
@@ -106,257 +372,24 @@ export class WebhookDispatcher extends Context.Service<WebhookDispatcher, {
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
       const repo = yield* WebhookDeliveryRepo
-      const settingsRepo = yield* WebhookSettingsRepo
       const settings = yield* WebhookSettings
-      const invoices = yield* InvoiceRepo
-      const refunds = yield* RefundsRepo
       const { resolve } = yield* WebhookResolver
       const { connect } = yield* WebhookConnector
       const { webhookAllowLoopback } = yield* AppConfig
-      const now = Clock.currentTimeMillis
       const agents = yield* Effect.acquireRelease(
         Effect.sync(() => new WebhookAgents(connect)),
         (pool) => Effect.promise(() => pool.close())
       )
-
-      /** The refunds the deliveries' refund events report, by id (one primary-key read each). */
-      const refundsOf = (deliveries: ReadonlyArray<Outgoing>) =>
-        Effect.forEach(
-          [...new Set(deliveries.flatMap((delivery) => delivery.refundId === null ? [] : [delivery.refundId]))],
-          (id) => refunds.find(id),
-          { concurrency: "unbounded" }
-        ).pipe(Effect.map((found) => new Map(found.flatMap((refund) => Option.isSome(refund) ? [[refund.value.id as string, refund.value] as const] : []))))
-      const refundOf = (found: ReadonlyMap<string, RefundRecord>, delivery: Outgoing) => delivery.refundId === null ? undefined : found.get(delivery.refundId)
-
-      const fanOut = Effect.gen(function*() {
-        const at = new Date(yield* now)
-        const events = yield* repo.lockUndispatched(FAN_OUT_BATCH)
-        if (events.length === 0) return 0
-        const configured = yield* settingsRepo.findTargets([...new Set(events.map((event) => event.merchantId))])
-        const targets = new Map(configured.flatMap((row) => (row.url === null ? [] : [[row.merchantId, { url: row.url, enabledEvents: row.enabledEvents }] as const])))
-        const deliveries = events.flatMap((event) => {
-          const target = targets.get(event.merchantId)
-          if (target === undefined || !target.enabledEvents.includes(event.event)) return []
-          return [{
-            id: crypto.randomUUID(),
-            outboxId: event.id.toString(),
-            merchantId: event.merchantId,
-            invoiceId: event.invoiceId,
-            refundId: event.refundId,
-            event: event.event,
-            url: target.url,
-            status: "pending" as const,
-            nextAttemptAt: at,
-            createdAt: at,
-            updatedAt: at
-          }]
-        })
-        if (deliveries.length > 0) yield* repo.insertDeliveries(deliveries as [typeof deliveries[0], ...Array<typeof deliveries[0]>])
-        yield* repo.markDispatched(events.map((event) => event.id), at)
-        return events.length
-      }).pipe(repo.withTransaction, Effect.withSpan("WebhookDispatcher.fanOut"))
-
-      /**
-       * One signed POST within the attempt's time budget. The budget is an Effect time-out on the
-       * service's clock (tests step it with TestClock instead of waiting); running out interrupts
-       * the request, which aborts it through the promise's signal. The sender's own deadline is
-       * only a backstop.
-       */
-      const post = (url: string, secret: string, event: string, deliveryId: string, body: string) =>
-        Effect.gen(function*() {
-          const headers = {
-            "content-type": "application/json",
-            "user-agent": WEBHOOK_USER_AGENT,
-            "x-checkout-signature": signWebhook(body, secret),
-            "x-checkout-event": event,
-            "x-checkout-delivery": deliveryId
-          }
-          const started = yield* now
-          return yield* Effect.promise((signal) =>
-            sendWebhook({ url, body, headers, resolve, connect, agents, allowLoopback: webhookAllowLoopback, signal, timeoutMs: 2 * WEBHOOK_TIMEOUT_MS })
-          ).pipe(Effect.timeoutOrElse({
-            duration: Duration.millis(WEBHOOK_TIMEOUT_MS),
-            orElse: () =>
-              Effect.map(now, (at): SendResult => ({
-                ok: false,
-                statusCode: null,
-                durationMs: at - started,
-                error: `timed out after ${WEBHOOK_TIMEOUT_MS} ms`,
-                responseExcerpt: null
-              }))
-          }))
-        })
-
-      /**
-       * What a batch of attempts sends, read just before sending: each merchant's destination as
-       * configured now (a retry follows a changed URL), in one statement for the batch, each
-       * invoice's latest state, and the latest state of the refunds that refund events report.
-       */
-      const gather = (deliveries: ReadonlyArray<Outgoing>) =>
-        Effect.all({
-          destinations: settings.destinations([...new Set(deliveries.map((delivery) => delivery.merchantId))]),
-          invoices: invoices.findInvoices([...new Set(deliveries.map((delivery) => delivery.invoiceId))]),
-          refunds: refundsOf(deliveries)
-        }, { concurrency: 3 })
-
-      /**
-       * Sends the signed request to the destination, or says why it was not sent; never fails (the
-       * attempt records where it went). An interruption aborts the request through the promise's
-       * signal.
-       */
-      const sendTo = (
-        delivery: Outgoing,
-        destination: Result.Result<WebhookDestination, SecretUnreadable>,
-        invoice: InvoiceRecord | undefined,
-        refund: RefundRecord | undefined
-      ) =>
-        Effect.gen(function*() {
-          if (Result.isFailure(destination)) return { ...notSent(destination.failure.reason), url: delivery.url }
-          const { url, secret } = destination.success
-          if (url === null) return { ...notSent("no webhook URL is configured"), url: delivery.url }
-          if (secret === null) return { ...notSent("no signing secret is configured"), url }
-          const invoiceView = invoice === undefined ? null : webhookInvoiceView(invoice)
-          const body = JSON.stringify(
-            delivery.refundId === null
-              ? { event: delivery.event, invoice: invoiceView }
-              : { event: delivery.event, invoice: invoiceView, refund: refund === undefined ? null : refundView(refund) }
-          )
-          const result = yield* post(url, secret, delivery.event, delivery.id, body)
-          return { ...result, url }
-        })
-
-      const send = (delivery: Outgoing) =>
-        Effect.flatMap(gather([delivery]), ({ destinations, invoices, refunds }) =>
-          sendTo(delivery, destinations.get(delivery.merchantId)!, invoices.get(delivery.invoiceId), refundOf(refunds, delivery)))
-
-      /**
-       * The attempt and the delivery's new state, in one transaction under the delivery's row lock;
-       * the delivery shows the URL last attempted.
-       */
-      const record = (deliveryId: DeliveryId, result: SendResult & { readonly url: string }, manual: boolean) =>
-        Effect.gen(function*() {
-          const at = yield* now
-          yield* repo.insertAttempt(deliveryId, attemptOf(result, at, manual))
-          const current = yield* repo.lock(deliveryId)
-          const attemptCount = current.attemptCount + (manual ? 0 : 1)
-          // A manual attempt only ever marks a delivery delivered; it leaves the schedule alone.
-          const next = current.status === "delivered" || (manual && result.ok)
-            ? { status: "delivered", nextAttemptAt: null }
-            : manual
-            ? { status: current.status, nextAttemptAt: current.nextAttemptAt }
-            : afterAttempt(attemptCount, result.ok, at)
-          yield* repo.saveState(deliveryId, {
-            attemptCount,
-            status: next.status,
-            nextAttemptAt: next.nextAttemptAt,
-            url: result.url,
-            lastStatusCode: result.statusCode,
-            updatedAt: new Date(at)
-          }, manual)
-        }).pipe(repo.withTransaction)
-
-      /**
-       * An automatic attempt recorded in one statement, outside a transaction: the attempt and the
-       * delivery's next state (afterAttempt, from the count at the claim), only while the delivery
-       * is still pending with that count and its row is not locked. Otherwise (delivered or being
-       * recorded by hand meanwhile, or a claim taken over after the lease) it is recorded by
-       * `record`, under the row lock, which decides from the current row. The guard never waits for a lock: this statement may share a
-       * pipelined connection with others, which a wait would hold up.
-       */
-      const recordClaimed = (delivery: Claimed, result: SendResult & { readonly url: string }) =>
-        Effect.gen(function*() {
-          const at = yield* now
-          const next = afterAttempt(delivery.attemptCount + 1, result.ok, at)
-          const written = yield* repo.recordIfStillClaimed(delivery.id, delivery.attemptCount, attemptOf(result, at, false), {
-            attemptCount: delivery.attemptCount + 1,
-            status: next.status,
-            nextAttemptAt: next.nextAttemptAt,
-            url: result.url,
-            lastStatusCode: result.statusCode,
-            updatedAt: new Date(at)
-          })
-          if (!written) yield* record(delivery.id, result, false)
-        })
-
-      const attempts = yield* FiberSet.make<void>()
-      const inFlight = new Map<string, number>()
-      let attemptsInFlight = 0
-      let endedSinceClaim = 0
-      const freed = yield* Queue.sliding<void>(1)
-      const claiming = yield* Semaphore.make(1)
-
-      const release = (merchantId: string) =>
-        Effect.suspend(() => {
-          const left = (inFlight.get(merchantId) ?? 1) - 1
-          if (left === 0) inFlight.delete(merchantId)
-          else inFlight.set(merchantId, left)
-          attemptsInFlight--
-          endedSinceClaim++
-          // Claiming again is worth a statement once a batch's worth has ended, or all have.
-          return endedSinceClaim >= CLAIM_BATCH || attemptsInFlight === 0 ? Queue.offer(freed, undefined) : Effect.void
-        })
-
-      // An interrupted attempt (the process stopping) aborts its request and records nothing: the
-      // lease runs out and the delivery is attempted again. One delivery's trouble must not cut the
-      // others short; its lease brings it back.
-      const attempt = (delivery: Claimed, { destinations, invoices, refunds }: Effect.Success<ReturnType<typeof gather>>) =>
-        sendTo(delivery, destinations.get(delivery.merchantId)!, invoices.get(delivery.invoiceId), refundOf(refunds, delivery)).pipe(
-          Effect.flatMap((result) => recordClaimed(delivery, result)),
-          Effect.catchCause((cause) => Effect.logError("Webhook attempt failed", cause)),
-          Effect.ensuring(release(delivery.merchantId))
-        )
-
-      /**
-       * Claims what the room in flight allows, repeatedly while claims come back full, and starts
-       * each attempt in the background; returns the attempts started.
-       */
-      const startDue = claiming.withPermits(1)(Effect.gen(function*() {
-        const started: Array<Fiber.Fiber<void>> = []
-        while (attemptsInFlight < MAX_IN_FLIGHT) {
-          const limit = Math.min(CLAIM_BATCH, MAX_IN_FLIGHT - attemptsInFlight)
-          const busy = [...inFlight]
-          const at = new Date(yield* now)
-          const batch = yield* repo.claimDue({
-            at,
-            leaseUntil: new Date(at.getTime() + LEASE_MS),
-            limit,
-            window: CLAIM_WINDOW,
-            merchantRoom: MERCHANT_IN_FLIGHT,
-            full: busy.filter(([, count]) => count >= MERCHANT_IN_FLIGHT).map(([merchantId]) => merchantId),
-            busy: busy.map(([merchantId]) => merchantId),
-            room: busy.map(([, count]) => Math.max(0, MERCHANT_IN_FLIGHT - count))
-          })
-          endedSinceClaim = 0
-          for (const delivery of batch) {
-            inFlight.set(delivery.merchantId, (inFlight.get(delivery.merchantId) ?? 0) + 1)
-            attemptsInFlight++
-          }
-          const gathered = yield* gather(batch).pipe(Effect.onError(() => Effect.forEach(batch, (delivery) => release(delivery.merchantId))))
-          for (const delivery of batch) started.push(yield* FiberSet.run(attempts, attempt(delivery, gathered)))
-          // A short claim means nothing more is due, unless it filled a merchant's room: others may wait behind it.
-          if (batch.length < limit && !batch.some((delivery) => inFlight.get(delivery.merchantId)! >= MERCHANT_IN_FLIGHT)) break
-        }
-        return started
-      }))
-
-      /** Claims and attempts until nothing more is due and every attempt it started has ended. */
-      const sendDue = Effect.gen(function*() {
-        let claimed = 0
-        let running: Array<Fiber.Fiber<void>> = []
-        while (true) {
-          const started = yield* startDue
-          claimed += started.length
-          running = [...running, ...started].filter((fiber) => fiber.pollUnsafe() === undefined)
-          if (running.length === 0) return claimed
-          yield* Effect.raceAll(running.map(Fiber.await))
-        }
-      }).pipe(Effect.withSpan("WebhookDispatcher.sendDue"))
+      const fanOut = fanOutStep(repo, yield* WebhookSettingsRepo)
+      const send = sending({ settings, invoices: yield* InvoiceRepo, refunds: yield* RefundsRepo, resolve, connect, agents, allowLoopback: webhookAllowLoopback })
+      const { record, recordClaimed } = recording(repo)
+      const { attemptsEnded, sendDue, startDue } = yield* claiming(repo, send, recordClaimed)
 
       const redeliver = Effect.fn("WebhookDispatcher.redeliver")(function*(merchantId: string, deliveryId: string) {
         const delivery = yield* findDelivery(merchantId, deliveryId)
         // A client that hangs up does not cancel the attempt: it is always recorded.
         yield* Effect.uninterruptible(Effect.gen(function*() {
-          const result = yield* send({ ...delivery, merchantId: MerchantId.make(merchantId) })
+          const result = yield* send.send({ ...delivery, merchantId: MerchantId.make(merchantId) })
           yield* record(delivery.id, result, true)
         }))
         return yield* findDelivery(merchantId, deliveryId)
@@ -366,7 +399,7 @@ export class WebhookDispatcher extends Context.Service<WebhookDispatcher, {
         const { url, secret } = yield* settings.destination(merchantId)
         if (url === null) return notSent("no webhook URL is configured")
         if (secret === null) return notSent("no signing secret is configured")
-        return yield* post(url, secret, "webhook_test", crypto.randomUUID(), JSON.stringify({ event: "webhook_test", invoice: null }))
+        return yield* send.post(url, secret, "webhook_test", crypto.randomUUID(), JSON.stringify({ event: "webhook_test", invoice: null }))
       }, Effect.catchTag("SecretUnreadable", (error) => Effect.succeed(notSent(error.reason))))
 
       return {
@@ -375,7 +408,7 @@ export class WebhookDispatcher extends Context.Service<WebhookDispatcher, {
         sendTest,
         runOnce: Effect.andThen(drain(fanOut, FAN_OUT_BATCH), sendDue).pipe(Effect.withSpan("WebhookDispatcher.runOnce")),
         startOnce: Effect.andThen(drain(fanOut, FAN_OUT_BATCH), startDue).pipe(Effect.asVoid, Effect.withSpan("WebhookDispatcher.startOnce")),
-        attemptsEnded: Queue.take(freed),
+        attemptsEnded,
         redeliver,
         list: (merchantId, filters) => listDeliveries(merchantId, filters).pipe(Effect.provideService(SqlClient.SqlClient, sql), Effect.withSpan("WebhookDispatcher.list"))
       }

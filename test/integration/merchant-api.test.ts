@@ -322,6 +322,27 @@ describe("POST /api/checkout/invoices", () => {
     expect(body.paymentOptions[0].isDefault).toBe(true)
   })
 
+  it("checks a paymentTiming override at the edge: 400 before the settings lookup and the billing check (#48)", async () => {
+    const badTiming = { amountUsd: 5, paymentTiming: { mode: "immediate", dueAfterDays: 3 } }
+    const unconfigured = await app.createMerchant({ withSettings: false })
+    expect(await unconfigured.api("/api/checkout/invoices", { body: badTiming })).toMatchObject({
+      status: 400,
+      body: { error: "paymentTiming.dueAfterDays is not allowed with mode immediate" }
+    })
+    const blocked = await app.createMerchant({ withSettings: false })
+    await app.run(Effect.flatMap(Accounts, (accounts) => accounts.setBillingStatus(blocked.merchantId, "blocked")))
+    expect(await blocked.api("/api/checkout/invoices", { body: { amountUsd: 5, paymentTiming: { mode: "due_date" } } })).toMatchObject({
+      status: 400,
+      body: { error: "paymentTiming.dueAfterDays is required" }
+    })
+  })
+
+  it("names the first invalid field in the body's order, not the schema's (#48)", async () => {
+    expect(await create({ productName: 5, amountUsd: "x" })).toMatchObject({ status: 400, body: { error: "productName must be a string" } })
+    expect(await create({ amountUsd: "x", productName: 5 })).toMatchObject({ status: 400, body: { error: "amountUsd must be a number" } })
+    expect(await create({ customerEmail: "nobody", amountUsd: 1.001 })).toMatchObject({ status: 400, body: { error: "customerEmail must be an email address" } })
+  })
+
   it("answers 403 when billing blocks invoice creation", async () => {
     const blocked = await app.createMerchant()
     await app.run(Effect.flatMap(Accounts, (accounts) => accounts.setBillingStatus(blocked.merchantId, "blocked")))

@@ -7,6 +7,7 @@ import type { InvoiceRecord, OutboxEvent, PaymentRecord } from "../../src/domain
 import type { PaymentTimingInput } from "../../src/domain/Timing.ts"
 import { DeadlineSweeper } from "../../src/chains/DeadlineSweeper.ts"
 import { type EvidenceOption, type EvidenceState, type InvoiceParts, InvoiceRepo, type NewOption } from "../../src/invoices/InvoiceRepo.ts"
+import { OptionPlanner } from "../../src/payments/OptionPlanner.ts"
 import { Invoices } from "../../src/invoices/Invoices.ts"
 import { EvidenceFollowUp } from "../../src/invoices/EvidenceFollowUp.ts"
 import { PaymentEvidence } from "../../src/invoices/PaymentEvidence.ts"
@@ -188,6 +189,13 @@ export const InMemoryInvoiceRepo = Layer.effect(
           })
         ))
 
+    const partsOf = (id: string): InvoiceParts | undefined => {
+      const stored = store.tables().invoices.get(id)
+      if (stored === undefined) return undefined
+      const options = [...stored.options].sort((a, b) => a.position - b.position)
+        .map(({ position: _position, reference: _reference, derivationIndex: _index, ...option }) => option)
+      return { invoice: stored.invoice, options, payments: paymentsOf(id) }
+    }
     return {
       withTransaction,
       insert: (invoice, options, events) =>
@@ -195,13 +203,12 @@ export const InMemoryInvoiceRepo = Layer.effect(
           store.tables().invoices.set(invoice.id, { invoice, version: 0, options })
           store.tables().outbox.push(...events)
         }),
-      find: (id) =>
-        Effect.sync((): InvoiceParts | undefined => {
-          const stored = store.tables().invoices.get(id)
-          if (stored === undefined) return undefined
-          const options = [...stored.options].sort((a, b) => a.position - b.position)
-            .map(({ position: _position, reference: _reference, derivationIndex: _index, ...option }) => option)
-          return { invoice: stored.invoice, options, payments: paymentsOf(id) }
+      find: (id) => Effect.sync(() => partsOf(id)),
+      lockParts: (id) =>
+        Effect.sync(() => {
+          const parts = partsOf(id)
+          if (parts !== undefined) locked.add(id)
+          return parts
         }),
       lockForUpdate: (id) =>
         Effect.sync(() => {
@@ -368,6 +375,7 @@ export const inMemoryServices = (options: InMemoryOptions = {}) => {
   return Layer.mergeAll(Invoices.layer, PaymentEvidence.layer, DeadlineSweeper.layer, merchant).pipe(
     // No refunds in memory: an invalidation has nothing to reject.
     Layer.provideMerge(EvidenceFollowUp.none),
+    Layer.provideMerge(OptionPlanner.layer),
     Layer.provideMerge(infrastructure),
     Layer.provideMerge(InMemoryStore.layer)
   )

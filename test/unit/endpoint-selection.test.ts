@@ -15,7 +15,7 @@ import {
   withSuccess,
   withTally
 } from "../../src/chains/EndpointSelection.ts"
-import { endpointsOf } from "../../src/monitoring/ChainWatcherStatus.ts"
+import { endpointsOf } from "../../src/ops/ChainWatcherStatus.ts"
 
 const URLS = ["https://a.example/v2/SECRET", "https://b.example/?key=SECRET", "https://c.example"]
 const NOW = 1_000_000

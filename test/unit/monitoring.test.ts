@@ -3,8 +3,8 @@ import { PrometheusMetrics } from "effect/observability"
 import { TestClock } from "effect/testing"
 import { describe, expect, it } from "vitest"
 import { parseConfig } from "../../src/config/AppConfig.ts"
-import { chainWatcherStatuses, configuredNetworks, lagSeconds, redactError } from "../../src/monitoring/ChainWatcherStatus.ts"
-import { exitWithin } from "../../src/monitoring/Deadline.ts"
+import { chainWatcherStatuses, configuredNetworks, lagSeconds, redactError } from "../../src/ops/ChainWatcherStatus.ts"
+import { exitWithin } from "../../src/ops/Deadline.ts"
 import { recordEvidenceApplied } from "../../src/observability/Metrics.ts"
 
 const settings = (endpoints: Record<string, string>) => ({ ...parseConfig({}).chains, endpoints })

@@ -1,7 +1,7 @@
 import { Effect, Layer } from "effect"
-import { SolanaRpc } from "./chains/solana/SolanaRpc.ts"
-import { AppConfig } from "./config/AppConfig.ts"
-import { SolanaTransferBuilder, type SolanaTransferRequest } from "./refunds/RefundTransactions.ts"
+import { SolanaRpc } from "./SolanaRpc.ts"
+import { AppConfig } from "../../config/AppConfig.ts"
+import { SolanaTransferBuilder, type SolanaTransferRequest } from "../../refunds/RefundTransactions.ts"
 
 /**
  * The refunds' Solana transfers, prepared like the payer page's payments
@@ -14,7 +14,7 @@ export const SolanaRefundTransfersLive = Layer.effect(
     const { client } = yield* SolanaRpc
     const { chains } = yield* AppConfig
     const loaded = yield* Effect.cached(Effect.promise(async () => {
-      const [web3, unsigned] = await Promise.all([import("@solana/web3.js"), import("./chains/solana/UnsignedTransfer.ts")])
+      const [web3, unsigned] = await Promise.all([import("@solana/web3.js"), import("./UnsignedTransfer.ts")])
       return { web3, transfers: unsigned.makeUnsignedTransfers(client, chains.rpcTimeoutMs, "Solana refund preparation") }
     }))
     return {

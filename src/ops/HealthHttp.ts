@@ -4,7 +4,7 @@ import { HttpApiBuilder } from "effect/http-api"
 import { checkoutApi } from "../http/CheckoutApi.ts"
 import { HealthGroup } from "./HealthApi.ts"
 import { ServiceUnavailable } from "../http/ApiErrors.ts"
-import { MonitoringRepo } from "../monitoring/MonitoringRepo.ts"
+import { MonitoringRepo } from "./MonitoringRepo.ts"
 
 /** What a 503 from readiness suggests to wait before asking again. */
 const RETRY_AFTER_SECONDS = 5

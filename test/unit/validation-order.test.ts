@@ -1,0 +1,38 @@
+import { Schema } from "effect"
+import { describe, expect, it } from "vitest"
+import { CreateInvoiceBody } from "../../src/http/RequestSchemas.ts"
+import { validationMessage } from "../../src/http/ValidationMessage.ts"
+
+/** The message the edge answers for a body, decoded as the API decodes payloads (every failure, unknown keys refused). */
+const messageFor = (body: unknown) => {
+  const exit = Schema.decodeUnknownExit(CreateInvoiceBody)(body, { onExcessProperty: "error", errors: "all" })
+  if (exit._tag === "Success") return undefined
+  const reason = exit.cause.reasons[0]
+  if (reason._tag !== "Fail") throw new Error("not a schema failure")
+  return validationMessage(reason.error.issue, "Request body", body)
+}
+
+describe("validation order (#48 item 3)", () => {
+  it("a body invalid in two fields names the first in the body's order", () => {
+    expect(messageFor({ productName: 5, amountUsd: "x" })).toBe("productName must be a string")
+    expect(messageFor({ amountUsd: "x", productName: 5 })).toBe("amountUsd must be a number")
+    expect(messageFor({ metadata: { notes: 1 }, paymentTiming: { mode: "weekly" }, amountUsd: 5 })).toBe("metadata.notes must be a string")
+  })
+
+  it("within a nested object too, and a missing field after every field present", () => {
+    expect(messageFor({ paymentTiming: { gracePeriodDays: -1, mode: "weekly" }, amountUsd: 5 })).toBe("paymentTiming.gracePeriodDays must be at least 0")
+    expect(messageFor({ productName: 5 })).toBe("productName must be a string")
+  })
+
+  it("checks paymentTiming's fields against its mode in the schema", () => {
+    expect(messageFor({ amountUsd: 5, paymentTiming: { mode: "immediate", dueAfterDays: 2 } })).toBe("paymentTiming.dueAfterDays is not allowed with mode immediate")
+    expect(messageFor({ amountUsd: 5, paymentTiming: { mode: "due_date", expiresAfterMinutes: 30 } })).toBe("paymentTiming.expiresAfterMinutes is not allowed with mode due_date")
+    expect(messageFor({ amountUsd: 5, paymentTiming: { mode: "immediate" } })).toBe("paymentTiming.expiresAfterMinutes is required")
+    expect(messageFor({ amountUsd: 5, paymentTiming: { mode: "due_date", dueAfterDays: 3 } })).toBeUndefined()
+  })
+
+  it("checks amountUsd's cents once, in the schema", () => {
+    expect(messageFor({ amountUsd: 1.001 })).toBe("amountUsd must have at most 2 decimal places")
+    expect(messageFor({ amountUsd: 1.01 })).toBeUndefined()
+  })
+})
