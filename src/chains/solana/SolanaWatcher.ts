@@ -265,7 +265,8 @@ export const makeSolanaWatcher = (options: SolanaWatcherOptions) =>
               yield* refunds.observe(refund, batch[index], receipt, transaction.slot, yield* chainTimeOf(transaction), headSlot)
               counts.refundsSeen++
             }
-            if (!target.payments) continue
+            // A transaction that pays a refund is never also a payment.
+            if (refund !== undefined || !target.payments) continue
             const outcome = yield* observe(transaction, batch[index], { ...target, tokenAccount }, receipt, headSlot)
             if (outcome !== "ignored") counts[outcome]++
           }
