@@ -222,7 +222,8 @@ const readBatch = (
         yield* refunds.observe(refund, batch[index], receipt, transaction.slot, yield* chainTimeOf(client, transaction), headSlot)
         counts.refundsSeen++
       }
-      if (!target.payments) continue
+      // A transaction that pays a refund is never also a payment.
+      if (refund !== undefined || !target.payments) continue
       const outcome = yield* observe(context, transaction, batch[index], target, receipt, headSlot)
       if (outcome !== "ignored") counts[outcome]++
     }
