@@ -29,6 +29,7 @@ import { PaymentWorker } from "./payments/PaymentWorker.ts"
 import { CheckoutSettingsRepo } from "./payments/CheckoutSettingsRepo.ts"
 import { PriceOracle } from "./payments/PriceOracle.ts"
 import { railSettingsOf, RailSettingsService } from "./payments/RailSettings.ts"
+import { EvmContractCodeLive } from "./chains/evm/EvmContractCode.ts"
 import { WebhookConnector, WebhookDispatcher, WebhookResolver } from "./webhooks/WebhookDispatcher.ts"
 import { WebhookSettings } from "./webhooks/WebhookSettings.ts"
 import { Refunds } from "./refunds/Refunds.ts"
@@ -59,7 +60,7 @@ const RailSettingsLive = Layer.unwrap(Effect.gen(function*() {
 
 /** The refunds (issue #40): the service, what the chain watchers observe through, and the answer to evidence invalidations. */
 const RefundsLive = Layer.mergeAll(Refunds.followUp, RefundWatchLive, RefundTransactions.layer.pipe(Layer.provide(SolanaRefundTransfersLive))).pipe(
-  Layer.provideMerge(Refunds.layer),
+  Layer.provideMerge(Refunds.layer.pipe(Layer.provide(EvmContractCodeLive))),
   Layer.provideMerge(RefundsRepo.layer)
 )
 

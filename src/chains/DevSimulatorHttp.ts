@@ -29,7 +29,9 @@ export const DevSimulatorHttpLive = HttpApiBuilder.group(checkoutApi(DevSimulato
     const owned = (id: string) => CurrentMerchant.pipe(Effect.flatMap((merchant) => mapDomainErrors(invoices.get(merchant.merchantId, id))))
 
     const answer = (id: string, result: EvidenceResult) =>
-      owned(id).pipe(Effect.map((parts) => ({ payment: paymentView(result.payment), invoice: merchantInvoiceView(parts, publicUrl) })))
+      Effect.all([owned(id), Clock.currentTimeMillis]).pipe(
+        Effect.map(([parts, millis]) => ({ payment: paymentView(result.payment), invoice: merchantInvoiceView(parts, publicUrl, new Date(millis)) }))
+      )
 
     const rejected = (error: { readonly reason: string }) => new Conflict({ error: `Evidence rejected: ${error.reason}` })
 
@@ -100,6 +102,6 @@ export const DevSimulatorHttpLive = HttpApiBuilder.group(checkoutApi(DevSimulato
             return true
           }))
           if (moved) yield* sweeper.sweep()
-          return merchantInvoiceView(yield* owned(params.id), publicUrl)
+          return merchantInvoiceView(yield* owned(params.id), publicUrl, new Date(yield* Clock.currentTimeMillis))
         }))
   }))

@@ -41,6 +41,20 @@ export const matchRefunds = (
   return matches
 }
 
+/**
+ * The transfers that may count as payments: those not paying a refund, matched in this scan or
+ * already bound to a sent one. A transfer that completes a refund is never also a payment (#44),
+ * even when the refund address is an address the watchers take payments at.
+ */
+export const notRefundTransfers = (
+  transfers: ReadonlyArray<Transfer>,
+  refunded: ReadonlyArray<RefundMatch>,
+  sent: ReadonlyArray<RefundTransfer> = []
+): ReadonlyArray<Transfer> => {
+  const refundTransfers = new Set([...refunded.map((match) => identity(match.transfer)), ...sent.map(identity)])
+  return transfers.filter((transfer) => !refundTransfers.has(identity(transfer)))
+}
+
 /** Confirmations of a block at `height` when the chain's head is `head`. */
 const confirmationsAt = (height: bigint, head: bigint) => Number(head - height + 1n)
 

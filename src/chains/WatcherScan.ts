@@ -1,7 +1,7 @@
 import { Effect } from "effect"
 import type { ChainEvidence, Cursor } from "./ChainRepo.ts"
 import { type BlockHeader, ChainRpcError, type Classified, type Scanned, type Transfer } from "./ChainSource.ts"
-import { matchRefunds, type RefundMatch } from "./RefundMatching.ts"
+import { matchRefunds, notRefundTransfers, type RefundMatch } from "./RefundMatching.ts"
 import type { RefundTransfer } from "../refunds/RefundWatch.ts"
 import type { WatcherContext } from "./WatcherContext.ts"
 
@@ -97,10 +97,10 @@ const headersOf = (context: WatcherContext, taken: ReadonlyArray<Transfer>, end:
     return headers
   })
 
-/** What a scan read that the watcher takes: transfers to watched keys, and those paying a watched refund. */
+/** What a scan read that the watcher takes: transfers paying a watched refund, and the others to watched keys (payments). */
 const takenOf = (context: WatcherContext, scanned: Scanned, watchedRefunds: Parameters<typeof matchRefunds>[1], sent: ReadonlyArray<RefundTransfer>) => {
-  const watched = scanned.transfers.filter((transfer) => context.index.lookup(transfer.key) !== undefined)
   const refunded = matchRefunds(scanned.transfers, watchedRefunds, sent)
+  const watched = notRefundTransfers(scanned.transfers, refunded, sent).filter((transfer) => context.index.lookup(transfer.key) !== undefined)
   return { watched, refunded }
 }
 

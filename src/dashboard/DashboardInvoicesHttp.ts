@@ -44,7 +44,7 @@ export const DashboardInvoicesHttpLive = HttpApiBuilder.group(checkoutApi(Dashbo
         Effect.gen(function*() {
           const merchant = yield* CurrentMerchant
           const parts = yield* mapDomainErrors(invoices.closeException(merchant.merchantId, params.id, payload.action, payload.note))
-          return merchantInvoiceView(parts, publicUrl)
+          return merchantInvoiceView(parts, publicUrl, new Date(yield* Clock.currentTimeMillis))
         }))
       .handle("overview", () =>
         Effect.gen(function*() {
@@ -74,7 +74,7 @@ export const DashboardInvoicesHttpLive = HttpApiBuilder.group(checkoutApi(Dashbo
           const ids = yield* invoiceDeliveryIds(merchant.merchantId, params.id)
           const deliveries = yield* Effect.forEach(ids, (id) => findDelivery(merchant.merchantId, id))
           const quotes = yield* invoiceQuotes(params.id)
-          const invoice = merchantInvoiceView(parts, publicUrl)
+          const invoice = merchantInvoiceView(parts, publicUrl, new Date(yield* Clock.currentTimeMillis))
           return { invoice, closeActions: closeActionsAccepted(invoice), timeline, deliveries, quotes: quotes.map(quoteView) }
         }).pipe(Effect.provideService(SqlClient.SqlClient, sql), Effect.catchTag("DeliveryNotFound", Effect.die)))
       .handle("exportCsv", ({ query }) =>

@@ -1,11 +1,10 @@
-import { sha256 } from "@noble/hashes/sha2.js"
-import { base58 } from "@scure/base"
 import { Console, Effect, Layer } from "effect"
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { Accounts } from "../accounts/Accounts.ts"
 import { AppConfig } from "../config/AppConfig.ts"
 import { CheckoutSettingsRepo, type MethodInput } from "../payments/CheckoutSettingsRepo.ts"
+import { PUBLIC_TEST_WALLETS } from "../payments/PublicWallets.ts"
 import { serviceUrl } from "./ServiceUrl.ts"
 
 export const DEMO_EMAIL = "demo@checkout.local"
@@ -16,12 +15,7 @@ export const DEMO_PASSWORD = "demo-password-not-secret"
  * DEMO ONLY. Public test keys of the BIP39 test mnemonic "abandon ... about": anyone can spend
  * funds sent to them. Never use them for real payments.
  */
-export const DEMO_KEYS = {
-  bitcoinZpub: "zpub6rFR7y4Q2AijBEqTUquhVz398htDFrtymD9xYYfG1m4wAcvPhXNfE3EfH1r1ADqtfSdVCToUG868RvUUkgDKf31mGDtKsAYz2oz2AGutZYs",
-  evmXpub: "xpub6DCoCpSuQZB2jawqnGMEPS63ePKWkwWPH4TU45Q7LPXWuNd8TMtVxRrgjtEshuqpK3mdhaWHPFsBngh5GFZaM6si3yZdUsT8ddYM3PwnATt",
-  evmRecipient: "0x9858EfFD232B4033E47d90003D41EC34EcaEda94",
-  solanaRecipient: base58.encode(sha256(new TextEncoder().encode("checkout-demo-solana-recipient")))
-} as const
+export const DEMO_KEYS = PUBLIC_TEST_WALLETS
 
 /** One method per network, covering both rails: the demo merchant's configuration. */
 export const DEMO_METHODS: ReadonlyArray<MethodInput> = [

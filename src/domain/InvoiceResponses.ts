@@ -44,7 +44,7 @@ export const PaymentOptionView = Schema.Struct({
   quoteRate: Schema.Number,
   status: Schema.Literals(["active", "inactive"]).annotate({
     description:
-      "`active` while the invoice can be paid (awaiting_payment, partially_paid, payment_detected); `inactive` once it is expired, voided, confirmed or paid_out_of_band."
+      "`active` while the invoice can be paid now (awaiting_payment or partially_paid, and not after paymentTiming.payableUntilAt, whether or not the invoice is marked expired yet): exactly when a payment sent now counts and Solana prepare answers; `inactive` otherwise (payment_detected, confirmed, paid_out_of_band, expired, voided, or past the deadline)."
   })
 })
 

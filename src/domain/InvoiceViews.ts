@@ -1,6 +1,6 @@
-import type { InvoiceStatus } from "./Statuses.ts"
 import type { InvoiceParts, InvoiceRecord, PaymentOptionRecord, PaymentRecord } from "./Invoice.ts"
 import { summarize } from "./Coverage.ts"
+import { isPayableNow } from "./Payable.ts"
 import { formatAtomic, microsToNumber } from "./Money.ts"
 import type { ResolvedTiming } from "./Timing.ts"
 
@@ -119,17 +119,14 @@ export const summaryView = (invoice: InvoiceRecord) => {
   }
 }
 
-/** Statuses in which an invoice can still be paid; its options are `active` only then. */
-const PAYABLE_STATUSES: ReadonlySet<InvoiceStatus> = new Set(["awaiting_payment", "partially_paid", "payment_detected"])
+/** `active` exactly when the invoice can be paid now (the one rule, domain/Payable.ts): what Solana prepare would prepare. */
+export const optionStatus = (invoice: Pick<InvoiceRecord, "status" | "timing">, now: Date): "active" | "inactive" => isPayableNow(invoice, now) ? "active" : "inactive"
 
-/** `active` while the invoice can be paid, `inactive` once it is expired, voided, confirmed or paid out of band. */
-export const optionStatus = (invoiceStatus: InvoiceStatus): "active" | "inactive" => PAYABLE_STATUSES.has(invoiceStatus) ? "active" : "inactive"
-
-export const optionView = (option: PaymentOptionRecord, invoiceStatus: InvoiceStatus) => ({
+export const optionView = (option: PaymentOptionRecord, invoice: Pick<InvoiceRecord, "status" | "timing">, now: Date) => ({
   ...shown(option, OPTION_SHOWN_FIELDS),
   quotedAmount: Number(formatAtomic(option.quotedAtomic, option.decimals)),
   quoteRate: Number(option.quoteRate),
-  status: optionStatus(invoiceStatus)
+  status: optionStatus(invoice, now)
 })
 
 export const paymentView = (payment: PaymentRecord) => ({
@@ -144,7 +141,7 @@ export type { InvoiceParts }
 type ShownParts = Pick<InvoiceParts, "invoice" | "options"> & { readonly payments?: InvoiceParts["payments"] | undefined }
 
 /** What the payer may see of the invoice: no merchant-only field, never a reconciliation note. */
-const payerView = ({ invoice, options }: ShownParts, publicBaseUrl: string) => {
+const payerView = ({ invoice, options }: ShownParts, publicBaseUrl: string, now: Date) => {
   const summary = summaryView(invoice)
   return {
     ...shown(invoice, INVOICE_SHOWN_FIELDS),
@@ -155,25 +152,25 @@ const payerView = ({ invoice, options }: ShownParts, publicBaseUrl: string) => {
     confirmedAmountUsd: summary.confirmedAmountUsd,
     paymentSummary: summary,
     paymentTiming: timingView(invoice.timing),
-    paymentOptions: options.map((option) => optionView(option, invoice.status))
+    paymentOptions: options.map((option) => optionView(option, invoice, now))
   }
 }
 
 /** The merchant-facing Invoice object; `payments` only when given (absent on create). */
-export const merchantInvoiceView = (parts: ShownParts, publicBaseUrl: string) => ({
-  ...payerView(parts, publicBaseUrl),
+export const merchantInvoiceView = (parts: ShownParts, publicBaseUrl: string, now: Date) => ({
+  ...payerView(parts, publicBaseUrl, now),
   ...shown(parts.invoice, INVOICE_MERCHANT_FIELDS),
   ...(parts.payments === undefined ? {} : { payments: parts.payments.map(paymentView) })
 })
 
 /** The payer-facing Invoice. */
-export const publicInvoiceView = (parts: ShownParts, publicBaseUrl: string) => ({
-  ...payerView(parts, publicBaseUrl),
+export const publicInvoiceView = (parts: ShownParts, publicBaseUrl: string, now: Date) => ({
+  ...payerView(parts, publicBaseUrl, now),
   payments: (parts.payments ?? []).map(paymentView)
 })
 
 /** The polling payload of GET .../status. */
-export const statusView = ({ invoice, options, payments }: ShownParts) => {
+export const statusView = ({ invoice, options, payments }: ShownParts, now: Date) => {
   const summary = summaryView(invoice)
   return {
     ...shown(invoice, STATUS_SHOWN_FIELDS),
@@ -182,13 +179,13 @@ export const statusView = ({ invoice, options, payments }: ShownParts) => {
     confirmedAmountUsd: summary.confirmedAmountUsd,
     paymentTiming: timingView(invoice.timing),
     paymentSummary: summary,
-    paymentOptions: options.map((option) => optionView(option, invoice.status)),
+    paymentOptions: options.map((option) => optionView(option, invoice, now)),
     payments: (payments ?? []).map(paymentView)
   }
 }
 
 /** The merchant status shape, with the note present as null: never its text. */
-export const publicStatusView = (parts: ShownParts) => ({ ...statusView(parts), paidOutOfBandNote: null })
+export const publicStatusView = (parts: ShownParts, now: Date) => ({ ...statusView(parts, now), paidOutOfBandNote: null })
 
 /** The `invoice` object of a webhook payload: the spec's field list, latest state at send time. */
 export const webhookInvoiceView = (invoice: InvoiceRecord) => {

@@ -1,4 +1,4 @@
-import { Effect } from "effect"
+import { Clock, Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { CurrentMerchant } from "../http/CurrentMerchant.ts"
 import { AppConfig } from "../config/AppConfig.ts"
@@ -15,9 +15,9 @@ export const MerchantHttpLive = HttpApiBuilder.group(checkoutApi(MerchantGroup),
   Effect.gen(function*() {
     const invoices = yield* Invoices
     const { publicUrl } = yield* AppConfig
-    const view = (parts: Parameters<typeof merchantInvoiceView>[0]) => merchantInvoiceView(parts, publicUrl)
+    const view = (parts: Parameters<typeof merchantInvoiceView>[0]) => Effect.map(Clock.currentTimeMillis, (millis) => merchantInvoiceView(parts, publicUrl, new Date(millis)))
     /** The answer to a retry whose first run died after committing: the invoice as it is now. */
-    const recovered = (merchantId: string) => (invoiceId: string) => invoices.get(merchantId, invoiceId).pipe(Effect.map(view), mapDomainErrors)
+    const recovered = (merchantId: string) => (invoiceId: string) => invoices.get(merchantId, invoiceId).pipe(Effect.flatMap(view), mapDomainErrors)
     return handlers
       .handle("create", ({ payload, headers }) =>
         Effect.gen(function*() {
@@ -25,7 +25,7 @@ export const MerchantHttpLive = HttpApiBuilder.group(checkoutApi(MerchantGroup),
           return yield* withIdempotency(
             { merchantId: merchant.merchantId, scope: "create", key: headers["idempotency-key"], payload, successStatus: 201 },
             invoices.create(merchant, payload).pipe(
-              Effect.map(({ invoice, options }) => view({ invoice, options })),
+              Effect.flatMap(({ invoice, options }) => view({ invoice, options })),
               mapDomainErrors
             ),
             recovered(merchant.merchantId)
@@ -34,12 +34,12 @@ export const MerchantHttpLive = HttpApiBuilder.group(checkoutApi(MerchantGroup),
       .handle("detail", ({ params }) =>
         Effect.gen(function*() {
           const merchant = yield* CurrentMerchant
-          return view(yield* mapDomainErrors(invoices.get(merchant.merchantId, params.id)))
+          return yield* view(yield* mapDomainErrors(invoices.get(merchant.merchantId, params.id)))
         }))
       .handle("status", ({ params }) =>
         Effect.gen(function*() {
           const merchant = yield* CurrentMerchant
-          return statusView(yield* mapDomainErrors(invoices.get(merchant.merchantId, params.id)))
+          return statusView(yield* mapDomainErrors(invoices.get(merchant.merchantId, params.id)), new Date(yield* Clock.currentTimeMillis))
         }))
       .handle("void", ({ params, payload, headers }) =>
         Effect.gen(function*() {
@@ -47,7 +47,7 @@ export const MerchantHttpLive = HttpApiBuilder.group(checkoutApi(MerchantGroup),
           return yield* withIdempotency(
             // An omitted body is the empty object: the same idempotent request either way.
             { merchantId: merchant.merchantId, scope: `void:${params.id}`, key: headers["idempotency-key"], payload: payload ?? {}, successStatus: 200 },
-            invoices.void(merchant.merchantId, params.id).pipe(Effect.map(view), mapDomainErrors),
+            invoices.void(merchant.merchantId, params.id).pipe(Effect.flatMap(view), mapDomainErrors),
             recovered(merchant.merchantId)
           )
         }))
@@ -62,7 +62,7 @@ export const MerchantHttpLive = HttpApiBuilder.group(checkoutApi(MerchantGroup),
               payload,
               successStatus: 200
             },
-            invoices.recordPayment(merchant.merchantId, params.id, payload.note).pipe(Effect.map(view), mapDomainErrors),
+            invoices.recordPayment(merchant.merchantId, params.id, payload.note).pipe(Effect.flatMap(view), mapDomainErrors),
             recovered(merchant.merchantId)
           )
         }))

@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto"
 import { PgClient } from "@effect/sql-pg"
-import { type Cause, Context, Data, Duration, Effect, Layer, Option, Queue, Schedule, Stream } from "effect"
+import { type Cause, Clock, Context, Data, Duration, Effect, Layer, Option, Queue, Schedule, Stream } from "effect"
 import { HttpServerResponse } from "effect/http"
 import { AppConfig } from "../config/AppConfig.ts"
 import type { InvoiceNotFound } from "../domain/Errors.ts"
@@ -122,8 +122,8 @@ const versionOf = (json: string) => createHash("sha256").update(json).digest("ba
 const BUFFERED_CHUNKS = 16
 
 /** `ticket` orders reads: a read started later saw a state at least as new, so an older one is never sent after it. */
-const snapshotOf = (parts: Effect.Success<ReturnType<Invoices["Service"]["getPublic"]>>, ticket: number) => {
-  const view = publicStatusView(parts)
+const snapshotOf = (parts: Effect.Success<ReturnType<Invoices["Service"]["getPublic"]>>, ticket: number, now: Date) => {
+  const view = publicStatusView(parts, now)
   const json = JSON.stringify(view)
   return { id: versionOf(json), json, final: FINAL_STREAM_STATUSES.has(view.status), ticket }
 }
@@ -253,7 +253,7 @@ export class StatusStream extends Context.Service<StatusStream, {
       const read = (invoiceId: string) =>
         Effect.suspend(() => {
           const ticket = ++tickets
-          return Effect.map(invoices.getPublic(invoiceId), (parts) => snapshotOf(parts, ticket))
+          return Effect.map(Effect.all([invoices.getPublic(invoiceId), Clock.currentTimeMillis]), ([parts, millis]) => snapshotOf(parts, ticket, new Date(millis)))
         })
       yield* forwardChanges(registry, bus, read)
       yield* listenToOtherInstances(registry, bus)

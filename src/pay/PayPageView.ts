@@ -1,4 +1,4 @@
-import { notPayableReason, payerFacingStatus } from "../lifecycle/Payable.ts"
+import { notPayableReason, payerFacingStatus } from "../domain/Payable.ts"
 import { owedMicros } from "../domain/Coverage.ts"
 import { remainingAtomic } from "../domain/Evidence.ts"
 import type { PaymentOptionRecord } from "../domain/Invoice.ts"
@@ -468,7 +468,7 @@ const pageData = (parts: InvoiceParts, t: Strings, now: Date, status: string, pa
     status,
     received: invoice.receivedMicros.toString(),
     confirmations: String(invoice.confirmations),
-    fingerprint: pageFingerprint({ ...publicStatusView(parts), status }),
+    fingerprint: pageFingerprint({ ...publicStatusView(parts, now), status }),
     // The deadline by the server's clock (the page corrects for the payer's) and what to say then.
     ...(payable ? { "payable-until": invoice.timing.payableUntilAt.toISOString(), "rendered-at": now.toISOString(), "expired-text": t.expired } : {}),
     ...(invoice.redirectUrl !== null && (status === "confirmed" || status === "paid_out_of_band") ? { "redirect-url": invoice.redirectUrl } : {}),

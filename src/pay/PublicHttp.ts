@@ -1,4 +1,4 @@
-import { Effect } from "effect"
+import { Clock, Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { RateLimits } from "../accounts/RateLimits.ts"
 import { SolanaPrepare } from "../chains/solana/SolanaPrepare.ts"
@@ -22,12 +22,12 @@ export const PublicHttpLive = HttpApiBuilder.group(checkoutApi(PublicGroup), "pu
     return handlers
       .handle("invoice", ({ params }) =>
         invoices.getPublic(params.id).pipe(
-          Effect.map((parts) => publicInvoiceView(parts, publicUrl)),
+          Effect.flatMap((parts) => Effect.map(Clock.currentTimeMillis, (millis) => publicInvoiceView(parts, publicUrl, new Date(millis)))),
           mapDomainErrors
         ))
       .handle("status", ({ params }) =>
         invoices.getPublic(params.id).pipe(
-          Effect.map(publicStatusView),
+          Effect.flatMap((parts) => Effect.map(Clock.currentTimeMillis, (millis) => publicStatusView(parts, new Date(millis)))),
           mapDomainErrors
         ))
       .handle("statusEvents", ({ params, headers }) =>

@@ -9,6 +9,7 @@ import { BadRequest, Conflict, NotFound } from "../http/ApiErrors.ts"
 import { timingFromOverride } from "../domain/TimingOverride.ts"
 import { type CheckoutSettings, CheckoutSettingsRepo, type MethodInput } from "./CheckoutSettingsRepo.ts"
 import { validateMethods } from "./MethodValidation.ts"
+import { publicWalletProblem } from "./PublicWallets.ts"
 import { tokenContractOf } from "./PaymentMethod.ts"
 import { RailSettingsService } from "./RailSettings.ts"
 import { endpointVariable } from "../config/EndpointVariables.ts"
@@ -63,6 +64,8 @@ export const CheckoutSettingsHttpLive = HttpApiBuilder.group(checkoutApi(Checkou
           }))
           const problem = validateMethods(methods, (method) => method.assetCode === "BTC" || tokenContractOf(rails.settings, method.network, method.assetCode) !== undefined)
           if (problem !== undefined) return yield* new BadRequest({ error: problem })
+          const publicWallet = config.env === "production" ? publicWalletProblem(methods) : undefined
+          if (publicWallet !== undefined) return yield* new BadRequest({ error: publicWallet })
           const changedToken = payload.paymentMethods.findIndex((method) => method.tokenContract !== undefined && method.tokenContract !== tokenContract(method))
           if (changedToken !== -1) {
             return yield* new BadRequest({

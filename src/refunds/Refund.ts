@@ -49,6 +49,8 @@ export const Refund = Schema.Struct({
   blockHash: changing(NullableString),
   confirmations: changing(Schema.Number),
   rejectionNote: changing(NullableString),
+  /** What the address checks could not establish when it was requested (an EVM address not checked for code). */
+  addressNote: NullableString,
   requestedAt: Schema.Date,
   sentAt: changing(NullableDate),
   completedAt: changing(NullableDate),
@@ -74,7 +76,7 @@ export const PUBLIC_REFUND_FIELDS = [
 ] as const
 
 /** The fields the merchant sees as they are stored: all but the merchant id and the exact integers (shown as text). */
-const MERCHANT_OMITTED_FIELDS = ["merchantId", "amountAtomic", "blockHeight"] as const
+const MERCHANT_OMITTED_FIELDS = ["merchantId", "amountAtomic", "blockHeight", "addressNote"] as const
 
 const Amount = Schema.String.annotate({ description: "The refund amount in whole units of the asset, as decimal text (exact)" })
 

@@ -95,3 +95,34 @@ export const refundDestination = (network: string, text: string): RefundDestinat
 
 /** The spec-shaped message of an invalid refund address. */
 export const invalidRefundAddressMessage = (network: string) => `refundAddress must be a valid ${network} address`
+
+/** Solana's System Program and the token programs: no wallet, nobody can spend what is sent there. */
+const SOLANA_PROGRAMS = new Set([
+  "11111111111111111111111111111111",
+  "TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA",
+  "TokenzQdBNbLqP5VEhdkAS6EPFLC1PHnBqCXEpPxuEb",
+  "ATokenGPvbdGVxr1b1hRcZH7Z1nmpZ8CNTjZJCAq8J1"
+])
+
+/** The zero address, the precompiles and system addresses below it (0x00…00ff), and the customary burn address 0x…dEaD. */
+const isEvmBurnAddress = (lower: string) => /^0x0{38}[0-9a-f]{2}$/.test(lower) || lower === "0x000000000000000000000000000000000000dead"
+
+const isEvm = (network: string) => network === "ethereum" || network === "arbitrum" || network === "base"
+
+/** Addresses compared as the watchers key them: EVM in lower case, the others exactly. */
+export const sameAddress = (network: string, a: string, b: string) => isEvm(network) ? a.toLowerCase() === b.toLowerCase() : a === b
+
+/** Why no refund can be sent to this address, whatever the service stores: undefined when none. */
+export const burnAddressRefusal = (network: string, destination: RefundDestination): string | undefined =>
+  (isEvm(network) && isEvmBurnAddress(destination.watchKey)) || (network === "solana" && SOLANA_PROGRAMS.has(destination.address))
+    ? "refundAddress must not be a burn or system address"
+    : undefined
+
+/** Why the address is refused as one of the deployment's token contracts, mints or forwarder factories: undefined when it is none of them. */
+export const tokenContractRefusal = (network: string, destination: RefundDestination, contracts: ReadonlyArray<string>): string | undefined =>
+  contracts.some((contract) => sameAddress(network, contract, destination.address)) ? "refundAddress must not be a token contract" : undefined
+
+export const DEPOSIT_ADDRESS_MESSAGE = "refundAddress must not be a deposit address of this service"
+export const CONTRACT_ADDRESS_MESSAGE = "refundAddress must not be a contract (it has code on the network)"
+/** Stored on a refund whose EVM address could not be checked for code. */
+export const CODE_NOT_CHECKED_NOTE = "The refund address was not checked for contract code: no endpoint of the network answered or none is configured"

@@ -6,7 +6,18 @@ import { type CoverageLoss, EvidenceFollowUp } from "../invoices/EvidenceFollowU
 import { type InvoiceParts, InvoiceRepo } from "../invoices/InvoiceRepo.ts"
 import { base58 } from "@scure/base"
 import type { RefundRecord, RefundStatus } from "./Refund.ts"
-import { invalidRefundAddressMessage, refundDestination } from "./RefundAddress.ts"
+import { RailSettingsService } from "../payments/RailSettings.ts"
+import { ContractCode } from "./ContractCode.ts"
+import {
+  burnAddressRefusal,
+  CODE_NOT_CHECKED_NOTE,
+  CONTRACT_ADDRESS_MESSAGE,
+  DEPOSIT_ADDRESS_MESSAGE,
+  invalidRefundAddressMessage,
+  type RefundDestination,
+  refundDestination,
+  tokenContractRefusal
+} from "./RefundAddress.ts"
 import { type Refundable, refundsToReject, requestable } from "./Refundable.ts"
 import { RefundsRepo } from "./RefundsRepo.ts"
 
@@ -42,7 +53,8 @@ export const refundableOptions = (parts: InvoiceParts, refunds: ReadonlyArray<Re
 }
 
 /** A new refund of what the option may still refund, to the payer's address. */
-const newRefund = (parts: InvoiceParts, entry: RefundableOption, address: string, watchKey: string, email: string | null, at: Date): RefundRecord => {
+const newRefund = (parts: InvoiceParts, entry: RefundableOption, checked: CheckedAddress, email: string | null, at: Date): RefundRecord => {
+  const { address, watchKey } = checked.destination
   const { option } = entry
   // A fresh key that only this refund's transfer carries (Solana Pay's reference), as the options have.
   const reference = option.network === "solana" ? base58.encode(crypto.getRandomValues(new Uint8Array(32))) : null
@@ -69,6 +81,7 @@ const newRefund = (parts: InvoiceParts, entry: RefundableOption, address: string
     blockHash: null,
     confirmations: 0,
     rejectionNote: null,
+    addressNote: checked.note,
     requestedAt: at,
     sentAt: null,
     completedAt: null,
@@ -76,6 +89,14 @@ const newRefund = (parts: InvoiceParts, entry: RefundableOption, address: string
     updatedAt: at
   }
 }
+
+/** A refund address that passed the checks, with what they could not establish. */
+interface CheckedAddress {
+  readonly destination: RefundDestination
+  readonly note: string | null
+}
+
+const isEvmNetwork = (network: string) => network === "ethereum" || network === "arbitrum" || network === "base"
 
 /** The existing refund of the option answers a repeat to the same address; another address is refused. */
 const repeated = (existing: RefundRecord, address: string) =>
@@ -117,6 +138,10 @@ export class Refunds extends Context.Service<Refunds, {
     Effect.gen(function*() {
       const repo = yield* RefundsRepo
       const invoices = yield* InvoiceRepo
+      const contractCode = yield* ContractCode
+      const rails = (yield* RailSettingsService).settings
+      // The deployment's token contracts and mints, and its forwarder factories: never a payer's wallet.
+      const deploymentContracts = [...Object.values(rails.tokens), ...Object.values(rails.forwarder.factories)]
 
       const partsOf = (invoiceId: string) =>
         Effect.flatMap(invoices.find(invoiceId), (parts) => parts === undefined ? Effect.fail(new InvoiceNotFound({ invoiceId })) : Effect.succeed(parts))
@@ -127,26 +152,52 @@ export class Refunds extends Context.Service<Refunds, {
         return { refundable: refundableOptions(parts, refunds), refunds }
       })
 
+      /**
+       * The payer's address where a refund can arrive and stay theirs (issue #44): a valid address
+       * of the network, not a burn or system address, a token contract, a deposit address the
+       * service issued (a refund paid there would also look like a payment) nor, on EVM, a contract.
+       * When no endpoint can tell whether it has code, the refund records that it was not checked.
+       */
+      const checkedAddress = (option: PaymentOptionRecord, text: string) =>
+        Effect.gen(function*() {
+          const { network } = option
+          const destination = refundDestination(network, text)
+          if (destination === undefined) return yield* new InvalidRequest({ message: invalidRefundAddressMessage(network) })
+          const refusal = burnAddressRefusal(network, destination) ?? tokenContractRefusal(network, destination, deploymentContracts)
+          if (refusal !== undefined) return yield* new InvalidRequest({ message: refusal })
+          const evm = isEvmNetwork(network)
+          if (yield* repo.isDepositAddress(destination.address, evm)) return yield* new InvalidRequest({ message: DEPOSIT_ADDRESS_MESSAGE })
+          if (!evm) return { destination, note: null }
+          const hasCode = yield* contractCode.hasCode(network, destination.address)
+          if (hasCode === true) return yield* new InvalidRequest({ message: CONTRACT_ADDRESS_MESSAGE })
+          return { destination, note: hasCode === undefined ? CODE_NOT_CHECKED_NOTE : null }
+        })
+
+      const optionOf = (parts: InvoiceParts, paymentOptionId: string) => {
+        const option = parts.options.find((candidate) => candidate.id === paymentOptionId)
+        return option === undefined ? Effect.fail(new PaymentOptionNotFound({ paymentOptionId })) : Effect.succeed(option)
+      }
+
       const request = Effect.fn("Refunds.request")(function*(invoiceId: string, body: RefundRequest) {
+        // The address is checked first, outside the transaction: the code check asks the network.
+        const checked = yield* checkedAddress(yield* optionOf(yield* partsOf(invoiceId), body.paymentOptionId), body.refundAddress)
+        const address = checked.destination.address
         return yield* repo.withTransaction(Effect.gen(function*() {
           // The invoice's row lock orders this request with evidence changes and other requests.
           if ((yield* invoices.lockForUpdate(invoiceId)) === undefined) return yield* new InvoiceNotFound({ invoiceId })
           const parts = yield* partsOf(invoiceId)
-          const option = parts.options.find((candidate) => candidate.id === body.paymentOptionId)
-          if (option === undefined) return yield* new PaymentOptionNotFound({ paymentOptionId: body.paymentOptionId })
-          const destination = refundDestination(option.network, body.refundAddress)
-          if (destination === undefined) return yield* new InvalidRequest({ message: invalidRefundAddressMessage(option.network) })
+          const option = yield* optionOf(parts, body.paymentOptionId)
           const existing = yield* repo.findByOption(invoiceId, option.id)
-          if (Option.isSome(existing)) return yield* repeated(existing.value, destination.address)
+          if (Option.isSome(existing)) return yield* repeated(existing.value, address)
           const refunds = yield* repo.listByInvoice(invoiceId)
           const entry = refundableOptions(parts, refunds).find((candidate) => candidate.paymentOptionId === option.id)
           if (entry === undefined) return yield* new NothingToRefund({ paymentOptionId: option.id })
-          const refund = newRefund(parts, entry, destination.address, destination.watchKey, body.email ?? null, yield* now)
+          const refund = newRefund(parts, entry, checked, body.email ?? null, yield* now)
           if (yield* repo.insert(refund, "refund_requested")) return { refund, created: true }
           // Unreachable under the invoice lock; kept so that a concurrent insert still answers like a repeat.
           const stored = yield* repo.findByOption(invoiceId, option.id)
           if (Option.isNone(stored)) return yield* Effect.die(new Error(`refund of option ${option.id} neither inserted nor found`))
-          return yield* repeated(stored.value, destination.address)
+          return yield* repeated(stored.value, address)
         }))
       })
 

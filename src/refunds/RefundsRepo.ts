@@ -47,6 +47,8 @@ export class RefundsRepo extends Context.Service<RefundsRepo, {
   readonly lockMinedAbove: (network: string, height: bigint) => Effect.Effect<ReadonlyArray<RefundRecord>>
   /** Refunds `sent` or `completed` on the network bound to the transaction, locked. */
   readonly lockBoundTo: (network: string, transactionHash: string) => Effect.Effect<ReadonlyArray<RefundRecord>>
+  /** True when an option of any invoice or merchant has it as its deposit address or wallet-contract forwarder (EVM compared in lower case). */
+  readonly isDepositAddress: (address: string, evm: boolean) => Effect.Effect<boolean>
   readonly withTransaction: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
 }>()("Refunds/RefundsRepo") {
   static readonly layer = Layer.effect(
@@ -106,6 +108,16 @@ export class RefundsRepo extends Context.Service<RefundsRepo, {
             AND transaction_hash = ${transactionHash} ORDER BY id FOR UPDATE`
       })
 
+      const depositAddress = SqlSchema.findAll({
+        Request: Schema.Struct({ address: Schema.String, evm: Schema.Boolean }),
+        Result: Schema.Struct({ found: Schema.Number }),
+        execute: ({ address, evm }) =>
+          evm
+            ? sql`SELECT 1 AS found FROM payment_options WHERE lower(destination_address) = ${address.toLowerCase()}
+                OR lower(option_payload->>'contractAddress') = ${address.toLowerCase()} LIMIT 1`
+            : sql`SELECT 1 AS found FROM payment_options WHERE destination_address = ${address} LIMIT 1`
+      })
+
       const outboxOf = (refund: RefundRecord, event: RefundWebhookEventName | null) =>
         event === null ? sql`` : sql`, event AS (INSERT INTO outbox (invoice_id, merchant_id, event, refund_id)
           SELECT ${refund.invoiceId}, ${refund.merchantId}, ${event}, id FROM written)`
@@ -128,6 +140,7 @@ export class RefundsRepo extends Context.Service<RefundsRepo, {
         sent: (network) => Effect.orDie(sent(network)),
         lockMinedAbove: (network, height) => Effect.orDie(lockMinedAbove({ network, height: height.toString() })),
         lockBoundTo: (network, transactionHash) => Effect.orDie(lockBoundTo({ network, transactionHash })),
+        isDepositAddress: (address, evm) => depositAddress({ address, evm }).pipe(Effect.map((rows) => rows.length > 0), Effect.orDie),
         withTransaction: (effect) => sql.withTransaction(effect).pipe(Effect.catchTag("SqlError", Effect.die))
       }
     })

@@ -72,6 +72,22 @@ describe("an invoice whose payableUntilAt has passed but which is not swept yet"
     expect((await merchant.api(`/api/checkout/invoices/${invoice.id}`)).body.status).toBe("awaiting_payment")
   })
 
+  it("its options are no longer active, in every view, while prepare answers 409 (one rule, #44 item 8)", async () => {
+    const invoice = await createInvoice()
+    const statusesOf = async () =>
+      [
+        (await merchant.api(`/api/checkout/invoices/${invoice.id}`)).body,
+        (await merchant.api(`/api/checkout/invoices/${invoice.id}/status`)).body,
+        (await publicRequest(app.baseUrl, `/api/checkout/pay/${invoice.id}`)).body,
+        (await publicRequest(app.baseUrl, `/api/checkout/pay/${invoice.id}/status`)).body
+      ].flatMap((answer) => (answer.paymentOptions as Array<{ status: string }>).map((option) => option.status))
+    expect(new Set(await statusesOf())).toEqual(new Set(["active"]))
+    expect((await prepare(invoice.id, invoice.solana.id)).status).toBe(200)
+    await passDeadline(invoice.id)
+    expect(new Set(await statusesOf())).toEqual(new Set(["inactive"]))
+    expect((await prepare(invoice.id, invoice.solana.id)).status).toBe(409)
+  })
+
   it("the hosted page serves the expired view: no address, no amount to send, no wallet button, no polling", async () => {
     const invoice = await createInvoice()
     const before = await publicRequest(app.baseUrl, `/pay/${invoice.id}`)

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type AnvilNode, startAnvil, TEST_TOKENS } from "../support/Anvil.ts"
 import { ethereumUsdcMethod, pollWatcherToHead, startChainApp } from "../support/ChainSuites.ts"
 import { refundOf, refundsOf, requestRefund } from "../support/RefundRequests.ts"
-import type { TestApp, TestMerchant } from "../support/TestApp.ts"
+import { publicRequest, type TestApp, type TestMerchant } from "../support/TestApp.ts"
 
 // The EVM watcher sees refund transactions (issue #40): a transfer of exactly the refund's amount
 // of its token to the refund address, from any account, sends the refund; the required
@@ -172,5 +172,55 @@ describe("the EVM watcher and refunds", () => {
     expect(report.refundsSeen).toBe(1)
     const rows = await sql((sql) => sql<{ status: string; blockHash: string }>`SELECT status, block_hash FROM refunds WHERE id = ${refund.id}`)
     expect(rows).toEqual([{ status: "sent", blockHash: paid.blockHash.toLowerCase() }])
+  })
+})
+
+describe("refund addresses and the watcher (#44)", () => {
+  const post = (invoiceId: string, paymentOptionId: string, refundAddress: string) =>
+    publicRequest(app.baseUrl, `/api/checkout/pay/${invoiceId}/refunds`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ paymentOptionId, refundAddress })
+    })
+
+  it("refuses an address with code on the network; an address without code is checked and noted as such", async () => {
+    const invoiceId = await overpaidInvoice()
+    const { refundable } = await refundsOf(app.baseUrl, invoiceId)
+    const contract = freshAddress()
+    await fetch(node.rpcUrl, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "anvil_setCode", params: [contract, "0x6000"] })
+    })
+    expect(await post(invoiceId, refundable[0].paymentOptionId, contract)).toMatchObject({
+      status: 400,
+      body: { error: "refundAddress must not be a contract (it has code on the network)" }
+    })
+    const { refund } = await requestRefund(app.baseUrl, invoiceId, freshAddress())
+    const [row] = await sql((sql) => sql<{ addressNote: string | null }>`SELECT address_note FROM refunds WHERE id = ${refund.id}`)
+    expect(row.addressNote).toBeNull()
+  })
+
+  it("a transfer to a deposit address that pays a refund there sends the refund and is not also a payment", async () => {
+    const invoiceId = await overpaidInvoice()
+    const { refund, amountAtomic } = await requestRefund(app.baseUrl, invoiceId, freshAddress())
+    // Recorded before addresses were checked (#44): a refund to the invoice's own deposit address.
+    const invoice = (await merchant.api(`/api/checkout/invoices/${invoiceId}`)).body
+    const deposit = getAddress(invoice.paymentOptions[0].destinationAddress)
+    await sql((sql) => sql`UPDATE refunds SET refund_address = ${deposit}, watch_key = ${deposit.toLowerCase()} WHERE id = ${refund.id}`)
+    const paymentsBefore = invoice.payments.length
+
+    const paid = await node.transfer(USDC, merchantWallet, deposit, amountAtomic)
+    const report = await pollToHead()
+    expect(report.refundsSeen).toBe(1)
+    expect(report.evidence).toBe(0)
+    expect(await refundOf(app.baseUrl, invoiceId)).toMatchObject({ status: "sent", transactionHash: paid.hash.toLowerCase() })
+    // Read again at the next confirmations: still not a payment.
+    await node.mine(REQUIRED)
+    await pollToHead()
+    expect(await refundOf(app.baseUrl, invoiceId)).toMatchObject({ status: "completed" })
+    const after = (await merchant.api(`/api/checkout/invoices/${invoiceId}`)).body
+    expect(after.payments).toHaveLength(paymentsBefore)
+    expect(after.receivedAmountUsd).toBe(invoice.receivedAmountUsd)
   })
 })

@@ -247,6 +247,57 @@ describe("refunds over HTTP", () => {
   })
 })
 
+describe("refund addresses where a refund would not stay the payer's (#44)", () => {
+  const refused = async (invoiceId: string, paymentOptionId: string, refundAddress: string, error: string) =>
+    expect(await requestRefund(invoiceId, { paymentOptionId, refundAddress })).toMatchObject({ status: 400, body: { error } })
+
+  it("refuses the zero, burn and system addresses, token contracts and mints, and any deposit address the service issued", async () => {
+    const { ethereum, invoice } = await overpaid(merchant)
+    const burn = "refundAddress must not be a burn or system address"
+    await refused(invoice.id, ethereum.id, "0x0000000000000000000000000000000000000000", burn)
+    await refused(invoice.id, ethereum.id, "0x000000000000000000000000000000000000dEaD", burn)
+    await refused(invoice.id, ethereum.id, "0x0000000000000000000000000000000000000001", burn)
+    await refused(invoice.id, ethereum.id, ethereum.tokenContract, "refundAddress must not be a token contract")
+    await refused(invoice.id, ethereum.id, ethereum.tokenContract.toLowerCase(), "refundAddress must not be a token contract")
+
+    const deposit = "refundAddress must not be a deposit address of this service"
+    // Its own deposit address: a refund paid there would also count as a payment.
+    const depositOf = (option: any): string => option.destinationAddress ?? option.optionPayload.contractAddress
+    expect(depositOf(ethereum)).toMatch(/^0x[0-9a-fA-F]{40}$/)
+    await refused(invoice.id, ethereum.id, depositOf(ethereum), deposit)
+    // Another merchant's invoice's deposit address, in lower case.
+    const other = await newInvoice(await app.createMerchant())
+    await refused(invoice.id, ethereum.id, depositOf(other.ethereum).toLowerCase(), deposit)
+
+    // Nothing was recorded; a payer's own address still is.
+    expect((await refundsOf(invoice.id)).body.refunds).toEqual([])
+    expect(await requestRefund(invoice.id, { paymentOptionId: ethereum.id, refundAddress: PAYER_EVM })).toMatchObject({ status: 201 })
+  })
+
+  it("refuses a bitcoin deposit address and Solana's system and token programs", async () => {
+    // The address is checked before what the option refunds: no payment is needed to see the refusals.
+    const created = await newInvoice(merchant, 20)
+    const other = await newInvoice(merchant)
+    expect(other.bitcoin.destinationAddress).toMatch(/^bc1/)
+    await refused(created.invoice.id, created.bitcoin.id, other.bitcoin.destinationAddress, "refundAddress must not be a deposit address of this service")
+    for (const program of ["11111111111111111111111111111111", "TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA"]) {
+      expect(await requestRefund(created.invoice.id, { paymentOptionId: created.solana.id, refundAddress: program })).toMatchObject({ status: 400 })
+    }
+    await refused(created.invoice.id, created.solana.id, "11111111111111111111111111111111", "refundAddress must not be a burn or system address")
+    await refused(created.invoice.id, created.solana.id, created.solana.tokenContract, "refundAddress must not be a token contract")
+  })
+
+  it("records on the refund that an EVM address was not checked for code when the network has no endpoint", async () => {
+    const { ethereum, invoice } = await overpaid(merchant)
+    const created = await requestRefund(invoice.id, { paymentOptionId: ethereum.id, refundAddress: OTHER_EVM })
+    expect(created.status).toBe(201)
+    const [row] = await app.run(
+      Effect.flatMap(SqlClient.SqlClient, (sql) => sql<{ addressNote: string | null }>`SELECT address_note FROM refunds WHERE id = ${created.body.id}`)
+    )
+    expect(row.addressNote).toMatch(/not checked for contract code/)
+  })
+})
+
 describe("a merchant's decision that lowers what is refundable", () => {
   it("rejects a refund of an invoice closed unpaid once the merchant accepts a late payment that makes it whole", async () => {
     const created = (await merchant.api("/api/checkout/invoices", { body: { amountUsd: 20 } })).body

@@ -228,4 +228,28 @@ describe("a Solana watcher with several endpoints: corroborated transfers", () =
       `checkout_chain_endpoint_refused_transfers_total{network="solana",endpoint="${a.url}"} 1`
     )
   })
+
+  it("does not credit a transfer invented by the endpoint that took over after a failover", async () => {
+    a.mode = "error"
+    node.advance(1)
+    await poll()
+    expect(await inUse()).toBe(b.url)
+    const victim = await withReference()
+    const payee = await withReference()
+    const payer = newPayer()
+    const prepared = await prepare(payee.id, payee.optionId, payer)
+    const real = await sendPrepared(node, prepared.body.transaction, payer)
+    const fake = Keypair.generate().publicKey.toBase58() + Keypair.generate().publicKey.toBase58().slice(0, 44)
+    b.inventSignatures.push({ account: "*", real, fake, from: payee.reference, to: victim.reference })
+    for (let attempt = 0; attempt < 4; attempt++) await poll()
+    b.inventSignatures.length = 0
+    expect(await statusOf(victim.id)).toBe("awaiting_payment")
+    expect(["payment_detected", "confirmed"]).toContain(await statusOf(payee.id))
+    expect(await endpoint(b)).toMatchObject({ state: "disagreeing", inUse: false, refusedTransfers: 1 })
+    expect(await inUse()).toBe(c.url)
+    expect(await (await fetch(`${app.baseUrl}/metrics`)).text()).toContain(
+      `checkout_chain_endpoint_refused_transfers_total{network="solana",endpoint="${b.url}"} 1`
+    )
+    a.mode = "pass"
+  })
 })

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest"
 import type { Transfer } from "../../src/chains/ChainSource.ts"
-import { matchRefunds } from "../../src/chains/RefundMatching.ts"
+import { matchRefunds, notRefundTransfers } from "../../src/chains/RefundMatching.ts"
 import type { RefundId } from "../../src/domain/Ids.ts"
 import type { WatchedRefund } from "../../src/refunds/RefundWatch.ts"
 
@@ -77,5 +77,23 @@ describe("matchRefunds", () => {
 
   it("has nothing to match without watched refunds", () => {
     expect(matchRefunds([transfer("0xaa", 1n)], [])).toEqual([])
+  })
+})
+
+describe("notRefundTransfers", () => {
+  it("a transfer paying a refund is not also a payment, even to a key the watcher takes payments at", () => {
+    const refundTransfer = transfer("0xdeposit", 5_000_000n)
+    const payment = transfer("0xdeposit", 5_000_000n)
+    const refunded = matchRefunds([refundTransfer], [refund("a", "0xdeposit", 5_000_000n)])
+    expect(refunded.map((match) => match.transfer)).toEqual([refundTransfer])
+    expect(notRefundTransfers([refundTransfer, payment], refunded)).toEqual([payment])
+  })
+
+  it("a transfer already bound to a sent refund is not a payment when it is read again", () => {
+    const bound = transfer("0xdeposit", 5_000_000n)
+    const other = transfer("0xdeposit", 1n)
+    const sent = [{ refundId: "a" as RefundId, transactionHash: bound.transactionHash, outputIndex: 0, blockHeight: bound.blockHeight, blockHash: bound.blockHash, confirmations: 1,
+      observedAt: new Date(0) }]
+    expect(notRefundTransfers([bound, other], [], sent)).toEqual([other])
   })
 })

@@ -41,6 +41,27 @@ const rpcError = (network: string, what: string, error: unknown) => {
   })
 }
 
+const blockHeaderOf = (
+  network: string,
+  block: { number: bigint | null; hash: string | null; timestamp: bigint }
+): Effect.Effect<BlockHeader, ChainRpcError> =>
+  block.number === null || block.hash === null
+    ? Effect.fail(new ChainRpcError({ network, message: "the node answered a pending block" }))
+    : Effect.succeed({ height: block.number, hash: block.hash.toLowerCase(), time: new Date(Number(block.timestamp) * 1000) })
+
+/** Evidence for the option of this network and token; otherwise an unmatched transfer, with why. */
+const classifyTransfer = (options: EvmSourceOptions, transfer: Pick<Transfer, "token">, entries: ReadonlyArray<WatchedOption>): Classified => {
+  const { network } = options
+  const option = entries.find((entry) => entry.network === network && entry.tokenContract?.toLowerCase() === transfer.token)
+  if (option !== undefined) return { _tag: "Evidence", option }
+  return {
+    _tag: "Unmatched",
+    entry: entries[0],
+    assetCode: options.tokens.get(transfer.token) ?? "unknown",
+    reason: entries.some((entry) => entry.network === network) ? "wrong_token" : "wrong_network"
+  }
+}
+
 /**
  * An EVM network read through JSON-RPC with viem: `eth_getLogs` for the ERC-20 `Transfer` event
  * of the configured token contracts only (one filter for all invoices) over a bounded block range
@@ -57,11 +78,6 @@ export const makeEvmSource = (options: EvmSourceOptions): ChainSource => {
 
   const call = <A>(what: string, run: () => Promise<A>) => Effect.tryPromise({ try: run, catch: (error) => rpcError(network, what, error) })
 
-  const headerOf = (block: { number: bigint | null; hash: string | null; timestamp: bigint }): Effect.Effect<BlockHeader, ChainRpcError> =>
-    block.number === null || block.hash === null
-      ? Effect.fail(new ChainRpcError({ network, message: "the node answered a pending block" }))
-      : Effect.succeed({ height: block.number, hash: block.hash.toLowerCase(), time: new Date(Number(block.timestamp) * 1000) })
-
   const block = (height: bigint) =>
     Effect.tryPromise({
       try: () => client.getBlock({ blockNumber: height }),
@@ -70,7 +86,7 @@ export const makeEvmSource = (options: EvmSourceOptions): ChainSource => {
       Effect.flatMap((found) =>
         found.number !== height
           ? Effect.fail(new ChainRpcError({ network, message: `asked for block ${height}, got ${found.number}` }))
-          : headerOf(found)
+          : blockHeaderOf(network, found)
       ),
       Effect.catch((error) =>
         error instanceof ChainRpcError
@@ -140,23 +156,12 @@ export const makeEvmSource = (options: EvmSourceOptions): ChainSource => {
       Effect.catch((error) => error instanceof TransactionReceiptNotFoundError ? Effect.succeed(undefined) : Effect.fail(rpcError(network, "eth_getTransactionReceipt", error)))
     )
 
-  const classify = (transfer: Pick<Transfer, "token">, entries: ReadonlyArray<WatchedOption>): Classified => {
-    const option = entries.find((entry) => entry.network === network && entry.tokenContract?.toLowerCase() === transfer.token)
-    if (option !== undefined) return { _tag: "Evidence", option }
-    return {
-      _tag: "Unmatched",
-      entry: entries[0],
-      assetCode: options.tokens.get(transfer.token) ?? "unknown",
-      reason: entries.some((entry) => entry.network === network) ? "wrong_token" : "wrong_network"
-    }
-  }
-
   return {
     network,
-    head: call("eth_getBlockByNumber(latest)", () => client.getBlock({ blockTag: "latest" })).pipe(Effect.flatMap(headerOf)),
+    head: call("eth_getBlockByNumber(latest)", () => client.getBlock({ blockTag: "latest" })).pipe(Effect.flatMap((found) => blockHeaderOf(network, found))),
     block,
     scan,
-    classify,
+    classify: (transfer, entries) => classifyTransfer(options, transfer, entries),
     transfersOf
   }
 }

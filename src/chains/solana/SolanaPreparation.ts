@@ -4,8 +4,8 @@ import { AppConfig } from "../../config/AppConfig.ts"
 import { InvalidRequest, SolanaPaymentNotPayable } from "../../domain/Errors.ts"
 import { remainingAtomic } from "../../domain/Evidence.ts"
 import { Invoices } from "../../invoices/Invoices.ts"
-import { notPayableReason } from "../../lifecycle/Payable.ts"
 import { PAYER_KEY_MESSAGE, payerKeyBytes } from "./PayerKey.ts"
+import { preparationRefusal } from "./PrepareRule.ts"
 import { NETWORK } from "./SolanaCluster.ts"
 import { SolanaRpc } from "./SolanaRpc.ts"
 import { makeUnsignedTransfers } from "./UnsignedTransfer.ts"
@@ -38,15 +38,8 @@ export const makeSolanaPrepare = Effect.gen(function*() {
     if (option === undefined || option.network !== NETWORK || payload?.methodType !== "solana") {
       return yield* new SolanaPaymentNotPayable({ message: `Payment option ${request.paymentOptionId} is not a Solana option of this invoice` })
     }
-    const notPayable = notPayableReason(invoice, new Date(yield* Clock.currentTimeMillis))
-    if (notPayable?._tag === "Status") {
-      return yield* new SolanaPaymentNotPayable({ message: `This invoice cannot be paid: it is ${notPayable.status}` })
-    }
-    if (notPayable?._tag === "DeadlinePassed") {
-      return yield* new SolanaPaymentNotPayable({
-        message: `This invoice cannot be paid: its payment window ended at ${notPayable.payableUntilAt.toISOString()}`
-      })
-    }
+    const refusal = preparationRefusal(invoice, new Date(yield* Clock.currentTimeMillis))
+    if (refusal !== undefined) return yield* new SolanaPaymentNotPayable({ message: refusal })
     // What the payment page asks for on this option: the same rule, so the prepared transfer never differs from it.
     const amountAtomic = remainingAtomic(invoice.amountMicros, option, payments)
     if (amountAtomic <= 0n) {

@@ -1,0 +1,103 @@
+import { Effect } from "effect"
+import { type EvidenceRejected, PaymentEvidence } from "../../invoices/PaymentEvidence.ts"
+import type { WatchedRefund } from "../../refunds/RefundWatch.ts"
+import { ChainRepo } from "../ChainRepo.ts"
+import { ChainRpcError } from "../ChainSource.ts"
+import { makeWatchIndex, type WatchIndex } from "../WatchedOptions.ts"
+import { WatchedOptionsRepo } from "../WatchedOptionsRepo.ts"
+import { makeReorgSettlement } from "../ReorgSettlement.ts"
+import { NETWORK, type SolanaClient } from "./SolanaCluster.ts"
+import { makeSolanaRefunds } from "./SolanaRefunds.ts"
+import { makeSolanaRepo } from "./SolanaRepo.ts"
+import type { VersionedTransactionResponse } from "@solana/web3.js"
+
+export interface SolanaWatcherOptions {
+  readonly client: SolanaClient
+  /** The configured mints: address → asset code. */
+  readonly mints: ReadonlyMap<string, string>
+  /** `<prefix>` of the memos the service writes (`<prefix>:<invoice_id>:<option_id>`). */
+  readonly servicePrefix: string
+  /** How long after their payable window options stay watched; also how far back a new account is read. */
+  readonly retentionMillis: number
+  readonly onApplied?: (outcome: "evidence" | "unmatched" | "invalidated" | "rejected") => Effect.Effect<void>
+}
+
+/** A token account the watcher reads: a merchant's (payments), a refund address's (refunds), or both. */
+export interface Target {
+  readonly tokenAccount: string
+  readonly recipient: string
+  readonly mint: string
+  readonly payments: boolean
+  readonly refunds: ReadonlyArray<WatchedRefund>
+}
+
+export const slotRef = (slot: bigint | number) => `slot:${slot}`
+
+/** What every step of the Solana watcher (SolanaWatcher.ts) works with: the cluster, the indexes, the repositories. */
+export interface SolanaWatcherContext {
+  readonly options: SolanaWatcherOptions
+  readonly client: SolanaClient
+  readonly chainRepo: ChainRepo["Service"]
+  readonly evidence: PaymentEvidence["Service"]
+  readonly settleReorgs: Effect.Success<typeof makeReorgSettlement>
+  readonly repo: Effect.Success<typeof makeSolanaRepo>
+  readonly refunds: Effect.Success<ReturnType<typeof makeSolanaRefunds>>
+  /** Watched options by reference key. */
+  readonly references: WatchIndex
+  /** Watched options by `<recipient>:<mint>`. */
+  readonly accounts: WatchIndex
+  readonly applied: (outcome: "evidence" | "unmatched" | "invalidated" | "rejected") => Effect.Effect<void>
+  /** Logs a refusal of PaymentEvidence (and counts it); the poll goes on. */
+  readonly rejected: (error: EvidenceRejected, signature: string) => Effect.Effect<void>
+}
+
+export const makeSolanaWatcherContext = (options: SolanaWatcherOptions) =>
+  Effect.gen(function*() {
+    const { keys } = yield* WatchedOptionsRepo
+    const chainRepo = yield* ChainRepo
+    const evidence = yield* PaymentEvidence
+    const settleReorgs = yield* makeReorgSettlement
+    const repo = yield* makeSolanaRepo
+    const refunds = yield* makeSolanaRefunds(options.client)
+    const { client } = options
+    const applied = options.onApplied ?? (() => Effect.void)
+    const references = yield* makeWatchIndex({ networks: [NETWORK], key: keys.solanaReference, retentionMillis: options.retentionMillis })
+    const accounts = yield* makeWatchIndex({
+      networks: [NETWORK],
+      key: keys.solanaRecipientAndMint,
+      retentionMillis: options.retentionMillis
+    })
+
+    const rejected = (error: EvidenceRejected, signature: string) =>
+      Effect.logWarning(`Evidence refused: ${error.reason}`).pipe(
+        Effect.annotateLogs({ network: NETWORK, transactionHash: signature }),
+        Effect.andThen(applied("rejected"))
+      )
+
+    const context: SolanaWatcherContext = {
+      options,
+      client,
+      chainRepo,
+      evidence,
+      settleReorgs,
+      repo,
+      refunds,
+      references,
+      accounts,
+      applied,
+      rejected
+    }
+    return context
+  })
+
+export const blockTimeOf = (client: SolanaClient, slot: number) =>
+  client.call("getBlockTime", (connection) => connection.getBlockTime(slot)).pipe(
+    Effect.flatMap((time) =>
+      time === null
+        ? Effect.fail(new ChainRpcError({ network: NETWORK, message: `getBlockTime: no time for slot ${slot}` }))
+        : Effect.succeed(new Date(time * 1000))
+    )
+  )
+
+export const chainTimeOf = (client: SolanaClient, transaction: VersionedTransactionResponse) =>
+  transaction.blockTime != null ? Effect.succeed(new Date(transaction.blockTime * 1000)) : blockTimeOf(client, transaction.slot)
