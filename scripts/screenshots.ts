@@ -12,6 +12,7 @@
 import { existsSync, mkdirSync, readdirSync, rmSync, statSync } from "node:fs"
 import { join } from "node:path"
 import { makeScenes, type Scenes, signedInPage, SIZES, type Size, views } from "../test/e2e/DashboardScenes.ts"
+import { makePayScenes, type PayScene } from "../test/e2e/PayScenes.ts"
 import { startTestApp } from "../test/support/TestApp.ts"
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium"
@@ -26,35 +27,14 @@ for (const file of readdirSync(directory).filter((name) => name.endsWith(".png")
 
 const app = await startTestApp()
 
-/** The payment page's states: the scenes' invoices, and one whose payment waits for confirmations. */
-const payerScenes = async (scenes: Scenes) => {
-  const created = await scenes.merchant.api("/api/checkout/invoices", { body: { amountUsd: 48, productName: "Oak chopping board", billTo: "Grace Hopper" } })
-  if (created.status !== 201) throw new Error(`create: HTTP ${created.status} ${JSON.stringify(created.body)}`)
-  const invoice = created.body as { id: string; paymentOptions: ReadonlyArray<{ id: string; network: string; quotedAmount: number }> }
-  const option = invoice.paymentOptions.find((candidate) => candidate.network === "base") ?? invoice.paymentOptions[0]
-  const paid = await scenes.merchant.dashboard(`/api/dev/invoices/${invoice.id}/simulate-payment`, {
-    body: { paymentOptionId: option.id, amount: String(option.quotedAmount), confirmations: 4, transactionHash: `0x${"5e".repeat(32)}` }
-  })
-  if (paid.status !== 200) throw new Error(`pay: HTTP ${paid.status} ${JSON.stringify(paid.body)}`)
-  // Overpaid by half, confirmed: the page offers a refund of the difference (issue #40).
-  const overpaid = await scenes.merchant.api("/api/checkout/invoices", { body: { amountUsd: 26, productName: "Linen napkins", billTo: "Grace Hopper" } })
-  if (overpaid.status !== 201) throw new Error(`create: HTTP ${overpaid.status} ${JSON.stringify(overpaid.body)}`)
-  const overpaidOption = (overpaid.body as typeof invoice).paymentOptions.find((candidate) => candidate.network === "arbitrum") ?? invoice.paymentOptions[0]
-  const overpaying = await scenes.merchant.dashboard(`/api/dev/invoices/${overpaid.body.id}/simulate-payment`, {
-    body: { paymentOptionId: overpaidOption.id, amount: String(overpaidOption.quotedAmount * 1.5), confirmations: 100, transactionHash: `0x${"7a".repeat(32)}` }
-  })
-  if (overpaying.status !== 200) throw new Error(`overpay: HTTP ${overpaying.status} ${JSON.stringify(overpaying.body)}`)
-  return [
-    { name: "awaiting", id: scenes.awaiting, status: "awaiting_payment" },
-    { name: "partial", id: scenes.partial, status: "partially_paid" },
-    { name: "detected", id: invoice.id, status: "payment_detected" },
-    { name: "paid", id: scenes.paid, status: "confirmed" },
-    { name: "voided", id: scenes.voided, status: "voided" },
-    // The refund offer with its form open, and a refund requested (the scenes' overpaid invoice).
-    { name: "refund-offer", id: overpaid.body.id as string, status: "confirmed", refund: "offer" },
-    { name: "refund-requested", id: scenes.overpaid, status: "confirmed", refund: "requested" }
-  ] as const
-}
+/**
+ * The payment page's states: the shared payer scenes (test/e2e/PayScenes.ts, the same the axe tests
+ * and the Lighthouse bench use), and a refund already requested (the dashboard scenes' overpaid invoice).
+ */
+const payerScenes = async (scenes: Scenes): Promise<ReadonlyArray<PayScene>> => [
+  ...await makePayScenes(app),
+  { name: "refund-requested", id: scenes.overpaid, status: "confirmed", prepare: (page) => page.locator(".refund-item").first().waitFor() }
+]
 const { chromium } = await import("playwright-core")
 const browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking"] })
 const failures: Array<string> = []
@@ -67,11 +47,8 @@ try {
     for (const view of payerViews) {
       await payer.page.goto(`${app.baseUrl}/pay/${view.id}`)
       await payer.page.locator(`.status-${view.status}`).waitFor()
-      if ("refund" in view) {
-        if (view.refund === "offer") await payer.page.getByRole("button", { name: "Request a refund" }).click()
-        else await payer.page.locator(".refund-item").waitFor()
-        await payer.page.locator("section.refund").scrollIntoViewIfNeeded()
-      }
+      await payer.page.waitForLoadState("networkidle")
+      await view.prepare?.(payer.page)
       const height = Math.min(await payer.page.evaluate(() => document.documentElement.scrollHeight), SIZES[size].height * 3)
       await payer.page.screenshot({ path: join(directory, `pay-${view.name}-${size}.png`), clip: { x: 0, y: 0, width: SIZES[size].width, height }, fullPage: true })
       failures.push(...payer.problems.splice(0).map((problem) => `pay-${view.name} ${size}: ${problem}`))

@@ -1,91 +1,38 @@
 /**
  * Lighthouse scores (performance, accessibility, best practices; mobile profile) of every state of
- * the payer's page, from a throwaway app (in-memory database, development simulator) on loopback:
+ * the payer's page (test/e2e/PayScenes.ts) and of the dashboard's login and views after login
+ * (./dashboard-pages.ts), from a throwaway app (in-memory database, development simulator) on
+ * loopback. Prints a Markdown table with the audits that cost points; exits 1 when a page scores
+ * below `--min` (100 by default) in any of the three.
  *
- *   npm run bench:pages
+ *   npm run bench:pages [-- --min 90 --only "pay awaiting,dashboard overview"]
  *
- * Debian's chromium (CHROMIUM_PATH to override), started by chrome-launcher with no network but
- * loopback. `scorePages` takes any list of scenes, so that other pages (the dashboard's views) can
- * be scored the same way: `{ name, url, prepare? }` where `prepare` gets the page's CDP port to
- * set a session up first (a cookie, say).
+ * `scorePages(scenes)` (./lighthouse.ts) scores any other list of pages the same way.
  */
-import { existsSync } from "node:fs"
-import * as chromeLauncher from "chrome-launcher"
-import lighthouse from "lighthouse"
+import { parseArgs } from "node:util"
 import { makePayScenes } from "../../test/e2e/PayScenes.ts"
 import { startTestApp } from "../../test/support/TestApp.ts"
+import { dashboardScenes } from "./dashboard-pages.ts"
+import { scorePages, scoreTable } from "./lighthouse.ts"
 
-export interface ScoredScene {
-  readonly name: string
-  readonly url: string
-  /** Run against the browser (its debugging port) before the page is scored. */
-  readonly prepare?: (port: number) => Promise<void>
-}
-
-export interface Score {
-  readonly name: string
-  readonly performance: number
-  readonly accessibility: number
-  readonly bestPractices: number
-  readonly bytes: number
-  /** The audits below 1 that cost points, by their id. */
-  readonly failing: ReadonlyArray<string>
-}
-
-const CATEGORIES = ["performance", "accessibility", "best-practices"] as const
-
-/** Scores each scene in one headless chromium, one after the other (the machine is shared). */
-export const scorePages = async (scenes: ReadonlyArray<ScoredScene>): Promise<ReadonlyArray<Score>> => {
-  const chromePath = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium"
-  if (!existsSync(chromePath)) throw new Error(`no browser at ${chromePath} (apt-get install -y chromium)`)
-  const chrome = await chromeLauncher.launch({
-    chromePath,
-    chromeFlags: ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"]
-  })
-  const scores: Array<Score> = []
-  try {
-    for (const scene of scenes) {
-      await scene.prepare?.(chrome.port)
-      const result = await lighthouse(scene.url, { port: chrome.port, output: "json", logLevel: "error", onlyCategories: [...CATEGORIES] })
-      if (result === undefined) throw new Error(`lighthouse gave no result for ${scene.name}`)
-      const { categories, audits } = result.lhr
-      const score = (id: string) => Math.round((categories[id]?.score ?? 0) * 100)
-      const failing = CATEGORIES.flatMap((id) => categories[id]?.auditRefs ?? [])
-        .filter((ref) => ref.weight > 0 && audits[ref.id]?.score !== null && (audits[ref.id]?.score ?? 1) < 1)
-        .map((ref) => ref.id)
-      scores.push({
-        name: scene.name,
-        performance: score("performance"),
-        accessibility: score("accessibility"),
-        bestPractices: score("best-practices"),
-        bytes: Number(audits["total-byte-weight"]?.numericValue ?? 0),
-        failing
-      })
-    }
-  } finally {
-    chrome.kill()
-  }
-  return scores
-}
-
-/** The scores as a table, with the audits that cost points. */
-export const scoreTable = (scores: ReadonlyArray<Score>) =>
-  [
-    "| page | performance | accessibility | best practices | KiB | audits below 1 |",
-    "|---|---|---|---|---|---|",
-    ...scores.map((score) =>
-      `| ${score.name} | ${score.performance} | ${score.accessibility} | ${score.bestPractices} | ${(score.bytes / 1024).toFixed(1)} | ${score.failing.join(", ")} |`
-    )
-  ].join("\n")
+export { scorePages, scoreTable } from "./lighthouse.ts"
 
 if (import.meta.main) {
+  const { values } = parseArgs({ options: { min: { type: "string", default: "100" }, only: { type: "string" } } })
+  const only = values.only?.split(",")
   const app = await startTestApp()
   try {
     // The refund offer is the closed-unpaid page (its form opens on a click, which Lighthouse does not make).
-    const scenes = (await makePayScenes(app)).filter((scene) => scene.prepare === undefined)
-    const scores = await scorePages(scenes.map((scene) => ({ name: `pay ${scene.name}`, url: `${app.baseUrl}/pay/${scene.id}` })))
+    const payer = (await makePayScenes(app)).filter((scene) => scene.prepare === undefined)
+      .map((scene) => ({ name: `pay ${scene.name}`, url: `${app.baseUrl}/pay/${scene.id}` }))
+    const scenes = [...payer, ...await dashboardScenes(app)].filter((scene) => only === undefined || only.includes(scene.name))
+    const scores = await scorePages(scenes)
     console.log(scoreTable(scores))
-    if (scores.some((score) => Math.min(score.performance, score.accessibility, score.bestPractices) < 100)) process.exitCode = 1
+    const below = scores.filter((score) => Math.min(score.performance, score.accessibility, score.bestPractices) < Number(values.min))
+    if (below.length > 0) {
+      console.error(`below ${values.min}: ${below.map((score) => score.name).join(", ")}`)
+      process.exitCode = 1
+    }
   } finally {
     await app.close()
   }
