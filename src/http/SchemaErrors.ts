@@ -18,5 +18,5 @@ const bodyAsSent = Effect.flatMap(HttpServerRequest.HttpServerRequest, (request)
 
 export const SchemaErrorsLive = HttpApiMiddleware.layerSchemaErrorTransform(SchemaErrors,
   (schemaError) =>
-    Effect.flatMap(schemaError.kind === "Body" ? bodyAsSent : Effect.undefined, (input) =>
+    Effect.flatMap(schemaError.kind === "Payload" ? bodyAsSent : Effect.undefined, (input) =>
       Effect.fail(new BadRequest({ error: validationMessage(schemaError.cause.issue, subjectOf(schemaError.kind), input) }))))
