@@ -80,7 +80,7 @@ export const DashboardInvoicesGroup = HttpApiGroup.make("dashboardInvoices")
       error: BadRequest
     }).annotate(OpenApi.Summary, "Export invoices as CSV").annotate(OpenApi.Description,
       "Every matching invoice as RFC 4180 CSV (streamed), one row per invoice; cells that a spreadsheet would evaluate as formulas are prefixed with a single quote."),
-    HttpApiEndpoint.get("overview", "/api/dashboard/overview", { success: OverviewView }).annotate(OpenApi.Description,
+    HttpApiEndpoint.get("overview", "/api/dashboard/overview", { success: OverviewView }).annotate(OpenApi.Summary, "Dashboard overview").annotate(OpenApi.Description,
       "The dashboard's landing view: the account's invoices by status, USD received per day over the last 30 days, open exceptions and refunds waiting to be paid."),
     HttpApiEndpoint.post("closeException", "/api/dashboard/invoices/:id/exception/close", {
       params: InvoiceIdParams,
