@@ -565,7 +565,7 @@ export interface components {
                 quotedAmount: number | ("Infinity" | "-Infinity" | "NaN");
                 quoteRate: number | ("Infinity" | "-Infinity" | "NaN");
                 /**
-                 * @description `active` while the invoice can be paid (awaiting_payment, partially_paid, payment_detected); `inactive` once it is expired, voided, confirmed or paid_out_of_band.
+                 * @description `active` while the invoice can be paid now (awaiting_payment or partially_paid, and not after paymentTiming.payableUntilAt, whether or not the invoice is marked expired yet): exactly when a payment sent now counts and Solana prepare answers; `inactive` otherwise (payment_detected, confirmed, paid_out_of_band, expired, voided, or past the deadline).
                  * @enum {string}
                  */
                 status: "active" | "inactive";
@@ -648,7 +648,7 @@ export interface components {
                 quotedAmount: number | ("Infinity" | "-Infinity" | "NaN");
                 quoteRate: number | ("Infinity" | "-Infinity" | "NaN");
                 /**
-                 * @description `active` while the invoice can be paid (awaiting_payment, partially_paid, payment_detected); `inactive` once it is expired, voided, confirmed or paid_out_of_band.
+                 * @description `active` while the invoice can be paid now (awaiting_payment or partially_paid, and not after paymentTiming.payableUntilAt, whether or not the invoice is marked expired yet): exactly when a payment sent now counts and Solana prepare answers; `inactive` otherwise (payment_detected, confirmed, paid_out_of_band, expired, voided, or past the deadline).
                  * @enum {string}
                  */
                 status: "active" | "inactive";
@@ -850,7 +850,7 @@ export interface operations {
                     "application/json": components["schemas"]["BadGatewayEncoded"];
                 };
             };
-            /** @description Temporarily unavailable (see Retry-After where given) */
+            /** @description Temporarily unavailable (see Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -956,7 +956,7 @@ export interface operations {
                     "application/json": components["schemas"]["TooManyRequestsEncoded"];
                 };
             };
-            /** @description Temporarily unavailable (see Retry-After where given) */
+            /** @description Temporarily unavailable (see Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -1062,7 +1062,7 @@ export interface operations {
                     "application/json": components["schemas"]["TooManyRequestsEncoded"];
                 };
             };
-            /** @description Temporarily unavailable (see Retry-After where given) */
+            /** @description Temporarily unavailable (see Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -1205,7 +1205,7 @@ export interface operations {
                     "application/json": components["schemas"]["TooManyRequestsEncoded"];
                 };
             };
-            /** @description Temporarily unavailable (see Retry-After where given) */
+            /** @description Temporarily unavailable (see Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -1354,7 +1354,7 @@ export interface operations {
                     "application/json": components["schemas"]["TooManyRequestsEncoded"];
                 };
             };
-            /** @description Temporarily unavailable (see Retry-After where given) */
+            /** @description Temporarily unavailable (see Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
