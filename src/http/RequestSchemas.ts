@@ -1,7 +1,6 @@
 import { Schema } from "effect"
 import { usdNumberToMicros } from "../domain/Money.ts"
 import { TIMING_BOUNDS } from "../domain/Timing.ts"
-import { timingOverrideProblem } from "../domain/TimingOverride.ts"
 
 /**
  * Request schemas. Messages are written without the field name: the error mapping prefixes
@@ -41,13 +40,7 @@ export const PaymentTimingOverride = Schema.Struct({
   gracePeriodDays: Schema.optionalKey(
     integerBetween(TIMING_BOUNDS.gracePeriodDays.min, TIMING_BOUNDS.gracePeriodDays.max)
   )
-}).annotate({ message: "must be an object", description: "Per-invoice override of the dashboard's default payment timing." }).check(
-  // The fields that depend on `mode`, checked here so that a bad override is a 400 before any lookup.
-  Schema.makeFilter((input) => {
-    const problem = timingOverrideProblem(input)
-    return problem === undefined ? undefined : { path: [problem.field], issue: problem.constraint }
-  })
-)
+}).annotate({ message: "must be an object", description: "Per-invoice override of the dashboard's default payment timing." })
 
 const isHttpUrl = (value: string) => {
   try {

@@ -6,10 +6,22 @@ import { merchantInvoiceView, statusView } from "../domain/InvoiceViews.ts"
 import { checkoutApi } from "../http/CheckoutApi.ts"
 import { MerchantGroup } from "./InvoicesApi.ts"
 import { mapDomainErrors } from "../http/ErrorMapping.ts"
+import { BadRequest } from "../http/ApiErrors.ts"
 import { withIdempotency } from "../http/Idempotency.ts"
+import { timingOverrideProblem } from "../domain/TimingOverride.ts"
 import { Invoices } from "./Invoices.ts"
 
 type View = ReturnType<typeof merchantInvoiceView>
+
+/**
+ * The paymentTiming fields that depend on its mode, checked before the use case looks anything up
+ * (never a 403 or 404 first), yet inside the idempotency claim, so that this 400 is stored and
+ * replayed for its key like every answer of the use case (DESIGN: another body with the key is 409).
+ */
+const overrideChecked = (override: Parameters<typeof timingOverrideProblem>[0] | null | undefined) => {
+  const problem = override === null || override === undefined ? undefined : timingOverrideProblem(override)
+  return problem === undefined ? Effect.void : Effect.fail(new BadRequest({ error: `paymentTiming.${problem.field} ${problem.constraint}` }))
+}
 
 export const MerchantHttpLive = HttpApiBuilder.group(checkoutApi(MerchantGroup), "merchant", (handlers) =>
   Effect.gen(function*() {
@@ -24,9 +36,12 @@ export const MerchantHttpLive = HttpApiBuilder.group(checkoutApi(MerchantGroup),
           const merchant = yield* CurrentMerchant
           return yield* withIdempotency(
             { merchantId: merchant.merchantId, scope: "create", key: headers["idempotency-key"], payload, successStatus: 201 },
-            invoices.create(merchant, payload).pipe(
-              Effect.flatMap(({ invoice, options }) => view({ invoice, options })),
-              mapDomainErrors
+            Effect.andThen(
+              overrideChecked(payload.paymentTiming),
+              invoices.create(merchant, payload).pipe(
+                Effect.flatMap(({ invoice, options }) => view({ invoice, options })),
+                mapDomainErrors
+              )
             ),
             recovered(merchant.merchantId)
           )

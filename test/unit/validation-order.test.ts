@@ -2,6 +2,7 @@ import { Schema } from "effect"
 import { describe, expect, it } from "vitest"
 import { CreateInvoiceBody } from "../../src/http/RequestSchemas.ts"
 import { validationMessage } from "../../src/http/ValidationMessage.ts"
+import { timingOverrideProblem } from "../../src/domain/TimingOverride.ts"
 
 /** The message the edge answers for a body, decoded as the API decodes payloads (every failure, unknown keys refused). */
 const messageFor = (body: unknown) => {
@@ -24,11 +25,11 @@ describe("validation order (#48 item 3)", () => {
     expect(messageFor({ productName: 5 })).toBe("productName must be a string")
   })
 
-  it("checks paymentTiming's fields against its mode in the schema", () => {
-    expect(messageFor({ amountUsd: 5, paymentTiming: { mode: "immediate", dueAfterDays: 2 } })).toBe("paymentTiming.dueAfterDays is not allowed with mode immediate")
-    expect(messageFor({ amountUsd: 5, paymentTiming: { mode: "due_date", expiresAfterMinutes: 30 } })).toBe("paymentTiming.expiresAfterMinutes is not allowed with mode due_date")
-    expect(messageFor({ amountUsd: 5, paymentTiming: { mode: "immediate" } })).toBe("paymentTiming.expiresAfterMinutes is required")
-    expect(messageFor({ amountUsd: 5, paymentTiming: { mode: "due_date", dueAfterDays: 3 } })).toBeUndefined()
+  it("checks paymentTiming's fields against its mode (in the handler, before any lookup, inside the idempotency claim)", () => {
+    expect(timingOverrideProblem({ mode: "immediate", dueAfterDays: 2 })).toEqual({ field: "dueAfterDays", constraint: "is not allowed with mode immediate" })
+    expect(timingOverrideProblem({ mode: "due_date", expiresAfterMinutes: 30 })).toEqual({ field: "expiresAfterMinutes", constraint: "is not allowed with mode due_date" })
+    expect(timingOverrideProblem({ mode: "immediate" })).toEqual({ field: "expiresAfterMinutes", constraint: "is required" })
+    expect(timingOverrideProblem({ mode: "due_date", dueAfterDays: 3 })).toBeUndefined()
   })
 
   it("checks amountUsd's cents once, in the schema", () => {
