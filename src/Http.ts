@@ -153,8 +153,9 @@ const Routes = Layer.unwrap(Effect.map(AppConfig, ({ publicUrl }) => {
   const api = servedApi(publicUrl)
   return Layer.mergeAll(
     HttpApiBuilder.layer(api, { openapiPath: "/api/openapi.json" }),
-    // The docs page loads nothing from outside the service (Scalar's default fonts come from its CDN).
-    HttpApiScalar.layer(api, { path: "/docs", scalar: { withDefaultFonts: false } }),
+    // The docs page loads nothing from outside the service (Scalar's default fonts come from its CDN),
+    // and its document names no server, so that "try it" sends to the origin the page came from.
+    HttpApiScalar.layer(Api, { path: "/docs", scalar: { withDefaultFonts: false } }),
     MetricsRouteLive,
     PayPageRoutesLive,
     DashboardRoutesLive,
