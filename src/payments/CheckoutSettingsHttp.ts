@@ -6,7 +6,7 @@ import { AppConfig } from "../config/AppConfig.ts"
 import { checkoutApi } from "../http/CheckoutApi.ts"
 import { CheckoutSettingsGroup } from "./CheckoutSettingsApi.ts"
 import { BadRequest, Conflict, NotFound } from "../http/ApiErrors.ts"
-import { timingFromOverride } from "../domain/TimingOverride.ts"
+import { timingFromOverride, timingOverrideProblem } from "../domain/TimingOverride.ts"
 import { type CheckoutSettings, CheckoutSettingsRepo, type MethodInput } from "./CheckoutSettingsRepo.ts"
 import { validateMethods } from "./MethodValidation.ts"
 import { publicWalletProblem } from "./PublicWallets.ts"
@@ -52,6 +52,8 @@ export const CheckoutSettingsHttpLive = HttpApiBuilder.group(checkoutApi(Checkou
       .handle("put", ({ payload }) =>
         Effect.gen(function*() {
           const merchant = yield* CurrentMerchant
+          const timingProblem = timingOverrideProblem(payload.paymentTiming)
+          if (timingProblem !== undefined) return yield* new BadRequest({ error: `paymentTiming.${timingProblem.field} ${timingProblem.constraint}` })
           const timing = timingFromOverride(payload.paymentTiming)
           const methods: Array<MethodInput> = payload.paymentMethods.map((method) => ({
             network: method.network,
