@@ -73,11 +73,26 @@ interface Observation {
   readonly option: WatchedOption
 }
 
+/** The transfer as read, with what became of it (one row per signature and token account). */
+const recordTransfer = (context: SolanaWatcherContext, seen: Observation, outcome: "evidence" | "refused" | "wrong_token" | "wrong_recipient") =>
+  context.repo.recordTransfer({
+    signature: seen.signature,
+    tokenAccount: seen.target.tokenAccount,
+    slot: seen.slot,
+    blockTime: seen.chainTime,
+    reference: seen.reference,
+    paymentOptionId: seen.option.optionId,
+    mint: seen.receipt.mint,
+    amountAtomic: seen.receipt.received,
+    memo: seen.memo,
+    outcome
+  })
+
 /** Evidence for the option through PaymentEvidence, and the transfer as read; true when it was recorded. */
 const recordMatched = (context: SolanaWatcherContext, seen: Observation) =>
   Effect.gen(function*() {
-    const { transaction, signature, target, receipt, headSlot, memo, chainTime, slot, reference, option } = seen
-    const { accountIndex, mint, received } = receipt
+    const { transaction, signature, target, receipt, headSlot, chainTime, slot, option } = seen
+    const { accountIndex, received } = receipt
     const recorded = yield* context.evidence.record({
       paymentOptionId: option.optionId,
       transactionHash: signature,
@@ -94,25 +109,14 @@ const recordMatched = (context: SolanaWatcherContext, seen: Observation) =>
       Effect.tap(() => context.applied("evidence")),
       Effect.catchTag("EvidenceRejected", (error) => context.rejected(error, signature).pipe(Effect.as(false)))
     )
-    yield* context.repo.recordTransfer({
-      signature,
-      tokenAccount: target.tokenAccount,
-      slot,
-      blockTime: chainTime,
-      reference,
-      paymentOptionId: option.optionId,
-      mint,
-      amountAtomic: received,
-      memo,
-      outcome: recorded ? "evidence" : "refused"
-    })
+    yield* recordTransfer(context, seen, recorded ? "evidence" : "refused")
     return recorded
   })
 
 /** A deposit carrying an option's reference but of another token or to another recipient: recorded as unmatched. */
 const recordUnmatchedDeposit = (context: SolanaWatcherContext, seen: Observation, reason: "wrong_token" | "wrong_recipient") =>
   Effect.gen(function*() {
-    const { signature, target, receipt, memo, chainTime, slot, reference, option } = seen
+    const { signature, target, receipt, chainTime, slot, option } = seen
     const { accountIndex, mint, received } = receipt
     yield* context.chainRepo.recordUnmatched({
       merchantId: option.merchantId,
@@ -129,18 +133,7 @@ const recordUnmatchedDeposit = (context: SolanaWatcherContext, seen: Observation
       chainTime,
       reason
     })
-    yield* context.repo.recordTransfer({
-      signature,
-      tokenAccount: target.tokenAccount,
-      slot,
-      blockTime: chainTime,
-      reference,
-      paymentOptionId: option.optionId,
-      mint,
-      amountAtomic: received,
-      memo,
-      outcome: reason
-    })
+    yield* recordTransfer(context, seen, reason)
     yield* Effect.logWarning("Unmatched Solana deposit carrying an option's reference").pipe(
       Effect.annotateLogs({ invoiceId: option.invoiceId, reason, transactionHash: signature })
     )
