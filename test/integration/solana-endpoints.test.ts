@@ -207,10 +207,8 @@ describe("a Solana watcher with several endpoints: corroborated transfers", () =
     return { id: created.body.id as string, optionId: option.id as string, reference: option.optionPayload.reference as string }
   }
   const statusOf = async (id: string) => (await merchant.api(`/api/checkout/invoices/${id}`)).body.status
-
-  it("does not credit a transaction only the first-listed endpoint reports, credits the real one beside it, and marks it disagreeing", async () => {
-    node.advance(1)
-    await pollUntilInUse(a)
+  /** A real payment to `payee`, and `liar` reporting a made-up twin of it paying `victim`, over four polls. */
+  const liarReports = async (liar: RpcFront) => {
     const victim = await withReference()
     const payee = await withReference()
     const payer = newPayer()
@@ -218,9 +216,16 @@ describe("a Solana watcher with several endpoints: corroborated transfers", () =
     const real = await sendPrepared(node, prepared.body.transaction, payer)
     // The made-up signature: the real transaction's, with the victim's reference instead of the payee's.
     const fake = Keypair.generate().publicKey.toBase58() + Keypair.generate().publicKey.toBase58().slice(0, 44)
-    a.inventSignatures.push({ account: "*", real, fake, from: payee.reference, to: victim.reference })
+    liar.inventSignatures.push({ account: "*", real, fake, from: payee.reference, to: victim.reference })
     for (let attempt = 0; attempt < 4; attempt++) await poll()
-    a.inventSignatures.length = 0
+    liar.inventSignatures.length = 0
+    return { victim, payee }
+  }
+
+  it("does not credit a transaction only the first-listed endpoint reports, credits the real one beside it, and marks it disagreeing", async () => {
+    node.advance(1)
+    await pollUntilInUse(a)
+    const { victim, payee } = await liarReports(a)
     expect(await statusOf(victim.id)).toBe("awaiting_payment")
     expect(["payment_detected", "confirmed"]).toContain(await statusOf(payee.id))
     expect(await endpoint(a)).toMatchObject({ state: "disagreeing", inUse: false, refusedTransfers: 1 })
@@ -234,15 +239,7 @@ describe("a Solana watcher with several endpoints: corroborated transfers", () =
     node.advance(1)
     await poll()
     expect(await inUse()).toBe(b.url)
-    const victim = await withReference()
-    const payee = await withReference()
-    const payer = newPayer()
-    const prepared = await prepare(payee.id, payee.optionId, payer)
-    const real = await sendPrepared(node, prepared.body.transaction, payer)
-    const fake = Keypair.generate().publicKey.toBase58() + Keypair.generate().publicKey.toBase58().slice(0, 44)
-    b.inventSignatures.push({ account: "*", real, fake, from: payee.reference, to: victim.reference })
-    for (let attempt = 0; attempt < 4; attempt++) await poll()
-    b.inventSignatures.length = 0
+    const { victim, payee } = await liarReports(b)
     expect(await statusOf(victim.id)).toBe("awaiting_payment")
     expect(["payment_detected", "confirmed"]).toContain(await statusOf(payee.id))
     expect(await endpoint(b)).toMatchObject({ state: "disagreeing", inUse: false, refusedTransfers: 1 })
