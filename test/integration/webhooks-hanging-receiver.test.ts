@@ -11,8 +11,13 @@ import { newPath } from "../support/WebhookHarness.ts"
 import { startWebhookReceiver, type WebhookReceiver } from "../support/WebhookReceiver.ts"
 
 const HANGING_EVENTS = 80
-/** The bound: another merchant's webhook is not held up by a hanging receiver. */
-const OTHER_MERCHANT_WITHIN_MS = 1_000
+/**
+ * Another merchant's webhook is not held up by a hanging receiver: it arrives long before any
+ * hanging attempt times out (queued behind them it would wait at least WEBHOOK_TIMEOUT_MS). The
+ * test prints the delay (well under a second on a quiet machine); a 1-second bound is too
+ * tight for a loaded CI machine.
+ */
+const OTHER_MERCHANT_WITHIN_MS = WEBHOOK_TIMEOUT_MS / 2
 
 class Receivers extends Context.Service<Receivers, { readonly hanging: WebhookReceiver; readonly healthy: WebhookReceiver }>()("test/webhooks-hanging-receiver/Receivers") {
   static readonly layer = Layer.effect(
@@ -59,6 +64,8 @@ it.layer(suite, suiteOptions)((it) => {
 
         yield* Layer.build(WebhookDispatcher.worker)
         // The hanging receiver has taken all it will get before its attempts time out.
+        const startedAt = Date.now()
+        while (hanging.received(stuckPath).length === 0 && Date.now() - startedAt < 60_000) yield* Effect.sleep("50 millis")
         const hangingSince = Date.now()
         let taken = -1
         while (hanging.received(stuckPath).length !== taken) {
