@@ -1,5 +1,4 @@
 import type { RateLimited } from "../domain/Errors.ts"
-import { rateLimitMessage } from "../domain/Errors.ts"
 import type { TimingOverrideProblem } from "../domain/TimingOverride.ts"
 import { BadRequest, Conflict, Forbidden, TooManyRequests } from "./ApiErrors.ts"
 
@@ -19,7 +18,7 @@ export const RequestErrors = {
   idempotencyKeyLength: () => new BadRequest({ error: "Idempotency-Key must be 1 to 255 characters" }),
   idempotencyKeyReused: () => new Conflict({ error: "Idempotency-Key was already used with a different request body" }),
   idempotencyKeyInProgress: () => new Conflict({ error: "A request with this Idempotency-Key is still in progress; retry shortly" }),
-  rateLimited: (error: RateLimited) => new TooManyRequests({ error: rateLimitMessage(error) }),
+  rateLimited: (error: RateLimited) => new TooManyRequests({ error: `Rate limit exceeded. Retry after ${error.retryAfterSeconds} seconds.` }),
   apiKeyOutsideCheckout: () => new Forbidden({ error: API_KEY_OUTSIDE_CHECKOUT })
 } as const
 

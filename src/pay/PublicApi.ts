@@ -2,7 +2,7 @@ import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import { PAYER_KEY_MESSAGE, payerKeyBytes } from "../chains/solana/PayerKey.ts"
 import { PublicInvoiceStatusView, PublicInvoiceView, SolanaWalletPayment } from "../domain/InvoiceResponses.ts"
-import { Conflict, NotFound, ServiceUnavailable, TooManyRequests } from "../http/ApiErrors.ts"
+import { BadRequest, Conflict, NotFound, ServiceUnavailable, TooManyRequests } from "../http/ApiErrors.ts"
 import { InvoiceIdParams } from "../http/RequestSchemas.ts"
 
 export const PrepareSolanaWalletPaymentBody = Schema.Struct({
@@ -43,7 +43,7 @@ export const PublicGroup = HttpApiGroup.make("public")
       params: InvoiceIdParams,
       payload: PrepareSolanaWalletPaymentBody,
       success: SolanaWalletPayment,
-      error: [NotFound, Conflict, TooManyRequests, ServiceUnavailable]
+      error: [BadRequest, NotFound, Conflict, TooManyRequests, ServiceUnavailable]
     }).annotate(OpenApi.Summary, "Prepare an unsigned Solana wallet payment").annotate(
       OpenApi.Description,
       "An unsigned Solana Pay transfer of what remains due, for the payer's wallet to sign and send. Limited per client IP (CHECKOUT_SOLANA_PREPARE_RATE_LIMIT a minute)."

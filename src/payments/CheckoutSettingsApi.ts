@@ -1,6 +1,6 @@
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
-import { Conflict, NotFound } from "../http/ApiErrors.ts"
+import { BadRequest, Conflict, NotFound } from "../http/ApiErrors.ts"
 import { DashboardAuthentication } from "../http/Authentication.ts"
 import { PaymentTimingOverride, text } from "../http/RequestSchemas.ts"
 import { PaymentTiming } from "../domain/InvoiceResponses.ts"
@@ -52,8 +52,10 @@ export const CheckoutSettingsView = Schema.Struct({
 export const CheckoutSettingsGroup = HttpApiGroup.make("checkoutSettings")
   .add(
     HttpApiEndpoint.get("get", "/api/dashboard/checkout-settings", { success: CheckoutSettingsView, error: NotFound }).annotate(OpenApi.Summary, "Get checkout settings"),
-    HttpApiEndpoint.put("put", "/api/dashboard/checkout-settings", { payload: CheckoutSettingsBody, success: CheckoutSettingsView, error: Conflict }).annotate(OpenApi.Summary,
-      "Save checkout settings")
+    HttpApiEndpoint.put("put", "/api/dashboard/checkout-settings", { payload: CheckoutSettingsBody, success: CheckoutSettingsView, error: [BadRequest, Conflict] }).annotate(
+      OpenApi.Summary,
+      "Save checkout settings"
+    )
   )
   .middleware(DashboardAuthentication)
   .annotate(OpenApi.Description, "Checkout settings: issuer name, default payment timing and payment methods per network, asset and rail.")

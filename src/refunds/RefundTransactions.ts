@@ -1,5 +1,6 @@
 import { Context, Effect, Layer } from "effect"
-import { InvalidRequest, RefundStatusConflict, type SolanaPreparationUnavailable } from "../domain/Errors.ts"
+import { InvalidRequest, type SolanaPreparationUnavailable } from "../domain/Errors.ts"
+import { RefundStatusConflict } from "./RefundErrors.ts"
 import type { RefundRecord } from "./Refund.ts"
 import { refundDestination } from "./RefundAddress.ts"
 
