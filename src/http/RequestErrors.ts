@@ -1,3 +1,4 @@
+import { HttpServerResponse } from "effect/http"
 import type { RateLimited } from "../domain/Errors.ts"
 import type { TimingOverrideProblem } from "../domain/TimingOverride.ts"
 import { BadRequest, Conflict, Forbidden, TooManyRequests } from "./ApiErrors.ts"
@@ -39,5 +40,9 @@ export const TransportAnswers = {
     error: `The service is temporarily unavailable (its database does not answer); retry after ${retryAfterSeconds} seconds`
   }),
   starting: { status: 503, error: "The service is starting; retry after 1 second" },
+  metricsTokenInvalid: { status: 401, error: "Missing or invalid metrics token" },
   internal: { status: 500, error: "Internal server error" }
 } as const
+
+/** A transport answer as the spec's `{error}` response. */
+export const transportResponse = ({ error, status }: { readonly status: number; readonly error: string }) => HttpServerResponse.jsonUnsafe({ error }, { status })
