@@ -10,7 +10,7 @@ import { DashboardAuthentication, MerchantAuthentication } from "../http/Authent
 import { clientAddress, orTooManyRequests } from "../http/RateLimitAnswers.ts"
 import type { BadRequest } from "../http/ApiErrors.ts"
 import { RequestErrors } from "../http/RequestErrors.ts"
-import { AccountErrors } from "./AccountErrors.ts"
+import { AccountErrors } from "./AccountsApi.ts"
 
 const bearerOf = (request: HttpServerRequest.HttpServerRequest): string | undefined => {
   const header = request.headers["authorization"]

@@ -23,3 +23,14 @@ export class SolanaPreparationUnavailable extends Data.TaggedError("SolanaPrepar
 
 /** Over a rate limit: retry after the given number of seconds. */
 export class RateLimited extends Data.TaggedError("RateLimited")<{ readonly retryAfterSeconds: number }> {}
+
+/** The invoice has no payment option of that id. */
+export class PaymentOptionNotFound extends Data.TaggedError("PaymentOptionNotFound")<{ readonly paymentOptionId: string }> {}
+/** Nothing on this option can be refunded now (see refunds/Refundable.ts). */
+export class NothingToRefund extends Data.TaggedError("NothingToRefund")<{ readonly paymentOptionId: string }> {}
+/** One refund per invoice and option, ever: this option has one, to another address. */
+export class RefundAlreadyRequested extends Data.TaggedError("RefundAlreadyRequested")<{ readonly paymentOptionId: string }> {}
+/** No refund of that id for this merchant. */
+export class RefundNotFound extends Data.TaggedError("RefundNotFound")<{ readonly refundId: string }> {}
+/** The refund is not in a status that allows the operation (`message` says which). */
+export class RefundStatusConflict extends Data.TaggedError("RefundStatusConflict")<{ readonly message: string }> {}

@@ -24,8 +24,8 @@ export const RequestErrors = {
 } as const
 
 /**
- * The answers src/Http.ts gives outside HttpApi (before a route, or instead of one): status and
- * text, declared once here.
+ * The answers given outside HttpApi (src/Http.ts before a route or instead of one, and /metrics):
+ * status and text, declared once here.
  */
 export const TransportAnswers = {
   notFound: { status: 404, error: "Not found" },

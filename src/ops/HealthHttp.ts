@@ -3,7 +3,7 @@ import { HttpEffect, HttpServerResponse } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
 import { checkoutApi } from "../http/CheckoutApi.ts"
 import { HealthGroup } from "./HealthApi.ts"
-import { HealthErrors } from "./HealthErrors.ts"
+import { HealthErrors } from "./HealthApi.ts"
 import { MonitoringRepo } from "./MonitoringRepo.ts"
 
 /** What a 503 from readiness suggests to wait before asking again. */

@@ -50,3 +50,8 @@ export const PublicGroup = HttpApiGroup.make("public")
     )
   )
   .annotate(OpenApi.Description, "Public payment page endpoints: no authentication, no merchant-only data; CORS open to any origin (no credentials).")
+
+/** The public payment endpoints' own HTTP errors, declared once with their status and message (the endpoints above list their statuses). */
+export const PayErrors = {
+  tooManyStatusStreams: (max: number) => new TooManyRequests({ error: `At most ${max} open status streams per client address; close one or poll the status` })
+} as const

@@ -9,7 +9,7 @@ import { mapDomainErrors } from "../http/ErrorMapping.ts"
 import { clientAddress, orTooManyRequests } from "../http/RateLimitAnswers.ts"
 import { Invoices } from "../invoices/Invoices.ts"
 import { StatusStream } from "../invoices/StatusStream.ts"
-import { PayErrors } from "./PayErrors.ts"
+import { PayErrors } from "./PublicApi.ts"
 import { PublicGroup } from "./PublicApi.ts"
 
 export const PublicHttpLive = HttpApiBuilder.group(checkoutApi(PublicGroup), "public", (handlers) =>

@@ -61,3 +61,20 @@ export const CheckoutSettingsGroup = HttpApiGroup.make("checkoutSettings")
   .annotate(OpenApi.Description, "Checkout settings: issuer name, default payment timing and payment methods per network, asset and rail.")
 
 export { PaymentTiming }
+
+/** The checkout settings' HTTP errors, each declared once with its status and message (the endpoints above list their statuses). */
+export const CheckoutSettingsErrors = {
+  notFound: () => new NotFound({ error: "Checkout configuration not found" }),
+  /** A payment method refused (the message names the field; see MethodValidation.ts and PublicWallets.ts). */
+  invalidMethod: (problem: string) => new BadRequest({ error: problem }),
+  tokenContractFixed: (index: number) =>
+    new BadRequest({
+      error: `paymentMethods[${index}].tokenContract is set by the deployment (CHECKOUT_TOKEN_<NETWORK>_<ASSET>) and cannot be changed here`
+    }),
+  noForwarderFactory: (network: string) =>
+    new Conflict({
+      error: `Wallet-contract payments on ${network} cannot be enabled: no forwarder factory is configured (CHECKOUT_FORWARDER_FACTORY_${network.toUpperCase()})`
+    }),
+  networkNotWatched: (network: string, setting: string) =>
+    new Conflict({ error: `Payment methods on ${network} cannot be enabled: this deployment does not watch ${network} (${setting} is not set)` })
+} as const

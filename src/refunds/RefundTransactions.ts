@@ -1,6 +1,5 @@
 import { Context, Effect, Layer } from "effect"
-import { InvalidRequest, type SolanaPreparationUnavailable } from "../domain/Errors.ts"
-import { RefundStatusConflict } from "./RefundErrors.ts"
+import { InvalidRequest, RefundStatusConflict, type SolanaPreparationUnavailable } from "../domain/Errors.ts"
 import type { RefundRecord } from "./Refund.ts"
 import { refundDestination } from "./RefundAddress.ts"
 

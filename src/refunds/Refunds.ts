@@ -1,6 +1,5 @@
 import { Clock, Context, Effect, Layer, Option } from "effect"
-import { InvalidRequest, InvoiceNotFound } from "../domain/Errors.ts"
-import { NothingToRefund, PaymentOptionNotFound, RefundAlreadyRequested, RefundNotFound, RefundStatusConflict } from "./RefundErrors.ts"
+import { InvalidRequest, InvoiceNotFound, NothingToRefund, PaymentOptionNotFound, RefundAlreadyRequested, RefundNotFound, RefundStatusConflict } from "../domain/Errors.ts"
 import { type InvoiceId, RefundId } from "../domain/Ids.ts"
 import type { PaymentOptionRecord } from "../domain/Invoice.ts"
 import { type CoverageLoss, EvidenceFollowUp } from "../invoices/EvidenceFollowUp.ts"

@@ -7,9 +7,8 @@ import { checkoutApi } from "../http/CheckoutApi.ts"
 import { CurrentMerchant } from "../http/CurrentMerchant.ts"
 import { clientAddress, orTooManyRequests } from "../http/RateLimitAnswers.ts"
 import { PublicRefundView, publicRefundView, refundView } from "./Refund.ts"
-import { mapRefundErrors } from "./RefundErrors.ts"
 import { type RefundableOption, Refunds } from "./Refunds.ts"
-import { DashboardRefundsGroup, PublicRefundsGroup } from "./RefundsApi.ts"
+import { DashboardRefundsGroup, mapRefundErrors, PublicRefundsGroup } from "./RefundsApi.ts"
 import { RefundTransactions } from "./RefundTransactions.ts"
 
 const encodePublicRefund = Schema.encodeSync(PublicRefundView)
