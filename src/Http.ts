@@ -30,8 +30,7 @@ import { Api } from "./Api.ts"
 import { AuthHttpLive, KeysHttpLive } from "./accounts/AccountsHttp.ts"
 import { DashboardAuthenticationLive, MerchantAuthenticationLive } from "./accounts/AuthenticationHttp.ts"
 import { SchemaErrorsLive } from "./http/SchemaErrors.ts"
-
-const jsonError = (status: number, error: string) => HttpServerResponse.jsonUnsafe({ error }, { status })
+import { TransportAnswers, transportResponse } from "./http/RequestErrors.ts"
 
 /**
  * The public payment page endpoints are called from the hosted page and from merchants' own
@@ -49,25 +48,22 @@ const BODY_METHODS = new Set(["POST", "PUT", "PATCH", "DELETE"])
 const refuseHostileInput = <E, R>(httpEffect: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>) =>
   Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
     const inUrl = urlProblem(request.url)
-    if (inUrl !== undefined) return Effect.succeed(jsonError(400, inUrl))
+    if (inUrl !== undefined) return Effect.succeed(transportResponse(TransportAnswers.hostileInput(inUrl)))
     if (!BODY_METHODS.has(request.method)) return httpEffect
     const contentType = request.headers["content-type"]
     const inCharset = charsetProblem(contentType)
-    if (inCharset !== undefined) return Effect.succeed(jsonError(400, inCharset))
+    if (inCharset !== undefined) return Effect.succeed(transportResponse(TransportAnswers.hostileInput(inCharset)))
     if (contentType !== undefined && !contentType.toLowerCase().includes("json")) return httpEffect
     // The bytes, not `text`: that decodes leniently. The route's own read decodes the same cached bytes.
     return Effect.flatMap(request.arrayBuffer, (bytes) => {
       const inBody = jsonBodyBytesProblem(new Uint8Array(bytes))
-      return inBody === undefined ? httpEffect : Effect.succeed(jsonError(400, inBody))
+      return inBody === undefined ? httpEffect : Effect.succeed(transportResponse(TransportAnswers.hostileInput(inBody)))
     })
   })
 
 const RETRY_AFTER_SECONDS = 5
 const databaseUnavailable = () =>
-  HttpServerResponse.jsonUnsafe(
-    { error: `The service is temporarily unavailable (its database does not answer); retry after ${RETRY_AFTER_SECONDS} seconds` },
-    { status: 503, headers: { "retry-after": String(RETRY_AFTER_SECONDS) } }
-  )
+  HttpServerResponse.setHeader(transportResponse(TransportAnswers.databaseUnavailable(RETRY_AFTER_SECONDS)), "retry-after", String(RETRY_AFTER_SECONDS))
 
 /** Every 503 says when to retry: the routes' own (account status, Solana preparation, ...) carry none themselves. */
 const saysWhenToRetry = (response: HttpServerResponse.HttpServerResponse) =>
@@ -101,7 +97,7 @@ const ErrorBoundary = Layer.unwrap(Effect.gen(function*() {
     (httpEffect) =>
       measureRequests(compressResponse(Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
         env === "production" && request.url.startsWith("/api/dev/")
-          ? Effect.succeed(jsonError(404, "Not found"))
+          ? Effect.succeed(transportResponse(TransportAnswers.notFound))
           : !database.available() && needsDatabase(request.url)
           ? Effect.succeed(databaseUnavailable())
           : request.url.startsWith(PUBLIC_PREFIX)
@@ -112,22 +108,22 @@ const ErrorBoundary = Layer.unwrap(Effect.gen(function*() {
           // A request that cannot finish in its budget (a stalled database, most likely) gets a fast
           // 503 and reports the database as suspect; the probe clears that within a second if wrong.
           Effect.timeoutOrElse({ duration: Duration.millis(requestTimeoutMs), orElse: () => unavailable }),
-          Effect.map((response) => response.status === 415 ? jsonError(400, "Content-Type must be application/json") : saysWhenToRetry(response)),
+          Effect.map((response) => response.status === 415 ? transportResponse(TransportAnswers.notJson) : saysWhenToRetry(response)),
           Effect.catchCause((cause) => {
             if (Cause.hasInterruptsOnly(cause)) return Effect.failCause(cause)
             const error = Cause.squash(cause) as ServerErrorLike
             if (error?._tag === "HttpServerError" && error.reason?._tag === "RouteNotFound") {
               return HttpServerRequest.HttpServerRequest.pipe(Effect.map((request) =>
                 request.headers["x-api-key"] !== undefined
-                  ? jsonError(403, "API keys can access only the checkout invoice endpoints")
-                  : jsonError(404, "Not found")
+                  ? transportResponse(TransportAnswers.apiKeyOutsideCheckout)
+                  : transportResponse(TransportAnswers.notFound)
               ))
             }
             if (error?._tag === "HttpServerError" && error.reason?._tag === "RequestParseError") {
               return Effect.succeed(
                 error.reason.reason === "BodyTooLarge"
-                  ? jsonError(413, `Request body too large (at most ${maxBodyBytes} bytes)`)
-                  : jsonError(400, "Request body could not be read")
+                  ? transportResponse(TransportAnswers.bodyTooLarge(maxBodyBytes))
+                  : transportResponse(TransportAnswers.unreadableBody)
               )
             }
             // Only a failure to reach the database makes it unavailable for everyone; a statement
@@ -135,7 +131,7 @@ const ErrorBoundary = Layer.unwrap(Effect.gen(function*() {
             if (isConnectionFailure(error)) {
               return Effect.logWarning("Database failure", cause).pipe(Effect.andThen(unavailable))
             }
-            return Effect.logError("Unhandled failure", cause).pipe(Effect.as(jsonError(500, "Internal server error")))
+            return Effect.logError("Unhandled failure", cause).pipe(Effect.as(transportResponse(TransportAnswers.internal)))
           })
         ))),
     { global: true }
@@ -195,8 +191,8 @@ const createServerAnsweringWhileStarting = () => {
   server.on("error", () => {})
   server.on("request", (_request, response) => {
     if (server.listenerCount("request") > 1) return // the service's handler answers
-    response.writeHead(503, { "content-type": "application/json", "retry-after": "1" })
-    response.end(JSON.stringify({ error: "The service is starting; retry after 1 second" }))
+    response.writeHead(TransportAnswers.starting.status, { "content-type": "application/json", "retry-after": "1" })
+    response.end(JSON.stringify({ error: TransportAnswers.starting.error }))
   })
   return server
 }

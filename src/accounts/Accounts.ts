@@ -1,7 +1,7 @@
 import { Context, Data, Effect, Layer, Option } from "effect"
 import { AppConfig } from "../config/AppConfig.ts"
 import { ApiKeyId, MerchantId } from "../domain/Ids.ts"
-import type { ApiKeySummary } from "./ApiKey.ts"
+import { type ApiKeySummary, MAX_ACTIVE_API_KEYS } from "./ApiKey.ts"
 import { AccountsRepo, type KeyOwner } from "./AccountsRepo.ts"
 import type { AccountStatus, BillingStatus, User } from "./Merchant.ts"
 import { constantTimeEqual, generateApiKey, hashApiKey, keyPrefixOf, looksLikeApiKey } from "./ApiKeyFormat.ts"
@@ -17,8 +17,6 @@ export class EmailTaken extends Data.TaggedError("EmailTaken")<{}> {}
 export class InvalidCredentials extends Data.TaggedError("InvalidCredentials")<{}> {}
 export class TooManyApiKeys extends Data.TaggedError("TooManyApiKeys")<{}> {}
 export class ApiKeyNotFound extends Data.TaggedError("ApiKeyNotFound")<{}> {}
-
-export const MAX_ACTIVE_API_KEYS = 3
 
 export interface AuthenticatedMerchant {
   readonly merchantId: MerchantId

@@ -4,13 +4,13 @@ import { HttpApiBuilder } from "effect/http-api"
 import { AppConfig } from "../config/AppConfig.ts"
 import { checkoutApi } from "../http/CheckoutApi.ts"
 import { AuthGroup, KeysGroup } from "./AccountsApi.ts"
-import { Conflict, Forbidden, NotFound, ServiceUnavailable, Unauthorized } from "../http/ApiErrors.ts"
+import { AccountErrors } from "./AccountsApi.ts"
 import { orTooManyRequests, clientAddress } from "../http/RateLimitAnswers.ts"
 import { RateLimits } from "./RateLimits.ts"
-import { Accounts, MAX_ACTIVE_API_KEYS } from "./Accounts.ts"
+import { Accounts } from "./Accounts.ts"
 import { CurrentMerchant } from "../http/CurrentMerchant.ts"
 import { constantTimeEqual } from "./ApiKeyFormat.ts"
-import { CSRF_COOKIE, CSRF_HEADER, CSRF_MESSAGE, SESSION_COOKIE, SESSION_HOURS, Sessions } from "./Sessions.ts"
+import { CSRF_COOKIE, CSRF_HEADER, SESSION_COOKIE, SESSION_HOURS, Sessions } from "./Sessions.ts"
 
 const isLoopback = (host: string) => /^(127\.|localhost$|\[?::1\]?$)/.test(host)
 
@@ -45,10 +45,10 @@ export const AuthHttpLive = HttpApiBuilder.group(checkoutApi(AuthGroup), "auth",
     return handlers
       .handle("signup", ({ payload }) =>
         Effect.gen(function*() {
-          if (config.signup === "closed") return yield* new Forbidden({ error: "Sign-up is closed" })
+          if (config.signup === "closed") return yield* AccountErrors.signupClosed()
           yield* orTooManyRequests(rateLimits.signup(yield* clientAddress))
           const user = yield* orTooManyRequests(accounts.signUp(payload.email, payload.password)).pipe(
-            Effect.catchTag("EmailTaken", () => Effect.fail(new Conflict({ error: "An account with this email already exists" })))
+            Effect.catchTag("EmailTaken", () => Effect.fail(AccountErrors.emailTaken()))
           )
           const { token, sessionId } = yield* sessions.issue(user.id)
           yield* setSessionCookie(token, sessions.csrfToken(sessionId))
@@ -60,8 +60,8 @@ export const AuthHttpLive = HttpApiBuilder.group(checkoutApi(AuthGroup), "auth",
           yield* orTooManyRequests(rateLimits.login(payload.email))
           const user = yield* orTooManyRequests(accounts.logIn(payload.email, payload.password)).pipe(
             Effect.catchTags({
-              InvalidCredentials: () => Effect.fail(new Unauthorized({ error: "Invalid email or password" })),
-              AccountDisabled: () => Effect.fail(new Forbidden({ error: "Forbidden" }))
+              InvalidCredentials: () => Effect.fail(AccountErrors.invalidCredentials()),
+              AccountDisabled: () => Effect.fail(AccountErrors.forbidden())
             })
           )
           const { token, sessionId } = yield* sessions.issue(user.id)
@@ -74,18 +74,18 @@ export const AuthHttpLive = HttpApiBuilder.group(checkoutApi(AuthGroup), "auth",
           const header = request.headers["authorization"]
           const cookie = request.cookies[SESSION_COOKIE]
           const token = cookie ?? (header?.startsWith("Bearer ") ? header.slice(7).trim() : undefined)
-          if (token === undefined) return yield* new Unauthorized({ error: "Missing API key or session" })
+          if (token === undefined) return yield* AccountErrors.missingCredential()
           const principal = yield* sessions.verify(token).pipe(
             Effect.catchTag("SessionAccountDisabled", () => Effect.succeed(undefined)),
-            Effect.catchTag("SessionStatusUnavailable", () => Effect.fail(new ServiceUnavailable({ error: "Account status cannot be verified; retry after recovery" }))),
-            Effect.catchTag("InvalidSession", () => Effect.fail(new Unauthorized({ error: "Invalid or expired session" })))
+            Effect.catchTag("SessionStatusUnavailable", () => Effect.fail(AccountErrors.statusUnavailable())),
+            Effect.catchTag("InvalidSession", () => Effect.fail(AccountErrors.invalidSession()))
           )
           if (principal !== undefined) {
             // A cookie rides along on any cross-site form post: as for every cookie-authenticated
             // write, only the dashboard's own script (which alone reads the CSRF cookie) may log out.
             const sent = request.headers[CSRF_HEADER]
             if (cookie !== undefined && (sent === undefined || !constantTimeEqual(sent, sessions.csrfToken(principal.sessionId)))) {
-              return yield* new Forbidden({ error: CSRF_MESSAGE })
+              return yield* AccountErrors.csrfMismatch()
             }
             yield* sessions.revoke(principal.sessionId)
           }
@@ -113,7 +113,7 @@ const ownUser = (id: string) =>
     if (merchant.credential !== "cookie" && (yield* accounts.findUser(id.toLowerCase())) !== undefined) {
       yield* accounts.recordProbe(merchant.merchantId, "foreign_user_id", `user ${id}`)
     }
-    return yield* new NotFound({ error: "User not found" })
+    return yield* AccountErrors.userNotFound()
   })
 
 export const KeysHttpLive = HttpApiBuilder.group(checkoutApi(KeysGroup), "keys", (handlers) =>
@@ -124,7 +124,7 @@ export const KeysHttpLive = HttpApiBuilder.group(checkoutApi(KeysGroup), "keys",
         Effect.gen(function*() {
           const merchant = yield* ownUser(params.id)
           return yield* accounts.createApiKey(merchant.merchantId, payload.label ?? "").pipe(
-            Effect.catchTag("TooManyApiKeys", () => Effect.fail(new Conflict({ error: `At most ${MAX_ACTIVE_API_KEYS} active API keys` })))
+            Effect.catchTag("TooManyApiKeys", () => Effect.fail(AccountErrors.tooManyApiKeys()))
           )
         }).pipe(Effect.provideService(Accounts, accounts)))
       .handle("list", ({ params }) =>
@@ -136,7 +136,7 @@ export const KeysHttpLive = HttpApiBuilder.group(checkoutApi(KeysGroup), "keys",
         Effect.gen(function*() {
           const merchant = yield* ownUser(params.id)
           yield* accounts.revokeApiKey(merchant.merchantId, params.keyId).pipe(
-            Effect.catchTag("ApiKeyNotFound", () => Effect.fail(new NotFound({ error: "API key not found" })))
+            Effect.catchTag("ApiKeyNotFound", () => Effect.fail(AccountErrors.apiKeyNotFound()))
           )
         }).pipe(Effect.provideService(Accounts, accounts)))
   }))

@@ -3,6 +3,9 @@ import { rowOf } from "../db/Columns.ts"
 import { NullableDate } from "../domain/Timestamps.ts"
 import { ApiKeyId, MerchantId } from "../domain/Ids.ts"
 
+/** How many API keys an account may have active at once. */
+export const MAX_ACTIVE_API_KEYS = 3
+
 /** A merchant's checkout API key as stored: only the SHA-256 hash of the raw key is kept. */
 export const ApiKey = Schema.Struct({
   id: ApiKeyId,

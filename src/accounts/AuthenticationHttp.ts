@@ -8,7 +8,9 @@ import { constantTimeEqual } from "./ApiKeyFormat.ts"
 import { RateLimits } from "./RateLimits.ts"
 import { DashboardAuthentication, MerchantAuthentication } from "../http/Authentication.ts"
 import { clientAddress, orTooManyRequests } from "../http/RateLimitAnswers.ts"
-import { BadRequest, Forbidden, ServiceUnavailable, Unauthorized } from "../http/ApiErrors.ts"
+import type { BadRequest } from "../http/ApiErrors.ts"
+import { RequestErrors } from "../http/RequestErrors.ts"
+import { AccountErrors } from "./AccountsApi.ts"
 
 const bearerOf = (request: HttpServerRequest.HttpServerRequest): string | undefined => {
   const header = request.headers["authorization"]
@@ -46,11 +48,10 @@ const namesAnotherExistingAccount = (request: HttpServerRequest.HttpServerReques
     return false
   })
 
-const unavailable = () => new ServiceUnavailable({ error: "Account status cannot be verified; retry after recovery" })
 const sessionErrors = {
-  InvalidSession: () => Effect.fail(new Unauthorized({ error: "Invalid or expired session" })),
-  SessionAccountDisabled: () => Effect.fail(new Forbidden({ error: "Forbidden" })),
-  SessionStatusUnavailable: () => Effect.fail(unavailable())
+  InvalidSession: () => Effect.fail(AccountErrors.invalidSession()),
+  SessionAccountDisabled: () => Effect.fail(AccountErrors.forbidden()),
+  SessionStatusUnavailable: () => Effect.fail(AccountErrors.statusUnavailable())
 } as const
 
 /** Cookie first, then bearer: the session part of the spec's authentication order. */
@@ -59,14 +60,14 @@ const sessionPrincipal = (request: HttpServerRequest.HttpServerRequest) =>
     const sessions = yield* Sessions
     const cookie = request.cookies[SESSION_COOKIE]
     const token = cookie ?? bearerOf(request)
-    if (token === undefined) return yield* new Unauthorized({ error: "Missing API key or session" })
+    if (token === undefined) return yield* AccountErrors.missingCredential()
     const principal = yield* sessions.verify(token).pipe(Effect.catchTags(sessionErrors))
     if (cookie !== undefined && !SAFE_METHODS.has(request.method)) {
       // A cookie rides along on any same-site request: a write must also prove it came from the
       // dashboard's own script, which alone can read the CSRF cookie.
       const sent = request.headers[CSRF_HEADER]
       if (sent === undefined || !constantTimeEqual(sent, sessions.csrfToken(principal.sessionId))) {
-        return yield* new Forbidden({ error: "Missing or invalid CSRF token: send the checkout_csrf cookie's value in X-CSRF-Token" })
+        return yield* AccountErrors.csrfMismatch()
       }
     }
     return { ...principal, credential: cookie === undefined ? "bearer" as const : "cookie" as const }
@@ -93,7 +94,7 @@ const refuseAccountSelection = (
       if (credential !== "cookie" && (yield* namesAnotherExistingAccount(request, merchantId))) {
         yield* accounts.recordProbe(merchantId, "query_user_id", `${request.method} ${request.url}`)
       }
-      return yield* new BadRequest({ error: "userId and user_id query fields are not allowed: private routes use the authenticated account" })
+      return yield* AccountErrors.accountSelected()
     })
     : Effect.void
 
@@ -117,9 +118,9 @@ export const MerchantAuthenticationLive = Layer.effect(
           const probing = selectsAnotherAccount(request)
           const merchant = yield* orTooManyRequests(probing ? accounts.authenticateApiKey(apiKey) : admission.admit(apiKey)).pipe(
             Effect.catchTags({
-              InvalidApiKey: () => Effect.fail(new Unauthorized({ error: "Invalid API key" })),
-              AccountDisabled: () => Effect.fail(new Forbidden({ error: "Forbidden" })),
-              AccountStatusUnavailable: () => Effect.fail(unavailable())
+              InvalidApiKey: () => Effect.fail(AccountErrors.invalidApiKey()),
+              AccountDisabled: () => Effect.fail(AccountErrors.forbidden()),
+              AccountStatusUnavailable: () => Effect.fail(AccountErrors.statusUnavailable())
             })
           )
           if (probing) yield* refuseAccountSelection(request, merchant.merchantId, "api_key")
@@ -150,7 +151,7 @@ export const DashboardAuthenticationLive = Layer.effect(
         const request = yield* HttpServerRequest.HttpServerRequest
         yield* orTooManyRequests(rateLimits.dashboardFromAddress(yield* clientAddress))
         if (request.headers["x-api-key"] !== undefined) {
-          return yield* new Forbidden({ error: "API keys can access only the checkout invoice endpoints" })
+          return yield* RequestErrors.apiKeyOutsideCheckout()
         }
         const principal = yield* sessionPrincipal(request)
         yield* orTooManyRequests(rateLimits.dashboard(principal.merchantId))

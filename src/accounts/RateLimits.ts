@@ -5,7 +5,7 @@ import { makeLocalWindows } from "./LocalWindows.ts"
 import { layerStorePostgres } from "./PgRateLimiterStore.ts"
 import { RateLimited } from "../domain/Errors.ts"
 
-export { RateLimited, rateLimitMessage } from "../domain/Errors.ts"
+export { RateLimited } from "../domain/Errors.ts"
 
 /** Every limit's window. */
 export const LIMIT_WINDOW = Duration.minutes(1)

@@ -13,7 +13,6 @@ export const SESSION_COOKIE = "checkout_session"
 /** Readable by the dashboard's script (not HttpOnly): the double-submit CSRF token of the session. */
 export const CSRF_COOKIE = "checkout_csrf"
 export const CSRF_HEADER = "x-csrf-token"
-export const CSRF_MESSAGE = "Missing or invalid CSRF token: send the checkout_csrf cookie's value in X-CSRF-Token"
 export const SESSION_HOURS = 12
 
 export interface SessionPrincipal {

@@ -7,7 +7,7 @@ import { merchantInvoiceView, paymentView } from "../domain/InvoiceViews.ts"
 import { parseAtomic } from "../domain/Money.ts"
 import { checkoutApi } from "../http/CheckoutApi.ts"
 import { DevSimulatorGroup } from "./DevSimulatorApi.ts"
-import { BadRequest, Conflict, NotFound } from "../http/ApiErrors.ts"
+import { DevSimulatorErrors } from "./DevSimulatorApi.ts"
 import { mapDomainErrors } from "../http/ErrorMapping.ts"
 import { DeadlineSweeper } from "./DeadlineSweeper.ts"
 import { InvoiceRepo } from "../invoices/InvoiceRepo.ts"
@@ -33,13 +33,11 @@ export const DevSimulatorHttpLive = HttpApiBuilder.group(checkoutApi(DevSimulato
         Effect.map(([parts, millis]) => ({ payment: paymentView(result.payment), invoice: merchantInvoiceView(parts, publicUrl, new Date(millis)) }))
       )
 
-    const rejected = (error: { readonly reason: string }) => new Conflict({ error: `Evidence rejected: ${error.reason}` })
-
     const paymentByHash = (id: string, transactionHash: string) =>
       owned(id).pipe(Effect.flatMap((parts) => {
         const payment = parts.payments.find((candidate) => candidate.transactionHash === transactionHash)
         return payment === undefined
-          ? Effect.fail(new NotFound({ error: "No payment of this invoice has that transactionHash" }))
+          ? Effect.fail(DevSimulatorErrors.paymentNotFound())
           : Effect.succeed(payment)
       }))
 
@@ -48,10 +46,10 @@ export const DevSimulatorHttpLive = HttpApiBuilder.group(checkoutApi(DevSimulato
         Effect.gen(function*() {
           const parts = yield* owned(params.id)
           const option = parts.options.find((candidate) => candidate.id === payload.paymentOptionId)
-          if (option === undefined) return yield* new NotFound({ error: "paymentOptionId is not an option of this invoice" })
+          if (option === undefined) return yield* DevSimulatorErrors.optionNotFound()
           const amountAtomic = parseAtomic(payload.amount, option.decimals)
           if (amountAtomic === undefined || amountAtomic === 0n) {
-            return yield* new BadRequest({ error: `amount must be a positive amount with at most ${option.decimals} decimals` })
+            return yield* DevSimulatorErrors.invalidAmount(option.decimals)
           }
           const now = yield* Clock.currentTimeMillis
           const deadline = parts.invoice.timing.payableUntilAt.getTime()
@@ -63,7 +61,7 @@ export const DevSimulatorHttpLive = HttpApiBuilder.group(checkoutApi(DevSimulato
             amountAtomic,
             confirmations: payload.confirmations ?? 0,
             observedAt
-          }).pipe(Effect.mapError(rejected))
+          }).pipe(Effect.mapError(DevSimulatorErrors.evidenceRejected))
           return yield* answer(params.id, result)
         }))
       .handle("simulateConfirmations", ({ params, payload }) =>
@@ -76,7 +74,7 @@ export const DevSimulatorHttpLive = HttpApiBuilder.group(checkoutApi(DevSimulato
             amountAtomic: payment.amountAtomic,
             confirmations: payload.confirmations,
             observedAt: payment.observedAt
-          }).pipe(Effect.mapError(rejected))
+          }).pipe(Effect.mapError(DevSimulatorErrors.evidenceRejected))
           return yield* answer(params.id, result)
         }))
       .handle("simulateInvalidation", ({ params, payload }) =>
@@ -87,7 +85,7 @@ export const DevSimulatorHttpLive = HttpApiBuilder.group(checkoutApi(DevSimulato
             transactionHash: payload.transactionHash,
             outputIndex: payment.outputIndex,
             reason: payload.reason ?? "simulated_reorg"
-          }).pipe(Effect.mapError(rejected))
+          }).pipe(Effect.mapError(DevSimulatorErrors.evidenceRejected))
           return yield* answer(params.id, result)
         }))
       .handle("simulateExpiry", ({ params }) =>

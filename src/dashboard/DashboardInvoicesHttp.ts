@@ -7,7 +7,7 @@ import { AppConfig } from "../config/AppConfig.ts"
 import { merchantInvoiceView } from "../domain/InvoiceViews.ts"
 import { checkoutApi } from "../http/CheckoutApi.ts"
 import { DashboardInvoicesGroup } from "./DashboardInvoicesApi.ts"
-import { BadRequest } from "../http/ApiErrors.ts"
+import { RequestErrors } from "../http/RequestErrors.ts"
 import { mapDomainErrors } from "../http/ErrorMapping.ts"
 import { findDelivery } from "../webhooks/DeliveryLog.ts"
 import { csvHeader, csvRow } from "../invoices/InvoiceCsv.ts"
@@ -63,7 +63,7 @@ export const DashboardInvoicesHttpLive = HttpApiBuilder.group(checkoutApi(Dashbo
           }).pipe(
             Effect.map((page) => ({ ...page, invoices: page.invoices.map((invoice) => ({ ...invoice, closeActions: closeActionsAccepted(invoice) })) })),
             Effect.provideService(SqlClient.SqlClient, sql),
-            Effect.catchTag("InvalidInvoiceCursor", () => Effect.fail(new BadRequest({ error: "cursor is invalid" })))
+            Effect.catchTag("InvalidInvoiceCursor", () => Effect.fail(RequestErrors.invalidCursor()))
           )
         }))
       .handle("detail", ({ params }) =>

@@ -3,7 +3,7 @@ import { HttpApiBuilder } from "effect/http-api"
 import { CurrentMerchant } from "../http/CurrentMerchant.ts"
 import { checkoutApi } from "../http/CheckoutApi.ts"
 import { UnmatchedDepositsGroup } from "./UnmatchedDepositsApi.ts"
-import { BadRequest } from "../http/ApiErrors.ts"
+import { RequestErrors } from "../http/RequestErrors.ts"
 import { mapDomainErrors } from "../http/ErrorMapping.ts"
 import { UnmatchedDepositsRepo } from "./UnmatchedDepositsRepo.ts"
 
@@ -15,7 +15,7 @@ export const UnmatchedDepositsHttpLive = HttpApiBuilder.group(checkoutApi(Unmatc
         Effect.flatMap(CurrentMerchant, (merchant) =>
           deposits.page(merchant.merchantId, { cursor: query.cursor, limit: query.limit === undefined ? undefined : Number(query.limit) }).pipe(
             Effect.catchTag("InvalidCursor", () =>
-              Effect.fail(new BadRequest({ error: "cursor is invalid" })))
+              Effect.fail(RequestErrors.invalidCursor()))
           )))
       .handle("forInvoice", ({ params }) =>
         Effect.flatMap(CurrentMerchant, (merchant) => mapDomainErrors(deposits.forInvoice(merchant.merchantId, params.id)).pipe(Effect.map((data) => ({ data })))))

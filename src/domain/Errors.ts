@@ -24,9 +24,6 @@ export class SolanaPreparationUnavailable extends Data.TaggedError("SolanaPrepar
 /** Over a rate limit: retry after the given number of seconds. */
 export class RateLimited extends Data.TaggedError("RateLimited")<{ readonly retryAfterSeconds: number }> {}
 
-/** The spec's message of a rate-limited request. */
-export const rateLimitMessage = (error: RateLimited) => `Rate limit exceeded. Retry after ${error.retryAfterSeconds} seconds.`
-
 /** The invoice has no payment option of that id. */
 export class PaymentOptionNotFound extends Data.TaggedError("PaymentOptionNotFound")<{ readonly paymentOptionId: string }> {}
 /** Nothing on this option can be refunded now (see refunds/Refundable.ts). */

@@ -3,7 +3,8 @@ import { Effect } from "effect"
 import type * as Errors from "../domain/Errors.ts"
 import { BadGateway, BadRequest, Conflict, Forbidden, NotFound, ServiceUnavailable } from "./ApiErrors.ts"
 
-type DomainError =
+/** The shared domain errors (src/domain/Errors.ts); a feature's own errors are mapped in its errors module. */
+export type DomainError =
   | Errors.InvoiceNotFound
   | Errors.InvalidRequest
   | Errors.InvoiceTransitionRejected
@@ -16,11 +17,6 @@ type DomainError =
   | Errors.IdempotencyConflict
   | Errors.SolanaPaymentNotPayable
   | Errors.SolanaPreparationUnavailable
-  | Errors.PaymentOptionNotFound
-  | Errors.NothingToRefund
-  | Errors.RefundAlreadyRequested
-  | Errors.RefundNotFound
-  | Errors.RefundStatusConflict
 
 /** "awaiting_payment, partially_paid or expired", as the lifecycle machine says. */
 const RECORDABLE = ((statuses) => `${statuses.slice(0, -1).join(", ")} or ${statuses.at(-1)}`)(statusesAccepting({ type: "RECORD_PAYMENT" }))
@@ -37,7 +33,11 @@ const transitionMessage = (error: Errors.InvoiceTransitionRejected): string => {
   }
 }
 
-/** The one place where domain errors become HTTP statuses and `{error}` messages. */
+/**
+ * The one place where the shared domain errors become HTTP statuses and `{error}` messages: they are
+ * raised by several features (invoices, the payment page, refunds, the simulator), so their HTTP
+ * form is declared here, once. A feature's own errors are declared in its errors module.
+ */
 export const toHttpError = (error: DomainError) => {
   switch (error._tag) {
     case "InvoiceNotFound":
@@ -66,16 +66,6 @@ export const toHttpError = (error: DomainError) => {
       return new Conflict({ error: error.message })
     case "SolanaPreparationUnavailable":
       return new ServiceUnavailable({ error: "Solana payment preparation is temporarily unavailable. Retry in a few seconds." })
-    case "PaymentOptionNotFound":
-      return new NotFound({ error: "Payment option not found" })
-    case "NothingToRefund":
-      return new Conflict({ error: "Nothing to refund on this payment option" })
-    case "RefundAlreadyRequested":
-      return new Conflict({ error: "A refund was already requested for this payment option" })
-    case "RefundNotFound":
-      return new NotFound({ error: "Refund not found" })
-    case "RefundStatusConflict":
-      return new Conflict({ error: error.message })
   }
 }
 

@@ -1,25 +1,10 @@
 import { sha256 } from "@noble/hashes/sha2.js"
 import { bytesToHex } from "@noble/hashes/utils.js"
 import { Clock, Effect } from "effect"
-import { type ApiError, BadGateway, BadRequest, Conflict, Forbidden, NotFound, ServiceUnavailable, TooManyRequests, Unauthorized } from "./ApiErrors.ts"
+import { type ApiError, errorOfStatus, statusOf } from "./ApiErrors.ts"
 import { IdempotencyClaim } from "../db/IdempotencyClaim.ts"
 import { IdempotencyStore } from "./IdempotencyStore.ts"
-
-const errorByStatus: Record<number, new(args: { error: string }) => ApiError> = {
-  400: BadRequest,
-  401: Unauthorized,
-  403: Forbidden,
-  404: NotFound,
-  409: Conflict,
-  429: TooManyRequests,
-  502: BadGateway,
-  503: ServiceUnavailable
-}
-
-const statusOf = (error: ApiError): number => {
-  for (const [status, constructor] of Object.entries(errorByStatus)) if (error instanceof constructor) return Number(status)
-  return 500
-}
+import { RequestErrors } from "./RequestErrors.ts"
 
 const canonicalJson = (value: unknown): string =>
   JSON.stringify(value, (_key, inner: unknown) =>
@@ -54,7 +39,7 @@ export const withIdempotency = <A, R, R2>(
     const { key, merchantId, scope } = request
     if (key === undefined) return yield* run
     if (key.length < 1 || key.length > 255) {
-      return yield* new BadRequest({ error: "Idempotency-Key must be 1 to 255 characters" })
+      return yield* RequestErrors.idempotencyKeyLength()
     }
     const store = yield* IdempotencyStore
     const now = new Date(yield* Clock.currentTimeMillis)
@@ -62,14 +47,13 @@ export const withIdempotency = <A, R, R2>(
     const completed = (value: A) => store.complete(merchantId, scope, key, request.successStatus, JSON.stringify(value))
     switch (begun._tag) {
       case "Mismatch":
-        return yield* new Conflict({ error: "Idempotency-Key was already used with a different request body" })
+        return yield* RequestErrors.idempotencyKeyReused()
       case "InProgress":
-        return yield* new Conflict({ error: "A request with this Idempotency-Key is still in progress; retry shortly" })
+        return yield* RequestErrors.idempotencyKeyInProgress()
       case "Replay": {
         const body = JSON.parse(begun.body) as unknown
         if (begun.status < 400) return body as A
-        const ErrorClass = errorByStatus[begun.status] ?? Conflict
-        return yield* new ErrorClass({ error: (body as { error: string }).error })
+        return yield* errorOfStatus(begun.status, (body as { error: string }).error)
       }
       case "Recover":
         return yield* recover(begun.resourceId).pipe(Effect.tap(completed))

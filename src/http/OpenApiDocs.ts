@@ -1,3 +1,6 @@
+import { RateLimited } from "../domain/Errors.ts"
+import { RequestErrors, TransportAnswers } from "./RequestErrors.ts"
+
 /**
  * What the generated OpenAPI document cannot know from the schemas: how each route authenticates
  * (so that `/docs` "try it" sends the API key or the session), a description of every operation,
@@ -58,13 +61,13 @@ const ERROR_EXAMPLES: Readonly<Record<string, { readonly description: string; re
   "403": { description: "The account may not do this", error: "Forbidden" },
   "404": { description: "Not found, or not the calling account's", error: "Invoice not found" },
   "409": { description: "The resource's state does not allow it", error: "Only an invoice awaiting payment can be voided; this invoice is confirmed" },
-  "413": { description: "The request body is larger than the service accepts (CHECKOUT_MAX_BODY_BYTES)", error: "Request body too large (at most 65536 bytes)" },
-  "415": { description: "The body is not JSON", error: "Content-Type must be application/json" },
-  "429": { description: "Rate limit exceeded (see Retry-After)", error: "Rate limit exceeded. Retry after 60 seconds." },
+  "413": { description: "The request body is larger than the service accepts (CHECKOUT_MAX_BODY_BYTES)", error: TransportAnswers.bodyTooLarge(65536).error },
+  "415": { description: "The body is not JSON", error: TransportAnswers.notJson.error },
+  "429": { description: "Rate limit exceeded (see Retry-After)", error: RequestErrors.rateLimited(new RateLimited({ retryAfterSeconds: 60 })).error },
   "502": { description: "A backend the request needs failed", error: "The price source is unavailable" },
   "503": {
     description: "Temporarily unavailable (see Retry-After)",
-    error: "The service is temporarily unavailable (its database does not answer); retry after 5 seconds"
+    error: TransportAnswers.databaseUnavailable(5).error
   }
 }
 

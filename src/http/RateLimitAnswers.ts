@@ -1,7 +1,7 @@
 import { Effect, Option } from "effect"
 import { HttpEffect, HttpServerRequest, HttpServerResponse } from "effect/http"
-import { RateLimited, rateLimitMessage } from "../domain/Errors.ts"
-import { TooManyRequests } from "./ApiErrors.ts"
+import { RateLimited } from "../domain/Errors.ts"
+import { RequestErrors } from "./RequestErrors.ts"
 
 /** Sets `Retry-After` on the response of a rate-limited request. */
 const setRetryAfter = (error: RateLimited) =>
@@ -12,7 +12,7 @@ export const orTooManyRequests = <A, E, R>(check: Effect.Effect<A, E, R>) =>
   check.pipe(
     Effect.catchIf(
       (error): error is Extract<E, RateLimited> => error instanceof RateLimited,
-      (error) => setRetryAfter(error).pipe(Effect.andThen(Effect.fail(new TooManyRequests({ error: rateLimitMessage(error) }))))
+      (error) => setRetryAfter(error).pipe(Effect.andThen(Effect.fail(RequestErrors.rateLimited(error))))
     )
   )
 

@@ -2,6 +2,7 @@ import { Effect } from "effect"
 import { HttpApiMiddleware } from "effect/http-api"
 import { HttpServerRequest } from "effect/http"
 import { BadRequest } from "./ApiErrors.ts"
+import { RequestErrors } from "./RequestErrors.ts"
 import { validationMessage } from "./ValidationMessage.ts"
 
 /** Turns every request decoding failure into the spec's 400 `{error}` naming the first invalid field. */
@@ -19,4 +20,4 @@ const bodyAsSent = Effect.flatMap(HttpServerRequest.HttpServerRequest, (request)
 export const SchemaErrorsLive = HttpApiMiddleware.layerSchemaErrorTransform(SchemaErrors,
   (schemaError) =>
     Effect.flatMap(schemaError.kind === "Payload" ? bodyAsSent : Effect.undefined, (input) =>
-      Effect.fail(new BadRequest({ error: validationMessage(schemaError.cause.issue, subjectOf(schemaError.kind), input) }))))
+      Effect.fail(RequestErrors.invalidField(validationMessage(schemaError.cause.issue, subjectOf(schemaError.kind), input)))))

@@ -1,6 +1,6 @@
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
-import { BadGateway, Conflict, Forbidden, NotFound, ServiceUnavailable } from "../http/ApiErrors.ts"
+import { BadGateway, BadRequest, Conflict, Forbidden, NotFound, ServiceUnavailable } from "../http/ApiErrors.ts"
 import { MerchantAuthentication } from "../http/Authentication.ts"
 import { CreateInvoiceBody, InvoiceIdParams, RecordPaymentBody, VoidBody } from "../http/RequestSchemas.ts"
 import { InvoiceStatusView, InvoiceView } from "../domain/InvoiceResponses.ts"
@@ -17,7 +17,7 @@ export const MerchantGroup = HttpApiGroup.make("merchant")
       payload: CreateInvoiceBody,
       headers: IdempotencyHeaders,
       success: InvoiceView.pipe(HttpApiSchema.status(201)),
-      error: [Forbidden, NotFound, Conflict, BadGateway, ServiceUnavailable]
+      error: [BadRequest, Forbidden, NotFound, Conflict, BadGateway, ServiceUnavailable]
     }).annotate(OpenApi.Summary, "Create an invoice"),
     HttpApiEndpoint.get("detail", "/api/checkout/invoices/:id", {
       params: InvoiceIdParams,

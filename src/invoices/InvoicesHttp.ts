@@ -6,7 +6,7 @@ import { merchantInvoiceView, statusView } from "../domain/InvoiceViews.ts"
 import { checkoutApi } from "../http/CheckoutApi.ts"
 import { MerchantGroup } from "./InvoicesApi.ts"
 import { mapDomainErrors } from "../http/ErrorMapping.ts"
-import { BadRequest } from "../http/ApiErrors.ts"
+import { RequestErrors } from "../http/RequestErrors.ts"
 import { withIdempotency } from "../http/Idempotency.ts"
 import { timingOverrideProblem } from "../domain/TimingOverride.ts"
 import { Invoices } from "./Invoices.ts"
@@ -20,7 +20,7 @@ type View = ReturnType<typeof merchantInvoiceView>
  */
 const overrideChecked = (override: Parameters<typeof timingOverrideProblem>[0] | null | undefined) => {
   const problem = override === null || override === undefined ? undefined : timingOverrideProblem(override)
-  return problem === undefined ? Effect.void : Effect.fail(new BadRequest({ error: `paymentTiming.${problem.field} ${problem.constraint}` }))
+  return problem === undefined ? Effect.void : Effect.fail(RequestErrors.invalidTiming(problem))
 }
 
 export const MerchantHttpLive = HttpApiBuilder.group(checkoutApi(MerchantGroup), "merchant", (handlers) =>

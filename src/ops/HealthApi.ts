@@ -16,3 +16,8 @@ export const HealthGroup = HttpApiGroup.make("health")
     )
   )
   .annotate(OpenApi.Description, "Health checks for load balancers and orchestrators: no authentication.")
+
+/** Readiness's HTTP error, declared once with its status and message (the endpoint above lists it). */
+export const HealthErrors = {
+  databaseUnavailable: () => new ServiceUnavailable({ error: "Database unavailable" })
+} as const

@@ -3,14 +3,14 @@ import { HttpEffect, HttpServerResponse } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
 import { checkoutApi } from "../http/CheckoutApi.ts"
 import { HealthGroup } from "./HealthApi.ts"
-import { ServiceUnavailable } from "../http/ApiErrors.ts"
+import { HealthErrors } from "./HealthApi.ts"
 import { MonitoringRepo } from "./MonitoringRepo.ts"
 
 /** What a 503 from readiness suggests to wait before asking again. */
 const RETRY_AFTER_SECONDS = 5
 
 const unavailable = HttpEffect.appendPreResponseHandler((_request, response) => Effect.succeed(HttpServerResponse.setHeader(response, "retry-after", String(RETRY_AFTER_SECONDS))))
-  .pipe(Effect.andThen(Effect.fail(new ServiceUnavailable({ error: "Database unavailable" }))))
+  .pipe(Effect.andThen(Effect.fail(HealthErrors.databaseUnavailable())))
 
 export const HealthHttpLive = HttpApiBuilder.group(checkoutApi(HealthGroup), "health", (handlers) =>
   Effect.gen(function*() {

@@ -3,6 +3,7 @@ import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { timingSafeEqual } from "node:crypto"
 import { PrometheusMetrics } from "effect/observability"
 import { AppConfig } from "../config/AppConfig.ts"
+import { TransportAnswers, transportResponse } from "../http/RequestErrors.ts"
 import { configuredNetworks, type ChainCursorState, endpointsOf, lagSeconds } from "./ChainWatcherStatus.ts"
 import { exitWithin } from "./Deadline.ts"
 import { MonitoringRepo } from "./MonitoringRepo.ts"
@@ -66,9 +67,9 @@ export const MetricsRouteLive = HttpRouter.use((router) =>
         case "allowed":
           return scrape
         case "unauthorized":
-          return Effect.succeed(HttpServerResponse.jsonUnsafe({ error: "Missing or invalid metrics token" }, { status: 401, headers: { "www-authenticate": "Bearer" } }))
+          return Effect.succeed(HttpServerResponse.setHeader(transportResponse(TransportAnswers.metricsTokenInvalid), "www-authenticate", "Bearer"))
         case "hidden":
-          return Effect.succeed(HttpServerResponse.jsonUnsafe({ error: "Not found" }, { status: 404 }))
+          return Effect.succeed(transportResponse(TransportAnswers.notFound))
       }
     }))
   })

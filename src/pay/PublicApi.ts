@@ -2,7 +2,7 @@ import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import { PAYER_KEY_MESSAGE, payerKeyBytes } from "../chains/solana/PayerKey.ts"
 import { PublicInvoiceStatusView, PublicInvoiceView, SolanaWalletPayment } from "../domain/InvoiceResponses.ts"
-import { Conflict, NotFound, ServiceUnavailable, TooManyRequests } from "../http/ApiErrors.ts"
+import { BadRequest, Conflict, NotFound, ServiceUnavailable, TooManyRequests } from "../http/ApiErrors.ts"
 import { InvoiceIdParams } from "../http/RequestSchemas.ts"
 
 export const PrepareSolanaWalletPaymentBody = Schema.Struct({
@@ -43,10 +43,15 @@ export const PublicGroup = HttpApiGroup.make("public")
       params: InvoiceIdParams,
       payload: PrepareSolanaWalletPaymentBody,
       success: SolanaWalletPayment,
-      error: [NotFound, Conflict, TooManyRequests, ServiceUnavailable]
+      error: [BadRequest, NotFound, Conflict, TooManyRequests, ServiceUnavailable]
     }).annotate(OpenApi.Summary, "Prepare an unsigned Solana wallet payment").annotate(
       OpenApi.Description,
       "An unsigned Solana Pay transfer of what remains due, for the payer's wallet to sign and send. Limited per client IP (CHECKOUT_SOLANA_PREPARE_RATE_LIMIT a minute)."
     )
   )
   .annotate(OpenApi.Description, "Public payment page endpoints: no authentication, no merchant-only data; CORS open to any origin (no credentials).")
+
+/** The public payment endpoints' own HTTP errors, declared once with their status and message (the endpoints above list their statuses). */
+export const PayErrors = {
+  tooManyStatusStreams: (max: number) => new TooManyRequests({ error: `At most ${max} open status streams per client address; close one or poll the status` })
+} as const

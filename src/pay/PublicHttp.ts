@@ -4,12 +4,12 @@ import { RateLimits } from "../accounts/RateLimits.ts"
 import { SolanaPrepare } from "../chains/solana/SolanaPrepare.ts"
 import { AppConfig } from "../config/AppConfig.ts"
 import { publicInvoiceView, publicStatusView } from "../domain/InvoiceViews.ts"
-import { TooManyRequests } from "../http/ApiErrors.ts"
 import { checkoutApi } from "../http/CheckoutApi.ts"
 import { mapDomainErrors } from "../http/ErrorMapping.ts"
 import { clientAddress, orTooManyRequests } from "../http/RateLimitAnswers.ts"
 import { Invoices } from "../invoices/Invoices.ts"
 import { StatusStream } from "../invoices/StatusStream.ts"
+import { PayErrors } from "./PublicApi.ts"
 import { PublicGroup } from "./PublicApi.ts"
 
 export const PublicHttpLive = HttpApiBuilder.group(checkoutApi(PublicGroup), "public", (handlers) =>
@@ -32,8 +32,7 @@ export const PublicHttpLive = HttpApiBuilder.group(checkoutApi(PublicGroup), "pu
         ))
       .handle("statusEvents", ({ params, headers }) =>
         Effect.flatMap(clientAddress, (client) => statusStream.open(params.id, headers["last-event-id"], client)).pipe(
-          Effect.catchTag("StreamLimitReached",
-            ({ max }) => Effect.fail(new TooManyRequests({ error: `At most ${max} open status streams per client address; close one or poll the status` }))),
+          Effect.catchTag("StreamLimitReached", ({ max }) => Effect.fail(PayErrors.tooManyStatusStreams(max))),
           Effect.catchTag("InvoiceNotFound", (error) => mapDomainErrors(Effect.fail(error)))
         ))
       .handle("prepareSolanaWalletPayment", ({ params, payload }) =>

@@ -1,6 +1,6 @@
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
-import { Conflict, NotFound } from "../http/ApiErrors.ts"
+import { BadRequest, Conflict, NotFound } from "../http/ApiErrors.ts"
 import { DashboardAuthentication } from "../http/Authentication.ts"
 import { PaymentTimingOverride, text } from "../http/RequestSchemas.ts"
 import { PaymentTiming } from "../domain/InvoiceResponses.ts"
@@ -52,10 +52,29 @@ export const CheckoutSettingsView = Schema.Struct({
 export const CheckoutSettingsGroup = HttpApiGroup.make("checkoutSettings")
   .add(
     HttpApiEndpoint.get("get", "/api/dashboard/checkout-settings", { success: CheckoutSettingsView, error: NotFound }).annotate(OpenApi.Summary, "Get checkout settings"),
-    HttpApiEndpoint.put("put", "/api/dashboard/checkout-settings", { payload: CheckoutSettingsBody, success: CheckoutSettingsView, error: Conflict }).annotate(OpenApi.Summary,
-      "Save checkout settings")
+    HttpApiEndpoint.put("put", "/api/dashboard/checkout-settings", { payload: CheckoutSettingsBody, success: CheckoutSettingsView, error: [BadRequest, Conflict] }).annotate(
+      OpenApi.Summary,
+      "Save checkout settings"
+    )
   )
   .middleware(DashboardAuthentication)
   .annotate(OpenApi.Description, "Checkout settings: issuer name, default payment timing and payment methods per network, asset and rail.")
 
 export { PaymentTiming }
+
+/** The checkout settings' HTTP errors, each declared once with its status and message (the endpoints above list their statuses). */
+export const CheckoutSettingsErrors = {
+  notFound: () => new NotFound({ error: "Checkout configuration not found" }),
+  /** A payment method refused (the message names the field; see MethodValidation.ts and PublicWallets.ts). */
+  invalidMethod: (problem: string) => new BadRequest({ error: problem }),
+  tokenContractFixed: (index: number) =>
+    new BadRequest({
+      error: `paymentMethods[${index}].tokenContract is set by the deployment (CHECKOUT_TOKEN_<NETWORK>_<ASSET>) and cannot be changed here`
+    }),
+  noForwarderFactory: (network: string) =>
+    new Conflict({
+      error: `Wallet-contract payments on ${network} cannot be enabled: no forwarder factory is configured (CHECKOUT_FORWARDER_FACTORY_${network.toUpperCase()})`
+    }),
+  networkNotWatched: (network: string, setting: string) =>
+    new Conflict({ error: `Payment methods on ${network} cannot be enabled: this deployment does not watch ${network} (${setting} is not set)` })
+} as const

@@ -5,7 +5,8 @@ import { watchedNetworks } from "./WatchedNetworks.ts"
 import { AppConfig } from "../config/AppConfig.ts"
 import { checkoutApi } from "../http/CheckoutApi.ts"
 import { CheckoutSettingsGroup } from "./CheckoutSettingsApi.ts"
-import { BadRequest, Conflict, NotFound } from "../http/ApiErrors.ts"
+import { RequestErrors } from "../http/RequestErrors.ts"
+import { CheckoutSettingsErrors } from "./CheckoutSettingsApi.ts"
 import { timingFromOverride, timingOverrideProblem } from "../domain/TimingOverride.ts"
 import { type CheckoutSettings, CheckoutSettingsRepo, type MethodInput } from "./CheckoutSettingsRepo.ts"
 import { validateMethods } from "./MethodValidation.ts"
@@ -13,6 +14,9 @@ import { publicWalletProblem } from "./PublicWallets.ts"
 import { tokenContractOf } from "./PaymentMethod.ts"
 import { RailSettingsService } from "./RailSettings.ts"
 import { endpointVariable } from "../config/EndpointVariables.ts"
+
+/** A payment method as the request sent it: a tokenContract, when sent, must be the deployment's. */
+type SentMethod = Pick<MethodInput, "network" | "assetCode"> & { readonly tokenContract?: string | null | undefined }
 
 export const CheckoutSettingsHttpLive = HttpApiBuilder.group(checkoutApi(CheckoutSettingsGroup), "checkoutSettings", (handlers) =>
   Effect.gen(function*() {
@@ -44,8 +48,21 @@ export const CheckoutSettingsHttpLive = HttpApiBuilder.group(checkoutApi(Checkou
 
     const current = (merchantId: string) =>
       repo.find(merchantId).pipe(
-        Effect.flatMap((settings) => settings === undefined ? Effect.fail(new NotFound({ error: "Checkout configuration not found" })) : Effect.succeed(settings))
+        Effect.flatMap((settings) => settings === undefined ? Effect.fail(CheckoutSettingsErrors.notFound()) : Effect.succeed(settings))
       )
+
+    /** The first reason to refuse these methods, in the order the spec checks them; undefined when they can be saved. */
+    const refusal = (methods: ReadonlyArray<MethodInput>, sent: ReadonlyArray<SentMethod>) => {
+      const problem = validateMethods(methods, (method) => method.assetCode === "BTC" || tokenContractOf(rails.settings, method.network, method.assetCode) !== undefined)
+        ?? (config.env === "production" ? publicWalletProblem(methods) : undefined)
+      if (problem !== undefined) return CheckoutSettingsErrors.invalidMethod(problem)
+      const changedToken = sent.findIndex((method) => method.tokenContract !== undefined && method.tokenContract !== tokenContract(method))
+      if (changedToken !== -1) return CheckoutSettingsErrors.tokenContractFixed(changedToken)
+      const noFactory = methods.find((method) => method.enabled && method.railType === "wallet_contract" && !rails.isAvailable({ ...method, id: "" }))
+      if (noFactory !== undefined) return CheckoutSettingsErrors.noForwarderFactory(noFactory.network)
+      const unwatched = unwatchedNetwork(methods)
+      return unwatched === undefined ? undefined : CheckoutSettingsErrors.networkNotWatched(unwatched, endpointVariable(unwatched))
+    }
 
     return handlers
       .handle("get", () => Effect.flatMap(CurrentMerchant, (merchant) => Effect.map(current(merchant.merchantId), view)))
@@ -53,7 +70,7 @@ export const CheckoutSettingsHttpLive = HttpApiBuilder.group(checkoutApi(Checkou
         Effect.gen(function*() {
           const merchant = yield* CurrentMerchant
           const timingProblem = timingOverrideProblem(payload.paymentTiming)
-          if (timingProblem !== undefined) return yield* new BadRequest({ error: `paymentTiming.${timingProblem.field} ${timingProblem.constraint}` })
+          if (timingProblem !== undefined) return yield* RequestErrors.invalidTiming(timingProblem)
           const timing = timingFromOverride(payload.paymentTiming)
           const methods: Array<MethodInput> = payload.paymentMethods.map((method) => ({
             network: method.network,
@@ -64,28 +81,8 @@ export const CheckoutSettingsHttpLive = HttpApiBuilder.group(checkoutApi(Checkou
             recipientAddress: method.recipientAddress ?? null,
             xpub: method.xpub ?? null
           }))
-          const problem = validateMethods(methods, (method) => method.assetCode === "BTC" || tokenContractOf(rails.settings, method.network, method.assetCode) !== undefined)
-          if (problem !== undefined) return yield* new BadRequest({ error: problem })
-          const publicWallet = config.env === "production" ? publicWalletProblem(methods) : undefined
-          if (publicWallet !== undefined) return yield* new BadRequest({ error: publicWallet })
-          const changedToken = payload.paymentMethods.findIndex((method) => method.tokenContract !== undefined && method.tokenContract !== tokenContract(method))
-          if (changedToken !== -1) {
-            return yield* new BadRequest({
-              error: `paymentMethods[${changedToken}].tokenContract is set by the deployment (CHECKOUT_TOKEN_<NETWORK>_<ASSET>) and cannot be changed here`
-            })
-          }
-          const noFactory = methods.find((method) => method.enabled && method.railType === "wallet_contract" && !rails.isAvailable({ ...method, id: "" }))
-          if (noFactory !== undefined) {
-            return yield* new Conflict({
-              error:
-                `Wallet-contract payments on ${noFactory.network} cannot be enabled: no forwarder factory is configured (CHECKOUT_FORWARDER_FACTORY_${noFactory.network.toUpperCase()})`
-            })
-          }
-          const unwatched = unwatchedNetwork(methods)
-          if (unwatched !== undefined) {
-            const setting = endpointVariable(unwatched)
-            return yield* new Conflict({ error: `Payment methods on ${unwatched} cannot be enabled: this deployment does not watch ${unwatched} (${setting} is not set)` })
-          }
+          const refused = refusal(methods, payload.paymentMethods)
+          if (refused !== undefined) return yield* refused
           yield* repo.save(merchant.merchantId, { issuedBy: payload.issuedBy ?? null, timing, methods })
           return view(yield* Effect.orDie(current(merchant.merchantId)))
         }))

@@ -1,7 +1,9 @@
-import { Schema } from "effect"
+import { Effect, Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import { BadRequest, Conflict, NotFound, ServiceUnavailable, TooManyRequests } from "../http/ApiErrors.ts"
 import { DashboardAuthentication } from "../http/Authentication.ts"
+import { type DomainError, toHttpError } from "../http/ErrorMapping.ts"
+import type * as Errors from "../domain/Errors.ts"
 import { InvoiceIdParams, text, UuidParam } from "../http/RequestSchemas.ts"
 import { PublicRefundView, REFUND_STATUSES, RefundableView, RefundView } from "./Refund.ts"
 
@@ -99,3 +101,26 @@ export const DashboardRefundsGroup = HttpApiGroup.make("dashboardRefunds")
   )
   .middleware(DashboardAuthentication)
   .annotate(OpenApi.Description, "Refunds the payers requested: review, reject, and pay from the merchant's own wallet (dashboard session or bearer JWT).")
+
+type RefundError = Errors.PaymentOptionNotFound | Errors.NothingToRefund | Errors.RefundAlreadyRequested | Errors.RefundNotFound | Errors.RefundStatusConflict
+
+/** The refunds feature's errors as HTTP errors, each status and message written once here (the endpoints above list their statuses). */
+const refundHttpError = (error: RefundError | DomainError) => {
+  switch (error._tag) {
+    case "PaymentOptionNotFound":
+      return new NotFound({ error: "Payment option not found" })
+    case "NothingToRefund":
+      return new Conflict({ error: "Nothing to refund on this payment option" })
+    case "RefundAlreadyRequested":
+      return new Conflict({ error: "A refund was already requested for this payment option" })
+    case "RefundNotFound":
+      return new NotFound({ error: "Refund not found" })
+    case "RefundStatusConflict":
+      return new Conflict({ error: error.message })
+    default:
+      return toHttpError(error)
+  }
+}
+
+/** A refunds use case's failures as their HTTP errors (the shared domain errors through ErrorMapping.ts). */
+export const mapRefundErrors = <A, R>(effect: Effect.Effect<A, RefundError | DomainError, R>) => Effect.mapError(effect, refundHttpError)

@@ -5,11 +5,10 @@ import { RateLimits } from "../accounts/RateLimits.ts"
 import { formatAtomic } from "../domain/Money.ts"
 import { checkoutApi } from "../http/CheckoutApi.ts"
 import { CurrentMerchant } from "../http/CurrentMerchant.ts"
-import { mapDomainErrors } from "../http/ErrorMapping.ts"
 import { clientAddress, orTooManyRequests } from "../http/RateLimitAnswers.ts"
 import { PublicRefundView, publicRefundView, refundView } from "./Refund.ts"
 import { type RefundableOption, Refunds } from "./Refunds.ts"
-import { DashboardRefundsGroup, PublicRefundsGroup } from "./RefundsApi.ts"
+import { DashboardRefundsGroup, mapRefundErrors, PublicRefundsGroup } from "./RefundsApi.ts"
 import { RefundTransactions } from "./RefundTransactions.ts"
 
 const encodePublicRefund = Schema.encodeSync(PublicRefundView)
@@ -31,12 +30,12 @@ export const PublicRefundsHttpLive = HttpApiBuilder.group(checkoutApi(PublicRefu
       .handle("list", ({ params }) =>
         refunds.forInvoice(params.id).pipe(
           Effect.map(({ refundable, refunds }) => ({ refundable: refundable.map(refundableView), refunds: refunds.map(publicRefundView) })),
-          mapDomainErrors
+          mapRefundErrors
         ))
       .handle("request", ({ params, payload }) =>
         Effect.gen(function*() {
           yield* orTooManyRequests(rateLimits.refundRequest(yield* clientAddress))
-          const { created, refund } = yield* mapDomainErrors(refunds.request(params.id, payload))
+          const { created, refund } = yield* mapRefundErrors(refunds.request(params.id, payload))
           // 201 for a new request, 200 for its repeat: one schema, two statuses, so the answer is built here (still encoded by the schema).
           return HttpServerResponse.jsonUnsafe(encodePublicRefund(publicRefundView(refund)), { status: created ? 201 : 200 })
         }))
@@ -56,19 +55,19 @@ export const DashboardRefundsHttpLive = HttpApiBuilder.group(checkoutApi(Dashboa
       .handle("invoice", ({ params }) =>
         Effect.gen(function*() {
           const merchant = yield* CurrentMerchant
-          const found = yield* mapDomainErrors(refunds.listForInvoice(merchant.merchantId, params.id))
+          const found = yield* mapRefundErrors(refunds.listForInvoice(merchant.merchantId, params.id))
           return { data: found.map(refundView) }
         }))
       .handle("reject", ({ params, payload }) =>
         Effect.gen(function*() {
           const merchant = yield* CurrentMerchant
-          const rejected = yield* mapDomainErrors(refunds.reject(merchant.merchantId, params.id, payload.note))
+          const rejected = yield* mapRefundErrors(refunds.reject(merchant.merchantId, params.id, payload.note))
           return refundView(rejected)
         }))
       .handle("prepareSolanaTransaction", ({ params, payload }) =>
         Effect.gen(function*() {
           const merchant = yield* CurrentMerchant
-          const refund = yield* mapDomainErrors(refunds.get(merchant.merchantId, params.id))
-          return yield* mapDomainErrors(transactions.prepareSolana(refund, payload.payerPublicKey))
+          const refund = yield* mapRefundErrors(refunds.get(merchant.merchantId, params.id))
+          return yield* mapRefundErrors(transactions.prepareSolana(refund, payload.payerPublicKey))
         }))
   }))

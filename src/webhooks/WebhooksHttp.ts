@@ -3,12 +3,11 @@ import { HttpApiBuilder } from "effect/http-api"
 import { CurrentMerchant } from "../http/CurrentMerchant.ts"
 import { checkoutApi } from "../http/CheckoutApi.ts"
 import { WebhooksGroup } from "./WebhooksApi.ts"
-import { BadRequest, NotFound } from "../http/ApiErrors.ts"
+import { RequestErrors } from "../http/RequestErrors.ts"
+import { WebhookErrors } from "./WebhooksApi.ts"
 import { WebhookDispatcher } from "./WebhookDispatcher.ts"
 import { WEBHOOK_EVENTS } from "./WebhookEvents.ts"
 import { WebhookSettings } from "./WebhookSettings.ts"
-
-const HAS_SECRET_READ_ONLY = "hasSecret is read-only and cannot be changed here: POST /api/dashboard/webhook-settings/secret creates or rotates the secret"
 
 export const WebhooksHttpLive = HttpApiBuilder.group(checkoutApi(WebhooksGroup), "webhooks", (handlers) =>
   Effect.gen(function*() {
@@ -21,10 +20,10 @@ export const WebhooksHttpLive = HttpApiBuilder.group(checkoutApi(WebhooksGroup),
           const merchant = yield* CurrentMerchant
           // What a GET answered may come back as it was: hasSecret is read-only, not refused.
           if (payload.hasSecret !== undefined && payload.hasSecret !== (yield* settings.get(merchant.merchantId)).hasSecret) {
-            return yield* new BadRequest({ error: HAS_SECRET_READ_ONLY })
+            return yield* WebhookErrors.hasSecretReadOnly()
           }
           return yield* settings.save(merchant.merchantId, payload.url, payload.enabledEvents ?? WEBHOOK_EVENTS).pipe(
-            Effect.catchTag("InvalidWebhookUrl", (invalid) => Effect.fail(new BadRequest({ error: invalid.reason })))
+            Effect.catchTag("InvalidWebhookUrl", (invalid) => Effect.fail(WebhookErrors.invalidUrl(invalid.reason)))
           )
         }))
       .handle("sendTest", () => Effect.flatMap(CurrentMerchant, (merchant) => dispatcher.sendTest(merchant.merchantId)))
@@ -32,11 +31,11 @@ export const WebhooksHttpLive = HttpApiBuilder.group(checkoutApi(WebhooksGroup),
       .handle("listDeliveries", ({ query }) =>
         Effect.flatMap(CurrentMerchant, (merchant) =>
           dispatcher.list(merchant.merchantId, { ...query, limit: query.limit === undefined ? undefined : Number(query.limit) }).pipe(
-            Effect.catchTag("InvalidCursor", () => Effect.fail(new BadRequest({ error: "cursor is invalid" })))
+            Effect.catchTag("InvalidCursor", () => Effect.fail(RequestErrors.invalidCursor()))
           )))
       .handle("redeliver", ({ params }) =>
         Effect.flatMap(CurrentMerchant, (merchant) =>
           dispatcher.redeliver(merchant.merchantId, params.id).pipe(
-            Effect.catchTag("DeliveryNotFound", () => Effect.fail(new NotFound({ error: "Delivery not found" })))
+            Effect.catchTag("DeliveryNotFound", () => Effect.fail(WebhookErrors.deliveryNotFound()))
           )))
   }))
