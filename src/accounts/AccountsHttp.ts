@@ -36,6 +36,37 @@ const setSessionCookie = (token: string, csrfToken: string) =>
     )
   })
 
+/** Ends the session the request carries (cookie or bearer); a disabled account's session is just forgotten. */
+const logout = (sessions: Sessions["Service"]) => () =>
+  Effect.gen(function*() {
+    const request = yield* HttpServerRequest.HttpServerRequest
+    const header = request.headers["authorization"]
+    const cookie = request.cookies[SESSION_COOKIE]
+    const token = cookie ?? (header?.startsWith("Bearer ") ? header.slice(7).trim() : undefined)
+    if (token === undefined) return yield* AccountErrors.missingCredential()
+    const principal = yield* sessions.verify(token).pipe(
+      Effect.catchTag("SessionAccountDisabled", () => Effect.succeed(undefined)),
+      Effect.catchTag("SessionStatusUnavailable", () => Effect.fail(AccountErrors.statusUnavailable())),
+      Effect.catchTag("InvalidSession", () => Effect.fail(AccountErrors.invalidSession()))
+    )
+    if (principal !== undefined) {
+      // A cookie rides along on any cross-site form post: as for every cookie-authenticated
+      // write, only the dashboard's own script (which alone reads the CSRF cookie) may log out.
+      const sent = request.headers[CSRF_HEADER]
+      if (cookie !== undefined && (sent === undefined || !constantTimeEqual(sent, sessions.csrfToken(principal.sessionId)))) {
+        return yield* AccountErrors.csrfMismatch()
+      }
+      yield* sessions.revoke(principal.sessionId)
+    }
+    yield* HttpEffect.appendPreResponseHandler((_request, response) =>
+      Effect.succeed(HttpServerResponse.expireCookieUnsafe(
+        HttpServerResponse.expireCookieUnsafe(response, SESSION_COOKIE, { path: "/" }),
+        CSRF_COOKIE,
+        { path: "/" }
+      ))
+    )
+  })
+
 export const AuthHttpLive = HttpApiBuilder.group(checkoutApi(AuthGroup), "auth", (handlers) =>
   Effect.gen(function*() {
     const accounts = yield* Accounts
@@ -68,35 +99,7 @@ export const AuthHttpLive = HttpApiBuilder.group(checkoutApi(AuthGroup), "auth",
           yield* setSessionCookie(token, sessions.csrfToken(sessionId))
           return { user, token }
         }))
-      .handle("logout", () =>
-        Effect.gen(function*() {
-          const request = yield* HttpServerRequest.HttpServerRequest
-          const header = request.headers["authorization"]
-          const cookie = request.cookies[SESSION_COOKIE]
-          const token = cookie ?? (header?.startsWith("Bearer ") ? header.slice(7).trim() : undefined)
-          if (token === undefined) return yield* AccountErrors.missingCredential()
-          const principal = yield* sessions.verify(token).pipe(
-            Effect.catchTag("SessionAccountDisabled", () => Effect.succeed(undefined)),
-            Effect.catchTag("SessionStatusUnavailable", () => Effect.fail(AccountErrors.statusUnavailable())),
-            Effect.catchTag("InvalidSession", () => Effect.fail(AccountErrors.invalidSession()))
-          )
-          if (principal !== undefined) {
-            // A cookie rides along on any cross-site form post: as for every cookie-authenticated
-            // write, only the dashboard's own script (which alone reads the CSRF cookie) may log out.
-            const sent = request.headers[CSRF_HEADER]
-            if (cookie !== undefined && (sent === undefined || !constantTimeEqual(sent, sessions.csrfToken(principal.sessionId)))) {
-              return yield* AccountErrors.csrfMismatch()
-            }
-            yield* sessions.revoke(principal.sessionId)
-          }
-          yield* HttpEffect.appendPreResponseHandler((_request, response) =>
-            Effect.succeed(HttpServerResponse.expireCookieUnsafe(
-              HttpServerResponse.expireCookieUnsafe(response, SESSION_COOKIE, { path: "/" }),
-              CSRF_COOKIE,
-              { path: "/" }
-            ))
-          )
-        }))
+      .handle("logout", logout(sessions))
   }))
 
 /**

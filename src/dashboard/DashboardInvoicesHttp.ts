@@ -17,6 +17,7 @@ import { Invoices } from "../invoices/Invoices.ts"
 import { overviewStart, overviewView } from "./Overview.ts"
 import { OverviewRepo } from "./OverviewRepo.ts"
 import { closeActionsAccepted } from "../lifecycle/Lifecycle.ts"
+import type { HandlerRequest } from "../http/HandlerRequest.ts"
 
 const filtersOf = (query: {
   readonly status?: string
@@ -34,11 +35,44 @@ const filtersOf = (query: {
   q: query.q
 })
 
+const dashboardContext = Effect.gen(function*() {
+  return { invoices: yield* Invoices, sql: yield* SqlClient.SqlClient, publicUrl: (yield* AppConfig).publicUrl }
+})
+type Context = Effect.Success<typeof dashboardContext>
+type Request<Id extends string> = HandlerRequest<typeof DashboardInvoicesGroup, Id>
+
+const detail = (context: Context) => ({ params }: Request<"detail">) =>
+  Effect.gen(function*() {
+    const merchant = yield* CurrentMerchant
+    const parts = yield* mapDomainErrors(context.invoices.get(merchant.merchantId, params.id))
+    const timeline = yield* invoiceTimeline(params.id)
+    const ids = yield* invoiceDeliveryIds(merchant.merchantId, params.id)
+    const deliveries = yield* Effect.forEach(ids, (id) => findDelivery(merchant.merchantId, id))
+    const quotes = yield* invoiceQuotes(params.id)
+    const invoice = merchantInvoiceView(parts, context.publicUrl, new Date(yield* Clock.currentTimeMillis))
+    return { invoice, closeActions: closeActionsAccepted(invoice), timeline, deliveries, quotes: quotes.map(quoteView) }
+  }).pipe(Effect.provideService(SqlClient.SqlClient, context.sql), Effect.catchTag("DeliveryNotFound", Effect.die))
+
+const exportCsv = (context: Context) => ({ query }: Request<"exportCsv">) =>
+  Effect.gen(function*() {
+    const merchant = yield* CurrentMerchant
+    const rows = streamInvoices(merchant.merchantId, filtersOf(query)).pipe(
+      Stream.map(csvRow),
+      Stream.prepend([csvHeader()]),
+      Stream.encodeText,
+      Stream.provideService(SqlClient.SqlClient, context.sql)
+    )
+    const day = new Date().toISOString().slice(0, 10)
+    return HttpServerResponse.stream(rows, {
+      contentType: "text/csv; charset=utf-8",
+      headers: { "content-disposition": `attachment; filename="invoices-${day}.csv"` }
+    })
+  })
+
 export const DashboardInvoicesHttpLive = HttpApiBuilder.group(checkoutApi(DashboardInvoicesGroup), "dashboardInvoices", (handlers) =>
   Effect.gen(function*() {
-    const invoices = yield* Invoices
-    const sql = yield* SqlClient.SqlClient
-    const { publicUrl } = yield* AppConfig
+    const context = yield* dashboardContext
+    const { invoices, sql, publicUrl } = context
     return handlers
       .handle("closeException", ({ params, payload }) =>
         Effect.gen(function*() {
@@ -66,30 +100,6 @@ export const DashboardInvoicesHttpLive = HttpApiBuilder.group(checkoutApi(Dashbo
             Effect.catchTag("InvalidInvoiceCursor", () => Effect.fail(RequestErrors.invalidCursor()))
           )
         }))
-      .handle("detail", ({ params }) =>
-        Effect.gen(function*() {
-          const merchant = yield* CurrentMerchant
-          const parts = yield* mapDomainErrors(invoices.get(merchant.merchantId, params.id))
-          const timeline = yield* invoiceTimeline(params.id)
-          const ids = yield* invoiceDeliveryIds(merchant.merchantId, params.id)
-          const deliveries = yield* Effect.forEach(ids, (id) => findDelivery(merchant.merchantId, id))
-          const quotes = yield* invoiceQuotes(params.id)
-          const invoice = merchantInvoiceView(parts, publicUrl, new Date(yield* Clock.currentTimeMillis))
-          return { invoice, closeActions: closeActionsAccepted(invoice), timeline, deliveries, quotes: quotes.map(quoteView) }
-        }).pipe(Effect.provideService(SqlClient.SqlClient, sql), Effect.catchTag("DeliveryNotFound", Effect.die)))
-      .handle("exportCsv", ({ query }) =>
-        Effect.gen(function*() {
-          const merchant = yield* CurrentMerchant
-          const rows = streamInvoices(merchant.merchantId, filtersOf(query)).pipe(
-            Stream.map(csvRow),
-            Stream.prepend([csvHeader()]),
-            Stream.encodeText,
-            Stream.provideService(SqlClient.SqlClient, sql)
-          )
-          const day = new Date().toISOString().slice(0, 10)
-          return HttpServerResponse.stream(rows, {
-            contentType: "text/csv; charset=utf-8",
-            headers: { "content-disposition": `attachment; filename="invoices-${day}.csv"` }
-          })
-        }))
+      .handle("detail", detail(context))
+      .handle("exportCsv", exportCsv(context))
   }))

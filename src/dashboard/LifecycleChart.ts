@@ -120,22 +120,25 @@ const ELK = ElkBundle.default
 
 const round = (value: number) => Math.round(value * 10) / 10
 
-const layoutRegion = async (elk: InstanceType<typeof ELK>, regionKey: string): Promise<Chart> => {
-  const region = invoiceMachine.root.states[regionKey]
-  const initial = region.initial?.target?.[0]
-  const elkNode = (node: AnyStateNode): ElkNode => {
-    const id = pathOf(node, region)
-    const children = Object.values(node.states)
-    const label = stateWords(node.key)
-    return children.length === 0
-      ? { id, width: Math.ceil(label.length * NODE_CHAR + 28), height: 36 }
-      : {
-        id,
-        labels: [{ text: label, width: Math.ceil(label.length * NODE_CHAR + 16), height: 20 }],
-        layoutOptions: { "elk.padding": "[top=34,left=14,bottom=14,right=14]", "elk.nodeLabels.placement": "INSIDE V_TOP H_LEFT" },
-        children: children.map(elkNode)
-      }
-  }
+type Region = (typeof invoiceMachine.root.states)[string]
+
+/** A state as an ELK node: a leaf sized to its name, a compound state with its name inside, at the top. */
+const elkNode = (region: Region) => (node: AnyStateNode): ElkNode => {
+  const id = pathOf(node, region)
+  const children = Object.values(node.states)
+  const label = stateWords(node.key)
+  return children.length === 0
+    ? { id, width: Math.ceil(label.length * NODE_CHAR + 28), height: 36 }
+    : {
+      id,
+      labels: [{ text: label, width: Math.ceil(label.length * NODE_CHAR + 16), height: 20 }],
+      layoutOptions: { "elk.padding": "[top=34,left=14,bottom=14,right=14]", "elk.nodeLabels.placement": "INSIDE V_TOP H_LEFT" },
+      children: children.map(elkNode(region))
+    }
+}
+
+/** The region's transitions grouped by (from, to): one edge each, however many events take it. */
+const transitionsByPair = (regionKey: string) => {
   const byPair = new Map<string, Array<TransitionRow>>()
   for (const row of transitionRows().filter((row) => row.region === regionKey)) {
     for (const to of row.to.split(", ")) {
@@ -143,17 +146,22 @@ const layoutRegion = async (elk: InstanceType<typeof ELK>, regionKey: string): P
       byPair.set(key, [...(byPair.get(key) ?? []), { ...row, to }])
     }
   }
-  const edges: Array<ElkExtendedEdge> = [...byPair].map(([id, rows]) => ({
-    id,
-    sources: [rows[0].from],
-    targets: [rows[0].to],
-    labels: [...new Set(rows.map((row) => labelLines(row).join("\n")))].map((text): ElkLabel => {
-      const lines = text.split("\n")
-      return { text, width: Math.ceil(Math.max(...lines.map((line) => line.length)) * LABEL_CHAR + 6), height: lines.length * LABEL_HEIGHT }
-    })
-  }))
-  const input: ElkNode = { id: regionKey, layoutOptions, children: Object.values(region.states).map(elkNode), edges }
-  const graph: ElkNode = await elk.layout(input)
+  return byPair
+}
+
+const elkEdge = ([id, rows]: [string, Array<TransitionRow>]): ElkExtendedEdge => ({
+  id,
+  sources: [rows[0].from],
+  targets: [rows[0].to],
+  labels: [...new Set(rows.map((row) => labelLines(row).join("\n")))].map((text): ElkLabel => {
+    const lines = text.split("\n")
+    return { text, width: Math.ceil(Math.max(...lines.map((line) => line.length)) * LABEL_CHAR + 6), height: lines.length * LABEL_HEIGHT }
+  })
+})
+
+/** The laid-out states, parents before their children; the region's initial and final states marked. */
+const chartNodes = (graph: ElkNode, region: Region, regionKey: string) => {
+  const initial = region.initial?.target?.[0]
   const nodes: Array<ChartNode> = []
   const visit = (node: ElkNode, depth: number) => {
     for (const child of node.children ?? []) {
@@ -174,42 +182,58 @@ const layoutRegion = async (elk: InstanceType<typeof ELK>, regionKey: string): P
     }
   }
   visit(graph, 0)
+  return nodes
+}
+
+/** Every laid-out edge by id, wherever in the hierarchy ELK put it. */
+const laidOutEdges = (graph: ElkNode) => {
   const laidOut = new Map<string, ElkExtendedEdge>()
   const collectEdges = (node: ElkNode) => {
     for (const edge of node.edges ?? []) laidOut.set(edge.id, edge)
     for (const child of node.children ?? []) collectEdges(child)
   }
   collectEdges(graph)
+  return laidOut
+}
+
+const chartEdge = (id: string, rows: Array<TransitionRow>, edge: ElkExtendedEdge): ChartEdge => {
+  const points = (edge.sections ?? []).flatMap((section) => [section.startPoint, ...(section.bendPoints ?? []), section.endPoint])
+  const end = points.at(-1)!
+  const before = points.at(-2)!
+  const dx = Math.sign(round(end.x - before.x))
+  const dy = Math.sign(round(end.y - before.y))
+  // A head 8 long, 4 either side, pointing along the last segment.
+  const arrow = [[end.x, end.y], [end.x - 8 * dx - 4 * dy, end.y - 8 * dy + 4 * dx], [end.x - 8 * dx + 4 * dy, end.y - 8 * dy - 4 * dx]]
+  return {
+    id,
+    from: rows[0].from,
+    to: rows[0].to,
+    path: points.map((point, index) => `${index === 0 ? "M" : "L"}${round(point.x)} ${round(point.y)}`).join(" "),
+    arrow: arrow.map(([x, y]) => `${round(x)},${round(y)}`).join(" "),
+    labels: (edge.labels ?? []).map((label) => ({
+      lines: (label.text ?? "").split("\n"),
+      x: round(label.x ?? 0),
+      y: round(label.y ?? 0),
+      width: round(label.width ?? 0),
+      height: round(label.height ?? 0)
+    })),
+    detail: rows.map((row) => `${row.event}${row.guard === "" ? "" : ` [${row.guard}]`}${row.effects === "" ? "" : ` / ${row.effects}`}`).join("\n")
+  }
+}
+
+const layoutRegion = async (elk: InstanceType<typeof ELK>, regionKey: string): Promise<Chart> => {
+  const region = invoiceMachine.root.states[regionKey]
+  const byPair = transitionsByPair(regionKey)
+  const input: ElkNode = { id: regionKey, layoutOptions, children: Object.values(region.states).map(elkNode(region)), edges: [...byPair].map(elkEdge) }
+  const graph: ElkNode = await elk.layout(input)
+  const nodes = chartNodes(graph, region, regionKey)
+  const laidOut = laidOutEdges(graph)
   return {
     region: regionKey,
     width: Math.ceil(graph.width ?? 0),
     height: Math.ceil(graph.height ?? 0),
     nodes,
-    edges: [...byPair].map(([id, rows]): ChartEdge => {
-      const edge = laidOut.get(id)!
-      const points = (edge.sections ?? []).flatMap((section) => [section.startPoint, ...(section.bendPoints ?? []), section.endPoint])
-      const end = points.at(-1)!
-      const before = points.at(-2)!
-      const dx = Math.sign(round(end.x - before.x))
-      const dy = Math.sign(round(end.y - before.y))
-      // A head 8 long, 4 either side, pointing along the last segment.
-      const arrow = [[end.x, end.y], [end.x - 8 * dx - 4 * dy, end.y - 8 * dy + 4 * dx], [end.x - 8 * dx + 4 * dy, end.y - 8 * dy - 4 * dx]]
-      return {
-        id,
-        from: rows[0].from,
-        to: rows[0].to,
-        path: points.map((point, index) => `${index === 0 ? "M" : "L"}${round(point.x)} ${round(point.y)}`).join(" "),
-        arrow: arrow.map(([x, y]) => `${round(x)},${round(y)}`).join(" "),
-        labels: (edge.labels ?? []).map((label) => ({
-          lines: (label.text ?? "").split("\n"),
-          x: round(label.x ?? 0),
-          y: round(label.y ?? 0),
-          width: round(label.width ?? 0),
-          height: round(label.height ?? 0)
-        })),
-        detail: rows.map((row) => `${row.event}${row.guard === "" ? "" : ` [${row.guard}]`}${row.effects === "" ? "" : ` / ${row.effects}`}`).join("\n")
-      }
-    })
+    edges: [...byPair].map(([id, rows]) => chartEdge(id, rows, laidOut.get(id)!))
   }
 }
 

@@ -10,6 +10,7 @@ import { RequestErrors } from "../http/RequestErrors.ts"
 import { withIdempotency } from "../http/Idempotency.ts"
 import { timingOverrideProblem } from "../domain/TimingOverride.ts"
 import { Invoices } from "./Invoices.ts"
+import type { HandlerRequest } from "../http/HandlerRequest.ts"
 
 type View = ReturnType<typeof merchantInvoiceView>
 
@@ -23,29 +24,55 @@ const overrideChecked = (override: Parameters<typeof timingOverrideProblem>[0] |
   return problem === undefined ? Effect.void : Effect.fail(RequestErrors.invalidTiming(problem))
 }
 
+const merchantContext = Effect.gen(function*() {
+  const invoices = yield* Invoices
+  const { publicUrl } = yield* AppConfig
+  const view = (parts: Parameters<typeof merchantInvoiceView>[0]) => Effect.map(Clock.currentTimeMillis, (millis) => merchantInvoiceView(parts, publicUrl, new Date(millis)))
+  /** The answer to a retry whose first run died after committing: the invoice as it is now. */
+  const recovered = (merchantId: string) => (invoiceId: string) => invoices.get(merchantId, invoiceId).pipe(Effect.flatMap(view), mapDomainErrors)
+  return { invoices, view, recovered }
+})
+type Context = Effect.Success<typeof merchantContext>
+type Request<Id extends string> = HandlerRequest<typeof MerchantGroup, Id>
+
+const create = ({ invoices, view, recovered }: Context) => ({ payload, headers }: Request<"create">) =>
+  Effect.gen(function*() {
+    const merchant = yield* CurrentMerchant
+    return yield* withIdempotency(
+      { merchantId: merchant.merchantId, scope: "create", key: headers["idempotency-key"], payload, successStatus: 201 },
+      Effect.andThen(
+        overrideChecked(payload.paymentTiming),
+        invoices.create(merchant, payload).pipe(
+          Effect.flatMap(({ invoice, options }) => view({ invoice, options })),
+          mapDomainErrors
+        )
+      ),
+      recovered(merchant.merchantId)
+    )
+  })
+
+const recordPayment = ({ invoices, view, recovered }: Context) => ({ params, payload, headers }: Request<"recordPayment">) =>
+  Effect.gen(function*() {
+    const merchant = yield* CurrentMerchant
+    return yield* withIdempotency(
+      {
+        merchantId: merchant.merchantId,
+        scope: `record-payment:${params.id}`,
+        key: headers["idempotency-key"],
+        payload,
+        successStatus: 200
+      },
+      invoices.recordPayment(merchant.merchantId, params.id, payload.note).pipe(Effect.flatMap(view), mapDomainErrors),
+      recovered(merchant.merchantId)
+    )
+  })
+
 export const MerchantHttpLive = HttpApiBuilder.group(checkoutApi(MerchantGroup), "merchant", (handlers) =>
   Effect.gen(function*() {
-    const invoices = yield* Invoices
-    const { publicUrl } = yield* AppConfig
-    const view = (parts: Parameters<typeof merchantInvoiceView>[0]) => Effect.map(Clock.currentTimeMillis, (millis) => merchantInvoiceView(parts, publicUrl, new Date(millis)))
-    /** The answer to a retry whose first run died after committing: the invoice as it is now. */
-    const recovered = (merchantId: string) => (invoiceId: string) => invoices.get(merchantId, invoiceId).pipe(Effect.flatMap(view), mapDomainErrors)
+    const context = yield* merchantContext
+    const { invoices, view, recovered } = context
     return handlers
-      .handle("create", ({ payload, headers }) =>
-        Effect.gen(function*() {
-          const merchant = yield* CurrentMerchant
-          return yield* withIdempotency(
-            { merchantId: merchant.merchantId, scope: "create", key: headers["idempotency-key"], payload, successStatus: 201 },
-            Effect.andThen(
-              overrideChecked(payload.paymentTiming),
-              invoices.create(merchant, payload).pipe(
-                Effect.flatMap(({ invoice, options }) => view({ invoice, options })),
-                mapDomainErrors
-              )
-            ),
-            recovered(merchant.merchantId)
-          )
-        }))
+      .handle("create", create(context))
       .handle("detail", ({ params }) =>
         Effect.gen(function*() {
           const merchant = yield* CurrentMerchant
@@ -66,21 +93,7 @@ export const MerchantHttpLive = HttpApiBuilder.group(checkoutApi(MerchantGroup),
             recovered(merchant.merchantId)
           )
         }))
-      .handle("recordPayment", ({ params, payload, headers }) =>
-        Effect.gen(function*() {
-          const merchant = yield* CurrentMerchant
-          return yield* withIdempotency(
-            {
-              merchantId: merchant.merchantId,
-              scope: `record-payment:${params.id}`,
-              key: headers["idempotency-key"],
-              payload,
-              successStatus: 200
-            },
-            invoices.recordPayment(merchant.merchantId, params.id, payload.note).pipe(Effect.flatMap(view), mapDomainErrors),
-            recovered(merchant.merchantId)
-          )
-        }))
+      .handle("recordPayment", recordPayment(context))
   }))
 
 export type { View }

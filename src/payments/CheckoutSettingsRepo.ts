@@ -68,6 +68,48 @@ const timingFromRow = (row: CheckoutSettingsRow): PaymentTimingInput =>
 
 type SettingsInput = { readonly issuedBy: string | null; readonly timing: PaymentTimingInput; readonly methods: ReadonlyArray<MethodInput> }
 
+const settingsColumns = (merchantId: string, { issuedBy, timing }: SettingsInput) => ({
+  merchant_id: merchantId,
+  issued_by: issuedBy,
+  timing_mode: timing.mode,
+  expires_after_minutes: timing.mode === "immediate" ? timing.expiresAfterMinutes : null,
+  due_after_days: timing.mode === "due_date" ? timing.dueAfterDays : null,
+  grace_period_days: timing.mode === "due_date" ? timing.gracePeriodDays : null
+})
+
+const methodColumns = (merchantId: string, method: MethodInput, position: number) => ({
+  id: crypto.randomUUID(),
+  merchant_id: merchantId,
+  network: method.network,
+  asset_code: method.assetCode,
+  rail_type: method.railType,
+  enabled: method.enabled,
+  is_default: method.isDefault,
+  position,
+  recipient_address: method.recipientAddress,
+  xpub: method.xpub
+})
+
+/** The settings row and the merchant's payment methods, in one transaction. */
+const writeSettings = (sql: SqlClient.SqlClient) =>
+  Effect.fnUntraced(function*(merchantId: string, settings: SettingsInput) {
+    yield* sql`INSERT INTO checkout_settings ${sql.insert(settingsColumns(merchantId, settings))}
+      ON CONFLICT (merchant_id) DO UPDATE SET issued_by = EXCLUDED.issued_by, timing_mode = EXCLUDED.timing_mode,
+      expires_after_minutes = EXCLUDED.expires_after_minutes, due_after_days = EXCLUDED.due_after_days,
+      grace_period_days = EXCLUDED.grace_period_days, updated_at = now()`
+    // Methods left out of the new list are removed; invoices keep their own copies of options.
+    const kept = settings.methods.map((method) => `${method.network}:${method.assetCode}:${method.railType}`)
+    yield* sql`DELETE FROM payment_methods WHERE merchant_id = ${merchantId}
+      AND NOT (network || ':' || asset_code || ':' || rail_type = ANY(${kept}))`
+    for (const [position, method] of settings.methods.entries()) {
+      yield* sql`INSERT INTO payment_methods ${sql.insert(methodColumns(merchantId, method, position))}
+        ON CONFLICT (merchant_id, network, asset_code, rail_type) DO UPDATE SET enabled = EXCLUDED.enabled,
+        is_default = EXCLUDED.is_default, position = EXCLUDED.position,
+        recipient_address = EXCLUDED.recipient_address,
+        xpub = EXCLUDED.xpub`
+    }
+  }, sql.withTransaction, Effect.orDie)
+
 export class CheckoutSettingsRepo extends Context.Service<CheckoutSettingsRepo, {
   /** The saved settings, or the defaults (`configured: false`) when the merchant has saved none. */
   readonly find: (merchantId: string) => Effect.Effect<CheckoutSettings>
@@ -102,44 +144,7 @@ export class CheckoutSettingsRepo extends Context.Service<CheckoutSettingsRepo, 
             ON CONFLICT (xpub) DO UPDATE SET next_index = derivation_counters.next_index + ${count}
             RETURNING next_index::int AS next_index`
       })
-      const write = Effect.fnUntraced(function*(merchantId: string, settings: SettingsInput) {
-        const timing = settings.timing
-        const columns = {
-          merchant_id: merchantId,
-          issued_by: settings.issuedBy,
-          timing_mode: timing.mode,
-          expires_after_minutes: timing.mode === "immediate" ? timing.expiresAfterMinutes : null,
-          due_after_days: timing.mode === "due_date" ? timing.dueAfterDays : null,
-          grace_period_days: timing.mode === "due_date" ? timing.gracePeriodDays : null
-        }
-        yield* sql`INSERT INTO checkout_settings ${sql.insert(columns)}
-          ON CONFLICT (merchant_id) DO UPDATE SET issued_by = EXCLUDED.issued_by, timing_mode = EXCLUDED.timing_mode,
-          expires_after_minutes = EXCLUDED.expires_after_minutes, due_after_days = EXCLUDED.due_after_days,
-          grace_period_days = EXCLUDED.grace_period_days, updated_at = now()`
-        // Methods left out of the new list are removed; invoices keep their own copies of options.
-        const kept = settings.methods.map((method) => `${method.network}:${method.assetCode}:${method.railType}`)
-        yield* sql`DELETE FROM payment_methods WHERE merchant_id = ${merchantId}
-          AND NOT (network || ':' || asset_code || ':' || rail_type = ANY(${kept}))`
-        for (const [position, method] of settings.methods.entries()) {
-          const row = {
-            id: crypto.randomUUID(),
-            merchant_id: merchantId,
-            network: method.network,
-            asset_code: method.assetCode,
-            rail_type: method.railType,
-            enabled: method.enabled,
-            is_default: method.isDefault,
-            position,
-            recipient_address: method.recipientAddress,
-            xpub: method.xpub
-          }
-          yield* sql`INSERT INTO payment_methods ${sql.insert(row)}
-            ON CONFLICT (merchant_id, network, asset_code, rail_type) DO UPDATE SET enabled = EXCLUDED.enabled,
-            is_default = EXCLUDED.is_default, position = EXCLUDED.position,
-            recipient_address = EXCLUDED.recipient_address,
-            xpub = EXCLUDED.xpub`
-        }
-      }, sql.withTransaction, Effect.orDie)
+      const write = writeSettings(sql)
       return {
         find: Effect.fnUntraced(function*(merchantId) {
           const found = yield* findSettings({ merchantId })

@@ -3,9 +3,9 @@ import { HttpServer } from "effect/http"
 import type { Accounts } from "../../src/accounts/Accounts.ts"
 import type { Sessions } from "../../src/accounts/Sessions.ts"
 import { makeApp } from "../../src/App.ts"
-import { AppConfig, type AppConfigShape } from "../../src/config/AppConfig.ts"
+import type { AppConfigShape } from "../../src/config/AppConfig.ts"
 import type { CheckoutSettingsRepo } from "../../src/payments/CheckoutSettingsRepo.ts"
-import { type MerchantOptions, newMerchant, testConfig } from "./TestLayers.ts"
+import { type MerchantOptions, newMerchant, testConfigLayer } from "./TestLayers.ts"
 
 export { freshZpub, type MerchantOptions, PUBLIC_URL } from "./TestLayers.ts"
 
@@ -102,7 +102,7 @@ export class TestServer extends Context.Service<TestServer, {
  * server keeps the real clock, as the HTTP suites expect.
  */
 export const testApp = (overrides: Partial<AppConfigShape> = {}, extraEnv: Readonly<Record<string, string>> = {}) =>
-  TestServer.layer.pipe(Layer.provideMerge(makeApp(Layer.succeed(AppConfig, testConfig(overrides, extraEnv)))))
+  TestServer.layer.pipe(Layer.provideMerge(makeApp(testConfigLayer(overrides, extraEnv))))
 
 /**
  * A second application inside a test, closed with the test's scope. Built with a memo map of its

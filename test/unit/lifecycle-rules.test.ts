@@ -8,6 +8,7 @@ import { resolveTiming } from "../../src/domain/Timing.ts"
 import { decideObservation, observationProblem } from "../../src/invoices/EvidenceDecision.ts"
 import { applyDecision } from "../../src/lifecycle/ApplyDecision.ts"
 import { decide } from "../../src/lifecycle/Lifecycle.ts"
+import { isLateEvidence } from "../../src/lifecycle/Settlement.ts"
 import type { EvidenceOption, EvidenceState } from "../../src/invoices/InvoiceRepo.ts"
 
 /**
@@ -130,6 +131,13 @@ describe("what one observation does (EvidenceDecision)", () => {
   const first = decideObservation(state(), { ...observed, blockHeight: 7n, blockHash: "0xb7" }, at)
   if (first._tag !== "Write") throw new Error("a first observation writes")
   const known = first.payment
+
+  it("counts evidence on an expired or voided invoice as late even when first observed before the deadline (decisions.md)", () => {
+    expect(at.getTime()).toBeLessThan(invoice.timing.payableUntilAt.getTime())
+    expect(isLateEvidence(invoice, at)).toBe(false)
+    expect(isLateEvidence({ ...invoice, status: "expired" }, at)).toBe(true)
+    expect(isLateEvidence({ ...invoice, status: "voided" }, at)).toBe(true)
+  })
 
   it("refuses no amount, a bad output index, and an unknown option", () => {
     expect(observationProblem({ ...observed, amountAtomic: 0n })).toBe("amount must be positive")
