@@ -10,12 +10,13 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 OLD=${1:?"usage: cpu-rounds.sh OLD_CHECKOUT [rounds] [scenario...]"}
 ROUNDS=${2:-3}
+FIRST=${CPU_ROUNDS_FIRST:-1}  # the first round's number (its parity decides the order)
 shift $(( $# >= 2 ? 2 : 1 ))
 SCENARIOS=${*:-create detail status public-status}
 NODE=$PWD/node_modules/.bin/node
 PG=${PGHOST:-127.0.0.1}
 OUT=${CPU_ROUNDS_OUT:-/tmp/cpu-rounds.txt}
-: > "$OUT"
+[ -n "${CPU_ROUNDS_APPEND:-}" ] || : > "$OUT"
 
 fresh_db() { dropdb -h "$PG" -U postgres --if-exists "$1" >/dev/null 2>&1; createdb -h "$PG" -U postgres "$1"; }
 one() { # label dir target scenario
@@ -23,10 +24,10 @@ one() { # label dir target scenario
   fresh_db "$db"
   local ms
   ms=$(cd "$2" && DATABASE_URL="postgres://postgres@$PG:5432/$db" "$NODE" --experimental-strip-types --disable-warning=ExperimentalWarning \
-    scripts/bench/cpu-share.ts "$3" "$4" 2>/dev/null | sed -n 's/.*CPU per request: \([0-9.]*\) ms (\([0-9]*\) requests).*/\1 \2/p')
+    scripts/bench/cpu-share.ts "$3" "$4" 2>/dev/null | sed -n 's/.*CPU per request: \([0-9.]*\) ms (\([0-9]*\) requests).*/\1 \2/p' || true)
   echo "$4 $1 ${ms:-failed}" | tee -a "$OUT"
 }
-for round in $(seq 1 "$ROUNDS"); do
+for round in $(seq "$FIRST" $(( FIRST + ROUNDS - 1 ))); do
   for scenario in $SCENARIOS; do
     one baseline "$PWD" baseline "$scenario"
     if (( round % 2 )); then one now "$PWD" service "$scenario"; one old "$OLD" service "$scenario"
