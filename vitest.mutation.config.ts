@@ -14,7 +14,8 @@ export default defineConfig({
       "test/property/refunds.test.ts",
       "test/unit/money.test.ts",
       "test/unit/lifecycle-statuses.test.ts",
-      "test/unit/lifecycle-rules.test.ts"
+      "test/unit/lifecycle-rules.test.ts",
+      "test/unit/lifecycle-decisions.test.ts"
     ],
     setupFiles: ["test/mutation/setup.ts"],
     env: { SPEC_SEQUENCES: process.env.SPEC_SEQUENCES ?? "150", PROPERTY_RUNS: process.env.PROPERTY_RUNS ?? "150" },
