@@ -15,7 +15,8 @@ export default defineConfig({
       "test/unit/money.test.ts",
       "test/unit/lifecycle-statuses.test.ts",
       "test/unit/lifecycle-rules.test.ts",
-      "test/unit/lifecycle-decisions.test.ts"
+      "test/unit/lifecycle-decisions.test.ts",
+      "test/unit/statecharts.test.ts"
     ],
     setupFiles: ["test/mutation/setup.ts"],
     env: { SPEC_SEQUENCES: process.env.SPEC_SEQUENCES ?? "150", PROPERTY_RUNS: process.env.PROPERTY_RUNS ?? "150" },

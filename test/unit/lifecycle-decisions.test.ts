@@ -72,6 +72,13 @@ describe("decide: one event on a stored lifecycle state", () => {
     })
   })
 
+  it("mark_paid_out_of_band on an expired invoice's exception moves it to paid_out_of_band, the payment recorded once", () => {
+    expect(decide(state("expired", "partial_payment", "open"), { type: "CLOSE_EXCEPTION", action: "mark_paid_out_of_band" })).toEqual({
+      state: state("paid_out_of_band", "partial_payment", "closed"),
+      effects: [stamp("paidOutOfBandAt"), { kind: "recordOutOfBandNote" }, emit("invoice_payment_recorded"), ...closes]
+    })
+  })
+
   it("a confirmed invoice's reorg exception closed with mark_paid_out_of_band records the payment out of band and stays confirmed", () => {
     expect(decide(state("confirmed", "partial_payment", "open"), { type: "CLOSE_EXCEPTION", action: "mark_paid_out_of_band" })).toEqual({
       state: state("confirmed", "partial_payment", "closed"),

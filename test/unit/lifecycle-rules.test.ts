@@ -254,6 +254,7 @@ describe("what one observation does (EvidenceDecision)", () => {
       expect(decision).toMatchObject({
         _tag: "Write",
         write: { _tag: "SettleReorg", paymentId: known.id },
+        isNew: false,
         invoice: { status: "confirmed", exceptionType: "partial_payment", exceptionStatus: "open" },
         events: [{ event: "invoice_exception_opened" }]
       })
