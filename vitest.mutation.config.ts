@@ -16,7 +16,9 @@ export default defineConfig({
       "test/unit/lifecycle-statuses.test.ts",
       "test/unit/lifecycle-rules.test.ts",
       "test/unit/refundable.test.ts",
-      "test/unit/settlement-edges.test.ts"
+      "test/unit/settlement-edges.test.ts",
+      "test/unit/lifecycle-decisions.test.ts",
+      "test/unit/statecharts.test.ts"
     ],
     setupFiles: ["test/mutation/setup.ts"],
     env: { SPEC_SEQUENCES: process.env.SPEC_SEQUENCES ?? "150", PROPERTY_RUNS: process.env.PROPERTY_RUNS ?? "150" },

@@ -98,8 +98,9 @@ export const usdValueOf = (amountAtomic: bigint, quotedAtomic: bigint, invoiceAm
   Micros.make(quotedAtomic === 0n ? 0n : (amountAtomic * invoiceAmount) / quotedAtomic)
 
 /**
- * The counted (not invalidated) payment furthest from its option's required confirmations, late
- * payments first, with what it has and needs; undefined when every counted payment is confirmed.
+ * The counted (not invalidated) payment furthest from its option's required confirmations (the
+ * smallest share of them), late payments first and, on a tie, the earlier in `payments` (observation
+ * order), with what it has and needs; undefined when every counted payment is confirmed.
  */
 export const leastConfirmedPayment = (
   payments: ReadonlyArray<Pick<PaymentRecord, "paymentOptionId" | "confirmations" | "late" | "invalidatedAt">>,

@@ -33,18 +33,13 @@ const exceptionValue = (state: LifecycleState) =>
 
 export const toSnapshot = (state: LifecycleState): Snapshot => invoiceMachine.resolveState({ value: { status: state.status, exception: exceptionValue(state) } })
 
-const fromSnapshot = (snapshot: Snapshot, previous: LifecycleState, effects: ReadonlyArray<LifecycleEffect>): LifecycleState => {
+// The exception type is the snapshot's own (`open.<type>`): the state the machine entered, which
+// is what is stored and restored. A close keeps the type it closed (`closedType`).
+const fromSnapshot = (snapshot: Snapshot, closedType: ExceptionType | null): LifecycleState => {
   const value = snapshot.value as { status: InvoiceStatus; exception: "none" | "closed" | { open: ExceptionType } }
-  const opened = effects.findLast((effect) => effect.kind === "openException")
   if (value.exception === "none") return { status: value.status, exceptionType: null, exceptionStatus: null }
-  if (value.exception === "closed") {
-    return { status: value.status, exceptionType: previous.exceptionType, exceptionStatus: "closed" }
-  }
-  return {
-    status: value.status,
-    exceptionType: opened?.kind === "openException" ? opened.exceptionType : value.exception.open,
-    exceptionStatus: "open"
-  }
+  if (value.exception === "closed") return { status: value.status, exceptionType: closedType, exceptionStatus: "closed" }
+  return { status: value.status, exceptionType: value.exception.open, exceptionStatus: "open" }
 }
 
 const toEffect = (action: { type: string; params: unknown }): LifecycleEffect | undefined => {
@@ -77,7 +72,7 @@ export const initialDecision = (): Decision => (initial ??= computeInitialDecisi
 let initial: Decision | undefined
 const computeInitialDecision = (): Decision => {
   const [snapshot] = initialTransition(invoiceMachine)
-  const state = fromSnapshot(snapshot, { status: "awaiting_payment", exceptionType: null, exceptionStatus: null }, [])
+  const state = fromSnapshot(snapshot, null)
   return { state, effects: [{ kind: "emit", event: "invoice_created" }] }
 }
 
@@ -112,8 +107,7 @@ const computeDecision = (state: LifecycleState, event: InvoiceEvent): Decision |
   const snapshot = toSnapshot(state)
   if (!snapshot.can(event)) return undefined
   const [next, actions] = transition(invoiceMachine, snapshot, event)
-  const effects = effectsOf(actions)
-  return { state: fromSnapshot(next, state, effects), effects }
+  return { state: fromSnapshot(next, state.exceptionType), effects: effectsOf(actions) }
 }
 
 /**

@@ -5,7 +5,7 @@ import { InvoiceId, MerchantId, PaymentOptionId } from "../../src/domain/Ids.ts"
 import { Invoice, type PaymentRecord } from "../../src/domain/Invoice.ts"
 import { Micros } from "../../src/domain/Money.ts"
 import { resolveTiming } from "../../src/domain/Timing.ts"
-import { decideObservation, observationProblem } from "../../src/invoices/EvidenceDecision.ts"
+import { decideInvalidation, decideObservation, decideReorgSettlement, observationProblem } from "../../src/invoices/EvidenceDecision.ts"
 import { applyDecision } from "../../src/lifecycle/ApplyDecision.ts"
 import { decide } from "../../src/lifecycle/Lifecycle.ts"
 import { isLateEvidence } from "../../src/lifecycle/Settlement.ts"
@@ -81,6 +81,11 @@ describe("confirmations that gate the invoice (decisions.md: the highest k whose
     expect(tally(AMOUNT, [counted("a", 100_000_000n, q, { confirmations: 7 })]).confirmations).toBe(7)
     expect(tally(AMOUNT, []).confirmations).toBe(0)
   })
+
+  it("nothing received is level none, on time and in all", () => {
+    expect(tally(AMOUNT, [])).toMatchObject({ onTime: "none", total: "none", receivedMicros: 0n })
+    expect(tally(AMOUNT, [counted("a", AMOUNT, AMOUNT, { invalidatedAt: at })])).toMatchObject({ onTime: "none", total: "none" })
+  })
 })
 
 describe("leastConfirmedPayment (accept_late_payment waits for it)", () => {
@@ -95,6 +100,13 @@ describe("leastConfirmedPayment (accept_late_payment waits for it)", () => {
     expect(leastConfirmedPayment([payment(8, true), payment(2, false)], required)).toEqual({ confirmations: 8, required: 12 })
     expect(leastConfirmedPayment([payment(8, true), payment(3, true)], required)).toEqual({ confirmations: 3, required: 12 })
     expect(leastConfirmedPayment([payment(3, true), payment(8, true)], required)).toEqual({ confirmations: 3, required: 12 })
+  })
+
+  it("as far from their confirmations (the same share), the earlier payment is named", () => {
+    const fourOrTwelve = (paymentOptionId: string) => (paymentOptionId === "a" ? 12 : 4)
+    const b = { ...payment(1, true), paymentOptionId: PaymentOptionId.make("b") }
+    expect(leastConfirmedPayment([payment(3, true), b], fourOrTwelve)).toEqual({ confirmations: 3, required: 12 })
+    expect(leastConfirmedPayment([b, payment(3, true)], fourOrTwelve)).toEqual({ confirmations: 1, required: 4 })
   })
 })
 
@@ -189,6 +201,72 @@ describe("what one observation does (EvidenceDecision)", () => {
     expect(decideObservation(state([invalidated]), { ...observed, confirmations: 12 }, at)).toMatchObject({ payment: { confirmedAt: at } })
     const stillConfirmed = { ...known, confirmations: 12, confirmedAt: earlier }
     expect(decideObservation(state([stillConfirmed]), { ...observed, confirmations: 13 }, at)).toMatchObject({ payment: { confirmedAt: earlier } })
+  })
+
+  it("nothing new answers Unchanged with the invoice and the payment as they are", () => {
+    const unchanged = { _tag: "Unchanged", result: { invoice, payment: known } }
+    expect(decideObservation(state([known]), { ...observed, confirmations: 0, inMempool: true }, at)).toEqual(unchanged)
+    expect(decideObservation(state([known]), observed, at)).toEqual(unchanged)
+  })
+
+  it("a known payment at its threshold but not yet stamped confirmed is confirmed by the next report of the same count", () => {
+    const atThreshold = { ...known, confirmations: 12, confirmedAt: null }
+    expect(decideObservation(state([atThreshold]), { ...observed, confirmations: 12 }, at)).toMatchObject({
+      _tag: "Write",
+      write: { _tag: "UpdateConfirmations", confirmations: 12, confirmedAt: at },
+      payment: { confirmedAt: at }
+    })
+  })
+
+  it("observedTotalAtomic is what the watcher saw for the evidence, else the amount counted", () => {
+    expect(known.observedTotalAtomic).toBe(100_000_000n)
+    const split = decideObservation(state(), { ...observed, observedTotalAtomic: 150_000_000n }, at)
+    expect(split).toMatchObject({ payment: { amountAtomic: 100_000_000n, observedTotalAtomic: 150_000_000n } })
+  })
+
+  describe("an invalidation", () => {
+    const confirmedPayment = { ...known, confirmations: 12, confirmedAt: at }
+    const confirmedInvoice = { ...invoice, status: "confirmed" as const, confirmedAt: at, paymentDetectedAt: at }
+    const reorg = { network: "ethereum", transactionHash: "0xaa", outputIndex: 1, reason: "chain_reorganization" }
+    const later = new Date("2026-01-01T00:20:00.000Z")
+
+    it("of a payment already invalidated changes nothing", () => {
+      const invalidated = { ...known, invalidatedAt: at, invalidationReason: "reorg" }
+      const evidence = { invoice, payments: [invalidated], payment: invalidated }
+      expect(decideInvalidation(evidence, { ...reorg, reorgPoint: 7n }, later)).toEqual({ _tag: "Unchanged", result: { invoice, payment: invalidated } })
+    })
+
+    it("of a confirmed invoice's payment in a watcher's reorganisation waits for the reorganisation to settle", () => {
+      const decision = decideInvalidation({ invoice: confirmedInvoice, payments: [confirmedPayment], payment: confirmedPayment }, { ...reorg, reorgPoint: 7n }, later)
+      expect(decision).toMatchObject({ _tag: "Write", write: { _tag: "InvalidatePayment", reorgPoint: 7n }, invoice: { status: "confirmed", exceptionStatus: null }, events: [] })
+    })
+
+    it("of a confirmed invoice's payment without a reorg point (simulator, dropped mempool transaction) is judged at once", () => {
+      const decision = decideInvalidation({ invoice: confirmedInvoice, payments: [confirmedPayment], payment: confirmedPayment }, reorg, later)
+      expect(decision).toMatchObject({
+        _tag: "Write",
+        write: { reorgPoint: null },
+        invoice: { status: "confirmed", exceptionType: "partial_payment", exceptionStatus: "open" },
+        events: [{ event: "invoice_exception_opened" }]
+      })
+    })
+
+    it("of an invoice not yet confirmed is judged at once, reorg point or not", () => {
+      const decision = decideInvalidation({ invoice: { ...invoice, status: "payment_detected" }, payments: [known], payment: known }, { ...reorg, reorgPoint: 7n }, later)
+      expect(decision).toMatchObject({ _tag: "Write", write: { reorgPoint: null }, invoice: { status: "awaiting_payment", receivedMicros: 0n } })
+    })
+
+    it("once the reorganisation has settled, a confirmed invoice still short opens a partial_payment exception", () => {
+      const invalidated = { ...confirmedPayment, invalidatedAt: at, invalidationReason: "chain_reorganization" }
+      const decision = decideReorgSettlement({ invoice: confirmedInvoice, payments: [invalidated], payment: invalidated }, later)
+      expect(decision).toMatchObject({
+        _tag: "Write",
+        write: { _tag: "SettleReorg", paymentId: known.id },
+        isNew: false,
+        invoice: { status: "confirmed", exceptionType: "partial_payment", exceptionStatus: "open" },
+        events: [{ event: "invoice_exception_opened" }]
+      })
+    })
   })
 
   it("values a payment at its option's quote (rounded down)", () => {
