@@ -185,7 +185,7 @@ export const HttpAppLive = Layer.mergeAll(Routes, ErrorBoundary).pipe(
  * arrives in between had no listener and was never answered (a restarted instance hung the
  * requests a load balancer sent it while it started): it is answered 503 until the routes attach.
  */
-const createServerAnsweringWhileStarting = () => {
+export const createServerAnsweringWhileStarting = () => {
   const server = createServer()
   // A listen error (a port in use) fails the serve layer; without a listener Node would also throw it.
   server.on("error", () => {})
