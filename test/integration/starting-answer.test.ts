@@ -16,7 +16,9 @@ describe("decisions.md: between the port opening and the routes attaching", () =
     Effect.gen(function*() {
       const context = yield* Layer.build(NodeHttpServer.layer(createServerAnsweringWhileStarting, { port: 0, host: "127.0.0.1" }))
       const server = Context.get(context, HttpServer.HttpServer)
-      const url = `http://127.0.0.1:${(server.address as HttpServer.TcpAddress).port}/api/health`
+      const address = server.address
+      if (!("port" in address)) return expect.unreachable("a TCP address")
+      const url = `http://127.0.0.1:${address.port}/api/health`
       expect(yield* get(url)).toEqual({ status: 503, retryAfter: "1", body: JSON.stringify({ error: "The service is starting; retry after 1 second" }) })
       yield* server.serve(Effect.succeed(HttpServerResponse.text("attached")))
       expect(yield* get(url)).toEqual({ status: 200, retryAfter: null, body: "attached" })
