@@ -2,8 +2,7 @@ import { Schema } from "effect"
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
 import { summarize } from "../../src/domain/Coverage.ts"
-import { Invoice, type InvoiceRecord, OutboxEvent, Payment, type PaymentRecord } from "../../src/domain/Invoice.ts"
-import { InvoiceId, MerchantId, PaymentOptionId } from "../../src/domain/Ids.ts"
+import { type InvoiceRecord, OutboxEvent, Payment, type PaymentRecord } from "../../src/domain/Invoice.ts"
 import type { InvoiceStatus } from "../../src/domain/Statuses.ts"
 import { applyDecision } from "../../src/lifecycle/ApplyDecision.ts"
 import { resolveTiming } from "../../src/domain/Timing.ts"
@@ -11,6 +10,7 @@ import type { InvoiceEvent } from "../../src/lifecycle/InvoiceMachine.ts"
 import { decide, initialDecision } from "../../src/lifecycle/Lifecycle.ts"
 import { applyEvents, isLateEvidence, lifecycleStateOf, settle } from "../../src/lifecycle/Settlement.ts"
 import { AMOUNT, exceptionOf, type Model, modelStep, newModel, paidMicros, type Step, stepArb } from "../support/LifecycleModel.ts"
+import { invoiceRecord } from "../support/InvoiceFixtures.ts"
 
 const decodePayment = Schema.decodeSync(Payment)
 const decodeEvent = Schema.decodeSync(OutboxEvent)
@@ -61,24 +61,7 @@ interface World {
 
 const newWorld = (): World => {
   const initial = initialDecision()
-  const timing = resolveTiming({ mode: "immediate", expiresAfterMinutes: 60 }, START)
-  const invoice: InvoiceRecord = Invoice.make({
-    id: InvoiceId.make("inv"),
-    merchantId: MerchantId.make("m"),
-    amountMicros: AMOUNT,
-    status: initial.state.status,
-    timing,
-    productName: null,
-    issuedBy: null,
-    billTo: null,
-    redirectUrl: null,
-    merchantReference: null,
-    customerId: null,
-    customerEmail: null,
-    metadata: null,
-    defaultPaymentOptionId: PaymentOptionId.make("opt"),
-    createdAt: START
-  })
+  const invoice = invoiceRecord({ amountMicros: AMOUNT, createdAt: START, status: initial.state.status })
   return { invoice, payments: [], now: START, outbox: [decodeEvent({ invoiceId: "inv", merchantId: "m", event: "invoice_created" })], seq: 0 }
 }
 

@@ -2,14 +2,14 @@ import { describe, expect, it } from "vitest"
 import { owedMicros, summarize } from "../../src/domain/Coverage.ts"
 import { leastConfirmedPayment, remainingAtomic, tally, usdValueOf } from "../../src/domain/Evidence.ts"
 import { InvoiceId, MerchantId, PaymentOptionId } from "../../src/domain/Ids.ts"
-import { Invoice, type PaymentRecord } from "../../src/domain/Invoice.ts"
+import { type PaymentRecord } from "../../src/domain/Invoice.ts"
 import { Micros } from "../../src/domain/Money.ts"
-import { resolveTiming } from "../../src/domain/Timing.ts"
 import { decideInvalidation, decideObservation, decideReorgSettlement, observationProblem } from "../../src/invoices/EvidenceDecision.ts"
 import { applyDecision } from "../../src/lifecycle/ApplyDecision.ts"
 import { decide } from "../../src/lifecycle/Lifecycle.ts"
 import { isLateEvidence } from "../../src/lifecycle/Settlement.ts"
 import type { EvidenceOption, EvidenceState } from "../../src/invoices/InvoiceRepo.ts"
+import { invoiceRecord } from "../support/InvoiceFixtures.ts"
 
 /**
  * The pure rules of what evidence does and what is still owed, at their edges: one smallest unit
@@ -121,23 +121,7 @@ describe("what one observation does (EvidenceDecision)", () => {
     destinationAddress: "0xoption",
     railType: "wallet_contract"
   } as EvidenceOption
-  const invoice = Invoice.make({
-    id: InvoiceId.make("inv"),
-    merchantId: MerchantId.make("m"),
-    amountMicros: AMOUNT,
-    status: "awaiting_payment",
-    timing: resolveTiming({ mode: "immediate", expiresAfterMinutes: 60 }, new Date("2026-01-01T00:00:00.000Z")),
-    productName: null,
-    issuedBy: null,
-    billTo: null,
-    redirectUrl: null,
-    merchantReference: null,
-    customerId: null,
-    customerEmail: null,
-    metadata: null,
-    defaultPaymentOptionId: option.id,
-    createdAt: new Date("2026-01-01T00:00:00.000Z")
-  })
+  const invoice = invoiceRecord({ amountMicros: AMOUNT, createdAt: new Date("2026-01-01T00:00:00.000Z"), defaultPaymentOptionId: option.id })
   const observed = { paymentOptionId: option.id, transactionHash: "0xaa", outputIndex: 1, amountAtomic: 100_000_000n, confirmations: 3, observedAt: at }
   const state = (payments: ReadonlyArray<PaymentRecord> = []): EvidenceState => ({ invoice, option, payments, version: "1" })
   const first = decideObservation(state(), { ...observed, blockHeight: 7n, blockHash: "0xb7" }, at)

@@ -1,11 +1,10 @@
 import { Schema } from "effect"
 import { describe, expect, it } from "vitest"
 import { coverageOf, PaymentCoverage, summarize } from "../../src/domain/Coverage.ts"
-import { InvoiceId, MerchantId, PaymentOptionId } from "../../src/domain/Ids.ts"
-import { Invoice, type InvoiceRecord } from "../../src/domain/Invoice.ts"
+import { type InvoiceRecord } from "../../src/domain/Invoice.ts"
 import { Micros } from "../../src/domain/Money.ts"
-import { resolveTiming } from "../../src/domain/Timing.ts"
 import { applyEvents, settle } from "../../src/lifecycle/Settlement.ts"
+import { invoiceRecord } from "../support/InvoiceFixtures.ts"
 
 /**
  * Edges of the coverage vocabulary and of a settlement: the spec's four paymentCoverage values
@@ -17,23 +16,7 @@ import { applyEvents, settle } from "../../src/lifecycle/Settlement.ts"
 const AMOUNT = Micros.make(100_000_000n)
 const CREATED = new Date("2026-01-01T00:00:00.000Z")
 
-const invoice: InvoiceRecord = Invoice.make({
-  id: InvoiceId.make("inv"),
-  merchantId: MerchantId.make("m"),
-  amountMicros: AMOUNT,
-  status: "awaiting_payment",
-  timing: resolveTiming({ mode: "immediate", expiresAfterMinutes: 60 }, CREATED),
-  productName: null,
-  issuedBy: null,
-  billTo: null,
-  redirectUrl: null,
-  merchantReference: null,
-  customerId: null,
-  customerEmail: null,
-  metadata: null,
-  defaultPaymentOptionId: PaymentOptionId.make("opt"),
-  createdAt: CREATED
-})
+const invoice: InvoiceRecord = invoiceRecord({ amountMicros: AMOUNT, createdAt: CREATED })
 const deadline = invoice.timing.payableUntilAt
 
 describe("paymentCoverage (spec: no_payment, partial_payment, exact_payment, overpayment)", () => {
