@@ -9,15 +9,7 @@ import type { WebhookEventName } from "../../domain/Statuses.ts"
 import type { Chart, ChartEdge, ChartNode, LifecycleCharts } from "../LifecycleChart.ts"
 import { eventWords, stateWords } from "../Words.ts"
 import type { Invoice, TimelineEntry } from "./Api.ts"
-
-const SVG = "http://www.w3.org/2000/svg"
-
-const svg = (tag: string, attributes: Record<string, string | number> = {}, ...children: Array<Node | string>) => {
-  const element = document.createElementNS(SVG, tag)
-  for (const [name, value] of Object.entries(attributes)) element.setAttribute(name, String(value))
-  element.append(...children)
-  return element
-}
+import { svg } from "./Ui.ts"
 
 let charts: Promise<LifecycleCharts> | undefined
 /** The layout, fetched once per page load (an immutable, content-hashed asset). */

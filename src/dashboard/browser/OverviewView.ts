@@ -5,17 +5,9 @@
  */
 
 import type { Overview } from "./Api.ts"
-import { api, cardTable, h, show, statusBadge, usd } from "./Ui.ts"
+import { api, cardTable, h, show, statusBadge, svg, usd } from "./Ui.ts"
 
 type Day = Overview["receivedByDay"][number]
-
-const SVG = "http://www.w3.org/2000/svg"
-const svg = (tag: string, attributes: Record<string, string | number> = {}, ...children: Array<Node | string>) => {
-  const element = document.createElementNS(SVG, tag)
-  for (const [name, value] of Object.entries(attributes)) element.setAttribute(name, String(value))
-  element.append(...children)
-  return element
-}
 
 const CHART = { width: 640, height: 220, left: 56, right: 8, top: 12, bottom: 28 }
 

@@ -54,6 +54,15 @@ export const api = async <A = void>(method: string, path: string, body?: unknown
   return parsed as A
 }
 
+const SVG = "http://www.w3.org/2000/svg"
+/** `h` for SVG elements (the charts): attributes only, no listeners. */
+export const svg = (tag: string, attributes: Record<string, string | number> = {}, ...children: Array<Node | string>) => {
+  const element = document.createElementNS(SVG, tag)
+  for (const [name, value] of Object.entries(attributes)) element.setAttribute(name, String(value))
+  element.append(...children)
+  return element
+}
+
 export type Child = Node | string | null | undefined | false
 export const h = (tag: string, attributes: Record<string, string | boolean | ((event: Event) => void)> = {}, ...children: Array<Child | Array<Child>>) => {
   const element = document.createElement(tag)
