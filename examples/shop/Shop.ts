@@ -93,9 +93,11 @@ export const shopHandler = (options: ShopOptions) => {
         receivedAt: new Date().toISOString()
       })
     } catch (error) {
-      // Not acknowledged: the service delivers it again later.
-      if (error instanceof CheckoutError) return json(response, 503, { error: `cannot fetch the invoice: ${error.error}` })
-      throw error
+      // Not acknowledged (an error answer, or the service out of reach): the service delivers it
+      // again after 1, 5 and 15 minutes, and the dashboard can redeliver it after that.
+      const reason = error instanceof CheckoutError ? error.error : String((error as Error).cause ?? error)
+      log(`webhook not acknowledged: cannot fetch invoice ${invoiceId} (${reason})`)
+      return json(response, 503, { error: `cannot fetch the invoice: ${reason}` })
     }
     json(response, 200, { received: true })
   }

@@ -3,7 +3,7 @@
  *
  *   CHECKOUT_URL      the checkout service (default http://127.0.0.1:3000)
  *   CHECKOUT_API_KEY  a checkout API key of your merchant account (svc_live_...)
- *   WEBHOOK_SECRET    the webhook signing secret of the same account
+ *   CHECKOUT_WEBHOOK_SECRET  the webhook signing secret of the same account
  *   SHOP_PORT         where the shop listens on 127.0.0.1 (default 4100; 0 picks a free port)
  *   SHOP_URL          where buyers reach the shop (default http://127.0.0.1:<port>)
  *   SHOP_ORDERS_FILE  keep the orders in this JSON file (default: in memory only)
@@ -25,7 +25,7 @@ const required = (name: string) => {
 
 const checkoutUrl = process.env.CHECKOUT_URL ?? "http://127.0.0.1:3000"
 const apiKey = required("CHECKOUT_API_KEY")
-const webhookSecret = required("WEBHOOK_SECRET")
+const webhookSecret = required("CHECKOUT_WEBHOOK_SECRET")
 const port = Number(process.env.SHOP_PORT ?? 4100)
 
 /** The SDK's fetch, printing each call to the service: what the shop asks and when (it never polls). */
