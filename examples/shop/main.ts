@@ -12,7 +12,7 @@ import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
 import { createCheckoutClient } from "../../sdk/src/index.ts"
 import { orderStore } from "./Orders.ts"
-import { shopHandler } from "./Shop.ts"
+import { catchUp, shopHandler } from "./Shop.ts"
 
 const required = (name: string) => {
   const value = process.env[name]
@@ -38,15 +38,14 @@ const loggedFetch: typeof fetch = async (input, init) => {
 const server = createServer()
 server.listen(port, "127.0.0.1", () => {
   const publicUrl = (process.env.SHOP_URL ?? `http://127.0.0.1:${(server.address() as AddressInfo).port}`).replace(/\/+$/, "")
-  const handle = shopHandler({
-    checkout: createCheckoutClient({ baseUrl: checkoutUrl, apiKey, fetch: loggedFetch }),
-    webhookSecret,
-    publicUrl,
-    orders: orderStore(process.env.SHOP_ORDERS_FILE)
-  })
+  const checkout = createCheckoutClient({ baseUrl: checkoutUrl, apiKey, fetch: loggedFetch })
+  const orders = orderStore(process.env.SHOP_ORDERS_FILE)
+  const handle = shopHandler({ checkout, webhookSecret, publicUrl, orders })
   server.on("request", (request, response) => void handle(request, response))
   console.log(`example shop on ${publicUrl} (checkout service ${checkoutUrl})`)
   console.log(`webhook URL: ${publicUrl}/webhooks/checkout`)
+  // Whatever changed while the shop was down (orders kept in SHOP_ORDERS_FILE).
+  void catchUp(checkout, orders)
 })
 
 for (const signal of ["SIGINT", "SIGTERM"] as const) {
