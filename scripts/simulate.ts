@@ -116,7 +116,9 @@ const paymentOf = async (given: ReadonlyArray<string>) => {
   }
   // Plain decimals, never exponent notation (a tiny bitcoin amount prints as 1e-7).
   const amount = amountGiven ?? option.quotedAmount.toLocaleString("en-US", { useGrouping: false, maximumFractionDigits: 20 })
-  console.log(`paying invoice ${invoiceId}: option ${option.id} (${option.assetCode} on ${option.network}${optionGiven === undefined ? ", the invoice's default" : ""}), amount ${amount}`)
+  console.log(
+    `paying invoice ${invoiceId}: option ${option.id} (${option.assetCode} on ${option.network}${optionGiven === undefined ? ", the invoice's default" : ""}), amount ${amount}`
+  )
   return { paymentOptionId: option.id, amount }
 }
 
