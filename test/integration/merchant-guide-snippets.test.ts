@@ -62,62 +62,38 @@ const inWorkDir = (file: string, text: string) => {
 }
 const exec = (command: string, args: ReadonlyArray<string>, env: NodeJS.ProcessEnv = process.env) => execFileSync(command, args, { encoding: "utf8", env, timeout: 180_000 })
 
+/** A language whose snippet and driver make one program file, run as `<command> <file> <cases file>`. */
+const oneFile = (label: string, fence: string, command: string, debianPackage: string, file: string, program: (code: string) => string): Language => ({
+  label,
+  fence,
+  command,
+  debianPackage,
+  run: (code, casesFile) => exec(command, [inWorkDir(file, program(code)), casesFile])
+})
+
 const LANGUAGES: ReadonlyArray<Language> = [
-  {
-    label: "Node",
-    fence: "js",
-    command: process.execPath,
-    debianPackage: "nodejs",
-    run: (code, casesFile) => {
-      inWorkDir("verify.mjs", code)
-      const main = inWorkDir(
-        "main.mjs",
-        `import { readFileSync } from "node:fs"
-import { verifyWebhookSignature } from "./verify.mjs"
+  oneFile("Node", "js", process.execPath, "nodejs", "verify.mjs", (code) =>
+    `${code}
+import { readFileSync } from "node:fs"
 const cases = JSON.parse(readFileSync(process.argv[2], "utf8"))
-console.log(JSON.stringify(Object.fromEntries(cases.map((c) => [c.name, verifyWebhookSignature(Buffer.from(c.body), c.signature ?? undefined, c.secret)]))))`
-      )
-      return exec(process.execPath, [main, casesFile])
-    }
-  },
-  {
-    label: "Python",
-    fence: "python",
-    command: "python3",
-    debianPackage: "python3",
-    run: (code, casesFile) => {
-      const main = inWorkDir(
-        "verify.py",
-        `${code}
+console.log(JSON.stringify(Object.fromEntries(cases.map((c) => [c.name, verifyWebhookSignature(Buffer.from(c.body), c.signature ?? undefined, c.secret)]))))
+`),
+  oneFile("Python", "python", "python3", "python3", "verify.py", (code) =>
+    `${code}
 
 import json, sys
 cases = json.load(open(sys.argv[1], encoding="utf-8"))
 print(json.dumps({c["name"]: verify_webhook_signature(c["body"].encode(), c["signature"], c["secret"]) for c in cases}))
-`
-      )
-      return exec("python3", [main, casesFile])
-    }
-  },
-  {
-    label: "PHP",
-    fence: "php",
-    command: "php",
-    debianPackage: "php-cli",
-    run: (code, casesFile) => {
-      const main = inWorkDir(
-        "verify.php",
-        `<?php
+`),
+  oneFile("PHP", "php", "php", "php-cli", "verify.php", (code) =>
+    `<?php
 ${code}
 $results = [];
 foreach (json_decode(file_get_contents($argv[1]), true) as $c) {
     $results[$c['name']] = verify_webhook_signature($c['body'], $c['signature'], $c['secret']);
 }
 echo json_encode($results), "\\n";
-`
-      )
-      return exec("php", [main, casesFile])
-    }
-  },
+`),
   {
     label: "Go",
     fence: "go",
@@ -172,24 +148,13 @@ func main() {
       return exec("go", ["run", verify, main, casesFile], env)
     }
   },
-  {
-    label: "Ruby",
-    fence: "ruby",
-    command: "ruby",
-    debianPackage: "ruby",
-    run: (code, casesFile) => {
-      const main = inWorkDir(
-        "verify.rb",
-        `${code}
+  oneFile("Ruby", "ruby", "ruby", "ruby", "verify.rb", (code) =>
+    `${code}
 
 require "json"
 cases = JSON.parse(File.read(ARGV[0], encoding: "UTF-8"))
 puts JSON.generate(cases.to_h { |c| [c["name"], verify_webhook_signature(c["body"], c["signature"], c["secret"])] })
-`
-      )
-      return exec("ruby", [main, casesFile])
-    }
-  }
+`)
 ]
 
 const installed = (command: string) => {
