@@ -8,7 +8,13 @@
  *
  * The first command records where everything listens in a state file (DEMO_CHAIN_STATE, default
  * ./data/demo-chain.json) that `pay` reads, and removes it when it stops (Ctrl-C or SIGTERM).
- * The chains and the database (embedded, in memory) start fresh on every run, so they never disagree.
+ *
+ * The embedded database and both chains live in one data directory (DEMO_CHAIN_DATA_DIR, default
+ * ./data/demo-chain; `memory://` keeps nothing), so keys, webhook settings, invoices and the chains'
+ * blocks survive a restart together: the service stops before the chains, which write themselves
+ * out last, so the database never knows a block its chain lost. The anvil ports are fixed
+ * (DEMO_CHAIN_ETHEREUM_PORT, default 8545; DEMO_CHAIN_BASE_PORT, default 8546; 0 picks a free one)
+ * so that a wallet pointed at them keeps working, and printed at start.
  */
 import { type ChildProcess, spawn } from "node:child_process"
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
@@ -20,6 +26,7 @@ import { type AnvilNode, startAnvil, TEST_TOKENS } from "../test/support/Anvil.t
 
 const NETWORKS = { ethereum: 1, base: 8453 } as const
 type DemoNetwork = keyof typeof NETWORKS
+const DEFAULT_PORTS: Record<DemoNetwork, number> = { ethereum: 8545, base: 8546 }
 const CONFIRMATIONS = 2
 const PAYER_FUNDS = 1_000_000n * 10n ** 6n
 const TRANSFER_ABI = parseAbi(["function transfer(address to, uint256 amount)"])
@@ -32,6 +39,14 @@ interface DemoState {
 }
 
 const statePath = () => resolve(process.env.DEMO_CHAIN_STATE ?? join("data", "demo-chain.json"))
+
+/** Where the database and the chains are kept between runs; undefined: nowhere (memory://). */
+const dataDir = (): string | undefined => {
+  const wanted = process.env.DEMO_CHAIN_DATA_DIR ?? join("data", "demo-chain")
+  return wanted === "memory://" ? undefined : resolve(wanted)
+}
+const chainFile = (directory: string, network: DemoNetwork) => join(directory, `${network}.json`)
+const databaseDir = (directory: string) => join(directory, "db")
 
 const fail = (message: string): never => {
   console.error(message)
@@ -53,14 +68,36 @@ const listenPort = async (): Promise<number> => {
   })
 }
 
-/** One anvil per network at the service's chain id: a block per transaction and one a second, the test tokens at TEST_TOKENS, the payer funded. */
-const startChain = async (chainId: number): Promise<AnvilNode> => {
-  const node = await startAnvil({ chainId, blockTime: 1, mixedMining: true })
+const chainPort = (network: DemoNetwork): number => {
+  const variable = `DEMO_CHAIN_${network.toUpperCase()}_PORT`
+  const port = Number(process.env[variable] ?? DEFAULT_PORTS[network])
+  return Number.isInteger(port) && port >= 0 && port < 65536 ? port : fail(`${variable} must be a port number (0 picks a free one)`)
+}
+
+/**
+ * One anvil per network at the service's chain id: a block per transaction and one a second, kept
+ * in the data directory. A new chain gets the test tokens at TEST_TOKENS and a funded payer; a kept
+ * one has them already.
+ */
+const startChain = async (network: DemoNetwork, directory: string | undefined): Promise<AnvilNode> => {
+  const port = chainPort(network)
+  const persistTo = directory === undefined ? undefined : chainFile(directory, network)
+  const node = await startAnvil({ chainId: NETWORKS[network], blockTime: 1, mixedMining: true, port, ...(persistTo === undefined ? {} : { persistTo }) }).catch((error: Error) =>
+    fail(`cannot start anvil for ${network} on port ${port} (${error.message.split("\n")[0]}): set DEMO_CHAIN_${network.toUpperCase()}_PORT to a free port, or 0`)
+  )
+  if ((await node.publicClient.getCode({ address: TEST_TOKENS.USDC })) !== undefined) return node
   for (const token of Object.values(TEST_TOKENS)) {
     await node.installToken(token)
     await node.mint(token, node.accounts[1], PAYER_FUNDS)
   }
   return node
+}
+
+/** A kept database without its chains would be ahead of fresh ones: refuse rather than confuse the watchers. */
+const checkDataDir = (directory: string | undefined) => {
+  if (directory === undefined || !existsSync(databaseDir(directory))) return
+  const lost = (Object.keys(NETWORKS) as Array<DemoNetwork>).filter((network) => !existsSync(chainFile(directory, network)))
+  if (lost.length > 0) fail(`${databaseDir(directory)} is kept but ${lost.map((network) => chainFile(directory, network)).join(" and ")} is not: delete ${directory} to start over`)
 }
 
 /** The service's settings for watching the local chains (docs/configuration.md). */
@@ -77,10 +114,10 @@ const chainEnv = (chains: Record<DemoNetwork, AnvilNode>): Record<string, string
   return env
 }
 
-/** `npm start`'s entry point with the demo merchant on a throwaway embedded database; its output is passed on, the demo API key kept. */
-const startService = (port: number, env: Record<string, string>) => {
+/** `npm start`'s entry point with the demo merchant on the data directory's embedded database; its output is passed on, the demo API key kept. */
+const startService = (port: number, directory: string | undefined, env: Record<string, string>) => {
   const child = spawn(process.execPath, ["--experimental-strip-types", "--disable-warning=ExperimentalWarning", join(import.meta.dirname, "..", "src", "main.ts")], {
-    env: { ...process.env, CHECKOUT_DATA_DIR: "memory://", CHECKOUT_DEMO: "true", ...env, PORT: String(port) },
+    env: { ...process.env, CHECKOUT_DATA_DIR: directory === undefined ? "memory://" : databaseDir(directory), CHECKOUT_DEMO: "true", ...env, PORT: String(port) },
     stdio: ["ignore", "pipe", "inherit"]
   })
   const apiKey = new Promise<string | undefined>((found) => {
@@ -122,12 +159,25 @@ const howToPay = (state: DemoState, apiKey: string | undefined) =>
     ""
   ].join("\n")
 
+/** Printed first: where the chains listen and what is kept. */
+const startBanner = (chains: Record<DemoNetwork, AnvilNode>, directory: string | undefined) =>
+  [
+    ...(Object.keys(NETWORKS) as Array<DemoNetwork>).map((network) => `${network}: anvil at ${chains[network].rpcUrl} (chain id ${chains[network].chainId})`),
+    directory === undefined
+      ? "data: memory:// (nothing is kept)"
+      : `data: ${directory} (database and both chains, kept between runs; delete it to start over)`
+  ].join("\n")
+
 const startDemo = async () => {
   const port = await listenPort()
-  const [ethereum, base] = await Promise.all([startChain(NETWORKS.ethereum), startChain(NETWORKS.base)])
+  const directory = dataDir()
+  checkDataDir(directory)
+  if (directory !== undefined) mkdirSync(directory, { recursive: true })
+  const [ethereum, base] = await Promise.all([startChain("ethereum", directory), startChain("base", directory)])
   const chains = { ethereum, base }
+  console.log(startBanner(chains, directory))
   const stopChains = () => Promise.all([ethereum.stop(), base.stop()])
-  const service = startService(port, chainEnv(chains))
+  const service = startService(port, directory, chainEnv(chains))
   const state: DemoState = {
     pid: process.pid,
     serviceUrl: `http://127.0.0.1:${port}`,

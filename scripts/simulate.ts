@@ -1,7 +1,7 @@
 /**
  * Command-line client of the development simulator routes (development mode only).
  *
- *   npm run simulate -- pay <invoiceId> <paymentOptionId> <amount> [--confirmations N] [--late] [--tx HASH]
+ *   npm run simulate -- pay <invoiceId> [paymentOptionId] [amount] [--confirmations N] [--late] [--tx HASH]
  *   npm run simulate -- confirm <invoiceId> <transactionHash> <confirmations>
  *   npm run simulate -- reorg <invoiceId> <transactionHash> [reason]
  *   npm run simulate -- expire <invoiceId>
@@ -9,7 +9,13 @@
  * Finds the service as its start banner does (HOST and PORT, default http://127.0.0.1:3000), or
  * at CHECKOUT_URL when set. Signs in with CHECKOUT_EMAIL / CHECKOUT_PASSWORD (the demo merchant's
  * by default), or uses CHECKOUT_TOKEN when set. Prints a one-line summary; --json prints the answer.
+ *
+ * `pay` defaults the option to the invoice's `defaultPaymentOptionId`, the amount to that option's
+ * whole quoted amount, and the transaction to a fresh hash, so a second invoice never collides
+ * with the first one's transaction. npm echoes the command with every id masked as `***` (its log
+ * redaction of UUIDs): the script prints the ids it uses itself.
  */
+import { randomBytes } from "node:crypto"
 import { parseConfig } from "../src/config/AppConfig.ts"
 import { DEMO_EMAIL, DEMO_PASSWORD } from "../src/demo/DemoMerchant.ts"
 import { serviceUrl } from "../src/demo/ServiceUrl.ts"
@@ -80,9 +86,46 @@ const call = async (action: string, body: unknown) => {
   return JSON.parse(text)
 }
 
+/** A hash no other simulated payment has (evidence is unique by network and transaction: a fixed one answers 409 on a second invoice). */
+const freshTransactionHash = () => `0x${randomBytes(32).toString("hex")}`
+
+interface InvoiceOptions {
+  readonly defaultPaymentOptionId: string | null
+  readonly paymentOptions: ReadonlyArray<{ readonly id: string; readonly quotedAmount: number; readonly assetCode: string; readonly network: string }>
+}
+
+const invoiceOptions = async (): Promise<InvoiceOptions> => {
+  const response = await fetch(`${base}/api/dashboard/invoices/${invoiceId}`, { headers: { authorization: `Bearer ${await token()}` } })
+  if (!response.ok) {
+    console.error(`cannot read invoice ${invoiceId}: ${response.status} ${await response.text()}`)
+    process.exit(1)
+  }
+  return ((await response.json()) as { invoice: InvoiceOptions }).invoice
+}
+
+/** The option and amount to pay: as given (a number is the amount, anything else the option), else the invoice's default option and its whole quoted amount. */
+const paymentOf = async (given: ReadonlyArray<string>) => {
+  const amountGiven = given.find((value) => /^\d+(\.\d+)?$/.test(value))
+  const optionGiven = given.find((value) => value !== amountGiven)
+  const invoice = await invoiceOptions()
+  const paymentOptionId = optionGiven ?? invoice.defaultPaymentOptionId
+  const option = invoice.paymentOptions.find((candidate) => candidate.id === paymentOptionId)
+  if (option === undefined) {
+    console.error(`invoice ${invoiceId} has no payment option ${paymentOptionId ?? "(and no default)"}; its options: ${invoice.paymentOptions.map((entry) => entry.id).join(", ")}`)
+    process.exit(1)
+  }
+  // Plain decimals, never exponent notation (a tiny bitcoin amount prints as 1e-7).
+  const amount = amountGiven ?? option.quotedAmount.toLocaleString("en-US", { useGrouping: false, maximumFractionDigits: 20 })
+  console.log(
+    `paying invoice ${invoiceId}: option ${option.id} (${option.assetCode} on ${option.network}${optionGiven === undefined ? ", the invoice's default" : ""}), amount ${amount}`
+  )
+  return { paymentOptionId: option.id, amount }
+}
+
 const usage = () => {
   console.error([
-    "usage: npm run simulate -- pay <invoiceId> <paymentOptionId> <amount> [--confirmations N] [--late] [--tx HASH] [--json]",
+    "usage: npm run simulate -- pay <invoiceId> [paymentOptionId] [amount] [--confirmations N] [--late] [--tx HASH] [--json]",
+    "         (default: the invoice's defaultPaymentOptionId, its whole quoted amount, a fresh transaction hash)",
     "       npm run simulate -- confirm <invoiceId> <transactionHash> <confirmations>",
     "       npm run simulate -- reorg <invoiceId> <transactionHash> [reason]",
     "       npm run simulate -- expire <invoiceId>",
@@ -94,13 +137,12 @@ const usage = () => {
 if (invoiceId === undefined) usage()
 switch (command) {
   case "pay": {
-    const [paymentOptionId, amount] = rest
-    if (amount === undefined) usage()
+    const { paymentOptionId, amount } = await paymentOf(rest)
     await call("simulate-payment", {
       paymentOptionId,
       amount,
+      transactionHash: tx ?? freshTransactionHash(),
       ...(confirmations === undefined ? {} : { confirmations: Number(confirmations) }),
-      ...(tx === undefined ? {} : { transactionHash: tx }),
       ...(late ? { late: true } : {})
     })
     break

@@ -4,7 +4,13 @@ import type { Product } from "./Catalog.ts"
 
 export type OrderStatus = "awaiting_payment" | "paid" | "cancelled"
 
-/** A webhook the shop verified and acted on: its event, its delivery id, and the invoice status the shop then fetched. */
+/** The event of a receipt that no webhook brought: the shop's catch-up read at start. */
+export const CATCH_UP_EVENT = "catch_up"
+
+/**
+ * A webhook the shop verified and acted on: its event, its delivery id, and the invoice status the
+ * shop then fetched (or the catch-up at start: event `catch_up`, no delivery).
+ */
 export interface WebhookReceipt {
   readonly event: string
   readonly delivery: string | null
@@ -55,6 +61,8 @@ export interface OrderStore {
   readonly create: (product: Product) => Order
   readonly get: (id: string) => Order | undefined
   readonly byInvoice: (invoiceId: string) => Order | undefined
+  /** Orders with an invoice that are not paid yet: what the catch-up at start reads again. */
+  readonly unsettled: () => ReadonlyArray<Order & { readonly invoiceId: string }>
   readonly attachInvoice: (id: string, invoice: { readonly id: string; readonly paymentUrl: string }) => Order
   readonly recordWebhook: (id: string, receipt: WebhookReceipt) => Order
 }
@@ -91,6 +99,7 @@ export const orderStore = (file?: string): OrderStore => {
       }),
     get: (id) => orders.get(id),
     byInvoice: (invoiceId) => [...orders.values()].find((order) => order.invoiceId === invoiceId),
+    unsettled: () => [...orders.values()].filter((order): order is Order & { invoiceId: string } => order.invoiceId !== null && order.status !== "paid"),
     attachInvoice: (id, invoice) => save({ ...existing(id), invoiceId: invoice.id, paymentUrl: invoice.paymentUrl }),
     recordWebhook: (id, receipt) => save(withWebhook(existing(id), receipt))
   }

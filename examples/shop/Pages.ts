@@ -1,5 +1,5 @@
 import type { Product } from "./Catalog.ts"
-import type { Order } from "./Orders.ts"
+import { CATCH_UP_EVENT, type Order } from "./Orders.ts"
 
 const escape = (text: string) => text.replace(/[&<>"']/g, (character) => `&#${character.charCodeAt(0)};`)
 const usd = (amount: number) => `$${amount.toFixed(2)}`
@@ -55,9 +55,12 @@ const STATUS_WORDS: Record<Order["status"], string> = { awaiting_payment: "Await
 const howPaid = (order: Order) => {
   const receipt = order.paidThrough
   if (receipt === null) return ""
-  return `<p class="paid-through">Marked paid at ${escape(receipt.receivedAt)} after the checkout service's <code>${escape(receipt.event)}</code> webhook (delivery ${
-    escape(receipt.delivery ?? "unknown")
-  }), once the invoice fetched from the service was <code>${escape(receipt.invoiceStatus)}</code>.</p>`
+  const after = receipt.event === CATCH_UP_EVENT
+    ? "the shop's catch-up at start"
+    : `the checkout service's <code>${escape(receipt.event)}</code> webhook (delivery ${escape(receipt.delivery ?? "unknown")})`
+  return `<p class="paid-through">Marked paid at ${escape(receipt.receivedAt)} after ${after}, once the invoice fetched from the service was <code>${
+    escape(receipt.invoiceStatus)
+  }</code>.</p>`
 }
 
 /** One order: its status as the shop knows it. While it waits for payment the page reloads itself (from the shop, never from the service). */

@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http"
 import { CheckoutError, type CheckoutClient, parseWebhookEvent, type WebhookEvent, WebhookSignatureError } from "../../sdk/src/index.ts"
 import { CATALOG, productById } from "./Catalog.ts"
-import type { OrderStore } from "./Orders.ts"
+import { CATCH_UP_EVENT, type OrderStore } from "./Orders.ts"
 import { messagePage, orderPage, productPage } from "./Pages.ts"
 
 export interface ShopOptions {
@@ -35,6 +35,23 @@ const json = (response: ServerResponse, status: number, body: unknown) => send(r
 
 /** The invoice a webhook is about (the dashboard's `webhook_test` has none). */
 const invoiceIdOf = (event: WebhookEvent): string | undefined => event.invoice?.id
+
+/**
+ * After downtime the webhooks sent meanwhile may be gone for good, and a key cannot list invoices:
+ * the shop reads by id the invoice of every order not yet paid and applies its status as a webhook
+ * would. An order whose invoice cannot be read stays as it is, for the next start.
+ */
+export const catchUp = async (checkout: CheckoutClient, orders: OrderStore, log: (line: string) => void = console.log) => {
+  for (const order of orders.unsettled()) {
+    try {
+      const invoice = await checkout.invoices.retrieve(order.invoiceId)
+      const after = orders.recordWebhook(order.id, { event: CATCH_UP_EVENT, delivery: null, invoiceStatus: invoice.status, receivedAt: new Date().toISOString() })
+      log(`catch-up: order ${order.id} is ${after.status} (invoice ${invoice.status})`)
+    } catch (error) {
+      log(`catch-up: cannot fetch invoice ${order.invoiceId} of order ${order.id} (${error instanceof CheckoutError ? error.error : String(error)})`)
+    }
+  }
+}
 
 /** The shop's routes on plain node:http: products, checkout, orders and the webhook endpoint. */
 export const shopHandler = (options: ShopOptions) => {
@@ -93,9 +110,11 @@ export const shopHandler = (options: ShopOptions) => {
         receivedAt: new Date().toISOString()
       })
     } catch (error) {
-      // Not acknowledged: the service delivers it again later.
-      if (error instanceof CheckoutError) return json(response, 503, { error: `cannot fetch the invoice: ${error.error}` })
-      throw error
+      // Not acknowledged (an error answer, or the service out of reach): the service delivers it
+      // again after 1, 5 and 15 minutes, and the dashboard can redeliver it after that.
+      const reason = error instanceof CheckoutError ? error.error : String((error as Error).cause ?? error)
+      log(`webhook not acknowledged: cannot fetch invoice ${invoiceId} (${reason})`)
+      return json(response, 503, { error: `cannot fetch the invoice: ${reason}` })
     }
     json(response, 200, { received: true })
   }

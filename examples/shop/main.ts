@@ -3,7 +3,7 @@
  *
  *   CHECKOUT_URL      the checkout service (default http://127.0.0.1:3000)
  *   CHECKOUT_API_KEY  a checkout API key of your merchant account (svc_live_...)
- *   WEBHOOK_SECRET    the webhook signing secret of the same account
+ *   CHECKOUT_WEBHOOK_SECRET  the webhook signing secret of the same account
  *   SHOP_PORT         where the shop listens on 127.0.0.1 (default 4100; 0 picks a free port)
  *   SHOP_URL          where buyers reach the shop (default http://127.0.0.1:<port>)
  *   SHOP_ORDERS_FILE  keep the orders in this JSON file (default: in memory only)
@@ -12,7 +12,7 @@ import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
 import { createCheckoutClient } from "../../sdk/src/index.ts"
 import { orderStore } from "./Orders.ts"
-import { shopHandler } from "./Shop.ts"
+import { catchUp, shopHandler } from "./Shop.ts"
 
 const required = (name: string) => {
   const value = process.env[name]
@@ -25,7 +25,7 @@ const required = (name: string) => {
 
 const checkoutUrl = process.env.CHECKOUT_URL ?? "http://127.0.0.1:3000"
 const apiKey = required("CHECKOUT_API_KEY")
-const webhookSecret = required("WEBHOOK_SECRET")
+const webhookSecret = required("CHECKOUT_WEBHOOK_SECRET")
 const port = Number(process.env.SHOP_PORT ?? 4100)
 
 /** The SDK's fetch, printing each call to the service: what the shop asks and when (it never polls). */
@@ -38,15 +38,14 @@ const loggedFetch: typeof fetch = async (input, init) => {
 const server = createServer()
 server.listen(port, "127.0.0.1", () => {
   const publicUrl = (process.env.SHOP_URL ?? `http://127.0.0.1:${(server.address() as AddressInfo).port}`).replace(/\/+$/, "")
-  const handle = shopHandler({
-    checkout: createCheckoutClient({ baseUrl: checkoutUrl, apiKey, fetch: loggedFetch }),
-    webhookSecret,
-    publicUrl,
-    orders: orderStore(process.env.SHOP_ORDERS_FILE)
-  })
+  const checkout = createCheckoutClient({ baseUrl: checkoutUrl, apiKey, fetch: loggedFetch })
+  const orders = orderStore(process.env.SHOP_ORDERS_FILE)
+  const handle = shopHandler({ checkout, webhookSecret, publicUrl, orders })
   server.on("request", (request, response) => void handle(request, response))
   console.log(`example shop on ${publicUrl} (checkout service ${checkoutUrl})`)
   console.log(`webhook URL: ${publicUrl}/webhooks/checkout`)
+  // Whatever changed while the shop was down (orders kept in SHOP_ORDERS_FILE).
+  void catchUp(checkout, orders)
 })
 
 for (const signal of ["SIGINT", "SIGTERM"] as const) {

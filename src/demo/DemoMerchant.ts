@@ -66,7 +66,7 @@ export const DemoMerchantLive = Layer.effectDiscard(Effect.gen(function*() {
     }' -d '{"amountUsd": 25.5, "productName": "T-shirt"}'`,
     "",
     "Walk it through its lifecycle (development simulator):",
-    `  ${simulate} pay <invoiceId> <paymentOptionId> 25.5 --confirmations 1`,
+    `  ${simulate} pay <invoiceId> --confirmations 1   (the invoice's default option, its whole amount)`,
     `  ${simulate} confirm <invoiceId> <transactionHash> 12   (the pay command prints the transaction hash)`,
     ""
   ].join("\n"))

@@ -74,7 +74,7 @@ describe.skipIf(!available)("the example shop (npm run example:shop)", () => {
     })
     // As its README says: the signing secret from the dashboard's webhook settings, then the shop's URL there.
     const secret = (await merchant.dashboard("/api/dashboard/webhook-settings/secret", { method: "POST" })).body.secret as string
-    shop = startScript("examples/shop/main.ts", [], scriptEnv({ CHECKOUT_URL: app.baseUrl, CHECKOUT_API_KEY: merchant.apiKey, WEBHOOK_SECRET: secret, SHOP_PORT: "0" }))
+    shop = startScript("examples/shop/main.ts", [], scriptEnv({ CHECKOUT_URL: app.baseUrl, CHECKOUT_API_KEY: merchant.apiKey, CHECKOUT_WEBHOOK_SECRET: secret, SHOP_PORT: "0" }))
     const webhookUrl = (await shop.line(/^webhook URL: /)).replace(/^webhook URL: /, "")
     shopUrl = new URL(webhookUrl).origin
     const saved = await merchant.dashboard("/api/dashboard/webhook-settings", { method: "PUT", body: { url: webhookUrl } })

@@ -1,7 +1,9 @@
 import { type ChildProcess, spawn } from "node:child_process"
+import { type AddressInfo, createServer } from "node:net"
 import { createInterface } from "node:readline"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { signWebhook } from "../../src/webhooks/Signature.ts"
+import { startScript } from "../support/ScriptProcess.ts"
 import { startTestApp, type TestApp, type TestMerchant } from "../support/TestApp.ts"
 import { privateDatabase } from "../support/WebhookHarness.ts"
 
@@ -25,7 +27,7 @@ beforeAll(async () => {
   merchant = await app.createMerchant()
   secret = (await merchant.dashboard("/api/dashboard/webhook-settings/secret", { method: "POST" })).body.secret
   receiver = spawn(process.execPath, ["--experimental-strip-types", "--disable-warning=ExperimentalWarning", "scripts/example-receiver.ts"], {
-    env: { ...process.env, WEBHOOK_SECRET: secret, CHECKOUT_API_KEY: merchant.apiKey, CHECKOUT_URL: app.baseUrl, RECEIVER_PORT: "0" },
+    env: { ...process.env, CHECKOUT_WEBHOOK_SECRET: secret, CHECKOUT_API_KEY: merchant.apiKey, CHECKOUT_URL: app.baseUrl, RECEIVER_PORT: "0" },
     stdio: ["ignore", "pipe", "inherit"]
   })
   createInterface({ input: receiver.stdout! }).on("line", (line) => {
@@ -46,9 +48,9 @@ afterAll(async () => {
   await database?.drop()
 })
 
-const deliverByHand = (event: string, invoice: unknown, signature?: string) => {
+const deliverByHand = (event: string, invoice: unknown, signature?: string, url = receiverUrl) => {
   const body = JSON.stringify({ event, invoice })
-  return fetch(receiverUrl, {
+  return fetch(url, {
     method: "POST",
     headers: { "content-type": "application/json", "x-checkout-signature": signature ?? signWebhook(body, secret), "x-checkout-event": event },
     body
@@ -58,7 +60,7 @@ const deliverByHand = (event: string, invoice: unknown, signature?: string) => {
 describe("the example receiver (npm run example-receiver)", () => {
   it("refuses a request whose signature does not verify", async () => {
     for (const signature of ["0".repeat(64), "not hex", `sha256=${signWebhook("{}", secret)}`]) {
-      expect((await deliverByHand("invoice_created", { id: crypto.randomUUID() }, signature)).status).toBe(401)
+      expect((await deliverByHand("invoice_created", { id: crypto.randomUUID() }, signature)).status).toBe(400)
     }
   })
 
@@ -91,4 +93,34 @@ describe("the example receiver (npm run example-receiver)", () => {
       ["invoice_payment_recorded", "delivered"]
     ])
   })
+
+  it("answers 503 when it cannot fetch the invoice, so that the service delivers the event again", async () => {
+    const { body: invoice } = await merchant.api("/api/checkout/invoices", { body: { amountUsd: 6, merchantReference: "order-78" } })
+    // The same receiver, but the service is out of its reach.
+    const offline = startScript("scripts/example-receiver.ts", [], {
+      ...process.env,
+      CHECKOUT_WEBHOOK_SECRET: secret,
+      CHECKOUT_API_KEY: merchant.apiKey,
+      CHECKOUT_URL: `http://127.0.0.1:${await closedPort()}`,
+      RECEIVER_PORT: "0"
+    })
+    try {
+      const url = (await offline.line(/^example receiver on /)).replace(/^example receiver on /, "")
+      await merchant.api(`/api/checkout/invoices/${invoice.id}/record-payment`, { body: { note: "bank transfer" } })
+      expect((await deliverByHand("invoice_payment_recorded", { id: invoice.id }, undefined, url)).status).toBe(503)
+      expect(offline.output()).toContain(`could not check ${invoice.id}, answering 503 so that it is delivered again`)
+      expect(offline.output()).not.toContain("fulfil order")
+    } finally {
+      await offline.stop()
+    }
+  })
 })
+
+/** A loopback port nothing listens on (taken from the OS, then let go). */
+const closedPort = () =>
+  new Promise<number>((resolve) => {
+    const probe = createServer().listen(0, "127.0.0.1", () => {
+      const { port } = probe.address() as AddressInfo
+      probe.close(() => resolve(port))
+    })
+  })

@@ -129,6 +129,11 @@ export interface AnvilOptions {
   readonly genesisTimestamp?: bigint
   /** A file written by `dumpState`: the node comes back with that chain. */
   readonly loadState?: string
+  /**
+   * A file the chain (blocks included) is kept in: read at start when it exists, written every
+   * few seconds and on SIGTERM (anvil --state), so a node started on it again goes on from there.
+   */
+  readonly persistTo?: string
 }
 
 type AnvilRpc = [
@@ -185,6 +190,7 @@ export const startAnvil = async (options: AnvilOptions = {}): Promise<AnvilNode>
   if (options.mixedMining === true) args.push("--mixed-mining")
   if (options.genesisTimestamp !== undefined) args.push("--timestamp", options.genesisTimestamp.toString())
   if (options.loadState !== undefined) args.push("--load-state", options.loadState)
+  if (options.persistTo !== undefined) args.push("--state", options.persistTo, "--state-interval", "5")
 
   // A port given back right after its node was killed may still be held for a moment.
   let started: Awaited<ReturnType<typeof spawnAnvil>> | undefined
