@@ -1,6 +1,6 @@
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { ByteSize, Cause, Duration, Effect, Layer } from "effect"
-import { HttpMiddleware, HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
+import { HttpMiddleware, HttpRouter, HttpServer, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { compressResponse } from "./http/Compression.ts"
 import { charsetProblem, jsonBodyBytesProblem, urlProblem } from "./http/HostileInput.ts"
 import { PayPageRoutesLive } from "./pay/PayPageHttp.ts"
@@ -9,7 +9,7 @@ import { HttpIncomingMessage } from "effect/http"
 import { HttpApiBuilder, HttpApiScalar, OpenApi } from "effect/http-api"
 import { IpNetwork } from "effect/net"
 import { createServer } from "node:http"
-import { AppConfig } from "./config/AppConfig.ts"
+import { AppConfig, withBoundPort } from "./config/AppConfig.ts"
 import { isConnectionFailure } from "./db/ConnectionFailure.ts"
 import { DatabaseAvailability } from "./db/DatabaseAvailability.ts"
 import { DashboardInvoicesHttpLive } from "./dashboard/DashboardInvoicesHttp.ts"
@@ -197,10 +197,20 @@ export const createServerAnsweringWhileStarting = () => {
   return server
 }
 
+/** The configuration as the listening server sees it: PORT=0's bound port (see withBoundPort). */
+export const BoundAppConfig = Layer.effect(
+  AppConfig,
+  Effect.gen(function*() {
+    const config = yield* AppConfig
+    const { address } = yield* HttpServer.HttpServer
+    return "port" in address ? withBoundPort(config, address.port) : config
+  })
+)
+
 /** The listening HTTP server; `HttpServer.HttpServer` stays visible for tests (bound port). */
 export const HttpServerLive = Layer.unwrap(Effect.gen(function*() {
   const { host, port } = yield* AppConfig
-  return HttpRouter.serve(HttpAppLive, { disableLogger: true, disableListenLog: true }).pipe(
+  return HttpRouter.serve(HttpAppLive.pipe(Layer.provide(BoundAppConfig)), { disableLogger: true, disableListenLog: true }).pipe(
     Layer.provideMerge(NodeHttpServer.layer(createServerAnsweringWhileStarting, { port, host }))
   )
 }))
