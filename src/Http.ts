@@ -62,8 +62,9 @@ const refuseHostileInput = <E, R>(httpEffect: Effect.Effect<HttpServerResponse.H
   })
 
 const RETRY_AFTER_SECONDS = 5
-const databaseUnavailable = () =>
-  HttpServerResponse.setHeader(transportResponse(TransportAnswers.databaseUnavailable(RETRY_AFTER_SECONDS)), "retry-after", String(RETRY_AFTER_SECONDS))
+const withRetryAfter = (answer: { readonly status: number; readonly error: string }) =>
+  HttpServerResponse.setHeader(transportResponse(answer), "retry-after", String(RETRY_AFTER_SECONDS))
+const databaseUnavailable = () => withRetryAfter(TransportAnswers.databaseUnavailable(RETRY_AFTER_SECONDS))
 
 /** Every 503 says when to retry: the routes' own (account status, Solana preparation, ...) carry none themselves. */
 const saysWhenToRetry = (response: HttpServerResponse.HttpServerResponse) =>
@@ -89,6 +90,8 @@ const ErrorBoundary = Layer.unwrap(Effect.gen(function*() {
   const { maxBodyBytes, env, trustedProxies, requestTimeoutMs } = yield* AppConfig
   const database = yield* DatabaseAvailability
   const unavailable = Effect.as(database.reportFailure, databaseUnavailable())
+  // The database is suspected (the probe clears that within a second if wrong), but not named.
+  const timedOut = Effect.as(database.reportFailure, withRetryAfter(TransportAnswers.timedOut(RETRY_AFTER_SECONDS)))
   const networks = trustedProxies.map((entry) => IpNetwork.fromStringUnsafe(entry.includes("/") ? entry : `${entry}/${entry.includes(":") ? 128 : 32}`))
   const clientAddress = networks.length === 0
     ? <A>(self: A) => self
@@ -107,7 +110,7 @@ const ErrorBoundary = Layer.unwrap(Effect.gen(function*() {
           Effect.provideService(HttpIncomingMessage.MaxBodySize, ByteSize.bytes(maxBodyBytes)),
           // A request that cannot finish in its budget (a stalled database, most likely) gets a fast
           // 503 and reports the database as suspect; the probe clears that within a second if wrong.
-          Effect.timeoutOrElse({ duration: Duration.millis(requestTimeoutMs), orElse: () => unavailable }),
+          Effect.timeoutOrElse({ duration: Duration.millis(requestTimeoutMs), orElse: () => timedOut }),
           Effect.map((response) => response.status === 415 ? transportResponse(TransportAnswers.notJson) : saysWhenToRetry(response)),
           Effect.catchCause((cause) => {
             if (Cause.hasInterruptsOnly(cause)) return Effect.failCause(cause)

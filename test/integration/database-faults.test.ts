@@ -8,6 +8,8 @@ if (serverUrl === undefined) console.log("skipped: database faults (DATABASE_URL
 
 const REQUEST_BUDGET_MS = 1_500
 const UNAVAILABLE = /^The service is temporarily unavailable \(its database does not answer\); retry after 5 seconds$/
+/** The first request on a stalled connection runs out of its budget, whose cause the service does not guess. */
+const TIMED_OUT = /^The service could not finish the request in time; retry after 5 seconds$/
 
 describe.skipIf(serverUrl === undefined)("the PostgreSQL connection stalled and refused", () => {
   let database: Awaited<ReturnType<typeof privateDatabase>>
@@ -39,9 +41,9 @@ describe.skipIf(serverUrl === undefined)("the PostgreSQL connection stalled and 
       headers: { "content-type": "application/json" },
       body: JSON.stringify({ email: "nobody@db-fault.test", password: "whatever it is" })
     })
-  const expectUnavailable = (response: { status: number; body: any; headers: Headers }) => {
+  const expectUnavailable = (response: { status: number; body: any; headers: Headers }, message = UNAVAILABLE) => {
     expect(response.status).toBe(503)
-    expect(response.body.error).toMatch(UNAVAILABLE)
+    expect(response.body.error).toMatch(message)
     expect(response.headers.get("retry-after")).toBe("5")
   }
   const recovered = async () => {
@@ -55,7 +57,7 @@ describe.skipIf(serverUrl === undefined)("the PostgreSQL connection stalled and 
   it("answers 503 with Retry-After within the request budget while stalled, at once after that, and recovers by itself", async () => {
     expect((await publicStatus()).status).toBe(200)
     proxy.stall()
-    expectUnavailable(await publicStatus())
+    expectUnavailable(await publicStatus(), TIMED_OUT)
     // Known unavailable now: answered without waiting for the stalled connection.
     const started = Date.now()
     expectUnavailable(await login())
