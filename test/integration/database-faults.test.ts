@@ -1,3 +1,4 @@
+import pg from "pg"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { privateDatabase } from "../support/PrivateDatabase.ts"
 import { publicRequest, startTestApp, type TestApp, type TestMerchant } from "../support/TestApp.ts"
@@ -78,5 +79,53 @@ describe.skipIf(serverUrl === undefined)("the PostgreSQL connection stalled and 
     await proxy.restore()
     expect(await recovered()).toBe(true)
     expect((await login()).status).toBe(401)
+  })
+})
+
+describe.skipIf(serverUrl === undefined)("a PostgreSQL server that refuses new connections to the database (#52)", () => {
+  let database: Awaited<ReturnType<typeof privateDatabase>>
+  let app: TestApp
+  let merchant: TestMerchant
+  let invoiceId: string
+  const name = () => new URL(database.url ?? "").pathname.slice(1)
+  const admin = async (statement: string) => {
+    const client = new pg.Client({ connectionString: serverUrl })
+    await client.connect()
+    try {
+      await client.query(statement)
+    } finally {
+      await client.end()
+    }
+  }
+
+  beforeAll(async () => {
+    database = await privateDatabase()
+    app = await startTestApp({ databaseConnectTimeoutMs: 2_000 }, { DATABASE_URL: database.url ?? "" })
+    merchant = await app.createMerchant()
+    invoiceId = (await merchant.api("/api/checkout/invoices", { body: { amountUsd: 5 } })).body.id
+  })
+  afterAll(async () => {
+    await admin(`ALTER DATABASE ${name()} ALLOW_CONNECTIONS true`).catch(() => undefined)
+    await app?.close()
+    await database?.drop()
+  })
+
+  it("answers 503 with Retry-After, never 500, while the database does not allow connections (55000), and recovers", async () => {
+    const publicStatus = () => publicRequest(app.baseUrl, `/api/checkout/pay/${invoiceId}/status`)
+    expect((await publicStatus()).status).toBe(200)
+    await admin(`ALTER DATABASE ${name()} ALLOW_CONNECTIONS false`)
+    await admin(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '${name()}' AND pid <> pg_backend_pid()`)
+    const answers = [await publicStatus(), await publicStatus(), await merchant.api(`/api/checkout/invoices/${invoiceId}`)]
+    for (const answer of answers) {
+      expect(answer.status).toBe(503)
+      expect(answer.headers.get("retry-after")).toBe("5")
+    }
+    await admin(`ALTER DATABASE ${name()} ALLOW_CONNECTIONS true`)
+    let recovered = false
+    for (let attempt = 0; attempt < 60 && !recovered; attempt++) {
+      recovered = (await publicStatus()).status === 200
+      if (!recovered) await new Promise((resolve) => setTimeout(resolve, 250))
+    }
+    expect(recovered).toBe(true)
   })
 })
