@@ -124,6 +124,24 @@ const productionProblems = (r: Reader, config: AppConfigShape, publicUrl: string
   }
 }
 
+/**
+ * Why a public URL cannot be the base of `<base>/pay/<id>`: spaces around it, user information
+ * (a link that carries credentials), a query or a fragment (the path appended after `?a=1#f` lands
+ * in the fragment). Undefined when it can.
+ */
+export const publicUrlProblem = (text: string): string | undefined => {
+  const url = new URL(text.trim())
+  const found = [
+    text !== text.trim() ? "surrounding spaces" : undefined,
+    url.username !== "" || url.password !== "" ? "user information" : undefined,
+    text.includes("?") ? "a query" : undefined,
+    text.includes("#") ? "a fragment" : undefined
+  ].filter((entry) => entry !== undefined)
+  return found.length === 0
+    ? undefined
+    : `CHECKOUT_PUBLIC_URL must be a plain base URL (scheme, host, optional port and path) that paymentUrl appends /pay/<id> to: it has ${found.join(", ")} (got "${text}")`
+}
+
 /** The public URL when CHECKOUT_PUBLIC_URL is unset: the listen address. */
 const defaultPublicUrl = (host: string, port: number) => `http://${host.includes(":") ? `[${host}]` : host === "0.0.0.0" ? "127.0.0.1" : host}:${port}`
 
@@ -145,6 +163,8 @@ const read = (env: Env): { readonly config: AppConfigShape; readonly problems: R
   const host = r.text("HOST", "127.0.0.1")
   const port = r.integer("PORT", 3000, 0, 65535)
   const publicUrl = r.url("CHECKOUT_PUBLIC_URL", ["http:", "https:"])
+  const publicUrlRefusal = publicUrl === undefined ? undefined : publicUrlProblem(env.CHECKOUT_PUBLIC_URL ?? "")
+  if (publicUrlRefusal !== undefined) r.problems.push(publicUrlRefusal)
   const databaseUrl = r.url("DATABASE_URL", ["postgres:", "postgresql:"])
   const requestTimeoutMs = r.integer("CHECKOUT_REQUEST_TIMEOUT_MS", 10_000, 100, 600_000)
   const redisUrl = r.url("REDIS_URL", ["redis:", "rediss:"])
