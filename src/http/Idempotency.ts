@@ -20,7 +20,8 @@ export const IN_PROGRESS_RETRY_AFTER_SECONDS = 1
 const answerRetryAfter = (seconds: number) =>
   Effect.flatMap(Effect.context<never>(), (context) =>
     Effect.sync(() =>
-      HttpEffect.appendPreResponseHandlerUnsafe(context, (_request, response) => Effect.succeed(HttpServerResponse.setHeader(response, "retry-after", String(seconds))))
+      HttpEffect.appendPreResponseHandlerUnsafe(context, (_request, response) =>
+        Effect.succeed(HttpServerResponse.setHeader(response, "retry-after", String(seconds))))
     ))
 
 export const requestHash = (payload: unknown): string => bytesToHex(sha256(new TextEncoder().encode(canonicalJson(payload))))

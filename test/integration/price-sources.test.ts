@@ -165,19 +165,20 @@ describe("several BTC price sources", { timeout: 180_000 }, () => {
 
   it("quotes with a quorum of 1, recording why the others were left out", async () => {
     // The 429 may answer before or after the fresh source decides the quote; the hanging one never does.
-    await withSources([{ kind: "status", status: 429 }, { kind: "hang" }, { kind: "fresh", usd: 60_000 }], { CHECKOUT_PRICE_QUORUM: "1", CHECKOUT_PRICE_TIMEOUT_MS: "60000" }, async (app) => {
-      const merchant = await app.createMerchant()
-      const created = await merchant.api("/api/checkout/invoices", { body: { amountUsd: 100 } })
-      expect(created.status).toBe(201)
-      expect(bitcoinOption(created.body).quoteRate).toBe(60_000)
-      const detail = await merchant.dashboard(`/api/dashboard/invoices/${created.body.id}`)
-      const btc = detail.body.quotes.find((quote: any) => quote.assetCode === "BTC")
-      expect(btc.sources.map((source: any) => source.source)).toEqual([hostOf(2)])
-      expect(btc.leftOut).toEqual([
-        { source: hostOf(0), reason: expect.stringMatching(/^answered 429$|^not waited for/) },
-        { source: hostOf(1), reason: "not waited for: a quorum of the other sources had agreed" }
-      ])
-    })
+    await withSources([{ kind: "status", status: 429 }, { kind: "hang" }, { kind: "fresh", usd: 60_000 }], { CHECKOUT_PRICE_QUORUM: "1", CHECKOUT_PRICE_TIMEOUT_MS: "60000" },
+      async (app) => {
+        const merchant = await app.createMerchant()
+        const created = await merchant.api("/api/checkout/invoices", { body: { amountUsd: 100 } })
+        expect(created.status).toBe(201)
+        expect(bitcoinOption(created.body).quoteRate).toBe(60_000)
+        const detail = await merchant.dashboard(`/api/dashboard/invoices/${created.body.id}`)
+        const btc = detail.body.quotes.find((quote: any) => quote.assetCode === "BTC")
+        expect(btc.sources.map((source: any) => source.source)).toEqual([hostOf(2)])
+        expect(btc.leftOut).toEqual([
+          { source: hostOf(0), reason: expect.stringMatching(/^answered 429$|^not waited for/) },
+          { source: hostOf(1), reason: "not waited for: a quorum of the other sources had agreed" }
+        ])
+      })
   })
 
   it("decides as soon as a quorum agrees: a source that never answers holds no create up to the time-out (#52)", async () => {

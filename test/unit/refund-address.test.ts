@@ -137,7 +137,9 @@ describe("EVM refund addresses nobody can spend from (#52)", () => {
   const BURN = "refundAddress must not be a burn or system address"
 
   it("refuses the whole precompile and system range below 2^16: P256VERIFY at 0x…0100, 0x…ffff, the zero address, 0x…dEaD", () => {
-    for (const address of ["0x0000000000000000000000000000000000000100", "0x000000000000000000000000000000000000ffff", `0x${"0".repeat(40)}`, "0x000000000000000000000000000000000000dEaD"]) {
+    for (const address of ["0x0000000000000000000000000000000000000100", "0x000000000000000000000000000000000000ffff", `0x${"0".repeat(40)}`,
+      "0x000000000000000000000000000000000000dEaD"])
+    {
       expect(refusal(address), address).toBe(BURN)
     }
     expect(refusal("0x0000000000000000000000000000000000010000")).toBeUndefined()
