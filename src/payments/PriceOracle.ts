@@ -131,9 +131,14 @@ const measurer = (
     const sources = sourcesOf[asset]
     const quorum = price.quorum ?? (sources.length >= 2 ? 2 : 1)
     const settled = yield* Queue.unbounded<Result.Result<SourcePrice, SourceLeftOut>>()
-    yield* Effect.forEach(sources, (source) => Effect.forkScoped(Effect.flatMap(Effect.result(ask(source)), (result) => Queue.offer(settled, result))), {
-      discard: true
-    })
+    // Every source reports exactly once, a defect included, or the loop below would wait for it.
+    const settle = (source: PriceSource) =>
+      ask(source).pipe(
+        Effect.catchDefect((defect) => Effect.fail<SourceLeftOut>({ source: source.name, reason: `failed: ${String(defect)}` })),
+        Effect.result,
+        Effect.flatMap((result) => Queue.offer(settled, result))
+      )
+    yield* Effect.forEach(sources, (source) => Effect.forkScoped(settle(source)), { discard: true })
     const answers: Array<SourcePrice> = []
     const leftOut: Array<SourceLeftOut> = []
     const decide = () => {
