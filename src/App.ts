@@ -17,7 +17,7 @@ import { AppConfig } from "./config/AppConfig.ts"
 import { DatabaseLive } from "./db/Database.ts"
 import { DemoMerchantLive } from "./demo/DemoMerchant.ts"
 import { serviceUrl } from "./demo/ServiceUrl.ts"
-import { HttpServerLive } from "./Http.ts"
+import { BoundAppConfig, HttpServerLive } from "./Http.ts"
 import { IdempotencyStore } from "./http/IdempotencyStore.ts"
 import { InvoiceChanges } from "./invoices/StatusStream.ts"
 import { DeadlineSweeper } from "./chains/DeadlineSweeper.ts"
@@ -97,7 +97,7 @@ const ListeningAnnouncement = Layer.effectDiscard(Effect.gen(function*() {
 /** The HTTP server and demo data, unless this process runs workers only (CHECKOUT_ROLE=workers). */
 const Api = Layer.unwrap(Effect.gen(function*() {
   const { role } = yield* AppConfig
-  return role === "workers" ? Layer.empty : Layer.mergeAll(DemoMerchantLive, ListeningAnnouncement).pipe(Layer.provideMerge(HttpServerLive))
+  return role === "workers" ? Layer.empty : Layer.mergeAll(DemoMerchantLive, ListeningAnnouncement).pipe(Layer.provide(BoundAppConfig), Layer.provideMerge(HttpServerLive))
 }))
 
 /** The whole application for a configuration: services, demo data, the HTTP server and the workers. */

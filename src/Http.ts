@@ -1,6 +1,6 @@
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { ByteSize, Cause, Duration, Effect, Layer } from "effect"
-import { HttpMiddleware, HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
+import { HttpMiddleware, HttpRouter, HttpServer, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { compressResponse } from "./http/Compression.ts"
 import { charsetProblem, jsonBodyBytesProblem, urlProblem } from "./http/HostileInput.ts"
 import { PayPageRoutesLive } from "./pay/PayPageHttp.ts"
@@ -9,7 +9,7 @@ import { HttpIncomingMessage } from "effect/http"
 import { HttpApiBuilder, HttpApiScalar, OpenApi } from "effect/http-api"
 import { IpNetwork } from "effect/net"
 import { createServer } from "node:http"
-import { AppConfig } from "./config/AppConfig.ts"
+import { AppConfig, withBoundPort } from "./config/AppConfig.ts"
 import { isConnectionFailure } from "./db/ConnectionFailure.ts"
 import { DatabaseAvailability } from "./db/DatabaseAvailability.ts"
 import { DashboardInvoicesHttpLive } from "./dashboard/DashboardInvoicesHttp.ts"
@@ -62,8 +62,9 @@ const refuseHostileInput = <E, R>(httpEffect: Effect.Effect<HttpServerResponse.H
   })
 
 const RETRY_AFTER_SECONDS = 5
-const databaseUnavailable = () =>
-  HttpServerResponse.setHeader(transportResponse(TransportAnswers.databaseUnavailable(RETRY_AFTER_SECONDS)), "retry-after", String(RETRY_AFTER_SECONDS))
+const withRetryAfter = (answer: { readonly status: number; readonly error: string }) =>
+  HttpServerResponse.setHeader(transportResponse(answer), "retry-after", String(RETRY_AFTER_SECONDS))
+const databaseUnavailable = () => withRetryAfter(TransportAnswers.databaseUnavailable(RETRY_AFTER_SECONDS))
 
 /** Every 503 says when to retry: the routes' own (account status, Solana preparation, ...) carry none themselves. */
 const saysWhenToRetry = (response: HttpServerResponse.HttpServerResponse) =>
@@ -89,6 +90,8 @@ const ErrorBoundary = Layer.unwrap(Effect.gen(function*() {
   const { maxBodyBytes, env, trustedProxies, requestTimeoutMs } = yield* AppConfig
   const database = yield* DatabaseAvailability
   const unavailable = Effect.as(database.reportFailure, databaseUnavailable())
+  // The database is suspected (the probe clears that within a second if wrong), but not named.
+  const timedOut = Effect.as(database.reportFailure, withRetryAfter(TransportAnswers.timedOut(RETRY_AFTER_SECONDS)))
   const networks = trustedProxies.map((entry) => IpNetwork.fromStringUnsafe(entry.includes("/") ? entry : `${entry}/${entry.includes(":") ? 128 : 32}`))
   const clientAddress = networks.length === 0
     ? <A>(self: A) => self
@@ -107,7 +110,7 @@ const ErrorBoundary = Layer.unwrap(Effect.gen(function*() {
           Effect.provideService(HttpIncomingMessage.MaxBodySize, ByteSize.bytes(maxBodyBytes)),
           // A request that cannot finish in its budget (a stalled database, most likely) gets a fast
           // 503 and reports the database as suspect; the probe clears that within a second if wrong.
-          Effect.timeoutOrElse({ duration: Duration.millis(requestTimeoutMs), orElse: () => unavailable }),
+          Effect.timeoutOrElse({ duration: Duration.millis(requestTimeoutMs), orElse: () => timedOut }),
           Effect.map((response) => response.status === 415 ? transportResponse(TransportAnswers.notJson) : saysWhenToRetry(response)),
           Effect.catchCause((cause) => {
             if (Cause.hasInterruptsOnly(cause)) return Effect.failCause(cause)
@@ -197,10 +200,20 @@ export const createServerAnsweringWhileStarting = () => {
   return server
 }
 
+/** The configuration as the listening server sees it: PORT=0's bound port (see withBoundPort). */
+export const BoundAppConfig = Layer.effect(
+  AppConfig,
+  Effect.gen(function*() {
+    const config = yield* AppConfig
+    const { address } = yield* HttpServer.HttpServer
+    return "port" in address ? withBoundPort(config, address.port) : config
+  })
+)
+
 /** The listening HTTP server; `HttpServer.HttpServer` stays visible for tests (bound port). */
 export const HttpServerLive = Layer.unwrap(Effect.gen(function*() {
   const { host, port } = yield* AppConfig
-  return HttpRouter.serve(HttpAppLive, { disableLogger: true, disableListenLog: true }).pipe(
+  return HttpRouter.serve(HttpAppLive.pipe(Layer.provide(BoundAppConfig)), { disableLogger: true, disableListenLog: true }).pipe(
     Layer.provideMerge(NodeHttpServer.layer(createServerAnsweringWhileStarting, { port, host }))
   )
 }))

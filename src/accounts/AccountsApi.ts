@@ -56,7 +56,11 @@ export const KeysGroup = HttpApiGroup.make("keys")
   .add(
     HttpApiEndpoint.post("create", "/api/users/:id/checkout-api-key", {
       params: KeyParams,
-      payload: Schema.Struct({ label: Schema.optionalKey(Schema.NullOr(text(100)).annotate({ message: "must be a string" })) }),
+      payload: [
+        Schema.Struct({ label: Schema.optionalKey(Schema.NullOr(text(100)).annotate({ message: "must be a string" })) }),
+        // Every field is optional, so the body may be omitted (DESIGN): no body decodes as null.
+        Schema.Null
+      ],
       success: CreatedApiKeyView.pipe(HttpApiSchema.status(201)),
       error: [NotFound, Conflict]
     }).annotate(OpenApi.Summary, "Create an API key"),

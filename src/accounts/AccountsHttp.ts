@@ -126,7 +126,7 @@ export const KeysHttpLive = HttpApiBuilder.group(checkoutApi(KeysGroup), "keys",
       .handle("create", ({ params, payload }) =>
         Effect.gen(function*() {
           const merchant = yield* ownUser(params.id)
-          return yield* accounts.createApiKey(merchant.merchantId, payload.label ?? "").pipe(
+          return yield* accounts.createApiKey(merchant.merchantId, payload?.label ?? "").pipe(
             Effect.catchTag("TooManyApiKeys", () => Effect.fail(AccountErrors.tooManyApiKeys()))
           )
         }).pipe(Effect.provideService(Accounts, accounts)))

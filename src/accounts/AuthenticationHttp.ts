@@ -14,7 +14,8 @@ import { AccountErrors } from "./AccountsApi.ts"
 
 const bearerOf = (request: HttpServerRequest.HttpServerRequest): string | undefined => {
   const header = request.headers["authorization"]
-  if (header === undefined) return undefined
+  // Another scheme (Basic, Digest, ...) carries no session: answered as no credentials at all.
+  if (header === undefined || !/^Bearer(?:\s|$)/i.test(header)) return undefined
   const match = /^Bearer\s+(\S+)\s*$/i.exec(header)
   return match === null ? "" : match[1]
 }

@@ -10,6 +10,7 @@ export interface WatchIndex {
   readonly lookup: (key: string) => ReadonlyArray<WatchedOption> | undefined
   /** Up to `limit` keys with an option still payable at `now` (what a mempool watch looks at). */
   readonly payableKeys: (now: number, limit: number) => ReadonlyArray<string>
+  /** Payable up to and including `payableUntilAt` (the spec's "at or before"). */
   readonly isPayable: (key: string, now: number) => boolean
   readonly size: () => number
   /** The keys watched now (a watcher that reads per key, such as Solana's per token account). */
@@ -122,11 +123,11 @@ export const makeWatchIndex = (options: WatchIndexOptions) =>
         const keys: Array<string> = []
         for (const [key, list] of byKey) {
           if (keys.length >= limit) break
-          if (list.some((entry) => entry.payableUntilAt.getTime() > now)) keys.push(key)
+          if (list.some((entry) => entry.payableUntilAt.getTime() >= now)) keys.push(key)
         }
         return keys
       },
-      isPayable: (key, now) => byKey.get(key)?.some((entry) => entry.payableUntilAt.getTime() > now) ?? false,
+      isPayable: (key, now) => byKey.get(key)?.some((entry) => entry.payableUntilAt.getTime() >= now) ?? false,
       size: () => {
         let total = 0
         for (const list of byKey.values()) total += list.length

@@ -124,14 +124,47 @@ const productionProblems = (r: Reader, config: AppConfigShape, publicUrl: string
   }
 }
 
+/**
+ * Why a public URL cannot be the base of `<base>/pay/<id>`: spaces around it, user information
+ * (a link that carries credentials), a query or a fragment (the path appended after `?a=1#f` lands
+ * in the fragment). Undefined when it can.
+ */
+export const publicUrlProblem = (text: string): string | undefined => {
+  const url = new URL(text.trim())
+  const found = [
+    text !== text.trim() ? "surrounding spaces" : undefined,
+    url.username !== "" || url.password !== "" ? "user information" : undefined,
+    text.includes("?") ? "a query" : undefined,
+    text.includes("#") ? "a fragment" : undefined
+  ].filter((entry) => entry !== undefined)
+  return found.length === 0
+    ? undefined
+    : `CHECKOUT_PUBLIC_URL must be a plain base URL (scheme, host, optional port and path) that paymentUrl appends /pay/<id> to: it has ${found.join(", ")} (got "${text}")`
+}
+
+/** The public URL when CHECKOUT_PUBLIC_URL is unset: the listen address. */
+const defaultPublicUrl = (host: string, port: number) => `http://${host.includes(":") ? `[${host}]` : host === "0.0.0.0" ? "127.0.0.1" : host}:${port}`
+
+/**
+ * The configuration once the server listens: with PORT=0 the system chose the port, and the
+ * default public URL (every paymentUrl, the start banner's links) carries that one, not `:0`.
+ */
+export const withBoundPort = (config: AppConfigShape, boundPort: number): AppConfigShape =>
+  config.port !== 0 ? config : {
+    ...config,
+    port: boundPort,
+    publicUrl: config.publicUrl === defaultPublicUrl(config.host, 0) ? defaultPublicUrl(config.host, boundPort) : config.publicUrl
+  }
+
 const read = (env: Env): { readonly config: AppConfigShape; readonly problems: ReadonlyArray<string>; readonly declared: ReadonlyArray<Declared> } => {
   const r = makeReader(env)
   const checkoutEnv = r.oneOf<CheckoutEnv>("CHECKOUT_ENV", ["development", "production", "test"], "development")
   const production = checkoutEnv === "production"
   const host = r.text("HOST", "127.0.0.1")
   const port = r.integer("PORT", 3000, 0, 65535)
-  const displayHost = host.includes(":") ? `[${host}]` : host === "0.0.0.0" ? "127.0.0.1" : host
   const publicUrl = r.url("CHECKOUT_PUBLIC_URL", ["http:", "https:"])
+  const publicUrlRefusal = publicUrl === undefined ? undefined : publicUrlProblem(env.CHECKOUT_PUBLIC_URL ?? "")
+  if (publicUrlRefusal !== undefined) r.problems.push(publicUrlRefusal)
   const databaseUrl = r.url("DATABASE_URL", ["postgres:", "postgresql:"])
   const requestTimeoutMs = r.integer("CHECKOUT_REQUEST_TIMEOUT_MS", 10_000, 100, 600_000)
   const redisUrl = r.url("REDIS_URL", ["redis:", "rediss:"])
@@ -143,7 +176,7 @@ const read = (env: Env): { readonly config: AppConfigShape; readonly problems: R
     databaseUrl,
     databaseMultiplex: r.bool("CHECKOUT_DB_MULTIPLEX", true),
     dataDir: r.text("CHECKOUT_DATA_DIR", "./data"),
-    publicUrl: publicUrl ?? `http://${displayHost}:${port}`,
+    publicUrl: publicUrl ?? defaultPublicUrl(host, port),
     role: r.oneOf<Role>("CHECKOUT_ROLE", ["api", "workers", "all"], "all"),
     // Production opens no sign-up by default: the operator creates accounts (npm run cli -- account create <email>).
     signup: r.oneOf("CHECKOUT_SIGNUP", ["open", "closed"], production ? "closed" : "open"),

@@ -3,7 +3,7 @@ import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/ht
 import { BadRequest, Conflict, NotFound } from "../http/ApiErrors.ts"
 import { DashboardAuthentication } from "../http/Authentication.ts"
 import { isStorableInstant } from "../db/TimestampRange.ts"
-import { InvoiceIdParams, text } from "../http/RequestSchemas.ts"
+import { InvoiceIdParams, requiredNote } from "../http/RequestSchemas.ts"
 import { QuoteView } from "../invoices/InvoiceQuoteRepo.ts"
 import { InvoiceSummaryView, InvoiceView } from "../domain/InvoiceResponses.ts"
 import { ExceptionCloseAction, INVOICE_STATUSES, InvoiceStatus } from "../domain/Statuses.ts"
@@ -13,7 +13,7 @@ export const CloseExceptionBody = Schema.Struct({
   action: Schema.Literals(["accept_late_payment", "mark_paid_out_of_band", "close_unpaid"]).annotate({
     message: "must be one of accept_late_payment, mark_paid_out_of_band, close_unpaid"
   }).annotateKey({ messageMissingKey: "is required" }),
-  note: text(2000).check(Schema.isMinLength(1, { message: "must not be empty" })).annotateKey({ messageMissingKey: "is required" })
+  note: requiredNote(2000)
 }).annotate({ message: "must be a JSON object" })
 
 const oneOf = (values: ReadonlyArray<string>) => Schema.optionalKey(Schema.Literals(values).annotate({ message: `must be one of ${values.join(", ")}` }))

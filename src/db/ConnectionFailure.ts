@@ -36,7 +36,7 @@ const SOCKET_CODES = new Set([
 
 interface SqlErrorLike {
   readonly _tag?: unknown
-  readonly reason?: { readonly _tag?: unknown; readonly cause?: { readonly code?: unknown } }
+  readonly reason?: { readonly _tag?: unknown; readonly operation?: unknown; readonly cause?: { readonly code?: unknown } }
 }
 
 export const isSqlError = (error: unknown): boolean => (error as SqlErrorLike | undefined)?._tag === "SqlError"
@@ -47,6 +47,9 @@ export const isConnectionFailure = (error: unknown): boolean => {
   const reason = (error as SqlErrorLike).reason
   if (reason === undefined) return false
   if (typeof reason._tag === "string" && CONNECTION_REASONS.has(reason._tag)) return true
+  // Whatever the server says while refusing a new connection (55000: the database does not allow
+  // connections; 57P03, 53300, 3D000, ...), no statement can run until it takes one.
+  if (reason.operation === "connect") return true
   const code = reason.cause?.code
   return typeof code === "string" && (CONNECTION_SQLSTATE.test(code) || SOCKET_CODES.has(code))
 }

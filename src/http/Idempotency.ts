@@ -1,6 +1,7 @@
 import { sha256 } from "@noble/hashes/sha2.js"
 import { bytesToHex } from "@noble/hashes/utils.js"
 import { Clock, Effect } from "effect"
+import { HttpEffect, HttpServerResponse } from "effect/http"
 import { type ApiError, errorOfStatus, statusOf } from "./ApiErrors.ts"
 import { IdempotencyClaim } from "../db/IdempotencyClaim.ts"
 import { IdempotencyStore } from "./IdempotencyStore.ts"
@@ -12,12 +13,23 @@ const canonicalJson = (value: unknown): string =>
       ? Object.fromEntries(Object.entries(inner).sort(([a], [b]) => a.localeCompare(b)))
       : inner)
 
+/** A create or a void takes well under a second: the answer to the retry of one still running says to try again then. */
+export const IN_PROGRESS_RETRY_AFTER_SECONDS = 1
+
+/** `Retry-After` on the answer of the current request (nothing outside one, as in tests that call the use case). */
+const answerRetryAfter = (seconds: number) =>
+  Effect.flatMap(Effect.context<never>(), (context) =>
+    Effect.sync(() =>
+      HttpEffect.appendPreResponseHandlerUnsafe(context, (_request, response) =>
+        Effect.succeed(HttpServerResponse.setHeader(response, "retry-after", String(seconds))))
+    ))
+
 export const requestHash = (payload: unknown): string => bytesToHex(sha256(new TextEncoder().encode(canonicalJson(payload))))
 
 /**
  * Runs a POST use case at most once per `Idempotency-Key`: the same key and body replay the
  * stored outcome (success or 4xx) for the retention period; another body, or a request still
- * running, answers 409; a 5xx or an interruption stores nothing, so a retry runs again.
+ * running, answers 409 (the latter with `Retry-After`); a 5xx or an interruption stores nothing, so a retry runs again.
  *
  * A running claim is a lease renewed every third of its length while the use case runs. When the
  * process dies, the lease runs out and a retry takes the claim over: if the dead run had already
@@ -49,6 +61,7 @@ export const withIdempotency = <A, R, R2>(
       case "Mismatch":
         return yield* RequestErrors.idempotencyKeyReused()
       case "InProgress":
+        yield* answerRetryAfter(IN_PROGRESS_RETRY_AFTER_SECONDS)
         return yield* RequestErrors.idempotencyKeyInProgress()
       case "Replay": {
         const body = JSON.parse(begun.body) as unknown

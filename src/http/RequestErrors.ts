@@ -39,6 +39,11 @@ export const TransportAnswers = {
     status: 503,
     error: `The service is temporarily unavailable (its database does not answer); retry after ${retryAfterSeconds} seconds`
   }),
+  /** Past the request's time budget: the cause is not known (a stalled database, a slow upstream), so none is named. */
+  timedOut: (retryAfterSeconds: number) => ({
+    status: 503,
+    error: `The service could not finish the request in time; retry after ${retryAfterSeconds} seconds`
+  }),
   starting: { status: 503, error: "The service is starting; retry after 1 second" },
   metricsTokenInvalid: { status: 401, error: "Missing or invalid metrics token" },
   internal: { status: 500, error: "Internal server error" }

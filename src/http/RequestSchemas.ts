@@ -89,11 +89,13 @@ export const CreateInvoiceBody = Schema.Struct({
 }).annotate({ message: "must be a JSON object" })
 export type CreateInvoiceBody = typeof CreateInvoiceBody.Type
 
-export const RecordPaymentBody = Schema.Struct({
-  note: text(2000).check(Schema.isMinLength(1, { message: "must not be empty" })).annotateKey({
+/** A required note a person reads later: text of at most `max` characters, refused when empty or only whitespace. */
+export const requiredNote = (max: number) =>
+  text(max).check(Schema.makeFilter<string>((value) => value.trim() !== "", { message: "must not be empty" })).annotateKey({
     messageMissingKey: "is required"
   })
-}).annotate({ message: "must be a JSON object" })
+
+export const RecordPaymentBody = Schema.Struct({ note: requiredNote(2000) }).annotate({ message: "must be a JSON object" })
 
 /**
  * A body without fields: `{}`, or no body at all (every field is optional). Any key is refused

@@ -1,11 +1,11 @@
-import { Clock, Context, Data, Duration, Effect, Layer, Ref, Result, Semaphore } from "effect"
+import { Clock, Context, Data, Duration, Effect, Layer, Queue, Ref, Result, type Scope, Semaphore } from "effect"
 import { FetchHttpClient, HttpClient } from "effect/http"
 import { AppConfig } from "../config/AppConfig.ts"
 import { usdStringToMicros } from "../domain/Money.ts"
 import {
-  aggregate,
   at,
   btcSources,
+  decisionSoFar,
   microsText,
   type PricedAsset,
   type PriceMeasurement,
@@ -45,6 +45,7 @@ export interface PriceQuote {
 
 const STABLECOIN_MICROS = 1_000_000n
 const CACHE_MILLIS = 30_000
+const REFRESH_AHEAD_MILLIS = 20_000
 
 const isStablecoin = (assetCode: string): assetCode is "USDT" | "USDC" => assetCode === "USDT" || assetCode === "USDC"
 
@@ -111,42 +112,72 @@ const sourceAsker = (client: HttpClient.HttpClient, price: PriceSettings) => (so
     return { source: source.name, usdMicros: micros, observedAt }
   })
 
-/** An asset's sources asked in parallel and aggregated (median, outliers left out, quorum, spread). */
+/** Answers and refusals in the configured order of their sources (the order the quote records them in). */
+const inSourceOrder = <T extends { readonly source: string }>(sources: ReadonlyArray<PriceSource>, entries: ReadonlyArray<T>) =>
+  sources.flatMap((source) => entries.filter((entry) => entry.source === source.name))
+
+/**
+ * An asset's sources asked in parallel and aggregated (median, outliers left out, quorum, spread)
+ * as each answer arrives: decided as soon as a quorum agrees (see decisionSoFar), the sources
+ * still asking then interrupted.
+ */
 const measurer = (
   sourcesOf: Record<PricedAsset, ReadonlyArray<PriceSource>>,
   ask: ReturnType<typeof sourceAsker>,
   price: PriceSettings
 ): Measure =>
 (asset) =>
-  Effect.gen(function*() {
+  Effect.scoped(Effect.gen(function*() {
     const sources = sourcesOf[asset]
-    const results = yield* Effect.forEach(sources, (source) => Effect.result(ask(source)), { concurrency: "unbounded" })
-    const answers = results.flatMap((result) => (Result.isSuccess(result) ? [result.success] : []))
-    const leftOut = results.flatMap((result) => (Result.isFailure(result) ? [result.failure] : []))
     const quorum = price.quorum ?? (sources.length >= 2 ? 2 : 1)
-    const outcome = aggregate(answers, leftOut, quorum, BigInt(price.maxDeviationPpm))
+    const settled = yield* Queue.unbounded<Result.Result<SourcePrice, SourceLeftOut>>()
+    // Every source reports exactly once, a defect included, or the loop below would wait for it.
+    const settle = (source: PriceSource) =>
+      ask(source).pipe(
+        Effect.catchDefect((defect) => Effect.fail<SourceLeftOut>({ source: source.name, reason: `failed: ${String(defect)}` })),
+        Effect.result,
+        Effect.flatMap((result) => Queue.offer(settled, result))
+      )
+    yield* Effect.forEach(sources, (source) => Effect.forkScoped(settle(source)), { discard: true })
+    const answers: Array<SourcePrice> = []
+    const leftOut: Array<SourceLeftOut> = []
+    const decide = () => {
+      const pending = sources.filter((source) => ![...answers, ...leftOut].some((entry) => entry.source === source.name)).map((source) => source.name)
+      return decisionSoFar(inSourceOrder(sources, answers), inSourceOrder(sources, leftOut), pending, quorum, BigInt(price.maxDeviationPpm))
+    }
+    let outcome = decide()
+    while (outcome === undefined) {
+      const result = yield* Queue.take(settled)
+      if (Result.isSuccess(result)) answers.push(result.success)
+      else leftOut.push(result.failure)
+      outcome = decide()
+    }
     if (outcome._tag === "Refused") return yield* new PriceUnavailable({ reason: `${asset}: ${outcome.reason}`, cause: outcome.cause })
     return outcome.measurement
-  })
+  }))
 
 /**
  * Each asset's measurement kept for 30 seconds; a stale one is refreshed by a single flight
  * (requests that find it stale wait for one measurement and share it). A failure is not cached.
+ * From 20 seconds on, a request is answered from the cache and starts that refresh in the
+ * background, so that while requests keep coming none waits on a source.
  */
-const cachedMeasurements = (measure: Measure): Effect.Effect<Measure> =>
+const cachedMeasurements = (measure: Measure): Effect.Effect<Measure, never, Scope.Scope> =>
   Effect.gen(function*() {
+    const scope = yield* Effect.scope
     const cache = yield* Ref.make(new Map<PricedAsset, { readonly measurement: PriceMeasurement; readonly fetchedAt: number }>())
     const refreshing: Record<PricedAsset, Semaphore.Semaphore> = {
       BTC: yield* Semaphore.make(1),
       USDT: yield* Semaphore.make(1),
       USDC: yield* Semaphore.make(1)
     }
-    const cached = (asset: PricedAsset) =>
+    const cachedWithAge = (asset: PricedAsset) =>
       Effect.gen(function*() {
         const entry = (yield* Ref.get(cache)).get(asset)
         const now = yield* Clock.currentTimeMillis
-        return entry !== undefined && now - entry.fetchedAt < CACHE_MILLIS ? entry.measurement : undefined
+        return entry !== undefined && now - entry.fetchedAt < CACHE_MILLIS ? { measurement: entry.measurement, ageMillis: now - entry.fetchedAt } : undefined
       })
+    const cached = (asset: PricedAsset) => Effect.map(cachedWithAge(asset), (entry) => entry?.measurement)
     const refresh = (asset: PricedAsset) =>
       Effect.gen(function*() {
         const measurement = yield* measure(asset)
@@ -154,11 +185,19 @@ const cachedMeasurements = (measure: Measure): Effect.Effect<Measure> =>
         yield* Ref.update(cache, (entries) => new Map(entries).set(asset, { measurement, fetchedAt }))
         return measurement
       })
+    // Skipped while a refresh runs; a failure leaves the cached measurement until it expires.
+    const refreshAhead = (asset: PricedAsset) =>
+      refreshing[asset].withPermitsIfAvailable(1)(refresh(asset)).pipe(
+        Effect.catchTag("PriceUnavailable", (error) => Effect.logWarning(`Price refresh failed (${error.reason}); the cached price serves until it expires`)),
+        Effect.forkIn(scope)
+      )
     return (asset) =>
-      Effect.flatMap(cached(asset), (fresh) =>
-        fresh !== undefined
-          ? Effect.succeed(fresh)
-          : refreshing[asset].withPermits(1)(Effect.flatMap(cached(asset), (again) => (again !== undefined ? Effect.succeed(again) : refresh(asset)))))
+      Effect.flatMap(cachedWithAge(asset), (entry) => {
+        if (entry === undefined) {
+          return refreshing[asset].withPermits(1)(Effect.flatMap(cached(asset), (again) => (again !== undefined ? Effect.succeed(again) : refresh(asset))))
+        }
+        return entry.ageMillis >= REFRESH_AHEAD_MILLIS ? Effect.as(refreshAhead(asset), entry.measurement) : Effect.succeed(entry.measurement)
+      })
   })
 
 /** A stablecoin at par: unchecked without the peg guard, else only while its sources put it within the threshold of 1 USD. */
@@ -201,9 +240,10 @@ export class PriceOracle extends Context.Service<PriceOracle, {
    * time-out interrupts the request) and a staleness limit on the source's own timestamp (a stale
    * answer is left out). The quote is the median of the fresh answers; with three or more, one
    * further than CHECKOUT_PRICE_MAX_DEVIATION from the median of the others is left out. Refused
-   * when fewer than the quorum answered or agree, or when they spread more than that. Each asset's
-   * measurement is cached for 30 seconds and refreshed by one request at a time (a failure is not
-   * cached: the next request tries again). Stablecoins quote 1:1; with
+   * when fewer than the quorum answered or agree, or when they spread more than that; decided as
+   * soon as a quorum agrees, without waiting for the slowest source. Each asset's measurement is
+   * cached for 30 seconds and refreshed by one request at a time, in the background from 20
+   * seconds on (a failure is not cached: the next request tries again). Stablecoins quote 1:1; with
    * CHECKOUT_STABLECOIN_DEPEG_THRESHOLD their own sources must put them within it of 1 USD.
    * Without BTC sources: the fixed demo rate, except in production.
    */

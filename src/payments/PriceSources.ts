@@ -227,6 +227,27 @@ export const aggregate = (
   return { _tag: "Quoted", measurement: { usdMicros: center, spreadPpm: spread, sources: agreeing, leftOut: [...leftOut, ...outlying] } }
 }
 
+/** Why a source still asking is left out of a quote that a quorum of the others decided. */
+export const NOT_WAITED_FOR = "not waited for: a quorum of the other sources had agreed"
+
+/**
+ * The quote as soon as it can be decided, or undefined to wait for more answers: once a quorum
+ * agrees within the tolerance, the sources still asking are not waited for (one hanging source
+ * must not hold every create up to the time-out); until then, only the last answer decides.
+ * `pending` names the sources still asking.
+ */
+export const decisionSoFar = (
+  answers: ReadonlyArray<SourcePrice>,
+  leftOut: ReadonlyArray<SourceLeftOut>,
+  pending: ReadonlyArray<string>,
+  quorum: number,
+  maxDeviationPpm: bigint
+): Aggregate | undefined => {
+  const notWaited = pending.map((source): SourceLeftOut => ({ source, reason: NOT_WAITED_FOR }))
+  const outcome = aggregate(answers, [...leftOut, ...notWaited], quorum, maxDeviationPpm)
+  return pending.length === 0 || outcome._tag === "Quoted" ? outcome : undefined
+}
+
 /** A decimal price (number or string) as micro-dollars, truncated to 6 decimals. */
 export const priceToMicros = (value: unknown): bigint | undefined => {
   const text = typeof value === "number" ? (Number.isFinite(value) ? value.toFixed(6) : "") : typeof value === "string" ? value : ""

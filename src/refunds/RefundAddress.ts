@@ -104,8 +104,15 @@ const SOLANA_PROGRAMS = new Set([
   "ATokenGPvbdGVxr1b1hRcZH7Z1nmpZ8CNTjZJCAq8J1"
 ])
 
-/** The zero address, the precompiles and system addresses below it (0x00…00ff), and the customary burn address 0x…dEaD. */
-const isEvmBurnAddress = (lower: string) => /^0x0{38}[0-9a-f]{2}$/.test(lower) || lower === "0x000000000000000000000000000000000000dead"
+/**
+ * Where nobody holds the key, in lower case: the whole precompile and system range below 2^16
+ * (the zero address, 0x…01 to 0x…11, P256VERIFY at 0x…0100 on base and arbitrum, arbitrum's
+ * 0x…64 and up, and the customary 0x…dEaD), the burn address 0xdEaD0000…42069, and the OP stack's
+ * system addresses 0xdeaddead…dead0000 to …ffff (base's depositor account is one).
+ */
+const EVM_BURN_PATTERNS = [/^0x0{36}[0-9a-f]{4}$/, /^0xdead0{16}(?:42069){4}$/, /^0x(?:dead){9}[0-9a-f]{4}$/]
+
+const isEvmBurnAddress = (lower: string) => EVM_BURN_PATTERNS.some((pattern) => pattern.test(lower))
 
 const isEvm = (network: string) => network === "ethereum" || network === "arbitrum" || network === "base"
 

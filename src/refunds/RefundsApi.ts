@@ -4,7 +4,7 @@ import { BadRequest, Conflict, NotFound, ServiceUnavailable, TooManyRequests } f
 import { DashboardAuthentication } from "../http/Authentication.ts"
 import { type DomainError, toHttpError } from "../http/ErrorMapping.ts"
 import type * as Errors from "../domain/Errors.ts"
-import { InvoiceIdParams, text, UuidParam } from "../http/RequestSchemas.ts"
+import { InvoiceIdParams, requiredNote, UuidParam } from "../http/RequestSchemas.ts"
 import { PublicRefundView, REFUND_STATUSES, RefundableView, RefundView } from "./Refund.ts"
 
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/
@@ -21,7 +21,7 @@ export const RequestRefundBody = Schema.Struct({
 }).annotate({ message: "must be a JSON object", identifier: "RequestRefund" })
 
 export const RejectRefundBody = Schema.Struct({
-  note: text(500).check(Schema.isMinLength(1, { message: "must not be empty" })).annotateKey({ messageMissingKey: "is required" })
+  note: requiredNote(500)
 }).annotate({ message: "must be a JSON object", identifier: "RejectRefund" })
 
 export const PrepareRefundTransactionBody = Schema.Struct({

@@ -52,15 +52,17 @@ export const isLoopbackHost = (hostname: string): boolean => {
   return ipaddr.isValid(host) && ipaddr.process(host).range() === "loopback"
 }
 
-// C0 controls and DEL, raw or percent-encoded: the URL parser silently drops a raw TAB, CR or LF
-// and keeps an encoded one, so the stored text and the URL contacted would differ.
+// C0 and C1 controls, DEL and the bidirectional controls (U+202E RIGHT-TO-LEFT OVERRIDE, ...), raw
+// or percent-encoded, and raw whitespace: the URL parser silently drops a raw TAB, CR or LF and
+// keeps an encoded one, so the stored text and the URL contacted would differ; a bidirectional
+// override shows the merchant another URL than the one contacted; a raw space is never part of a URL.
 // eslint-disable-next-line no-control-regex -- matching control characters is the point
-const RAW_CONTROL = /[\u0000-\u001f\u007f]/
-const ENCODED_CONTROL = /%(?:[01][0-9a-f]|7f)/i
+const RAW_CONTROL = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]|\s/
+const ENCODED_CONTROL = /%(?:[01][0-9a-f]|7f)|%c2%[89][0-9a-f]|%e2%80%(?:8[ef]|a[a-e])|%e2%81%a[6-9]|%d8%9c/i
 
 export const hasControlCharacter = (text: string): boolean => RAW_CONTROL.test(text) || ENCODED_CONTROL.test(text)
 
-const CONTROL_CHARACTER_PROBLEM = "url must not contain control characters (CR, LF, TAB, NUL, ...), raw or percent-encoded"
+const CONTROL_CHARACTER_PROBLEM = "url must not contain spaces or control characters (CR, LF, TAB, NUL, U+202E, ...), raw or percent-encoded (a space as %20)"
 
 /**
  * Save-time rules of a webhook URL: no control characters; HTTPS, or HTTP for loopback development

@@ -131,6 +131,16 @@ describe("API key management", () => {
     expect((await publicRequest(app.baseUrl, `${base}/checkout-api-key`, json("POST", { label: "again" }, bearer(token)))).status).toBe(201)
   })
 
+  it("takes a creation without a body (every field is optional), and refuses a label over 100 characters", async () => {
+    const { userId, token } = await signUp()
+    const base = `/api/users/${userId}`
+    expect(await publicRequest(app.baseUrl, `${base}/checkout-api-key`, json("POST", undefined, bearer(token)))).toMatchObject({ status: 201, body: { label: "" } })
+    expect(await publicRequest(app.baseUrl, `${base}/checkout-api-key`, json("POST", { label: "x".repeat(101) }, bearer(token)))).toMatchObject({
+      status: 400,
+      body: { error: "label must be at most 100 characters" }
+    })
+  })
+
   it("answers 404 for another user's id, refuses userId query fields, and disables a prober at the threshold", async () => {
     const victim = await signUp()
     const prober = await signUp()

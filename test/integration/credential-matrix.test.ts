@@ -31,12 +31,14 @@ afterAll(async () => {
   await app?.close()
 })
 
-type Credential = "none" | "bad key" | "revoked key" | "other account key" | "session cookie" | "bearer" | "expired JWT" | "foreign-secret JWT" | "alg none JWT"
+type Credential = "none" | "basic" | "bad key" | "revoked key" | "other account key" | "session cookie" | "bearer" | "expired JWT" | "foreign-secret JWT" | "alg none JWT"
 
 const headersFor = (credential: Credential): Record<string, string> => {
   switch (credential) {
     case "none":
       return {}
+    case "basic":
+      return { authorization: `Basic ${Buffer.from("merchant:password").toString("base64")}` }
     case "bad key":
       return { "x-api-key": "svc_live_" + "Z".repeat(43) }
     case "revoked key":
@@ -92,6 +94,7 @@ describe("every authenticated route against every kind of credential", () => {
       const keyRoute = route.ownKey !== 403
       const expectations: Array<[Credential, number, string | undefined]> = [
         ["none", 401, "Missing API key or session"],
+        ["basic", 401, "Missing API key or session"],
         ["bad key", keyRoute ? 401 : 403, keyRoute ? "Invalid API key" : undefined],
         ["revoked key", keyRoute ? 401 : 403, keyRoute ? "Invalid API key" : undefined],
         ["session cookie", route.ownSession, undefined],

@@ -56,7 +56,13 @@ it.layer(SuiteMerchant.layer().pipe(Layer.provideMerge(testApp({ idempotencyLeas
         const body = { amountUsd: 9, productName: "Mug" }
         yield* dieWhileRunning(key, body, false)
         const before = yield* countInvoices
-        expect(yield* create(body, key)).toMatchObject({ status: 409, body: { error: "A request with this Idempotency-Key is still in progress; retry shortly" } })
+        const running = yield* create(body, key)
+        expect(running).toMatchObject({ status: 409, body: { error: "A request with this Idempotency-Key is still in progress; retry shortly" } })
+        // The one 409 worth retrying says when (#52); another body under the key is not.
+        expect(running.headers.get("retry-after")).toBe("1")
+        const reused = yield* create({ ...body, amountUsd: 10 }, key)
+        expect(reused).toMatchObject({ status: 409, body: { error: "Idempotency-Key was already used with a different request body" } })
+        expect(reused.headers.get("retry-after")).toBeNull()
         yield* leaseRunsOut(key)
         const retried = yield* createAll(3, body, key)
         const statuses = retried.map((response) => response.status).sort()

@@ -116,6 +116,7 @@ it.layer(SuiteMerchant.layer().pipe(Layer.provideMerge(testApp())), suiteOptions
         expect(yield* detail(invoice.id)).toMatchObject({ status: "confirmed", exceptionType: "partial_payment", exceptionStatus: "open" })
         const close = `/api/dashboard/invoices/${invoice.id}/exception/close`
         expect((yield* dashboard(close, { body: { action: "accept_late_payment", note: "no" } })).status).toBe(409)
+        expect(yield* dashboard(close, { body: { action: "close_unpaid", note: "   " } })).toMatchObject({ status: 400, body: { error: "note must not be empty" } })
         expect((yield* api(`/api/checkout/invoices/${invoice.id}/record-payment`, { body: { note: "no" } })).status).toBe(409)
         const closed = yield* dashboard(close, { body: { action: "close_unpaid", note: "Re-mined; checked on chain" } })
         expect(closed.status).toBe(200)

@@ -479,7 +479,7 @@ describe("detail, status, void and record-payment", () => {
     expect(JSON.stringify(publicStatus.body)).not.toContain("Paid by wire")
   })
 
-  it("validates the record-payment note at 2000 and 2001 characters", async () => {
+  it("validates the record-payment note at 2000 and 2001 characters, and refuses one empty or of only whitespace", async () => {
     const { body: a } = await create({ amountUsd: 20 })
     const { body: b } = await create({ amountUsd: 20 })
     expect(await merchant.api(`/api/checkout/invoices/${a.id}/record-payment`, { body: {} })).toMatchObject({
@@ -490,6 +490,12 @@ describe("detail, status, void and record-payment", () => {
       status: 400,
       body: { error: "note must be at most 2000 characters" }
     })
+    for (const note of ["", "   ", "\t\n"]) {
+      expect(await merchant.api(`/api/checkout/invoices/${a.id}/record-payment`, { body: { note } })).toMatchObject({
+        status: 400,
+        body: { error: "note must not be empty" }
+      })
+    }
     expect((await merchant.api(`/api/checkout/invoices/${b.id}/record-payment`, { body: { note: "n".repeat(2000) } })).status).toBe(200)
     expect((await merchant.api(`/api/checkout/invoices/${a.id}`)).body.status).toBe("awaiting_payment")
   })

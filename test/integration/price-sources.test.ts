@@ -68,7 +68,8 @@ const bitcoinOption = (body: any) => body.paymentOptions.find((option: any) => o
 // Each test starts its own app: on a busy machine that alone can take longer than the default 30 s.
 describe("several BTC price sources", { timeout: 180_000 }, () => {
   it("quotes the median of the answers and records the sources and their spread on the dashboard", async () => {
-    await withSources([{ kind: "fresh", usd: 60_000 }, { kind: "fresh", usd: "60300.5" }, { kind: "fresh", usd: 60_100 }], {}, async (app) => {
+    // A quorum of 3: every answer is waited for (with 2, the first two to agree would decide).
+    await withSources([{ kind: "fresh", usd: 60_000 }, { kind: "fresh", usd: "60300.5" }, { kind: "fresh", usd: 60_100 }], { CHECKOUT_PRICE_QUORUM: "3" }, async (app) => {
       const merchant = await app.createMerchant()
       const created = await merchant.api("/api/checkout/invoices", { body: { amountUsd: 100 } })
       expect(created.status).toBe(201)
@@ -89,7 +90,8 @@ describe("several BTC price sources", { timeout: 180_000 }, () => {
   })
 
   it("leaves a stale source out instead of averaging it in (and names it on the dashboard)", async () => {
-    // Averaged in, 50 000 would spread the answers far past 1%: the quote would be refused.
+    // Averaged in, 50 000 would spread the answers far past 1%: the quote would be refused. The
+    // two fresh answers agreeing decide the quote, whether the stale one had answered by then or not.
     await withSources([{ kind: "fresh", usd: 60_000 }, { kind: "stale", usd: 50_000 }, { kind: "fresh", usd: 60_200 }], {}, async (app) => {
       const merchant = await app.createMerchant()
       const created = await merchant.api("/api/checkout/invoices", { body: { amountUsd: 100 } })
@@ -99,7 +101,18 @@ describe("several BTC price sources", { timeout: 180_000 }, () => {
       const detail = await merchant.dashboard(`/api/dashboard/invoices/${created.body.id}`)
       const btc = detail.body.quotes.find((quote: any) => quote.assetCode === "BTC")
       expect(btc.sources.map((source: any) => source.source)).toEqual([hostOf(0), hostOf(2)])
-      expect(btc.leftOut).toEqual([{ source: hostOf(1), reason: expect.stringMatching(/^stale/) }])
+      expect(btc.leftOut).toEqual([{ source: hostOf(1), reason: expect.stringMatching(/^stale|^not waited for/) }])
+    })
+  })
+
+  it("does not count a stale answer towards the quorum", async () => {
+    // Counted, 50 000 against 60 000 would be a disagreement; left out, one source answered of the two needed.
+    await withSources([{ kind: "fresh", usd: 60_000 }, { kind: "stale", usd: 50_000 }], {}, async (app) => {
+      const merchant = await app.createMerchant()
+      expect(await merchant.api("/api/checkout/invoices", { body: { amountUsd: 100 } })).toMatchObject({
+        status: 502,
+        body: { error: "The BTC price source is unavailable" }
+      })
     })
   })
 
@@ -112,7 +125,10 @@ describe("several BTC price sources", { timeout: 180_000 }, () => {
       const detail = await merchant.dashboard(`/api/dashboard/invoices/${created.body.id}`)
       const btc = detail.body.quotes.find((quote: any) => quote.assetCode === "BTC")
       expect(btc.sources.map((source: any) => source.source)).toEqual([hostOf(0), hostOf(1)])
-      expect(btc.leftOut).toEqual([{ source: hostOf(2), priceUsd: "90000", reason: expect.stringMatching(/from the median of the others/) }])
+      // Left out as an outlier when it answered before the two others agreed, else not waited for.
+      expect(btc.leftOut).toEqual([
+        expect.objectContaining({ source: hostOf(2), reason: expect.stringMatching(/from the median of the others|^not waited for/) })
+      ])
     })
   })
 
@@ -148,18 +164,47 @@ describe("several BTC price sources", { timeout: 180_000 }, () => {
   })
 
   it("quotes with a quorum of 1, recording why the others were left out", async () => {
-    await withSources([{ kind: "fresh", usd: 60_000 }, { kind: "status", status: 429 }, { kind: "hang" }], { CHECKOUT_PRICE_QUORUM: "1" }, async (app) => {
+    // The 429 may answer before or after the fresh source decides the quote; the hanging one never does.
+    await withSources([{ kind: "status", status: 429 }, { kind: "hang" }, { kind: "fresh", usd: 60_000 }], { CHECKOUT_PRICE_QUORUM: "1", CHECKOUT_PRICE_TIMEOUT_MS: "60000" },
+      async (app) => {
+        const merchant = await app.createMerchant()
+        const created = await merchant.api("/api/checkout/invoices", { body: { amountUsd: 100 } })
+        expect(created.status).toBe(201)
+        expect(bitcoinOption(created.body).quoteRate).toBe(60_000)
+        const detail = await merchant.dashboard(`/api/dashboard/invoices/${created.body.id}`)
+        const btc = detail.body.quotes.find((quote: any) => quote.assetCode === "BTC")
+        expect(btc.sources.map((source: any) => source.source)).toEqual([hostOf(2)])
+        expect(btc.leftOut).toEqual([
+          { source: hostOf(0), reason: expect.stringMatching(/^answered 429$|^not waited for/) },
+          { source: hostOf(1), reason: "not waited for: a quorum of the other sources had agreed" }
+        ])
+      })
+  })
+
+  it("decides as soon as a quorum agrees: a source that never answers holds no create up to the time-out (#52)", async () => {
+    // The time-out (60 s) is far beyond the request budget (5 s): a create that waited for it would answer 503.
+    await withSources([{ kind: "fresh", usd: 60_000 }, { kind: "hang" }, { kind: "fresh", usd: 60_200 }], {
+      CHECKOUT_PRICE_TIMEOUT_MS: "60000",
+      CHECKOUT_REQUEST_TIMEOUT_MS: "5000"
+    }, async (app) => {
       const merchant = await app.createMerchant()
       const created = await merchant.api("/api/checkout/invoices", { body: { amountUsd: 100 } })
       expect(created.status).toBe(201)
-      expect(bitcoinOption(created.body).quoteRate).toBe(60_000)
+      expect(bitcoinOption(created.body).quoteRate).toBe(60_100)
+      expect(requests[1]).toBe(1)
       const detail = await merchant.dashboard(`/api/dashboard/invoices/${created.body.id}`)
       const btc = detail.body.quotes.find((quote: any) => quote.assetCode === "BTC")
-      expect(btc.sources.map((source: any) => source.source)).toEqual([hostOf(0)])
-      expect(btc.leftOut).toEqual([
-        { source: hostOf(1), reason: "answered 429" },
-        { source: hostOf(2), reason: "did not answer within 300 ms" }
-      ])
+      expect(btc.sources.map((source: any) => source.source)).toEqual([hostOf(0), hostOf(2)])
+      expect(btc.leftOut).toEqual([{ source: hostOf(1), reason: "not waited for: a quorum of the other sources had agreed" }])
+    })
+  })
+
+  it("answers a create past its request budget with a 503 that names no cause it does not know (#52)", async () => {
+    await withSources([{ kind: "hang" }], { CHECKOUT_PRICE_TIMEOUT_MS: "60000", CHECKOUT_REQUEST_TIMEOUT_MS: "500" }, async (app) => {
+      const merchant = await app.createMerchant()
+      const response = await merchant.api("/api/checkout/invoices", { body: { amountUsd: 100 } })
+      expect(response).toMatchObject({ status: 503, body: { error: "The service could not finish the request in time; retry after 5 seconds" } })
+      expect(response.headers.get("retry-after")).toBe("5")
     })
   })
 

@@ -52,6 +52,18 @@ it.layer(suite, suiteOptions)((it) => {
         expect(index.lookup(String(forwarder.optionPayload!.contractAddress).toLowerCase())?.[0]).toMatchObject({ optionId: forwarder.id, network: "ethereum" })
       }))
 
+    it.effect("counts an address as payable at exactly payableUntilAt (the spec's on time is at or before), not a millisecond later", () =>
+      Effect.gen(function*() {
+        const index = yield* evmIndex
+        const invoice = yield* createInvoice
+        yield* index.refresh
+        const deadline = index.lookup(invoice.address)![0]!.payableUntilAt.getTime()
+        expect(index.isPayable(invoice.address, deadline)).toBe(true)
+        expect(index.payableKeys(deadline, 1_000_000)).toContain(invoice.address)
+        expect(index.isPayable(invoice.address, deadline + 1)).toBe(false)
+        expect(index.payableKeys(deadline + 1, 1_000_000)).not.toContain(invoice.address)
+      }))
+
     it.effect("finds options whose sequence numbers commit after higher ones were read", () =>
       Effect.gen(function*() {
         const sql = yield* SqlClient.SqlClient

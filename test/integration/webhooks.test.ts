@@ -117,7 +117,7 @@ describe("webhook settings", () => {
   it("refuses URLs with control characters, raw or percent-encoded, in the host or anywhere", async () => {
     const merchant = await harness.newMerchant()
     const put = (body: unknown) => merchant.dashboard("/api/dashboard/webhook-settings", { method: "PUT", body })
-    const message = "url must not contain control characters (CR, LF, TAB, NUL, ...), raw or percent-encoded"
+    const message = "url must not contain spaces or control characters (CR, LF, TAB, NUL, U+202E, ...), raw or percent-encoded (a space as %20)"
     const hostile = [
       "https://hooks.exa\rmple.com/x",
       "https://hooks.example.com/x\r\nX-Injected: 1",
@@ -127,7 +127,14 @@ describe("webhook settings", () => {
       "https://hooks.example.com/x?a=%09",
       "https://hooks.example.com/%00",
       "https://hooks.example%00.com/x",
-      "https://hooks.example.com/x\u007f"
+      "https://hooks.example.com/x\u007f",
+      // A right-to-left override shows another URL than the one contacted; a raw space is no part of a URL (#52).
+      "https://hooks.example.com/\u202Egpj.exe",
+      "https://hooks.example.com/%E2%80%AEgpj.exe",
+      "https://hooks.example.com/a b",
+      " https://hooks.example.com/x",
+      "https://hooks.example.com/x\u00a0",
+      "https://hooks.example.com/x\u0085"
     ]
     for (const url of hostile) {
       expect(await put({ url }), JSON.stringify(url)).toMatchObject({ status: 400, body: { error: message } })

@@ -74,6 +74,19 @@ describe("configuration", () => {
     for (const loopback of ["http://localhost:3000", "http://127.0.0.1:3000", "http://[::1]:3000"]) {
       expect(problems({ ...PRODUCTION, CHECKOUT_PUBLIC_URL: loopback }), loopback).toEqual([])
     }
+    for (const [url, what] of [
+      [" https://pay.example.com", "surrounding spaces"],
+      ["https://pay.example.com\t", "surrounding spaces"],
+      ["https://user:secret@pay.example.com", "user information"],
+      ["https://pay.example.com/?a=1#f", "a query, a fragment"],
+      ["https://pay.example.com/#", "a fragment"],
+      ["https://pay.example.com?", "a query"]
+    ] as const) {
+      expect(problems({ ...PRODUCTION, CHECKOUT_PUBLIC_URL: url }), url).toEqual([
+        `CHECKOUT_PUBLIC_URL must be a plain base URL (scheme, host, optional port and path) that paymentUrl appends /pay/<id> to: it has ${what} (got "${url}")`
+      ])
+    }
+    expect(problems({ ...PRODUCTION, CHECKOUT_PUBLIC_URL: "https://pay.example.com/shop/" })).toEqual([])
     expect(problems({ ...PRODUCTION, DATABASE_URL: undefined })).toEqual([
       "DATABASE_URL is required when CHECKOUT_ENV=production (a PostgreSQL server); to run on the embedded database instead, set CHECKOUT_DATA_DIR explicitly"
     ])

@@ -16,6 +16,15 @@ describe("isConnectionFailure", () => {
     }
   })
 
+  it("is true for whatever the server answers while refusing a new connection: 55000 (no connections allowed), 57P03, 53300, 3D000", () => {
+    for (const code of ["55000", "57P03", "53300", "3D000", "08004"]) {
+      const refused = new SqlError({ reason: new UnknownError({ cause: withCode(code), message: "PgConnection: Failed to connect", operation: "connect" }) })
+      expect(isConnectionFailure(refused), code).toBe(true)
+    }
+    // The same 55000 from a statement is that statement's failure.
+    expect(isConnectionFailure(unknown("55000"))).toBe(false)
+  })
+
   it("is false for statement errors", () => {
     // 22P02: `abc` as a uuid, the error that used to mark the whole database unavailable.
     for (const code of ["22P02", "22003", "22001", "XX000", "P0001", "40P01", "40001", "55P03", "57014x", ""]) {

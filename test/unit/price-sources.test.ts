@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest"
 import { parseConfig } from "../../src/config/AppConfig.ts"
-import { aggregate, btcSources, median, outliers, PRESETS, spreadPpm, stablecoinSources, timestampMillis } from "../../src/payments/PriceSources.ts"
+import { aggregate, btcSources, decisionSoFar, median, NOT_WAITED_FOR, outliers, PRESETS, spreadPpm, stablecoinSources, timestampMillis } from "../../src/payments/PriceSources.ts"
 
 const answer = (source: string, usdMicros: bigint) => ({ source, usdMicros, observedAt: null })
 
@@ -51,6 +51,16 @@ describe("price aggregation", () => {
     expect(aggregate([...four, answer("d", 1n)], [], 3, 10_000n)).toMatchObject({ _tag: "Quoted" })
     expect(aggregate([...four.slice(0, 2), answer("c", 90_000_000_000n), answer("d", 1n)], [], 3, 10_000n)).toMatchObject({ _tag: "Refused", cause: "disagree" })
     expect(aggregate([answer("a", 60_000_000_000n)], [{ source: "b", reason: "answered 429" }], 2, 10_000n)).toMatchObject({ _tag: "Refused", cause: "unavailable" })
+  })
+
+  it("decides as soon as a quorum agrees within the tolerance, leaving the sources still asking out; otherwise waits for the last", () => {
+    const quoted = decisionSoFar([answer("a", 60_000_000_000n), answer("b", 60_200_000_000n)], [], ["c"], 2, 10_000n)
+    expect(quoted).toMatchObject({ _tag: "Quoted", measurement: { usdMicros: 60_100_000_000n, leftOut: [{ source: "c", reason: NOT_WAITED_FOR }] } })
+    // Two that disagree, or one of a quorum of two: wait for the third.
+    expect(decisionSoFar([answer("a", 60_000_000_000n), answer("b", 90_000_000_000n)], [], ["c"], 2, 10_000n)).toBeUndefined()
+    expect(decisionSoFar([answer("a", 60_000_000_000n)], [{ source: "b", reason: "answered 429" }], ["c"], 2, 10_000n)).toBeUndefined()
+    // Nobody left to wait for: the refusal.
+    expect(decisionSoFar([answer("a", 60_000_000_000n)], [{ source: "b", reason: "answered 429" }], [], 2, 10_000n)).toMatchObject({ _tag: "Refused", cause: "unavailable" })
   })
 
   it("reads source timestamps as Unix seconds, milliseconds or ISO text", () => {

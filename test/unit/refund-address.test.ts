@@ -7,7 +7,7 @@ import { decode as decodeBip21 } from "bip21"
 import { describe, expect, it } from "vitest"
 import { InvoiceId } from "../../src/domain/Ids.ts"
 import { paymentRequestOf, refundUri } from "../../src/refunds/PaymentRequest.ts"
-import { invalidRefundAddressMessage, refundDestination } from "../../src/refunds/RefundAddress.ts"
+import { burnAddressRefusal, invalidRefundAddressMessage, refundDestination } from "../../src/refunds/RefundAddress.ts"
 import { decodeQrSvg } from "../support/QrRaster.ts"
 
 const CHECKSUMMED = "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed"
@@ -129,5 +129,27 @@ describe("refund payment requests", () => {
     const uri = refundUri({ ...base, network: "bitcoin", decimals: 8, tokenContract: null, refundAddress: "bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq", amountAtomic: 12_345n })
     expect(uri).toBe("bitcoin:bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq?amount=0.00012345")
     expect(decodeBip21(uri)).toMatchObject({ address: "bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq", options: { amount: 0.00012345 } })
+  })
+})
+
+describe("EVM refund addresses nobody can spend from (#52)", () => {
+  const refusal = (address: string) => burnAddressRefusal("base", refundDestination("base", address)!)
+  const BURN = "refundAddress must not be a burn or system address"
+
+  it("refuses the whole precompile and system range below 2^16: P256VERIFY at 0x…0100, 0x…ffff, the zero address, 0x…dEaD", () => {
+    for (const address of ["0x0000000000000000000000000000000000000100", "0x000000000000000000000000000000000000ffff", `0x${"0".repeat(40)}`,
+      "0x000000000000000000000000000000000000dEaD"])
+    {
+      expect(refusal(address), address).toBe(BURN)
+    }
+    expect(refusal("0x0000000000000000000000000000000000010000")).toBeUndefined()
+  })
+
+  it("refuses the known dead patterns: 0xdEaD0000…42069 and the OP stack's 0xdeaddead… system addresses", () => {
+    expect(refusal("0xdEAD000000000000000042069420694206942069")).toBe(BURN)
+    expect(refusal("0xDeaDDEaDDeAdDeAdDEAdDEaddeAddEAdDEAd0001")).toBe(BURN)
+    expect(refusal("0xdeaddeaddeaddeaddeaddeaddeaddeaddead0000")).toBe(BURN)
+    expect(refusal(CHECKSUMMED)).toBeUndefined()
+    expect(refusal("0xdead000000000000000042069420694206942068")).toBeUndefined()
   })
 })
