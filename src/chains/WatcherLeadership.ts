@@ -1,4 +1,4 @@
-import { Cause, Context, Data, Deferred, Duration, Effect, Exit, Fiber, Layer, Option, Schedule, Schema, Scope } from "effect"
+import { Cause, Context, Data, Deferred, Duration, Effect, Exit, Fiber, Layer, Option, Schedule, Schema, Scope, Semaphore } from "effect"
 import { SqlClient, type SqlConnection } from "effect/sql"
 import { AppConfig } from "../config/AppConfig.ts"
 
@@ -72,6 +72,9 @@ export class WatcherLeadership extends Context.Service<WatcherLeadership, {
       if (databaseUrl === undefined) return { lead: () => Effect.succeed(true), fenced: () => (self) => self, standbyMillis: checkMillis }
       const sql = yield* SqlClient.SqlClient
       let held: Held | undefined
+      // One `lead` at a time: the networks' loops start together, and two that each found no held
+      // connection would each reserve one, the second replacing the first with its lock still on it.
+      const oneAtATime = yield* Semaphore.make(1)
 
       /**
        * Ends the leadership of `current` at once; `letGo` then returns its connection to the pool in
@@ -166,6 +169,7 @@ export class WatcherLeadership extends Context.Service<WatcherLeadership, {
               Effect.as(false)
             )
           ),
+          oneAtATime.withPermit,
           Effect.withSpan("WatcherLeadership.lead", { attributes: { network } })
         )
       }

@@ -65,28 +65,51 @@ const before = (a: ReadonlyArray<number>, b: ReadonlyArray<number>): boolean => 
   return a.length < b.length
 }
 
-/**
- * The spec's validation message for a schema failure: the first invalid field's path followed
- * by its constraint, e.g. `metadata.notes must be at most 140 characters`. With the request as
- * sent (`input`), "first" is in the body's order (the schema reports every failure); without it,
- * in the schema's.
- */
-export const validationMessage = (issue: SchemaIssue.Issue, subject = "Request body", input?: unknown): string => {
-  const issues = formatter(issue).issues
-  let first = issues[0]
-  if (first === undefined) return `${subject} is invalid`
-  if (input !== undefined) {
-    let firstPlace = placeOf(input, first.path ?? [])
-    for (const candidate of issues.slice(1)) {
-      const place = placeOf(input, candidate.path ?? [])
-      if (before(place, firstPlace)) [first, firstPlace] = [candidate, place]
-    }
-  }
-  const path = (first.path ?? [])
+/** A rule the schema cannot state (one field against another), broken at `path`: the message is `<path> <constraint>`. */
+export interface FieldProblem {
+  readonly path: ReadonlyArray<string | number>
+  readonly constraint: string
+}
+
+const pathText = (path: IssuePath) =>
+  path
     .map((segment) => (typeof segment === "object" ? segment.key : segment))
     .map((key, index) => (typeof key === "number" ? `[${key}]` : `${index === 0 ? "" : "."}${String(key)}`))
     .join("")
-  return `${path === "" ? subject : path} ${normalize(first.message)}`
+
+/** The first of `problems` in the order of the request as sent (`input`); on a tie, the earlier in the list. */
+const firstInBodyOrder = <P extends { readonly path?: IssuePath | undefined }>(problems: ReadonlyArray<P>, input: unknown): P | undefined => {
+  let first = problems[0]
+  if (first === undefined || input === undefined) return first
+  let firstPlace = placeOf(input, first.path ?? [])
+  for (const candidate of problems.slice(1)) {
+    const place = placeOf(input, candidate.path ?? [])
+    if (before(place, firstPlace)) [first, firstPlace] = [candidate, place]
+  }
+  return first
+}
+
+/** The message of the first of `problems` in the order of the request as sent; undefined without any. */
+export const ruleMessage = (problems: ReadonlyArray<FieldProblem>, input: unknown): string | undefined => {
+  const first = firstInBodyOrder(problems, input)
+  return first === undefined ? undefined : `${pathText(first.path)} ${first.constraint}`
+}
+
+/**
+ * The spec's validation message for a schema failure: the first invalid field's path followed
+ * by its constraint, e.g. `metadata.notes must be at most 140 characters`. With the request as
+ * sent (`input`), "first" is in the body's order (the schema reports every failure, and `rules`
+ * the endpoint's own problems of that input compete with them); without it, in the schema's.
+ */
+export const validationMessage = (issue: SchemaIssue.Issue, subject = "Request body", input?: unknown, rules: ReadonlyArray<FieldProblem> = []): string => {
+  const issues = [
+    ...formatter(issue).issues.map(({ message, path }) => ({ path: path ?? [], message: normalize(message) })),
+    ...rules.map(({ constraint, path }) => ({ path, message: constraint }))
+  ]
+  const first = firstInBodyOrder(issues, input)
+  if (first === undefined) return `${subject} is invalid`
+  const path = pathText(first.path)
+  return `${path === "" ? subject : path} ${first.message}`
 }
 
 /** Library defaults that can still surface (codec-level failures) in the spec's wording. */

@@ -2,6 +2,8 @@ import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import { BadGateway, BadRequest, Conflict, Forbidden, NotFound, ServiceUnavailable } from "../http/ApiErrors.ts"
 import { MerchantAuthentication } from "../http/Authentication.ts"
+import { BodyRules } from "../http/SchemaErrors.ts"
+import { paymentTimingRules } from "../http/TimingRules.ts"
 import { CreateInvoiceBody, InvoiceIdParams, RecordPaymentBody, VoidBody } from "../http/RequestSchemas.ts"
 import { InvoiceStatusView, InvoiceView } from "../domain/InvoiceResponses.ts"
 
@@ -18,7 +20,7 @@ export const MerchantGroup = HttpApiGroup.make("merchant")
       headers: IdempotencyHeaders,
       success: InvoiceView.pipe(HttpApiSchema.status(201)),
       error: [BadRequest, Forbidden, NotFound, Conflict, BadGateway, ServiceUnavailable]
-    }).annotate(OpenApi.Summary, "Create an invoice"),
+    }).annotate(OpenApi.Summary, "Create an invoice").annotate(BodyRules, paymentTimingRules),
     HttpApiEndpoint.get("detail", "/api/checkout/invoices/:id", {
       params: InvoiceIdParams,
       success: InvoiceView,

@@ -6,23 +6,12 @@ import { merchantInvoiceView, statusView } from "../domain/InvoiceViews.ts"
 import { checkoutApi } from "../http/CheckoutApi.ts"
 import { MerchantGroup } from "./InvoicesApi.ts"
 import { mapDomainErrors } from "../http/ErrorMapping.ts"
-import { RequestErrors } from "../http/RequestErrors.ts"
 import { withIdempotency } from "../http/Idempotency.ts"
-import { timingOverrideProblem } from "../domain/TimingOverride.ts"
+import { paymentTimingChecked } from "../http/TimingRules.ts"
 import { Invoices } from "./Invoices.ts"
 import type { HandlerRequest } from "../http/HandlerRequest.ts"
 
 type View = ReturnType<typeof merchantInvoiceView>
-
-/**
- * The paymentTiming fields that depend on its mode, checked before the use case looks anything up
- * (never a 403 or 404 first), yet inside the idempotency claim, so that this 400 is stored and
- * replayed for its key like every answer of the use case (DESIGN: another body with the key is 409).
- */
-const overrideChecked = (override: Parameters<typeof timingOverrideProblem>[0] | null | undefined) => {
-  const problem = override === null || override === undefined ? undefined : timingOverrideProblem(override)
-  return problem === undefined ? Effect.void : Effect.fail(RequestErrors.invalidTiming(problem))
-}
 
 const merchantContext = Effect.gen(function*() {
   const invoices = yield* Invoices
@@ -40,8 +29,10 @@ const create = ({ invoices, view, recovered }: Context) => ({ payload, headers }
     const merchant = yield* CurrentMerchant
     return yield* withIdempotency(
       { merchantId: merchant.merchantId, scope: "create", key: headers["idempotency-key"], payload, successStatus: 201 },
+      // The mode rules run before the use case looks anything up (never a 403 or 404 first), yet inside
+      // the claim, so that their 400 is stored and replayed for the key like every answer of the use case.
       Effect.andThen(
-        overrideChecked(payload.paymentTiming),
+        paymentTimingChecked(payload.paymentTiming),
         invoices.create(merchant, payload).pipe(
           Effect.flatMap(({ invoice, options }) => view({ invoice, options })),
           mapDomainErrors

@@ -83,6 +83,18 @@ const openOnLateEvidence = (onlyNewPayment: boolean) =>
   }))
 
 /**
+ * Reorg honesty: confirmed is final, so evidence that no longer covers the amount once the
+ * reorganisation has settled (the same transaction was not mined again) is put before the merchant
+ * instead of undone. Not on the invalidation itself: re-inclusion is the usual outcome. Each
+ * settlement is the final loss of one counted payment, so after a closed exception it opens a new one.
+ */
+const openOnSettledLoss = {
+  target: "open.partial_payment",
+  guard: and([stateIn({ status: "confirmed" }), { type: "totalIsNot" as const, params: { level: "sufficient" as const } }]),
+  actions: openException("partial_payment")
+}
+
+/**
  * The invoice lifecycle: the only code that decides a status or an exception state.
  * Two parallel regions: `status` (the spec's seven statuses) and `exception` (merchant review).
  * Its actions are data (`emit`, `stamp`, ...) that the service executes in the same database
@@ -154,14 +166,7 @@ export const invoiceMachine = setup({
         none: {
           on: {
             EVIDENCE: openOnLateEvidence(false),
-            // Reorg honesty: confirmed is final, so evidence that no longer covers the amount once the
-            // reorganisation has settled (the same transaction was not mined again) is put before the
-            // merchant instead of undone. Not on the invalidation itself: re-inclusion is the usual outcome.
-            REORG_SETTLED: {
-              target: "open.partial_payment",
-              guard: and([stateIn({ status: "confirmed" }), { type: "totalIsNot", params: { level: "sufficient" } }]),
-              actions: openException("partial_payment")
-            },
+            REORG_SETTLED: openOnSettledLoss,
             DEADLINE_PASSED: {
               target: "open.partial_payment",
               guard: stateIn({ status: "partially_paid" }),
@@ -214,7 +219,9 @@ export const invoiceMachine = setup({
         // A new exception replaces the closed one's fields; the earlier close stays in the outbox.
         closed: {
           on: {
-            EVIDENCE: openOnLateEvidence(true)
+            EVIDENCE: openOnLateEvidence(true),
+            // A loss after the merchant closed the exception of an earlier one is a new loss to review.
+            REORG_SETTLED: openOnSettledLoss
           }
         }
       }

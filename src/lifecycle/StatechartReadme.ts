@@ -46,7 +46,7 @@ export const EVENTS_SECTION = [
   "| `EVIDENCE` | `onTime`: `none` \\| `partial` \\| `sufficient` \\| `confirmed`, what the on-time payments come to (`confirmed`: enough of them reached their network's confirmations); `total`: `none` \\| `partial` \\| `sufficient`, what all valid payments come to, late ones included; `newLatePayment`: boolean, the change is a newly observed late payment (not a confirmation or an invalidation of a known one) | payment evidence of the invoice changed (a payment observed, confirmed or invalidated) |",
   "| `DEADLINE_PASSED` | none | `payableUntilAt` has passed (the sweeper, or late evidence that shows it) |",
   "| `CLOSE_EXCEPTION` | `action`: `accept_late_payment` \\| `mark_paid_out_of_band` \\| `close_unpaid` | the merchant closes the open exception |",
-  "| `REORG_SETTLED` | `total`: as in `EVIDENCE` | a reorganisation that invalidated evidence is over: the watcher processed the required confirmations beyond it |",
+  "| `REORG_SETTLED` | `total`: as in `EVIDENCE` | the loss of an invalidated payment is final: at once, or after a watcher's reorganisation of a confirmed invoice once the watcher processed the required confirmations beyond it and the payment was not mined again; once per payment, so each is a new loss |",
   "",
   "## Guards",
   "",

@@ -1,3 +1,5 @@
+import { BodyRules } from "../http/SchemaErrors.ts"
+import { paymentTimingRules } from "../http/TimingRules.ts"
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
 import { BadRequest, Conflict, NotFound } from "../http/ApiErrors.ts"
@@ -55,7 +57,7 @@ export const CheckoutSettingsGroup = HttpApiGroup.make("checkoutSettings")
     HttpApiEndpoint.put("put", "/api/dashboard/checkout-settings", { payload: CheckoutSettingsBody, success: CheckoutSettingsView, error: [BadRequest, Conflict] }).annotate(
       OpenApi.Summary,
       "Save checkout settings"
-    )
+    ).annotate(BodyRules, paymentTimingRules)
   )
   .middleware(DashboardAuthentication)
   .annotate(OpenApi.Description, "Checkout settings: issuer name, default payment timing and payment methods per network, asset and rail.")

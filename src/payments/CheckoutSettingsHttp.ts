@@ -5,9 +5,9 @@ import { watchedNetworks } from "./WatchedNetworks.ts"
 import { AppConfig } from "../config/AppConfig.ts"
 import { checkoutApi } from "../http/CheckoutApi.ts"
 import { CheckoutSettingsGroup } from "./CheckoutSettingsApi.ts"
-import { RequestErrors } from "../http/RequestErrors.ts"
 import { CheckoutSettingsErrors } from "./CheckoutSettingsApi.ts"
-import { timingFromOverride, timingOverrideProblem } from "../domain/TimingOverride.ts"
+import { timingFromOverride } from "../domain/TimingOverride.ts"
+import { paymentTimingChecked } from "../http/TimingRules.ts"
 import { type CheckoutSettings, CheckoutSettingsRepo, type MethodInput } from "./CheckoutSettingsRepo.ts"
 import { validateMethods } from "./MethodValidation.ts"
 import { publicWalletProblem } from "./PublicWallets.ts"
@@ -69,8 +69,7 @@ export const CheckoutSettingsHttpLive = HttpApiBuilder.group(checkoutApi(Checkou
       .handle("put", ({ payload }) =>
         Effect.gen(function*() {
           const merchant = yield* CurrentMerchant
-          const timingProblem = timingOverrideProblem(payload.paymentTiming)
-          if (timingProblem !== undefined) return yield* RequestErrors.invalidTiming(timingProblem)
+          yield* paymentTimingChecked(payload.paymentTiming)
           const timing = timingFromOverride(payload.paymentTiming)
           const methods: Array<MethodInput> = payload.paymentMethods.map((method) => ({
             network: method.network,

@@ -114,6 +114,11 @@ it.layer(SuiteMerchant.layer({ withSettings: false }).pipe(Layer.provideMerge(te
         expect((yield* put({ ...VALID, paymentTiming: { mode: "immediate" } })).body.error).toBe("paymentTiming.expiresAfterMinutes is required")
         expect((yield* put({ ...VALID, paymentTiming: { mode: "due_date", dueAfterDays: 400 } })).body.error).toBe("paymentTiming.dueAfterDays must be at most 365")
         expect((yield* put({ issuedBy: "x" })).body.error).toBe("paymentTiming is required")
+        // the mode rules rank with the schema's checks in the body's order (#52 item 6)
+        expect((yield* put({ paymentTiming: { mode: "immediate" }, issuedBy: 5, paymentMethods: VALID.paymentMethods })).body.error).toBe(
+          "paymentTiming.expiresAfterMinutes is required"
+        )
+        expect((yield* put({ issuedBy: 5, paymentTiming: { mode: "immediate" }, paymentMethods: VALID.paymentMethods })).body.error).toBe("issuedBy must be a string")
       }))
   })
 })

@@ -5,12 +5,16 @@ import { DeadlineSweeper } from "../../src/chains/DeadlineSweeper.ts"
 import { type ObservedPayment, PaymentEvidence } from "../../src/invoices/PaymentEvidence.ts"
 import { SuiteMerchant, suiteOptions, testApp } from "../support/TestApp.ts"
 
-/** The spec's row "expired or voided + late payment opens an exception" holds after a closed exception too. */
+/** The spec's row "expired or voided + late payment opens an exception" holds after a closed exception too, and so does a loss on a confirmed invoice (D23). */
 
 const txHash = () => `0x${crypto.randomUUID().replaceAll("-", "")}${crypto.randomUUID().replaceAll("-", "")}`
 
 const pay = (payment: Partial<ObservedPayment> & { paymentOptionId: string; amountAtomic: bigint }) =>
   Effect.flatMap(PaymentEvidence, (evidence) => evidence.record({ transactionHash: txHash(), outputIndex: 0, confirmations: 0, observedAt: new Date(), ...payment }))
+
+/** As the simulator invalidates: without a reorg point, judged at once. */
+const invalidate = (transactionHash: string) =>
+  Effect.flatMap(PaymentEvidence, (evidence) => evidence.invalidate({ network: "ethereum", transactionHash, outputIndex: 0, reason: "chain_reorganization" }))
 
 const outbox = (invoiceId: string) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) =>
@@ -120,5 +124,38 @@ it.layer(SuiteMerchant.layer().pipe(Layer.provideMerge(testApp())), suiteOptions
         yield* pay({ paymentOptionId: optionId, amountAtomic: 10_000_000n })
         expect(yield* detail(body.id)).toMatchObject({ status: "voided", exceptionType: "late_payment", exceptionStatus: "open", exceptionAction: null })
       }))
+  })
+
+  describe("a second loss on a confirmed invoice after its exception was closed (#52 item 5)", () => {
+    for (const action of ["close_unpaid", "mark_paid_out_of_band"] as const) {
+      it.effect(`opens a new partial_payment exception with its webhook, after ${action}`, () =>
+        Effect.gen(function*() {
+          const { body } = yield* api("/api/checkout/invoices", { body: { amountUsd: 10 } })
+          const optionId = body.paymentOptions.find((candidate: any) => candidate.network === "ethereum").id
+          const [first, second] = [txHash(), txHash()]
+          yield* pay({ paymentOptionId: optionId, amountAtomic: 6_000_000n, transactionHash: first, confirmations: 12 })
+          yield* pay({ paymentOptionId: optionId, amountAtomic: 6_000_000n, transactionHash: second, confirmations: 12 })
+          expect(yield* detail(body.id)).toMatchObject({ status: "confirmed", exceptionStatus: null })
+          yield* invalidate(first)
+          expect(yield* detail(body.id)).toMatchObject({ status: "confirmed", exceptionType: "partial_payment", exceptionStatus: "open" })
+          yield* close(body.id, action, "The customer paid by bank transfer")
+
+          yield* invalidate(second)
+          expect(yield* detail(body.id)).toMatchObject({
+            status: "confirmed",
+            receivedAmountUsd: 0,
+            exceptionType: "partial_payment",
+            exceptionStatus: "open",
+            exceptionAction: null,
+            exceptionNote: null,
+            exceptionClosedAt: null
+          })
+          expect((yield* outbox(body.id)).filter((event) => event.startsWith("invoice_exception"))).toEqual([
+            "invoice_exception_opened",
+            "invoice_exception_closed",
+            "invoice_exception_opened"
+          ])
+        }))
+    }
   })
 })

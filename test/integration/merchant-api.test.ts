@@ -343,6 +343,25 @@ describe("POST /api/checkout/invoices", () => {
     expect(await create({ customerEmail: "nobody", amountUsd: 1.001 })).toMatchObject({ status: 400, body: { error: "customerEmail must be an email address" } })
   })
 
+  it("ranks paymentTiming's mode rules with the other checks in the body's order (#52 item 6)", async () => {
+    const cases: Array<[unknown, string]> = [
+      [{ paymentTiming: { mode: "immediate" }, amountUsd: 0 }, "paymentTiming.expiresAfterMinutes is required"],
+      [{ amountUsd: 0, paymentTiming: { mode: "immediate" } }, "amountUsd must be at least 0.01"],
+      [{ amountUsd: 5, paymentTiming: { mode: "due_date" }, productName: 5 }, "paymentTiming.dueAfterDays is required"],
+      [{ amountUsd: 5, paymentTiming: { mode: "immediate", expiresAfterMinutes: 30, gracePeriodDays: 1 }, billTo: 5 },
+        "paymentTiming.gracePeriodDays is not allowed with mode immediate"],
+      // a body the schema accepts, with two mode problems: the first as sent (the handler's check)
+      [{ amountUsd: 5, paymentTiming: { mode: "immediate", gracePeriodDays: 1, dueAfterDays: 2 } }, "paymentTiming.gracePeriodDays is not allowed with mode immediate"],
+      [{ amountUsd: 5, paymentTiming: { mode: "immediate", dueAfterDays: 2, gracePeriodDays: 1 } }, "paymentTiming.dueAfterDays is not allowed with mode immediate"]
+    ]
+    for (const [body, error] of cases) expect(await create(body), JSON.stringify(body)).toMatchObject({ status: 400, body: { error } })
+    // A mode-rule 400 of a body the schema accepts is still the use case's answer, stored for its key.
+    const key = crypto.randomUUID()
+    const refused = { amountUsd: 5, paymentTiming: { mode: "immediate", gracePeriodDays: 1, dueAfterDays: 2 } }
+    expect(await create(refused, { "idempotency-key": key })).toMatchObject({ status: 400 })
+    expect(await create({ amountUsd: 5 }, { "idempotency-key": key })).toMatchObject({ status: 409 })
+  })
+
   it("answers 403 when billing blocks invoice creation", async () => {
     const blocked = await app.createMerchant()
     await app.run(Effect.flatMap(Accounts, (accounts) => accounts.setBillingStatus(blocked.merchantId, "blocked")))

@@ -261,11 +261,11 @@ const judgeLate = (model: Model, newLatePayment: boolean) => {
   }
 }
 
-/** D13: a confirmed invoice left short once its reorganisation is judged. */
+/** D13: a confirmed invoice left short once its reorganisation is judged; D23: again after the merchant closed that exception. */
 const judgeReorg = (model: Model) => {
   const invoice = model.invoice
-  if (invoice.status !== "confirmed" || invoice.exceptionStatus !== null) return
-  if (sums(model).received < AMOUNT_MICROS) take(model, "D13-reorg-settles-short")
+  if (invoice.status !== "confirmed" || invoice.exceptionStatus === "open") return
+  if (sums(model).received < AMOUNT_MICROS) take(model, invoice.exceptionStatus === "closed" ? "D23-loss-after-closed-reopens" : "D13-reorg-settles-short")
 }
 
 /** The deadline (S8, D4), when it has passed and the invoice has no sufficient on-time payment. */

@@ -412,6 +412,35 @@ export const TABLE_CASES: ReadonlyArray<TableCase> = [
     when: { kind: "settleReorg", payment: 0 },
     then: { status: "confirmed", events: [], check: (invoice) => expectException(invoice, null, null) }
   },
+  ...(["close_unpaid", "mark_paid_out_of_band"] as const).map((action): TableCase => ({
+    row: "D23-loss-after-closed-reopens",
+    title: `confirmed with two payments: the second is invalidated after the first's exception was closed with ${action}`,
+    given: [pay(60, { confirmations: 12 }), pay(60, { confirmations: 12 }), invalidate(0), close(action)],
+    when: invalidate(1),
+    then: {
+      status: "confirmed",
+      check: (invoice) => {
+        expectException(invoice, "partial_payment", "open")
+        if (invoice.exceptionAction !== null || invoice.exceptionNote !== null || invoice.exceptionClosedAt !== null) {
+          throw new Error("the new exception replaces the closed one's fields")
+        }
+      }
+    }
+  })),
+  {
+    row: "D23-loss-after-closed-reopens",
+    title: "confirmed: after a closed exception, a watcher's reorganisation of the second payment opens a new one once it settles",
+    given: [pay(60, { confirmations: 12 }), pay(60, { confirmations: 12 }), invalidate(0), close("close_unpaid"), invalidate(1, true)],
+    when: { kind: "settleReorg", payment: 1 },
+    then: { status: "confirmed", check: (invoice) => expectException(invoice, "partial_payment", "open") }
+  },
+  {
+    row: "D23-loss-after-closed-reopens",
+    title: "confirmed: after a closed exception, the second payment mined again before its reorganisation settles opens nothing",
+    given: [pay(60, { confirmations: 12 }), pay(60, { confirmations: 12 }), invalidate(0), close("close_unpaid"), invalidate(1, true), confirm(1, 12)],
+    when: { kind: "settleReorg", payment: 1 },
+    then: { status: "confirmed", events: [], check: (invoice) => expectException(invoice, "partial_payment", "closed") }
+  },
   {
     row: "D14-chain-time-decides",
     title: "seen in the mempool before the deadline, mined after it: on time, confirmed",

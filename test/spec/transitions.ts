@@ -544,6 +544,21 @@ export const TRANSITIONS: ReadonlyArray<TransitionRow> = [
     words: "After a closed one, new late evidence opens a new exception: a confirmation of a payment the merchant has already reviewed is not new money to review."
   },
   {
+    id: "D23-loss-after-closed-reopens",
+    source: "design",
+    note:
+      "interpretation: each settled loss of a counted payment is a new loss, so after a closed exception it opens a new one whose fields replace the closed one's (as D7 does for late evidence)",
+    from: ["confirmed"],
+    trigger: "another invalidation leaves the invoice short once it settles, after its exception was closed",
+    condition: "exception closed",
+    to: "unchanged",
+    events: ["invoice_exception_opened"],
+    sets: [],
+    exception: { opens: "partial_payment" },
+    words:
+      "`confirmed` is final for the lifecycle; an invalidation after it is recorded on the payment and logged, never silently undone. Only if the invoice is still short then does a `partial_payment` exception open with `invoice_exception_opened`, so the merchant is told. Never silent, never a false alarm."
+  },
+  {
     id: "I2-reinclusion-after-mempool",
     source: "design",
     from: [...DETECTION_SOURCES],

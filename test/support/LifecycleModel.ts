@@ -83,8 +83,8 @@ export const modelSums = (model: Model) => {
   return { onTime, onTimeConfirmed, total, confirmed }
 }
 
-/** `newLate`: the evidence is a newly observed late payment (a confirmation or invalidation is not). */
-const modelEvidence = (model: Model, newLate: boolean) => {
+/** `newLate`: the evidence is a newly observed late payment (a confirmation or invalidation is not); `lost`: a counted payment was invalidated. */
+const modelEvidence = (model: Model, newLate: boolean, lost: boolean) => {
   const { onTime, onTimeConfirmed, total } = modelSums(model)
   if (model.status === "awaiting_payment" || model.status === "partially_paid" || model.status === "payment_detected") {
     model.status = onTime === 0n
@@ -101,8 +101,9 @@ const modelEvidence = (model: Model, newLate: boolean) => {
     // after a closed exception, new late money opens a new one (the spec's row holds whatever came before)
     else if (model.exception === "closed" && newLate && total > 0n) model.exception = total >= AMOUNT ? "open:late_payment" : "open:partial_payment"
   } else if (model.status === "confirmed") {
-    // confirmed is final: a reorganisation that leaves it short opens a partial_payment exception
-    if (model.exception === "none" && total < AMOUNT) model.exception = "open:partial_payment"
+    // confirmed is final: a reorganisation that leaves it short opens a partial_payment exception,
+    // and another loss after the merchant closed that one opens a new one
+    if ((model.exception === "none" || (model.exception === "closed" && lost)) && total < AMOUNT) model.exception = "open:partial_payment"
   }
 }
 
@@ -113,16 +114,17 @@ const modelDeadline = (model: Model) => {
 
 /**
  * Re-evaluates the invoice after its evidence changed; `latestLate` says whether the changed payment
- * is late, `newPayment` whether it was just observed (not confirmed, invalidated or re-included).
+ * is late, `change` whether it was just observed (not confirmed, invalidated or re-included) or invalidated.
  */
-export const modelSettle = (model: Model, latestLate: boolean, newPayment = false) => {
-  const newLate = latestLate && newPayment
-  if (!(latestLate || model.now > model.deadline)) return modelEvidence(model, newLate)
+export const modelSettle = (model: Model, latestLate: boolean, change: "observed" | "invalidated" | "other" = "other") => {
+  const newLate = latestLate && change === "observed"
+  const lost = change === "invalidated"
+  if (!(latestLate || model.now > model.deadline)) return modelEvidence(model, newLate, lost)
   if (latestLate) {
     modelDeadline(model)
-    modelEvidence(model, newLate)
+    modelEvidence(model, newLate, lost)
   } else {
-    modelEvidence(model, newLate)
+    modelEvidence(model, newLate, lost)
     modelDeadline(model)
   }
 }
@@ -132,7 +134,7 @@ export const modelStep = (model: Model, step: Step) => {
     case "pay": {
       const late = model.status === "expired" || model.status === "voided" || model.now > model.deadline
       model.payments.push({ usd: paidMicros(step), late, confirmed: step.confirmed, valid: true })
-      return modelSettle(model, late, true)
+      return modelSettle(model, late, "observed")
     }
     case "confirm":
     case "invalidate": {
@@ -141,7 +143,7 @@ export const modelStep = (model: Model, step: Step) => {
       if (step.kind === "confirm" && !payment.confirmed && payment.valid) payment.confirmed = true
       else if (step.kind === "invalidate" && payment.valid) payment.valid = false
       else return
-      return modelSettle(model, payment.late)
+      return modelSettle(model, payment.late, step.kind === "invalidate" ? "invalidated" : "other")
     }
     case "replay":
       return

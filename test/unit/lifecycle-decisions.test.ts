@@ -79,6 +79,17 @@ describe("decide: one event on a stored lifecycle state", () => {
     })
   })
 
+  it("a loss that a settled reorganisation leaves on a confirmed invoice opens a partial_payment exception, after a closed one too, never while one is open", () => {
+    const settled = (total: "none" | "partial" | "sufficient") => ({ type: "REORG_SETTLED" as const, total })
+    for (const before of [state("confirmed"), state("confirmed", "partial_payment", "closed"), state("confirmed", "late_payment", "closed")]) {
+      expect(decide(before, settled("partial"))).toEqual({ state: state("confirmed", "partial_payment", "open"), effects: opens("partial_payment") })
+      expect(decide(before, settled("none"))).toEqual({ state: state("confirmed", "partial_payment", "open"), effects: opens("partial_payment") })
+      expect(decide(before, settled("sufficient"))).toBeUndefined()
+    }
+    expect(decide(state("confirmed", "partial_payment", "open"), settled("none"))).toBeUndefined()
+    expect(decide(state("paid_out_of_band", "partial_payment", "closed"), settled("none"))).toBeUndefined()
+  })
+
   it("a confirmed invoice's reorg exception closed with mark_paid_out_of_band records the payment out of band and stays confirmed", () => {
     expect(decide(state("confirmed", "partial_payment", "open"), { type: "CLOSE_EXCEPTION", action: "mark_paid_out_of_band" })).toEqual({
       state: state("confirmed", "partial_payment", "closed"),
