@@ -13,7 +13,7 @@ import { WebhookDispatcher } from "../../src/webhooks/WebhookDispatcher.ts"
 import { type AnvilNode, startAnvil, TEST_TOKENS } from "../support/Anvil.ts"
 import { ethereumUsdcMethod, pollWatcherToHead } from "../support/ChainSuites.ts"
 import { privateDatabase } from "../support/PrivateDatabase.ts"
-import { requestRefund } from "../support/RefundRequests.ts"
+import { refundOf, requestRefund } from "../support/RefundRequests.ts"
 import { scriptEnv } from "../support/ScriptProcess.ts"
 import { publicRequest, startTestApp, type TestApp, type TestMerchant } from "../support/TestApp.ts"
 import { startWebhookReceiver, type WebhookReceiver } from "../support/WebhookReceiver.ts"
@@ -108,7 +108,13 @@ const buildSource = async () => {
     await node.transfer(USDC, payer, refunded.address, usdc(15))
     await node.mine(REQUIRED)
     await pollWatcherToHead(app, "ethereum")
-    await requestRefund(app.baseUrl, refunded.id, getAddress(`0x${"ab".repeat(20)}`))
+    // The $5 overpaid is refunded: asked for, sent by the merchant's wallet, confirmed.
+    const refundAddress = getAddress(`0x${"ab".repeat(20)}`)
+    const { amountAtomic } = await requestRefund(app.baseUrl, refunded.id, refundAddress)
+    await node.transfer(USDC, payer, refundAddress, amountAtomic)
+    await node.mine(REQUIRED)
+    await pollWatcherToHead(app, "ethereum")
+    expect(await refundOf(app.baseUrl, refunded.id)).toMatchObject({ status: "completed" })
     await deliver(app)
     // Created after the last dispatch: its webhook is pending when the service stops.
     const [pendingWebhook, paidWhileStopped] = [await create(7), await create(5)]
