@@ -7,7 +7,7 @@
 import { Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import { AppConfig, parseConfig } from "../../src/config/AppConfig.ts"
-import { DatabaseClient, runMigrations } from "../../src/db/Database.ts"
+import { DatabaseClient, migrations, runMigrations } from "../../src/db/Database.ts"
 import { moveData, type MoveReport } from "../../src/db/move/DataMove.ts"
 import { describeVersion, refuseNewerSchema } from "../../src/db/SchemaVersion.ts"
 
@@ -31,7 +31,7 @@ const move = (args: ReadonlyArray<string>) => {
 
 const migrate = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
-  yield* refuseNewerSchema(sql)
+  yield* refuseNewerSchema(sql, migrations)
   const applied = yield* runMigrations
   const now = describeVersion(applied.at(-1) === undefined ? undefined : { id: applied.at(-1)![0], name: applied.at(-1)![1] })
   console.log(

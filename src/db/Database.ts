@@ -2,14 +2,29 @@ import { PGlite } from "@electric-sql/pglite"
 import { PGLiteSocketServer } from "@electric-sql/pglite-socket"
 import { PgClient } from "@effect/sql-pg"
 import { Duration, Effect, Layer, Redacted, String as Str } from "effect"
-import { SqlClient } from "effect/sql"
+import { Migrator, SqlClient } from "effect/sql"
 import { mkdirSync } from "node:fs"
 import { AppConfig } from "../config/AppConfig.ts"
 import { holdDataDir } from "./DataDirLock.ts"
-import { runMigrations } from "./Migrations.ts"
 import { refuseNewerSchema } from "./SchemaVersion.ts"
-
-export { migrations, runMigrations } from "./Migrations.ts"
+import migration0001 from "./migrations/0001_core_tables.ts"
+import migration0002 from "./migrations/0002_sessions_and_secrets.ts"
+import migration0003 from "./migrations/0003_rate_limits.ts"
+import migration0004 from "./migrations/0004_bitcoin_address_pool.ts"
+import migration0005 from "./migrations/0005_webhooks.ts"
+import migration0006 from "./migrations/0006_chain_observation.ts"
+import migration0007 from "./migrations/0007_forwarder_sweeps.ts"
+import migration0008 from "./migrations/0008_mempool_evidence.ts"
+import migration0009 from "./migrations/0009_solana_watcher.ts"
+import migration0012 from "./migrations/0012_outbox_notify.ts"
+import migration0013 from "./migrations/0013_attempt_url.ts"
+import migration0014 from "./migrations/0014_idempotency_lease.ts"
+import migration0015 from "./migrations/0015_reorg_settlement.ts"
+import migration0016 from "./migrations/0016_quote_sources.ts"
+import migration0017 from "./migrations/0017_chain_endpoints.ts"
+import migration0018 from "./migrations/0018_refunds.ts"
+import migration0019 from "./migrations/0019_invoice_change_notify.ts"
+import migration0020 from "./migrations/0020_refund_address_note.ts"
 
 /**
  * Each name mapped once: the client maps every column name of every statement it compiles and of
@@ -37,30 +52,36 @@ const naming = { transformQueryNames: memoized(Str.camelToSnake), transformResul
  * connection (PGlite is one backend session); the socket accepts a second so that a reconnect
  * is not refused while the closed socket's slot is still being freed.
  */
-export const embeddedServer = (dataDir: string, sharedBuffers: string) =>
+const embeddedServer = (dataDir: string, sharedBuffers: string) =>
+  Effect.acquireRelease(
+    Effect.promise(async () => {
+      if (!dataDir.startsWith("memory://")) mkdirSync(dataDir, { recursive: true })
+      // PostgreSQL's default 128 MB of shared buffers live in PGlite's WASM memory; the service's
+      // working set is far smaller (scripts/bench/footprint.ts: warm RSS 312 MB at 128 MB, 202 MB at 32 MB).
+      const db = await PGlite.create(dataDir, { postgresqlconf: [`shared_buffers=${sharedBuffers}`] })
+      const server = new PGLiteSocketServer({ db, host: "127.0.0.1", port: 0, maxConnections: 2 })
+      await server.start()
+      const [host, port] = server.getServerConn().split(":")
+      return { db, server, host, port: Number(port) }
+    }),
+    ({ db, server }) =>
+      Effect.promise(async () => {
+        await server.stop()
+        await db.close()
+      })
+  )
+
+/** The embedded server on a directory this process holds (DataDirLock.ts): refused while another live process does. */
+export const heldEmbeddedServer = (dataDir: string, sharedBuffers: string) =>
   Effect.andThen(
     dataDir.startsWith("memory://") ? Effect.void : Effect.orDie(Effect.andThen(Effect.sync(() => mkdirSync(dataDir, { recursive: true })), holdDataDir(dataDir))),
-    Effect.acquireRelease(
-      Effect.promise(async () => {
-        // PostgreSQL's default 128 MB of shared buffers live in PGlite's WASM memory; the service's
-        // working set is far smaller (scripts/bench/footprint.ts: warm RSS 312 MB at 128 MB, 202 MB at 32 MB).
-        const db = await PGlite.create(dataDir, { postgresqlconf: [`shared_buffers=${sharedBuffers}`] })
-        const server = new PGLiteSocketServer({ db, host: "127.0.0.1", port: 0, maxConnections: 2 })
-        await server.start()
-        const [host, port] = server.getServerConn().split(":")
-        return { db, server, host, port: Number(port) }
-      }),
-      ({ db, server }) =>
-        Effect.promise(async () => {
-          await server.stop()
-          await db.close()
-        })
-    )
+    embeddedServer(dataDir, sharedBuffers)
   )
 
 const embeddedClient = (dataDir: string, sharedBuffers: string) =>
   Layer.unwrap(
-    Effect.map(embeddedServer(dataDir, sharedBuffers), ({ host, port }) => PgClient.layer({ host, port, database: "postgres", username: "postgres", maxConnections: 1, ...naming }))
+    Effect.map(heldEmbeddedServer(dataDir, sharedBuffers),
+      ({ host, port }) => PgClient.layer({ host, port, database: "postgres", username: "postgres", maxConnections: 1, ...naming }))
   )
 
 /**
@@ -81,6 +102,30 @@ const serverClient = (url: string, multiplex: boolean, timeouts: { readonly conn
     ...naming
   })
 
+export const migrations = Migrator.fromRecord({
+  "0001_core_tables": migration0001,
+  "0002_sessions_and_secrets": migration0002,
+  "0003_rate_limits": migration0003,
+  "0004_bitcoin_address_pool": migration0004,
+  "0005_webhooks": migration0005,
+  "0006_chain_observation": migration0006,
+  "0007_forwarder_sweeps": migration0007,
+  "0008_mempool_evidence": migration0008,
+  "0009_solana_watcher": migration0009,
+  "0012_outbox_notify": migration0012,
+  // 0010 and 0011 were never used; ids only grow (the migrator runs ids above the last applied).
+  "0013_attempt_url": migration0013,
+  "0014_idempotency_lease": migration0014,
+  "0015_reorg_settlement": migration0015,
+  "0016_quote_sources": migration0016,
+  "0017_chain_endpoints": migration0017,
+  "0018_refunds": migration0018,
+  "0019_invoice_change_notify": migration0019,
+  "0020_refund_address_note": migration0020
+})
+
+export const runMigrations = Migrator.make({})({ loader: migrations })
+
 /** The SqlClient for DATABASE_URL when set, else the embedded PGlite, as it is: not migrated. */
 export const DatabaseClient = Layer.unwrap(
   Effect.map(AppConfig, (config) =>
@@ -95,7 +140,7 @@ export const DatabaseClient = Layer.unwrap(
 /** SqlClient for DATABASE_URL when set, else the embedded PGlite; migrated before use. */
 export const DatabaseLive = Layer.provideMerge(
   // A database migrated by a newer version is refused before anything runs on it: its schema is not ours.
-  Layer.effectDiscard(SqlClient.SqlClient.pipe(Effect.flatMap(refuseNewerSchema), Effect.andThen(runMigrations), Effect.orDie)),
+  Layer.effectDiscard(SqlClient.SqlClient.pipe(Effect.flatMap((sql) => refuseNewerSchema(sql, migrations)), Effect.andThen(runMigrations), Effect.orDie)),
   DatabaseClient
 )
 

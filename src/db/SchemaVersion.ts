@@ -1,6 +1,5 @@
 import { Data, Effect } from "effect"
-import type { SqlClient } from "effect/sql"
-import { migrations } from "./Migrations.ts"
+import type { Migrator, SqlClient } from "effect/sql"
 
 /** A migration as the migrations table records it. */
 export interface SchemaVersion {
@@ -19,11 +18,12 @@ export class DatabaseTooNew extends Data.TaggedError("DatabaseTooNew")<{ readonl
 
 export const describeVersion = (version: SchemaVersion | undefined): string => version === undefined ? "none" : `${String(version.id).padStart(4, "0")}_${version.name}`
 
-/** The newest migration this code carries. */
-export const knownVersion: Effect.Effect<SchemaVersion> = Effect.map(Effect.orDie(migrations), (loaded) => {
-  const [id, name] = loaded.reduce((newest, migration) => (migration[0] > newest[0] ? migration : newest))
-  return { id, name }
-})
+/** The newest migration of a loader: the one this code carries (Database.ts' `migrations`). */
+export const knownVersion = (migrations: Migrator.Loader): Effect.Effect<SchemaVersion> =>
+  Effect.map(Effect.orDie(migrations), (loaded) => {
+    const [id, name] = loaded.reduce((newest, migration) => (migration[0] > newest[0] ? migration : newest))
+    return { id, name }
+  })
 
 /** The newest migration applied to the database, or undefined when none ever was (no migrations table). */
 export const appliedVersion = (sql: SqlClient.SqlClient) =>
@@ -37,9 +37,9 @@ export const appliedVersion = (sql: SqlClient.SqlClient) =>
   })
 
 /** Fails when the database carries a migration newer than any this code knows: its schema is not this version's. */
-export const refuseNewerSchema = (sql: SqlClient.SqlClient) =>
+export const refuseNewerSchema = (sql: SqlClient.SqlClient, migrations: Migrator.Loader) =>
   Effect.gen(function*() {
     const applied = yield* appliedVersion(sql)
-    const known = yield* knownVersion
+    const known = yield* knownVersion(migrations)
     if (applied !== undefined && applied.id > known.id) return yield* new DatabaseTooNew({ applied, known })
   })

@@ -5,6 +5,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import pg from "pg"
 import { afterAll, describe, expect, it } from "vitest"
+import { migrations } from "../../src/db/Database.ts"
 import { knownVersion } from "../../src/db/SchemaVersion.ts"
 import { privateDatabase } from "../support/PrivateDatabase.ts"
 import { startTestApp } from "../support/TestApp.ts"
@@ -67,7 +68,7 @@ describe("upgrade in place", () => {
     } finally {
       await app.close()
     }
-    expect(await latestMigration(database.url)).toEqual({ id: (await Effect.runPromise(knownVersion)).id })
+    expect(await latestMigration(database.url)).toEqual({ id: (await Effect.runPromise(knownVersion(migrations))).id })
 
     await onDatabase(database.url, "INSERT INTO effect_sql_migrations (migration_id, name) VALUES (9999, 'from_the_future')")
     await expect(startTestApp(overrides)).rejects.toThrow(/migrated by a newer version of the service \(migration 9999_from_the_future; this version knows up to \d{4}_\w+\)/)

@@ -3,9 +3,8 @@ import { Context, Data, Effect, Layer, Redacted } from "effect"
 import { SqlClient } from "effect/sql"
 import { existsSync } from "node:fs"
 import { join } from "node:path"
-import { embeddedServer } from "../Database.ts"
+import { heldEmbeddedServer, migrations, runMigrations } from "../Database.ts"
 import { dataDirHolder } from "../DataDirLock.ts"
-import { runMigrations } from "../Migrations.ts"
 import { appliedVersion, describeVersion, knownVersion, type SchemaVersion } from "../SchemaVersion.ts"
 import { catalogTables, type CatalogTable, quoteIdent, sequenceStates } from "./TableCatalog.ts"
 import { canonicalText, copyTable, occupiedTables, tableSum } from "./TableRows.ts"
@@ -44,7 +43,7 @@ const sourceClient = (dataDir: string) =>
     if (!existsSync(join(dataDir, "PG_VERSION"))) return yield* new MoveRefused({ reason: `there is no embedded database in ${dataDir} (CHECKOUT_DATA_DIR)` })
     const holder = dataDirHolder(dataDir)
     if (holder !== undefined) return yield* new MoveRefused({ reason: `the embedded database in ${dataDir} is in use by process ${holder} (a running service?): stop it first` })
-    const { host, port } = yield* embeddedServer(dataDir, "32MB")
+    const { host, port } = yield* heldEmbeddedServer(dataDir, "32MB")
     return yield* clientOf(PgClient.layer({ host, port, database: "postgres", username: "postgres", maxConnections: 1 }))
   })
 
@@ -53,7 +52,7 @@ const targetClient = (url: string) => clientOf(PgClient.layer({ url: Redacted.ma
 /** Every check that can refuse the move, made before anything is written anywhere. */
 const refusals = (source: SqlClient.SqlClient, target: SqlClient.SqlClient) =>
   Effect.gen(function*() {
-    const known = yield* knownVersion
+    const known = yield* knownVersion(migrations)
     const sourceVersion = yield* appliedVersion(source)
     const targetVersion = yield* appliedVersion(target)
     if (sourceVersion?.id !== known.id) {
