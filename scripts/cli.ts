@@ -7,6 +7,7 @@
  *   npm run cli -- billing block <email>      npm run cli -- billing unblock <email>
  *   npm run cli -- evm deploy-factory --network <ethereum|arbitrum|base>
  *     (CHECKOUT_EVM_RELAYER_KEY and CHECKOUT_RPC_URL_<NETWORK> set; prints the factory address to configure)
+ *   npm run cli -- data move --to <postgres-url>      npm run cli -- migrate      (scripts/cli/database.ts)
  */
 import { Console, Effect, Layer, Redacted } from "effect"
 import { randomBytes } from "node:crypto"
@@ -18,6 +19,8 @@ import { AppConfig, parseConfig } from "../src/config/AppConfig.ts"
 import { DatabaseLive } from "../src/db/Database.ts"
 
 const [area, action, email] = process.argv.slice(2)
+
+if (area === "migrate" || (area === "data" && action === "move")) process.exit(await (await import("./cli/database.ts")).runDatabaseCommand(process.argv.slice(2)))
 const usage = "usage: npm run cli -- account create|disable|enable <email> | billing block|unblock <email> | evm deploy-factory --network <network>"
 
 if (area === "evm") {

@@ -5,6 +5,8 @@ import { Duration, Effect, Layer, Redacted, String as Str } from "effect"
 import { Migrator, SqlClient } from "effect/sql"
 import { mkdirSync } from "node:fs"
 import { AppConfig } from "../config/AppConfig.ts"
+import { holdDataDir } from "./DataDirLock.ts"
+import { refuseNewerSchema } from "./SchemaVersion.ts"
 import migration0001 from "./migrations/0001_core_tables.ts"
 import migration0002 from "./migrations/0002_sessions_and_secrets.ts"
 import migration0003 from "./migrations/0003_rate_limits.ts"
@@ -69,9 +71,17 @@ const embeddedServer = (dataDir: string, sharedBuffers: string) =>
       })
   )
 
+/** The embedded server on a directory this process holds (DataDirLock.ts): refused while another live process does. */
+export const heldEmbeddedServer = (dataDir: string, sharedBuffers: string) =>
+  Effect.andThen(
+    dataDir.startsWith("memory://") ? Effect.void : Effect.orDie(Effect.andThen(Effect.sync(() => mkdirSync(dataDir, { recursive: true })), holdDataDir(dataDir))),
+    embeddedServer(dataDir, sharedBuffers)
+  )
+
 const embeddedClient = (dataDir: string, sharedBuffers: string) =>
   Layer.unwrap(
-    Effect.map(embeddedServer(dataDir, sharedBuffers), ({ host, port }) => PgClient.layer({ host, port, database: "postgres", username: "postgres", maxConnections: 1, ...naming }))
+    Effect.map(heldEmbeddedServer(dataDir, sharedBuffers),
+      ({ host, port }) => PgClient.layer({ host, port, database: "postgres", username: "postgres", maxConnections: 1, ...naming }))
   )
 
 /**
@@ -116,19 +126,22 @@ export const migrations = Migrator.fromRecord({
 
 export const runMigrations = Migrator.make({})({ loader: migrations })
 
-/** SqlClient for DATABASE_URL when set, else the embedded PGlite; migrated before use. */
-export const DatabaseLive = Layer.unwrap(
-  Effect.gen(function*() {
-    const config = yield* AppConfig
-    const client = config.databaseUrl !== undefined
+/** The SqlClient for DATABASE_URL when set, else the embedded PGlite, as it is: not migrated. */
+export const DatabaseClient = Layer.unwrap(
+  Effect.map(AppConfig, (config) =>
+    config.databaseUrl !== undefined
       ? serverClient(config.databaseUrl, config.databaseMultiplex, {
         connectMs: config.databaseConnectTimeoutMs,
         statementMs: config.databaseStatementTimeoutMs
       })
-      : embeddedClient(config.dataDir, config.embeddedSharedBuffers)
-    const migrated = Layer.effectDiscard(runMigrations.pipe(Effect.orDie))
-    return Layer.provideMerge(migrated, client)
-  })
+      : embeddedClient(config.dataDir, config.embeddedSharedBuffers))
+)
+
+/** SqlClient for DATABASE_URL when set, else the embedded PGlite; migrated before use. */
+export const DatabaseLive = Layer.provideMerge(
+  // A database migrated by a newer version is refused before anything runs on it: its schema is not ours.
+  Layer.effectDiscard(SqlClient.SqlClient.pipe(Effect.flatMap((sql) => refuseNewerSchema(sql, migrations)), Effect.andThen(runMigrations), Effect.orDie)),
+  DatabaseClient
 )
 
 export type { SqlClient }
