@@ -1,8 +1,8 @@
 import { Context, Duration, Effect, Layer } from "effect"
 import { FetchHttpClient, HttpClient, type HttpClientError, HttpClientRequest, type HttpClientResponse } from "effect/http"
 import { HttpApiClient } from "effect/http-api"
-import { checkoutApi } from "../../src/http/CheckoutApi.ts"
-import { MerchantGroup } from "../../src/invoices/InvoicesApi.ts"
+import { checkoutApi } from "../../contract/CheckoutApi.ts"
+import { MerchantGroup } from "../../contract/MerchantApi.ts"
 
 /**
  * The merchant API as an Effect client, made by `HttpApiClient` from the service's own `HttpApi`
@@ -87,4 +87,4 @@ export class CheckoutClient extends Context.Service<CheckoutClient, CheckoutClie
   static readonly layer = (options: CheckoutClientOptions) => Layer.effect(CheckoutClient, makeCheckoutClient(options)).pipe(Layer.provide(FetchHttpClient.layer))
 }
 
-export { BadGateway, BadRequest, Conflict, Forbidden, NotFound, ServiceUnavailable, TooManyRequests, Unauthorized } from "../../src/http/ApiErrors.ts"
+export { BadGateway, BadRequest, Conflict, Forbidden, NotFound, ServiceUnavailable, TooManyRequests, Unauthorized } from "../../contract/ApiErrors.ts"

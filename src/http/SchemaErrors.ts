@@ -1,14 +1,12 @@
 import { Effect } from "effect"
 import { HttpApiMiddleware } from "effect/http-api"
 import { HttpServerRequest } from "effect/http"
-import { BadRequest } from "./ApiErrors.ts"
+import { SchemaErrors } from "../../contract/SchemaErrors.ts"
 import { RequestErrors } from "./RequestErrors.ts"
 import { validationMessage } from "./ValidationMessage.ts"
 
-/** Turns every request decoding failure into the spec's 400 `{error}` naming the first invalid field. */
-export class SchemaErrors extends HttpApiMiddleware.Service<SchemaErrors>()("Http/SchemaErrors", {
-  error: BadRequest
-}) {}
+/** The middleware is declared in the contract (contract/SchemaErrors.ts); its layer, which words the 400, is the service's. */
+export { SchemaErrors }
 
 const subjectOf = (kind: string) => (kind === "Params" ? "Path parameter" : kind === "Query" ? "Query" : kind === "Headers" ? "Header" : "Request body")
 
