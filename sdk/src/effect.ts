@@ -18,8 +18,10 @@ export interface CheckoutClientOptions {
   readonly baseUrl: string
   /** A checkout API key (`svc_live_...`). Server-side only. */
   readonly apiKey: string
-  /** Retries of a 429 or 503 answer on a request that is safe to repeat (default 2). */
+  /** Retries of a 429, 502, 503 or idempotency key in progress on a request that is safe to repeat (default 2; 0 inside request and webhook handlers). */
   readonly maxRetries?: number
+  /** The most a call waits between attempts, all waits together (default 10 000 ms); a longer `Retry-After` answers at once. */
+  readonly retryBudgetMs?: number
 }
 
 export interface IdempotencyOptions {
@@ -27,9 +29,8 @@ export interface IdempotencyOptions {
   readonly idempotencyKey?: string
 }
 
-const MAX_RETRY_WAIT_SECONDS = 60
 const DEFAULT_RETRY_WAIT_SECONDS = 1
-const BUSY = new Set([429, 503])
+const KEY_IN_PROGRESS = "A request with this Idempotency-Key is still in progress"
 
 /** `Retry-After` in seconds (delta-seconds or an HTTP date); null when absent or unreadable. */
 const retryAfterOf = (response: HttpClientResponse.HttpClientResponse, now: number): number | null => {
@@ -43,27 +44,40 @@ const retryAfterOf = (response: HttpClientResponse.HttpClientResponse, now: numb
 /** Whether repeating the request cannot do a thing twice: reads, and writes with an idempotency key. */
 const isRepeatable = (request: HttpClientRequest.HttpClientRequest) => request.method === "GET" || request.headers["idempotency-key"] !== undefined
 
-/** Answers 429 and 503 to repeatable requests are retried after `Retry-After` (at most a minute), up to `maxRetries` times. */
-const retryWhenBusy = (maxRetries: number) =>
+/** Whether the same request may succeed later: busy or unavailable, or its key's first request still running (the body is read once and kept). */
+const isTransient = (answer: HttpClientResponse.HttpClientResponse) =>
+  answer.status === 429 || answer.status === 502 || answer.status === 503
+    ? Effect.succeed(true)
+    : answer.status === 409
+    ? answer.text.pipe(Effect.map((text) => text.includes(KEY_IN_PROGRESS)), Effect.orElseSucceed(() => false))
+    : Effect.succeed(false)
+
+/** Transient answers to repeatable requests are retried after `Retry-After`, up to `maxRetries` times, while the waits fit the budget. */
+const retryWhenBusy = (maxRetries: number, retryBudgetMs: number) =>
   HttpClient.transform((response: Effect.Effect<HttpClientResponse.HttpClientResponse, HttpClientError.HttpClientError>, request) => {
     if (!isRepeatable(request)) return response
-    const attempt = (retries: number): Effect.Effect<HttpClientResponse.HttpClientResponse, HttpClientError.HttpClientError> =>
-      Effect.flatMap(response, (answer) => {
-        if (!BUSY.has(answer.status) || retries >= maxRetries) return Effect.succeed(answer)
-        const wait = retryAfterOf(answer, Date.now()) ?? DEFAULT_RETRY_WAIT_SECONDS
-        return wait > MAX_RETRY_WAIT_SECONDS ? Effect.succeed(answer) : Effect.sleep(Duration.seconds(wait)).pipe(Effect.andThen(attempt(retries + 1)))
-      })
-    return attempt(0)
+    const attempt = (retries: number, budgetMs: number): Effect.Effect<HttpClientResponse.HttpClientResponse, HttpClientError.HttpClientError> =>
+      Effect.flatMap(response, (answer) =>
+        Effect.flatMap(isTransient(answer), (transient) => {
+          const waitMs = (retryAfterOf(answer, Date.now()) ?? DEFAULT_RETRY_WAIT_SECONDS) * 1000
+          if (!transient || retries >= maxRetries || waitMs > budgetMs) return Effect.succeed(answer)
+          return Effect.sleep(Duration.millis(waitMs)).pipe(Effect.andThen(attempt(retries + 1, budgetMs - waitMs)))
+        }))
+    return attempt(0, retryBudgetMs)
   })
 
 const keyHeaders = (idempotencyKey: string | undefined) => idempotencyKey === undefined ? {} : { "idempotency-key": idempotencyKey }
 
 /** The client: the same five calls as the promise client, as effects that need an `HttpClient`. */
-export const makeCheckoutClient = (options: CheckoutClientOptions) =>
-  Effect.map(
+export const makeCheckoutClient = (options: CheckoutClientOptions) => {
+  if (typeof options?.apiKey !== "string" || options.apiKey.trim() === "") {
+    throw new TypeError("makeCheckoutClient: apiKey is missing: pass a checkout API key (svc_live_…) from the dashboard's API keys page")
+  }
+  return Effect.map(
     HttpApiClient.make(MerchantApi, {
       baseUrl: options.baseUrl.replace(/\/+$/, ""),
-      transformClient: (client) => client.pipe(HttpClient.mapRequest(HttpClientRequest.setHeader("x-api-key", options.apiKey)), retryWhenBusy(options.maxRetries ?? 2))
+      transformClient: (client) =>
+        client.pipe(HttpClient.mapRequest(HttpClientRequest.setHeader("x-api-key", options.apiKey)), retryWhenBusy(options.maxRetries ?? 2, options.retryBudgetMs ?? 10_000))
     }),
     ({ merchant }) => ({
       invoices: {
@@ -77,6 +91,7 @@ export const makeCheckoutClient = (options: CheckoutClientOptions) =>
       }
     })
   )
+}
 
 /** The client's shape: `invoices.create`, `retrieve`, `status`, `void`, `recordPayment`. */
 export type CheckoutClientShape = Effect.Success<ReturnType<typeof makeCheckoutClient>>
