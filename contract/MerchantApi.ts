@@ -1,5 +1,6 @@
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
+import { checkoutApi } from "./CheckoutApi.ts"
 import { BadGateway, BadRequest, Conflict, Forbidden, NotFound, ServiceUnavailable } from "./ApiErrors.ts"
 import { MerchantAuthentication } from "./Authentication.ts"
 import { CreateInvoiceBody, InvoiceIdParams, RecordPaymentBody, VoidBody } from "./RequestSchemas.ts"
@@ -46,3 +47,6 @@ export const MerchantGroup = HttpApiGroup.make("merchant")
   )
   .middleware(MerchantAuthentication)
   .annotate(OpenApi.Description, "Merchant endpoints: authenticate with the X-Api-Key header (server-side only).")
+
+/** The merchant endpoints as an API of their own: what an HttpApiClient (the SDK's Effect client) is made from. */
+export const MerchantApi = checkoutApi(MerchantGroup)

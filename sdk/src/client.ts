@@ -12,13 +12,16 @@ export type InvoiceStatus = components["schemas"]["InvoiceStatus"]
 /** The body of `invoices.recordPayment`. */
 export type RecordPaymentBody = JsonBody<paths["/api/checkout/invoices/{id}/record-payment"]["post"]["requestBody"]>
 
+/** The platform's fetch (typed by the DOM lib or @types/node; `never` where neither is loaded). */
+type Fetch = typeof globalThis extends { readonly fetch: infer F } ? F : never
+
 export interface CheckoutClientOptions {
   /** The service's address, e.g. `https://checkout.example.com` (no trailing path). */
   readonly baseUrl: string
   /** A checkout API key (`svc_live_...`), created in the dashboard. Server-side only. */
   readonly apiKey: string
   /** The fetch to use (default: the global one). */
-  readonly fetch?: typeof globalThis.fetch
+  readonly fetch?: Fetch
   /**
    * Retries of an answer worth retrying (429, 502, 503, an idempotency key still in progress, a
    * network failure) on a request that is safe to repeat (default 2). Inside a request or webhook

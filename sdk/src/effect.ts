@@ -1,8 +1,7 @@
 import { Context, Duration, Effect, Layer } from "effect"
 import { FetchHttpClient, HttpClient, type HttpClientError, HttpClientRequest, type HttpClientResponse } from "effect/http"
 import { HttpApiClient } from "effect/http-api"
-import { checkoutApi } from "../../contract/CheckoutApi.ts"
-import { MerchantGroup } from "../../contract/MerchantApi.ts"
+import { MerchantApi } from "../../contract/MerchantApi.ts"
 
 /**
  * The merchant API as an Effect client, made by `HttpApiClient` from the service's own `HttpApi`
@@ -11,7 +10,7 @@ import { MerchantGroup } from "../../contract/MerchantApi.ts"
  * `Unauthorized`, `Forbidden`, `NotFound`, `Conflict`, `TooManyRequests`, `BadGateway`,
  * `ServiceUnavailable`, each with the service's `error` message).
  */
-export const MerchantApi = checkoutApi(MerchantGroup)
+export { MerchantApi }
 
 export interface CheckoutClientOptions {
   /** The service's address, e.g. `https://checkout.example.com`. */
