@@ -4,9 +4,9 @@ import { HttpApiClient } from "effect/http-api"
 import { MerchantApi } from "../../contract/MerchantApi.ts"
 
 /**
- * The merchant API as an Effect client, made by `HttpApiClient` from the service's own `HttpApi`
- * definition of the five invoice endpoints: requests are encoded and answers decoded by the
- * service's schemas, and each declared error fails with its tagged class (`BadRequest`,
+ * The merchant API as an Effect client, made by `HttpApiClient` from the contract's `HttpApi`
+ * definition of the five invoice endpoints (the one the service serves): requests are encoded and
+ * answers decoded by the API's own schemas, and each declared error fails with its tagged class (`BadRequest`,
  * `Unauthorized`, `Forbidden`, `NotFound`, `Conflict`, `TooManyRequests`, `BadGateway`,
  * `ServiceUnavailable`, each with the service's `error` message).
  */
