@@ -366,4 +366,14 @@ describe("the SDK's Effect client (@checkout-invoicing/sdk/effect), made from th
     expect(server.seen).toHaveLength(3)
     await server.close()
   })
+
+  it("retries a keyed write answered 409 'still in progress', but no other 409", async () => {
+    const inProgress = { status: 409, retryAfter: "0", error: "A request with this Idempotency-Key is still in progress; retry shortly" }
+    const server = await scriptedServer([inProgress, { status: 404 }, { status: 409, retryAfter: "0" }])
+    const voidWith = (key: string) => Effect.flatMap(EffectCheckoutClient, ({ invoices }) => invoices.void(crypto.randomUUID(), { idempotencyKey: key }))
+    expect(failureOf(await runWith(server.baseUrl, "svc_live_x", voidWith("void-1")))).toEqual({ tag: "NotFound", error: "scripted 404" })
+    expect(failureOf(await runWith(server.baseUrl, "svc_live_x", voidWith("void-2")))).toEqual({ tag: "Conflict", error: "scripted 409" })
+    expect(server.seen.map((request) => request.idempotencyKey)).toEqual(["void-1", "void-1", "void-2"])
+    await server.close()
+  })
 })
