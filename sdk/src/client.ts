@@ -41,7 +41,7 @@ export interface IdempotencyOptions {
   /**
    * 1-255 characters, e.g. your order id: the same key and body replay the first outcome for 24
    * hours, so a create retried after a time-out or a 503 never makes a second invoice. Only a
-   * request with a key is retried.
+   * write with a key is retried.
    */
   readonly idempotencyKey?: string
 }
