@@ -270,9 +270,9 @@ describe("the SDK's client options", () => {
 })
 
 /**
- * A proxy in front of the service that answers the first create 429 without forwarding it, then
- * forwards the second but answers 503 instead of the service's answer (the create landed, its
- * answer was lost), then forwards the rest as they are.
+ * A proxy in front of the service that answers the first create 429 and the second 503 without
+ * forwarding them, then forwards the third but answers 503 instead of the service's answer (the
+ * create landed, its answer was lost), then forwards the rest as they are.
  */
 const flakyProxy = async (target: string) => {
   let creates = 0
@@ -282,12 +282,14 @@ const flakyProxy = async (target: string) => {
     request.on("end", async () => {
       const isCreate = request.method === "POST" && request.url === "/api/checkout/invoices"
       const turn = isCreate ? ++creates : 0
-      if (turn === 1) return response.writeHead(429, { "retry-after": "0", "content-type": "application/json" }).end(JSON.stringify({ error: "injected 429" }))
+      if (turn === 1 || turn === 2) {
+        return response.writeHead(turn === 1 ? 429 : 503, { "retry-after": "0", "content-type": "application/json" }).end(JSON.stringify({ error: "injected" }))
+      }
       const headers = Object.fromEntries(Object.entries(request.headers).filter(([name]) => ["x-api-key", "content-type", "idempotency-key"].includes(name))) as Record<string,
         string>
       const answer = await fetch(`${target}${request.url}`, { method: request.method, headers, body: chunks.length === 0 ? undefined : Buffer.concat(chunks) })
       const body = await answer.text()
-      if (turn === 2) return response.writeHead(503, { "retry-after": "0", "content-type": "application/json" }).end(JSON.stringify({ error: "injected 503" }))
+      if (turn === 3) return response.writeHead(503, { "retry-after": "0", "content-type": "application/json" }).end(JSON.stringify({ error: "injected 503" }))
       response.writeHead(answer.status, { "content-type": "application/json" }).end(body)
     })
   })
@@ -297,12 +299,12 @@ const flakyProxy = async (target: string) => {
 }
 
 describe("a retried create with an idempotency key, against the running service", () => {
-  it("makes one invoice when a 429 comes before the create lands and a 503 replaces its answer", async () => {
+  it("makes one invoice when a 429 and a 503 come before the create lands and a 503 replaces its answer", async () => {
     const merchant = await app.createMerchant()
     const proxy = await flakyProxy(app.baseUrl)
     const client = createCheckoutClient({ baseUrl: proxy.baseUrl, apiKey: merchant.apiKey, maxRetries: 3 })
     const invoice = await client.invoices.create({ amountUsd: 21, merchantReference: "order-777" }, { idempotencyKey: "order-777" })
-    expect(proxy.creates()).toBe(3)
+    expect(proxy.creates()).toBe(4)
     const listed = await merchant.dashboard("/api/dashboard/invoices")
     expect(listed.body.invoices.map((entry: { id: string }) => entry.id)).toEqual([invoice.id])
     await proxy.close()
