@@ -71,13 +71,40 @@ export const onWebhook = (rawBody: Uint8Array, signature: string | undefined, se
 export const wrong = checkout.invoices.create({ amountUsd: "10" })
 `
 
-export const CONSUMER_TS = { "consumer.mts": TYPED_CONSUMER, "consumer.cts": TYPED_CONSUMER, "consumer.ts": TYPED_CONSUMER }
+/** A typed Effect program on /effect: the API's own schemas type the payload and the answers. */
+const TYPED_EFFECT_CONSUMER = `import { Effect } from "effect"
+import { CheckoutClient, NotFound } from "@checkout-invoicing/sdk/effect"
 
-const tsconfig = (module: string, moduleResolution: string, files: ReadonlyArray<string>) =>
-  JSON.stringify({ compilerOptions: { strict: true, noEmit: true, target: "ES2022", lib: ["ES2022"], types: [], module, moduleResolution, skipLibCheck: false }, files })
+export const statusOf = (order: string): Effect.Effect<string, unknown> =>
+  Effect.gen(function*() {
+    const { invoices } = yield* CheckoutClient
+    const invoice = yield* invoices.create({ amountUsd: 10, merchantReference: order }, { idempotencyKey: order })
+    const status = yield* invoices.status(invoice.id)
+    return status.status
+  }).pipe(
+    Effect.catchIf((error) => error instanceof NotFound, (error) => Effect.succeed(error.error)),
+    Effect.provide(CheckoutClient.layer({ baseUrl: "https://checkout.example.com", apiKey: "svc_live_x", maxRetries: 0 }))
+  )
 
-/** node16: the ES module (import condition, .d.ts) and the CommonJS module (require condition, .d.cts); bundler: as a bundler resolves. */
+// @ts-expect-error amountUsd is a number
+export const wrong = Effect.flatMap(CheckoutClient, ({ invoices }) => invoices.create({ amountUsd: "10" }))
+`
+
+export const CONSUMER_TS = { "consumer.mts": TYPED_CONSUMER, "consumer.cts": TYPED_CONSUMER, "consumer.ts": TYPED_CONSUMER, "effect-consumer.ts": TYPED_EFFECT_CONSUMER }
+
+const tsconfig = (module: string, moduleResolution: string, files: ReadonlyArray<string>, platform: { readonly lib: ReadonlyArray<string>; readonly skipLibCheck: boolean }) =>
+  JSON.stringify({ compilerOptions: { strict: true, noEmit: true, target: "ES2022", types: [], module, moduleResolution, ...platform }, files })
+/** The SDK's own declarations are checked too (no skipLibCheck), on nothing but the ES library. */
+const BARE = { lib: ["ES2022"], skipLibCheck: false }
+/** effect's declarations name the DOM's fetch types; their own checking is effect's business. */
+const WITH_EFFECT = { lib: ["ES2022", "DOM"], skipLibCheck: true }
+
+/**
+ * node16: the ES module (import condition, .d.ts) and the CommonJS module (require condition,
+ * .d.cts); bundler: as a bundler resolves; /effect: an Effect program under bundler resolution.
+ */
 export const TSCONFIGS = {
-  "tsconfig.node16.json": tsconfig("node16", "node16", ["consumer.mts", "consumer.cts"]),
-  "tsconfig.bundler.json": tsconfig("esnext", "bundler", ["consumer.ts"])
+  "tsconfig.node16.json": tsconfig("node16", "node16", ["consumer.mts", "consumer.cts"], BARE),
+  "tsconfig.bundler.json": tsconfig("esnext", "bundler", ["consumer.ts"], BARE),
+  "tsconfig.effect.json": tsconfig("esnext", "bundler", ["effect-consumer.ts"], WITH_EFFECT)
 }
