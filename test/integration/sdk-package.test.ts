@@ -15,7 +15,7 @@ import { CONSUMER_CJS, CONSUMER_ESM, CONSUMER_TS, EFFECT_ESM, TSCONFIGS } from "
 // from strict TypeScript (node16 and bundler resolution, the shipped .d.ts only), and through
 // /effect with `effect` beside it. Nothing is downloaded: the tarball has no dependencies
 // (installed --offline), and `effect` is the repository's own copy, installed as a linked `file:`
-// dependency.
+// dependency. /effect is type-checked too, as an Effect program with effect beside it.
 const ROOT = join(import.meta.dirname, "..", "..")
 const SYSTEM_NODE = "/usr/bin/node"
 const TSC = join(ROOT, "node_modules", "typescript", "bin", "tsc")
