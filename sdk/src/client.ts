@@ -71,9 +71,9 @@ const problemOf = (options: CheckoutClientOptions | undefined): string | undefin
   }
   const fetchImpl = options.fetch ?? globalThis.fetch
   if (typeof fetchImpl !== "function") return "no fetch: this runtime has no global fetch (Node 18 or later has one); pass options.fetch"
-  for (const name of ["maxRetries", "timeoutMs", "retryBudgetMs"] as const) {
+  for (const [name, least] of [["maxRetries", 0], ["retryBudgetMs", 0], ["timeoutMs", 1]] as const) {
     const value = options[name]
-    if (value !== undefined && !(Number.isFinite(value) && value >= 0)) return `${name} must be a number of at least 0 (got ${String(value)})`
+    if (value !== undefined && !(Number.isFinite(value) && value >= least)) return `${name} must be a number of at least ${least} (got ${String(value)})`
   }
   return undefined
 }
