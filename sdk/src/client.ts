@@ -1,4 +1,4 @@
-import { CheckoutError } from "./errors.ts"
+import { send, type Transport } from "./request.ts"
 import type { components, paths } from "./types.ts"
 
 type JsonBody<T> = T extends { content: { "application/json": infer Body } } ? Body : never
@@ -12,22 +12,36 @@ export type InvoiceStatus = components["schemas"]["InvoiceStatus"]
 /** The body of `invoices.recordPayment`. */
 export type RecordPaymentBody = JsonBody<paths["/api/checkout/invoices/{id}/record-payment"]["post"]["requestBody"]>
 
+/** The platform's fetch (typed by the DOM lib or @types/node; `never` where neither is loaded). */
+type Fetch = typeof globalThis extends { readonly fetch: infer F } ? F : never
+
 export interface CheckoutClientOptions {
   /** The service's address, e.g. `https://checkout.example.com` (no trailing path). */
   readonly baseUrl: string
   /** A checkout API key (`svc_live_...`), created in the dashboard. Server-side only. */
   readonly apiKey: string
   /** The fetch to use (default: the global one). */
-  readonly fetch?: typeof globalThis.fetch
-  /** Retries of a 429 or 503 answer on a request that is safe to repeat (default 2). */
+  readonly fetch?: Fetch
+  /**
+   * Retries of an answer worth retrying (429, 502, 503, an idempotency key still in progress, a
+   * network failure) on a request that is safe to repeat (default 2). Inside a request or webhook
+   * handler pass 0: answer your caller at once and let them (or your job queue) retry.
+   */
   readonly maxRetries?: number
+  /** The longest one call may take, all its attempts and waits included (default 30 000 ms); then it rejects with `status: null`. */
+  readonly timeoutMs?: number
+  /**
+   * The most a call waits between attempts, all waits together (default 10 000 ms): a `Retry-After`
+   * that does not fit is not waited out, the call rejects at once with `retryAfter` set.
+   */
+  readonly retryBudgetMs?: number
 }
 
 export interface IdempotencyOptions {
   /**
    * 1-255 characters, e.g. your order id: the same key and body replay the first outcome for 24
    * hours, so a create retried after a time-out or a 503 never makes a second invoice. Only a
-   * request with a key is retried.
+   * write with a key is retried.
    */
   readonly idempotencyKey?: string
 }
@@ -42,79 +56,56 @@ export interface CheckoutClient {
   }
 }
 
-/** The longest `Retry-After` a call waits out by itself; a longer one rejects at once with `retryAfter` set. */
-const MAX_RETRY_WAIT_SECONDS = 60
-/** The wait when a 429 or 503 does not say how long (`Retry-After` missing). */
-const DEFAULT_RETRY_WAIT_SECONDS = 1
+const DEFAULTS = { maxRetries: 2, timeoutMs: 30_000, retryBudgetMs: 10_000 }
 
-/** `Retry-After` in seconds: delta-seconds or an HTTP date; null when absent or unreadable. */
-export const parseRetryAfter = (header: string | null, now = Date.now()): number | null => {
-  if (header === null || header.trim() === "") return null
-  if (/^\d+$/.test(header.trim())) return Number(header.trim())
-  const at = Date.parse(header)
-  return Number.isNaN(at) ? null : Math.max(0, Math.ceil((at - now) / 1000))
-}
-
-const errorOf = async (response: Response): Promise<CheckoutError> => {
-  const text = await response.text()
-  let message = text === "" ? `HTTP ${response.status}` : text
-  try {
-    const body = JSON.parse(text) as { error?: unknown }
-    if (typeof body?.error === "string") message = body.error
-  } catch {
-    // not JSON (a proxy's page): the text is the message
+/** What is wrong with the options, in words a developer acts on; undefined when they are usable. */
+const problemOf = (options: CheckoutClientOptions | undefined): string | undefined => {
+  if (typeof options !== "object" || options === null) return "pass { baseUrl, apiKey }"
+  if (typeof options.apiKey !== "string" || options.apiKey.trim() === "") {
+    return `apiKey is missing (got ${
+      JSON.stringify(options.apiKey) ?? "undefined"
+    }): pass a checkout API key (svc_live_…) from the dashboard's API keys page, e.g. process.env.CHECKOUT_API_KEY`
   }
-  return new CheckoutError(response.status, message, parseRetryAfter(response.headers.get("retry-after")))
-}
-
-const RETRIED = new Set([429, 503])
-const sleep = (seconds: number) => new Promise((resolve) => setTimeout(resolve, seconds * 1000))
-
-interface Call {
-  readonly method: "GET" | "POST"
-  readonly path: string
-  readonly body?: unknown
-  readonly idempotencyKey?: string | undefined
-  /** Whether repeating the request cannot do a thing twice: reads, and writes with an idempotency key. */
-  readonly retryable: boolean
-}
-
-/** A client of the merchant API: the five invoice calls, authenticated by the API key. */
-export const createCheckoutClient = (options: CheckoutClientOptions): CheckoutClient => {
-  const baseUrl = options.baseUrl.replace(/\/+$/, "")
+  if (typeof options.baseUrl !== "string" || !/^https?:\/\/[^/]/.test(options.baseUrl)) {
+    return `baseUrl must be the service's http(s) address, e.g. https://checkout.example.com (got ${JSON.stringify(options.baseUrl) ?? "undefined"})`
+  }
   const fetchImpl = options.fetch ?? globalThis.fetch
-  const maxRetries = options.maxRetries ?? 2
-
-  const request = async <A>(call: Call): Promise<A> => {
-    const headers: Record<string, string> = { "x-api-key": options.apiKey, accept: "application/json" }
-    if (call.body !== undefined) headers["content-type"] = "application/json"
-    if (call.idempotencyKey !== undefined) headers["idempotency-key"] = call.idempotencyKey
-    for (let attempt = 0;; attempt++) {
-      const response = await fetchImpl(`${baseUrl}${call.path}`, {
-        method: call.method,
-        headers,
-        body: call.body === undefined ? undefined : JSON.stringify(call.body)
-      })
-      if (response.ok) return (await response.json()) as A
-      const error = await errorOf(response)
-      const wait = error.retryAfter ?? DEFAULT_RETRY_WAIT_SECONDS
-      if (!call.retryable || !RETRIED.has(error.status) || attempt >= maxRetries || wait > MAX_RETRY_WAIT_SECONDS) throw error
-      await sleep(wait)
-    }
+  if (typeof fetchImpl !== "function") return "no fetch: this runtime has no global fetch (Node 18 or later has one); pass options.fetch"
+  for (const [name, least] of [["maxRetries", 0], ["retryBudgetMs", 0], ["timeoutMs", 1]] as const) {
+    const value = options[name]
+    if (value !== undefined && !(Number.isFinite(value) && value >= least)) return `${name} must be a number of at least ${least} (got ${String(value)})`
   }
+  return undefined
+}
 
+/**
+ * A client of the merchant API: the five invoice calls, authenticated by the API key. Throws a
+ * TypeError at once when an option is missing or unusable (an empty key would only be refused
+ * with `401 Invalid API key` on the first call).
+ */
+export const createCheckoutClient = (options: CheckoutClientOptions): CheckoutClient => {
+  const problem = problemOf(options)
+  if (problem !== undefined) throw new TypeError(`createCheckoutClient: ${problem}`)
+  const transport: Transport = {
+    baseUrl: options.baseUrl.replace(/\/+$/, ""),
+    apiKey: options.apiKey,
+    fetch: options.fetch ?? globalThis.fetch.bind(globalThis),
+    maxRetries: options.maxRetries ?? DEFAULTS.maxRetries,
+    timeoutMs: options.timeoutMs ?? DEFAULTS.timeoutMs,
+    retryBudgetMs: options.retryBudgetMs ?? DEFAULTS.retryBudgetMs
+  }
   const invoicePath = (id: string, suffix = "") => `/api/checkout/invoices/${encodeURIComponent(id)}${suffix}`
+  const write = <A>(path: string, body: unknown, idempotencyKey: string | undefined) =>
+    send<A>(transport, { method: "POST", path, body, idempotencyKey, repeatable: idempotencyKey !== undefined })
+  const read = <A>(path: string) => send<A>(transport, { method: "GET", path, repeatable: true })
 
   return {
     invoices: {
-      create: (body, { idempotencyKey } = {}) =>
-        request<Invoice>({ method: "POST", path: "/api/checkout/invoices", body, idempotencyKey, retryable: idempotencyKey !== undefined }),
-      retrieve: (id) => request<Invoice>({ method: "GET", path: invoicePath(id), retryable: true }),
-      status: (id) => request<InvoiceStatus>({ method: "GET", path: invoicePath(id, "/status"), retryable: true }),
-      void: (id, { idempotencyKey } = {}) =>
-        request<Invoice>({ method: "POST", path: invoicePath(id, "/void"), body: {}, idempotencyKey, retryable: idempotencyKey !== undefined }),
-      recordPayment: (id, body, { idempotencyKey } = {}) =>
-        request<Invoice>({ method: "POST", path: invoicePath(id, "/record-payment"), body, idempotencyKey, retryable: idempotencyKey !== undefined })
+      create: (body, { idempotencyKey } = {}) => write<Invoice>("/api/checkout/invoices", body, idempotencyKey),
+      retrieve: (id) => read<Invoice>(invoicePath(id)),
+      status: (id) => read<InvoiceStatus>(invoicePath(id, "/status")),
+      void: (id, { idempotencyKey } = {}) => write<Invoice>(invoicePath(id, "/void"), {}, idempotencyKey),
+      recordPayment: (id, body, { idempotencyKey } = {}) => write<Invoice>(invoicePath(id, "/record-payment"), body, idempotencyKey)
     }
   }
 }

@@ -1,25 +1,26 @@
 import { Context, Duration, Effect, Layer } from "effect"
 import { FetchHttpClient, HttpClient, type HttpClientError, HttpClientRequest, type HttpClientResponse } from "effect/http"
 import { HttpApiClient } from "effect/http-api"
-import { checkoutApi } from "../../src/http/CheckoutApi.ts"
-import { MerchantGroup } from "../../src/invoices/InvoicesApi.ts"
+import { MerchantApi } from "../../contract/MerchantApi.ts"
 
 /**
- * The merchant API as an Effect client, made by `HttpApiClient` from the service's own `HttpApi`
- * definition of the five invoice endpoints: requests are encoded and answers decoded by the
- * service's schemas, and each declared error fails with its tagged class (`BadRequest`,
+ * The merchant API as an Effect client, made by `HttpApiClient` from the contract's `HttpApi`
+ * definition of the five invoice endpoints (the one the service serves): requests are encoded and
+ * answers decoded by the API's own schemas, and each declared error fails with its tagged class (`BadRequest`,
  * `Unauthorized`, `Forbidden`, `NotFound`, `Conflict`, `TooManyRequests`, `BadGateway`,
  * `ServiceUnavailable`, each with the service's `error` message).
  */
-export const MerchantApi = checkoutApi(MerchantGroup)
+export { MerchantApi }
 
 export interface CheckoutClientOptions {
   /** The service's address, e.g. `https://checkout.example.com`. */
   readonly baseUrl: string
   /** A checkout API key (`svc_live_...`). Server-side only. */
   readonly apiKey: string
-  /** Retries of a 429 or 503 answer on a request that is safe to repeat (default 2). */
+  /** Retries of a 429, 502, 503 or idempotency key in progress on a request that is safe to repeat (default 2; 0 inside request and webhook handlers). */
   readonly maxRetries?: number
+  /** The most a call waits between attempts, all waits together (default 10 000 ms); a longer `Retry-After` answers at once. */
+  readonly retryBudgetMs?: number
 }
 
 export interface IdempotencyOptions {
@@ -27,9 +28,8 @@ export interface IdempotencyOptions {
   readonly idempotencyKey?: string
 }
 
-const MAX_RETRY_WAIT_SECONDS = 60
 const DEFAULT_RETRY_WAIT_SECONDS = 1
-const BUSY = new Set([429, 503])
+const KEY_IN_PROGRESS = "A request with this Idempotency-Key is still in progress"
 
 /** `Retry-After` in seconds (delta-seconds or an HTTP date); null when absent or unreadable. */
 const retryAfterOf = (response: HttpClientResponse.HttpClientResponse, now: number): number | null => {
@@ -43,27 +43,40 @@ const retryAfterOf = (response: HttpClientResponse.HttpClientResponse, now: numb
 /** Whether repeating the request cannot do a thing twice: reads, and writes with an idempotency key. */
 const isRepeatable = (request: HttpClientRequest.HttpClientRequest) => request.method === "GET" || request.headers["idempotency-key"] !== undefined
 
-/** Answers 429 and 503 to repeatable requests are retried after `Retry-After` (at most a minute), up to `maxRetries` times. */
-const retryWhenBusy = (maxRetries: number) =>
+/** Whether the same request may succeed later: busy or unavailable, or its key's first request still running (the body is read once and kept). */
+const isTransient = (answer: HttpClientResponse.HttpClientResponse) =>
+  answer.status === 429 || answer.status === 502 || answer.status === 503
+    ? Effect.succeed(true)
+    : answer.status === 409
+    ? answer.text.pipe(Effect.map((text) => text.includes(KEY_IN_PROGRESS)), Effect.orElseSucceed(() => false))
+    : Effect.succeed(false)
+
+/** Transient answers to repeatable requests are retried after `Retry-After`, up to `maxRetries` times, while the waits fit the budget. */
+const retryWhenBusy = (maxRetries: number, retryBudgetMs: number) =>
   HttpClient.transform((response: Effect.Effect<HttpClientResponse.HttpClientResponse, HttpClientError.HttpClientError>, request) => {
     if (!isRepeatable(request)) return response
-    const attempt = (retries: number): Effect.Effect<HttpClientResponse.HttpClientResponse, HttpClientError.HttpClientError> =>
-      Effect.flatMap(response, (answer) => {
-        if (!BUSY.has(answer.status) || retries >= maxRetries) return Effect.succeed(answer)
-        const wait = retryAfterOf(answer, Date.now()) ?? DEFAULT_RETRY_WAIT_SECONDS
-        return wait > MAX_RETRY_WAIT_SECONDS ? Effect.succeed(answer) : Effect.sleep(Duration.seconds(wait)).pipe(Effect.andThen(attempt(retries + 1)))
-      })
-    return attempt(0)
+    const attempt = (retries: number, budgetMs: number): Effect.Effect<HttpClientResponse.HttpClientResponse, HttpClientError.HttpClientError> =>
+      Effect.flatMap(response, (answer) =>
+        Effect.flatMap(isTransient(answer), (transient) => {
+          const waitMs = (retryAfterOf(answer, Date.now()) ?? DEFAULT_RETRY_WAIT_SECONDS) * 1000
+          if (!transient || retries >= maxRetries || waitMs > budgetMs) return Effect.succeed(answer)
+          return Effect.sleep(Duration.millis(waitMs)).pipe(Effect.andThen(attempt(retries + 1, budgetMs - waitMs)))
+        }))
+    return attempt(0, retryBudgetMs)
   })
 
 const keyHeaders = (idempotencyKey: string | undefined) => idempotencyKey === undefined ? {} : { "idempotency-key": idempotencyKey }
 
 /** The client: the same five calls as the promise client, as effects that need an `HttpClient`. */
-export const makeCheckoutClient = (options: CheckoutClientOptions) =>
-  Effect.map(
+export const makeCheckoutClient = (options: CheckoutClientOptions) => {
+  if (typeof options?.apiKey !== "string" || options.apiKey.trim() === "") {
+    throw new TypeError("makeCheckoutClient: apiKey is missing: pass a checkout API key (svc_live_…) from the dashboard's API keys page")
+  }
+  return Effect.map(
     HttpApiClient.make(MerchantApi, {
       baseUrl: options.baseUrl.replace(/\/+$/, ""),
-      transformClient: (client) => client.pipe(HttpClient.mapRequest(HttpClientRequest.setHeader("x-api-key", options.apiKey)), retryWhenBusy(options.maxRetries ?? 2))
+      transformClient: (client) =>
+        client.pipe(HttpClient.mapRequest(HttpClientRequest.setHeader("x-api-key", options.apiKey)), retryWhenBusy(options.maxRetries ?? 2, options.retryBudgetMs ?? 10_000))
     }),
     ({ merchant }) => ({
       invoices: {
@@ -77,6 +90,7 @@ export const makeCheckoutClient = (options: CheckoutClientOptions) =>
       }
     })
   )
+}
 
 /** The client's shape: `invoices.create`, `retrieve`, `status`, `void`, `recordPayment`. */
 export type CheckoutClientShape = Effect.Success<ReturnType<typeof makeCheckoutClient>>
@@ -87,4 +101,4 @@ export class CheckoutClient extends Context.Service<CheckoutClient, CheckoutClie
   static readonly layer = (options: CheckoutClientOptions) => Layer.effect(CheckoutClient, makeCheckoutClient(options)).pipe(Layer.provide(FetchHttpClient.layer))
 }
 
-export { BadGateway, BadRequest, Conflict, Forbidden, NotFound, ServiceUnavailable, TooManyRequests, Unauthorized } from "../../src/http/ApiErrors.ts"
+export { BadGateway, BadRequest, Conflict, Forbidden, NotFound, ServiceUnavailable, TooManyRequests, Unauthorized } from "../../contract/ApiErrors.ts"

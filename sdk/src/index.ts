@@ -8,6 +8,6 @@ export {
   type InvoiceStatus,
   type RecordPaymentBody
 } from "./client.ts"
-export { CheckoutError, WebhookSignatureError } from "./errors.ts"
+export { CheckoutError, type CheckoutErrorDetails, WebhookSignatureError } from "./errors.ts"
 export { parseWebhookEvent, verifyWebhookSignature, type WebhookEvent, type WebhookEventName } from "./webhooks.ts"
 export type { components, paths, webhooks } from "./types.ts"

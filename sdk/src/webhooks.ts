@@ -1,5 +1,5 @@
-import { Buffer } from "node:buffer"
-import { createHmac, timingSafeEqual } from "node:crypto"
+import { hmac } from "@noble/hashes/hmac.js"
+import { sha256 } from "@noble/hashes/sha2.js"
 import { WebhookSignatureError } from "./errors.ts"
 import type { webhooks } from "./types.ts"
 
@@ -13,16 +13,25 @@ export type WebhookEvent = { [Name in keyof webhooks]: EventBody<Name> }[keyof w
 export type WebhookEventName = WebhookEvent["event"]
 
 const SIGNATURE = /^[0-9a-fA-F]{64}$/
+const utf8 = (text: string | Uint8Array) => typeof text === "string" ? new TextEncoder().encode(text) : text
+
+/** Whether the digest equals the hex signature, looking at every byte whatever differs (no early exit). */
+const equalsInConstantTime = (digest: Uint8Array, hex: string): boolean => {
+  let difference = 0
+  for (let index = 0; index < digest.length; index++) difference |= digest[index] ^ parseInt(hex.slice(index * 2, index * 2 + 2), 16)
+  return difference === 0
+}
 
 /**
  * Whether `signatureHeader` (the `X-Checkout-Signature` header) is the HMAC-SHA256 of the raw body
  * under the webhook signing secret: compared in constant time; either hex case is accepted and
  * anything but 64 hex characters is false. Pass the body exactly as received, before any JSON parse.
+ * The HMAC is @noble/hashes', bundled into the package: synchronous, and the same on every runtime
+ * (no `node:crypto`, no Web Crypto needed).
  */
 export const verifyWebhookSignature = (rawBody: string | Uint8Array, signatureHeader: string | null | undefined, secret: string): boolean => {
   if (typeof signatureHeader !== "string" || !SIGNATURE.test(signatureHeader)) return false
-  const expected = createHmac("sha256", secret).update(rawBody).digest()
-  return timingSafeEqual(expected, Buffer.from(signatureHeader, "hex"))
+  return equalsInConstantTime(hmac(sha256, utf8(secret), utf8(rawBody)), signatureHeader)
 }
 
 /** The event of a verified webhook; throws `WebhookSignatureError` when the signature does not match. */

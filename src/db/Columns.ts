@@ -54,7 +54,7 @@ export const JsonObjectColumn = ObjectOrText.pipe(
   })
 )
 
-/** Nullable forms, null first (see NullableDate in domain/Timestamps.ts: no failed check per null). */
+/** Nullable forms, null first (see NullableDate in contract/Timestamps.ts: no failed check per null). */
 export const NullableDateColumn = Schema.Union([Schema.Null, DateColumn])
 export const NullableJsonObjectColumn = Schema.Union([Schema.Null, JsonObjectColumn])
 

@@ -1,8 +1,8 @@
-import { Schema } from "effect"
+import { PaymentCoverage } from "../../contract/Statuses.ts"
 import { maxBig, Micros } from "./Money.ts"
 
-export const PaymentCoverage = Schema.Literals(["no_payment", "partial_payment", "exact_payment", "overpayment"])
-export type PaymentCoverage = typeof PaymentCoverage.Type
+/** The coverage values are the contract's (contract/Statuses.ts); the rule that picks one is here. */
+export { PaymentCoverage }
 
 export interface CoverageSummary {
   readonly paymentCoverage: PaymentCoverage

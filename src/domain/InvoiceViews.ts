@@ -3,6 +3,14 @@ import { summarize } from "./Coverage.ts"
 import { isPayableNow } from "./Payable.ts"
 import { formatAtomic, microsToNumber } from "./Money.ts"
 import type { ResolvedTiming } from "./Timing.ts"
+import {
+  INVOICE_MERCHANT_FIELDS,
+  INVOICE_SHOWN_FIELDS,
+  OPTION_SHOWN_FIELDS,
+  PAYMENT_SHOWN_FIELDS,
+  STATUS_SHOWN_FIELDS,
+  WEBHOOK_SHOWN_FIELDS
+} from "../../contract/InvoiceFields.ts"
 
 /** An entity value as JSON shows it: timestamps as ISO 8601 text, everything else as it is. */
 export type Wire<A> = { readonly [K in keyof A]: A[K] extends Date ? string : A[K] extends Date | null ? string | null : A[K] }
@@ -17,85 +25,7 @@ export const shown = <A extends object, const K extends ReadonlyArray<keyof A>>(
   return out as Wire<Pick<A, K[number]>>
 }
 
-/** The invoice's own fields that every invoice view shows as they are stored. */
-export const INVOICE_SHOWN_FIELDS = [
-  "id",
-  "status",
-  "confirmations",
-  "productName",
-  "issuedBy",
-  "billTo",
-  "redirectUrl",
-  "lastTransactionHash",
-  "defaultPaymentOptionId",
-  "lastPaymentOptionId",
-  "paymentDetectedAt",
-  "confirmedAt",
-  "paidOutOfBandAt",
-  "exceptionType",
-  "exceptionStatus",
-  "exceptionAction",
-  "exceptionClosedAt",
-  "createdAt",
-  "lastPaymentObservedAt"
-] as const
-/** Merchant-only fields of the invoice, never shown to the payer. */
-export const INVOICE_MERCHANT_FIELDS = [
-  "merchantReference",
-  "customerId",
-  "customerEmail",
-  "metadata",
-  "paidOutOfBandNote",
-  "exceptionNote"
-] as const
-/** The fields of the status payload (and of the webhook's invoice) taken from the invoice as they are. */
-export const STATUS_SHOWN_FIELDS = [
-  "status",
-  "confirmations",
-  "paymentDetectedAt",
-  "confirmedAt",
-  "paidOutOfBandAt",
-  "paidOutOfBandNote",
-  "defaultPaymentOptionId",
-  "lastPaymentOptionId",
-  "lastPaymentObservedAt"
-] as const
-export const WEBHOOK_SHOWN_FIELDS = [
-  "id",
-  ...STATUS_SHOWN_FIELDS.filter((field) => field !== "lastPaymentObservedAt"),
-  "lastTransactionHash",
-  "exceptionType",
-  "exceptionStatus",
-  "exceptionAction",
-  "exceptionNote",
-  "exceptionClosedAt",
-  "metadata"
-] as const
-export const OPTION_SHOWN_FIELDS = [
-  "id",
-  "railType",
-  "assetCode",
-  "network",
-  "tokenContract",
-  "destinationAddress",
-  "paymentUri",
-  "qrCode",
-  "isDefault",
-  "optionPayload"
-] as const
-export const PAYMENT_SHOWN_FIELDS = [
-  "id",
-  "paymentOptionId",
-  "assetCode",
-  "network",
-  "destinationAddress",
-  "transactionHash",
-  "confirmations",
-  "observedAt",
-  "confirmedAt",
-  "invalidatedAt",
-  "invalidationReason"
-] as const
+export { INVOICE_MERCHANT_FIELDS, INVOICE_SHOWN_FIELDS, OPTION_SHOWN_FIELDS, PAYMENT_SHOWN_FIELDS, STATUS_SHOWN_FIELDS, WEBHOOK_SHOWN_FIELDS }
 
 export const timingView = (timing: ResolvedTiming) =>
   timing.mode === "immediate"

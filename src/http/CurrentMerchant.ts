@@ -1,15 +1,2 @@
-import { Context } from "effect"
-
-/** The authenticated merchant of a request, provided by the authentication middleware. */
-export class CurrentMerchant extends Context.Service<CurrentMerchant, {
-  readonly merchantId: string
-  readonly billingStatus: "active" | "blocked"
-  readonly via: "api_key" | "session"
-  /**
-   * The credential the request carried. Only an API key or a bearer token proves the caller meant
-   * the request: a cookie rides along on any cross-site top-level GET (SameSite=Lax).
-   */
-  readonly credential: "api_key" | "bearer" | "cookie"
-  /** The session of a cookie or bearer login (for logout); undefined for API keys. */
-  readonly sessionId: string | undefined
-}>()("Http/CurrentMerchant") {}
+/** Part of the merchant API's contract (contract/CurrentMerchant.ts), shared with the SDK; re-exported for the service's imports. */
+export * from "../../contract/CurrentMerchant.ts"

@@ -1,21 +1,13 @@
 import { Context, Effect, Option } from "effect"
 import { HttpApiMiddleware } from "effect/http-api"
 import { HttpServerRequest } from "effect/http"
-import { BadRequest } from "./ApiErrors.ts"
+import { BodyRules } from "../../contract/BodyRules.ts"
+import { SchemaErrors } from "../../contract/SchemaErrors.ts"
 import { RequestErrors } from "./RequestErrors.ts"
-import { type FieldProblem, validationMessage } from "./ValidationMessage.ts"
+import { validationMessage } from "./ValidationMessage.ts"
 
-/** Turns every request decoding failure into the spec's 400 `{error}` naming the first invalid field. */
-export class SchemaErrors extends HttpApiMiddleware.Service<SchemaErrors>()("Http/SchemaErrors", {
-  error: BadRequest
-}) {}
-
-/**
- * An endpoint's rules between body fields that its payload schema does not state (they run in its
- * handler): on a schema failure their problems of the body as sent compete with the schema's, so
- * that the first invalid field in the body is named whichever check finds it.
- */
-export class BodyRules extends Context.Service<BodyRules, (body: unknown) => ReadonlyArray<FieldProblem>>()("Http/BodyRules") {}
+/** The middleware is declared in the contract (contract/SchemaErrors.ts); its layer, which words the 400, is the service's. */
+export { BodyRules, SchemaErrors }
 
 const subjectOf = (kind: string) => (kind === "Params" ? "Path parameter" : kind === "Query" ? "Query" : kind === "Headers" ? "Header" : "Request body")
 

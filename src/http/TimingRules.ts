@@ -2,20 +2,10 @@ import { Effect } from "effect"
 import { type TimingOverrideInput, timingOverrideProblems } from "../domain/TimingOverride.ts"
 import { RequestErrors } from "./RequestErrors.ts"
 import { bodyAsSent } from "./SchemaErrors.ts"
-import { type FieldProblem, ruleMessage } from "./ValidationMessage.ts"
+import { ruleMessage } from "./ValidationMessage.ts"
+import { paymentTimingRules } from "../../contract/BodyRules.ts"
 
-const asRecord = (value: unknown): Readonly<Record<string, unknown>> | undefined =>
-  typeof value === "object" && value !== null && !Array.isArray(value) ? value as Record<string, unknown> : undefined
-
-/**
- * paymentTiming's fields against its mode, in a body as sent: the endpoints that take a
- * paymentTiming annotate themselves with it (BodyRules), so that a body that also fails its schema
- * names whichever comes first in the body.
- */
-export const paymentTimingRules = (body: unknown): ReadonlyArray<FieldProblem> => {
-  const timing = asRecord(asRecord(body)?.paymentTiming)
-  return timing === undefined ? [] : timingOverrideProblems(timing).map(({ constraint, field }) => ({ path: ["paymentTiming", field], constraint }))
-}
+export { paymentTimingRules }
 
 /**
  * The same rules for a body the schema accepted, run by the handler (where a create runs them inside

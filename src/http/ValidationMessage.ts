@@ -1,4 +1,7 @@
 import { SchemaAST, SchemaIssue } from "effect"
+import type { FieldProblem } from "../../contract/BodyRules.ts"
+
+export type { FieldProblem }
 
 const expected = (ast: SchemaAST.AST): string => {
   switch (ast._tag) {
@@ -63,12 +66,6 @@ const before = (a: ReadonlyArray<number>, b: ReadonlyArray<number>): boolean => 
     if (a[index] !== b[index]) return a[index] < b[index]
   }
   return a.length < b.length
-}
-
-/** A rule the schema cannot state (one field against another), broken at `path`: the message is `<path> <constraint>`. */
-export interface FieldProblem {
-  readonly path: ReadonlyArray<string | number>
-  readonly constraint: string
 }
 
 const pathText = (path: IssuePath) =>

@@ -1,6 +1,6 @@
 import { type InvoiceSummary, InvoiceSummaryView } from "../domain/InvoiceResponses.ts"
 
-/** The export's columns: the summary's fields, in order (domain/InvoiceResponses.ts). */
+/** The export's columns: the summary's fields, in order (contract/InvoiceResponses.ts). */
 const COLUMNS = Object.keys(InvoiceSummaryView.fields) as ReadonlyArray<keyof InvoiceSummary>
 /** Header names that differ from the field's. */
 const HEADERS: Partial<Record<keyof InvoiceSummary, string>> = { paymentsSummary: "payments" }

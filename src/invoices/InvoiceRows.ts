@@ -4,7 +4,7 @@ import { Invoice, type InvoiceRecord, Payment, PaymentOption } from "../domain/I
 import { SUMMARY_SHOWN_FIELDS } from "../domain/InvoiceResponses.ts"
 
 /**
- * Row schemas of the invoice tables, derived from the entities of domain/Invoice.ts (`rowOf`:
+ * Row schemas of the invoice tables, derived from the entities of contract/Invoice.ts (`rowOf`:
  * the same fields with the column codec each type calls for), and the invoice's timing spread
  * over its columns. Keys are camelCase; the client maps them to snake_case columns.
  */

@@ -140,17 +140,22 @@ describe("the SDK's client against the running service", () => {
   })
 })
 
+/** One scripted answer: a status (with `Retry-After`, a request id, a message of its own), or no answer at all. */
+type ScriptedAnswer = { readonly status: number; readonly retryAfter?: string; readonly requestId?: string; readonly error?: string } | "hang"
+
 /** A loopback server answering each request with the next scripted answer (then 200 `{}`), counting requests. */
-const scriptedServer = async (script: ReadonlyArray<{ readonly status: number; readonly retryAfter?: string }>) => {
+const scriptedServer = async (script: ReadonlyArray<ScriptedAnswer>) => {
   const seen: Array<{ readonly method: string; readonly url: string; readonly idempotencyKey: string | undefined }> = []
   const server = createServer((request: IncomingMessage, response: ServerResponse) => {
     request.resume()
     request.on("end", () => {
       const answer = script[seen.length] ?? { status: 200 }
       seen.push({ method: request.method ?? "", url: request.url ?? "", idempotencyKey: request.headers["idempotency-key"] as string | undefined })
+      if (answer === "hang") return
       const headers: Record<string, string> = { "content-type": "application/json" }
       if (answer.retryAfter !== undefined) headers["retry-after"] = answer.retryAfter
-      response.writeHead(answer.status, headers).end(JSON.stringify(answer.status === 200 ? { id: "answered" } : { error: `scripted ${answer.status}` }))
+      if (answer.requestId !== undefined) headers["x-request-id"] = answer.requestId
+      response.writeHead(answer.status, headers).end(JSON.stringify(answer.status === 200 ? { id: "answered" } : { error: answer.error ?? `scripted ${answer.status}` }))
     })
   })
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
@@ -158,7 +163,10 @@ const scriptedServer = async (script: ReadonlyArray<{ readonly status: number; r
   return {
     baseUrl: `http://127.0.0.1:${port}`,
     seen,
-    close: () => new Promise<void>((resolve) => server.close(() => resolve()))
+    close: () => {
+      server.closeAllConnections()
+      return new Promise<void>((resolve) => server.close(() => resolve()))
+    }
   }
 }
 
@@ -204,12 +212,103 @@ describe("the SDK's retries (a loopback server answering 503 and 429 with Retry-
     await server.close()
   })
 
-  it("does not wait out a Retry-After longer than a minute: rejects at once with retryAfter", async () => {
-    const server = await scriptedServer([{ status: 429, retryAfter: "120" }])
+  it("does not wait out a Retry-After beyond the retry budget (default 10 s): rejects at once with retryAfter", async () => {
+    const server = await scriptedServer([{ status: 429, retryAfter: "20" }, { status: 503, retryAfter: "2" }])
     const client = createCheckoutClient({ baseUrl: server.baseUrl, apiKey: "svc_live_x" })
-    expect(await rejection(client.invoices.retrieve("a"))).toMatchObject({ status: 429, retryAfter: 120 })
+    expect(await rejection(client.invoices.retrieve("a"))).toMatchObject({ status: 429, retryAfter: 20, retryable: true })
     expect(server.seen).toHaveLength(1)
+    const tight = createCheckoutClient({ baseUrl: server.baseUrl, apiKey: "svc_live_x", retryBudgetMs: 1000 })
+    expect(await rejection(tight.invoices.retrieve("a"))).toMatchObject({ status: 503, retryAfter: 2 })
+    expect(server.seen).toHaveLength(2)
     await server.close()
+  })
+
+  it("gives up at timeoutMs when no answer comes: status null, retryable only for a repeatable call", async () => {
+    const server = await scriptedServer(["hang", "hang"])
+    const client = createCheckoutClient({ baseUrl: server.baseUrl, apiKey: "svc_live_x", timeoutMs: 300 })
+    const read = await rejection(client.invoices.retrieve("a"))
+    expect(read).toMatchObject({ status: null, error: "No answer within timeoutMs (300 ms)", requestId: null, retryable: true })
+    const create = await rejection(client.invoices.create({ amountUsd: 1 }))
+    expect(create).toMatchObject({ status: null, retryable: false })
+    expect(create.message).toMatch(/without an idempotency key/)
+    expect(server.seen).toHaveLength(2)
+    await server.close()
+  })
+
+  it("retries a keyed write answered 409 'still in progress' after its Retry-After, but no other 409", async () => {
+    const inProgress = { status: 409, retryAfter: "0", error: "A request with this Idempotency-Key is still in progress; retry shortly" }
+    const server = await scriptedServer([inProgress, { status: 200 }, { status: 409, error: "Only an invoice awaiting payment can be voided" }])
+    const client = createCheckoutClient({ baseUrl: server.baseUrl, apiKey: "svc_live_x" })
+    expect(await client.invoices.create({ amountUsd: 1 }, { idempotencyKey: "order-5" })).toEqual({ id: "answered" })
+    expect(await rejection(client.invoices.void("a", { idempotencyKey: "void-a" }))).toMatchObject({ status: 409, retryable: false })
+    expect(server.seen.map((request) => request.idempotencyKey)).toEqual(["order-5", "order-5", "void-a"])
+    await server.close()
+  })
+
+  it("carries the status, the service's message, the request id and whether a retry is safe", async () => {
+    const server = await scriptedServer([{ status: 503, retryAfter: "7", requestId: "req_81f2", error: "Try again shortly" }, { status: 404, error: "Invoice not found" }])
+    const client = createCheckoutClient({ baseUrl: server.baseUrl, apiKey: "svc_live_x", maxRetries: 0 })
+    const busy = await rejection(client.invoices.create({ amountUsd: 1 }, { idempotencyKey: "k" }))
+    expect(busy).toMatchObject({ status: 503, error: "Try again shortly", requestId: "req_81f2", retryAfter: 7, retryable: true })
+    expect(busy.message).toBe("503: Try again shortly (request req_81f2; safe to retry after 7 s)")
+    const missing = await rejection(client.invoices.retrieve("a"))
+    expect(missing).toMatchObject({ status: 404, requestId: null, retryable: false })
+    expect(missing.message).toBe("404: Invoice not found (retrying the same request will not help)")
+    await server.close()
+  })
+})
+
+describe("the SDK's client options", () => {
+  it("refuse a client without an API key at createCheckoutClient, saying what is missing", () => {
+    const baseUrl = "https://checkout.example.com"
+    expect(() => createCheckoutClient({ baseUrl, apiKey: undefined as unknown as string })).toThrow(/^createCheckoutClient: apiKey is missing \(got undefined\)/)
+    expect(() => createCheckoutClient({ baseUrl, apiKey: "" })).toThrow(TypeError)
+    expect(() => createCheckoutClient({ baseUrl: "checkout.example.com", apiKey: "svc_live_x" })).toThrow(/baseUrl must be the service's http\(s\) address/)
+    expect(() => createCheckoutClient({ baseUrl, apiKey: "svc_live_x", timeoutMs: 0 })).toThrow(/timeoutMs must be a number of at least 1 \(got 0\)/)
+    expect(() => createCheckoutClient({ baseUrl, apiKey: "svc_live_x", maxRetries: -1 })).toThrow(/maxRetries must be a number of at least 0/)
+    expect(() => EffectCheckoutClient.layer({ baseUrl, apiKey: "" })).toThrow(/apiKey is missing/)
+  })
+})
+
+/**
+ * A proxy in front of the service that answers the first create 429 and the second 503 without
+ * forwarding them, then forwards the third but answers 503 instead of the service's answer (the
+ * create landed, its answer was lost), then forwards the rest as they are.
+ */
+const flakyProxy = async (target: string) => {
+  let creates = 0
+  const server = createServer((request: IncomingMessage, response: ServerResponse) => {
+    const chunks: Array<Buffer> = []
+    request.on("data", (chunk: Buffer) => chunks.push(chunk))
+    request.on("end", async () => {
+      const isCreate = request.method === "POST" && request.url === "/api/checkout/invoices"
+      const turn = isCreate ? ++creates : 0
+      if (turn === 1 || turn === 2) {
+        return response.writeHead(turn === 1 ? 429 : 503, { "retry-after": "0", "content-type": "application/json" }).end(JSON.stringify({ error: "injected" }))
+      }
+      const headers = Object.fromEntries(Object.entries(request.headers).filter(([name]) => ["x-api-key", "content-type", "idempotency-key"].includes(name))) as Record<string,
+        string>
+      const answer = await fetch(`${target}${request.url}`, { method: request.method, headers, body: chunks.length === 0 ? undefined : Buffer.concat(chunks) })
+      const body = await answer.text()
+      if (turn === 3) return response.writeHead(503, { "retry-after": "0", "content-type": "application/json" }).end(JSON.stringify({ error: "injected 503" }))
+      response.writeHead(answer.status, { "content-type": "application/json" }).end(body)
+    })
+  })
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
+  return { baseUrl: `http://127.0.0.1:${(server.address() as { port: number }).port}`, creates: () => creates,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())) }
+}
+
+describe("a retried create with an idempotency key, against the running service", () => {
+  it("makes one invoice when a 429 and a 503 come before the create lands and a 503 replaces its answer", async () => {
+    const merchant = await app.createMerchant()
+    const proxy = await flakyProxy(app.baseUrl)
+    const client = createCheckoutClient({ baseUrl: proxy.baseUrl, apiKey: merchant.apiKey, maxRetries: 3 })
+    const invoice = await client.invoices.create({ amountUsd: 21, merchantReference: "order-777" }, { idempotencyKey: "order-777" })
+    expect(proxy.creates()).toBe(4)
+    const listed = await merchant.dashboard("/api/dashboard/invoices")
+    expect(listed.body.invoices.map((entry: { id: string }) => entry.id)).toEqual([invoice.id])
+    await proxy.close()
   })
 })
 
@@ -268,6 +367,16 @@ describe("the SDK's Effect client (@checkout-invoicing/sdk/effect), made from th
     const create = await runWith(server.baseUrl, "svc_live_x", Effect.flatMap(EffectCheckoutClient, ({ invoices }) => invoices.create({ amountUsd: 1 })))
     expect(failureOf(create)).toEqual({ tag: "ServiceUnavailable", error: "scripted 503" })
     expect(server.seen).toHaveLength(3)
+    await server.close()
+  })
+
+  it("retries a keyed write answered 409 'still in progress', but no other 409", async () => {
+    const inProgress = { status: 409, retryAfter: "0", error: "A request with this Idempotency-Key is still in progress; retry shortly" }
+    const server = await scriptedServer([inProgress, { status: 404 }, { status: 409, retryAfter: "0" }])
+    const voidWith = (key: string) => Effect.flatMap(EffectCheckoutClient, ({ invoices }) => invoices.void(crypto.randomUUID(), { idempotencyKey: key }))
+    expect(failureOf(await runWith(server.baseUrl, "svc_live_x", voidWith("void-1")))).toEqual({ tag: "NotFound", error: "scripted 404" })
+    expect(failureOf(await runWith(server.baseUrl, "svc_live_x", voidWith("void-2")))).toEqual({ tag: "Conflict", error: "scripted 409" })
+    expect(server.seen.map((request) => request.idempotencyKey)).toEqual(["void-1", "void-1", "void-2"])
     await server.close()
   })
 })

@@ -2,7 +2,9 @@ import { readdirSync, readFileSync, statSync } from "node:fs"
 import { dirname, join, normalize, relative, resolve, sep } from "node:path"
 import { describe, expect, it } from "vitest"
 
-const SRC = join(import.meta.dirname, "..", "..", "src")
+const ROOT = join(import.meta.dirname, "..", "..")
+const SRC = join(ROOT, "src")
+const CONTRACT = join(ROOT, "contract")
 
 const files = (directory: string): Array<string> =>
   readdirSync(directory).flatMap((name) => {
@@ -19,7 +21,8 @@ const importsOf = (pattern: RegExp) =>
 const graph = importsOf(/^(?:import|export)(?!\s+type\b)[^"';]*?from\s+"(\.[^"]+)"/gm)
 /** Every import, type-only ones included: a layer must not even name the types of a layer above it. */
 const typeGraph = importsOf(/^(?:import|export)[^"';]*?from\s+"(\.[^"]+)"/gm)
-const layerOf = (file: string) => relative(SRC, file).split("/")[0]
+/** A folder of src/, or "contract" for the merchant API's contract beside it (which every layer may use). */
+const layerOf = (file: string) => file.startsWith(CONTRACT + sep) ? "contract" : relative(SRC, file).split("/")[0]
 
 describe("the import graph", () => {
   it("has no cycle", () => {
@@ -41,11 +44,12 @@ describe("the import graph", () => {
     expect(cycles).toEqual([])
   })
 
-  it("points one way: domain depends on nothing, lifecycle on domain only, and neither nor db on http", () => {
+  it("points one way: domain depends on nothing but the contract, lifecycle on domain only, and neither nor db on http", () => {
     const wrong: Array<string> = []
     for (const [file, imports] of typeGraph) {
       const from = layerOf(file)
       for (const target of imports.map(layerOf)) {
+        if (target === "contract") continue
         if (from === "domain" && target !== "domain") wrong.push(`${relative(SRC, file)} -> ${target}`)
         if (from === "lifecycle" && target !== "lifecycle" && target !== "domain") wrong.push(`${relative(SRC, file)} -> ${target}`)
         if (from === "db" && !["db", "config", "domain"].includes(target)) wrong.push(`${relative(SRC, file)} -> ${target}`)
@@ -101,5 +105,29 @@ describe("the import graph", () => {
     const inCycle = [...arrows.keys()].filter((folder) => reachable(folder).has(folder)).sort()
     expect(twoWay).toEqual([])
     expect(inCycle).toEqual([])
+  })
+})
+
+/** The relative imports of every .ts file under `directory`, as absolute paths, with the importing file. */
+const relativeImports = (directory: string) =>
+  files(directory).flatMap((file) =>
+    [...readFileSync(file, "utf8").matchAll(/(?:from\s+|import\s*\(\s*)["'](\.[^"']+)["']/g)].map((match) => ({ file: relative(ROOT, file),
+      target: resolve(dirname(file), match[1]) })
+    )
+  )
+
+describe("the merchant API's contract (contract/), shared by the service and the SDK", () => {
+  it("imports nothing outside itself (effect is its only package)", () => {
+    const imports = relativeImports(CONTRACT)
+    expect(imports.length).toBeGreaterThan(10)
+    expect(imports.filter(({ target }) => !target.startsWith(CONTRACT + sep)).map(({ file, target }) => `${file} -> ${relative(ROOT, target)}`)).toEqual([])
+    const packages = files(CONTRACT).flatMap((file) => [...readFileSync(file, "utf8").matchAll(/from\s+"([^".][^"]*)"/g)].map((match) => match[1].split("/")[0]))
+    expect(new Set(packages)).toEqual(new Set(["effect"]))
+  })
+
+  it("is what the SDK is made of: no file of sdk/ imports the service's src/", () => {
+    const imports = relativeImports(join(ROOT, "sdk", "src"))
+    expect(imports.some(({ target }) => target.startsWith(CONTRACT + sep))).toBe(true)
+    expect(imports.filter(({ target }) => target.startsWith(SRC + sep)).map(({ file, target }) => `${file} -> ${relative(ROOT, target)}`)).toEqual([])
   })
 })

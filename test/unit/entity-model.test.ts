@@ -7,7 +7,7 @@ import { Micros } from "../../src/domain/Money.ts"
 import { NullableDate } from "../../src/domain/Timestamps.ts"
 import { INVOICE_ROW_COLUMNS } from "../../src/invoices/InvoiceRows.ts"
 
-/** An entity declared as the pattern says (domain/Model.ts): every kind of field the derivations treat apart. */
+/** An entity declared as the pattern says (contract/Model.ts): every kind of field the derivations treat apart. */
 const Thing = Schema.Struct({
   id: Schema.String,
   amount: Micros,
@@ -18,7 +18,7 @@ const Thing = Schema.Struct({
   closedAt: later(NullableDate, null)
 })
 
-describe("entity derivations (domain/Model.ts, db/Columns.ts)", () => {
+describe("entity derivations (contract/Model.ts, db/Columns.ts)", () => {
   it("rowOf gives each field the column codec its type calls for, whichever form the driver returns", () => {
     const decode = Schema.decodeUnknownSync(rowOf(Thing))
     const fromDriver = decode({
