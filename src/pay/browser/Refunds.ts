@@ -170,7 +170,7 @@ export const showRefunds = (invoiceId: string, onShown: () => void) => {
   const words = wording(JSON.parse(section.dataset.refund ?? "{}") as RefundPageData)
   const offer = offerDrawer(parts, words)
   const url = `/api/checkout/pay/${encodeURIComponent(invoiceId)}/refunds`
-  let current: PayRefunds = { refundable: [], refunds: [] }
+  let current: PayRefunds = { refundable: [], refunds: [], signatureDomain: location.host }
   const draw = () => {
     parts.list.replaceChildren(...current.refunds.map(words.refundItem))
     offer.draw(current)
