@@ -20,12 +20,16 @@ export type RequestDecision =
 
 /**
  * The rule of side-by-side requests, without I/O. A repeat of a pending request (same address, and
- * not a signed repeat of an unsigned one) answers it again. A verified request (signed by an address
+ * not a signed repeat of an unsigned one) answers it again, as does a repeat once the option is past
+ * the request stage. A verified request (signed by an address
  * that paid) replaces every pending one; an unverified one stands beside the pending unverified
  * ones, up to PENDING_REQUESTS_PER_OPTION, and is refused beside a verified one.
  */
 export const decideRequest = (optionRefunds: ReadonlyArray<RefundRecord>, address: string, verified: boolean): RequestDecision => {
   const pending = optionRefunds.filter(isCandidate)
+  // Past the request stage (chosen, paid, rejected): a repeat to an address asked for answers that refund.
+  const earlier = pending.length === 0 ? optionRefunds.findLast((refund) => refund.refundAddress === address) : undefined
+  if (earlier !== undefined) return { _tag: "Repeat", refund: earlier }
   const same = pending.find((refund) => refund.refundAddress === address)
   if (same !== undefined && (same.verified || !verified)) return { _tag: "Repeat", refund: same }
   if (verified) {
