@@ -1,0 +1,105 @@
+import { existsSync } from "node:fs"
+import { AxeBuilder } from "@axe-core/playwright"
+import type { Browser, Page } from "playwright-core"
+import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { refundMessage } from "../../src/refunds/RefundMessage.ts"
+import { publicRequest, startTestApp, type TestApp, type TestMerchant } from "../support/TestApp.ts"
+import { signedInPage } from "./DashboardScenes.ts"
+
+/**
+ * Issue #52 in the dashboard (Chromium): an option's pending refund requests side by side, each
+ * address beside the address that paid, the one that differs flagged in words, the signed one
+ * marked; "Choose this request" keeps one and rejects the other. axe-core finds no violation.
+ */
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium"
+const available = existsSync(CHROMIUM)
+const OTHER_EVM = "0xde709f2102306220921060314715629080e2fb77"
+
+let app: TestApp
+let browser: Browser
+let merchant: TestMerchant
+
+const axeViolations = async (page: Page) => {
+  const results = await new AxeBuilder({ page }).setLegacyMode().analyze()
+  return results.violations.flatMap((violation) => violation.nodes.map((node) => `${violation.impact ?? "?"} ${violation.id}: ${node.target.join(" ")}`))
+}
+
+const request = (invoiceId: string, body: Record<string, unknown>) =>
+  publicRequest(app.baseUrl, `/api/checkout/pay/${invoiceId}/refunds`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) })
+
+describe.skipIf(!available)("side-by-side refund requests in the dashboard", () => {
+  beforeAll(async () => {
+    app = await startTestApp({ refundRequestRateLimitPerMinute: 1_000_000 })
+    merchant = await app.createMerchant()
+    const { chromium } = await import("playwright-core")
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking"] })
+  }, 180_000)
+
+  afterAll(async () => {
+    await browser?.close()
+    await app?.close()
+  })
+
+  it("shows each requested address beside the address that paid, flags the one that differs, and lets the merchant choose", async () => {
+    const payer = privateKeyToAccount(generatePrivateKey())
+    const { body: invoice } = await merchant.api("/api/checkout/invoices", { body: { amountUsd: 20 } })
+    const option = invoice.paymentOptions.find((candidate: any) => candidate.network === "ethereum")
+    for (const [amount, hash] of [["20", "0x" + "a1".repeat(32)], ["5", "0x" + "b2".repeat(32)]]) {
+      const paid = await merchant.dashboard(`/api/dev/invoices/${invoice.id}/simulate-payment`, {
+        body: { paymentOptionId: option.id, amount, confirmations: 1_000, transactionHash: hash, payerAddress: payer.address }
+      })
+      expect(paid.status).toBe(200)
+    }
+    const claim = await request(invoice.id, { paymentOptionId: option.id, refundAddress: OTHER_EVM })
+    const { body: listing } = await publicRequest(app.baseUrl, `/api/checkout/pay/${invoice.id}/refunds`)
+    const message = refundMessage({ domain: listing.signatureDomain, invoiceId: invoice.id, paymentOptionId: option.id, refundAddress: payer.address })
+    // An unsigned request from the payer too, so that two stand side by side; then a signed one replaces both.
+    const own = await request(invoice.id, { paymentOptionId: option.id, refundAddress: payer.address })
+    expect([claim.status, own.status]).toEqual([201, 201])
+
+    const { context, page, problems } = await signedInPage(browser, app, merchant, "desktop")
+    await page.goto(`${app.baseUrl}/dashboard#/refunds`)
+    await page.getByRole("heading", { name: "Refunds", level: 1 }).waitFor()
+    const row = (id: string) => page.locator(`tr[data-refund="${id}"]`)
+    await row(claim.body.id).waitFor()
+    const claimRow = row(claim.body.id)
+    expect(await claimRow.locator(".requested-address").textContent()).toBe(OTHER_EVM)
+    expect(await claimRow.locator(".paid-from").textContent()).toBe(`Paid from: ${payer.address}`)
+    expect(await claimRow.locator(".differs").textContent()).toBe("⚠ Differs from the address that paid")
+    expect(await claimRow.locator(".verification").textContent()).toBe("Not signed")
+    expect(await row(own.body.id).locator(".differs").count()).toBe(0)
+    expect(await row(own.body.id).locator(".paid-from").textContent()).toBe(`Paid from: ${payer.address}`)
+    expect(await axeViolations(page)).toEqual([])
+
+    // The payer signs: the signed request replaces both, and is marked.
+    const signed = await request(invoice.id, { paymentOptionId: option.id, refundAddress: payer.address, signature: await payer.signMessage({ message }) })
+    expect(signed).toMatchObject({ status: 201, body: { verified: true } })
+    await page.reload()
+    await row(signed.body.id).waitFor()
+    expect(await row(signed.body.id).locator(".verification").textContent()).toBe("Signed by the paying address")
+    expect(await row(claim.body.id).getAttribute("data-status")).toBe("rejected")
+    expect(await row(signed.body.id).getByRole("button", { name: "Choose this request" }).count()).toBe(0)
+
+    // A second unverified pair on a fresh invoice: "Choose this request" keeps one and rejects the other.
+    const { body: second } = await merchant.api("/api/checkout/invoices", { body: { amountUsd: 20 } })
+    const secondOption = second.paymentOptions.find((candidate: any) => candidate.network === "ethereum")
+    for (const [amount, hash] of [["20", "0x" + "c3".repeat(32)], ["5", "0x" + "d4".repeat(32)]]) {
+      await merchant.dashboard(`/api/dev/invoices/${second.id}/simulate-payment`, {
+        body: { paymentOptionId: secondOption.id, amount, confirmations: 1_000, transactionHash: hash, payerAddress: payer.address }
+      })
+    }
+    const first = await request(second.id, { paymentOptionId: secondOption.id, refundAddress: payer.address })
+    const rival = await request(second.id, { paymentOptionId: secondOption.id, refundAddress: OTHER_EVM })
+    await page.goto(`${app.baseUrl}/dashboard#/invoices/${second.id}`)
+    await row(first.body.id).waitFor()
+    await row(first.body.id).getByRole("button", { name: "Choose this request" }).click()
+    await expect.poll(() => row(rival.body.id).getAttribute("data-status")).toBe("rejected")
+    expect(await row(first.body.id).getAttribute("data-status")).toBe("requested")
+    expect(await row(first.body.id).getByRole("button", { name: "Choose this request" }).count()).toBe(0)
+    expect(await axeViolations(page)).toEqual([])
+    expect(problems).toEqual([])
+    await context.close()
+  }, 120_000)
+})
