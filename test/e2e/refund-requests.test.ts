@@ -102,4 +102,46 @@ describe.skipIf(!available)("side-by-side refund requests in the dashboard", () 
     expect(problems).toEqual([])
     await context.close()
   }, 120_000)
+
+  it("the payment page signs the request with the injected EIP-1193 wallet that paid, and the request is marked verified", async () => {
+    const payer = privateKeyToAccount(generatePrivateKey())
+    const { body: invoice } = await merchant.api("/api/checkout/invoices", { body: { amountUsd: 20 } })
+    const option = invoice.paymentOptions.find((candidate: any) => candidate.network === "ethereum")
+    for (const [amount, hash] of [["20", "0x" + "e5".repeat(32)], ["5", "0x" + "f6".repeat(32)]]) {
+      await merchant.dashboard(`/api/dev/invoices/${invoice.id}/simulate-payment`, {
+        body: { paymentOptionId: option.id, amount, confirmations: 1_000, transactionHash: hash, payerAddress: payer.address }
+      })
+    }
+    // Someone else with the link asked first: the offer stays open to the payer.
+    const claim = await request(invoice.id, { paymentOptionId: option.id, refundAddress: OTHER_EVM })
+    expect(claim.status).toBe(201)
+    const { context, page, problems } = await signedInPage(browser, app, null, "phone")
+    // The test wallet: EIP-6963 announcement; personal_sign signs with the payer's key, held by the test.
+    await page.exposeFunction("walletRequest", async (method: string, params: ReadonlyArray<string>) => {
+      if (method === "eth_requestAccounts") return [payer.address]
+      if (method === "personal_sign") return payer.signMessage({ message: { raw: params[0] as `0x${string}` } })
+      throw new Error(`unexpected ${method}`)
+    })
+    await page.addInitScript(() => {
+      const provider = { request: ({ method, params }: { method: string; params?: unknown }) => (window as any).walletRequest(method, params) }
+      window.addEventListener("eip6963:requestProvider", () =>
+        window.dispatchEvent(new CustomEvent("eip6963:announceProvider", { detail: { info: { uuid: "test", name: "Test wallet", icon: "", rdns: "test.wallet" }, provider } })))
+    })
+    await page.goto(`${app.baseUrl}/pay/${invoice.id}`)
+    await page.getByRole("button", { name: "Request a refund" }).click()
+    await page.getByLabel("Your Ethereum address for the refund").fill(payer.address.toLowerCase())
+    const sign = page.getByRole("button", { name: "Sign with your wallet and request" })
+    await sign.waitFor()
+    await sign.click()
+    const item = page.locator(".refund-item[data-status=requested]")
+    await item.locator(".refund-verified").waitFor()
+    expect(await item.locator(".refund-verified").textContent()).toBe("Signed by the wallet that paid.")
+    const { body } = await publicRequest(app.baseUrl, `/api/checkout/pay/${invoice.id}/refunds`)
+    expect(body.refunds.map((refund: any) => [refund.refundAddress, refund.status, refund.verified])).toEqual([
+      [OTHER_EVM, "rejected", false],
+      [payer.address, "requested", true]
+    ])
+    expect(problems).toEqual([])
+    await context.close()
+  }, 120_000)
 })
