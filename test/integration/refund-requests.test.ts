@@ -1,8 +1,11 @@
 import { ed25519 } from "@noble/curves/ed25519.js"
 import { base58 } from "@scure/base"
+import { Effect } from "effect"
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { RefundId } from "../../src/domain/Ids.ts"
 import { refundMessage } from "../../src/refunds/RefundMessage.ts"
+import { RefundWatch } from "../../src/refunds/RefundWatch.ts"
 import { publicRequest, startTestApp, type TestApp, type TestMerchant } from "../support/TestApp.ts"
 
 /**
@@ -94,6 +97,21 @@ describe("refund requests side by side (issue #52)", () => {
       status: 409,
       body: { error: "Only a requested refund can be chosen" }
     })
+  })
+
+  it("paying one of the pending requests is choosing it: the watchers' sighting rejects the others", async () => {
+    const payer = privateKeyToAccount(generatePrivateKey())
+    const { invoiceId, optionId } = await overpaidBy("ethereum", payer.address)
+    const paid = await request(invoiceId, { paymentOptionId: optionId, refundAddress: payer.address })
+    const other = await request(invoiceId, { paymentOptionId: optionId, refundAddress: OTHER_EVM })
+    const transfer = { refundId: RefundId.make(paid.body.id), transactionHash: txHash(), outputIndex: 0, blockHeight: 10n, blockHash: "0xbb", observedAt: new Date(), confirmations: 1 }
+    await app.run(Effect.flatMap(RefundWatch, (watch) => watch.observe(transfer)))
+    const listed = await merchantRefunds(invoiceId)
+    expect(listed.map((refund) => [refund.id, refund.status, refund.rejectionNote])).toEqual([
+      [paid.body.id, "sent", null],
+      [other.body.id, "rejected", "The merchant chose another refund request"]
+    ])
+    expect(listed[0].chosenAt).not.toBeNull()
   })
 })
 
