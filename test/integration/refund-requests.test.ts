@@ -192,3 +192,15 @@ describe("signed refund requests (issue #52)", () => {
     expect(listed).toMatchObject({ paidFrom: payer, differsFromPayer: true, verified: true })
   })
 })
+
+describe("the OpenAPI document (issue #52)", () => {
+  it("declares the signature fields, the verified and payer fields and the choose endpoint", async () => {
+    const { body } = await publicRequest(app.baseUrl, "/api/openapi.json")
+    const schemas = body.components.schemas
+    expect(Object.keys(schemas.RequestRefund.properties)).toEqual(expect.arrayContaining(["signature", "signer"]))
+    expect(schemas.PublicRefund.required).toContain("verified")
+    expect(schemas.InvoiceRefunds.required).toContain("signatureDomain")
+    expect(schemas.Refund.required).toEqual(expect.arrayContaining(["verified", "paidFrom", "differsFromPayer", "chosenAt"]))
+    expect(Object.keys(body.paths["/api/dashboard/refunds/{id}/choose"].post.responses).sort()).toEqual(expect.arrayContaining(["200", "404", "409"]))
+  })
+})
