@@ -53,13 +53,16 @@ const solanaSigner = (message: string, { signature, signer }: RefundSignature): 
   if (key === undefined || key.length !== 32) return refused(SIGNATURE_MESSAGES.solanaSigner)
   const bytes = decodeEither(signature)
   if (bytes === undefined || bytes.length !== 64) return refused(SIGNATURE_MESSAGES.solanaFormat)
-  let valid = false
+  return verifies(bytes, new TextEncoder().encode(message), key) ? { signer: base58.encode(key) } : refused(SIGNATURE_MESSAGES.mismatch)
+}
+
+/** ed25519 verification; a key or signature that is not a curve point is simply not a match. */
+const verifies = (signature: Uint8Array, message: Uint8Array, key: Uint8Array) => {
   try {
-    valid = ed25519.verify(bytes, new TextEncoder().encode(message), key)
+    return ed25519.verify(signature, message, key)
   } catch {
-    valid = false
+    return false
   }
-  return valid ? { signer: base58.encode(key) } : refused(SIGNATURE_MESSAGES.mismatch)
 }
 
 /**

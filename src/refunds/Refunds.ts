@@ -110,7 +110,6 @@ interface CheckedAddress {
   readonly note: string | null
 }
 
-
 /**
  * Refunds without custody (issue #40): the payer asks for what an invoice refunds on one option, to
  * an address of theirs; the merchant pays it from their own wallet (or rejects it with a note); the

@@ -22,7 +22,9 @@ export const RequestRefundBody = Schema.Struct({
     description:
       "The paying wallet's signature of the refund message (docs/refunds.md): EVM EIP-191 personal_sign as 0x hex; Solana signMessage's 64 bytes as base58 or base64. Not offered on bitcoin."
   })),
-  signer: Schema.optionalKey(text(100).annotate({ description: "Who signed: the Solana public key (required with a Solana signature); on EVM optional, checked against the recovered address" }))
+  signer: Schema.optionalKey(
+    text(100).annotate({ description: "Who signed: the Solana public key (required with a Solana signature); on EVM optional, checked against the recovered address" })
+  )
 }).annotate({ message: "must be a JSON object", identifier: "RequestRefund" })
 
 export const RejectRefundBody = Schema.Struct({

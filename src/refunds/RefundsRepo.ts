@@ -72,8 +72,7 @@ export class RefundsRepo extends Context.Service<RefundsRepo, {
       const listByOption = SqlSchema.findAll({
         Request: Schema.Struct({ invoiceId: Schema.String, paymentOptionId: Schema.String }),
         Result: RefundRow,
-        execute: ({ invoiceId, paymentOptionId }) =>
-          sql`SELECT * FROM refunds WHERE invoice_id = ${invoiceId} AND payment_option_id = ${paymentOptionId} ORDER BY requested_at, id`
+        execute: ({ invoiceId, paymentOptionId }) => sql`SELECT * FROM refunds WHERE invoice_id = ${invoiceId} AND payment_option_id = ${paymentOptionId} ORDER BY requested_at, id`
       })
       const payersOf = SqlSchema.findAll({
         Request: Schema.String,

@@ -124,8 +124,9 @@ describe.skipIf(!available)("side-by-side refund requests in the dashboard", () 
     })
     await page.addInitScript(() => {
       const provider = { request: ({ method, params }: { method: string; params?: unknown }) => (window as any).walletRequest(method, params) }
-      window.addEventListener("eip6963:requestProvider", () =>
-        window.dispatchEvent(new CustomEvent("eip6963:announceProvider", { detail: { info: { uuid: "test", name: "Test wallet", icon: "", rdns: "test.wallet" }, provider } })))
+      window.addEventListener("eip6963:requestProvider",
+        () =>
+          window.dispatchEvent(new CustomEvent("eip6963:announceProvider", { detail: { info: { uuid: "test", name: "Test wallet", icon: "", rdns: "test.wallet" }, provider } })))
     })
     await page.goto(`${app.baseUrl}/pay/${invoice.id}`)
     await page.getByRole("button", { name: "Request a refund" }).click()

@@ -35,7 +35,8 @@ const overpaidBy = async (network: "ethereum" | "solana", payer: string) => {
   const option = invoice.paymentOptions.find((candidate: any) => candidate.network === network)
   for (const amount of ["20", "5"]) {
     const paid = await merchant.dashboard(`/api/dev/invoices/${invoice.id}/simulate-payment`, {
-      body: { paymentOptionId: option.id, amount, confirmations: 1_000, transactionHash: network === "ethereum" ? txHash() : base58.encode(crypto.getRandomValues(new Uint8Array(64))), payerAddress: payer }
+      body: { paymentOptionId: option.id, amount, confirmations: 1_000,
+        transactionHash: network === "ethereum" ? txHash() : base58.encode(crypto.getRandomValues(new Uint8Array(64))), payerAddress: payer }
     })
     expect(paid.status).toBe(200)
   }
@@ -104,7 +105,8 @@ describe("refund requests side by side (issue #52)", () => {
     const { invoiceId, optionId } = await overpaidBy("ethereum", payer.address)
     const paid = await request(invoiceId, { paymentOptionId: optionId, refundAddress: payer.address })
     const other = await request(invoiceId, { paymentOptionId: optionId, refundAddress: OTHER_EVM })
-    const transfer = { refundId: RefundId.make(paid.body.id), transactionHash: txHash(), outputIndex: 0, blockHeight: 10n, blockHash: "0xbb", observedAt: new Date(), confirmations: 1 }
+    const transfer = { refundId: RefundId.make(paid.body.id), transactionHash: txHash(), outputIndex: 0, blockHeight: 10n, blockHash: "0xbb", observedAt: new Date(),
+      confirmations: 1 }
     await app.run(Effect.flatMap(RefundWatch, (watch) => watch.observe(transfer)))
     const listed = await merchantRefunds(invoiceId)
     expect(listed.map((refund) => [refund.id, refund.status, refund.rejectionNote])).toEqual([

@@ -88,12 +88,10 @@ const open = (panel: HTMLElement, content: HTMLElement) => {
 
 /** The refund address beside the address that paid, flagged in words when they differ, and whether the payer signed the request. */
 const addressCell = (refund: Refund) =>
-  h("td", { class: "refund-addresses" },
-    h("code", { class: "mono requested-address" }, refund.refundAddress),
-    h("span", { class: `verification ${refund.verified ? "verified" : "unverified"}` }, refund.verified ? "Signed by the paying address" : "Not signed"),
-    refund.paidFrom === null
-      ? h("span", { class: "paid-from" }, "Paid from: unknown")
-      : h("span", { class: "paid-from" }, "Paid from: ", h("code", { class: "mono" }, refund.paidFrom)),
+  h("td", { class: "refund-addresses" }, h("code", { class: "mono requested-address" }, refund.refundAddress),
+    h("span", { class: `verification ${refund.verified ? "verified" : "unverified"}` }, refund.verified ? "Signed by the paying address" : "Not signed"), refund.paidFrom === null
+    ? h("span", { class: "paid-from" }, "Paid from: unknown")
+    : h("span", { class: "paid-from" }, "Paid from: ", h("code", { class: "mono" }, refund.paidFrom)),
     refund.differsFromPayer ? h("strong", { class: "differs", "data-differs": "true" }, "⚠ Differs from the address that paid") : null)
 
 /** A pending request the merchant has not chosen, beside others of its option. */
@@ -102,8 +100,7 @@ const isRival = (refund: Refund, refunds: ReadonlyArray<Refund>) =>
   refunds.some((other) => other.id !== refund.id && other.paymentOptionId === refund.paymentOptionId && other.status === "requested" && other.chosenAt === null)
 
 /** Keeps this request; the service rejects the option's others. The view is drawn again either way (a failure shows what holds now). */
-const choose = (refund: Refund, after: () => void) => () =>
-  void api<Refund>("POST", `/api/dashboard/refunds/${refund.id}/choose`).finally(after)
+const choose = (refund: Refund, after: () => void) => () => void api<Refund>("POST", `/api/dashboard/refunds/${refund.id}/choose`).finally(after)
 
 const transactionCell = (refund: Refund) =>
   refund.transactionHash === null

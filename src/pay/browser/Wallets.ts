@@ -38,8 +38,7 @@ const solanaSigner = () => wallets.get().find((wallet) => "solana:signMessage" i
 const EVM = new Set(["ethereum", "arbitrum", "base"])
 
 /** Whether a wallet that can sign a message of this network is in the browser. */
-export const canSign = async (network: string): Promise<boolean> =>
-  network === "solana" ? solanaSigner() !== undefined : EVM.has(network) && (await evmProvider()) !== undefined
+export const canSign = async (network: string): Promise<boolean> => network === "solana" ? solanaSigner() !== undefined : EVM.has(network) && (await evmProvider()) !== undefined
 
 /** A refund address as the server stores it (EVM checksummed), so that the signed text is the server's. */
 export const canonicalAddress = (network: string, address: string): string => {
