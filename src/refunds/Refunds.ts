@@ -21,9 +21,9 @@ import {
 import { type Refundable, refundsToReject, requestable } from "./Refundable.ts"
 import { rejectedWith, rejectOtherCandidates } from "./RefundChoice.ts"
 import { AppConfig } from "../config/AppConfig.ts"
-import { isEvmNetwork, refundMessage, sameAddress } from "./RefundMessage.ts"
-import { type RefundSignature, signerOf } from "./RefundSigning.ts"
+import { type RefundRequest, type Vouched, vouching } from "./RequestChecks.ts"
 import { decideRequest } from "./RequestDecision.ts"
+import { isEvmNetwork } from "./RefundMessage.ts"
 import { RefundsRepo } from "./RefundsRepo.ts"
 
 /** The notes of refunds rejected because what they were granted on no longer holds, by cause. */
@@ -35,21 +35,11 @@ export const AUTOMATIC_REJECTION_NOTES: Readonly<Record<CoverageLoss, string>> =
 /** The most refunds one dashboard list answers. */
 export const REFUND_LIST_LIMIT = 100
 
+export type { RefundRequest } from "./RequestChecks.ts"
+
 /** What can be refunded on one option now, with the option it is in. */
 export interface RefundableOption extends Refundable {
   readonly option: PaymentOptionRecord
-}
-
-export interface RefundRequest extends Partial<RefundSignature> {
-  readonly paymentOptionId: string
-  readonly refundAddress: string
-  readonly email?: string | undefined
-}
-
-/** Whether a request was signed by an address that paid the option, and who paid. */
-interface Vouched {
-  readonly verified: boolean
-  readonly paidFrom: string | null
 }
 
 const now = Effect.map(Clock.currentTimeMillis, (millis) => new Date(millis))
@@ -157,6 +147,7 @@ export class Refunds extends Context.Service<Refunds, {
       const signatureDomain = new URL((yield* AppConfig).publicUrl).host
       // The deployment's token contracts and mints, and its forwarder factories: never a payer's wallet.
       const deploymentContracts = [...Object.values(rails.tokens), ...Object.values(rails.forwarder.factories)]
+      const vouchedBy = vouching(repo, signatureDomain)
 
       const partsOf = (invoiceId: string) =>
         Effect.flatMap(invoices.find(invoiceId), (parts) => parts === undefined ? Effect.fail(new InvoiceNotFound({ invoiceId })) : Effect.succeed(parts))
@@ -192,18 +183,6 @@ export class Refunds extends Context.Service<Refunds, {
         const option = parts.options.find((candidate) => candidate.id === paymentOptionId)
         return option === undefined ? Effect.fail(new PaymentOptionNotFound({ paymentOptionId })) : Effect.succeed(option)
       }
-
-      /** A signature, when given, must be valid (400 otherwise); it verifies the request when its signer paid the option. */
-      const vouchedBy = (invoiceId: string, option: PaymentOptionRecord, address: string, body: RefundRequest) =>
-        Effect.gen(function*() {
-          const payers = yield* repo.payersOf(option.id)
-          const paidFrom = payers[0] ?? null
-          if (body.signature === undefined) return { verified: false, paidFrom }
-          const message = refundMessage({ domain: signatureDomain, invoiceId, paymentOptionId: option.id, refundAddress: address })
-          const check = yield* signerOf(option.network, message, { signature: body.signature, signer: body.signer })
-          if ("refused" in check) return yield* new InvalidRequest({ message: check.refused })
-          return { verified: payers.some((payer) => sameAddress(option.network, payer, check.signer)), paidFrom }
-        })
 
       const request = Effect.fn("Refunds.request")(function*(invoiceId: string, body: RefundRequest) {
         // The address and signature are checked first, outside the transaction: the code check asks the network.
