@@ -79,6 +79,18 @@ describe("refund requests side by side (issue #52)", () => {
     })
   })
 
+  it("the overview counts the side-by-side requests of one payment once", async () => {
+    const owner = merchant
+    merchant = await app.createMerchant()
+    try {
+      const { invoiceId, optionId } = await overpaidBy("ethereum", THIRD_EVM)
+      for (const address of [OTHER_EVM, THIRD_EVM]) expect((await request(invoiceId, { paymentOptionId: optionId, refundAddress: address })).status).toBe(201)
+      expect((await merchant.dashboard("/api/dashboard/overview")).body.waitingRefunds).toBe(1)
+    } finally {
+      merchant = owner
+    }
+  })
+
   it("the merchant's choice rejects the others; then the option takes no new address", async () => {
     const payer = privateKeyToAccount(generatePrivateKey())
     const { invoiceId, optionId } = await overpaidBy("ethereum", payer.address)
