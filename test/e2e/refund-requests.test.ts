@@ -1,4 +1,6 @@
 import { existsSync } from "node:fs"
+import { ed25519 } from "@noble/curves/ed25519.js"
+import { base58 } from "@scure/base"
 import { AxeBuilder } from "@axe-core/playwright"
 import type { Browser, Page } from "playwright-core"
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
@@ -142,6 +144,53 @@ describe.skipIf(!available)("side-by-side refund requests in the dashboard", () 
       [OTHER_EVM, "rejected", false],
       [payer.address, "requested", true]
     ])
+    expect(problems).toEqual([])
+    await context.close()
+  }, 120_000)
+
+  it("the payment page signs the request with a Solana wallet-standard wallet that paid (signMessage), and the request is marked verified", async () => {
+    const secret = ed25519.utils.randomSecretKey()
+    const payer = base58.encode(ed25519.getPublicKey(secret))
+    const refundTo = base58.encode(ed25519.getPublicKey(ed25519.utils.randomSecretKey()))
+    const { body: invoice } = await merchant.api("/api/checkout/invoices", { body: { amountUsd: 20 } })
+    const option = invoice.paymentOptions.find((candidate: any) => candidate.network === "solana")
+    for (const amount of ["20", "5"]) {
+      const paid = await merchant.dashboard(`/api/dev/invoices/${invoice.id}/simulate-payment`, {
+        body: { paymentOptionId: option.id, amount, confirmations: 1_000, transactionHash: base58.encode(crypto.getRandomValues(new Uint8Array(64))), payerAddress: payer }
+      })
+      expect(paid.status).toBe(200)
+    }
+    const { context, page, problems } = await signedInPage(browser, app, null, "phone")
+    // The test wallet's key stays in the test: the page hands it the message's bytes.
+    await page.exposeFunction("solanaSignMessage", (message: Array<number>) => [...ed25519.sign(new Uint8Array(message), secret)])
+    await page.addInitScript((publicKey) => {
+      const account = { address: "payer", publicKey: new Uint8Array(publicKey), chains: ["solana:mainnet"], features: [] }
+      const wallet = {
+        version: "1.0.0",
+        name: "Test Solana wallet",
+        icon: "data:image/svg+xml;base64,PHN2Zy8+",
+        chains: ["solana:mainnet"],
+        accounts: [],
+        features: {
+          "standard:connect": { version: "1.0.0", connect: async () => ({ accounts: [account] }) },
+          "solana:signMessage": {
+            version: "1.0.0",
+            signMessage: async (...inputs: Array<{ message: Uint8Array }>) =>
+              Promise.all(inputs.map(async (input) => ({ signedMessage: input.message, signature: new Uint8Array(await (window as any).solanaSignMessage([...input.message])) })))
+          }
+        }
+      }
+      window.addEventListener("wallet-standard:app-ready", (event: any) => event.detail.register(wallet))
+    }, [...base58.decode(payer)])
+    await page.goto(`${app.baseUrl}/pay/${invoice.id}?option=${option.id}`)
+    await page.getByRole("button", { name: "Request a refund" }).click()
+    await page.getByLabel("Your Solana address for the refund").fill(refundTo)
+    const sign = page.getByRole("button", { name: "Sign with your wallet and request" })
+    await sign.waitFor()
+    await sign.click()
+    await page.locator(".refund-item[data-status=requested] .refund-verified").waitFor()
+    const { body } = await publicRequest(app.baseUrl, `/api/checkout/pay/${invoice.id}/refunds`)
+    expect(body.refunds.map((refund: any) => [refund.refundAddress, refund.verified])).toEqual([[refundTo, true]])
     expect(problems).toEqual([])
     await context.close()
   }, 120_000)

@@ -114,6 +114,8 @@ const offerDrawer = (parts: Parts, words: Wording, mine: Mine) => {
     signRow.hidden = true
     void canSign(option.network).then((can) => (signRow.hidden = !can || chosen() !== option))
   }
+  // A wallet may register after the offer was drawn: look again when the form opens.
+  parts.opener.addEventListener("click", describeAddress)
   /** Open to a request: refundable (the server's word) and not asked for from this browser. */
   const draw = (current: PayRefunds) => {
     const askedHere = (optionId: string) => current.refunds.some((refund) => refund.paymentOptionId === optionId && mine.has(refund.id))
