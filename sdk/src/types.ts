@@ -359,6 +359,9 @@ export interface components {
             blockHash: string | null;
             confirmations: number | ("Infinity" | "-Infinity" | "NaN");
             rejectionNote: string | null;
+            verified: boolean;
+            paidFrom: string | null;
+            chosenAt: string | null;
             /** Format: date-time */
             requestedAt: string;
             sentAt: string | null;
@@ -371,6 +374,8 @@ export interface components {
             /** @description The refund amount in the asset's smallest units */
             amountAtomic: string;
             blockHeight: string | null;
+            /** @description True when refundAddress is not paidFrom (compared in lower case on EVM); false when who paid is unknown (paidFrom null) */
+            differsFromPayer: boolean;
             paymentRequest: components["schemas"]["RefundPaymentRequest"];
         };
         RefundPaymentRequest: {

@@ -23,6 +23,8 @@ export interface Transfer {
   readonly key: string
   readonly toAddress: string
   readonly amountAtomic: bigint
+  /** The sender, when the chain names one (EVM: the Transfer's `from`). */
+  readonly fromAddress?: string | undefined
 }
 
 /** What a transfer to a watched key is: evidence for one option, or a deposit that matches none. */

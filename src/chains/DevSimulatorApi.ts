@@ -26,7 +26,8 @@ export const DevSimulatorGroup = HttpApiGroup.make("dev")
         ).annotateKey(required),
         confirmations: Schema.optionalKey(Confirmations),
         transactionHash: Schema.optionalKey(text(200)),
-        late: Schema.optionalKey(Schema.Boolean.annotate({ message: "must be a boolean" }))
+        late: Schema.optionalKey(Schema.Boolean.annotate({ message: "must be a boolean" })),
+        payerAddress: Schema.optionalKey(text(200).annotate({ description: "Who paid (the sender a watcher would see)" }))
       }),
       success: Result,
       error: [BadRequest, NotFound, Conflict]

@@ -63,7 +63,8 @@ const simulatePayment = (dev: Dev) => ({ params, payload }: Request<"simulatePay
       outputIndex: 0,
       amountAtomic,
       confirmations: payload.confirmations ?? 0,
-      observedAt
+      observedAt,
+      payerAddress: payload.payerAddress
     }).pipe(Effect.mapError(DevSimulatorErrors.evidenceRejected))
     return yield* answer(dev, params.id, result)
   })

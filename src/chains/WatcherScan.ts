@@ -48,6 +48,7 @@ const observe = (context: WatcherContext, transfer: Transfer, block: BlockHeader
       confirmations: Number(head.height - transfer.blockHeight + 1n),
       observedAt: block.time,
       destinationAddress: transfer.toAddress,
+      payerAddress: transfer.fromAddress,
       blockHeight: transfer.blockHeight,
       blockHash: transfer.blockHash
     }).pipe(

@@ -46,7 +46,9 @@ export const OverviewView = Schema.Struct({
     description: "USD of the payments observed each UTC day of the last 30 (today last), payments removed by a reorganisation left out"
   }),
   openExceptions: Schema.Number,
-  waitingRefunds: Schema.Number.annotate({ description: "Refunds payers asked for that the merchant has not paid yet (requested)" })
+  waitingRefunds: Schema.Number.annotate({
+    description: "Payment options with a refund payers asked for that the merchant has not paid yet (requested); requests side by side count once"
+  })
 })
 
 export const DashboardInvoicesGroup = HttpApiGroup.make("dashboardInvoices")

@@ -38,7 +38,7 @@ const make = Effect.gen(function*() {
     Result: Counts,
     execute: (merchantId) =>
       sql`SELECT (SELECT count(*) FROM invoices WHERE merchant_id = ${merchantId} AND exception_status = 'open')::int AS open_exceptions,
-        (SELECT count(*) FROM refunds WHERE merchant_id = ${merchantId} AND status = 'requested')::int AS waiting_refunds`
+        (SELECT count(DISTINCT payment_option_id) FROM refunds WHERE merchant_id = ${merchantId} AND status = 'requested')::int AS waiting_refunds`
   })
   return {
     overview: (merchantId: string, since: Date) =>

@@ -28,7 +28,7 @@ export class RateLimited extends Data.TaggedError("RateLimited")<{ readonly retr
 export class PaymentOptionNotFound extends Data.TaggedError("PaymentOptionNotFound")<{ readonly paymentOptionId: string }> {}
 /** Nothing on this option can be refunded now (see refunds/Refundable.ts). */
 export class NothingToRefund extends Data.TaggedError("NothingToRefund")<{ readonly paymentOptionId: string }> {}
-/** One refund per invoice and option, ever: this option has one, to another address. */
+/** The option is past the request stage: the merchant chose a request, or rejected them all. */
 export class RefundAlreadyRequested extends Data.TaggedError("RefundAlreadyRequested")<{ readonly paymentOptionId: string }> {}
 /** No refund of that id for this merchant. */
 export class RefundNotFound extends Data.TaggedError("RefundNotFound")<{ readonly refundId: string }> {}

@@ -27,6 +27,8 @@ export interface ObservedPayment {
   readonly blockHash?: string | undefined
   /** Seen unconfirmed in a mempool (bitcoin): 0 confirmations, no block, watched for replacement. */
   readonly inMempool?: boolean | undefined
+  /** Who paid: EVM the Transfer's `from`, Solana the owner of the paying token account; absent for bitcoin. */
+  readonly payerAddress?: string | undefined
 }
 
 /** One piece of evidence: network, transaction and output (for EVM the log's position in its transaction). */
@@ -159,7 +161,8 @@ export const decideObservation = (state: EvidenceState | undefined, observed: Ob
     blockHeight: observed.blockHeight ?? null,
     blockHash: observed.blockHash ?? null,
     seenInMempool: observed.inMempool === true,
-    sweepPending: option.railType === "wallet_contract"
+    sweepPending: option.railType === "wallet_contract",
+    payerAddress: observed.payerAddress ?? null
   }
   return writing(invoice, payments, payment, write, at, { isNew: true, late: payment.late, newLatePayment: payment.late })
 }

@@ -170,7 +170,8 @@ const invoiceWrites = (sql: SqlClient.SqlClient) => {
     "block_height",
     "block_hash",
     "seen_in_mempool",
-    "sweep_status"
+    "sweep_status",
+    "payer_address"
   ].join(", ")
 
   /** The SQL of a payment write, applied only where `guard` holds; RETURNING 1 for each row it touched. */
@@ -182,7 +183,8 @@ const invoiceWrites = (sql: SqlClient.SqlClient) => {
           blockHeight: write.blockHeight?.toString() ?? null,
           blockHash: write.blockHash,
           seenInMempool: write.seenInMempool,
-          sweepStatus: write.sweepPending ? "pending" : null
+          sweepStatus: write.sweepPending ? "pending" : null,
+          payerAddress: write.payerAddress
         })
         const payment = write.payment
         // Typed by the table's row type, so the insert can select its values under a guard. A row stored

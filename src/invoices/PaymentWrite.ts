@@ -13,6 +13,8 @@ export type PaymentWrite =
     readonly seenInMempool: boolean
     /** What reaches a forwarder is swept on to the merchant's recipient once confirmed. */
     readonly sweepPending: boolean
+    /** Who paid, when the watcher can tell (see ObservedPayment.payerAddress). */
+    readonly payerAddress: string | null
   }
   | {
     readonly _tag: "UpdateConfirmations"

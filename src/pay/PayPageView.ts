@@ -356,7 +356,10 @@ const refundSection = (t: Strings, explorers: Explorers) => {
     `<input id="refund-email" name="email" type="email" autocomplete="email" maxlength="254" aria-describedby="refund-email-error">`,
     `<p class="field-error" id="refund-email-error" role="alert"></p>`,
     `<p class="field-error refund-error" role="alert"></p>`,
-    `<p><button type="submit" class="button primary">${escape(r.submit)}</button></p>`,
+    `<p class="refund-sign-row" hidden><button type="submit" class="button primary refund-sign" value="sign">${escape(r.sign)}</button> <span class="hint">${
+      escape(r.signHint)
+    }</span></p>`,
+    `<p><button type="submit" class="button primary refund-submit">${escape(r.submit)}</button></p>`,
     `</form>`,
     `</div>`,
     `</section>`

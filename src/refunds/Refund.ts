@@ -6,6 +6,7 @@ import { changing } from "../domain/Model.ts"
 import { formatAtomic } from "../domain/Money.ts"
 import { NullableDate } from "../domain/Timestamps.ts"
 import { paymentRequestOf } from "./PaymentRequest.ts"
+import { sameAddress } from "./RefundMessage.ts"
 
 export const REFUND_STATUSES = ["requested", "sent", "completed", "rejected"] as const
 export const RefundStatus = Schema.Literals(REFUND_STATUSES)
@@ -51,6 +52,12 @@ export const Refund = Schema.Struct({
   rejectionNote: changing(NullableString),
   /** What the address checks could not establish when it was requested (an EVM address not checked for code). */
   addressNote: NullableString,
+  /** Signed by an address that paid the option (issue #52): EIP-191 on EVM, an ed25519 message signature on Solana. */
+  verified: Schema.Boolean,
+  /** The address that paid the option, as the watchers saw it when the refund was requested (null when unknown: bitcoin). */
+  paidFrom: NullableString,
+  /** When the merchant chose this request among the option's pending ones (the others were rejected then). */
+  chosenAt: changing(NullableDate),
   requestedAt: Schema.Date,
   sentAt: changing(NullableDate),
   completedAt: changing(NullableDate),
@@ -72,7 +79,8 @@ export const PUBLIC_REFUND_FIELDS = [
   "transactionHash",
   "requestedAt",
   "completedAt",
-  "rejectionNote"
+  "rejectionNote",
+  "verified"
 ] as const
 
 /** The fields the merchant sees as they are stored: all but the merchant id and the exact integers (shown as text). */
@@ -102,6 +110,9 @@ export const RefundView = Schema.Struct({
   amount: Amount,
   amountAtomic: Schema.String.annotate({ description: "The refund amount in the asset's smallest units" }),
   blockHeight: NullableString,
+  differsFromPayer: Schema.Boolean.annotate({
+    description: "True when refundAddress is not paidFrom (compared in lower case on EVM); false when who paid is unknown (paidFrom null)"
+  }),
   paymentRequest: RefundPaymentRequest
 }).annotate({ identifier: "Refund" })
 export type RefundView = typeof RefundView.Type
@@ -131,5 +142,6 @@ export const refundView = (refund: RefundRecord): RefundView => ({
   amount: formatAtomic(refund.amountAtomic, refund.decimals),
   amountAtomic: refund.amountAtomic.toString(),
   blockHeight: refund.blockHeight === null ? null : refund.blockHeight.toString(),
+  differsFromPayer: refund.paidFrom !== null && !sameAddress(refund.network, refund.paidFrom, refund.refundAddress),
   paymentRequest: paymentRequestOf(refund)
 })

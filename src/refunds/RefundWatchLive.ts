@@ -1,6 +1,7 @@
 import { Clock, Effect, Layer, Option } from "effect"
 import type { RefundRecord } from "./Refund.ts"
 import { type RefundTransfer, RefundWatch, type WatchedRefund } from "./RefundWatch.ts"
+import { rejectOtherCandidates } from "./RefundChoice.ts"
 import { RefundsRepo } from "./RefundsRepo.ts"
 
 /** The token a watcher matches a refund's transfer in: EVM the lower-case contract, bitcoin "", solana the mint. */
@@ -95,10 +96,14 @@ export const RefundWatchLive = Layer.effect(
           const found = yield* repo.lock(transfer.refundId)
           if (Option.isNone(found)) return
           const refund = found.value
-          const next = observedRefund(refund, transfer, yield* now)
-          if (next === undefined) return
+          const at = yield* now
+          const observed = observedRefund(refund, transfer, at)
+          if (observed === undefined) return
+          // Paying one of the option's pending requests is the merchant's choice of it (issue #52).
+          const next = observed.chosenAt === null ? { ...observed, chosenAt: at } : observed
           const event = next.status === "completed" ? "refund_completed" : null
           yield* repo.update(next, refund.status, event)
+          if (refund.chosenAt === null) yield* rejectOtherCandidates(repo, next, at)
         }))
       }),
       invalidateAbove: Effect.fn("RefundWatch.invalidateAbove")(function*(network: string, height: bigint) {

@@ -33,6 +33,26 @@ export interface CountedRefund {
   readonly paymentOptionId: string
   readonly amountAtomic: bigint
   readonly status: RefundStatus
+  /** When the merchant chose it among the option's pending requests (absent or null: not chosen). */
+  readonly chosenAt?: Date | null | undefined
+}
+
+/**
+ * A pending request the merchant has not chosen (issue #52): the option's pending requests stand
+ * side by side as alternatives for the same money, so together they claim it once.
+ */
+export const isCandidate = (refund: CountedRefund): boolean => refund.status === "requested" && (refund.chosenAt ?? null) === null
+
+/** What the option's refunds claim: every one that is not rejected, the side-by-side candidates once (the largest). */
+const claimOf = (refunds: ReadonlyArray<CountedRefund>): { readonly settled: bigint; readonly candidates: bigint } => {
+  let settled = 0n
+  let candidates = 0n
+  for (const refund of refunds) {
+    if (refund.status === "rejected") continue
+    if (isCandidate(refund)) candidates = refund.amountAtomic > candidates ? refund.amountAtomic : candidates
+    else settled += refund.amountAtomic
+  }
+  return { settled, candidates }
 }
 
 export interface Refundable {
@@ -40,8 +60,9 @@ export interface Refundable {
   /** What the option's confirmed payments brought in, what the invoice keeps of it, and what refunds already claim. */
   readonly receivedAtomic: bigint
   readonly keptAtomic: bigint
+  /** What its refunds claim beside the pending candidates (sent, completed, chosen). */
   readonly claimedAtomic: bigint
-  /** What a new refund request on this option would be for (0 when none). */
+  /** What a new refund request on this option would be for, beside any pending candidates (0 when none). */
   readonly refundableAtomic: bigint
   readonly reason: RefundReason
 }
@@ -62,7 +83,8 @@ export const refundReasonOf = (invoice: RefundableInvoice, confirmedUsdMicros: b
  * received, what the invoice keeps and what remains refundable. On an overpayment the invoice keeps
  * its amount, taken from the options in that order; each option's share is converted at its quote,
  * rounded up in the merchant's favour and capped at what it received. Closed unpaid, it keeps nothing.
- * Refunds that are not rejected are deducted (even sent or completed ones: that money has left).
+ * Refunds that are not rejected are deducted (even sent or completed ones: that money has left),
+ * except the pending candidates: a new request stands beside them, for the same amount.
  */
 export const refundable = (
   invoice: RefundableInvoice,
@@ -93,9 +115,7 @@ export const refundable = (
     remainingMicros -= keptUsd
     const keptShare = invoice.amountMicros > 0n ? ceilDiv(keptUsd * option.quotedAtomic, invoice.amountMicros) : 0n
     const keptAtomic = keptShare < receivedAtomic ? keptShare : receivedAtomic
-    const claimedAtomic = refunds
-      .filter((refund) => refund.paymentOptionId === option.id && refund.status !== "rejected")
-      .reduce((sum, refund) => sum + refund.amountAtomic, 0n)
+    const claimedAtomic = claimOf(refunds.filter((refund) => refund.paymentOptionId === option.id)).settled
     const left = receivedAtomic - keptAtomic - claimedAtomic
     return { paymentOptionId: option.id, receivedAtomic, keptAtomic, claimedAtomic, refundableAtomic: left > 0n ? left : 0n, reason }
   })
@@ -103,8 +123,9 @@ export const refundable = (
 
 /**
  * The requested refunds to reject after the evidence changed: on each option, while its
- * unrejected refunds claim more than it received minus what the invoice keeps, the requested ones
- * are rejected, newest first (sent and completed ones cannot be taken back).
+ * unrejected refunds claim more than it received minus what the invoice keeps, the chosen requested
+ * ones are rejected, newest first (sent and completed ones cannot be taken back); then each pending
+ * candidate that no longer fits beside them.
  */
 export const refundsToReject = <R extends CountedRefund & { readonly requestedAt: Date }>(
   invoice: RefundableInvoice,
@@ -118,21 +139,24 @@ export const refundsToReject = <R extends CountedRefund & { readonly requestedAt
   for (const optionId of optionIds) {
     const allowed = byOption.get(optionId) ?? 0n
     const standing = refunds.filter((refund) => refund.paymentOptionId === optionId && refund.status !== "rejected")
-    let claimed = standing.reduce((sum, refund) => sum + refund.amountAtomic, 0n)
-    const requested = standing.filter((refund) => refund.status === "requested").sort((a, b) => b.requestedAt.getTime() - a.requestedAt.getTime())
+    let claimed = claimOf(standing).settled
+    const requested = standing.filter((refund) => refund.status === "requested" && !isCandidate(refund))
+      .sort((a, b) => b.requestedAt.getTime() - a.requestedAt.getTime())
     for (const refund of requested) {
       if (claimed <= allowed) break
       rejected.push(refund)
       claimed -= refund.amountAtomic
     }
+    rejected.push(...standing.filter((refund) => isCandidate(refund) && claimed + refund.amountAtomic > allowed))
   }
   return rejected
 }
 
 /**
  * What the payer can ask for now: each option's refundable amount, leaving out the options with
- * nothing refundable and those that already have a refund (one request per option, ever: a
- * rejected one is final).
+ * nothing refundable and those whose refunds are past the request stage: while the option has a
+ * pending candidate, another request may stand beside it (issue #52); once the merchant chose one,
+ * or rejected them all, the option is closed to requests (a rejection is final).
  */
 export const requestable = (
   invoice: RefundableInvoice,
@@ -140,6 +164,9 @@ export const requestable = (
   payments: ReadonlyArray<RefundablePayment>,
   refunds: ReadonlyArray<CountedRefund>
 ): ReadonlyArray<Refundable> => {
-  const requested = new Set(refunds.map((refund) => refund.paymentOptionId))
-  return refundable(invoice, options, payments, refunds).filter((entry) => entry.refundableAtomic > 0n && !requested.has(entry.paymentOptionId))
+  const open = (optionId: string) => {
+    const own = refunds.filter((refund) => refund.paymentOptionId === optionId)
+    return own.length === 0 || own.some(isCandidate)
+  }
+  return refundable(invoice, options, payments, refunds).filter((entry) => entry.refundableAtomic > 0n && open(entry.paymentOptionId))
 }

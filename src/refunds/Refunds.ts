@@ -19,6 +19,11 @@ import {
   tokenContractRefusal
 } from "./RefundAddress.ts"
 import { type Refundable, refundsToReject, requestable } from "./Refundable.ts"
+import { rejectedWith, rejectOtherCandidates } from "./RefundChoice.ts"
+import { AppConfig } from "../config/AppConfig.ts"
+import { type RefundRequest, type Vouched, vouching } from "./RequestChecks.ts"
+import { decideRequest } from "./RequestDecision.ts"
+import { isEvmNetwork } from "./RefundMessage.ts"
 import { RefundsRepo } from "./RefundsRepo.ts"
 
 /** The notes of refunds rejected because what they were granted on no longer holds, by cause. */
@@ -30,15 +35,11 @@ export const AUTOMATIC_REJECTION_NOTES: Readonly<Record<CoverageLoss, string>> =
 /** The most refunds one dashboard list answers. */
 export const REFUND_LIST_LIMIT = 100
 
+export type { RefundRequest } from "./RequestChecks.ts"
+
 /** What can be refunded on one option now, with the option it is in. */
 export interface RefundableOption extends Refundable {
   readonly option: PaymentOptionRecord
-}
-
-export interface RefundRequest {
-  readonly paymentOptionId: string
-  readonly refundAddress: string
-  readonly email?: string | undefined
 }
 
 const now = Effect.map(Clock.currentTimeMillis, (millis) => new Date(millis))
@@ -53,7 +54,7 @@ export const refundableOptions = (parts: InvoiceParts, refunds: ReadonlyArray<Re
 }
 
 /** A new refund of what the option may still refund, to the payer's address. */
-const newRefund = (parts: InvoiceParts, entry: RefundableOption, checked: CheckedAddress, email: string | null, at: Date): RefundRecord => {
+const newRefund = (parts: InvoiceParts, entry: RefundableOption, checked: CheckedAddress, vouched: Vouched, email: string | null, at: Date): RefundRecord => {
   const { address, watchKey } = checked.destination
   const { option } = entry
   // A fresh key that only this refund's transfer carries (Solana Pay's reference), as the options have.
@@ -82,6 +83,9 @@ const newRefund = (parts: InvoiceParts, entry: RefundableOption, checked: Checke
     confirmations: 0,
     rejectionNote: null,
     addressNote: checked.note,
+    verified: vouched.verified,
+    paidFrom: vouched.paidFrom,
+    chosenAt: null,
     requestedAt: at,
     sentAt: null,
     completedAt: null,
@@ -96,14 +100,6 @@ interface CheckedAddress {
   readonly note: string | null
 }
 
-const isEvmNetwork = (network: string) => network === "ethereum" || network === "arbitrum" || network === "base"
-
-/** The existing refund of the option answers a repeat to the same address; another address is refused. */
-const repeated = (existing: RefundRecord, address: string) =>
-  existing.refundAddress === address
-    ? Effect.succeed({ refund: existing, created: false })
-    : Effect.fail(new RefundAlreadyRequested({ paymentOptionId: existing.paymentOptionId }))
-
 /**
  * Refunds without custody (issue #40): the payer asks for what an invoice refunds on one option, to
  * an address of theirs; the merchant pays it from their own wallet (or rejects it with a note); the
@@ -112,19 +108,27 @@ const repeated = (existing: RefundRecord, address: string) =>
  * never both count the same money.
  */
 export class Refunds extends Context.Service<Refunds, {
+  /** The service's host: the first word of the refund message a payer signs (RefundMessage.ts). */
+  readonly signatureDomain: string
   /** What the invoice refunds now and its refunds, for the payer page. */
   readonly forInvoice: (invoiceId: string) => Effect.Effect<{
     readonly refundable: ReadonlyArray<RefundableOption>
     readonly refunds: ReadonlyArray<RefundRecord>
   }, InvoiceNotFound>
-  /** The payer's request of everything refundable on one option; a repeat to the same address answers the existing refund (`created` false). */
+  /**
+   * The payer's request of everything refundable on one option (RequestDecision.ts: requests stand
+   * side by side while pending; a signed one by the paying address replaces them); a repeat to the
+   * same address answers the pending refund (`created` false).
+   */
   readonly request: (invoiceId: string, request: RefundRequest) => Effect.Effect<
     { readonly refund: RefundRecord; readonly created: boolean },
-    InvoiceNotFound | PaymentOptionNotFound | InvalidRequest | NothingToRefund | RefundAlreadyRequested
+    InvoiceNotFound | PaymentOptionNotFound | InvalidRequest | NothingToRefund | RefundAlreadyRequested | RefundStatusConflict
   >
   readonly list: (merchantId: string, status: RefundStatus | undefined) => Effect.Effect<ReadonlyArray<RefundRecord>>
   readonly listForInvoice: (merchantId: string, invoiceId: string) => Effect.Effect<ReadonlyArray<RefundRecord>, InvoiceNotFound>
   readonly get: (merchantId: string, refundId: string) => Effect.Effect<RefundRecord, RefundNotFound>
+  /** The merchant picks one of an option's pending requests; the others are rejected (issue #52). Idempotent. */
+  readonly choose: (merchantId: string, refundId: string) => Effect.Effect<RefundRecord, RefundNotFound | RefundStatusConflict>
   /** The merchant declines a requested refund, with a note for the payer; final. */
   readonly reject: (merchantId: string, refundId: string, note: string) => Effect.Effect<RefundRecord, RefundNotFound | RefundStatusConflict>
   /**
@@ -140,8 +144,10 @@ export class Refunds extends Context.Service<Refunds, {
       const invoices = yield* InvoiceRepo
       const contractCode = yield* ContractCode
       const rails = (yield* RailSettingsService).settings
+      const signatureDomain = new URL((yield* AppConfig).publicUrl).host
       // The deployment's token contracts and mints, and its forwarder factories: never a payer's wallet.
       const deploymentContracts = [...Object.values(rails.tokens), ...Object.values(rails.forwarder.factories)]
+      const vouchedBy = vouching(repo, signatureDomain)
 
       const partsOf = (invoiceId: string) =>
         Effect.flatMap(invoices.find(invoiceId), (parts) => parts === undefined ? Effect.fail(new InvoiceNotFound({ invoiceId })) : Effect.succeed(parts))
@@ -179,25 +185,44 @@ export class Refunds extends Context.Service<Refunds, {
       }
 
       const request = Effect.fn("Refunds.request")(function*(invoiceId: string, body: RefundRequest) {
-        // The address is checked first, outside the transaction: the code check asks the network.
-        const checked = yield* checkedAddress(yield* optionOf(yield* partsOf(invoiceId), body.paymentOptionId), body.refundAddress)
+        // The address and signature are checked first, outside the transaction: the code check asks the network.
+        const checkedOption = yield* optionOf(yield* partsOf(invoiceId), body.paymentOptionId)
+        const checked = yield* checkedAddress(checkedOption, body.refundAddress)
         const address = checked.destination.address
+        const vouched = yield* vouchedBy(invoiceId, checkedOption, address, body)
         return yield* repo.withTransaction(Effect.gen(function*() {
           // The invoice's row lock orders this request with evidence changes and other requests.
           if ((yield* invoices.lockForUpdate(invoiceId)) === undefined) return yield* new InvoiceNotFound({ invoiceId })
           const parts = yield* partsOf(invoiceId)
           const option = yield* optionOf(parts, body.paymentOptionId)
-          const existing = yield* repo.findByOption(invoiceId, option.id)
-          if (Option.isSome(existing)) return yield* repeated(existing.value, address)
+          const decision = decideRequest(yield* repo.listByOption(invoiceId, option.id), address, vouched.verified)
+          if (decision._tag === "Repeat") return { refund: decision.refund, created: false }
+          if (decision._tag === "Refused") return yield* new RefundStatusConflict({ message: decision.message })
           const refunds = yield* repo.listByInvoice(invoiceId)
           const entry = refundableOptions(parts, refunds).find((candidate) => candidate.paymentOptionId === option.id)
-          if (entry === undefined) return yield* new NothingToRefund({ paymentOptionId: option.id })
-          const refund = newRefund(parts, entry, checked, body.email ?? null, yield* now)
-          if (yield* repo.insert(refund, "refund_requested")) return { refund, created: true }
-          // Unreachable under the invoice lock; kept so that a concurrent insert still answers like a repeat.
-          const stored = yield* repo.findByOption(invoiceId, option.id)
-          if (Option.isNone(stored)) return yield* Effect.die(new Error(`refund of option ${option.id} neither inserted nor found`))
-          return yield* repeated(stored.value, address)
+          if (entry === undefined) {
+            if (refunds.some((refund) => refund.paymentOptionId === option.id)) return yield* new RefundAlreadyRequested({ paymentOptionId: option.id })
+            return yield* new NothingToRefund({ paymentOptionId: option.id })
+          }
+          const at = yield* now
+          for (const { note, refund } of decision.replaces) yield* repo.update(rejectedWith(refund, note, at), "requested", "refund_rejected")
+          const refund = newRefund(parts, entry, checked, vouched, body.email ?? null, at)
+          yield* repo.insert(refund, "refund_requested")
+          return { refund, created: true }
+        }))
+      })
+
+      /** The merchant picks one of the option's pending requests: it is chosen, the others are rejected. */
+      const choose = Effect.fn("Refunds.choose")(function*(merchantId: string, refundId: string) {
+        return yield* repo.withTransaction(Effect.gen(function*() {
+          const refund = yield* ownRefund(merchantId, refundId, repo.lock)
+          if (refund.status !== "requested") return yield* new RefundStatusConflict({ message: "Only a requested refund can be chosen" })
+          if (refund.chosenAt !== null) return refund
+          const at = yield* now
+          const chosen: RefundRecord = { ...refund, chosenAt: at, updatedAt: at }
+          yield* repo.update(chosen, "requested", null)
+          yield* rejectOtherCandidates(repo, chosen, at)
+          return chosen
         }))
       })
 
@@ -209,8 +234,7 @@ export class Refunds extends Context.Service<Refunds, {
         return yield* repo.withTransaction(Effect.gen(function*() {
           const refund = yield* ownRefund(merchantId, refundId, repo.lock)
           if (refund.status !== "requested") return yield* new RefundStatusConflict({ message: "Only a requested refund can be rejected" })
-          const at = yield* now
-          const rejected: RefundRecord = { ...refund, status: "rejected", rejectionNote: note, rejectedAt: at, updatedAt: at }
+          const rejected = rejectedWith(refund, note, yield* now)
           yield* repo.update(rejected, "requested", "refund_rejected")
           return rejected
         }))
@@ -222,7 +246,7 @@ export class Refunds extends Context.Service<Refunds, {
         const parts = yield* Effect.orDie(partsOf(invoiceId))
         const at = yield* now
         for (const refund of refundsToReject(parts.invoice, parts.options, parts.payments, refunds)) {
-          const rejected: RefundRecord = { ...refund, status: "rejected", rejectionNote: AUTOMATIC_REJECTION_NOTES[cause], rejectedAt: at, updatedAt: at }
+          const rejected = rejectedWith(refund, AUTOMATIC_REJECTION_NOTES[cause], at)
           if (yield* repo.update(rejected, "requested", "refund_rejected")) {
             yield* Effect.logInfo("Refund rejected: what it was granted on no longer holds").pipe(Effect.annotateLogs({ invoiceId, refundId: refund.id, cause }))
           }
@@ -230,6 +254,7 @@ export class Refunds extends Context.Service<Refunds, {
       })
 
       return {
+        signatureDomain,
         forInvoice,
         request,
         list: (merchantId, status) => repo.listByMerchant(merchantId, status ?? null, REFUND_LIST_LIMIT),
@@ -239,6 +264,7 @@ export class Refunds extends Context.Service<Refunds, {
               ? Effect.fail(new InvoiceNotFound({ invoiceId }))
               : repo.listByInvoice(invoiceId)),
         get: (merchantId, refundId) => ownRefund(merchantId, refundId, repo.find),
+        choose,
         reject,
         rejectUncovered
       }

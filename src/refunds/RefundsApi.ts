@@ -17,6 +17,13 @@ export const RequestRefundBody = Schema.Struct({
     Schema.String.annotate({ message: "must be a valid email address" }).check(
       Schema.makeFilter<string>((value) => value.length <= 254 && EMAIL.test(value), { message: "must be a valid email address" })
     )
+  ),
+  signature: Schema.optionalKey(text(200).annotate({
+    description:
+      "The paying wallet's signature of the refund message (docs/refunds.md): EVM EIP-191 personal_sign as 0x hex; Solana signMessage's 64 bytes as base58 or base64. Not offered on bitcoin."
+  })),
+  signer: Schema.optionalKey(
+    text(100).annotate({ description: "Who signed: the Solana public key (required with a Solana signature); on EVM optional, checked against the recovered address" })
   )
 }).annotate({ message: "must be a JSON object", identifier: "RequestRefund" })
 
@@ -30,7 +37,8 @@ export const PrepareRefundTransactionBody = Schema.Struct({
 
 export const InvoiceRefunds = Schema.Struct({
   refundable: Schema.Array(RefundableView),
-  refunds: Schema.Array(PublicRefundView)
+  refunds: Schema.Array(PublicRefundView),
+  signatureDomain: Schema.String.annotate({ description: "The service's host, the first word of the refund message a payer signs" })
 }).annotate({ identifier: "InvoiceRefunds" })
 
 export const RefundList = Schema.Struct({ data: Schema.Array(RefundView) }).annotate({ identifier: "RefundList" })
@@ -66,7 +74,7 @@ export const PublicRefundsGroup = HttpApiGroup.make("publicRefunds")
       error: [BadRequest, NotFound, Conflict, TooManyRequests]
     }).annotate(OpenApi.Summary, "Request a refund (payer)").annotate(
       OpenApi.Description,
-      "The payer asks for everything refundable on one payment option, to an address of theirs on the option's network (201). One request per option, ever: a repeat with the same address answers the existing refund (200), another address 409. The merchant sends the refund from their own wallet; the service never holds funds. Limited per client IP (CHECKOUT_REFUND_RATE_LIMIT a minute)."
+      "The payer asks for everything refundable on one payment option, to an address of theirs on the option's network (201). While the option's requests are pending, another address stands beside them (up to 5; the merchant chooses one); a repeat with the same address answers the pending refund (200). A request signed by the address that paid (signature, signer) is marked verified and replaces the pending ones; an unsigned one is then refused (409). Once the merchant chose or rejected, further requests get 409. The merchant sends the refund from their own wallet; the service never holds funds. Limited per client IP (CHECKOUT_REFUND_RATE_LIMIT a minute)."
     )
   )
   .annotate(OpenApi.Description, "Public refund endpoints of the payment page: no authentication; CORS open to any origin (no credentials).")
@@ -85,6 +93,14 @@ export const DashboardRefundsGroup = HttpApiGroup.make("dashboardRefunds")
       success: RefundList,
       error: NotFound
     }).annotate(OpenApi.Summary, "List an invoice's refunds").annotate(OpenApi.Description, "One invoice's refunds, oldest first."),
+    HttpApiEndpoint.post("choose", "/api/dashboard/refunds/:id/choose", {
+      params: RefundIdParams,
+      success: RefundView,
+      error: [NotFound, Conflict]
+    }).annotate(OpenApi.Summary, "Choose a refund request").annotate(
+      OpenApi.Description,
+      "Picks one of a payment option's pending refund requests: it is chosen and the others are rejected (note: The merchant chose another refund request). 409 when it is not requested."
+    ),
     HttpApiEndpoint.post("reject", "/api/dashboard/refunds/:id/reject", {
       params: RefundIdParams,
       payload: RejectRefundBody,

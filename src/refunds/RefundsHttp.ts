@@ -25,11 +25,12 @@ const refundableView = ({ option, reason, refundableAtomic }: RefundableOption) 
 export const PublicRefundsHttpLive = HttpApiBuilder.group(checkoutApi(PublicRefundsGroup), "publicRefunds", (handlers) =>
   Effect.gen(function*() {
     const refunds = yield* Refunds
+    const { signatureDomain } = refunds
     const rateLimits = yield* RateLimits
     return handlers
       .handle("list", ({ params }) =>
         refunds.forInvoice(params.id).pipe(
-          Effect.map(({ refundable, refunds }) => ({ refundable: refundable.map(refundableView), refunds: refunds.map(publicRefundView) })),
+          Effect.map(({ refundable, refunds }) => ({ refundable: refundable.map(refundableView), refunds: refunds.map(publicRefundView), signatureDomain })),
           mapRefundErrors
         ))
       .handle("request", ({ params, payload }) =>
@@ -57,6 +58,11 @@ export const DashboardRefundsHttpLive = HttpApiBuilder.group(checkoutApi(Dashboa
           const merchant = yield* CurrentMerchant
           const found = yield* mapRefundErrors(refunds.listForInvoice(merchant.merchantId, params.id))
           return { data: found.map(refundView) }
+        }))
+      .handle("choose", ({ params }) =>
+        Effect.gen(function*() {
+          const merchant = yield* CurrentMerchant
+          return refundView(yield* mapRefundErrors(refunds.choose(merchant.merchantId, params.id)))
         }))
       .handle("reject", ({ params, payload }) =>
         Effect.gen(function*() {

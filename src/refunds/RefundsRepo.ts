@@ -24,12 +24,15 @@ const MerchantRefunds = Schema.Struct({ merchantId: Schema.String, status: Schem
  * SQL and decode failures are infrastructure failures: defects here, at the repository edge.
  */
 export class RefundsRepo extends Context.Service<RefundsRepo, {
-  /** Stores a new refund with its event; false (nothing written) when the option already has a refund. */
-  readonly insert: (refund: RefundRecord, event: RefundWebhookEventName) => Effect.Effect<boolean>
+  /** Stores a new refund with its event. */
+  readonly insert: (refund: RefundRecord, event: RefundWebhookEventName) => Effect.Effect<void>
   readonly find: (id: string) => Effect.Effect<Option.Option<RefundRecord>>
   /** The refund under its row lock, for the rest of the transaction. */
   readonly lock: (id: string) => Effect.Effect<Option.Option<RefundRecord>>
-  readonly findByOption: (invoiceId: string, paymentOptionId: string) => Effect.Effect<Option.Option<RefundRecord>>
+  /** The option's refunds, oldest first. */
+  readonly listByOption: (invoiceId: string, paymentOptionId: string) => Effect.Effect<ReadonlyArray<RefundRecord>>
+  /** Who paid the option: the senders of its confirmed, valid payments the watchers named, first payment first. */
+  readonly payersOf: (paymentOptionId: string) => Effect.Effect<ReadonlyArray<string>>
   /** The invoice's refunds, oldest first. */
   readonly listByInvoice: (invoiceId: string) => Effect.Effect<ReadonlyArray<RefundRecord>>
   /** The merchant's refunds, newest first, optionally of one status. */
@@ -66,10 +69,17 @@ export class RefundsRepo extends Context.Service<RefundsRepo, {
         Result: RefundRow,
         execute: (id) => sql`SELECT * FROM refunds WHERE id = ${id} FOR UPDATE`
       })
-      const findByOption = SqlSchema.findOneOption({
+      const listByOption = SqlSchema.findAll({
         Request: Schema.Struct({ invoiceId: Schema.String, paymentOptionId: Schema.String }),
         Result: RefundRow,
-        execute: ({ invoiceId, paymentOptionId }) => sql`SELECT * FROM refunds WHERE invoice_id = ${invoiceId} AND payment_option_id = ${paymentOptionId}`
+        execute: ({ invoiceId, paymentOptionId }) => sql`SELECT * FROM refunds WHERE invoice_id = ${invoiceId} AND payment_option_id = ${paymentOptionId} ORDER BY requested_at, id`
+      })
+      const payersOf = SqlSchema.findAll({
+        Request: Schema.String,
+        Result: Schema.Struct({ payerAddress: Schema.String }),
+        execute: (paymentOptionId) =>
+          sql`SELECT payer_address FROM payments WHERE payment_option_id = ${paymentOptionId} AND payer_address IS NOT NULL
+            AND confirmed_at IS NOT NULL AND invalidated_at IS NULL ORDER BY observed_at, id`
       })
       const listByInvoice = SqlSchema.findAll({
         Request: Schema.String,
@@ -124,12 +134,12 @@ export class RefundsRepo extends Context.Service<RefundsRepo, {
 
       return {
         insert: (refund, event) =>
-          sql<{ readonly written: number }>`WITH written AS (INSERT INTO refunds ${sql.insert(encodeRow(refund))}
-              ON CONFLICT (invoice_id, payment_option_id) DO NOTHING RETURNING id)${outboxOf(refund, event)}
-            SELECT count(*)::int AS written FROM written`.pipe(Effect.map(([{ written }]) => written > 0), Effect.orDie),
+          sql`WITH written AS (INSERT INTO refunds ${sql.insert(encodeRow(refund))} RETURNING id)${outboxOf(refund, event)}
+            SELECT count(*)::int AS written FROM written`.pipe(Effect.asVoid, Effect.orDie),
         find: (id) => Effect.orDie(findById(id)),
         lock: (id) => Effect.orDie(lockById(id)),
-        findByOption: (invoiceId, paymentOptionId) => Effect.orDie(findByOption({ invoiceId, paymentOptionId })),
+        listByOption: (invoiceId, paymentOptionId) => Effect.orDie(listByOption({ invoiceId, paymentOptionId })),
+        payersOf: (paymentOptionId) => payersOf(paymentOptionId).pipe(Effect.map((rows) => [...new Set(rows.map((row) => row.payerAddress))]), Effect.orDie),
         listByInvoice: (invoiceId) => Effect.orDie(listByInvoice(invoiceId)),
         listByMerchant: (merchantId, status, limit) => Effect.orDie(listByMerchant({ merchantId, status, limit })),
         update: (refund, from, event) =>

@@ -122,6 +122,9 @@ describe("the EVM watcher", () => {
     expect(body.lastTransactionHash).toBe(sent.hash.toLowerCase())
     expect(body.payments).toHaveLength(1)
     expect(body.payments[0]).toMatchObject({ network: "ethereum", amountReceived: 12.5, confirmations: 1, confirmedAt: null })
+    // Who paid (issue #52): the Transfer's `from`, what a signed refund request is checked against.
+    const payers = await sql((sql) => sql<{ payerAddress: string }>`SELECT payer_address FROM payments WHERE invoice_id = ${invoice.id}`)
+    expect(payers.map((row) => row.payerAddress.toLowerCase())).toEqual([payer.toLowerCase()])
 
     await ethereum.mine(1)
     await poll("ethereum")

@@ -3,7 +3,7 @@ import { SqlClient } from "effect/sql"
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
 import { RefundId } from "../../src/domain/Ids.ts"
 import { RefundWatch } from "../../src/refunds/RefundWatch.ts"
-import { publicRequest, startTestApp, type TestApp, type TestMerchant } from "../support/TestApp.ts"
+import { PUBLIC_URL, publicRequest, startTestApp, type TestApp, type TestMerchant } from "../support/TestApp.ts"
 import { newPath, webhookHarness } from "../support/WebhookHarness.ts"
 import { startWebhookReceiver, type WebhookReceiver } from "../support/WebhookReceiver.ts"
 
@@ -71,7 +71,8 @@ describe("refunds over HTTP", () => {
     expect(before.status).toBe(200)
     expect(before.body).toEqual({
       refundable: [{ paymentOptionId: ethereum.id, network: "ethereum", assetCode: "USDC", amount: "5", amountAtomic: "5000000", reason: "overpayment" }],
-      refunds: []
+      refunds: [],
+      signatureDomain: new URL(PUBLIC_URL).host
     })
 
     const misspelt = PAYER_EVM.replace("E7", "e7")
@@ -105,20 +106,23 @@ describe("refunds over HTTP", () => {
       transactionHash: null,
       requestedAt: expect.any(String),
       completedAt: null,
-      rejectionNote: null
+      rejectionNote: null,
+      verified: false
     })
 
     // The same address in another case is the same address: the existing refund answers.
     const repeat = await requestRefund(invoice.id, { paymentOptionId: ethereum.id, refundAddress: PAYER_EVM.toLowerCase() })
     expect(repeat.status).toBe(200)
     expect(repeat.body).toEqual(created.body)
+    // Once the merchant chose a request (docs/refunds.md), the option takes no other address.
+    expect(await merchant.dashboard(`/api/dashboard/refunds/${created.body.id}/choose`, { method: "POST" })).toMatchObject({ status: 200 })
     expect(await requestRefund(invoice.id, { paymentOptionId: ethereum.id, refundAddress: OTHER_EVM })).toMatchObject({
       status: 409,
       body: { error: "A refund was already requested for this payment option" }
     })
 
     const after = await refundsOf(invoice.id)
-    expect(after.body).toEqual({ refundable: [], refunds: [created.body] })
+    expect(after.body).toEqual({ refundable: [], refunds: [created.body], signatureDomain: new URL(PUBLIC_URL).host })
 
     const listed = await merchant.dashboard("/api/dashboard/refunds?status=requested")
     expect(listed.status).toBe(200)

@@ -158,6 +158,9 @@ describe("the Solana watcher and the wallet preparation", () => {
     expect(body.lastTransactionHash).toBe(signature)
     expect(body.confirmations).toBe(node.slot() - sent!.slot + 1)
     expect(body.payments[0]).toMatchObject({ network: "solana", amountReceived: 12.5, destinationAddress: recipient.toBase58(), confirmedAt: null })
+    // Who paid (issue #52): the owner of the token account the payment came from.
+    const payers = await sql((sql) => sql<{ payerAddress: string }>`SELECT payer_address FROM payments WHERE invoice_id = ${invoice.id}`)
+    expect(payers.map((row) => row.payerAddress)).toEqual([payer.publicKey.toBase58()])
     // Chain time is the block time of the transaction's slot.
     expect(Date.parse(body.payments[0].observedAt)).toBe(node.blockTime(sent!.slot) * 1000)
     const memo = await sql((sql) => sql<{ memo: string; outcome: string }>`SELECT memo, outcome FROM solana_transfers WHERE signature = ${signature}`)

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest"
 import { usdValueOf } from "../../src/domain/Evidence.ts"
 import { Micros } from "../../src/domain/Money.ts"
 import type { RefundStatus } from "../../src/refunds/Refund.ts"
-import { type RefundableInvoice, refundable, type RefundablePayment, refundsToReject, requestable } from "../../src/refunds/Refundable.ts"
+import { isCandidate, type RefundableInvoice, refundable, type RefundablePayment, refundsToReject, requestable } from "../../src/refunds/Refundable.ts"
 
 /** Runs per property (fewer under `npm run test:mutation`, which runs these once per mutant). */
 const RUNS = Number(process.env.PROPERTY_RUNS ?? 1500)
@@ -11,8 +11,9 @@ const RUNS = Number(process.env.PROPERTY_RUNS ?? 1500)
  * Refunds never exceed what is refundable, whatever the order of payments, confirmations,
  * invalidations (and re-inclusions), requests, rejections and the watchers' sightings: random
  * command sequences run against a small reference model of the Refunds service (a request asks for
- * everything `requestable`; an invalidation runs `refundsToReject`, as the service does in the
- * invalidation's transaction), checked after every command.
+ * everything `requestable`, side by side with the option's pending requests up to 5 (issue #52);
+ * choosing or paying one rejects the others; an invalidation runs `refundsToReject`, as the service
+ * does in the invalidation's transaction), checked after every command.
  */
 
 interface Payment extends RefundablePayment {
@@ -23,6 +24,7 @@ interface Refund {
   readonly paymentOptionId: string
   readonly amountAtomic: bigint
   status: RefundStatus
+  chosenAt: Date | null
   readonly requestedAt: Date
 }
 interface World {
@@ -40,6 +42,7 @@ type Command =
   | { readonly _tag: "Reinclude"; readonly payment: number }
   | { readonly _tag: "Request"; readonly option: number }
   | { readonly _tag: "Reject"; readonly refund: number }
+  | { readonly _tag: "Choose"; readonly refund: number }
   | { readonly _tag: "Send"; readonly refund: number }
   | { readonly _tag: "Complete"; readonly refund: number }
 
@@ -50,6 +53,7 @@ const command: fc.Arbitrary<Command> = fc.oneof(
   { weight: 1, arbitrary: fc.record({ _tag: fc.constant("Reinclude" as const), payment: fc.nat(12) }) },
   { weight: 3, arbitrary: fc.record({ _tag: fc.constant("Request" as const), option: fc.nat(2) }) },
   { weight: 1, arbitrary: fc.record({ _tag: fc.constant("Reject" as const), refund: fc.nat(3) }) },
+  { weight: 1, arbitrary: fc.record({ _tag: fc.constant("Choose" as const), refund: fc.nat(3) }) },
   { weight: 2, arbitrary: fc.record({ _tag: fc.constant("Send" as const), refund: fc.nat(3) }) },
   { weight: 1, arbitrary: fc.record({ _tag: fc.constant("Complete" as const), refund: fc.nat(3) }) }
 )
@@ -114,20 +118,41 @@ const apply = (model: World, step: Command) => {
     }
     case "Request": {
       const entry = requestable(model.invoice, model.options, model.payments, model.refunds).find((each) => each.paymentOptionId === model.options[step.option].id)
-      if (entry === undefined) return
-      model.refunds.push({ id: model.refunds.length, paymentOptionId: entry.paymentOptionId, amountAtomic: entry.refundableAtomic, status: "requested", requestedAt: at(model) })
+      if (entry === undefined || model.refunds.filter((each) => each.paymentOptionId === entry.paymentOptionId && isCandidate(each)).length >= 5) return
+      model.refunds.push({
+        id: model.refunds.length,
+        paymentOptionId: entry.paymentOptionId,
+        amountAtomic: entry.refundableAtomic,
+        status: "requested",
+        chosenAt: null,
+        requestedAt: at(model)
+      })
       return
     }
     case "Reject":
       if (refund?.status === "requested") refund.status = "rejected"
       return
+    case "Choose":
+      if (refund?.status === "requested") choose(model, refund)
+      return
     case "Send":
-      if (refund?.status === "requested") refund.status = "sent"
+      if (refund?.status === "requested") {
+        // Paying a pending request chooses it (the watchers' sighting).
+        choose(model, refund)
+        refund.status = "sent"
+      }
       return
     case "Complete":
       if (refund?.status === "sent") refund.status = "completed"
       return
   }
+}
+
+/** The merchant keeps one request; the option's other pending ones are rejected. */
+const choose = (model: World, kept: Refund) => {
+  if (kept.chosenAt !== null) return
+  kept.chosenAt = at(model)
+  for (const other of model.refunds) if (other !== kept && other.paymentOptionId === kept.paymentOptionId && isCandidate(other)) other.status = "rejected"
 }
 
 /** What may be refunded on each option (received − kept), whatever the refunds. */
@@ -139,14 +164,19 @@ const check = (model: World) => {
   const entries = refundable(model.invoice, model.options, model.payments, model.refunds)
   for (const option of model.options) {
     const refunds = model.refunds.filter((refund) => refund.paymentOptionId === option.id)
-    // One request per option, ever, and never for nothing.
-    expect(refunds.length).toBeLessThanOrEqual(1)
+    // At most 5 pending requests side by side, never for nothing; once one is chosen, no other is pending.
+    const candidates = refunds.filter(isCandidate)
+    expect(candidates.length).toBeLessThanOrEqual(5)
     for (const refund of refunds) expect(refund.amountAtomic).toBeGreaterThan(0n)
-    const requested = refunds.filter((refund) => refund.status === "requested").reduce((sum, refund) => sum + refund.amountAtomic, 0n)
-    const settled = refunds.filter((refund) => refund.status === "sent" || refund.status === "completed").reduce((sum, refund) => sum + refund.amountAtomic, 0n)
-    // A requested refund always fits in what the option may refund beside those already paid out
-    // (money already sent cannot be taken back, so only those may exceed it, after an invalidation).
+    const chosen = refunds.filter((refund) => refund.status !== "rejected" && !isCandidate(refund))
+    if (chosen.length > 0) expect(candidates).toEqual([])
+    const requested = chosen.filter((refund) => refund.status === "requested").reduce((sum, refund) => sum + refund.amountAtomic, 0n)
+    const settled = chosen.filter((refund) => refund.status === "sent" || refund.status === "completed").reduce((sum, refund) => sum + refund.amountAtomic, 0n)
+    // A requested refund (chosen, or each pending alternative) always fits in what the option may
+    // refund beside those already paid out (money already sent cannot be taken back, so only those
+    // may exceed it, after an invalidation).
     if (requested > 0n) expect(settled + requested).toBeLessThanOrEqual(allowed.get(option.id) ?? 0n)
+    for (const candidate of candidates) expect(settled + requested + candidate.amountAtomic).toBeLessThanOrEqual(allowed.get(option.id) ?? 0n)
     const entry = entries.find((each) => each.paymentOptionId === option.id)
     if (entry !== undefined) {
       // Only confirmed, valid money is received; the invoice never keeps more than that.

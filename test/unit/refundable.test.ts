@@ -53,12 +53,20 @@ const paid = (of: RefundableOption, amountAtomic: bigint, second: number, more: 
 const unconfirmed = { confirmedAt: null }
 const invalidated = { invalidatedAt: at(500) }
 
+/** A refund; a `requested` one the merchant chose (as every refund was before issue #52). */
 const refund = (of: RefundableOption, amountAtomic: bigint, status: RefundStatus, second = 100, id = `${of.id}-${status}-${second}`) => ({
   id,
   paymentOptionId: of.id,
   amountAtomic,
   status,
+  chosenAt: status === "requested" ? at(second) : null,
   requestedAt: at(second)
+})
+
+/** A pending request the merchant has not chosen: one of the option's side-by-side candidates (issue #52). */
+const candidate = (of: RefundableOption, amountAtomic: bigint, second = 100) => ({
+  ...refund(of, amountAtomic, "requested", second, `${of.id}-candidate-${second}`),
+  chosenAt: null
 })
 
 const entry = (of: RefundableOption, receivedAtomic: bigint, keptAtomic: bigint, claimedAtomic: bigint, refundableAtomic: bigint, reason = "overpayment") => ({
@@ -228,6 +236,7 @@ describe("refundable: what each option received, keeps and may refund", () => {
       ["a sent one (the money has left)", [refund(A, 5_000_000n, "sent")], 5_000_000n, 15_000_000n],
       ["a completed one", [refund(A, 7_000_000n, "completed")], 7_000_000n, 13_000_000n],
       ["a rejected one is not deducted", [refund(A, 20_000_000n, "rejected")], 0n, 20_000_000n],
+      ["pending candidates are not deducted: another request stands beside them (issue #52)", [candidate(A, 20_000_000n, 1), candidate(A, 20_000_000n, 2)], 0n, 20_000_000n],
       ["another option's refund is not this option's", [refund(C, 30_000_000n, "requested")], 0n, 20_000_000n],
       ["several, of every status", [refund(A, 4_000_000n, "sent"), refund(A, 6_000_000n, "completed"), refund(A, 9_000_000n, "rejected"), refund(A, 1_000_000n, "requested")],
         11_000_000n, 9_000_000n],
@@ -294,6 +303,12 @@ describe("refundsToReject: requested refunds that no longer fit after the eviden
     it(title, () => expect(refundsToReject(invoiceOf(state), [A, C], payments, refunds).map((each) => each.id)).toEqual(rejected))
   }
 
+  it("pending candidates claim the money once: each that no longer fits is rejected, whatever their number (issue #52)", () => {
+    const side = [candidate(A, 20_000_000n, 1), candidate(A, 20_000_000n, 2)]
+    expect(refundsToReject(invoiceOf(CONFIRMED), [A], overpaid, side)).toEqual([])
+    expect(refundsToReject(invoiceOf(CONFIRMED), [A], overpaid, [refund(A, 5_000_000n, "sent"), ...side])).toEqual(side)
+  })
+
   it("returns the refunds themselves", () => {
     const requested = refund(A, 20_000_000n, "requested")
     expect(refundsToReject(invoiceOf(CONFIRMED), [A], reorged, [requested])).toEqual([requested])
@@ -316,6 +331,13 @@ describe("requestable: what the payer can ask for now", () => {
       expect(ids([refund(C, 1n, status)])).toEqual([["opt-b", 50_000n]])
     }
     expect(ids([refund(B, 50_000n, "rejected"), refund(C, 20_000_000n, "requested")])).toEqual([])
+  })
+
+  it("an option with pending candidates stays open to another request, for the same amount (issue #52)", () => {
+    expect(ids([candidate(C, 20_000_000n, 1), candidate(C, 20_000_000n, 2)])).toEqual([["opt-c", 20_000_000n], ["opt-b", 50_000n]])
+    // Chosen, or every candidate rejected: closed to requests.
+    expect(ids([candidate(C, 20_000_000n, 1), refund(C, 20_000_000n, "requested", 2)])).toEqual([["opt-b", 50_000n]])
+    expect(ids([{ ...candidate(C, 20_000_000n), status: "rejected" as const }])).toEqual([["opt-b", 50_000n]])
   })
 
   it("the entries are refundable's, with the refunds deducted", () => {

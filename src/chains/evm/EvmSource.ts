@@ -130,7 +130,8 @@ export const makeEvmSource = (options: EvmSourceOptions): ChainSource => {
             token: log.address.toLowerCase(),
             key: log.args.to.toLowerCase(),
             toAddress: log.args.to,
-            amountAtomic: log.args.value
+            amountAtomic: log.args.value,
+            fromAddress: log.args.from
           })
         }
         return { to: end, transfers }

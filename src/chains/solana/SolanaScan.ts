@@ -102,6 +102,7 @@ const recordMatched = (context: SolanaWatcherContext, seen: Observation) =>
       confirmations: Math.max(1, headSlot - transaction.slot + 1),
       observedAt: chainTime,
       destinationAddress: target.recipient,
+      payerAddress: receipt.payer,
       blockHeight: slot,
       blockHash: slotRef(slot)
     }).pipe(

@@ -7,6 +7,8 @@ export interface TokenReceipt {
   readonly accountIndex: number
   readonly mint: string
   readonly received: bigint
+  /** Who paid: the owner of the account of this mint whose balance fell, else the fee payer. */
+  readonly payer: string
 }
 
 /** What a successful transaction moved into `tokenAccount` (its balance change); undefined when nothing. */
@@ -22,5 +24,17 @@ export const receiptOf = (transaction: VersionedTransactionResponse, tokenAccoun
   const pre = meta.preTokenBalances?.find((balance) => balance.accountIndex === accountIndex)
   const post = meta.postTokenBalances?.find((balance) => balance.accountIndex === accountIndex)
   const received = BigInt(post?.uiTokenAmount.amount ?? "0") - BigInt(pre?.uiTokenAmount.amount ?? "0")
-  return received <= 0n ? undefined : { keys, accountIndex, mint: post?.mint ?? pre?.mint ?? fallbackMint, received }
+  if (received <= 0n) return undefined
+  const mint = post?.mint ?? pre?.mint ?? fallbackMint
+  return { keys, accountIndex, mint, received, payer: payerOf(meta, mint) ?? keys[0] ?? "" }
+}
+
+/** The owner of the token account of `mint` whose balance the transaction lowered (the paying wallet). */
+const payerOf = (meta: NonNullable<VersionedTransactionResponse["meta"]>, mint: string): string | undefined => {
+  for (const before of meta.preTokenBalances ?? []) {
+    if (before.mint !== mint || before.owner === undefined) continue
+    const after = meta.postTokenBalances?.find((balance) => balance.accountIndex === before.accountIndex)
+    if (BigInt(after?.uiTokenAmount.amount ?? "0") < BigInt(before.uiTokenAmount.amount)) return before.owner
+  }
+  return undefined
 }

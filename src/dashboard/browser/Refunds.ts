@@ -3,7 +3,9 @@
  * status) and an invoice's refunds in its detail. The service holds no funds: "Pay refund" shows
  * the payment request the merchant's own wallet pays (QR code, URI, amount, recipient; for Solana
  * an unsigned transaction to sign), and the watchers complete the refund when they see it paid.
- * "Reject" asks for the note the payer is shown.
+ * "Reject" asks for the note the payer is shown. Requests of one option stand side by side while
+ * pending (issue #52): each shows its address beside the address that paid, flagged when they
+ * differ, and whether the paying wallet signed it; "Choose" keeps one and rejects the others.
  */
 
 import type { PreparedRefundTransaction, PrepareRefundBody, Refund, RefundList, RejectRefundBody } from "./Api.ts"
@@ -84,6 +86,22 @@ const open = (panel: HTMLElement, content: HTMLElement) => {
   content.querySelector<HTMLElement>("h2")?.focus()
 }
 
+/** The refund address beside the address that paid, flagged in words when they differ, and whether the payer signed the request. */
+const addressCell = (refund: Refund) =>
+  h("td", { class: "refund-addresses" }, h("code", { class: "mono requested-address" }, refund.refundAddress),
+    h("span", { class: `verification ${refund.verified ? "verified" : "unverified"}` }, refund.verified ? "Signed by the paying address" : "Not signed"), refund.paidFrom === null
+    ? h("span", { class: "paid-from" }, "Paid from: unknown")
+    : h("span", { class: "paid-from" }, "Paid from: ", h("code", { class: "mono" }, refund.paidFrom)),
+    refund.differsFromPayer ? h("strong", { class: "differs", "data-differs": "true" }, "⚠ Differs from the address that paid") : null)
+
+/** A pending request the merchant has not chosen, beside others of its option. */
+const isRival = (refund: Refund, refunds: ReadonlyArray<Refund>) =>
+  refund.status === "requested" && refund.chosenAt === null &&
+  refunds.some((other) => other.id !== refund.id && other.paymentOptionId === refund.paymentOptionId && other.status === "requested" && other.chosenAt === null)
+
+/** Keeps this request; the service rejects the option's others. The view is drawn again either way (a failure shows what holds now). */
+const choose = (refund: Refund, after: () => void) => () => void api<Refund>("POST", `/api/dashboard/refunds/${refund.id}/choose`).finally(after)
+
 const transactionCell = (refund: Refund) =>
   refund.transactionHash === null
     ? refund.rejectionNote === null ? "—" : `Note: ${refund.rejectionNote}`
@@ -95,8 +113,9 @@ const refundTable = (refunds: ReadonlyArray<Refund>, panel: HTMLElement, after: 
     refunds.map((refund) =>
       h("tr", { "data-refund": refund.id, "data-status": refund.status }, h("td", { class: "title" }, amountOf(refund)), h("td", { class: "badge" }, badge(refund.status)),
         h("td", {}, when(refund.requestedAt)), withInvoice ? h("td", {}, h("a", { href: `#/invoices/${refund.invoiceId}` }, refund.invoiceId.slice(0, 8))) : null,
-        h("td", { class: "mono" }, refund.refundAddress), h("td", {}, REASON_WORDS[refund.reason]), h("td", { class: "mono" }, transactionCell(refund)),
+        addressCell(refund), h("td", {}, REASON_WORDS[refund.reason]), h("td", { class: "mono" }, transactionCell(refund)),
         h("td", { class: "row-actions" }, refund.status !== "requested" ? null : [
+          isRival(refund, refunds) ? h("button", { type: "button", class: "choose", onclick: choose(refund, after) }, "Choose this request") : null,
           h("button", { type: "button", onclick: () => open(panel, payPanel(refund)) }, "Pay refund"),
           h("button", { type: "button", class: "secondary", onclick: () => open(panel, rejectPanel(refund, after)) }, "Reject")
         ]))

@@ -2,7 +2,9 @@
 /// <reference lib="dom.iterable" />
 import type { RefundPageData } from "../PayPageView.ts"
 import type { ApiError, PayRefunds, PublicRefund, Refundable, RefundRequestBody } from "./Api.ts"
+import { refundMessage } from "../../refunds/RefundMessage.ts"
 import { localDate } from "./Dates.ts"
+import { canonicalAddress, canSign, signWithWallet } from "./Wallets.ts"
 
 /**
  * The payer's side of refunds (issue #40) on the hosted page: what can be refunded, a form for the
@@ -12,7 +14,11 @@ import { localDate } from "./Dates.ts"
  * something to refund; this script asks the refund endpoint and shows what it answers. While a
  * refund is on its way (requested or sent) it asks again, less and less often, paused while the tab
  * is hidden, until every refund is completed or rejected. `onShown` is called when there is
- * something to show (the page then stays: no automatic return to the shop).
+ * something to show (the page then stays: no automatic return to the shop). Where a wallet that
+ * can sign is in the browser (EIP-1193, Solana wallet-standard), "Sign with your wallet" signs the
+ * refund message (RefundMessage.ts) so that the request is marked verified when that wallet paid
+ * (issue #52); the plain button sends it unsigned. Requests of an option stand side by side while
+ * pending, so the offer stays open to another visitor; this browser remembers its own requests.
  */
 
 type Texts = RefundPageData["texts"]
@@ -57,7 +63,9 @@ const partsOf = (section: HTMLElement) => {
     email: part<HTMLInputElement>("#refund-email"),
     emailError: part<HTMLElement>("#refund-email-error"),
     formError: part<HTMLElement>(".refund-error"),
-    submit: part<HTMLButtonElement>("button[type=submit]")
+    submit: part<HTMLButtonElement>("button.refund-submit"),
+    sign: part<HTMLButtonElement>("button.refund-sign"),
+    signRow: part<HTMLElement>(".refund-sign-row")
   }
 }
 type Parts = ReturnType<typeof partsOf>
@@ -81,6 +89,7 @@ const wording = (data: RefundPageData) => {
       el("p", { class: "refund-state", tabindex: "-1" }, t.status[refund.status]))
     if (refund.rejectionNote !== null) item.append(el("p", { class: "refund-note" }, `${t.note}: `, el("q", {}, refund.rejectionNote)))
     if (refund.transactionHash !== null) item.append(el("p", { class: "refund-tx" }, `${t.transaction}: `, transaction(refund, refund.transactionHash)))
+    if (refund.verified) item.append(el("p", { class: "refund-verified" }, t.verified))
     item.append(el("p", { class: "hint" }, `${t.requestedAt} `, el("time", { datetime: refund.requestedAt }, localDate(refund.requestedAt))))
     return item
   }
@@ -89,8 +98,8 @@ const wording = (data: RefundPageData) => {
 type Wording = ReturnType<typeof wording>
 
 /** The offer: the options still open to a request, as a choice when several, and the address field following the chosen one's network. */
-const offerDrawer = (parts: Parts, words: Wording) => {
-  const { offer, reason, choices, single, addressLabel, addressHint } = parts
+const offerDrawer = (parts: Parts, words: Wording, mine: Mine) => {
+  const { offer, reason, choices, single, addressLabel, addressHint, signRow } = parts
   const { t, networkName, amountText } = words
   let offered: ReadonlyArray<Refundable> = []
   const chosen = () => {
@@ -102,10 +111,15 @@ const offerDrawer = (parts: Parts, words: Wording) => {
     if (option === undefined) return
     addressLabel.textContent = fill(t.address, { network: networkName(option.network) })
     addressHint.textContent = t.addressHint[FAMILY[option.network] ?? "evm"]
+    signRow.hidden = true
+    void canSign(option.network).then((can) => (signRow.hidden = !can || chosen() !== option))
   }
-  /** Open to a request: refundable and not asked for yet (one request per option, ever). */
+  // A wallet may register after the offer was drawn: look again when the form opens.
+  parts.opener.addEventListener("click", describeAddress)
+  /** Open to a request: refundable (the server's word) and not asked for from this browser. */
   const draw = (current: PayRefunds) => {
-    const open = current.refundable.filter((item) => item.amountAtomic !== "0" && !current.refunds.some((refund) => refund.paymentOptionId === item.paymentOptionId))
+    const askedHere = (optionId: string) => current.refunds.some((refund) => refund.paymentOptionId === optionId && mine.has(refund.id))
+    const open = current.refundable.filter((item) => item.amountAtomic !== "0" && !askedHere(item.paymentOptionId))
     // Unchanged: the form keeps what the payer has typed and chosen.
     if (open.map((item) => item.paymentOptionId).join() === offered.map((item) => item.paymentOptionId).join()) return
     offered = open
@@ -163,14 +177,40 @@ const refreshing = (url: string, onChange: (next: PayRefunds) => void, onTheWay:
   return { refresh, soon }
 }
 
+/** The refunds requested from this browser (kept in localStorage; without it, for this page's life). */
+const remembered = (invoiceId: string) => {
+  const key = `checkout.refunds.${invoiceId}`
+  const ids = new Set<string>()
+  try {
+    for (const id of JSON.parse(localStorage.getItem(key) ?? "[]") as Array<string>) ids.add(id)
+  } catch {
+    // Storage refused or unreadable: remembered for this page only.
+  }
+  return {
+    has: (id: string) => ids.has(id),
+    add: (id: string) => {
+      ids.add(id)
+      try {
+        localStorage.setItem(key, JSON.stringify([...ids]))
+      } catch {
+        // As above.
+      }
+    }
+  }
+}
+type Mine = ReturnType<typeof remembered>
+
 export const showRefunds = (invoiceId: string, onShown: () => void) => {
   const section = document.querySelector<HTMLElement>("section.refund")
   if (section === null) return
   const parts = partsOf(section)
   const words = wording(JSON.parse(section.dataset.refund ?? "{}") as RefundPageData)
-  const offer = offerDrawer(parts, words)
+  const mine = remembered(invoiceId)
+  const offer = offerDrawer(parts, words, mine)
   const url = `/api/checkout/pay/${encodeURIComponent(invoiceId)}/refunds`
-  let current: PayRefunds = { refundable: [], refunds: [] }
+  let current: PayRefunds = { refundable: [], refunds: [], signatureDomain: location.host }
+  const messageFor = (option: Refundable, refundAddress: string) =>
+    refundMessage({ domain: current.signatureDomain, invoiceId, paymentOptionId: option.paymentOptionId, refundAddress: canonicalAddress(option.network, refundAddress) })
   const draw = () => {
     parts.list.replaceChildren(...current.refunds.map(words.refundItem))
     offer.draw(current)
@@ -186,7 +226,8 @@ export const showRefunds = (invoiceId: string, onShown: () => void) => {
     draw()
   }, onTheWay)
   openOnRequest(parts)
-  handleSubmit(parts, words, url, offer.chosen, async (refund) => {
+  handleSubmit(parts, words, url, offer.chosen, messageFor, async (refund) => {
+    mine.add(refund.id)
     current = { ...current, refunds: [...current.refunds.filter((other) => other.id !== refund.id), refund] }
     draw()
     poller.soon()
@@ -210,10 +251,11 @@ const handleSubmit = (
   words: Wording,
   url: string,
   chosen: () => Refundable | undefined,
+  messageFor: (option: Refundable, refundAddress: string) => string,
   requested: (refund: PublicRefund) => Promise<void>,
   refresh: () => Promise<void>
 ) => {
-  const { form, address, email, addressError, emailError, formError, submit, opener, list } = parts
+  const { form, address, email, addressError, emailError, formError, submit, sign, opener, list } = parts
   const { t, networkName } = words
   const fieldError = (field: HTMLInputElement, target: HTMLElement, message: string) => {
     target.textContent = message
@@ -249,15 +291,17 @@ const handleSubmit = (
     if (!FORMAT[FAMILY[option.network] ?? "evm"].test(refundAddress)) {
       return fieldError(address, addressError, fill(t.addressFormat, { network: networkName(option.network) }))
     }
-    submit.disabled = true
-    submit.setAttribute("aria-busy", "true")
+    const button = (event as SubmitEvent).submitter === sign ? sign : submit
+    button.disabled = true
+    button.setAttribute("aria-busy", "true")
     try {
-      await send({ paymentOptionId: option.paymentOptionId, refundAddress, ...(email.value.trim() === "" ? {} : { email: email.value.trim() }) })
+      const signed = button === sign ? await signWithWallet(option.network, messageFor(option, refundAddress)) : {}
+      await send({ paymentOptionId: option.paymentOptionId, refundAddress, ...(email.value.trim() === "" ? {} : { email: email.value.trim() }), ...signed })
     } catch (error) {
       formError.textContent = `${t.failed}: ${error instanceof Error ? error.message : String(error)}`
     } finally {
-      submit.disabled = false
-      submit.removeAttribute("aria-busy")
+      button.disabled = false
+      button.removeAttribute("aria-busy")
     }
   })
 }

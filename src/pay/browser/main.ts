@@ -1,16 +1,14 @@
 /// <reference lib="dom" />
 /// <reference lib="dom.iterable" />
-import { getWallets } from "@wallet-standard/app"
 import { base58, base64 } from "@scure/base"
 import { encodeFunctionData, erc20Abi } from "viem"
 import { localizeDates } from "./Dates.ts"
 import { followPage } from "./LivePage.ts"
 import { showRefunds } from "./Refunds.ts"
 import type { ApiError, PreparedSolanaPayment, PrepareSolanaBody } from "./Api.ts"
+import { evmProvider, wallets } from "./Wallets.ts"
 
 /** The hosted payment page's enhancements; the page is complete without them. */
-// Listening from the start, so that wallets registering later are seen too.
-const wallets = getWallets()
 const main = document.querySelector<HTMLElement>("main.card")
 const data = main?.dataset ?? {}
 const invoiceId = data.invoiceId
@@ -119,23 +117,6 @@ const say = (button: HTMLElement, text: string) => {
   const target = statusOf(button)
   if (target !== undefined) target.textContent = text
 }
-
-interface Eip1193 {
-  request: (args: { method: string; params?: unknown }) => Promise<unknown>
-}
-
-/** EIP-6963 discovery, falling back to the injected window.ethereum. */
-const evmProvider = (): Promise<Eip1193 | undefined> =>
-  new Promise((resolve) => {
-    const found: Array<Eip1193> = []
-    const onAnnounce = (event: Event) => found.push((event as CustomEvent<{ provider: Eip1193 }>).detail.provider)
-    window.addEventListener("eip6963:announceProvider", onAnnounce)
-    window.dispatchEvent(new Event("eip6963:requestProvider"))
-    setTimeout(() => {
-      window.removeEventListener("eip6963:announceProvider", onAnnounce)
-      resolve(found[0] ?? (window as unknown as { ethereum?: Eip1193 }).ethereum)
-    }, 300)
-  })
 
 const payEvm = async (button: HTMLButtonElement) => {
   const provider = await evmProvider()
