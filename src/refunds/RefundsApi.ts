@@ -4,7 +4,7 @@ import { BadRequest, Conflict, NotFound, ServiceUnavailable, TooManyRequests } f
 import { DashboardAuthentication } from "../http/Authentication.ts"
 import { type DomainError, toHttpError } from "../http/ErrorMapping.ts"
 import type * as Errors from "../domain/Errors.ts"
-import { InvoiceIdParams, requiredNote, UuidParam } from "../http/RequestSchemas.ts"
+import { InvoiceIdParams, requiredNote, text, UuidParam } from "../http/RequestSchemas.ts"
 import { PublicRefundView, REFUND_STATUSES, RefundableView, RefundView } from "./Refund.ts"
 
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/
