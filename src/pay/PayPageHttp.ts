@@ -6,6 +6,7 @@ import { frameAncestors } from "../payments/EmbedOrigins.ts"
 import { assetResponse } from "../ops/StaticAssets.ts"
 import { AppConfig } from "../config/AppConfig.ts"
 import { explorersOf } from "./Explorers.ts"
+import { checkoutScriptResponse, loadCheckoutScript } from "./CheckoutScript.ts"
 import { loadPayAssets } from "./PayAssets.ts"
 import { notFoundPage, payPage } from "./PayPageView.ts"
 import { languageOf, STRINGS } from "./Strings.ts"
@@ -44,6 +45,12 @@ export const PayPageRoutesLive = HttpRouter.use((router) =>
 
     yield* router.add("GET", "/pay/assets/:file", Effect.map(HttpRouter.params, (params) => asset(params.file)))
     yield* router.add("GET", "/favicon.ico", Effect.sync(() => asset(assets.names.icon)))
+    const checkoutScript = yield* Effect.promise(() => loadCheckoutScript())
+    yield* router.add(
+      "GET",
+      "/checkout.js",
+      Effect.map(HttpServerRequest.HttpServerRequest, (request) => checkoutScriptResponse(checkoutScript, new URL(request.url, "http://localhost").searchParams.get("v")))
+    )
     yield* router.add(
       "GET",
       "/pay/:id",

@@ -475,6 +475,7 @@ const pageData = (parts: InvoiceParts, t: Strings, now: Date, status: string, pa
     "wallet-none": t.walletNone,
     "wallet-sending": t.walletSending,
     "wallet-sent": t.walletSent,
-    "wallet-failed": t.walletFailed
+    "wallet-failed": t.walletFailed,
+    "open-in-tab": t.openInTab
   }
 }
