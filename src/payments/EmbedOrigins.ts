@@ -16,6 +16,7 @@ const originProblem = (value: string, production: boolean): string | undefined =
   } catch {
     return "is not an origin (expected https://host or https://host:port)"
   }
+  if (!/^([a-z0-9-]+\.)*[a-z0-9-]+$|^\[[0-9a-f:.]+\]$/.test(url.hostname)) return "must name one host (no wildcard)"
   if (url.origin !== value) return `must be an origin exactly as browsers write it (${url.origin === "null" ? "https://host" : url.origin}): no path, no trailing slash`
   if (url.protocol === "https:") return undefined
   if (url.protocol === "http:" && isLoopbackHost(url.hostname)) {
