@@ -81,6 +81,9 @@ describe.skipIf(!available)("the embedded checkout (checkout.js)", () => {
       })
       expect(paid.status, JSON.stringify(paid.body)).toBe(200)
       await expect.poll(() => seen(page), { timeout: 15_000 }).toEqual(["awaiting_payment", "payment_detected"])
+      // The payer is told how long confirmation takes, and that the page may be closed.
+      const wait = page.frameLocator("iframe[title='Payment page']").locator(".detected-wait")
+      await expect.poll(() => wait.textContent(), { timeout: 15_000 }).toMatch(/usually takes about \d+ min\. You may close this page/)
       const confirmed = await merchant.dashboard(`/api/dev/invoices/${invoice.id}/simulate-confirmations`, { body: { transactionHash: hash, confirmations: 3 } })
       expect(confirmed.status, JSON.stringify(confirmed.body)).toBe(200)
       await expect.poll(() => seen(page), { timeout: 15_000 }).toEqual(["awaiting_payment", "payment_detected", "confirmed"])
@@ -119,6 +122,27 @@ describe.skipIf(!available)("the embedded checkout (checkout.js)", () => {
     const plain = await fetch(`${app.baseUrl}/pay/${created.body.id}`)
     expect(plain.headers.get("content-security-policy")).toContain("frame-ancestors 'none'")
   })
+
+  it("a payer who keeps the page open after expired sees a late payment without reloading", async () => {
+    const invoice = await newInvoice()
+    const context = await browser.newContext({ viewport: { width: 390, height: 844 } })
+    const page = await context.newPage()
+    try {
+      const reloads: Array<string> = []
+      await page.goto(`${app.baseUrl}/pay/${invoice.id}`)
+      page.on("load", () => reloads.push(page.url()))
+      const expired = await merchant.dashboard(`/api/dev/invoices/${invoice.id}/simulate-expiry`, { body: {} })
+      expect(expired.status).toBe(200)
+      await page.getByText("This invoice has expired").first().waitFor({ timeout: 15_000 })
+      const option = invoice.paymentOptions.find((candidate) => candidate.isDefault) ?? invoice.paymentOptions[0]
+      const paid = await merchant.dashboard(`/api/dev/invoices/${invoice.id}/simulate-payment`, { body: { paymentOptionId: option.id, amount: "20" } })
+      expect(paid.status, JSON.stringify(paid.body)).toBe(200)
+      await page.getByText("We received your payment, but it arrived after the deadline.").waitFor({ timeout: 15_000 })
+      expect(reloads).toEqual([])
+    } finally {
+      await context.close()
+    }
+  }, 60_000)
 
   for (const viewport of [{ width: 390, height: 844 }, { width: 1280, height: 800 }]) {
     it(`axe finds nothing in the open modal at ${viewport.width}×${viewport.height}; the close button closes it`, async () => {

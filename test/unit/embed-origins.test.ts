@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs"
 import { describe, expect, it } from "vitest"
 import { CHECKOUT_SCRIPT_BUDGET_COMPRESSED_BYTES, loadCheckoutScript } from "../../src/pay/CheckoutScript.ts"
+import { usualConfirmationMinutes } from "../../src/pay/ConfirmationTime.ts"
 import { embedOriginsProblem, frameAncestors } from "../../src/payments/EmbedOrigins.ts"
 
 describe("embed origins", () => {
@@ -37,5 +38,13 @@ describe("checkout.js", () => {
     const docs = readFileSync(new URL("../../docs/payment-page.md", import.meta.url), "utf8")
     expect(docs).toContain(`/checkout.js?v=${script.version}`)
     expect(docs).toContain(script.integrity)
+  })
+})
+
+describe("the wait told to a payer whose payment was detected", () => {
+  it("is the required confirmations at the network's usual block time, in whole minutes, at least one", () => {
+    expect(usualConfirmationMinutes("bitcoin", 2)).toBe(20)
+    expect(usualConfirmationMinutes("ethereum", 12)).toBe(3)
+    expect(usualConfirmationMinutes("solana", 32)).toBe(1)
   })
 })
