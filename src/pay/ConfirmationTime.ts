@@ -2,5 +2,4 @@
 const BLOCK_SECONDS: Readonly<Record<string, number>> = { ethereum: 12, arbitrum: 1, base: 2, solana: 0.4, bitcoin: 600 }
 
 /** About how many minutes `required` confirmations usually take on `network` (at least one). */
-export const usualConfirmationMinutes = (network: string, required: number) =>
-  Math.max(1, Math.ceil((required * (BLOCK_SECONDS[network] ?? 12)) / 60))
+export const usualConfirmationMinutes = (network: string, required: number) => Math.max(1, Math.ceil((required * (BLOCK_SECONDS[network] ?? 12)) / 60))

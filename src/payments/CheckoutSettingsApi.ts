@@ -63,7 +63,8 @@ export const CheckoutSettingsGroup = HttpApiGroup.make("checkoutSettings")
     )
   )
   .middleware(DashboardAuthentication)
-  .annotate(OpenApi.Description, "Checkout settings: issuer name, default payment timing, payment methods per network, asset and rail, and the shop origins that may embed the payment page.")
+  .annotate(OpenApi.Description,
+    "Checkout settings: issuer name, default payment timing, payment methods per network, asset and rail, and the shop origins that may embed the payment page.")
 
 export { PaymentTiming }
 

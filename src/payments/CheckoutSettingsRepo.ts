@@ -162,8 +162,7 @@ export class CheckoutSettingsRepo extends Context.Service<CheckoutSettingsRepo, 
       const findEmbedOrigins = SqlSchema.findOneOption({
         Request: Schema.Struct({ invoiceId: Schema.String }),
         Result: Schema.Struct({ embedOrigins: Schema.Array(Schema.String) }),
-        execute: ({ invoiceId }) =>
-          sql`SELECT s.embed_origins FROM invoices i JOIN checkout_settings s ON s.merchant_id = i.merchant_id WHERE i.id = ${invoiceId}`
+        execute: ({ invoiceId }) => sql`SELECT s.embed_origins FROM invoices i JOIN checkout_settings s ON s.merchant_id = i.merchant_id WHERE i.id = ${invoiceId}`
       })
       const write = writeSettings(sql)
       return {
@@ -173,8 +172,7 @@ export class CheckoutSettingsRepo extends Context.Service<CheckoutSettingsRepo, 
           const { embedOrigins, issuedBy, methods } = found.value
           return { merchantId, configured: true, issuedBy, timing: timingFromRow(found.value), methods, embedOrigins }
         }, Effect.orDie),
-        embedOriginsOfInvoice: (invoiceId) =>
-          findEmbedOrigins({ invoiceId }).pipe(Effect.map(Option.match({ onNone: () => [], onSome: (row) => row.embedOrigins })), Effect.orDie),
+        embedOriginsOfInvoice: (invoiceId) => findEmbedOrigins({ invoiceId }).pipe(Effect.map(Option.match({ onNone: () => [], onSome: (row) => row.embedOrigins })), Effect.orDie),
         save: Effect.fn("CheckoutSettingsRepo.save")(function*(merchantId, settings) {
           yield* write(merchantId, settings)
           // Filled after the commit: a refill waits for its turn, which must not happen while this

@@ -1,8 +1,7 @@
 /** At most this many shop origins may frame a merchant's payment pages. */
 export const MAX_EMBED_ORIGINS = 10
 
-const isLoopbackHost = (host: string) =>
-  host === "localhost" || host === "[::1]" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host)
+const isLoopbackHost = (host: string) => host === "localhost" || host === "[::1]" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host)
 
 /**
  * Why `value` cannot be an embed origin, or undefined when it can: an origin exactly as a browser
