@@ -63,6 +63,26 @@ const howPaid = (order: Order) => {
   }</code>.</p>`
 }
 
+/**
+ * The embedded checkout (checkout.js from the service, issue #57): the button opens the payment page
+ * over this page and its events show the payer what happens. They are for the payer's eyes only:
+ * the order is marked paid by the verified webhook, and this page reloads from the shop to show it
+ * (never while the payment window is open).
+ */
+const payButton = (paymentUrl: string) =>
+  `<p>We ship as soon as the payment is confirmed.</p>
+<p><checkout-invoicing-button payment-url="${escape(paymentUrl)}">Pay with crypto</checkout-invoicing-button>
+<a href="${escape(paymentUrl)}">or open the payment page</a></p>
+<p class="live-status" role="status" aria-live="polite"></p>
+<script>
+  const WORDS = { awaiting_payment: "Waiting for your payment…", partially_paid: "Part of the payment arrived…", payment_detected: "Payment detected: waiting for confirmations…",
+    confirmed: "Payment confirmed. Your order is marked paid as soon as our server hears it.", closed: "Payment window closed." }
+  document.addEventListener("checkout-status", (event) => {
+    document.querySelector(".live-status").textContent = WORDS[event.detail.status] ?? event.detail.status
+  })
+  setInterval(() => document.querySelector("[data-checkout-invoicing]") === null && location.reload(), 3000)
+</script>`
+
 /** One order: its status as the shop knows it. While it waits for payment the page reloads itself (from the shop, never from the service). */
 export const orderPage = (order: Order) =>
   layout(
@@ -71,12 +91,12 @@ export const orderPage = (order: Order) =>
 <p>${escape(order.productName)}, ${usd(order.amountUsd)}</p>
 <p>Order <code>${escape(order.id)}</code>: <span class="status ${order.status}" data-order-status="${order.status}">${STATUS_WORDS[order.status]}</span></p>
 ${howPaid(order)}
-${
-      order.status === "awaiting_payment" && order.paymentUrl !== null
-        ? `<p>We ship as soon as the payment is confirmed. <a class="button" href="${escape(order.paymentUrl)}">Go to the payment page</a></p>`
-        : ""
-    }`,
-    order.status === "awaiting_payment" ? `<meta http-equiv="refresh" content="3">` : ""
+${order.status === "awaiting_payment" && order.paymentUrl !== null ? payButton(order.paymentUrl) : ""}`,
+    order.status === "awaiting_payment" && order.paymentUrl !== null
+      ? `<script src="${escape(new URL("/checkout.js", order.paymentUrl).href)}"></script>`
+      : order.status === "awaiting_payment"
+      ? `<meta http-equiv="refresh" content="3">`
+      : ""
   )
 
 export const messagePage = (title: string, message: string) => layout(title, `<h1>${escape(title)}</h1>\n<p>${escape(message)}</p>`)

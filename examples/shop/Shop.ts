@@ -58,7 +58,7 @@ export const shopHandler = (options: ShopOptions) => {
   const { checkout, orders } = options
   const log = options.log ?? console.log
 
-  /** POST /checkout: an order, its invoice (the order id as idempotency key: a retried click never makes two), then off to the payment page. */
+  /** POST /checkout: an order, its invoice (the order id as idempotency key: a retried click never makes two), then to the order's page and its pay button. */
   const startCheckout = async (request: IncomingMessage, response: ServerResponse) => {
     const form = new URLSearchParams((await readBody(request)).toString("utf8"))
     const product = productById(form.get("product") ?? "")
@@ -72,7 +72,8 @@ export const shopHandler = (options: ShopOptions) => {
         redirectUrl: `${options.publicUrl}/orders/${order.id}`
       }, { idempotencyKey: order.id })
       orders.attachInvoice(order.id, invoice)
-      response.writeHead(303, { location: invoice.paymentUrl }).end()
+      // To the order's page, whose button opens the payment page over it (checkout.js).
+      response.writeHead(303, { location: `/orders/${order.id}` }).end()
     } catch (error) {
       if (!(error instanceof CheckoutError)) throw error
       html(response, 502, messagePage("Checkout is unavailable", `The payment service answered: ${error.error}. Please try again.`))

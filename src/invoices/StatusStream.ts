@@ -12,11 +12,11 @@ import { Invoices } from "./Invoices.ts"
 const INVOICE_CHANGED_CHANNEL = "checkout_invoice_changed"
 
 /**
- * Statuses after which the payer page needs no more updates: the same set the page stops polling
- * at. `expired` and `voided` can still change by a merchant's decision (a late payment accepted),
- * which the page shows on its next load, not live.
+ * Statuses after which nothing changes for the payer: the same set the page stops polling at. An
+ * `expired` or `voided` invoice can still receive a payment (a late one, issue #57), and its page
+ * must show it while open: its stream stays open (heartbeats) until the payer leaves.
  */
-export const FINAL_STREAM_STATUSES: ReadonlySet<string> = new Set(["confirmed", "paid_out_of_band", "expired", "voided"])
+export const FINAL_STREAM_STATUSES: ReadonlySet<string> = new Set(["confirmed", "paid_out_of_band"])
 
 /** Settings of the status streams; a Reference so that tests can shorten the heartbeat. */
 export const StatusStreamSettings = Context.Reference<{

@@ -9,12 +9,12 @@ export interface Asset {
 }
 
 /** A browser script bundled and minified by esbuild (a second or less, once at start). */
-export const bundleBrowserScript = async (entryPoint: string): Promise<Uint8Array> => {
+export const bundleBrowserScript = async (entryPoint: string, format: "esm" | "iife" = "esm"): Promise<Uint8Array> => {
   const result = await build({
     entryPoints: [entryPoint],
     bundle: true,
     minify: true,
-    format: "esm",
+    format,
     target: "es2020",
     platform: "browser",
     write: false,

@@ -1,9 +1,12 @@
 import { Clock, Effect } from "effect"
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { Invoices } from "../invoices/Invoices.ts"
+import { CheckoutSettingsRepo } from "../payments/CheckoutSettingsRepo.ts"
+import { frameAncestors } from "../payments/EmbedOrigins.ts"
 import { assetResponse } from "../ops/StaticAssets.ts"
 import { AppConfig } from "../config/AppConfig.ts"
 import { explorersOf } from "./Explorers.ts"
+import { checkoutScriptResponse, loadCheckoutScript } from "./CheckoutScript.ts"
 import { loadPayAssets } from "./PayAssets.ts"
 import { notFoundPage, payPage } from "./PayPageView.ts"
 import { languageOf, STRINGS } from "./Strings.ts"
@@ -11,28 +14,30 @@ import { languageOf, STRINGS } from "./Strings.ts"
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
 /**
- * Scripts and styles from this origin only, no inline script or style attribute, no plugin, no
- * framing; the page talks to its own API only (connect-src), and QR codes are inline SVG markup.
+ * Scripts and styles from this origin only, no inline script or style attribute, no plugin; the
+ * page talks to its own API only (connect-src), and QR codes are inline SVG markup. Framed only by
+ * the merchant's embed origins (none by default): `frameAncestors` gives the source list.
  */
-export const PAGE_SECURITY_HEADERS = {
+export const pageSecurityHeaders = (frameAncestors = "'none'") => ({
   "content-security-policy":
-    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+    `default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors ${frameAncestors}`,
   "referrer-policy": "no-referrer",
   "x-content-type-options": "nosniff",
   "cache-control": "no-store"
-} as const
+})
 
-const html = (body: string, status: number, language: string) =>
+const html = (body: string, status: number, language: string, ancestors?: string) =>
   HttpServerResponse.text(body, {
     status,
     contentType: "text/html; charset=utf-8",
-    headers: { ...PAGE_SECURITY_HEADERS, "content-language": language, vary: "accept-language" }
+    headers: { ...pageSecurityHeaders(ancestors), "content-language": language, vary: "accept-language" }
   })
 
 /** `GET /pay/:id` (the invoice's paymentUrl), its assets under content-hashed names, and the favicon. */
 export const PayPageRoutesLive = HttpRouter.use((router) =>
   Effect.gen(function*() {
     const invoices = yield* Invoices
+    const settings = yield* CheckoutSettingsRepo
     const assets = yield* Effect.promise(() => loadPayAssets())
     const explorers = explorersOf((yield* AppConfig).explorerUrls)
 
@@ -40,6 +45,12 @@ export const PayPageRoutesLive = HttpRouter.use((router) =>
 
     yield* router.add("GET", "/pay/assets/:file", Effect.map(HttpRouter.params, (params) => asset(params.file)))
     yield* router.add("GET", "/favicon.ico", Effect.sync(() => asset(assets.names.icon)))
+    const checkoutScript = yield* Effect.promise(() => loadCheckoutScript())
+    yield* router.add(
+      "GET",
+      "/checkout.js",
+      Effect.map(HttpServerRequest.HttpServerRequest, (request) => checkoutScriptResponse(checkoutScript, new URL(request.url, "http://localhost").searchParams.get("v")))
+    )
     yield* router.add(
       "GET",
       "/pay/:id",
@@ -51,8 +62,9 @@ export const PayPageRoutesLive = HttpRouter.use((router) =>
         if (!UUID.test(id)) return html(notFoundPage(language, t, assets.names), 404, language)
         const selectedOptionId = new URL(request.url, "http://localhost").searchParams.get("option") ?? undefined
         const now = new Date(yield* Clock.currentTimeMillis)
-        return yield* invoices.getPublic(id.toLowerCase()).pipe(
-          Effect.map((parts) => html(payPage(parts, { language, t, assets: assets.names, now, selectedOptionId, explorers }), 200, language)),
+        // Both by the invoice's id, at once: the page and who may frame it.
+        return yield* Effect.all([invoices.getPublic(id.toLowerCase()), settings.embedOriginsOfInvoice(id.toLowerCase())], { concurrency: 2 }).pipe(
+          Effect.map(([parts, origins]) => html(payPage(parts, { language, t, assets: assets.names, now, selectedOptionId, explorers }), 200, language, frameAncestors(origins))),
           Effect.catchTag("InvoiceNotFound", () => Effect.succeed(html(notFoundPage(language, t, assets.names), 404, language)))
         )
       })

@@ -9,6 +9,7 @@ import { qrSvg } from "../payments/QrCode.ts"
 import { DEFAULT_EXPLORERS, type Explorers, transactionUrl } from "./Explorers.ts"
 import { assetIcon, networkIcon } from "./Icons.ts"
 import { pageFingerprint } from "./PageFingerprint.ts"
+import { usualConfirmationMinutes } from "./ConfirmationTime.ts"
 import { fill, type Language, type Strings } from "./Strings.ts"
 
 /** The hashed asset names the page links to (set when the bundle is built). */
@@ -299,6 +300,7 @@ const detectedLines = (parts: InvoiceParts, t: Strings, explorers: Explorers, pa
       escape(t.confirmations)
     })</p>`,
     `<progress class="confirmation-progress" max="${required}" value="${shown}" aria-label="${escape(t.confirmations)}"></progress>`,
+    `<p class="detected-wait">${escape(fill(t.detectedWait, { minutes: String(usualConfirmationMinutes(paid?.network ?? "", required)) }))}</p>`,
     ...transactionList(parts, t, explorers)
   ]
 }
@@ -478,6 +480,7 @@ const pageData = (parts: InvoiceParts, t: Strings, now: Date, status: string, pa
     "wallet-none": t.walletNone,
     "wallet-sending": t.walletSending,
     "wallet-sent": t.walletSent,
-    "wallet-failed": t.walletFailed
+    "wallet-failed": t.walletFailed,
+    "open-in-tab": t.openInTab
   }
 }

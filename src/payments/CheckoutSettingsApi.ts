@@ -28,7 +28,11 @@ export const CheckoutSettingsBody = Schema.Struct({
   paymentTiming: PaymentTimingOverride.annotateKey({ messageMissingKey: "is required" }),
   paymentMethods: Schema.Array(MethodBody).annotate({ message: "must be an array" }).check(
     Schema.isMaxLength(20, { message: "must have at most 20 methods" })
-  ).annotateKey({ messageMissingKey: "is required" })
+  ).annotateKey({ messageMissingKey: "is required" }),
+  embedOrigins: Schema.optionalKey(Schema.Array(text(200)).annotate({
+    message: "must be an array of strings",
+    description: "Shop origins (https://host[:port]; loopback http:// outside production) whose pages may frame the payment page, at most 10. Left out: unchanged."
+  }))
 }).annotate({ message: "must be a JSON object" })
 
 const MethodView = Schema.Struct({
@@ -48,7 +52,8 @@ export const CheckoutSettingsView = Schema.Struct({
     Schema.Struct({ mode: Schema.Literal("immediate"), expiresAfterMinutes: Schema.Number }),
     Schema.Struct({ mode: Schema.Literal("due_date"), dueAfterDays: Schema.Number, gracePeriodDays: Schema.Number })
   ]),
-  paymentMethods: Schema.Array(MethodView)
+  paymentMethods: Schema.Array(MethodView),
+  embedOrigins: Schema.Array(Schema.String).annotate({ description: "Shop origins whose pages may frame the payment page (the page's frame-ancestors); empty: none may" })
 }).annotate({ identifier: "CheckoutSettings" })
 
 export const CheckoutSettingsGroup = HttpApiGroup.make("checkoutSettings")
@@ -60,7 +65,8 @@ export const CheckoutSettingsGroup = HttpApiGroup.make("checkoutSettings")
     ).annotate(BodyRules, paymentTimingRules)
   )
   .middleware(DashboardAuthentication)
-  .annotate(OpenApi.Description, "Checkout settings: issuer name, default payment timing and payment methods per network, asset and rail.")
+  .annotate(OpenApi.Description,
+    "Checkout settings: issuer name, default payment timing, payment methods per network, asset and rail, and the shop origins that may embed the payment page.")
 
 export { PaymentTiming }
 
@@ -69,6 +75,7 @@ export const CheckoutSettingsErrors = {
   notFound: () => new NotFound({ error: "Checkout configuration not found" }),
   /** A payment method refused (the message names the field; see MethodValidation.ts and PublicWallets.ts). */
   invalidMethod: (problem: string) => new BadRequest({ error: problem }),
+  invalidEmbedOrigins: (problem: string) => new BadRequest({ error: problem }),
   tokenContractFixed: (index: number) =>
     new BadRequest({
       error: `paymentMethods[${index}].tokenContract is set by the deployment (CHECKOUT_TOKEN_<NETWORK>_<ASSET>) and cannot be changed here`

@@ -10,6 +10,7 @@ import { timingFromOverride } from "../domain/TimingOverride.ts"
 import { paymentTimingChecked } from "../http/TimingRules.ts"
 import { type CheckoutSettings, CheckoutSettingsRepo, type MethodInput } from "./CheckoutSettingsRepo.ts"
 import { validateMethods } from "./MethodValidation.ts"
+import { embedOriginsProblem } from "./EmbedOrigins.ts"
 import { publicWalletProblem } from "./PublicWallets.ts"
 import { tokenContractOf } from "./PaymentMethod.ts"
 import { RailSettingsService } from "./RailSettings.ts"
@@ -43,7 +44,8 @@ export const CheckoutSettingsHttpLive = HttpApiBuilder.group(checkoutApi(Checkou
         recipientAddress: method.recipientAddress,
         xpub: method.xpub,
         tokenContract: tokenContract(method)
-      }))
+      })),
+      embedOrigins: settings.embedOrigins
     })
 
     const current = (merchantId: string) =>
@@ -82,7 +84,9 @@ export const CheckoutSettingsHttpLive = HttpApiBuilder.group(checkoutApi(Checkou
           }))
           const refused = refusal(methods, payload.paymentMethods)
           if (refused !== undefined) return yield* refused
-          yield* repo.save(merchant.merchantId, { issuedBy: payload.issuedBy ?? null, timing, methods })
+          const originsProblem = payload.embedOrigins === undefined ? undefined : embedOriginsProblem(payload.embedOrigins, config.env === "production")
+          if (originsProblem !== undefined) return yield* CheckoutSettingsErrors.invalidEmbedOrigins(originsProblem)
+          yield* repo.save(merchant.merchantId, { issuedBy: payload.issuedBy ?? null, timing, methods, embedOrigins: payload.embedOrigins })
           return view(yield* Effect.orDie(current(merchant.merchantId)))
         }))
   }))

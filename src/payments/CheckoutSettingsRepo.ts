@@ -13,6 +13,8 @@ export interface CheckoutSettings {
   readonly issuedBy: string | null
   readonly timing: PaymentTimingInput
   readonly methods: ReadonlyArray<PaymentMethod & { readonly enabled: boolean; readonly position: number }>
+  /** Shop origins that may frame the merchant's payment pages (EmbedOrigins.ts). */
+  readonly embedOrigins: ReadonlyArray<string>
 }
 
 export interface MethodInput {
@@ -45,6 +47,7 @@ const CheckoutSettingsRow = Schema.Struct({
   expiresAfterMinutes: Schema.NullOr(Schema.Int),
   dueAfterDays: Schema.NullOr(Schema.Int),
   gracePeriodDays: Schema.NullOr(Schema.Int),
+  embedOrigins: Schema.Array(Schema.String),
   methods: Schema.Array(PaymentMethodRow)
 })
 type CheckoutSettingsRow = typeof CheckoutSettingsRow.Type
@@ -57,7 +60,8 @@ export const defaultCheckoutSettings = (merchantId: string): CheckoutSettings =>
   configured: false,
   issuedBy: null,
   timing: DEFAULT_PAYMENT_TIMING,
-  methods: []
+  methods: [],
+  embedOrigins: []
 })
 
 // The save writes the columns of its mode; the others are null.
@@ -66,7 +70,13 @@ const timingFromRow = (row: CheckoutSettingsRow): PaymentTimingInput =>
     ? { mode: "due_date", dueAfterDays: row.dueAfterDays ?? 0, gracePeriodDays: row.gracePeriodDays ?? 0 }
     : { mode: "immediate", expiresAfterMinutes: row.expiresAfterMinutes ?? 0 }
 
-type SettingsInput = { readonly issuedBy: string | null; readonly timing: PaymentTimingInput; readonly methods: ReadonlyArray<MethodInput> }
+type SettingsInput = {
+  readonly issuedBy: string | null
+  readonly timing: PaymentTimingInput
+  readonly methods: ReadonlyArray<MethodInput>
+  /** Left out: the saved list stays as it is. */
+  readonly embedOrigins?: ReadonlyArray<string> | undefined
+}
 
 const settingsColumns = (merchantId: string, { issuedBy, timing }: SettingsInput) => ({
   merchant_id: merchantId,
@@ -97,6 +107,9 @@ const writeSettings = (sql: SqlClient.SqlClient) =>
       ON CONFLICT (merchant_id) DO UPDATE SET issued_by = EXCLUDED.issued_by, timing_mode = EXCLUDED.timing_mode,
       expires_after_minutes = EXCLUDED.expires_after_minutes, due_after_days = EXCLUDED.due_after_days,
       grace_period_days = EXCLUDED.grace_period_days, updated_at = now()`
+    if (settings.embedOrigins !== undefined) {
+      yield* sql`UPDATE checkout_settings SET embed_origins = ${settings.embedOrigins} WHERE merchant_id = ${merchantId}`
+    }
     // Methods left out of the new list are removed; invoices keep their own copies of options.
     const kept = settings.methods.map((method) => `${method.network}:${method.assetCode}:${method.railType}`)
     yield* sql`DELETE FROM payment_methods WHERE merchant_id = ${merchantId}
@@ -114,6 +127,8 @@ export class CheckoutSettingsRepo extends Context.Service<CheckoutSettingsRepo, 
   /** The saved settings, or the defaults (`configured: false`) when the merchant has saved none. */
   readonly find: (merchantId: string) => Effect.Effect<CheckoutSettings>
   readonly save: (merchantId: string, settings: SettingsInput) => Effect.Effect<void>
+  /** The shop origins that may frame this invoice's payment page (its merchant's embedOrigins); none for an unknown invoice. */
+  readonly embedOriginsOfInvoice: (invoiceId: string) => Effect.Effect<ReadonlyArray<string>>
   /**
    * Reserves fresh derivation indexes for one invoice's deposit options, counted per extended key:
    * an index is never handed out to two invoices; within the invoice, options on different
@@ -144,14 +159,20 @@ export class CheckoutSettingsRepo extends Context.Service<CheckoutSettingsRepo, 
             ON CONFLICT (xpub) DO UPDATE SET next_index = derivation_counters.next_index + ${count}
             RETURNING next_index::int AS next_index`
       })
+      const findEmbedOrigins = SqlSchema.findOneOption({
+        Request: Schema.Struct({ invoiceId: Schema.String }),
+        Result: Schema.Struct({ embedOrigins: Schema.Array(Schema.String) }),
+        execute: ({ invoiceId }) => sql`SELECT s.embed_origins FROM invoices i JOIN checkout_settings s ON s.merchant_id = i.merchant_id WHERE i.id = ${invoiceId}`
+      })
       const write = writeSettings(sql)
       return {
         find: Effect.fnUntraced(function*(merchantId) {
           const found = yield* findSettings({ merchantId })
           if (Option.isNone(found)) return defaultCheckoutSettings(merchantId)
-          const { issuedBy, methods } = found.value
-          return { merchantId, configured: true, issuedBy, timing: timingFromRow(found.value), methods }
+          const { embedOrigins, issuedBy, methods } = found.value
+          return { merchantId, configured: true, issuedBy, timing: timingFromRow(found.value), methods, embedOrigins }
         }, Effect.orDie),
+        embedOriginsOfInvoice: (invoiceId) => findEmbedOrigins({ invoiceId }).pipe(Effect.map(Option.match({ onNone: () => [], onSome: (row) => row.embedOrigins })), Effect.orDie),
         save: Effect.fn("CheckoutSettingsRepo.save")(function*(merchantId, settings) {
           yield* write(merchantId, settings)
           // Filled after the commit: a refill waits for its turn, which must not happen while this

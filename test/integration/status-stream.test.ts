@@ -110,18 +110,35 @@ describe("the public status stream (embedded database, in-process bus)", () => {
     const invoice = await newInvoice(merchant)
     const stream = await openEvents(app.baseUrl, invoice.id)
     await stream.nextStatus()
-    const voided = await merchant.api(`/api/checkout/invoices/${invoice.id}/void`, { body: {} })
-    expect(voided.status).toBe(200)
+    const recorded = await merchant.api(`/api/checkout/invoices/${invoice.id}/record-payment`, { body: { note: "Paid by bank transfer" } })
+    expect(recorded.status).toBe(200)
     const final = (await stream.nextStatus())!
-    expect(final.status.status).toBe("voided")
+    expect(final.status.status).toBe("paid_out_of_band")
     expect(await stream.next()).toBeUndefined()
 
     const again = await openEvents(app.baseUrl, invoice.id, { "last-event-id": final.id })
     expect(again.response.status).toBe(204)
     // Without the id (a new page), the final status once, then the end.
     const fresh = await openEvents(app.baseUrl, invoice.id)
-    expect((await fresh.nextStatus())?.status.status).toBe("voided")
+    expect((await fresh.nextStatus())?.status.status).toBe("paid_out_of_band")
     expect(await fresh.next()).toBeUndefined()
+  })
+
+  it("stays open after expired and voided: a late payment still reaches the open page (issue #57)", async () => {
+    for (const close of ["expire", "void"] as const) {
+      const invoice = await newInvoice(merchant)
+      const stream = await openEvents(app.baseUrl, invoice.id)
+      await stream.nextStatus()
+      const closed = close === "expire"
+        ? await merchant.dashboard(`/api/dev/invoices/${invoice.id}/simulate-expiry`, { body: {} })
+        : await merchant.api(`/api/checkout/invoices/${invoice.id}/void`, { body: {} })
+      expect(closed.status, JSON.stringify(closed.body)).toBe(200)
+      expect((await stream.nextStatus())?.status.status).toBe(close === "expire" ? "expired" : "voided")
+      await pay(merchant, invoice, "20")
+      const late = (await stream.nextStatus())!.status
+      expect(late.payments.length).toBe(1)
+      await stream.close()
+    }
   })
 
   it("answers an invalid id 400 and an unknown invoice 404, as the status route does", async () => {

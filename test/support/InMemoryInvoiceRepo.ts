@@ -270,7 +270,7 @@ export const InMemoryCheckoutSettingsRepo = Layer.effect(
       find: (merchantId) =>
         Effect.sync(() =>
           store.settings.get(merchantId) ??
-            { merchantId, configured: false, issuedBy: null, timing: { mode: "immediate", expiresAfterMinutes: 60 }, methods: [] }
+            { merchantId, configured: false, issuedBy: null, timing: { mode: "immediate", expiresAfterMinutes: 60 }, methods: [], embedOrigins: [] }
         ),
       save: (merchantId, settings) =>
         Effect.sync(() => {
@@ -279,9 +279,11 @@ export const InMemoryCheckoutSettingsRepo = Layer.effect(
             configured: true,
             issuedBy: settings.issuedBy,
             timing: settings.timing,
-            methods: settings.methods.map((method, position) => ({ ...method, id: `${merchantId}:${position}`, position }))
+            methods: settings.methods.map((method, position) => ({ ...method, id: `${merchantId}:${position}`, position })),
+            embedOrigins: settings.embedOrigins ?? store.settings.get(merchantId)?.embedOrigins ?? []
           })
         }),
+      embedOriginsOfInvoice: () => Effect.succeed([]),
       reserveIndexes: (methods) =>
         Effect.sync(() =>
           new Map(methods.map((method) => {

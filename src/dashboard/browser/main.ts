@@ -303,7 +303,7 @@ const methodRow = (method: Partial<PaymentMethod>, index: number) =>
 const settingsView = async () => {
   const settings = await api<CheckoutSettings>("GET", "/api/dashboard/checkout-settings").catch((error: ApiError): CheckoutSettings => {
     if (error.status !== 404) throw error
-    return { issuedBy: "", paymentTiming: { mode: "immediate", expiresAfterMinutes: 60 }, paymentMethods: [] }
+    return { issuedBy: "", paymentTiming: { mode: "immediate", expiresAfterMinutes: 60 }, paymentMethods: [], embedOrigins: [] }
   })
   const hint = settings.paymentMethods.length === 0
     ? notice("No payment methods yet: add at least one and save, then create an API key.", "ok")
@@ -323,7 +323,10 @@ const settingsView = async () => {
       h("input", { type: "number", name: "paymentTiming.gracePeriodDays", "data-field": "paymentTiming.gracePeriodDays",
         value: String(timing.mode === "due_date" ? timing.gracePeriodDays : 0) })), h("h2", {}, "Payment methods"), methods,
     h("button", { type: "button", onclick: () => methods.append(methodRow({ network: "arbitrum", assetCode: "USDT", railType: "address_transfer" }, methods.children.length)) },
-      "Add a method"), h("button", { type: "submit" }, "Save settings")) as HTMLFormElement
+      "Add a method"), h("h2", {}, "Embedded checkout"),
+    h("label", {}, "Shop origins that may show the payment page in a frame (one per line, such as https://shop.example)",
+      h("textarea", { name: "embedOrigins", "data-field": "embedOrigins", rows: "3" }, settings.embedOrigins.join("\n"))),
+    h("button", { type: "submit" }, "Save settings")) as HTMLFormElement
   form.addEventListener("submit", submitting(form, async () => {
     const data = new FormData(form)
     const text = (name: string) => {
@@ -362,7 +365,8 @@ const settingsView = async () => {
           enabled: fresh.get(`paymentMethods[${index}].enabled`) !== null,
           isDefault: fresh.get("defaultMethod") === String(index)
         }
-      })
+      }),
+      embedOrigins: String(fresh.get("embedOrigins") ?? "").split("\n").map((line) => line.trim()).filter((line) => line !== "")
     }
     await api("PUT", "/api/dashboard/checkout-settings", body)
     form.prepend(notice("Settings saved.", "ok"))

@@ -5,7 +5,7 @@ import { morph } from "./Morph.ts"
 import { pageFingerprint } from "../PageFingerprint.ts"
 
 /** Statuses after which nothing changes on the page by itself (the server ends the stream there too). */
-export const FINAL = new Set(["confirmed", "paid_out_of_band", "expired", "voided"])
+export const FINAL = new Set(["confirmed", "paid_out_of_band"])
 
 const microsOf = (status: PublicStatus) => BigInt(Math.round(status.receivedAmountUsd * 1_000_000)).toString()
 

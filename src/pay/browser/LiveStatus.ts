@@ -5,7 +5,7 @@ import type { PublicInvoiceStatusView } from "../../domain/InvoiceResponses.ts"
 export type PublicStatus = typeof PublicInvoiceStatusView.Encoded
 
 /** Statuses after which the server ends the stream (src/invoices/StatusStream.ts FINAL_STREAM_STATUSES). */
-const FINAL = new Set(["confirmed", "paid_out_of_band", "expired", "voided"])
+const FINAL = new Set(["confirmed", "paid_out_of_band"])
 
 /**
  * Follows the invoice's public status over Server-Sent Events: `onStatus` gets the current status

@@ -5,6 +5,7 @@ import { encodeFunctionData, erc20Abi } from "viem"
 import { localizeDates } from "./Dates.ts"
 import { followPage } from "./LivePage.ts"
 import { showRefunds } from "./Refunds.ts"
+import { embeddedBridge, isFramed, offerNewTab } from "./Embedded.ts"
 import type { ApiError, PreparedSolanaPayment, PrepareSolanaBody } from "./Api.ts"
 import { evmProvider, wallets } from "./Wallets.ts"
 
@@ -85,7 +86,8 @@ if (data.payableUntil !== undefined && data.renderedAt !== undefined) {
 let returning: ReturnType<typeof setTimeout> | undefined
 let refundsShown = false
 const returnLater = () => {
-  if (data.redirectUrl === undefined || returning !== undefined || refundsShown) return
+  // In a shop's modal the shop hears `confirmed` and decides; the frame never navigates to the shop.
+  if (data.redirectUrl === undefined || returning !== undefined || refundsShown || isFramed()) return
   returning = setTimeout(() => location.assign(data.redirectUrl!), 5_000)
 }
 // ---- refunds (issue #40): shown when the invoice has something to refund or refunds asked for
@@ -101,9 +103,14 @@ const followRefunds = () => {
 followRefunds()
 returnLater()
 
+// ---- in a shop's modal (checkout.js): statuses to the shop, a way out for wallets that do not reach frames
+const embedded = main === null || invoiceId === undefined ? undefined : embeddedBridge(invoiceId, () => main.dataset.status)
+if (main !== null) offerNewTab(main)
+
 // ---- live status: the page follows its invoice in place (no navigation while it is open)
 if (main !== null && invoiceId !== undefined) {
   followPage(main, invoiceId, () => {
+    embedded?.report()
     localizeDates()
     followRefunds()
     returnLater()
