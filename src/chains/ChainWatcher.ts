@@ -5,6 +5,7 @@ import { makeReorgSettlement } from "./ReorgSettlement.ts"
 import type { WatchIndex } from "./WatchedOptions.ts"
 import { type AppliedOutcome, makeWatcherContext, type WatcherContext } from "./WatcherContext.ts"
 import { watchMempool } from "./WatcherMempool.ts"
+import { makeRecheck } from "./WatcherRecheck.ts"
 import { checkReorgs } from "./WatcherReorg.ts"
 import { confirmEvidence, scanNewBlocks } from "./WatcherScan.ts"
 
@@ -50,11 +51,13 @@ const startingCursor = (context: WatcherContext, head: BlockHeader, lookback: bi
     return { height: block.height, hash: block.hash, chainTime: block.time }
   })
 
-/** The endpoints' states, written only when they changed (for the dashboard and /metrics). */
+/** The endpoints' states and the payments waiting for corroboration, written only when they changed (for the dashboard and /metrics). */
 const endpointsPublisher = ({ source, repo, network }: WatcherContext) => {
   let published: string | undefined
   return source.endpoints === undefined ? Effect.void : Effect.gen(function*() {
-    const report = JSON.stringify(yield* source.endpoints!)
+    const backlog = yield* repo.corroborationBacklog(network)
+    const awaitingCorroboration = { payments: backlog.waiting, disputed: backlog.disputed, since: backlog.since?.toISOString() ?? null }
+    const report = JSON.stringify({ ...(yield* source.endpoints!), awaitingCorroboration })
     if (report === published) return
     yield* repo.saveEndpoints(network, report)
     published = report
@@ -98,6 +101,7 @@ export const makeChainWatcher = (options: ChainWatcherOptions) =>
   Effect.gen(function*() {
     const context = yield* makeWatcherContext(options)
     const settleReorgs = yield* makeReorgSettlement
+    const recheck = makeRecheck(context)
     const { source, network, repo } = context
 
     const poll = Effect.gen(function*() {
@@ -112,7 +116,8 @@ export const makeChainWatcher = (options: ChainWatcherOptions) =>
       }
       const checked = yield* checkReorgs(context, head, saved)
       const scanned = yield* scanNewBlocks(context, checked.cursor, head, checked.awaiting.refunds)
-      const confirmationsUpdated = (yield* confirmEvidence(context, checked.awaiting.evidence, head)) +
+      const rechecked = yield* recheck(scanned.cursor)
+      const confirmationsUpdated = (yield* confirmEvidence(context, checked.awaiting.evidence, head, rechecked.still)) +
         (yield* context.refunds.confirm(checked.awaiting.refunds, head))
       const mempool = yield* mempoolStep(context, scanned.cursor, head)
       // After the scan and the mempool: evidence mined again, or back in the mempool, is revived by now.
@@ -123,7 +128,7 @@ export const makeChainWatcher = (options: ChainWatcherOptions) =>
         ...idleReport(network, head, scanned.cursor),
         evidence: scanned.evidence,
         unmatched: scanned.unmatched,
-        invalidated: checked.invalidated + mempool.invalidated,
+        invalidated: checked.invalidated + mempool.invalidated + rechecked.invalidated,
         confirmationsUpdated,
         mempoolSeen: mempool.seen,
         refundsSeen: scanned.refundsSeen,
