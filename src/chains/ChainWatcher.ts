@@ -116,7 +116,7 @@ export const makeChainWatcher = (options: ChainWatcherOptions) =>
       }
       const checked = yield* checkReorgs(context, head, saved)
       const scanned = yield* scanNewBlocks(context, checked.cursor, head, checked.awaiting.refunds)
-      const rechecked = yield* recheck(scanned.cursor)
+      const rechecked = yield* recheck
       const confirmationsUpdated = (yield* confirmEvidence(context, checked.awaiting.evidence, head, rechecked.still)) +
         (yield* context.refunds.confirm(checked.awaiting.refunds, head))
       const mempool = yield* mempoolStep(context, scanned.cursor, head)

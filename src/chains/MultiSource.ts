@@ -88,8 +88,7 @@ export const makeMultiSource = (options: MultiSourceOptions): ChainSource => {
     Effect.forEach(transfers, (transfer: ReportedTransfer) => pool.corroborate(reporter, transfer.transactionHash, askAbout(transfer)))
 
   /** A transfer recorded earlier without corroboration, asked again of every endpoint, its reporter included. */
-  const recheck = (transfer: ReportedTransfer, reporter: string) =>
-    pool.corroborate(pool.indexOf(reporter), transfer.transactionHash, askAbout(transfer), { askReporter: true })
+  const recheck = (transfer: ReportedTransfer, reporter: string) => pool.corroborate(pool.indexOf(reporter), transfer.transactionHash, askAbout(transfer), { askReporter: true })
 
   const scan = (from: bigint, to: bigint) =>
     Effect.gen(function*() {

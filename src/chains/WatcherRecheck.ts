@@ -1,5 +1,5 @@
 import { Clock, Effect } from "effect"
-import type { Cursor, WaitingEvidence } from "./ChainRepo.ts"
+import type { WaitingEvidence } from "./ChainRepo.ts"
 import type { ReportedTransfer } from "./Corroboration.ts"
 import type { WatcherContext } from "./WatcherContext.ts"
 
@@ -27,8 +27,9 @@ const asReported = (row: WaitingEvidence): ReportedTransfer => ({
  * reporter included. Corroborated by a majority: it no longer waits, and the confirmations step
  * counts it from this poll on. Denied by a majority: invalidated as a dropped transaction (the
  * reporter is marked `disagreeing` by the pool). Otherwise it stays at 0 confirmations; one that
- * waits longer than 10 minutes is named in a warning, once. Returns the identities still waiting.
- * A disputed payment above the cursor is left to the scan, which stops below it and asks again.
+ * waits longer than 10 minutes is named in a warning, once. Returns the identities the
+ * confirmations step must leave alone (still waiting, or invalidated now).
+ * A disputed payment above the cursor is asked here too: the reporter's own receipt may deny it.
  */
 export const makeRecheck = (context: WatcherContext) => {
   const { network, repo, source } = context
@@ -66,18 +67,21 @@ export const makeRecheck = (context: WatcherContext) => {
       )
     })
 
-  return (cursor: Cursor) =>
-    Effect.gen(function*() {
-      const still = new Set<string>()
-      let invalidated = 0
-      const now = yield* Clock.currentTimeMillis
-      for (const row of yield* repo.uncorroborated(network)) {
-        const outcome = row.blockHeight !== null && row.blockHeight > cursor.height ? "waiting" : yield* settle(row)
-        if (outcome === "invalidated") invalidated++
-        if (outcome !== "waiting") continue
-        still.add(identityOf(row))
-        yield* warnIfLong(row, now)
+  return Effect.gen(function*() {
+    const still = new Set<string>()
+    let invalidated = 0
+    const now = yield* Clock.currentTimeMillis
+    for (const row of yield* repo.uncorroborated(network)) {
+      const outcome = yield* settle(row)
+      if (outcome === "settled") continue
+      // Invalidated now: the confirmations step, which read it before, must leave it alone too.
+      still.add(identityOf(row))
+      if (outcome === "invalidated") {
+        invalidated++
+        continue
       }
-      return { still, invalidated }
-    })
+      yield* warnIfLong(row, now)
+    }
+    return { still, invalidated }
+  })
 }

@@ -92,7 +92,8 @@ const corroborated = (context: WatcherContext, scanned: Scanned, payments: Reado
     const waiting = (transfer: Transfer): Uncorroborated | undefined => {
       const verdict = verdicts[payments.indexOf(transfer)]
       return verdict === "unanswered" || verdict === "disputed"
-        ? { transactionHash: transfer.transactionHash, outputIndex: transfer.outputIndex, reporter: scanned.reporter ?? "", token: transfer.token, disputed: verdict === "disputed" }
+        ? { transactionHash: transfer.transactionHash, outputIndex: transfer.outputIndex, reporter: scanned.reporter ?? "", token: transfer.token,
+          disputed: verdict === "disputed" }
         : undefined
     }
     return { stop, waiting }
