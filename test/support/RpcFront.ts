@@ -16,7 +16,8 @@ import type { Socket } from "node:net"
  * fall back to the pages); `inventSignatures` list a made-up signature beside a real one of an
  * account and answer its `getTransaction` with the real transaction's, one key swapped.
  * `hideAddresses` (EVM, lower-case) make it the reverse liar: it drops the Transfer logs to those
- * addresses from `eth_getLogs` and answers a receipt holding one with null.
+ * addresses from `eth_getLogs` and answers a receipt holding one with null; `denyTxids` (Esplora)
+ * answer 404 for those transactions (`/tx/:txid`, its status).
  */
 export interface RpcFront {
   readonly url: string
@@ -28,6 +29,7 @@ export interface RpcFront {
   lag: number
   readonly inventLogs: Array<Json>
   readonly hideAddresses: Array<string>
+  readonly denyTxids: Array<string>
   readonly inventTxs: Array<{ readonly blockHash: string; readonly tx: Json }>
   readonly inventSignatures: Array<{ readonly account: string; readonly real: string; readonly fake: string; readonly from: string; readonly to: string }>
   readonly lieFrom: (height: number) => void
@@ -147,6 +149,8 @@ export const startRpcFront = async (target: string, kind: "jsonrpc" | "esplora")
       if (block[2] === "/txs" || block[2] === "/txs/0") return { status: 200, body: Buffer.from(JSON.stringify([...json, ...invented.map((entry) => entry.tx)])) }
       return answer
     }
+    const denied = /^\/tx\/([0-9a-f]{64})/.exec(path)
+    if (denied !== null && front.denyTxids.includes(denied[1])) return { status: 404, body: Buffer.from("Transaction not found") }
     const atHeight = /^\/block-height\/(\d+)$/.exec(path)
     const lie = atHeight === null ? undefined : lieAt(Number(atHeight[1]))
     if (lie !== undefined) return { status: 200, body: Buffer.from(lie) }
@@ -204,6 +208,7 @@ export const startRpcFront = async (target: string, kind: "jsonrpc" | "esplora")
     lag: 0,
     inventLogs: [],
     hideAddresses: [],
+    denyTxids: [],
     inventTxs: [],
     inventSignatures: [],
     lieFrom: (height) => {
