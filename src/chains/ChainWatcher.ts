@@ -5,7 +5,7 @@ import { makeReorgSettlement } from "./ReorgSettlement.ts"
 import type { WatchIndex } from "./WatchedOptions.ts"
 import { type AppliedOutcome, makeWatcherContext, type WatcherContext } from "./WatcherContext.ts"
 import { watchMempool } from "./WatcherMempool.ts"
-import { makeRecheck } from "./WatcherRecheck.ts"
+import { makeRecheck, recheckContextOf } from "./WatcherRecheck.ts"
 import { checkReorgs } from "./WatcherReorg.ts"
 import { confirmEvidence, scanNewBlocks } from "./WatcherScan.ts"
 
@@ -101,7 +101,7 @@ export const makeChainWatcher = (options: ChainWatcherOptions) =>
   Effect.gen(function*() {
     const context = yield* makeWatcherContext(options)
     const settleReorgs = yield* makeReorgSettlement
-    const recheck = makeRecheck(context)
+    const recheck = makeRecheck(recheckContextOf(context))
     const { source, network, repo } = context
 
     const poll = Effect.gen(function*() {

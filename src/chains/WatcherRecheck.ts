@@ -1,7 +1,19 @@
 import { Clock, Effect } from "effect"
 import type { WaitingEvidence } from "./ChainRepo.ts"
-import type { ReportedTransfer } from "./Corroboration.ts"
+import type { ReportedTransfer, Verdict } from "./Corroboration.ts"
 import type { WatcherContext } from "./WatcherContext.ts"
+
+/** What the recheck needs of a watcher (the shared loop's context, or the Solana watcher's). */
+export interface RecheckContext extends Pick<WatcherContext, "network" | "repo" | "evidence" | "applied" | "rejected"> {
+  /** Asks every endpoint about a waiting payment; undefined with a single endpoint (then it is taken as it is). */
+  readonly recheck: ((row: WaitingEvidence) => Effect.Effect<Verdict>) | undefined
+}
+
+/** The shared loop's recheck: the source's, over the transfer as recorded. */
+export const recheckContextOf = (context: WatcherContext): RecheckContext => {
+  const recheck = context.source.recheck
+  return { ...context, recheck: recheck === undefined ? undefined : (row) => recheck(asReported(row), row.reporter) }
+}
 
 /** How long a payment may wait for corroboration before a warning says so. */
 export const WAITING_WARNING_MILLIS = 10 * 60_000
@@ -31,18 +43,18 @@ const asReported = (row: WaitingEvidence): ReportedTransfer => ({
  * confirmations step must leave alone (still waiting, or invalidated now).
  * A disputed payment above the cursor is asked here too: the reporter's own receipt may deny it.
  */
-export const makeRecheck = (context: WatcherContext) => {
-  const { network, repo, source } = context
+export const makeRecheck = (context: RecheckContext) => {
+  const { network, repo, recheck } = context
   const warned = new Set<string>()
 
   const settle = (row: WaitingEvidence) =>
     Effect.gen(function*() {
-      if (source.recheck === undefined) {
+      if (recheck === undefined) {
         // One endpoint configured now: what it reports is taken as it is.
         yield* repo.clearUncorroborated(network, row.transactionHash, row.outputIndex)
         return "settled" as const
       }
-      const verdict = yield* source.recheck(asReported(row), row.reporter)
+      const verdict = yield* recheck(row)
       if (verdict === "confirmed") {
         yield* repo.clearUncorroborated(network, row.transactionHash, row.outputIndex)
         return "settled" as const
