@@ -137,6 +137,8 @@ export class ChainRepo extends Context.Service<ChainRepo, {
   /** The valid evidence that waits for corroboration. */
   readonly uncorroborated: (network: string) => Effect.Effect<ReadonlyArray<WaitingEvidence>>
   readonly corroborationBacklog: (network: string) => Effect.Effect<CorroborationBacklog>
+  /** Which of these transactions' outputs are known already (payments, unmatched deposits, refunds' transfers), as `hash:index`. */
+  readonly knownTransfers: (network: string, transactionHashes: ReadonlyArray<string>) => Effect.Effect<ReadonlySet<string>>
   /** The chain time each of `networks` has been processed up to (null: not yet). */
   readonly chainTimes: (networks: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<typeof ChainTime.Type>>
 }>()("Chains/ChainRepo") {
@@ -305,6 +307,14 @@ export class ChainRepo extends Context.Service<ChainRepo, {
         }, Effect.orDie),
         corroborationBacklog: Effect.fn("ChainRepo.corroborationBacklog")(function*(network) {
           return yield* findBacklog({ network })
+        }, Effect.orDie),
+        knownTransfers: Effect.fn("ChainRepo.knownTransfers")(function*(network, transactionHashes) {
+          if (transactionHashes.length === 0) return new Set<string>()
+          const rows = yield* sql<{ transactionHash: string; outputIndex: number }>`SELECT transaction_hash, output_index FROM payments
+            WHERE network = ${network} AND ${sql.in("transaction_hash", transactionHashes)}
+            UNION SELECT transaction_hash, output_index FROM unmatched_deposits WHERE network = ${network} AND ${sql.in("transaction_hash", transactionHashes)}
+            UNION SELECT transaction_hash, output_index FROM refunds WHERE network = ${network} AND ${sql.in("transaction_hash", transactionHashes)}`
+          return new Set(rows.map((row) => `${row.transactionHash}:${row.outputIndex}`))
         }, Effect.orDie),
         chainTimes: Effect.fn("ChainRepo.chainTimes")(function*(networks) {
           if (networks.length === 0) return []

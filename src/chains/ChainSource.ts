@@ -106,6 +106,8 @@ export interface ChainSource {
    * label of the endpoint that reported it) asked again of every endpoint, the reporter included.
    */
   readonly recheck?: (transfer: ReportedTransfer, reporter: string) => Effect.Effect<Verdict>
+  /** With several endpoints: blocks `from`..`to` read again from another endpoint than reads go to (undefined: none usable). */
+  readonly rescan?: (from: bigint, to: bigint) => Effect.Effect<Scanned | undefined>
   /** Present when the source reads from several endpoints: their states, to publish. */
   readonly endpoints?: Effect.Effect<EndpointsReport>
 }

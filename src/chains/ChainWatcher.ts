@@ -7,7 +7,7 @@ import { type AppliedOutcome, makeWatcherContext, type WatcherContext } from "./
 import { watchMempool } from "./WatcherMempool.ts"
 import { makeRecheck, recheckContextOf } from "./WatcherRecheck.ts"
 import { checkReorgs } from "./WatcherReorg.ts"
-import { confirmEvidence, scanNewBlocks } from "./WatcherScan.ts"
+import { confirmEvidence, makeDepthRescan, scanNewBlocks } from "./WatcherScan.ts"
 
 /** What one poll did, for logs, metrics and tests. */
 export interface PollReport {
@@ -39,6 +39,8 @@ export interface ChainWatcherOptions {
   readonly initialLookback: bigint
   /** How many blocks of hashes to keep below the cursor: the deepest reorg handled. */
   readonly keepDepth: bigint
+  /** Blocks deep a range is read again from a second endpoint (the network's confirmations); absent: not read again. */
+  readonly rescanDepth?: bigint
   /** Called once per applied evidence or unmatched deposit (metrics). */
   readonly onApplied?: (outcome: AppliedOutcome) => Effect.Effect<void>
 }
@@ -102,6 +104,7 @@ export const makeChainWatcher = (options: ChainWatcherOptions) =>
     const context = yield* makeWatcherContext(options)
     const settleReorgs = yield* makeReorgSettlement
     const recheck = makeRecheck(recheckContextOf(context))
+    const rescanAtDepth = options.rescanDepth === undefined ? () => Effect.succeed(0) : makeDepthRescan(context, options.rescanDepth)
     const { source, network, repo } = context
 
     const poll = Effect.gen(function*() {
@@ -116,6 +119,7 @@ export const makeChainWatcher = (options: ChainWatcherOptions) =>
       }
       const checked = yield* checkReorgs(context, head, saved)
       const scanned = yield* scanNewBlocks(context, checked.cursor, head, checked.awaiting.refunds)
+      const found = yield* rescanAtDepth(scanned.cursor, head)
       const rechecked = yield* recheck
       const confirmationsUpdated = (yield* confirmEvidence(context, checked.awaiting.evidence, head, rechecked.still)) +
         (yield* context.refunds.confirm(checked.awaiting.refunds, head))
@@ -126,7 +130,7 @@ export const makeChainWatcher = (options: ChainWatcherOptions) =>
       if (scanned.cursor.height > options.keepDepth) yield* repo.forgetBlocksBelow(network, scanned.cursor.height - options.keepDepth)
       return {
         ...idleReport(network, head, scanned.cursor),
-        evidence: scanned.evidence,
+        evidence: scanned.evidence + found,
         unmatched: scanned.unmatched,
         invalidated: checked.invalidated + mempool.invalidated + rechecked.invalidated,
         confirmationsUpdated,

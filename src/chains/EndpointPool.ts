@@ -53,6 +53,8 @@ export interface EndpointPool<C> {
    * head of the endpoint reads go to next, which is the one a lagging endpoint is measured against.
    */
   readonly head: <H>(call: (client: C) => Effect.Effect<H, ChainRpcError>, heightOf: (head: H) => bigint) => Effect.Effect<H, ChainRpcError>
+  /** The endpoint reads went to last. */
+  readonly inUse: () => number | undefined
   /** The endpoints' states now, and a change of them (a hash vote's outcome). */
   readonly states: () => ReadonlyArray<EndpointState>
   readonly update: (change: (states: ReadonlyArray<EndpointState>) => ReadonlyArray<EndpointState>) => void
@@ -198,6 +200,7 @@ export const makeEndpointPool = <C>(options: {
     askAll,
     head,
     states: () => states,
+    inUse: () => inUse,
     update: (change) => {
       states = change(states)
     },

@@ -99,6 +99,16 @@ export const makeMultiSource = (options: MultiSourceOptions): ChainSource => {
       return { ...value, corroborate: corroborateFrom(index), reporter: pool.labelAt(index) }
     })
 
+  /** The range read again from an endpoint other than the one reads go to (undefined when none other is usable). */
+  const rescan = (from: bigint, to: bigint) =>
+    Effect.gen(function*() {
+      const now = yield* Clock.currentTimeMillis
+      const other = readOrder(pool.states(), now, maxLag).find((index) => index !== pool.inUse())
+      if (other === undefined) return undefined
+      const [answer] = yield* askAll([other], (source) => source.scan(from, to))
+      return answer === undefined ? undefined : { ...answer.value, corroborate: corroborateFrom(other), reporter: pool.labelAt(other) }
+    })
+
   const first = sources[0]
   const mempool: MempoolSource | undefined = first.mempool === undefined ? undefined : {
     pending: (keys) =>
@@ -117,7 +127,7 @@ export const makeMultiSource = (options: MultiSourceOptions): ChainSource => {
     classify: first.classify,
     ...(mempool === undefined ? {} : { mempool }),
     blockHash: (height) => run((source) => hashAt(source, height)),
-    ...(single ? {} : { recheck }),
+    ...(single ? {} : { recheck, rescan }),
     endpoints: Effect.sync(() => pool.report(disagreement))
   }
 }

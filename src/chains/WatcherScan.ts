@@ -155,6 +155,43 @@ export const scanNewBlocks = (context: WatcherContext, cursor: Cursor, head: Blo
     return { cursor: { height: last.height, hash: last.hash, chainTime: last.time }, ...counts }
   })
 
+/**
+ * The re-read at depth (issue #52 item 2): with several endpoints, each range is read once more
+ * from another endpoint than reads go to once it is `depth` blocks deep (one scan per range, not a
+ * lookup per transfer). A payment the first reading left out is corroborated like any other (the
+ * endpoint that omitted it is asked too: a majority outvotes it) and recorded; the re-read stops
+ * below a refused or disputed one and asks again at the next poll. The position is kept in memory:
+ * after a restart it starts again from the cursor.
+ */
+export const makeDepthRescan = (context: WatcherContext, depth: bigint) => {
+  let rescanned: bigint | undefined
+  return (cursor: Cursor, head: BlockHeader) =>
+    Effect.gen(function*() {
+      const rescan = context.source.rescan
+      if (rescan === undefined) return 0
+      if (rescanned === undefined || rescanned > cursor.height) rescanned = cursor.height
+      const to = head.height - depth + 1n < cursor.height ? head.height - depth + 1n : cursor.height
+      if (to <= rescanned) return 0
+      const scanned = yield* rescan(rescanned + 1n, to)
+      if (scanned === undefined) return 0
+      const known = yield* context.repo.knownTransfers(context.network, [...new Set(scanned.transfers.map((transfer) => transfer.transactionHash))])
+      // A refund's transfer is never a payment: those still watched are left to the scan, known ones are skipped.
+      const missed = takenOf(context, scanned, yield* context.refunds.watched, []).watched.filter((transfer) => !known.has(`${transfer.transactionHash}:${transfer.outputIndex}`))
+      const { stop, waiting } = yield* corroborated(context, scanned, missed, [])
+      const end = stop === undefined ? scanned.to : stop - 1n
+      const taken = missed.filter((transfer) => below(end)(transfer) || waiting(transfer)?.disputed === true)
+      const headers = yield* headersOf(context, taken, end > rescanned ? end : rescanned, head)
+      for (const transfer of taken) {
+        yield* Effect.logWarning("A payment the first reading left out was found by another endpoint").pipe(
+          Effect.annotateLogs({ network: context.network, transactionHash: transfer.transactionHash, foundBy: scanned.reporter ?? "" })
+        )
+        yield* observe(context, transfer, headers.get(transfer.blockHeight)!, head, waiting(transfer))
+      }
+      if (end > rescanned) rescanned = end
+      return taken.length
+    })
+}
+
 /** The confirmations step: evidence below its required confirmations re-reported with the count at this head; what waits for corroboration stays at 0. */
 export const confirmEvidence = (context: WatcherContext, awaiting: ReadonlyArray<ChainEvidence>, head: BlockHeader, waiting: ReadonlySet<string>) =>
   Effect.gen(function*() {

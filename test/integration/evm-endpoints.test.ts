@@ -267,6 +267,25 @@ describe("an EVM watcher with several endpoints: a payment no other endpoint can
     c.mode = "pass"
   })
 
+  it("a reverse liar as the first endpoint cannot hide a payment: read again from another endpoint at depth, disputed, credited once it turns honest", async () => {
+    await pollUntilInUse(a)
+    c.mode = "error"
+    const invoice = await newInvoice()
+    a.hideAddresses.push(invoice.address.toLowerCase())
+    await node.transfer(USDC, payer, invoice.address, 3_000_000n)
+    for (let round = 0; round < 4; round++) {
+      await node.mine(1)
+      await poll()
+    }
+    expect(await statusOf(invoice.id)).toBe("payment_detected")
+    expect(await endpoint(a)).toMatchObject({ refusedTransfers: 0 })
+    expect(await endpoint(b)).toMatchObject({ state: "healthy", refusedTransfers: 0 })
+    expect((await watcher()).awaitingCorroboration).toMatchObject({ payments: 1, disputed: 1 })
+    a.hideAddresses.length = 0
+    await pollUntil(async () => (await statusOf(invoice.id)) === "confirmed")
+    c.mode = "pass"
+  })
+
   it("a reverse liar as the second endpoint is outvoted when the third comes back: credited, the liar marked disagreeing", async () => {
     c.mode = "error"
     const invoice = await newInvoice()
