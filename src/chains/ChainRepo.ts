@@ -57,6 +57,38 @@ export interface UnmatchedDeposit {
   readonly reason: "wrong_token" | "wrong_network" | "wrong_recipient"
 }
 
+/** Evidence that waits for another endpoint to corroborate it: at 0 confirmations until then (docs/chains.md). */
+export const WaitingEvidence = Schema.Struct({
+  paymentOptionId: Schema.String,
+  transactionHash: Schema.String,
+  outputIndex: Schema.Int,
+  amountAtomic: Schema.BigIntFromString,
+  confirmations: Schema.Int,
+  destinationAddress: Schema.NullOr(Schema.String),
+  observedAt: Schema.Date,
+  /** Null for a mempool sighting. */
+  blockHeight: Schema.NullOr(Schema.BigIntFromString),
+  blockHash: Schema.NullOr(Schema.String),
+  reporter: Schema.String,
+  token: Schema.String,
+  disputed: Schema.Boolean,
+  since: Schema.Date
+})
+export type WaitingEvidence = typeof WaitingEvidence.Type
+
+/** A transfer about to be recorded without corroboration: its identity, who reported it, and whether another denied it. */
+export interface Uncorroborated {
+  readonly transactionHash: string
+  readonly outputIndex: number
+  readonly reporter: string
+  readonly token: string
+  readonly disputed: boolean
+}
+
+/** How many of a network's valid payments wait for corroboration, how many of them are disputed, and since when the oldest. */
+export const CorroborationBacklog = Schema.Struct({ waiting: Schema.Int, disputed: Schema.Int, since: NullableDate })
+export type CorroborationBacklog = typeof CorroborationBacklog.Type
+
 /** What a poll publishes: the processed cursor and the head it saw. */
 export interface Progress {
   readonly cursor: Cursor
@@ -98,6 +130,15 @@ export class ChainRepo extends Context.Service<ChainRepo, {
   readonly inMempool: (network: string) => Effect.Effect<ReadonlyArray<MempoolEvidence>>
   readonly recordUnmatched: (deposit: UnmatchedDeposit) => Effect.Effect<void>
   readonly invalidateUnmatchedAbove: (network: string, height: bigint, reason: string) => Effect.Effect<number>
+  /** Marks a transfer as waiting for corroboration (before its evidence is recorded, so it never counts confirmations). */
+  readonly markUncorroborated: (network: string, transfer: Uncorroborated) => Effect.Effect<void>
+  /** A majority corroborated it (or denied it): it no longer waits. */
+  readonly clearUncorroborated: (network: string, transactionHash: string, outputIndex: number) => Effect.Effect<void>
+  /** The valid evidence that waits for corroboration. */
+  readonly uncorroborated: (network: string) => Effect.Effect<ReadonlyArray<WaitingEvidence>>
+  readonly corroborationBacklog: (network: string) => Effect.Effect<CorroborationBacklog>
+  /** Which of these transactions' outputs are known already (payments, unmatched deposits, refunds' transfers), as `hash:index`. */
+  readonly knownTransfers: (network: string, transactionHashes: ReadonlyArray<string>) => Effect.Effect<ReadonlySet<string>>
   /** The chain time each of `networks` has been processed up to (null: not yet). */
   readonly chainTimes: (networks: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<typeof ChainTime.Type>>
 }>()("Chains/ChainRepo") {
@@ -152,6 +193,25 @@ export class ChainRepo extends Context.Service<ChainRepo, {
           sql`SELECT p.payment_option_id, p.transaction_hash, p.output_index FROM payments p
             JOIN payment_options o ON o.id = p.payment_option_id
             WHERE p.network = ${network} AND p.reorg_point IS NOT NULL AND p.reorg_point + o.required_confirmations <= ${height}`
+      })
+      const findWaiting = SqlSchema.findAll({
+        Request: NetworkRequest,
+        Result: WaitingEvidence,
+        execute: ({ network }) =>
+          sql`SELECT p.payment_option_id, p.transaction_hash, p.output_index, p.amount_atomic::text AS amount_atomic, p.confirmations,
+              p.destination_address, p.observed_at, p.block_height::text AS block_height, p.block_hash, u.reporter, u.token, u.disputed, u.since
+            FROM uncorroborated_transfers u JOIN payments p
+              ON p.network = u.network AND p.transaction_hash = u.transaction_hash AND p.output_index = u.output_index
+            WHERE u.network = ${network} AND p.invalidated_at IS NULL ORDER BY u.since`
+      })
+      const findBacklog = SqlSchema.findOne({
+        Request: NetworkRequest,
+        Result: CorroborationBacklog,
+        execute: ({ network }) =>
+          sql`SELECT count(*)::int AS waiting, count(*) FILTER (WHERE u.disputed)::int AS disputed, min(u.since) AS since
+            FROM uncorroborated_transfers u JOIN payments p
+              ON p.network = u.network AND p.transaction_hash = u.transaction_hash AND p.output_index = u.output_index
+            WHERE u.network = ${network} AND p.invalidated_at IS NULL`
       })
       const findChainTimes = SqlSchema.findAll({
         Request: Schema.Struct({ networks: Schema.Array(Schema.String) }),
@@ -233,6 +293,28 @@ export class ChainRepo extends Context.Service<ChainRepo, {
           const rows = yield* sql`UPDATE unmatched_deposits SET invalidated_at = now(), invalidation_reason = ${reason}
             WHERE network = ${network} AND block_height > ${height.toString()} AND invalidated_at IS NULL RETURNING 1`
           return rows.length
+        }, Effect.orDie),
+        markUncorroborated: Effect.fn("ChainRepo.markUncorroborated")(function*(network, transfer) {
+          yield* sql`INSERT INTO uncorroborated_transfers (network, transaction_hash, output_index, reporter, token, disputed, since)
+            VALUES (${network}, ${transfer.transactionHash}, ${transfer.outputIndex}, ${transfer.reporter}, ${transfer.token}, ${transfer.disputed}, now())
+            ON CONFLICT (network, transaction_hash, output_index) DO UPDATE SET disputed = EXCLUDED.disputed`
+        }, Effect.orDie),
+        clearUncorroborated: Effect.fn("ChainRepo.clearUncorroborated")(function*(network, transactionHash, outputIndex) {
+          yield* sql`DELETE FROM uncorroborated_transfers WHERE network = ${network} AND transaction_hash = ${transactionHash} AND output_index = ${outputIndex}`
+        }, Effect.orDie),
+        uncorroborated: Effect.fn("ChainRepo.uncorroborated")(function*(network) {
+          return yield* findWaiting({ network })
+        }, Effect.orDie),
+        corroborationBacklog: Effect.fn("ChainRepo.corroborationBacklog")(function*(network) {
+          return yield* findBacklog({ network })
+        }, Effect.orDie),
+        knownTransfers: Effect.fn("ChainRepo.knownTransfers")(function*(network, transactionHashes) {
+          if (transactionHashes.length === 0) return new Set<string>()
+          const rows = yield* sql<{ transactionHash: string; outputIndex: number }>`SELECT transaction_hash, output_index FROM payments
+            WHERE network = ${network} AND ${sql.in("transaction_hash", transactionHashes)}
+            UNION SELECT transaction_hash, output_index FROM unmatched_deposits WHERE network = ${network} AND ${sql.in("transaction_hash", transactionHashes)}
+            UNION SELECT transaction_hash, output_index FROM refunds WHERE network = ${network} AND ${sql.in("transaction_hash", transactionHashes)}`
+          return new Set(rows.map((row) => `${row.transactionHash}:${row.outputIndex}`))
         }, Effect.orDie),
         chainTimes: Effect.fn("ChainRepo.chainTimes")(function*(networks) {
           if (networks.length === 0) return []

@@ -1,5 +1,5 @@
 import { Data, type Effect } from "effect"
-import type { Reported, SeenTransfer } from "./Corroboration.ts"
+import type { Reported, ReportedTransfer, SeenTransfer, Verdict } from "./Corroboration.ts"
 import type { EndpointsReport } from "./EndpointSelection.ts"
 import type { WatchedOption } from "./WatchedOptions.ts"
 
@@ -103,6 +103,13 @@ export interface ChainSource {
    * how another endpoint's report is corroborated. Undefined when it knows no such transaction.
    */
   readonly transfersOf?: (transactionHash: string) => Effect.Effect<ReadonlyArray<SeenTransfer> | undefined, ChainRpcError>
+  /**
+   * With several endpoints: a transfer recorded earlier without corroboration (`reporter` is the
+   * label of the endpoint that reported it) asked again of every endpoint, the reporter included.
+   */
+  readonly recheck?: (transfer: ReportedTransfer, reporter: string) => Effect.Effect<Verdict>
+  /** With several endpoints: blocks `from`..`to` read again from another endpoint than reads go to (undefined: none usable). */
+  readonly rescan?: (from: bigint, to: bigint) => Effect.Effect<Scanned | undefined>
   /** Present when the source reads from several endpoints: their states, to publish. */
   readonly endpoints?: Effect.Effect<EndpointsReport>
 }

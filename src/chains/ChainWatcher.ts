@@ -5,8 +5,9 @@ import { makeReorgSettlement } from "./ReorgSettlement.ts"
 import type { WatchIndex } from "./WatchedOptions.ts"
 import { type AppliedOutcome, makeWatcherContext, type WatcherContext } from "./WatcherContext.ts"
 import { watchMempool } from "./WatcherMempool.ts"
+import { makeRecheck, recheckContextOf } from "./WatcherRecheck.ts"
 import { checkReorgs } from "./WatcherReorg.ts"
-import { confirmEvidence, scanNewBlocks } from "./WatcherScan.ts"
+import { confirmEvidence, makeDepthRescan, scanNewBlocks } from "./WatcherScan.ts"
 
 /** What one poll did, for logs, metrics and tests. */
 export interface PollReport {
@@ -38,6 +39,8 @@ export interface ChainWatcherOptions {
   readonly initialLookback: bigint
   /** How many blocks of hashes to keep below the cursor: the deepest reorg handled. */
   readonly keepDepth: bigint
+  /** Blocks deep a range is read again from a second endpoint (the network's confirmations); absent: not read again. */
+  readonly rescanDepth?: bigint
   /** Called once per applied evidence or unmatched deposit (metrics). */
   readonly onApplied?: (outcome: AppliedOutcome) => Effect.Effect<void>
 }
@@ -50,11 +53,13 @@ const startingCursor = (context: WatcherContext, head: BlockHeader, lookback: bi
     return { height: block.height, hash: block.hash, chainTime: block.time }
   })
 
-/** The endpoints' states, written only when they changed (for the dashboard and /metrics). */
+/** The endpoints' states and the payments waiting for corroboration, written only when they changed (for the dashboard and /metrics). */
 const endpointsPublisher = ({ source, repo, network }: WatcherContext) => {
   let published: string | undefined
   return source.endpoints === undefined ? Effect.void : Effect.gen(function*() {
-    const report = JSON.stringify(yield* source.endpoints!)
+    const backlog = yield* repo.corroborationBacklog(network)
+    const awaitingCorroboration = { payments: backlog.waiting, disputed: backlog.disputed, since: backlog.since?.toISOString() ?? null }
+    const report = JSON.stringify({ ...(yield* source.endpoints!), awaitingCorroboration })
     if (report === published) return
     yield* repo.saveEndpoints(network, report)
     published = report
@@ -98,6 +103,8 @@ export const makeChainWatcher = (options: ChainWatcherOptions) =>
   Effect.gen(function*() {
     const context = yield* makeWatcherContext(options)
     const settleReorgs = yield* makeReorgSettlement
+    const recheck = makeRecheck(recheckContextOf(context))
+    const rescanAtDepth = options.rescanDepth === undefined ? () => Effect.succeed(0) : makeDepthRescan(context, options.rescanDepth)
     const { source, network, repo } = context
 
     const poll = Effect.gen(function*() {
@@ -112,7 +119,9 @@ export const makeChainWatcher = (options: ChainWatcherOptions) =>
       }
       const checked = yield* checkReorgs(context, head, saved)
       const scanned = yield* scanNewBlocks(context, checked.cursor, head, checked.awaiting.refunds)
-      const confirmationsUpdated = (yield* confirmEvidence(context, checked.awaiting.evidence, head)) +
+      const found = yield* rescanAtDepth(scanned.cursor, head)
+      const rechecked = yield* recheck
+      const confirmationsUpdated = (yield* confirmEvidence(context, checked.awaiting.evidence, head, rechecked.still)) +
         (yield* context.refunds.confirm(checked.awaiting.refunds, head))
       const mempool = yield* mempoolStep(context, scanned.cursor, head)
       // After the scan and the mempool: evidence mined again, or back in the mempool, is revived by now.
@@ -121,9 +130,9 @@ export const makeChainWatcher = (options: ChainWatcherOptions) =>
       if (scanned.cursor.height > options.keepDepth) yield* repo.forgetBlocksBelow(network, scanned.cursor.height - options.keepDepth)
       return {
         ...idleReport(network, head, scanned.cursor),
-        evidence: scanned.evidence,
+        evidence: scanned.evidence + found,
         unmatched: scanned.unmatched,
-        invalidated: checked.invalidated + mempool.invalidated,
+        invalidated: checked.invalidated + mempool.invalidated + rechecked.invalidated,
         confirmationsUpdated,
         mempoolSeen: mempool.seen,
         refundsSeen: scanned.refundsSeen,

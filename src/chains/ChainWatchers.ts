@@ -64,6 +64,7 @@ export class ChainWatchers extends Context.Service<ChainWatchers, {
             source: severalEndpoints(chains, network, (rpcUrl) => makeEvmSource({ network, rpcUrl, tokens, maxLogRange: chains.evmMaxLogRange, timeoutMs: chains.rpcTimeoutMs })),
             index,
             initialLookback: BigInt(2 * rails.confirmations[network]),
+            rescanDepth: BigInt(rails.confirmations[network]),
             keepDepth: depth,
             onApplied: (outcome) => recordEvidenceApplied(network, outcome)
           }))

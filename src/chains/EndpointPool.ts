@@ -1,6 +1,6 @@
 import { Clock, Effect } from "effect"
 import { ChainRpcError } from "./ChainSource.ts"
-import { type Answer, type Verdict, verdictOf } from "./Corroboration.ts"
+import { type Answer, decide, isSettled, type Verdict, type Vote } from "./Corroboration.ts"
 import {
   type EndpointsReport,
   type EndpointState,
@@ -27,15 +27,22 @@ export interface EndpointPool<C> {
   readonly runAt: <A>(call: (client: C) => Effect.Effect<A, ChainRpcError>) => Effect.Effect<{ readonly index: number; readonly value: A }, ChainRpcError>
   /**
    * What endpoint `reporter` reported, asked of the others one after the other (the usable ones
-   * first) until one confirms it (Corroboration.ts). Refused when someone denied it and no one
-   * confirmed: the reporter is then counted, marked `disagreeing`, not read from for a while, and
-   * named in a warning. Unanswered when no other endpoint could tell.
+   * first) until a majority is out of reach of those not asked yet (Corroboration.decide); with
+   * `askReporter`, the reporter too (a later check: it may no longer show what it reported). The
+   * endpoints a majority contradicts are counted, marked `disagreeing`, not read from for a while,
+   * and named in a warning; a dispute (as many deny as show it) blames no one and is named in a
+   * warning with both sides. `reporter` -1: not known any more (its report still counts as a voice).
    */
   readonly corroborate: (
     reporter: number,
     transactionHash: string,
-    ask: (client: C, state: EndpointState) => Effect.Effect<Answer, ChainRpcError>
+    ask: (client: C, state: EndpointState) => Effect.Effect<Answer, ChainRpcError>,
+    options?: { readonly askReporter?: boolean }
   ) => Effect.Effect<Verdict>
+  /** The index of the endpoint with this label (labelOf), -1 when none has it (the configuration changed). */
+  readonly indexOf: (label: string) => number
+  /** The label (origin, numbered when shared) of an endpoint, as published. */
+  readonly labelAt: (index: number) => string
   /** `call` on each of the endpoints `indices` at once: the successes; the failures are recorded. */
   readonly askAll: <A>(
     indices: ReadonlyArray<number>,
@@ -46,6 +53,8 @@ export interface EndpointPool<C> {
    * head of the endpoint reads go to next, which is the one a lagging endpoint is measured against.
    */
   readonly head: <H>(call: (client: C) => Effect.Effect<H, ChainRpcError>, heightOf: (head: H) => bigint) => Effect.Effect<H, ChainRpcError>
+  /** The endpoint reads went to last. */
+  readonly inUse: () => number | undefined
   /** The endpoints' states now, and a change of them (a hash vote's outcome). */
   readonly states: () => ReadonlyArray<EndpointState>
   readonly update: (change: (states: ReadonlyArray<EndpointState>) => ReadonlyArray<EndpointState>) => void
@@ -104,33 +113,48 @@ export const makeEndpointPool = <C>(options: {
   const witnesses = (reporter: number, now: number) => {
     const available = states.flatMap((state, index) => (isAvailable(state, now) && index !== reporter ? [index] : []))
     const preferred = [...new Set([...readOrder(states, now, maxLag), ...available])].filter((index) => available.includes(index))
-    return [...preferred.filter((index) => !isRefused(states[index], now)), ...preferred.filter((index) => isRefused(states[index], now))]
+    return [...preferred.filter((index) => !isRefused(states[index], now)), ...preferred.filter((index) => isRefused(states[index], now))] as Array<number>
   }
 
-  const refuse = (reporter: number, transactionHash: string, now: number) =>
+  const labels = (indices: ReadonlyArray<number>) => indices.filter((index) => index >= 0).map((index) => labelOf(states, index)).join(", ")
+
+  /** The endpoints a majority contradicted about a transfer: counted, not read from for a while, named. */
+  const outvote = (outvoted: ReadonlyArray<number>, transactionHash: string, now: number, verdict: Verdict) =>
     Effect.suspend(() => {
-      states = withRefusal(states, reporter, now)
-      return Effect.logWarning("An endpoint reported a transfer the other endpoints deny: not credited, and the endpoint is marked disagreeing").pipe(
-        Effect.annotateLogs({ network, endpoint: labelOf(states, reporter), transactionHash })
-      )
+      const blamed = outvoted.filter((index) => index >= 0)
+      if (blamed.length === 0) return Effect.void
+      for (const index of blamed) states = withRefusal(states, index, now)
+      const message = verdict === "refused"
+        ? "An endpoint reported a transfer a majority of the endpoints denies: not credited, and the endpoint is marked disagreeing"
+        : "An endpoint denied a transfer a majority of the endpoints shows: the endpoint is marked disagreeing"
+      return Effect.logWarning(message).pipe(Effect.annotateLogs({ network, endpoint: labels(blamed), transactionHash }))
     })
 
-  const corroborate = (reporter: number, transactionHash: string, ask: (client: C, state: EndpointState) => Effect.Effect<Answer, ChainRpcError>) =>
+  const corroborate = (
+    reporter: number,
+    transactionHash: string,
+    ask: (client: C, state: EndpointState) => Effect.Effect<Answer, ChainRpcError>,
+    askOptions?: { readonly askReporter?: boolean }
+  ) =>
     Effect.gen(function*() {
       const now = yield* Clock.currentTimeMillis
-      const answers: Array<Answer> = []
-      for (const index of witnesses(reporter, now)) {
+      const asked = witnesses(reporter, now)
+      if (askOptions?.askReporter === true && reporter >= 0 && isAvailable(states[reporter], now)) asked.push(reporter)
+      const votes: Array<Vote> = []
+      for (const [at, index] of asked.entries()) {
         const result = yield* Effect.result(ask(clients[index], states[index]))
-        if (result._tag === "Failure") {
-          states = withFailure(states, index, result.failure, now)
-          continue
-        }
-        answers.push(result.success)
-        if (result.success === "same") break
+        if (result._tag === "Failure") states = withFailure(states, index, result.failure, now)
+        else votes.push({ index, answer: result.success })
+        if (isSettled(reporter, votes, asked.length - at - 1)) break
       }
-      const verdict = verdictOf(answers)
-      if (verdict === "refused") yield* refuse(reporter, transactionHash, now)
-      return verdict
+      const decision = decide(reporter, votes)
+      yield* outvote(decision.outvoted, transactionHash, now, decision.verdict)
+      if (decision.verdict === "disputed") {
+        yield* Effect.logWarning("Endpoints dispute a transfer with no majority: detected at 0 confirmations, no endpoint blamed; add an endpoint to settle it").pipe(
+          Effect.annotateLogs({ network, transactionHash, reportedBy: reporter >= 0 ? labelOf(states, reporter) : "an earlier endpoint", deniedBy: labels(decision.deniers) })
+        )
+      }
+      return decision.verdict
     })
 
   const askAll = <A>(indices: ReadonlyArray<number>, call: (client: C) => Effect.Effect<A, ChainRpcError>) =>
@@ -171,9 +195,12 @@ export const makeEndpointPool = <C>(options: {
     run,
     runAt,
     corroborate,
+    indexOf: (label) => states.findIndex((_, index) => labelOf(states, index) === label),
+    labelAt: (index) => labelOf(states, index),
     askAll,
     head,
     states: () => states,
+    inUse: () => inUse,
     update: (change) => {
       states = change(states)
     },

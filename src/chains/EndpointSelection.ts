@@ -196,11 +196,20 @@ export const EndpointReport = Schema.Struct({
 }).annotate({ identifier: "ChainEndpoint" })
 export type EndpointReport = typeof EndpointReport.Type
 
+/** Payments one endpoint reported that no majority of the others corroborated yet: at 0 confirmations until then. */
+export const AwaitingCorroboration = Schema.Struct({
+  payments: Schema.Number.annotate({ description: "Valid payments waiting for another endpoint to corroborate them (0 confirmations until then)" }),
+  disputed: Schema.Number.annotate({ description: "Those among them another endpoint denies, with no majority either way (add an endpoint to settle them)" }),
+  since: Schema.NullOr(Schema.String).annotate({ description: "When the oldest of them started waiting" })
+}).annotate({ identifier: "AwaitingCorroboration" })
+export type AwaitingCorroboration = typeof AwaitingCorroboration.Type
+
 /** What a network's watcher publishes about its endpoints. */
 export const EndpointsReport = Schema.Struct({
   endpoints: Schema.Array(EndpointReport),
   /** The lowest height the endpoints disagree about with no majority: the watcher waits below it. */
-  disagreementHeight: Schema.NullOr(Schema.String)
+  disagreementHeight: Schema.NullOr(Schema.String),
+  awaitingCorroboration: Schema.optionalKey(AwaitingCorroboration)
 })
 export type EndpointsReport = typeof EndpointsReport.Type
 

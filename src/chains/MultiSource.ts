@@ -2,7 +2,7 @@ import { Clock, Effect } from "effect"
 import { type BlockHeader, type ChainSource, type MempoolSource } from "./ChainSource.ts"
 import { answerFor, type Corroborate, type ReportedTransfer } from "./Corroboration.ts"
 import { makeEndpointPool } from "./EndpointPool.ts"
-import { readOrder, type Tally, tally, voters, withTally } from "./EndpointSelection.ts"
+import { type EndpointState, readOrder, type Tally, tally, voters, withTally } from "./EndpointSelection.ts"
 
 export interface MultiSourceOptions {
   readonly network: string
@@ -78,13 +78,17 @@ export const makeMultiSource = (options: MultiSourceOptions): ChainSource => {
       return agreed
     })
 
-  /** Each transfer looked up on the endpoints other than `reporter` (one transaction lookup each, while the first asked confirms it). */
+  const askAbout = (transfer: ReportedTransfer) => (source: ChainSource, state: EndpointState) =>
+    source.transfersOf === undefined
+      ? Effect.succeed("unknown" as const)
+      : Effect.map(source.transfersOf(transfer.transactionHash), (seen) => answerFor(transfer, seen, state.head))
+
+  /** Each transfer looked up on the endpoints other than `reporter` (one transaction lookup each, until a majority is settled). */
   const corroborateFrom = (reporter: number): Corroborate => (transfers) =>
-    Effect.forEach(transfers, (transfer: ReportedTransfer) =>
-      pool.corroborate(reporter, transfer.transactionHash, (source, state) =>
-        source.transfersOf === undefined
-          ? Effect.succeed("unknown" as const)
-          : Effect.map(source.transfersOf(transfer.transactionHash), (seen) => answerFor(transfer, seen, state.head))))
+    Effect.forEach(transfers, (transfer: ReportedTransfer) => pool.corroborate(reporter, transfer.transactionHash, askAbout(transfer)))
+
+  /** A transfer recorded earlier without corroboration, asked again of every endpoint, its reporter included. */
+  const recheck = (transfer: ReportedTransfer, reporter: string) => pool.corroborate(pool.indexOf(reporter), transfer.transactionHash, askAbout(transfer), { askReporter: true })
 
   const scan = (from: bigint, to: bigint) =>
     Effect.gen(function*() {
@@ -92,7 +96,17 @@ export const makeMultiSource = (options: MultiSourceOptions): ChainSource => {
       const end = yield* agreedUpTo(from, to)
       if (end < from) return { to: from - 1n, transfers: [] }
       const { index, value } = yield* pool.runAt((source) => source.scan(from, end))
-      return { ...value, corroborate: corroborateFrom(index) }
+      return { ...value, corroborate: corroborateFrom(index), reporter: pool.labelAt(index) }
+    })
+
+  /** The range read again from an endpoint other than the one reads go to (undefined when none other is usable). */
+  const rescan = (from: bigint, to: bigint) =>
+    Effect.gen(function*() {
+      const now = yield* Clock.currentTimeMillis
+      const other = readOrder(pool.states(), now, maxLag).find((index) => index !== pool.inUse())
+      if (other === undefined) return undefined
+      const [answer] = yield* askAll([other], (source) => source.scan(from, to))
+      return answer === undefined ? undefined : { ...answer.value, corroborate: corroborateFrom(other), reporter: pool.labelAt(other) }
     })
 
   const first = sources[0]
@@ -100,7 +114,7 @@ export const makeMultiSource = (options: MultiSourceOptions): ChainSource => {
     pending: (keys) =>
       single ? run((source) => source.mempool!.pending(keys)) : Effect.map(
         pool.runAt((source) => source.mempool!.pending(keys)),
-        ({ index, value }) => ({ transfers: value.transfers, corroborate: corroborateFrom(index) })
+        ({ index, value }) => ({ transfers: value.transfers, corroborate: corroborateFrom(index), reporter: pool.labelAt(index) })
       ),
     place: (transactionHash) => run((source) => source.mempool!.place(transactionHash))
   }
@@ -113,6 +127,7 @@ export const makeMultiSource = (options: MultiSourceOptions): ChainSource => {
     classify: first.classify,
     ...(mempool === undefined ? {} : { mempool }),
     blockHash: (height) => run((source) => hashAt(source, height)),
+    ...(single ? {} : { recheck, rescan }),
     endpoints: Effect.sync(() => pool.report(disagreement))
   }
 }

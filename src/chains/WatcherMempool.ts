@@ -37,8 +37,9 @@ const payingOptions = (context: WatcherContext, pending: ReadonlyArray<PendingTr
   })
 
 /**
- * The mempool step: unconfirmed transfers to keys still payable, each 0-confirmation evidence once
- * corroborated (with several endpoints), its first sighting its chain time; evidence that left the
+ * The mempool step: unconfirmed transfers to keys still payable, each 0-confirmation evidence
+ * unless a majority of the other endpoints denies it (with several endpoints; one not corroborated
+ * yet is marked as waiting, WatcherRecheck), its first sighting its chain time; evidence that left the
  * mempool without being mined (replaced, evicted) is invalidated before any replacement is
  * counted, so a replacement is never counted twice.
  */
@@ -54,8 +55,18 @@ export const watchMempool = (context: WatcherContext, mempool: MempoolSource) =>
       ? candidates.map(() => "confirmed" as const)
       : yield* reported.corroborate(candidates.map((candidate) => candidate.transfer))
     for (const [at, { transfer, option }] of candidates.entries()) {
-      // Not confirmed by another endpoint (yet): not credited; the next poll sees it again.
-      if (verdicts[at] !== "confirmed") continue
+      // Denied by a majority (or disputed, or no other endpoint could tell): a mempool sighting is
+      // 0 confirmations anyway; what waits is marked so that its block does not count until corroborated.
+      if (verdicts[at] === "refused") continue
+      if (verdicts[at] !== "confirmed") {
+        yield* context.repo.markUncorroborated(context.network, {
+          transactionHash: transfer.transactionHash,
+          outputIndex: transfer.outputIndex,
+          reporter: reported.reporter ?? "",
+          token: transfer.token,
+          disputed: verdicts[at] === "disputed"
+        })
+      }
       yield* context.evidence.record({
         paymentOptionId: option.optionId,
         transactionHash: transfer.transactionHash,

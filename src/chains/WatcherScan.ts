@@ -1,5 +1,6 @@
 import { Effect } from "effect"
-import type { ChainEvidence, Cursor } from "./ChainRepo.ts"
+import type { ChainEvidence, Cursor, Uncorroborated } from "./ChainRepo.ts"
+import type { Verdict } from "./Corroboration.ts"
 import { type BlockHeader, ChainRpcError, type Classified, type Scanned, type Transfer } from "./ChainSource.ts"
 import { matchRefunds, notRefundTransfers, type RefundMatch } from "./RefundMatching.ts"
 import type { RefundTransfer } from "../refunds/RefundWatch.ts"
@@ -30,8 +31,12 @@ const recordUnmatched = ({ network, repo, applied }: WatcherContext, transfer: T
     yield* applied("unmatched")
   })
 
-/** What one mined transfer to a watched key is: evidence for its option (through PaymentEvidence), or an unmatched deposit. */
-const observe = (context: WatcherContext, transfer: Transfer, block: BlockHeader, head: BlockHeader) =>
+/**
+ * What one mined transfer to a watched key is: evidence for its option (through PaymentEvidence),
+ * or an unmatched deposit. `waiting`: no majority of the other endpoints corroborated it yet, so
+ * it is marked as waiting before it is recorded at 0 confirmations (docs/chains.md).
+ */
+const observe = (context: WatcherContext, transfer: Transfer, block: BlockHeader, head: BlockHeader, waiting: Uncorroborated | undefined) =>
   Effect.gen(function*() {
     const entries = context.index.lookup(transfer.key)
     if (entries === undefined) return "ignored" as const
@@ -40,12 +45,13 @@ const observe = (context: WatcherContext, transfer: Transfer, block: BlockHeader
       yield* recordUnmatched(context, transfer, classified, block)
       return "unmatched" as const
     }
+    if (waiting !== undefined) yield* context.repo.markUncorroborated(context.network, waiting)
     yield* context.evidence.record({
       paymentOptionId: classified.option.optionId,
       transactionHash: transfer.transactionHash,
       outputIndex: transfer.outputIndex,
       amountAtomic: transfer.amountAtomic,
-      confirmations: Number(head.height - transfer.blockHeight + 1n),
+      confirmations: waiting === undefined ? Number(head.height - transfer.blockHeight + 1n) : 0,
       observedAt: block.time,
       destinationAddress: transfer.toAddress,
       payerAddress: transfer.fromAddress,
@@ -55,31 +61,43 @@ const observe = (context: WatcherContext, transfer: Transfer, block: BlockHeader
       Effect.andThen(context.applied("evidence")),
       Effect.catchTag("EvidenceRejected", (error) => context.rejected(error, transfer.transactionHash))
     )
+    if (waiting === undefined) yield* context.repo.clearUncorroborated(context.network, transfer.transactionHash, transfer.outputIndex)
     return "evidence" as const
   })
 
 /**
- * The corroboration step: with several endpoints, each transfer the watcher would take is looked
- * up on another endpoint (Corroboration.ts). Returns the lowest height of a transfer that was not
- * confirmed (refused, or nobody else answered), where this scan must stop: the blocks from there
- * are read again at the next poll, from an endpoint not marked disagreeing, so a real transfer an
- * endpoint left out or one not decided yet is still found. Undefined when all are confirmed.
+ * The corroboration step: with several endpoints, each transfer the watcher would take is asked of
+ * the others (Corroboration.ts); with one, each is taken as it is. Returns the verdicts and the
+ * lowest height of a transfer refused or disputed (a refund's: any not confirmed), where this scan
+ * must stop: the blocks from there are read again at the next poll, so a dispute is asked again
+ * and a transfer an outvoted endpoint left out is still found. An unanswered payment does not
+ * stop the scan: it is recorded at 0 confirmations and asked again at every poll (WatcherRecheck).
  */
-const unconfirmedFrom = ({ network }: WatcherContext, scanned: Scanned, taken: ReadonlyArray<Transfer>) =>
+const corroborated = (context: WatcherContext, scanned: Scanned, payments: ReadonlyArray<Transfer>, refunds: ReadonlyArray<Transfer>) =>
   Effect.gen(function*() {
-    if (scanned.corroborate === undefined || taken.length === 0) return undefined
-    const verdicts = yield* scanned.corroborate(taken)
-    let lowest: bigint | undefined
+    const taken = [...payments, ...refunds]
+    const verdicts: ReadonlyArray<Verdict> = scanned.corroborate === undefined || taken.length === 0
+      ? taken.map(() => "confirmed")
+      : yield* scanned.corroborate(taken)
+    let stop: bigint | undefined
     for (const [at, transfer] of taken.entries()) {
-      if (verdicts[at] === "confirmed") continue
-      if (verdicts[at] === "unanswered") {
-        yield* Effect.logInfo("No other endpoint could confirm a transfer yet: not credited, read again at the next poll").pipe(
-          Effect.annotateLogs({ network, transactionHash: transfer.transactionHash })
+      const verdict = verdicts[at]
+      if (verdict === "confirmed" || (verdict === "unanswered" && at < payments.length)) continue
+      if (verdict === "unanswered") {
+        yield* Effect.logInfo("No other endpoint could confirm a refund's transfer yet: read again at the next poll").pipe(
+          Effect.annotateLogs({ network: context.network, transactionHash: transfer.transactionHash })
         )
       }
-      if (lowest === undefined || transfer.blockHeight < lowest) lowest = transfer.blockHeight
+      if (stop === undefined || transfer.blockHeight < stop) stop = transfer.blockHeight
     }
-    return lowest
+    const waiting = (transfer: Transfer): Uncorroborated | undefined => {
+      const verdict = verdicts[payments.indexOf(transfer)]
+      return verdict === "unanswered" || verdict === "disputed"
+        ? { transactionHash: transfer.transactionHash, outputIndex: transfer.outputIndex, reporter: scanned.reporter ?? "", token: transfer.token,
+          disputed: verdict === "disputed" }
+        : undefined
+    }
+    return { stop, waiting }
   })
 
 /** The headers of the blocks the taken transfers are in, and of `end`; fails when one changed since the scan read it. */
@@ -119,30 +137,69 @@ export const scanNewBlocks = (context: WatcherContext, cursor: Cursor, head: Blo
     yield* context.index.refresh
     const scanned = yield* context.source.scan(cursor.height + 1n, head.height)
     const all = takenOf(context, scanned, yield* context.refunds.watched, sentRefunds)
-    const stop = yield* unconfirmedFrom(context, scanned, [...all.watched, ...all.refunded.map((match) => match.transfer)])
+    const { stop, waiting } = yield* corroborated(context, scanned, all.watched, all.refunded.map((match) => match.transfer))
     const end = stop === undefined ? scanned.to : stop - 1n
-    if (end <= cursor.height) return { cursor, ...counts }
-    const watched = all.watched.filter(below(end))
+    // A disputed payment is detected (0 confirmations) though the scan stops below it.
+    const watched = all.watched.filter((transfer) => below(end)(transfer) || waiting(transfer)?.disputed === true)
     const refunded = all.refunded.filter((match: RefundMatch) => below(end)(match.transfer))
     const headers = yield* headersOf(context, [...watched, ...refunded.map((match) => match.transfer)], end, head)
     for (const transfer of watched) {
-      const outcome = yield* observe(context, transfer, headers.get(transfer.blockHeight)!, head)
+      const outcome = yield* observe(context, transfer, headers.get(transfer.blockHeight)!, head, waiting(transfer))
       if (outcome !== "ignored") counts[outcome]++
     }
+    if (end <= cursor.height) return { cursor, ...counts }
     yield* context.refunds.observe(refunded, headers, head)
     counts.refundsSeen = refunded.length
     const last = headers.get(end)!
-    yield* context.repo.rememberBlocks(context.network, [...headers.values()].map((block) => ({ height: block.height, hash: block.hash })))
+    const remembered = [...headers.values()].filter((block) => block.height <= end)
+    yield* context.repo.rememberBlocks(context.network, remembered.map((block) => ({ height: block.height, hash: block.hash })))
     return { cursor: { height: last.height, hash: last.hash, chainTime: last.time }, ...counts }
   })
 
-/** The confirmations step: evidence below its required confirmations re-reported with the count at this head. */
-export const confirmEvidence = (context: WatcherContext, awaiting: ReadonlyArray<ChainEvidence>, head: BlockHeader) =>
+/**
+ * The re-read at depth (issue #52 item 2): with several endpoints, each range is read once more
+ * from another endpoint than reads go to once it is `depth` blocks deep (one scan per range, not a
+ * lookup per transfer). A payment the first reading left out is corroborated like any other (the
+ * endpoint that omitted it is asked too: a majority outvotes it) and recorded; the re-read stops
+ * below a refused or disputed one and asks again at the next poll. The position is kept in memory:
+ * after a restart it starts again from the cursor.
+ */
+export const makeDepthRescan = (context: WatcherContext, depth: bigint) => {
+  let rescanned: bigint | undefined
+  return (cursor: Cursor, head: BlockHeader) =>
+    Effect.gen(function*() {
+      const rescan = context.source.rescan
+      if (rescan === undefined) return 0
+      if (rescanned === undefined || rescanned > cursor.height) rescanned = cursor.height
+      const to = head.height - depth + 1n < cursor.height ? head.height - depth + 1n : cursor.height
+      if (to <= rescanned) return 0
+      const scanned = yield* rescan(rescanned + 1n, to)
+      if (scanned === undefined) return 0
+      const known = yield* context.repo.knownTransfers(context.network, [...new Set(scanned.transfers.map((transfer) => transfer.transactionHash))])
+      // A refund's transfer is never a payment: those still watched are left to the scan, known ones are skipped.
+      const missed = takenOf(context, scanned, yield* context.refunds.watched, []).watched.filter((transfer) => !known.has(`${transfer.transactionHash}:${transfer.outputIndex}`))
+      const { stop, waiting } = yield* corroborated(context, scanned, missed, [])
+      const end = stop === undefined ? scanned.to : stop - 1n
+      const taken = missed.filter((transfer) => below(end)(transfer) || waiting(transfer)?.disputed === true)
+      const headers = yield* headersOf(context, taken, end > rescanned ? end : rescanned, head)
+      for (const transfer of taken) {
+        yield* Effect.logWarning("A payment the first reading left out was found by another endpoint").pipe(
+          Effect.annotateLogs({ network: context.network, transactionHash: transfer.transactionHash, foundBy: scanned.reporter ?? "" })
+        )
+        yield* observe(context, transfer, headers.get(transfer.blockHeight)!, head, waiting(transfer))
+      }
+      if (end > rescanned) rescanned = end
+      return taken.length
+    })
+}
+
+/** The confirmations step: evidence below its required confirmations re-reported with the count at this head; what waits for corroboration stays at 0. */
+export const confirmEvidence = (context: WatcherContext, awaiting: ReadonlyArray<ChainEvidence>, head: BlockHeader, waiting: ReadonlySet<string>) =>
   Effect.gen(function*() {
     let updated = 0
     for (const known of awaiting) {
       const confirmations = Number(head.height - known.blockHeight + 1n)
-      if (confirmations <= known.confirmations) continue
+      if (confirmations <= known.confirmations || waiting.has(`${known.transactionHash}:${known.outputIndex}`)) continue
       yield* context.evidence.record({ ...known, confirmations }).pipe(
         Effect.catchTag("EvidenceRejected", (error) => context.rejected(error, known.transactionHash))
       )

@@ -26,7 +26,8 @@ import migration0018 from "./migrations/0018_refunds.ts"
 import migration0019 from "./migrations/0019_invoice_change_notify.ts"
 import migration0020 from "./migrations/0020_refund_address_note.ts"
 import migration0021 from "./migrations/0021_refund_requests_side_by_side.ts"
-import migration0029 from "./migrations/0029_embed_origins.ts"
+import migration0022 from "./migrations/0022_uncorroborated_transfers.ts"
+import migration0024 from "./migrations/0024_embed_origins.ts"
 
 /**
  * Each name mapped once: the client maps every column name of every statement it compiles and of
@@ -125,7 +126,8 @@ export const migrations = Migrator.fromRecord({
   "0019_invoice_change_notify": migration0019,
   "0020_refund_address_note": migration0020,
   "0021_refund_requests_side_by_side": migration0021,
-  "0029_embed_origins": migration0029
+  "0022_uncorroborated_transfers": migration0022,
+  "0024_embed_origins": migration0024
 })
 
 export const runMigrations = Migrator.make({})({ loader: migrations })

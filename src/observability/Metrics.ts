@@ -111,6 +111,13 @@ const publishRefused = (network: string, endpoint: string, count: number) =>
 const disagreement = chainGauge("checkout_chain_disagreement",
   "1 when the network's endpoints dispute a block hash with no majority (the watcher does not advance past it), else 0")
 
+const awaitingCorroboration = chainGauge("checkout_chain_awaiting_corroboration",
+  "Payments detected on one endpoint's word that no other endpoint corroborated yet (at 0 confirmations until then)")
+const disputedTransfers = chainGauge("checkout_chain_disputed_transfers",
+  "Payments one endpoint shows and another denies with no majority either way (the watcher does not pass them; add an endpoint to settle)")
+const awaitingSince = chainGauge("checkout_chain_awaiting_corroboration_seconds",
+  "How long the oldest payment waiting for corroboration has waited, in seconds (0 when none waits)")
+
 /** What `GET /metrics` reports of one watched network; `undefined` leaves that gauge out. */
 export interface ChainGaugeValues {
   readonly headHeight: number | undefined
@@ -120,6 +127,8 @@ export interface ChainGaugeValues {
   /** Each endpoint's origin and whether it is up; empty before the watcher published any. */
   readonly endpoints: ReadonlyArray<{ readonly endpoint: string; readonly up: boolean; readonly refusedTransfers: number }>
   readonly disagreement: number
+  /** Payments waiting for corroboration, disputed ones among them, and the oldest's wait in seconds (with several endpoints). */
+  readonly corroboration?: { readonly waiting: number; readonly disputed: number; readonly waitedSeconds: number } | undefined
 }
 
 // The endpoint series set at the previous scrape, to remove those no longer published.
@@ -149,6 +158,9 @@ export const publishDatabaseGauges = (networks: ReadonlyArray<string>, gauges: D
       }
       yield* setOrRemove(chainGauges.lastError({ network }), values?.lastError)
       yield* setOrRemove(disagreement({ network }), values?.disagreement)
+      yield* setOrRemove(awaitingCorroboration({ network }), values?.corroboration?.waiting)
+      yield* setOrRemove(disputedTransfers({ network }), values?.corroboration?.disputed)
+      yield* setOrRemove(awaitingSince({ network }), values?.corroboration?.waitedSeconds)
       const current = new Set(values?.endpoints.map((endpoint) => endpoint.endpoint) ?? [])
       for (const endpoint of publishedEndpoints.get(network) ?? []) {
         if (current.has(endpoint)) continue

@@ -1,5 +1,5 @@
 import { Option, Schema } from "effect"
-import { cutUrls, EndpointReport, EndpointsReport } from "../chains/EndpointSelection.ts"
+import { AwaitingCorroboration, cutUrls, EndpointReport, EndpointsReport } from "../chains/EndpointSelection.ts"
 import type { ChainWatchSettings } from "../config/AppConfig.ts"
 import { NETWORKS } from "../payments/Networks.ts"
 import { NullableDate } from "../domain/Timestamps.ts"
@@ -60,7 +60,10 @@ export const ChainWatcherStatus = Schema.Struct({
   }),
   disagreementHeight: Schema.NullOr(Schema.String).annotate({
     description: "Height whose block hash the endpoints dispute with no majority: the watcher does not advance past it until a majority agrees"
-  })
+  }),
+  awaitingCorroboration: Schema.optionalKey(AwaitingCorroboration.annotate({
+    description: "With several endpoints: payments detected on one endpoint's word, at 0 confirmations until another corroborates them"
+  }))
 }).annotate({ identifier: "ChainWatcherStatus" })
 export type ChainWatcherStatus = typeof ChainWatcherStatus.Type
 

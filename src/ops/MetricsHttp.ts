@@ -20,7 +20,12 @@ const gaugeValues = (state: ChainCursorState): ChainGaugeValues => {
     lagSeconds: lagSeconds(state) ?? undefined,
     lastError: state.lastError === null ? 0 : 1,
     endpoints: report.endpoints.map((endpoint) => ({ endpoint: endpoint.endpoint, up: endpoint.state === "healthy", refusedTransfers: endpoint.refusedTransfers ?? 0 })),
-    disagreement: report.disagreementHeight === null ? 0 : 1
+    disagreement: report.disagreementHeight === null ? 0 : 1,
+    corroboration: report.awaitingCorroboration === undefined ? undefined : {
+      waiting: report.awaitingCorroboration.payments,
+      disputed: report.awaitingCorroboration.disputed,
+      waitedSeconds: report.awaitingCorroboration.since === null ? 0 : Math.max(0, Math.round((Date.now() - Date.parse(report.awaitingCorroboration.since)) / 1000))
+    }
   }
 }
 

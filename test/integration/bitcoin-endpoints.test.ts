@@ -115,6 +115,67 @@ describe("a bitcoin watcher with several Esplora endpoints", () => {
   })
 })
 
+describe("a bitcoin watcher with several Esplora endpoints: a payment no other endpoint can corroborate yet", () => {
+  const newInvoice = async () => {
+    const created = await merchant.api("/api/checkout/invoices", { body: { amountUsd: 3 } })
+    const option = (created.body.paymentOptions as Array<any>).find((candidate) => candidate.network === "bitcoin")
+    return { id: created.body.id as string, address: option.destinationAddress as string, sats: BigInt(Math.round(option.quotedAmount * 1e8)) }
+  }
+  const statusOf = async (id: string) => (await merchant.api(`/api/checkout/invoices/${id}`)).body.status
+  const pollUntil = async (done: () => Promise<boolean>) => {
+    const deadline = Date.now() + 40_000
+    while (!(await done())) {
+      if (Date.now() > deadline) throw new Error("the condition was not reached")
+      await sleep(300)
+      esplora.mine(1)
+      await poll()
+    }
+  }
+
+  /** A real payment while `down` are down: detected within a poll, never confirmed while alone, confirmed once they are back. */
+  const aloneUntilBack = async (down: ReadonlyArray<RpcFront>) => {
+    for (const front of down) front.mode = "error"
+    const invoice = await newInvoice()
+    esplora.pay([{ address: invoice.address, sats: invoice.sats }])
+    esplora.mine(1)
+    await poll()
+    expect(await statusOf(invoice.id)).toBe("payment_detected")
+    for (let round = 0; round < 3; round++) {
+      esplora.mine(2)
+      await poll()
+    }
+    expect(await statusOf(invoice.id)).toBe("payment_detected")
+    expect((await watcher()).awaitingCorroboration.payments).toBeGreaterThanOrEqual(1)
+    for (const front of down) front.mode = "pass"
+    await pollUntil(async () => (await statusOf(invoice.id)) === "confirmed")
+    expect((await watcher()).awaitingCorroboration).toMatchObject({ payments: 0, disputed: 0 })
+  }
+
+  it("with the second and third endpoints down", () => aloneUntilBack([b, c]))
+
+  it("with the first and third endpoints down", () => aloneUntilBack([a, c]))
+
+  it("a second endpoint that denies a real payment is no verdict: disputed, the block cursor waits, credited once it turns honest", async () => {
+    await pollUntilInUse(a)
+    c.mode = "error"
+    const invoice = await newInvoice()
+    const txid = esplora.pay([{ address: invoice.address, sats: invoice.sats }])
+    b.denyTxids.push(txid)
+    const [blockHash] = esplora.mine(3)
+    const height = Number((await (await fetch(`${esplora.url}/block/${blockHash}`)).json()).height)
+    for (let round = 0; round < 3; round++) await poll()
+    expect(await statusOf(invoice.id)).toBe("payment_detected")
+    expect(await processed()).toBeLessThan(height)
+    expect(await endpoint(a)).toMatchObject({ state: "healthy", refusedTransfers: 0 })
+    expect(await endpoint(b)).toMatchObject({ refusedTransfers: 0 })
+    expect((await watcher()).awaitingCorroboration).toMatchObject({ payments: 1, disputed: 1 })
+    b.denyTxids.length = 0
+    await pollUntil(async () => (await statusOf(invoice.id)) === "confirmed")
+    expect(await processed()).toBeGreaterThanOrEqual(height)
+    c.mode = "pass"
+  })
+})
+
 describe("a bitcoin watcher with several Esplora endpoints: corroborated transfers", () => {
   const newInvoice = async () => {
     const created = await merchant.api("/api/checkout/invoices", { body: { amountUsd: 5 } })

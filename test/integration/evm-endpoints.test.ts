@@ -42,6 +42,18 @@ const pollUntilInUse = async (front: RpcFront, timeoutMs = 30_000) => {
   }
 }
 
+/** Polls (mining a block each time) until `done`, at most 40 s: endpoints back off for seconds after failures. */
+const pollUntil = async (done: () => Promise<boolean>, timeoutMs = 40_000) => {
+  const deadline = Date.now() + timeoutMs
+  while (true) {
+    await node.mine(1)
+    await poll()
+    if (await done()) return
+    if (Date.now() > deadline) throw new Error("the condition was not reached")
+    await sleep(300)
+  }
+}
+
 const processed = async () => BigInt((await watcher()).processedHeight)
 
 const newInvoiceAddress = async () => {
@@ -50,6 +62,17 @@ const newInvoiceAddress = async () => {
   return getAddress((created.body.paymentOptions as Array<any>)[0].destinationAddress)
 }
 
+const appEnvironment = () => ({
+  ...(database.url === undefined ? {} : { DATABASE_URL: database.url }),
+  CHECKOUT_RPC_URL_ETHEREUM: `${a.url}/v2/SECRETKEY, ${b.url}, ${c.url}/?apikey=SECRETKEY`,
+  CHECKOUT_RPC_TIMEOUT_MS: "1000",
+  CHECKOUT_TOKEN_ETHEREUM_USDC: USDC,
+  CHECKOUT_CONFIRMATIONS_ETHEREUM: "2"
+})
+const evmMethods = [
+  { network: "ethereum", assetCode: "USDC", railType: "address_transfer", enabled: true, isDefault: true, recipientAddress: null, xpub: DEMO_KEYS.evmXpub }
+] as const
+
 beforeAll(async () => {
   node = await startAnvil({ chainId: 1 })
   await node.installToken(USDC)
@@ -57,16 +80,8 @@ beforeAll(async () => {
   await node.mint(USDC, payer, 1_000_000_000_000n)
   ;[a, b, c] = await Promise.all([0, 1, 2].map(() => startRpcFront(node.rpcUrl, "jsonrpc")))
   database = await privateDatabase()
-  app = await startTestApp({}, {
-    ...(database.url === undefined ? {} : { DATABASE_URL: database.url }),
-    CHECKOUT_RPC_URL_ETHEREUM: `${a.url}/v2/SECRETKEY, ${b.url}, ${c.url}/?apikey=SECRETKEY`,
-    CHECKOUT_RPC_TIMEOUT_MS: "1000",
-    CHECKOUT_TOKEN_ETHEREUM_USDC: USDC,
-    CHECKOUT_CONFIRMATIONS_ETHEREUM: "2"
-  })
-  merchant = await app.createMerchant({
-    methods: [{ network: "ethereum", assetCode: "USDC", railType: "address_transfer", enabled: true, isDefault: true, recipientAddress: null, xpub: DEMO_KEYS.evmXpub }]
-  })
+  app = await startTestApp({}, appEnvironment())
+  merchant = await app.createMerchant({ methods: evmMethods })
   await node.mine(5)
   await poll()
 }, 120_000)
@@ -201,6 +216,92 @@ describe("an EVM watcher with several endpoints", () => {
   })
 })
 
+describe("an EVM watcher with several endpoints: a payment no other endpoint can corroborate yet", () => {
+  const newInvoice = async () => {
+    const created = await merchant.api("/api/checkout/invoices", { body: { amountUsd: 3 } })
+    return { id: created.body.id as string, address: getAddress((created.body.paymentOptions as Array<any>)[0].destinationAddress) }
+  }
+  const statusOf = async (id: string) => (await merchant.api(`/api/checkout/invoices/${id}`)).body.status
+
+  /** A real 3 USDC payment while `down` are down: detected within a poll, never confirmed while alone, confirmed once they are back. */
+  const aloneUntilBack = async (down: ReadonlyArray<RpcFront>) => {
+    for (const front of down) front.mode = "error"
+    const invoice = await newInvoice()
+    await node.transfer(USDC, payer, invoice.address, 3_000_000n)
+    await poll()
+    expect(await statusOf(invoice.id)).toBe("payment_detected")
+    for (let round = 0; round < 3; round++) {
+      await node.mine(2)
+      await poll()
+    }
+    expect(await statusOf(invoice.id)).toBe("payment_detected")
+    const waiting = (await watcher()).awaitingCorroboration
+    expect(waiting.payments).toBeGreaterThanOrEqual(1)
+    expect(Date.parse(waiting.since)).toBeLessThanOrEqual(Date.now())
+    for (const front of down) front.mode = "pass"
+    await pollUntil(async () => (await statusOf(invoice.id)) === "confirmed")
+    expect((await watcher()).awaitingCorroboration).toMatchObject({ payments: 0, disputed: 0 })
+    for (const front of [a, b, c]) expect(await endpoint(front)).toMatchObject({ state: "healthy", refusedTransfers: 0 })
+  }
+
+  it("with the second and third endpoints down", () => aloneUntilBack([b, c]))
+
+  it("with the first and third endpoints down", () => aloneUntilBack([a, c]))
+
+  it("a reverse liar as the second endpoint (denies and hides) is no verdict: disputed, the scan waits, credited once it turns honest", async () => {
+    c.mode = "error"
+    const invoice = await newInvoice()
+    b.hideAddresses.push(invoice.address.toLowerCase())
+    const sent = await node.transfer(USDC, payer, invoice.address, 3_000_000n)
+    await node.mine(3)
+    for (let round = 0; round < 3; round++) await poll()
+    expect(await statusOf(invoice.id)).toBe("payment_detected")
+    expect(await processed()).toBeLessThan(sent.blockNumber)
+    expect(await endpoint(a)).toMatchObject({ state: "healthy", refusedTransfers: 0 })
+    expect(await endpoint(b)).toMatchObject({ refusedTransfers: 0 })
+    expect((await watcher()).awaitingCorroboration).toMatchObject({ payments: 1, disputed: 1 })
+    expect(await metrics()).toContain(`checkout_chain_disputed_transfers{network="ethereum"} 1`)
+    b.hideAddresses.length = 0
+    await pollUntil(async () => (await statusOf(invoice.id)) === "confirmed")
+    expect(await processed()).toBeGreaterThanOrEqual(sent.blockNumber)
+    c.mode = "pass"
+  })
+
+  it("a reverse liar as the first endpoint cannot hide a payment: read again from another endpoint at depth, disputed, credited once it turns honest", async () => {
+    await pollUntilInUse(a)
+    c.mode = "error"
+    const invoice = await newInvoice()
+    a.hideAddresses.push(invoice.address.toLowerCase())
+    await node.transfer(USDC, payer, invoice.address, 3_000_000n)
+    for (let round = 0; round < 4; round++) {
+      await node.mine(1)
+      await poll()
+    }
+    expect(await statusOf(invoice.id)).toBe("payment_detected")
+    expect(await endpoint(a)).toMatchObject({ refusedTransfers: 0 })
+    expect(await endpoint(b)).toMatchObject({ state: "healthy", refusedTransfers: 0 })
+    expect((await watcher()).awaitingCorroboration).toMatchObject({ payments: 1, disputed: 1 })
+    a.hideAddresses.length = 0
+    await pollUntil(async () => (await statusOf(invoice.id)) === "confirmed")
+    c.mode = "pass"
+  })
+
+  it("a reverse liar as the second endpoint is outvoted when the third comes back: credited, the liar marked disagreeing", async () => {
+    c.mode = "error"
+    const invoice = await newInvoice()
+    b.hideAddresses.push(invoice.address.toLowerCase())
+    await node.transfer(USDC, payer, invoice.address, 3_000_000n)
+    await node.mine(3)
+    for (let round = 0; round < 2; round++) await poll()
+    expect(await statusOf(invoice.id)).toBe("payment_detected")
+    c.mode = "pass"
+    await pollUntil(async () => (await statusOf(invoice.id)) === "confirmed")
+    expect(await endpoint(a)).toMatchObject({ state: "healthy", refusedTransfers: 0 })
+    expect(await endpoint(b)).toMatchObject({ state: "disagreeing", refusedTransfers: 1 })
+    b.hideAddresses.length = 0
+  })
+})
+
 describe("an EVM watcher with several endpoints: corroborated transfers", () => {
   const TRANSFER_TOPIC = "0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef"
   const word = (value: string | bigint) => `0x${(typeof value === "bigint" ? value.toString(16) : value.slice(2).toLowerCase()).padStart(64, "0")}`
@@ -224,13 +325,13 @@ describe("an EVM watcher with several endpoints: corroborated transfers", () => 
   const refusedMetric = (front: RpcFront, count: number) => `checkout_chain_endpoint_refused_transfers_total{network="ethereum",endpoint="${front.url}"} ${count}`
 
   /** A made-up transfer to one invoice reported by `liar`, in the block of a real payment to another. */
-  const liarReports = async (liar: RpcFront, nonce: number) => {
+  const liarReports = async (liar: RpcFront, nonce: number, stop = true) => {
     const victim = await newInvoice()
     const payee = await newInvoice()
     const sent = await node.transfer(USDC, payer, payee.address, 5_000_000n)
     liar.inventLogs.push(madeUpLog(victim.address, 5_000_000n, sent, nonce))
     for (let attempt = 0; attempt < 4; attempt++) await poll()
-    liar.inventLogs.length = 0
+    if (stop) liar.inventLogs.length = 0
     return { victim, payee }
   }
 
@@ -241,20 +342,29 @@ describe("an EVM watcher with several endpoints: corroborated transfers", () => 
     expect(await statusOf(victim.id)).toBe("awaiting_payment")
     expect(["payment_detected", "confirmed"]).toContain(await statusOf(payee.id))
     expect(await endpoint(a)).toMatchObject({ state: "disagreeing", inUse: false, refusedTransfers: 1 })
-    expect(await endpoint(b)).toMatchObject({ state: "healthy", refusedTransfers: 0 })
+    expect(await endpoint(c)).toMatchObject({ state: "healthy", refusedTransfers: 0 })
     const text = await metrics()
     expect(text).toContain(refusedMetric(a, 1))
-    expect(text).toContain(refusedMetric(b, 0))
+    expect(text).toContain(refusedMetric(c, 0))
   })
 
-  it("does not credit a transfer invented by the endpoint that took over after a failover", async () => {
+  it("a liar while the honest endpoints are down: detected at most, never confirmed, invalidated when they return and deny it", async () => {
     a.mode = "error"
-    const { victim, payee } = await liarReports(b, 2)
-    expect(await statusOf(victim.id)).toBe("awaiting_payment")
-    expect(["payment_detected", "confirmed"]).toContain(await statusOf(payee.id))
-    expect(await endpoint(b)).toMatchObject({ state: "disagreeing", refusedTransfers: 1 })
-    expect(await inUse()).toBe(c.url)
-    expect(await metrics()).toContain(refusedMetric(b, 1))
+    c.mode = "error"
+    const refusedBefore = (await endpoint(b)).refusedTransfers
+    const { victim, payee } = await liarReports(b, 2, false)
+    expect(await statusOf(victim.id)).toBe("payment_detected")
+    expect(await statusOf(payee.id)).toBe("payment_detected")
+    // One voice: no one is blamed, nothing is confirmed however deep the block gets.
+    expect(await endpoint(b)).toMatchObject({ refusedTransfers: refusedBefore })
+    expect((await watcher()).awaitingCorroboration).toMatchObject({ payments: 2, disputed: 0 })
+    expect(await metrics()).toContain(`checkout_chain_awaiting_corroboration{network="ethereum"} 2`)
     a.mode = "pass"
+    c.mode = "pass"
+    await pollUntil(async () => (await statusOf(victim.id)) === "awaiting_payment" && (await statusOf(payee.id)) === "confirmed")
+    expect(await endpoint(b)).toMatchObject({ state: "disagreeing", refusedTransfers: refusedBefore + 1 })
+    expect(await metrics()).toContain(refusedMetric(b, refusedBefore + 1))
+    expect((await watcher()).awaitingCorroboration).toMatchObject({ payments: 0 })
+    b.inventLogs.length = 0
   })
 })

@@ -200,6 +200,40 @@ describe("a Solana watcher with several endpoints", () => {
   })
 })
 
+describe("a Solana watcher with several endpoints: a payment no other endpoint can corroborate yet", () => {
+  const statusOf = async (id: string) => (await merchant.api(`/api/checkout/invoices/${id}`)).body.status
+
+  /** A real payment while `down` are down: detected within a poll, never confirmed while alone, confirmed once they are back. */
+  const aloneUntilBack = async (down: ReadonlyArray<RpcFront>) => {
+    const invoice = await newInvoice()
+    const payer = newPayer()
+    const prepared = await prepare(invoice.id, invoice.optionId, payer)
+    for (const front of down) front.mode = "error"
+    await sendPrepared(node, prepared.body.transaction, payer)
+    await poll()
+    expect(await statusOf(invoice.id)).toBe("payment_detected")
+    for (let round = 0; round < 3; round++) {
+      node.advance(40)
+      await poll()
+    }
+    expect(await statusOf(invoice.id)).toBe("payment_detected")
+    expect((await watcher()).awaitingCorroboration.payments).toBeGreaterThanOrEqual(1)
+    for (const front of down) front.mode = "pass"
+    const deadline = Date.now() + 40_000
+    while ((await statusOf(invoice.id)) !== "confirmed") {
+      if (Date.now() > deadline) throw new Error("not confirmed once the endpoints were back")
+      await sleep(300)
+      node.advance(1)
+      await poll()
+    }
+    expect((await watcher()).awaitingCorroboration).toMatchObject({ payments: 0, disputed: 0 })
+  }
+
+  it("with the second and third endpoints down", () => aloneUntilBack([b, c]))
+
+  it("with the first and third endpoints down", () => aloneUntilBack([a, c]))
+})
+
 describe("a Solana watcher with several endpoints: corroborated transfers", () => {
   const withReference = async () => {
     const created = await merchant.api("/api/checkout/invoices", { body: { amountUsd: 5 } })
@@ -240,6 +274,9 @@ describe("a Solana watcher with several endpoints: corroborated transfers", () =
     await poll()
     expect(await inUse()).toBe(b.url)
     const { victim, payee } = await liarReports(b)
+    // One honest voice against the liar's: a dispute, detected at most, until the liar's own answers deny it.
+    expect(await statusOf(victim.id)).not.toBe("confirmed")
+    for (let attempt = 0; attempt < 3 && (await statusOf(victim.id)) !== "awaiting_payment"; attempt++) await poll()
     expect(await statusOf(victim.id)).toBe("awaiting_payment")
     expect(["payment_detected", "confirmed"]).toContain(await statusOf(payee.id))
     expect(await endpoint(b)).toMatchObject({ state: "disagreeing", inUse: false, refusedTransfers: 1 })

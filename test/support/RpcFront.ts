@@ -10,10 +10,14 @@ import type { Socket } from "node:net"
  * gives other hashes for the blocks at that height and above (a fork, or a node that lies). A
  * path prefix `/key/<key>` (a provider's API key) is dropped. `requests` logs what reached it (JSON-RPC
  * method names, or REST paths), misbehaving or not. It also lies about payments on demand, honest
- * otherwise: `inventLogs` are added to its `eth_getLogs` answers whose range covers their block;
+ * otherwise: `inventLogs` are added to its `eth_getLogs` answers whose range covers their block,
+ * and their transaction's receipt is forged to show them;
  * `inventTxs` add a transaction to a block's JSON pages (its raw block is then refused, so readers
  * fall back to the pages); `inventSignatures` list a made-up signature beside a real one of an
  * account and answer its `getTransaction` with the real transaction's, one key swapped.
+ * `hideAddresses` (EVM, lower-case) make it the reverse liar: it drops the Transfer logs to those
+ * addresses from `eth_getLogs` and answers a receipt holding one with null; `denyTxids` (Esplora)
+ * answer 404 for those transactions (`/tx/:txid`, its status).
  */
 export interface RpcFront {
   readonly url: string
@@ -24,6 +28,8 @@ export interface RpcFront {
   retryAfterSeconds: number
   lag: number
   readonly inventLogs: Array<Json>
+  readonly hideAddresses: Array<string>
+  readonly denyTxids: Array<string>
   readonly inventTxs: Array<{ readonly blockHash: string; readonly tx: Json }>
   readonly inventSignatures: Array<{ readonly account: string; readonly real: string; readonly fake: string; readonly from: string; readonly to: string }>
   readonly lieFrom: (height: number) => void
@@ -38,6 +44,24 @@ const readBody = (request: IncomingMessage) =>
     const chunks: Array<Buffer> = []
     request.on("data", (chunk: Buffer) => chunks.push(chunk)).on("end", () => resolve(Buffer.concat(chunks).toString("utf8"))).on("error", reject)
   })
+
+/** The receipt a consistent liar shows for a Transfer log it invented. */
+const forgedReceipt = (log: Json) => ({
+  transactionHash: log.transactionHash,
+  transactionIndex: log.transactionIndex,
+  blockHash: log.blockHash,
+  blockNumber: log.blockNumber,
+  from: `0x${log.topics[1].slice(26)}`,
+  to: log.address,
+  status: "0x1",
+  type: "0x2",
+  gasUsed: "0x1",
+  cumulativeGasUsed: "0x1",
+  effectiveGasPrice: "0x1",
+  contractAddress: null,
+  logsBloom: `0x${"0".repeat(512)}`,
+  logs: [log]
+})
 
 export const startRpcFront = async (target: string, kind: "jsonrpc" | "esplora"): Promise<RpcFront> => {
   let lyingFrom = Number.POSITIVE_INFINITY
@@ -65,7 +89,9 @@ export const startRpcFront = async (target: string, kind: "jsonrpc" | "esplora")
         : call
     })
     const answers: Array<Json> = [].concat(await rpc(forwarded))
-    const fixed = answers.map((answer) => {
+    const hides = (log: Json) => front.hideAddresses.some((address) => `${log.topics?.[2] ?? ""}`.toLowerCase().endsWith(address.slice(2)))
+    const fixed = answers.map((original) => {
+      let answer = original
       const call = calls.find((candidate) => candidate.id === answer.id)
       const invented = inventedTransaction(call ?? {})
       if (invented !== undefined && answer.result != null) {
@@ -76,6 +102,12 @@ export const startRpcFront = async (target: string, kind: "jsonrpc" | "esplora")
           .flatMap((entry) => answer.result.filter((info: Json) => info.signature === entry.real).map((info: Json) => ({ ...info, signature: entry.fake })))
         if (extra.length > 0) return { ...answer, result: [...extra, ...answer.result] }
       }
+      if (call?.method === "eth_getLogs" && Array.isArray(answer.result) && front.hideAddresses.length > 0) {
+        answer = { ...answer, result: answer.result.filter((log: Json) => !hides(log)) }
+      }
+      if (call?.method === "eth_getTransactionReceipt" && answer.result?.logs?.some(hides) === true) return { ...answer, result: null }
+      const inventedLog = call?.method === "eth_getTransactionReceipt" ? front.inventLogs.find((log) => log.transactionHash === call.params?.[0]) : undefined
+      if (inventedLog !== undefined) return { ...answer, result: forgedReceipt(inventedLog) }
       if (call?.method === "eth_getLogs" && Array.isArray(answer.result)) {
         const from = BigInt(call.params[0].fromBlock)
         const to = BigInt(call.params[0].toBlock)
@@ -117,6 +149,8 @@ export const startRpcFront = async (target: string, kind: "jsonrpc" | "esplora")
       if (block[2] === "/txs" || block[2] === "/txs/0") return { status: 200, body: Buffer.from(JSON.stringify([...json, ...invented.map((entry) => entry.tx)])) }
       return answer
     }
+    const denied = /^\/tx\/([0-9a-f]{64})/.exec(path)
+    if (denied !== null && front.denyTxids.includes(denied[1])) return { status: 404, body: Buffer.from("Transaction not found") }
     const atHeight = /^\/block-height\/(\d+)$/.exec(path)
     const lie = atHeight === null ? undefined : lieAt(Number(atHeight[1]))
     if (lie !== undefined) return { status: 200, body: Buffer.from(lie) }
@@ -173,6 +207,8 @@ export const startRpcFront = async (target: string, kind: "jsonrpc" | "esplora")
     retryAfterSeconds: 1,
     lag: 0,
     inventLogs: [],
+    hideAddresses: [],
+    denyTxids: [],
     inventTxs: [],
     inventSignatures: [],
     lieFrom: (height) => {

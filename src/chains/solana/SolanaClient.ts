@@ -59,8 +59,10 @@ export const makeSolanaClient = (options: { readonly urls: ReadonlyArray<string>
     call: (method, run, callOptions) => pool.run((endpoint) => endpoint.call(method, run, callOptions?.timeoutMs ?? options.timeoutMs)),
     callAt: (method, run) => Effect.map(pool.runAt((endpoint) => endpoint.call(method, run, options.timeoutMs)), ({ index, value }) => ({ reporter: index, value })),
     several: endpoints.length > 1,
-    corroborate: (reporter, signature, ask) =>
-      pool.corroborate(reporter, signature, (endpoint, state) => ask((method, run) => endpoint.call(method, run, options.timeoutMs), state.head)),
+    corroborate: (reporter, signature, ask, corroborateOptions) =>
+      pool.corroborate(reporter, signature, (endpoint, state) => ask((method, run) => endpoint.call(method, run, options.timeoutMs), state.head), corroborateOptions),
+    labelAt: pool.labelAt,
+    indexOf: pool.indexOf,
     slot: Effect.map(pool.head((endpoint) => Effect.map(endpoint.call("getSlot", (connection) => connection.getSlot(COMMITMENT), options.timeoutMs), BigInt), (slot) => slot),
       Number),
     endpoints: Effect.sync(() => pool.report())

@@ -34,14 +34,18 @@ export interface SolanaClient {
   readonly several: boolean
   /**
    * What endpoint `reporter` reported (transaction `signature`), asked of the others one after the
-   * other until one confirms it (EndpointPool.corroborate): `ask` gets the endpoint's call and its
-   * last slot. A refusal marks the reporter `disagreeing`.
+   * other until a majority is settled (EndpointPool.corroborate): `ask` gets the endpoint's call and
+   * its last slot. Those a majority contradicts are marked `disagreeing`.
    */
   readonly corroborate: (
     reporter: number,
     signature: string,
-    ask: (call: SolanaCall, slot: bigint | undefined) => Effect.Effect<Answer, ChainRpcError>
+    ask: (call: SolanaCall, slot: bigint | undefined) => Effect.Effect<Answer, ChainRpcError>,
+    options?: { readonly askReporter?: boolean }
   ) => Effect.Effect<Verdict>
+  /** An endpoint's label (its origin), and back (-1 when none has it any more). */
+  readonly labelAt: (index: number) => string
+  readonly indexOf: (label: string) => number
   /**
    * The same call on every endpoint at once: every answer, or undefined when one did not answer. For
    * what one endpoint alone must not decide, such as that a transaction is gone.

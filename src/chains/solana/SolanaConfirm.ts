@@ -1,5 +1,6 @@
 import { Effect } from "effect"
 import type { ChainEvidence } from "../ChainRepo.ts"
+import { identityOf } from "../WatcherRecheck.ts"
 import { goneFromChain, signatureStatuses } from "./SignatureStatus.ts"
 import { NETWORK } from "./SolanaCluster.ts"
 import type { SolanaWatcherContext } from "./SolanaWatcherContext.ts"
@@ -33,9 +34,10 @@ const invalidateIfGone = (context: SolanaWatcherContext, known: ChainEvidence) =
   })
 
 /** Confirmations of open evidence from the current slot; evidence whose transaction is gone is invalidated. */
-export const confirm = (context: SolanaWatcherContext, headSlot: number) =>
+export const confirm = (context: SolanaWatcherContext, headSlot: number, waiting: ReadonlySet<string>) =>
   Effect.gen(function*() {
-    const awaiting = yield* context.chainRepo.awaitingConfirmation(NETWORK)
+    // What waits for corroboration stays at 0 confirmations (WatcherRecheck).
+    const awaiting = (yield* context.chainRepo.awaitingConfirmation(NETWORK)).filter((known) => !waiting.has(identityOf(known)))
     let confirmationsUpdated = 0
     let invalidated = 0
     const statuses = yield* signatureStatuses(context.client, awaiting.map((known) => known.transactionHash))

@@ -1,4 +1,6 @@
-import type { VersionedTransactionResponse } from "@solana/web3.js"
+import { getAssociatedTokenAddressSync } from "@solana/spl-token"
+import { PublicKey, type VersionedTransactionResponse } from "@solana/web3.js"
+import type { WaitingEvidence } from "../ChainRepo.ts"
 import { Effect } from "effect"
 import { answerFor, type ReportedTransfer, type SeenTransfer } from "../Corroboration.ts"
 import { COMMITMENT, type SolanaClient } from "./SolanaCluster.ts"
@@ -39,4 +41,41 @@ export const corroborateReceipt = (
         return answerFor(claimed, sameKeys ? [asTransfer(signature, tokenAccount, seenReceipt, seen.slot)] : [], endpointSlot)
       }
     ))
+}
+
+/**
+ * A payment recorded earlier without corroboration asked again of every endpoint, its reporter
+ * included (WatcherRecheck): the same balance change of the recipient's token account for the mint,
+ * at the same account index and slot. The reference is not compared here: the row has no keys, and
+ * a transaction is identified by its signature.
+ */
+export const recheckReceipt = (client: SolanaClient, row: WaitingEvidence) => {
+  const tokenAccount = tokenAccountOf(row.destinationAddress ?? "", row.token)
+  const slot = row.blockHeight ?? 0n
+  const claimed: ReportedTransfer = {
+    transactionHash: row.transactionHash,
+    outputIndex: row.outputIndex,
+    token: row.token,
+    toAddress: tokenAccount ?? "",
+    amountAtomic: row.amountAtomic,
+    blockHeight: slot,
+    blockHash: slotRef(slot)
+  }
+  return client.corroborate(client.indexOf(row.reporter), row.transactionHash, (call, endpointSlot) =>
+    Effect.map(
+      call("getTransaction", (connection) => connection.getTransaction(row.transactionHash, { commitment: COMMITMENT, maxSupportedTransactionVersion: 0 })),
+      (seen) => {
+        if (seen === null) return answerFor(claimed, undefined, endpointSlot)
+        const seenReceipt = tokenAccount === undefined ? undefined : receiptOf(seen, tokenAccount, row.token)
+        return answerFor(claimed, seenReceipt === undefined ? [] : [asTransfer(row.transactionHash, tokenAccount!, seenReceipt, seen.slot)], endpointSlot)
+      }
+    ), { askReporter: true })
+}
+
+const tokenAccountOf = (recipient: string, mint: string) => {
+  try {
+    return getAssociatedTokenAddressSync(new PublicKey(mint), new PublicKey(recipient), true).toBase58()
+  } catch {
+    return undefined
+  }
 }

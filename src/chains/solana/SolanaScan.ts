@@ -73,6 +73,12 @@ interface Observation {
   readonly option: WatchedOption
 }
 
+/** A payment no majority of the other endpoints corroborated yet: who reported it, and whether another denies it. */
+interface Waiting {
+  readonly reporter: string
+  readonly disputed: boolean
+}
+
 /** The transfer as read, with what became of it (one row per signature and token account). */
 const recordTransfer = (context: SolanaWatcherContext, seen: Observation, outcome: "evidence" | "refused" | "wrong_token" | "wrong_recipient") =>
   context.repo.recordTransfer({
@@ -89,17 +95,19 @@ const recordTransfer = (context: SolanaWatcherContext, seen: Observation, outcom
   })
 
 /** Evidence for the option through PaymentEvidence, and the transfer as read; true when it was recorded. */
-const recordMatched = (context: SolanaWatcherContext, seen: Observation) =>
+const recordMatched = (context: SolanaWatcherContext, seen: Observation, waiting: Waiting | undefined) =>
   Effect.gen(function*() {
     const { transaction, signature, target, receipt, headSlot, chainTime, slot, option } = seen
     const { accountIndex, received } = receipt
+    const identity = { transactionHash: signature, outputIndex: accountIndex }
+    if (waiting !== undefined) yield* context.chainRepo.markUncorroborated(NETWORK, { ...identity, ...waiting, token: receipt.mint })
     const recorded = yield* context.evidence.record({
       paymentOptionId: option.optionId,
       transactionHash: signature,
       // The recipient token account's index in the transaction: one balance change per account.
       outputIndex: accountIndex,
       amountAtomic: received,
-      confirmations: Math.max(1, headSlot - transaction.slot + 1),
+      confirmations: waiting === undefined ? Math.max(1, headSlot - transaction.slot + 1) : 0,
       observedAt: chainTime,
       destinationAddress: target.recipient,
       payerAddress: receipt.payer,
@@ -110,6 +118,7 @@ const recordMatched = (context: SolanaWatcherContext, seen: Observation) =>
       Effect.tap(() => context.applied("evidence")),
       Effect.catchTag("EvidenceRejected", (error) => context.rejected(error, signature).pipe(Effect.as(false)))
     )
+    if (waiting === undefined) yield* context.chainRepo.clearUncorroborated(NETWORK, signature, accountIndex)
     yield* recordTransfer(context, seen, recorded ? "evidence" : "refused")
     return recorded
   })
@@ -148,7 +157,8 @@ const observe = (
   signature: string,
   target: Target,
   receipt: TokenReceipt,
-  headSlot: number
+  headSlot: number,
+  waiting: Waiting | undefined
 ) =>
   Effect.gen(function*() {
     const { keys, mint } = receipt
@@ -171,7 +181,7 @@ const observe = (
       const reason = option.tokenContract !== mint ? "wrong_token" : toThisRecipient ? undefined : "wrong_recipient"
       const seen: Observation = { transaction, signature, target, receipt, headSlot, memo, chainTime, slot, reference, option }
       if (reason === undefined) {
-        if (yield* recordMatched(context, seen)) outcome = "evidence"
+        if (yield* recordMatched(context, seen, waiting)) outcome = "evidence"
         continue
       }
       yield* recordUnmatchedDeposit(context, seen, reason)
@@ -205,12 +215,16 @@ const readBatch = (
       if (receipt === undefined) continue
       const refund = refunds.paid(receipt, target.refunds, refundsPaid)
       const taken = refund !== undefined || (target.payments && receipt.keys.some((key) => references.lookup(key) !== undefined))
-      if (taken && client.several) {
-        const verdict = yield* corroborateReceipt(client, reporter, { signature: batch[index], tokenAccount, receipt, transaction })
-        // Not confirmed by another endpoint: not credited, and the account's cursor stays, so the next poll
-        // reads it again from there (from an endpoint not marked disagreeing).
-        if (verdict !== "confirmed") return "stopped" as const
-      }
+      const verdict = taken && client.several
+        ? yield* corroborateReceipt(client, reporter, { signature: batch[index], tokenAccount, receipt, transaction })
+        : "confirmed"
+      // Refused (or a refund's not corroborated): not credited, and the account's cursor stays, so the next
+      // poll reads it again from there (from an endpoint not marked disagreeing). A disputed or
+      // uncorroborated payment is detected at 0 confirmations; the cursor stays below a disputed one.
+      const waiting = verdict === "unanswered" || verdict === "disputed"
+        ? { reporter: client.labelAt(reporter), disputed: verdict === "disputed" }
+        : undefined
+      if (verdict === "refused" || (refund !== undefined && verdict !== "confirmed")) return "stopped" as const
       if (refund !== undefined) {
         refundsPaid.add(refund.refundId)
         yield* refunds.observe(refund, batch[index], receipt, transaction.slot, yield* chainTimeOf(client, transaction), headSlot)
@@ -218,8 +232,9 @@ const readBatch = (
       }
       // A transaction that pays a refund is never also a payment.
       if (refund !== undefined || !target.payments) continue
-      const outcome = yield* observe(context, transaction, batch[index], target, receipt, headSlot)
+      const outcome = yield* observe(context, transaction, batch[index], target, receipt, headSlot, waiting)
       if (outcome !== "ignored") counts[outcome]++
+      if (waiting?.disputed === true) return "stopped" as const
     }
     return "read" as const
   })

@@ -2,7 +2,9 @@ import { Clock, Effect } from "effect"
 import type { RefundTransfer, WatchedRefund } from "../../refunds/RefundWatch.ts"
 import type { ChainWatcher, PollReport } from "../ChainWatcher.ts"
 import { NETWORK } from "./SolanaCluster.ts"
+import { makeRecheck } from "../WatcherRecheck.ts"
 import { confirm } from "./SolanaConfirm.ts"
+import { recheckReceipt } from "./SolanaCorroboration.ts"
 import { type ScanCounts, scanAccount, targets } from "./SolanaScan.ts"
 import { blockTimeOf, makeSolanaWatcherContext, slotRef, type SolanaWatcherContext, type SolanaWatcherOptions } from "./SolanaWatcherContext.ts"
 
@@ -24,7 +26,16 @@ export const makeSolanaWatcher = (options: SolanaWatcherOptions) =>
   Effect.gen(function*() {
     const context = yield* makeSolanaWatcherContext(options)
     const publishEndpoints = makeEndpointsPublisher(context)
-    const poll = pollOnce(context).pipe(Effect.ensuring(publishEndpoints), Effect.withSpan("SolanaWatcher.poll"))
+    const { client } = context
+    const recheck = makeRecheck({
+      network: NETWORK,
+      repo: context.chainRepo,
+      evidence: context.evidence,
+      applied: context.applied,
+      rejected: context.rejected,
+      recheck: client.several ? (row) => recheckReceipt(client, row) : undefined
+    })
+    const poll = pollOnce(context, recheck).pipe(Effect.ensuring(publishEndpoints), Effect.withSpan("SolanaWatcher.poll"))
     const watcher: ChainWatcher = { network: NETWORK, poll }
     return watcher
   })
@@ -33,7 +44,9 @@ export const makeSolanaWatcher = (options: SolanaWatcherOptions) =>
 const makeEndpointsPublisher = (context: SolanaWatcherContext) => {
   let publishedEndpoints: string | undefined
   return Effect.gen(function*() {
-    const report = JSON.stringify(yield* context.client.endpoints)
+    const backlog = yield* context.chainRepo.corroborationBacklog(NETWORK)
+    const awaitingCorroboration = { payments: backlog.waiting, disputed: backlog.disputed, since: backlog.since?.toISOString() ?? null }
+    const report = JSON.stringify({ ...(yield* context.client.endpoints), ...(context.client.several ? { awaitingCorroboration } : {}) })
     if (report === publishedEndpoints) return
     yield* context.chainRepo.saveEndpoints(NETWORK, report)
     publishedEndpoints = report
@@ -84,7 +97,7 @@ const saveHead = (context: SolanaWatcherContext, headSlot: number, headTime: Dat
 }
 
 /** One poll: refunds' confirmations, the accounts' new transactions, evidence's confirmations, reorg settlement, progress. */
-const pollOnce = (context: SolanaWatcherContext) =>
+const pollOnce = (context: SolanaWatcherContext, recheck: ReturnType<typeof makeRecheck>) =>
   Effect.gen(function*() {
     const { client, refunds } = context
     const headSlot = yield* client.slot
@@ -98,7 +111,10 @@ const pollOnce = (context: SolanaWatcherContext) =>
     const watchedRefunds = yield* refunds.watched
     yield* rescanDroppedRefunds(context, refundsConfirmed.dropped, watchedRefunds, headSlot, notBefore, counts)
     yield* scanTargets(context, watchedRefunds, headSlot, notBefore, counts)
-    const { confirmationsUpdated, invalidated } = yield* confirm(context, headSlot)
+    const rechecked = yield* recheck
+    const confirmed = yield* confirm(context, headSlot, rechecked.still)
+    const invalidated = confirmed.invalidated + rechecked.invalidated
+    const confirmationsUpdated = confirmed.confirmationsUpdated
     yield* context.settleReorgs(NETWORK, BigInt(headSlot), context.rejected)
     yield* saveHead(context, headSlot, headTime)
     return {

@@ -538,10 +538,15 @@ const watcherCard = (watcher: ChainWatcher) => {
   const disagreement = watcher.disagreementHeight === null
     ? null
     : notice(`The endpoints disagree about the block at height ${watcher.disagreementHeight} with no majority: the watcher waits below it.`)
+  const waiting = watcher.awaitingCorroboration
+  const corroboration = waiting === undefined || waiting.payments === 0 ? null : notice(
+    `${waiting.payments} payment(s) wait for another endpoint to corroborate them (${waiting.disputed} disputed) since ${waiting.since ?? "now"}: ` +
+      "detected at 0 confirmations, never confirmed until a majority of the endpoints shows them. Add an endpoint to settle a dispute."
+  )
   const endpoints = watcher.endpoints.length === 0
     ? h("p", {}, "No endpoint state yet: the watcher publishes it after its first poll.")
     : cardTable(["Endpoint", "State", "In use", "Head", "Last error"], watcher.endpoints.map(endpointRow))
-  return h("section", { class: "card", "data-network": watcher.network }, heading, watcherFacts(watcher), disagreement, endpoints)
+  return h("section", { class: "card", "data-network": watcher.network }, heading, watcherFacts(watcher), disagreement, corroboration, endpoints)
 }
 
 const chainWatchersView = async () => {
