@@ -23,6 +23,7 @@ import migration0017 from "./migrations/0017_chain_endpoints.ts"
 import migration0018 from "./migrations/0018_refunds.ts"
 import migration0019 from "./migrations/0019_invoice_change_notify.ts"
 import migration0020 from "./migrations/0020_refund_address_note.ts"
+import migration0027 from "./migrations/0027_derivation_issued.ts"
 
 /**
  * Each name mapped once: the client maps every column name of every statement it compiles and of
@@ -111,7 +112,8 @@ export const migrations = Migrator.fromRecord({
   "0017_chain_endpoints": migration0017,
   "0018_refunds": migration0018,
   "0019_invoice_change_notify": migration0019,
-  "0020_refund_address_note": migration0020
+  "0020_refund_address_note": migration0020,
+  "0027_derivation_issued": migration0027
 })
 
 export const runMigrations = Migrator.make({})({ loader: migrations })

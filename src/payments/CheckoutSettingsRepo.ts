@@ -23,6 +23,8 @@ export interface MethodInput {
   readonly isDefault: boolean
   readonly recipientAddress: string | null
   readonly xpub: string | null
+  /** Raises the key's derivation counter to this index before the save (DerivationLedger.raiseStart); not stored on the method. */
+  readonly startIndex?: number | null
 }
 
 /** A `payment_methods` row, as `json_build_object` renders it. */
