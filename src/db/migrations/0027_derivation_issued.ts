@@ -6,6 +6,7 @@ import { SqlClient } from "effect/sql"
  * a trigger on the counters, so no code path can move a counter without the record following, and
  * the record never goes down: a counter later found at or below it (a table restored on its own, a
  * row edited or deleted) is refused at start and when settings are saved (DerivationLedger.ts).
+ * And an index for webhook event identity (EventIdentity.ts).
  */
 const statements = [
   `CREATE TABLE derivation_issued (
@@ -28,7 +29,9 @@ const statements = [
       RETURN NULL;
     END $$`,
   `CREATE TRIGGER derivation_counter_issued AFTER INSERT OR UPDATE ON derivation_counters
-    FOR EACH ROW EXECUTE FUNCTION checkout_record_issued()`
+    FOR EACH ROW EXECUTE FUNCTION checkout_record_issued()`,
+  // An event's delivery id counts the invoice's earlier events of its name (EventIdentity.ts).
+  `CREATE INDEX outbox_by_invoice_event ON outbox (invoice_id, event, id)`
 ] as const
 
 export default Effect.gen(function*() {
