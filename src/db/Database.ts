@@ -5,6 +5,7 @@ import { Duration, Effect, Layer, Redacted, String as Str } from "effect"
 import { Migrator, SqlClient } from "effect/sql"
 import { mkdirSync } from "node:fs"
 import { AppConfig } from "../config/AppConfig.ts"
+import { markInUse, releaseInUse } from "./ServiceLock.ts"
 import migration0001 from "./migrations/0001_core_tables.ts"
 import migration0002 from "./migrations/0002_sessions_and_secrets.ts"
 import migration0003 from "./migrations/0003_rate_limits.ts"
@@ -61,12 +62,14 @@ const embeddedServer = (dataDir: string, sharedBuffers: string) =>
       const server = new PGLiteSocketServer({ db, host: "127.0.0.1", port: 0, maxConnections: 2 })
       await server.start()
       const [host, port] = server.getServerConn().split(":")
+      if (!dataDir.startsWith("memory://")) markInUse(dataDir)
       return { db, server, host, port: Number(port) }
     }),
     ({ db, server }) =>
       Effect.promise(async () => {
         await server.stop()
         await db.close()
+        if (!dataDir.startsWith("memory://")) releaseInUse(dataDir)
       })
   )
 
