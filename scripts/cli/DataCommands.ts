@@ -65,7 +65,14 @@ const restore = async (config: AppConfigShape, args: ReadonlyArray<string>) => {
   const db = await PGlite.create(dataDir, { loadDataDir: new Blob([readFileSync(from)]) })
   try {
     const { rows } = await db.query<{ invoices: number }>("SELECT count(*)::int AS invoices FROM invoices")
-    return `restored ${from} into ${dataDir}: ${rows[0]?.invoices ?? 0} invoices${movedAside}; start the service: the watchers scan again from the restored cursors`
+    const counters = await db.query<{ xpub: string; next_index: number }>("SELECT xpub, next_index::int AS next_index FROM derivation_counters ORDER BY xpub")
+    return [
+      `restored ${from} into ${dataDir}: ${rows[0]?.invoices ?? 0} invoices${movedAside}; start the service: the watchers scan again from the restored cursors`,
+      // Invoices created after the backup are gone, but their deposit addresses were handed out (docs/backups.md).
+      ...counters.rows.map(({ next_index, xpub }) =>
+        `${xpub}: next deposit index ${next_index}; if invoices were created after this backup, raise it past them first: npm run cli -- data start-index ${xpub} <index>`
+      )
+    ].join("\n")
   } finally {
     await db.close()
   }
