@@ -67,7 +67,8 @@ const RefundsLive = Layer.mergeAll(Refunds.followUp, RefundWatchLive, RefundTran
 )
 
 /** Every domain service over the database (no HTTP server): what tests and scripts build on. */
-export const ServicesLive = Layer.mergeAll(DerivationLedger.startupCheck, ChainWatchers.layer, ForwarderSweeper.layer, DeadlineSweeper.layer, WebhookDispatcher.layer, SolanaPrepare.layer, ApiKeyAdmission.layer)
+export const ServicesLive = Layer.mergeAll(DerivationLedger.startupCheck, ChainWatchers.layer, ForwarderSweeper.layer, DeadlineSweeper.layer, WebhookDispatcher.layer,
+  SolanaPrepare.layer, ApiKeyAdmission.layer)
   .pipe(
     Layer.provideMerge(PaymentEvidence.layer),
     Layer.provideMerge(Invoices.layer),

@@ -94,8 +94,9 @@ it.layer(SuiteMerchant.layer({ withSettings: false }).pipe(Layer.provideMerge(te
         expect(yield* ledger.behind([xpub])).toEqual([{ xpub, nextIndex: 2, highestIssued: 5 }])
         expect((yield* ledger.behind()).map((key) => key.xpub)).toContain(xpub)
         // A fresh memo map: the app's own check already ran (and passed) when the suite started.
-        const start = yield* Effect.exit(Effect.scoped(Effect.flatMap(Layer.makeMemoMap, (memo) =>
-          Effect.flatMap(Effect.scope, (scope) => Layer.buildWithMemoMap(DerivationLedger.startupCheck, memo, scope)))))
+        const start = yield* Effect.exit(
+          Effect.scoped(Effect.flatMap(Layer.makeMemoMap, (memo) => Effect.flatMap(Effect.scope, (scope) => Layer.buildWithMemoMap(DerivationLedger.startupCheck, memo, scope))))
+        )
         expect(Exit.isFailure(start)).toBe(true)
         expect(String(Exit.isFailure(start) ? start.cause : "")).toContain(
           `the derivation counter of ${xpub} stands at 2, but index 5 was already issued in this database`

@@ -36,7 +36,9 @@ const apiOf = (app: TestApp, merchant: TestMerchant) => async (path: string, bod
 }
 
 const cursorOf = async (app: TestApp) => {
-  const rows = await app.run(Effect.flatMap(SqlClient.SqlClient, (sql) => sql<{ processedHeight: string }>`SELECT processed_height::text AS processed_height FROM chain_cursors WHERE network = 'ethereum'`))
+  const rows = await app.run(
+    Effect.flatMap(SqlClient.SqlClient, (sql) => sql<{ processedHeight: string }>`SELECT processed_height::text AS processed_height FROM chain_cursors WHERE network = 'ethereum'`)
+  )
   return Number(rows[0]!.processedHeight)
 }
 

@@ -295,10 +295,10 @@ const methodRow = (method: Partial<PaymentMethod>, index: number) =>
     select(`paymentMethods[${index}].railType`, "Rail", ["address_transfer", "wallet_contract"], method.railType, ""),
     h("label", {}, "Recipient address",
       h("input", { name: `paymentMethods[${index}].recipientAddress`, "data-field": `paymentMethods[${index}].recipientAddress`, value: method.recipientAddress ?? "" })),
-    h("label", {}, "Extended public key", h("input", { name: `paymentMethods[${index}].xpub`, "data-field": `paymentMethods[${index}].xpub`, value: method.xpub ?? "" })),
-    // Raises the key's counter (issue #56): the next deposit address index is shown as the placeholder.
-    h("label", {}, "Start index (next address index)", h("input", { type: "number", min: "0", name: `paymentMethods[${index}].startIndex`,
-      "data-field": `paymentMethods[${index}].startIndex`, placeholder: String(method.nextIndex ?? 0) })),
+    h("label", {}, "Extended public key", h("input", { name: `paymentMethods[${index}].xpub`, "data-field": `paymentMethods[${index}].xpub`, value: method.xpub ?? "" })), // Raises the key's counter (issue #56): the next deposit address index is shown as the placeholder.
+    h("label", {}, "Start index (next address index)",
+      h("input", { type: "number", min: "0", name: `paymentMethods[${index}].startIndex`, "data-field": `paymentMethods[${index}].startIndex`,
+        placeholder: String(method.nextIndex ?? 0) })),
     h("label", { class: "check" }, h("input", { type: "checkbox", name: `paymentMethods[${index}].enabled`, checked: method.enabled !== false }), "Enabled"),
     h("label", { class: "check" }, h("input", { type: "radio", name: "defaultMethod", value: String(index), checked: method.isDefault === true }), "Default"),
     h("button", { type: "button", class: "link", onclick: (event: Event) => (event.target as HTMLElement).closest("fieldset")!.remove() }, "Remove"))
