@@ -33,7 +33,7 @@ export const describeFresh = (xpub: string) =>
 export class DerivationLedger extends Context.Service<DerivationLedger, {
   /** The keys (all when `xpubs` is undefined) whose counter is at or below an index already issued. */
   readonly behind: (xpubs?: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<CounterBehind>>
-  /** Of `xpubs`, those with no counter and no issued index in this database. */
+  /** Of `xpubs`, those no address was handed out from in this database (pre-derived pool addresses do not count) and no start index moved. */
   readonly neverIssued: (xpubs: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<string>>
   /** The next index each key's counter hands out (0 for a key without one). */
   readonly nextIndexes: (xpubs: ReadonlyArray<string>) => Effect.Effect<ReadonlyMap<string, number>>
@@ -63,9 +63,15 @@ export class DerivationLedger extends Context.Service<DerivationLedger, {
         Request: Keys,
         Result: KeyRow,
         execute: ({ xpubs }) =>
+          // Every index the counter passed still sits unassigned in the bitcoin pool (none for EVM
+          // keys): nothing was handed out here, and no start index moved it. A counter behind its
+          // record is not new, it is refused (findBehind).
           sql`SELECT DISTINCT key AS xpub FROM unnest(${xpubs}::text[]) AS key
-            WHERE NOT EXISTS (SELECT 1 FROM derivation_counters c WHERE c.xpub = key)
-              AND NOT EXISTS (SELECT 1 FROM derivation_issued i WHERE i.xpub = key) ORDER BY 1`
+            WHERE COALESCE((SELECT next_index FROM derivation_counters c WHERE c.xpub = key), 0) =
+                (SELECT count(*) FROM bitcoin_address_pool p WHERE p.xpub = key AND p.assigned_at IS NULL)
+              AND NOT EXISTS (SELECT 1 FROM bitcoin_address_pool p WHERE p.xpub = key AND p.assigned_at IS NOT NULL)
+              AND COALESCE((SELECT next_index FROM derivation_counters c WHERE c.xpub = key), 0) >
+                COALESCE((SELECT highest_index FROM derivation_issued i WHERE i.xpub = key), -1) ORDER BY 1`
       })
       const findCounters = SqlSchema.findAll({
         Request: Keys,
