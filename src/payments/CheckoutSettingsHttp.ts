@@ -55,9 +55,9 @@ export const CheckoutSettingsHttpLive = HttpApiBuilder.group(checkoutApi(Checkou
     /** The saved settings with each key's counter and the warning for keys this database never derived from. */
     const current = Effect.fnUntraced(function*(merchantId: string) {
       const settings = yield* repo.find(merchantId)
-      const keys = xpubsOf(settings.methods.filter((method) => method.enabled))
-      const nextIndexes = yield* ledger.nextIndexes(keys)
-      return view(settings, nextIndexes, (yield* ledger.neverIssued(keys)).map(describeFresh))
+      const nextIndexes = yield* ledger.nextIndexes(xpubsOf(settings.methods))
+      const fresh = yield* ledger.neverIssued(xpubsOf(settings.methods.filter((method) => method.enabled)))
+      return view(settings, nextIndexes, fresh.map(describeFresh))
     })
 
     /** A key behind what this database issued is refused unless the request raises its start index past it. */
