@@ -5,6 +5,7 @@ import { BitcoinAddressPool } from "./BitcoinAddressPool.ts"
 import { AssetCode, Network } from "./Networks.ts"
 import type { PaymentMethod } from "./PaymentMethod.ts"
 import { type DepositSlotRequest, depositSlots } from "./DepositSlots.ts"
+import { recordIssued } from "./DerivationLedger.ts"
 
 export interface CheckoutSettings {
   readonly merchantId: string
@@ -142,9 +143,11 @@ export class CheckoutSettingsRepo extends Context.Service<CheckoutSettingsRepo, 
         Request: Schema.Struct({ xpub: Schema.String, count: Schema.Int }),
         Result: NextIndex,
         execute: ({ xpub, count }) =>
-          sql`INSERT INTO derivation_counters (xpub, next_index) VALUES (${xpub}, ${count})
-            ON CONFLICT (xpub) DO UPDATE SET next_index = derivation_counters.next_index + ${count}
-            RETURNING next_index::int AS next_index`
+          sql`WITH advanced AS (INSERT INTO derivation_counters (xpub, next_index) VALUES (${xpub}, ${count})
+              ON CONFLICT (xpub) DO UPDATE SET next_index = derivation_counters.next_index + ${count}
+              RETURNING xpub, next_index),
+            recorded AS (${recordIssued(sql, "advanced")})
+            SELECT next_index::int AS next_index FROM advanced`
       })
       const write = writeSettings(sql)
       return {

@@ -13,6 +13,15 @@ const KeyRow = Schema.Struct({ xpub: Schema.String })
 const CounterRow = Schema.Struct({ xpub: Schema.String, nextIndex: Schema.Int })
 const Keys = Schema.Struct({ xpubs: Schema.Array(Schema.String) })
 
+/**
+ * The statement part that records the counter rows `moved` (a CTE returning `xpub, next_index`)
+ * as issued up to their new position; the record never goes down. Every counter move carries it.
+ */
+export const recordIssued = (sql: SqlClient.SqlClient, moved: string) =>
+  sql`INSERT INTO derivation_issued (xpub, highest_index) SELECT xpub, next_index - 1 FROM ${sql(moved)} WHERE next_index > 0
+    ON CONFLICT (xpub) DO UPDATE SET highest_index = EXCLUDED.highest_index, updated_at = now()
+    WHERE derivation_issued.highest_index < EXCLUDED.highest_index`
+
 /** One line for the log and the start-up failure, with the way out. */
 export const describeBehind = ({ highestIssued, nextIndex, xpub }: CounterBehind) =>
   `the derivation counter of ${xpub} stands at ${nextIndex}, but index ${highestIssued} was already issued in this database: ` +
@@ -26,8 +35,8 @@ export const describeFresh = (xpub: string) =>
   `to an old invoice would be credited to a new one. Set the method's start index above the highest index issued there.`
 
 /**
- * The per-key record of issued derivation indexes (migration 0027's `derivation_issued`, kept by a
- * trigger on `derivation_counters`) and the checks made against it: a counter behind the record,
+ * The per-key record of issued derivation indexes (migration 0027's `derivation_issued`, written
+ * with every move of `derivation_counters`) and the checks made against it: a counter behind the record,
  * and a key this database has never derived from.
  */
 export class DerivationLedger extends Context.Service<DerivationLedger, {
@@ -88,8 +97,9 @@ export class DerivationLedger extends Context.Service<DerivationLedger, {
           ),
         raiseStart: (xpub, startIndex) =>
           startIndex <= 0 ? Effect.void : Effect.gen(function*() {
-            yield* sql`INSERT INTO derivation_counters (xpub, next_index) VALUES (${xpub}, ${startIndex})
-              ON CONFLICT (xpub) DO UPDATE SET next_index = GREATEST(derivation_counters.next_index, EXCLUDED.next_index)`
+            yield* sql`WITH raised AS (INSERT INTO derivation_counters (xpub, next_index) VALUES (${xpub}, ${startIndex})
+              ON CONFLICT (xpub) DO UPDATE SET next_index = GREATEST(derivation_counters.next_index, EXCLUDED.next_index)
+              RETURNING xpub, next_index) ${recordIssued(sql, "raised")}`
             yield* sql`DELETE FROM bitcoin_address_pool WHERE xpub = ${xpub} AND assigned_at IS NULL AND derivation_index < ${startIndex}`
           }).pipe(sql.withTransaction, Effect.orDie)
       }
