@@ -16,7 +16,7 @@ const optionalNullable = <S extends Schema.Top>(schema: S, message: string) => S
 
 const optionalText = (max: number) => optionalNullable(text(max), "must be a string")
 
-const integerBetween = (min: number, max: number) =>
+export const integerBetween = (min: number, max: number) =>
   Schema.Finite.annotate({ message: "must be a number" }).check(
     Schema.isInt({ message: "must be an integer" }),
     Schema.isGreaterThanOrEqualTo(min, { message: `must be at least ${min}` }),

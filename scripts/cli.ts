@@ -8,6 +8,7 @@
  *   npm run cli -- evm deploy-factory --network <ethereum|arbitrum|base>
  *     (CHECKOUT_EVM_RELAYER_KEY and CHECKOUT_RPC_URL_<NETWORK> set; prints the factory address to configure)
  *   npm run cli -- data move --to <postgres-url>      npm run cli -- migrate      (scripts/cli/database.ts)
+ *   npm run cli -- data backup|restore|start-index …   (scripts/cli/DataCommands.ts)
  */
 import { Console, Effect, Layer, Redacted } from "effect"
 import { randomBytes } from "node:crypto"
@@ -17,11 +18,14 @@ import { EVM_CHAIN_IDS, type EvmNetwork, isEvm, type Network } from "../src/paym
 import { Accounts } from "../src/accounts/Accounts.ts"
 import { AppConfig, parseConfig } from "../src/config/AppConfig.ts"
 import { DatabaseLive } from "../src/db/Database.ts"
+import { DATA_ACTIONS, runDataCommand } from "./cli/DataCommands.ts"
 
 const [area, action, email] = process.argv.slice(2)
 
 if (area === "migrate" || (area === "data" && action === "move")) process.exit(await (await import("./cli/database.ts")).runDatabaseCommand(process.argv.slice(2)))
 const usage = "usage: npm run cli -- account create|disable|enable <email> | billing block|unblock <email> | evm deploy-factory --network <network>"
+
+if (area === "data" && DATA_ACTIONS.includes(action as typeof DATA_ACTIONS[number])) await runDataCommand(action, process.argv.slice(4))
 
 if (area === "evm") {
   const network = process.argv[process.argv.indexOf("--network") + 1]

@@ -27,6 +27,7 @@ import { PaymentEvidence } from "./invoices/PaymentEvidence.ts"
 import { BitcoinAddressPool } from "./payments/BitcoinAddressPool.ts"
 import { PaymentWorker } from "./payments/PaymentWorker.ts"
 import { CheckoutSettingsRepo } from "./payments/CheckoutSettingsRepo.ts"
+import { DerivationLedger } from "./payments/DerivationLedger.ts"
 import { PriceOracle } from "./payments/PriceOracle.ts"
 import { railSettingsOf, RailSettingsService } from "./payments/RailSettings.ts"
 import { EvmContractCodeLive } from "./chains/evm/EvmContractCode.ts"
@@ -42,6 +43,7 @@ const Repositories = Layer.mergeAll(
   // Invoice writes publish on the in-process bus the status streams hear.
   InvoiceChanges.publishingRepo,
   CheckoutSettingsRepo.layer,
+  DerivationLedger.layer,
   Accounts.layer,
   IdempotencyStore.layer,
   DatabaseAvailability.layer,
@@ -65,7 +67,8 @@ const RefundsLive = Layer.mergeAll(Refunds.followUp, RefundWatchLive, RefundTran
 )
 
 /** Every domain service over the database (no HTTP server): what tests and scripts build on. */
-export const ServicesLive = Layer.mergeAll(ChainWatchers.layer, ForwarderSweeper.layer, DeadlineSweeper.layer, WebhookDispatcher.layer, SolanaPrepare.layer, ApiKeyAdmission.layer)
+export const ServicesLive = Layer.mergeAll(DerivationLedger.startupCheck, ChainWatchers.layer, ForwarderSweeper.layer, DeadlineSweeper.layer, WebhookDispatcher.layer,
+  SolanaPrepare.layer, ApiKeyAdmission.layer)
   .pipe(
     Layer.provideMerge(PaymentEvidence.layer),
     Layer.provideMerge(Invoices.layer),

@@ -27,6 +27,7 @@ import migration0019 from "./migrations/0019_invoice_change_notify.ts"
 import migration0020 from "./migrations/0020_refund_address_note.ts"
 import migration0021 from "./migrations/0021_refund_requests_side_by_side.ts"
 import migration0022 from "./migrations/0022_uncorroborated_transfers.ts"
+import migration0023 from "./migrations/0023_derivation_issued.ts"
 import migration0024 from "./migrations/0024_embed_origins.ts"
 
 /**
@@ -127,6 +128,7 @@ export const migrations = Migrator.fromRecord({
   "0020_refund_address_note": migration0020,
   "0021_refund_requests_side_by_side": migration0021,
   "0022_uncorroborated_transfers": migration0022,
+  "0023_derivation_issued": migration0023,
   "0024_embed_origins": migration0024
 })
 

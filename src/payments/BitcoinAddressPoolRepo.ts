@@ -1,5 +1,6 @@
 import { Context, Effect, Layer, Option, Schema } from "effect"
 import { SqlClient, SqlSchema } from "effect/sql"
+import { recordIssued } from "./DerivationLedger.ts"
 
 /** A pooled address handed out, with how many free ones its key has left. */
 const TakenAddress = Schema.Struct({ address: Schema.String, derivationIndex: Schema.Int, remaining: Schema.Int })
@@ -41,7 +42,8 @@ export class BitcoinAddressPoolRepo extends Context.Service<BitcoinAddressPoolRe
             INSERT INTO derivation_counters (xpub, next_index) VALUES (${xpub}, ${first + addresses.length})
             ON CONFLICT (xpub) DO UPDATE SET next_index = EXCLUDED.next_index
             WHERE derivation_counters.next_index = ${first}
-            RETURNING next_index)
+            RETURNING xpub, next_index),
+          recorded AS (${recordIssued(sql, "reserved")})
           INSERT INTO bitcoin_address_pool (xpub, derivation_index, address)
           SELECT ${xpub}, derived.derivation_index, derived.address
           FROM (VALUES ${sql.csv(addresses.map((address, offset) => sql`(${first + offset}::bigint, ${address}::text)`))}) AS derived (derivation_index, address)

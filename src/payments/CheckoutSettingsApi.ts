@@ -4,12 +4,15 @@ import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
 import { BadRequest, Conflict, NotFound } from "../http/ApiErrors.ts"
 import { DashboardAuthentication } from "../http/Authentication.ts"
-import { PaymentTimingOverride, text } from "../http/RequestSchemas.ts"
+import { integerBetween, PaymentTimingOverride, text } from "../http/RequestSchemas.ts"
 import { PaymentTiming } from "../domain/InvoiceResponses.ts"
 import { NETWORKS } from "./Networks.ts"
 
 const oneOf = <const L extends ReadonlyArray<string>>(values: L) =>
   Schema.Literals(values).annotate({ message: `must be one of ${values.join(", ")}` }).annotateKey({ messageMissingKey: "is required" })
+
+/** How far ahead a start index may be set: BIP32 non-hardened indexes stop at 2^31. */
+export const MAX_START_INDEX = 2_147_483_647
 
 const MethodBody = Schema.Struct({
   network: oneOf(NETWORKS),
@@ -19,6 +22,10 @@ const MethodBody = Schema.Struct({
   isDefault: Schema.optionalKey(Schema.Boolean.annotate({ message: "must be a boolean" })),
   recipientAddress: Schema.optionalKey(Schema.NullOr(text(100)).annotate({ message: "must be a string" })),
   xpub: Schema.optionalKey(Schema.NullOr(text(200)).annotate({ message: "must be a string" })),
+  // Raises the key's derivation counter (never lowers it): the move to another database sets it (issue #56).
+  startIndex: Schema.optionalKey(Schema.NullOr(integerBetween(0, MAX_START_INDEX)).annotate({ message: "must be an integer" })),
+  // Read-only, like tokenContract below: a GET answer sent back is accepted; the value is ignored.
+  nextIndex: Schema.optionalKey(Schema.NullOr(Schema.Finite).annotate({ message: "must be a number" })),
   // Read-only: accepted so that a GET answer can be sent back as it is, refused when it differs from the deployment's.
   tokenContract: Schema.optionalKey(Schema.NullOr(text(100)).annotate({ message: "must be a string" }))
 }).annotate({ message: "must be an object" })
@@ -32,7 +39,9 @@ export const CheckoutSettingsBody = Schema.Struct({
   embedOrigins: Schema.optionalKey(Schema.Array(text(200)).annotate({
     message: "must be an array of strings",
     description: "Shop origins (https://host[:port]; loopback http:// outside production) whose pages may frame the payment page, at most 10. Left out: unchanged."
-  }))
+  })),
+  // Read-only (a GET answer sent back); ignored.
+  warnings: Schema.optionalKey(Schema.Array(Schema.String).annotate({ message: "must be an array of strings" }))
 }).annotate({ message: "must be a JSON object" })
 
 const MethodView = Schema.Struct({
@@ -43,6 +52,9 @@ const MethodView = Schema.Struct({
   isDefault: Schema.Boolean,
   recipientAddress: Schema.NullOr(Schema.String),
   xpub: Schema.NullOr(Schema.String),
+  nextIndex: Schema.NullOr(Schema.Number).annotate({
+    description: "With an xpub: the derivation index the next deposit address gets (read-only; raise it with startIndex)"
+  }),
   tokenContract: Schema.NullOr(Schema.String).annotate({ description: "The deployment's token contract or mint (read-only; a PUT may send it back unchanged)" })
 })
 
@@ -53,7 +65,10 @@ export const CheckoutSettingsView = Schema.Struct({
     Schema.Struct({ mode: Schema.Literal("due_date"), dueAfterDays: Schema.Number, gracePeriodDays: Schema.Number })
   ]),
   paymentMethods: Schema.Array(MethodView),
-  embedOrigins: Schema.Array(Schema.String).annotate({ description: "Shop origins whose pages may frame the payment page (the page's frame-ancestors); empty: none may" })
+  embedOrigins: Schema.Array(Schema.String).annotate({ description: "Shop origins whose pages may frame the payment page (the page's frame-ancestors); empty: none may" }),
+  warnings: Schema.Array(Schema.String).annotate({
+    description: "Plain-language risks of the saved settings, e.g. an xpub no address was ever issued from in this database"
+  })
 }).annotate({ identifier: "CheckoutSettings" })
 
 export const CheckoutSettingsGroup = HttpApiGroup.make("checkoutSettings")
@@ -85,5 +100,10 @@ export const CheckoutSettingsErrors = {
       error: `Wallet-contract payments on ${network} cannot be enabled: no forwarder factory is configured (CHECKOUT_FORWARDER_FACTORY_${network.toUpperCase()})`
     }),
   networkNotWatched: (network: string, setting: string) =>
-    new Conflict({ error: `Payment methods on ${network} cannot be enabled: this deployment does not watch ${network} (${setting} is not set)` })
+    new Conflict({ error: `Payment methods on ${network} cannot be enabled: this deployment does not watch ${network} (${setting} is not set)` }),
+  counterBehind: (index: number, highestIssued: number) =>
+    new Conflict({
+      error: `paymentMethods[${index}].xpub: its derivation counter is behind index ${highestIssued}, already issued in this database; ` +
+        `set paymentMethods[${index}].startIndex to at least ${highestIssued + 1} so that no deposit address is issued twice`
+    })
 } as const

@@ -15,6 +15,9 @@ import { publicWalletProblem } from "./PublicWallets.ts"
 import { tokenContractOf } from "./PaymentMethod.ts"
 import { RailSettingsService } from "./RailSettings.ts"
 import { endpointVariable } from "../config/EndpointVariables.ts"
+import { DerivationLedger, describeFresh } from "./DerivationLedger.ts"
+
+const xpubsOf = (methods: ReadonlyArray<Pick<MethodInput, "xpub">>) => [...new Set(methods.flatMap((method) => method.xpub === null ? [] : [method.xpub]))]
 
 /** A payment method as the request sent it: a tokenContract, when sent, must be the deployment's. */
 type SentMethod = Pick<MethodInput, "network" | "assetCode"> & { readonly tokenContract?: string | null | undefined }
@@ -22,6 +25,7 @@ type SentMethod = Pick<MethodInput, "network" | "assetCode"> & { readonly tokenC
 export const CheckoutSettingsHttpLive = HttpApiBuilder.group(checkoutApi(CheckoutSettingsGroup), "checkoutSettings", (handlers) =>
   Effect.gen(function*() {
     const repo = yield* CheckoutSettingsRepo
+    const ledger = yield* DerivationLedger
     const rails = yield* RailSettingsService
     const config = yield* AppConfig
     const watched = watchedNetworks(config.chains)
@@ -32,7 +36,7 @@ export const CheckoutSettingsHttpLive = HttpApiBuilder.group(checkoutApi(Checkou
     const tokenContract = (method: Pick<MethodInput, "network" | "assetCode">) =>
       method.assetCode === "BTC" ? null : tokenContractOf(rails.settings, method.network, method.assetCode) ?? null
 
-    const view = (settings: CheckoutSettings) => ({
+    const view = (settings: CheckoutSettings, nextIndexes: ReadonlyMap<string, number>, warnings: ReadonlyArray<string>) => ({
       issuedBy: settings.issuedBy,
       paymentTiming: settings.timing,
       paymentMethods: settings.methods.map((method) => ({
@@ -43,15 +47,29 @@ export const CheckoutSettingsHttpLive = HttpApiBuilder.group(checkoutApi(Checkou
         isDefault: method.isDefault,
         recipientAddress: method.recipientAddress,
         xpub: method.xpub,
+        nextIndex: method.xpub === null ? null : nextIndexes.get(method.xpub) ?? 0,
         tokenContract: tokenContract(method)
       })),
-      embedOrigins: settings.embedOrigins
+      embedOrigins: settings.embedOrigins,
+      warnings
     })
 
-    const current = (merchantId: string) =>
-      repo.find(merchantId).pipe(
-        Effect.flatMap((settings) => settings === undefined ? Effect.fail(CheckoutSettingsErrors.notFound()) : Effect.succeed(settings))
-      )
+    /** The saved settings with each key's counter and the warning for keys this database never derived from. */
+    const current = Effect.fnUntraced(function*(merchantId: string) {
+      const settings = yield* repo.find(merchantId)
+      const nextIndexes = yield* ledger.nextIndexes(xpubsOf(settings.methods))
+      const fresh = yield* ledger.neverIssued(xpubsOf(settings.methods.filter((method) => method.enabled)))
+      return view(settings, nextIndexes, fresh.map(describeFresh))
+    })
+
+    /** A key behind what this database issued is refused unless the request raises its start index past it. */
+    const behindProblem = Effect.fnUntraced(function*(methods: ReadonlyArray<MethodInput>) {
+      for (const behind of yield* ledger.behind(xpubsOf(methods))) {
+        const raised = methods.some((method) => method.xpub === behind.xpub && (method.startIndex ?? 0) > behind.highestIssued)
+        if (!raised) return CheckoutSettingsErrors.counterBehind(methods.findIndex((method) => method.xpub === behind.xpub), behind.highestIssued)
+      }
+      return undefined
+    })
 
     /** The first reason to refuse these methods, in the order the spec checks them; undefined when they can be saved. */
     const refusal = (methods: ReadonlyArray<MethodInput>, sent: ReadonlyArray<SentMethod>) => {
@@ -67,7 +85,7 @@ export const CheckoutSettingsHttpLive = HttpApiBuilder.group(checkoutApi(Checkou
     }
 
     return handlers
-      .handle("get", () => Effect.flatMap(CurrentMerchant, (merchant) => Effect.map(current(merchant.merchantId), view)))
+      .handle("get", () => Effect.flatMap(CurrentMerchant, (merchant) => current(merchant.merchantId)))
       .handle("put", ({ payload }) =>
         Effect.gen(function*() {
           const merchant = yield* CurrentMerchant
@@ -80,13 +98,17 @@ export const CheckoutSettingsHttpLive = HttpApiBuilder.group(checkoutApi(Checkou
             enabled: method.enabled ?? true,
             isDefault: method.isDefault ?? false,
             recipientAddress: method.recipientAddress ?? null,
-            xpub: method.xpub ?? null
+            xpub: method.xpub ?? null,
+            startIndex: method.startIndex ?? null
           }))
-          const refused = refusal(methods, payload.paymentMethods)
+          const refused = refusal(methods, payload.paymentMethods) ?? (yield* behindProblem(methods))
           if (refused !== undefined) return yield* refused
           const originsProblem = payload.embedOrigins === undefined ? undefined : embedOriginsProblem(payload.embedOrigins, config.env === "production")
           if (originsProblem !== undefined) return yield* CheckoutSettingsErrors.invalidEmbedOrigins(originsProblem)
+          for (const method of methods) if (method.xpub !== null && method.startIndex != null) yield* ledger.raiseStart(method.xpub, method.startIndex)
           yield* repo.save(merchant.merchantId, { issuedBy: payload.issuedBy ?? null, timing, methods, embedOrigins: payload.embedOrigins })
-          return view(yield* Effect.orDie(current(merchant.merchantId)))
+          const saved = yield* current(merchant.merchantId)
+          for (const warning of saved.warnings) yield* Effect.logWarning(`checkout settings of merchant ${merchant.merchantId}: ${warning}`)
+          return saved
         }))
   }))

@@ -5,6 +5,7 @@ import { BitcoinAddressPool } from "./BitcoinAddressPool.ts"
 import { AssetCode, Network } from "./Networks.ts"
 import type { PaymentMethod } from "./PaymentMethod.ts"
 import { type DepositSlotRequest, depositSlots } from "./DepositSlots.ts"
+import { recordIssued } from "./DerivationLedger.ts"
 
 export interface CheckoutSettings {
   readonly merchantId: string
@@ -25,6 +26,8 @@ export interface MethodInput {
   readonly isDefault: boolean
   readonly recipientAddress: string | null
   readonly xpub: string | null
+  /** Raises the key's derivation counter to this index before the save (DerivationLedger.raiseStart); not stored on the method. */
+  readonly startIndex?: number | null
 }
 
 /** A `payment_methods` row, as `json_build_object` renders it. */
@@ -155,9 +158,11 @@ export class CheckoutSettingsRepo extends Context.Service<CheckoutSettingsRepo, 
         Request: Schema.Struct({ xpub: Schema.String, count: Schema.Int }),
         Result: NextIndex,
         execute: ({ xpub, count }) =>
-          sql`INSERT INTO derivation_counters (xpub, next_index) VALUES (${xpub}, ${count})
-            ON CONFLICT (xpub) DO UPDATE SET next_index = derivation_counters.next_index + ${count}
-            RETURNING next_index::int AS next_index`
+          sql`WITH advanced AS (INSERT INTO derivation_counters (xpub, next_index) VALUES (${xpub}, ${count})
+              ON CONFLICT (xpub) DO UPDATE SET next_index = derivation_counters.next_index + ${count}
+              RETURNING xpub, next_index),
+            recorded AS (${recordIssued(sql, "advanced")})
+            SELECT next_index::int AS next_index FROM advanced`
       })
       const findEmbedOrigins = SqlSchema.findOneOption({
         Request: Schema.Struct({ invoiceId: Schema.String }),

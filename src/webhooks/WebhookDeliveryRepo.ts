@@ -11,7 +11,9 @@ const OutboxEvent = Schema.Struct({
   invoiceId: InvoiceId,
   merchantId: MerchantId,
   event: WebhookEventName,
-  refundId: Schema.NullOr(RefundId)
+  refundId: Schema.NullOr(RefundId),
+  /** Which event of this name (and refund) the invoice is at: part of the event's identity (EventIdentity.ts). */
+  occurrence: Schema.Int
 })
 export type OutboxEvent = typeof OutboxEvent.Type
 
@@ -104,8 +106,10 @@ export class WebhookDeliveryRepo extends Context.Service<WebhookDeliveryRepo, {
         Request: Schema.Number,
         Result: OutboxEvent,
         execute: (limit) =>
-          sql`SELECT id, invoice_id, merchant_id, event, refund_id FROM outbox
-            WHERE dispatched_at IS NULL ORDER BY id LIMIT ${limit} FOR UPDATE SKIP LOCKED`
+          sql`SELECT id, invoice_id, merchant_id, event, refund_id,
+              (SELECT count(*) FROM outbox earlier WHERE earlier.invoice_id = outbox.invoice_id AND earlier.event = outbox.event
+                AND earlier.refund_id IS NOT DISTINCT FROM outbox.refund_id AND earlier.id <= outbox.id)::int AS occurrence
+            FROM outbox WHERE dispatched_at IS NULL ORDER BY id LIMIT ${limit} FOR UPDATE SKIP LOCKED`
       })
       const lockDelivery = SqlSchema.findOne({
         Request: Schema.Struct({ id: DeliveryId }),
@@ -134,7 +138,7 @@ export class WebhookDeliveryRepo extends Context.Service<WebhookDeliveryRepo, {
         lockUndispatched: (limit) => Effect.orDie(findUndispatched(limit)),
         insertDeliveries: (deliveries) =>
           Effect.orDie(sql`INSERT INTO webhook_deliveries ${sql.insert(deliveries)}
-            ON CONFLICT (outbox_id) DO NOTHING`),
+            ON CONFLICT DO NOTHING`),
         markDispatched: (eventIds, at) => Effect.orDie(sql`UPDATE outbox SET dispatched_at = ${at} WHERE id = ANY(${eventIds.map((id) => id.toString())}::bigint[])`),
         claimDue: (request) => Effect.orDie(claimDue(request)),
         lock: (id) => Effect.orDie(lockDelivery({ id })),

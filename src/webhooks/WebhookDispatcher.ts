@@ -18,6 +18,7 @@ import { WEBHOOK_TIMEOUT_MS, WebhookConnector, WebhookResolver } from "./Webhook
 import { type AttemptRecord, WebhookDeliveryRepo } from "./WebhookDeliveryRepo.ts"
 import { type SecretUnreadable, type WebhookDestination, WebhookSettings } from "./WebhookSettings.ts"
 import { WebhookSettingsRepo } from "./WebhookSettingsRepo.ts"
+import { eventDeliveryId } from "./EventIdentity.ts"
 
 export { DeliveryNotFound, InvalidCursor } from "./DeliveryLog.ts"
 export { WebhookConnector, WebhookResolver } from "./WebhookNetwork.ts"
@@ -86,7 +87,7 @@ const fanOutStep = (repo: DeliveryRepo, settingsRepo: WebhookSettingsRepo["Servi
       const target = targets.get(event.merchantId)
       if (target === undefined || !target.enabledEvents.includes(event.event)) return []
       return [{
-        id: crypto.randomUUID(),
+        id: eventDeliveryId(event),
         outboxId: event.id.toString(),
         merchantId: event.merchantId,
         invoiceId: event.invoiceId,

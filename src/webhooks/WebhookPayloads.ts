@@ -35,8 +35,9 @@ const headersOf = (event: string) => ({
   }),
   "X-Checkout-Event": Schema.Literal(event).annotate({ description: "The event name, as in the body's `event`." }),
   "X-Checkout-Delivery": Schema.String.annotate({
-    description:
-      "The delivery's id: the same on every attempt of this delivery (retries and redeliveries from the dashboard), for de-duplication and for finding it in the dashboard's delivery log."
+    description: "The event's id, to de-duplicate on: the same on every attempt of this delivery (retries and redeliveries from the dashboard), and " +
+      "the same when the event is written again after a restore from a backup (hashed from the invoice, the event name and its occurrence); " +
+      "also finds it in the dashboard's delivery log."
   })
 })
 

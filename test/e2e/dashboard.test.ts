@@ -1,9 +1,9 @@
 import { existsSync, readFileSync } from "node:fs"
+import { HDKey } from "@scure/bip32"
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import type { Browser, Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { DEMO_KEYS } from "../../src/demo/DemoMerchant.ts"
 import { REFUND_WEBHOOK_EVENT_NAMES, WEBHOOK_EVENT_NAMES } from "../../src/domain/Statuses.ts"
 import { verifyWebhookSignature } from "../../src/webhooks/Signature.ts"
 import { publicRequest, startTestApp, type TestApp } from "../support/TestApp.ts"
@@ -150,9 +150,22 @@ describe.skipIf(!available)("the merchant dashboard", () => {
     await fieldError.waitFor()
     expect(await fieldError.textContent()).toBe("paymentMethods[0].xpub must be a mainnet account xpub (m/44'/60'/0')")
     expect(await xpub.getAttribute("aria-invalid")).toBe("true")
-    await xpub.fill(DEMO_KEYS.evmXpub)
+    // A key no address was issued from in this database: the page says plainly what could happen
+    // (issue #56); a start index past the other database's addresses silences it.
+    const freshKey = HDKey.fromMasterSeed(crypto.getRandomValues(new Uint8Array(32))).derive("m/44'/60'/0'").publicExtendedKey
+    await xpub.fill(freshKey)
     await page.getByRole("button", { name: "Save settings" }).click()
     await page.getByText("Settings saved.").waitFor()
+    const reuseWarning = page.getByRole("alert").filter({ hasText: `No deposit address has been issued from ${freshKey} in this database` })
+    await reuseWarning.waitFor()
+    expect(await reuseWarning.textContent()).toContain("they will be issued again from index 0")
+    await page.locator("input[name='paymentMethods[0].startIndex']").fill("40")
+    await page.getByRole("button", { name: "Save settings" }).click()
+    await reuseWarning.waitFor({ state: "detached" })
+    await page.reload()
+    await page.getByRole("heading", { name: "Checkout settings" }).waitFor()
+    expect(await page.locator("input[name='paymentMethods[0].startIndex']").getAttribute("placeholder")).toBe("40")
+    expect(await page.getByRole("alert").count()).toBe(0)
 
     // An API key, shown once with a copy button.
     await page.getByRole("navigation").getByRole("link", { name: "API keys" }).click()

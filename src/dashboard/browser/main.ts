@@ -295,7 +295,10 @@ const methodRow = (method: Partial<PaymentMethod>, index: number) =>
     select(`paymentMethods[${index}].railType`, "Rail", ["address_transfer", "wallet_contract"], method.railType, ""),
     h("label", {}, "Recipient address",
       h("input", { name: `paymentMethods[${index}].recipientAddress`, "data-field": `paymentMethods[${index}].recipientAddress`, value: method.recipientAddress ?? "" })),
-    h("label", {}, "Extended public key", h("input", { name: `paymentMethods[${index}].xpub`, "data-field": `paymentMethods[${index}].xpub`, value: method.xpub ?? "" })),
+    h("label", {}, "Extended public key", h("input", { name: `paymentMethods[${index}].xpub`, "data-field": `paymentMethods[${index}].xpub`, value: method.xpub ?? "" })), // Raises the key's counter (issue #56): the next deposit address index is shown as the placeholder.
+    h("label", {}, "Start index (next address index)",
+      h("input", { type: "number", min: "0", name: `paymentMethods[${index}].startIndex`, "data-field": `paymentMethods[${index}].startIndex`,
+        placeholder: String(method.nextIndex ?? 0) })),
     h("label", { class: "check" }, h("input", { type: "checkbox", name: `paymentMethods[${index}].enabled`, checked: method.enabled !== false }), "Enabled"),
     h("label", { class: "check" }, h("input", { type: "radio", name: "defaultMethod", value: String(index), checked: method.isDefault === true }), "Default"),
     h("button", { type: "button", class: "link", onclick: (event: Event) => (event.target as HTMLElement).closest("fieldset")!.remove() }, "Remove"))
@@ -303,8 +306,9 @@ const methodRow = (method: Partial<PaymentMethod>, index: number) =>
 const settingsView = async () => {
   const settings = await api<CheckoutSettings>("GET", "/api/dashboard/checkout-settings").catch((error: ApiError): CheckoutSettings => {
     if (error.status !== 404) throw error
-    return { issuedBy: "", paymentTiming: { mode: "immediate", expiresAfterMinutes: 60 }, paymentMethods: [], embedOrigins: [] }
+    return { issuedBy: "", paymentTiming: { mode: "immediate", expiresAfterMinutes: 60 }, paymentMethods: [], embedOrigins: [], warnings: [] }
   })
+  const warnings = h("div", { class: "settings-warnings" }, ...settings.warnings.map((warning) => notice(warning)))
   const hint = settings.paymentMethods.length === 0
     ? notice("No payment methods yet: add at least one and save, then create an API key.", "ok")
     : null
@@ -362,16 +366,18 @@ const settingsView = async () => {
           railType: field("railType"),
           recipientAddress: field("recipientAddress"),
           xpub: field("xpub"),
+          startIndex: field("startIndex") === null ? null : Number(field("startIndex")),
           enabled: fresh.get(`paymentMethods[${index}].enabled`) !== null,
           isDefault: fresh.get("defaultMethod") === String(index)
         }
       }),
       embedOrigins: String(fresh.get("embedOrigins") ?? "").split("\n").map((line) => line.trim()).filter((line) => line !== "")
     }
-    await api("PUT", "/api/dashboard/checkout-settings", body)
+    const saved = await api<CheckoutSettings>("PUT", "/api/dashboard/checkout-settings", body)
+    warnings.replaceChildren(...saved.warnings.map((warning) => notice(warning)))
     form.prepend(notice("Settings saved.", "ok"))
   }))
-  show(h("h1", {}, "Checkout settings"), hint, form)
+  show(h("h1", {}, "Checkout settings"), hint, warnings, form)
 }
 
 // ---------------------------------------------------------------- webhooks
