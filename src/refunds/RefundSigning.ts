@@ -1,7 +1,7 @@
 import { ed25519 } from "@noble/curves/ed25519.js"
 import { base58, base64 } from "@scure/base"
 import { Effect } from "effect"
-import { type Hex, isHex, recoverMessageAddress } from "viem"
+import type { Hex } from "viem"
 import { isEvmNetwork, sameAddress } from "./RefundMessage.ts"
 
 /** A signature the payer's wallet made over the refund message (RefundMessage.ts). */
@@ -30,8 +30,9 @@ const refused = (message: string): SignatureRefusal => ({ refused: message })
 
 const evmSigner = (message: string, { signature, signer }: RefundSignature) =>
   Effect.gen(function*() {
-    if (!isHex(signature) || signature.length !== 132) return refused(SIGNATURE_MESSAGES.evmFormat)
-    const recovered = yield* Effect.tryPromise(() => recoverMessageAddress({ message, signature: signature as Hex })).pipe(Effect.option)
+    if (!/^0x[0-9a-fA-F]{130}$/.test(signature)) return refused(SIGNATURE_MESSAGES.evmFormat)
+    // viem loads on the first signed request, not at start (startup-imports.test.ts).
+    const recovered = yield* Effect.tryPromise(async () => (await import("viem")).recoverMessageAddress({ message, signature: signature as Hex })).pipe(Effect.option)
     if (recovered._tag === "None") return refused(SIGNATURE_MESSAGES.evmFormat)
     if (signer !== undefined && !sameAddress("ethereum", signer, recovered.value)) return refused(SIGNATURE_MESSAGES.mismatch)
     return { signer: recovered.value }
