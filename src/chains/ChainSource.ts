@@ -110,6 +110,11 @@ export interface ChainSource {
   readonly recheck?: (transfer: ReportedTransfer, reporter: string) => Effect.Effect<Verdict>
   /** With several endpoints: blocks `from`..`to` read again from another endpoint than reads go to (undefined: none usable). */
   readonly rescan?: (from: bigint, to: bigint) => Effect.Effect<Scanned | undefined>
+  /**
+   * With several endpoints: once an endpoint a majority outvoted is usable again, the blocks scanned
+   * while it was out (up to `to`) read from it (undefined: none is back, or nothing to read).
+   */
+  readonly rereadReturning?: (to: bigint) => Effect.Effect<Scanned | undefined>
   /** Present when the source reads from several endpoints: their states, to publish. */
   readonly endpoints?: Effect.Effect<EndpointsReport>
 }

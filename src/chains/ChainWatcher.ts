@@ -7,7 +7,7 @@ import { type AppliedOutcome, makeWatcherContext, type WatcherContext } from "./
 import { watchMempool } from "./WatcherMempool.ts"
 import { makeRecheck, recheckContextOf } from "./WatcherRecheck.ts"
 import { checkReorgs } from "./WatcherReorg.ts"
-import { confirmEvidence, makeDepthRescan, scanNewBlocks } from "./WatcherScan.ts"
+import { confirmEvidence, makeDepthRescan, rereadReturning, scanNewBlocks } from "./WatcherScan.ts"
 
 /** What one poll did, for logs, metrics and tests. */
 export interface PollReport {
@@ -119,7 +119,7 @@ export const makeChainWatcher = (options: ChainWatcherOptions) =>
       }
       const checked = yield* checkReorgs(context, head, saved)
       const scanned = yield* scanNewBlocks(context, checked.cursor, head, checked.awaiting.refunds)
-      const found = yield* rescanAtDepth(scanned.cursor, head)
+      const found = (yield* rescanAtDepth(scanned.cursor, head)) + (yield* rereadReturning(context, scanned.cursor, head))
       const rechecked = yield* recheck
       const confirmationsUpdated = (yield* confirmEvidence(context, checked.awaiting.evidence, head, rechecked.still)) +
         (yield* context.refunds.confirm(checked.awaiting.refunds, head))

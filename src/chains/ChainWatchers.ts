@@ -25,7 +25,8 @@ const severalEndpoints = (chains: ChainWatchSettings, network: WatchedNetwork, m
   makeMultiSource({
     network,
     endpoints: endpointsOf(chains, network).map((url) => ({ url, source: make(url) })),
-    maxLag: BigInt(chains.maxEndpointLag[network])
+    maxLag: BigInt(chains.maxEndpointLag[network]),
+    quarantineMs: chains.endpointQuarantineMs
   })
 
 export class ChainWatchers extends Context.Service<ChainWatchers, {

@@ -74,6 +74,8 @@ export const makeEndpointPool = <C>(options: {
   readonly endpoints: ReadonlyArray<{ readonly url: string; readonly client: C }>
   readonly maxLag: bigint
   readonly order?: typeof requestOrder
+  /** How long an endpoint a majority contradicted is not read from (default REFUSAL_MILLIS). */
+  readonly quarantineMs?: number | undefined
 }): EndpointPool<C> => {
   const { network, maxLag } = options
   const order = options.order ?? requestOrder
@@ -123,7 +125,7 @@ export const makeEndpointPool = <C>(options: {
     Effect.suspend(() => {
       const blamed = outvoted.filter((index) => index >= 0)
       if (blamed.length === 0) return Effect.void
-      for (const index of blamed) states = withRefusal(states, index, now)
+      for (const index of blamed) states = withRefusal(states, index, now, options.quarantineMs)
       const message = verdict === "refused"
         ? "An endpoint reported a transfer a majority of the endpoints denies: not credited, and the endpoint is marked disagreeing"
         : "An endpoint denied a transfer a majority of the endpoints shows: the endpoint is marked disagreeing"

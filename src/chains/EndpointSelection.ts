@@ -65,8 +65,8 @@ export const withFailure = (states: ReadonlyArray<EndpointState>, index: number,
 export const REFUSAL_MILLIS = 10 * 60_000
 
 /** A transfer it reported was denied by the other endpoints: counted, and not read from for a while. */
-export const withRefusal = (states: ReadonlyArray<EndpointState>, index: number, now: number): ReadonlyArray<EndpointState> =>
-  update(states, index, (state) => ({ ...state, refusedTransfers: state.refusedTransfers + 1, refusedUntil: now + REFUSAL_MILLIS }))
+export const withRefusal = (states: ReadonlyArray<EndpointState>, index: number, now: number, quarantineMs = REFUSAL_MILLIS): ReadonlyArray<EndpointState> =>
+  update(states, index, (state) => ({ ...state, refusedTransfers: state.refusedTransfers + 1, refusedUntil: now + quarantineMs }))
 
 /** Within the time after a denied transfer. */
 export const isRefused = (state: EndpointState, now: number): boolean => state.refusedUntil > now

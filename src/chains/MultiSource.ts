@@ -2,7 +2,7 @@ import { Clock, Effect } from "effect"
 import { type BlockHeader, type ChainSource, type MempoolSource } from "./ChainSource.ts"
 import { answerFor, type Corroborate, type ReportedTransfer } from "./Corroboration.ts"
 import { makeEndpointPool } from "./EndpointPool.ts"
-import { type EndpointState, readOrder, type Tally, tally, voters, withTally } from "./EndpointSelection.ts"
+import { type EndpointState, isRefused, isUsable, readOrder, type Tally, tally, voters, withTally } from "./EndpointSelection.ts"
 
 export interface MultiSourceOptions {
   readonly network: string
@@ -10,6 +10,7 @@ export interface MultiSourceOptions {
   readonly endpoints: ReadonlyArray<{ readonly url: string; readonly source: ChainSource }>
   /** Blocks an endpoint's head may be behind the highest before it is not used. */
   readonly maxLag: bigint
+  readonly quarantineMs?: number | undefined
 }
 
 /**
@@ -26,7 +27,8 @@ export const makeMultiSource = (options: MultiSourceOptions): ChainSource => {
   const sources = options.endpoints.map((endpoint) => endpoint.source)
   const single = sources.length === 1
   // Reads go only to endpoints the last head round cleared: the watcher polls heads first.
-  const pool = makeEndpointPool({ network, endpoints: options.endpoints.map(({ url, source }) => ({ url, client: source })), maxLag, order: readOrder })
+  const pool = makeEndpointPool({ network, endpoints: options.endpoints.map(({ url, source }) => ({ url, client: source })), maxLag, order: readOrder,
+    quarantineMs: options.quarantineMs })
   const { run, askAll } = pool
   let disagreement: bigint | undefined
   /** The head last handed to the watcher, which uses it as the block at its height. */
@@ -90,9 +92,39 @@ export const makeMultiSource = (options: MultiSourceOptions): ChainSource => {
   /** A transfer recorded earlier without corroboration, asked again of every endpoint, its reporter included. */
   const recheck = (transfer: ReportedTransfer, reporter: string) => pool.corroborate(pool.indexOf(reporter), transfer.transactionHash, askAbout(transfer), { askReporter: true })
 
+  /**
+   * Endpoints quarantined (`disagreeing`), each with the height from which blocks were scanned
+   * while it was: the start of the scan before the one that saw it marked (its marking came from
+   * that scan's corroboration or a later one), so nothing read while it was out is skipped.
+   */
+  const quarantined = new Map<number, bigint>()
+  let previousFrom: bigint | undefined
+  const noteQuarantines = (from: bigint, now: number) => {
+    pool.states().forEach((state, index) => {
+      if ((isRefused(state, now) || state.disagreesAt !== undefined) && !quarantined.has(index)) quarantined.set(index, previousFrom ?? from)
+    })
+    previousFrom = from
+  }
+
+  /** An endpoint back from quarantine: blocks from where it went out up to `to` read from it (undefined: none is back). */
+  const rereadReturning = (to: bigint) =>
+    Effect.gen(function*() {
+      const now = yield* Clock.currentTimeMillis
+      const back = [...quarantined].find(([index]) => isUsable(pool.states(), index, now, maxLag))
+      if (back === undefined) return undefined
+      const [index, from] = back
+      if (from > to) return undefined
+      const [answer] = yield* askAll([index], (source) => source.scan(from, to))
+      if (answer === undefined) return undefined
+      if (answer.value.to >= to) quarantined.delete(index)
+      else quarantined.set(index, answer.value.to + 1n)
+      return { ...answer.value, corroborate: corroborateFrom(index), reporter: pool.labelAt(index) }
+    })
+
   const scan = (from: bigint, to: bigint) =>
     Effect.gen(function*() {
       if (single) return yield* run((source) => source.scan(from, to))
+      noteQuarantines(from, yield* Clock.currentTimeMillis)
       const end = yield* agreedUpTo(from, to)
       if (end < from) return { to: from - 1n, transfers: [] }
       const { index, value } = yield* pool.runAt((source) => source.scan(from, end))
@@ -127,7 +159,7 @@ export const makeMultiSource = (options: MultiSourceOptions): ChainSource => {
     classify: first.classify,
     ...(mempool === undefined ? {} : { mempool }),
     blockHash: (height) => run((source) => hashAt(source, height)),
-    ...(single ? {} : { recheck, rescan }),
+    ...(single ? {} : { recheck, rescan, rereadReturning }),
     endpoints: Effect.sync(() => pool.report(disagreement))
   }
 }

@@ -175,23 +175,48 @@ export const makeDepthRescan = (context: WatcherContext, depth: bigint) => {
       if (to <= rescanned) return 0
       const scanned = yield* rescan(rescanned + 1n, to)
       if (scanned === undefined) return 0
-      const known = yield* context.repo.knownTransfers(context.network, [...new Set(scanned.transfers.map((transfer) => transfer.transactionHash))])
-      // A refund's transfer is never a payment: those still watched are left to the scan, known ones are skipped.
-      const missed = takenOf(context, scanned, yield* context.refunds.watched, []).watched.filter((transfer) => !known.has(`${transfer.transactionHash}:${transfer.outputIndex}`))
-      const { stop, waiting } = yield* corroborated(context, scanned, missed, [])
-      const end = stop === undefined ? scanned.to : stop - 1n
-      const taken = missed.filter((transfer) => below(end)(transfer) || waiting(transfer)?.disputed === true)
-      const headers = yield* headersOf(context, taken, end > rescanned ? end : rescanned, head)
-      for (const transfer of taken) {
-        yield* Effect.logWarning("A payment the first reading left out was found by another endpoint").pipe(
-          Effect.annotateLogs({ network: context.network, transactionHash: transfer.transactionHash, foundBy: scanned.reporter ?? "" })
-        )
-        yield* observe(context, transfer, headers.get(transfer.blockHeight)!, head, waiting(transfer))
-      }
+      const { end, found } = yield* recordMissed(context, scanned, head, rescanned)
       if (end > rescanned) rescanned = end
-      return taken.length
+      return found
     })
 }
+
+/**
+ * What a second reading found that is not recorded yet: corroborated like any other transfer (the
+ * endpoint that omitted it is asked too) and recorded. Returns how many, and the height up to which
+ * the reading is settled (below a refused or disputed one; at least `floor`).
+ */
+const recordMissed = (context: WatcherContext, scanned: Scanned, head: BlockHeader, floor: bigint) =>
+  Effect.gen(function*() {
+    const known = yield* context.repo.knownTransfers(context.network, [...new Set(scanned.transfers.map((transfer) => transfer.transactionHash))])
+    // A refund's transfer is never a payment: those still watched are left to the scan, known ones are skipped.
+    const missed = takenOf(context, scanned, yield* context.refunds.watched, []).watched.filter((transfer) => !known.has(`${transfer.transactionHash}:${transfer.outputIndex}`))
+    const { stop, waiting } = yield* corroborated(context, scanned, missed, [])
+    const end = stop === undefined ? scanned.to : stop - 1n
+    const taken = missed.filter((transfer) => below(end)(transfer) || waiting(transfer)?.disputed === true)
+    const headers = yield* headersOf(context, taken, end > floor ? end : floor, head)
+    for (const transfer of taken) {
+      yield* Effect.logWarning("A payment the first reading left out was found by another endpoint").pipe(
+        Effect.annotateLogs({ network: context.network, transactionHash: transfer.transactionHash, foundBy: scanned.reporter ?? "" })
+      )
+      yield* observe(context, transfer, headers.get(transfer.blockHeight)!, head, waiting(transfer))
+    }
+    return { end, found: taken.length }
+  })
+
+/**
+ * The re-read when a quarantine ends (issue #52 item 1): the blocks scanned while an endpoint was
+ * `disagreeing`, up to the cursor, read from it once it is usable again (MultiSource), so a real
+ * payment the endpoints read meanwhile left out is still found, through corroboration.
+ */
+export const rereadReturning = (context: WatcherContext, cursor: Cursor, head: BlockHeader) =>
+  Effect.gen(function*() {
+    const reread = context.source.rereadReturning
+    if (reread === undefined) return 0
+    const scanned = yield* reread(cursor.height)
+    if (scanned === undefined) return 0
+    return (yield* recordMissed(context, scanned, head, scanned.to)).found
+  })
 
 /** The confirmations step: evidence below its required confirmations re-reported with the count at this head; what waits for corroboration stays at 0. */
 export const confirmEvidence = (context: WatcherContext, awaiting: ReadonlyArray<ChainEvidence>, head: BlockHeader, waiting: ReadonlySet<string>) =>

@@ -176,6 +176,29 @@ describe("a bitcoin watcher with several Esplora endpoints: a payment no other e
   })
 })
 
+describe("a bitcoin watcher with several Esplora endpoints: a liar listed first that omits a payment from its raw block", () => {
+  it("refuses the block (its transactions do not match its header's merkle root), reads it from the next endpoint, and credits the payment", async () => {
+    await pollUntilInUse(a)
+    const created = await merchant.api("/api/checkout/invoices", { body: { amountUsd: 4 } })
+    const option = (created.body.paymentOptions as Array<any>).find((candidate) => candidate.network === "bitcoin")
+    const txid = esplora.pay([{ address: option.destinationAddress, sats: BigInt(Math.round(option.quotedAmount * 1e8)) }])
+    a.omitTxids.push(txid)
+    a.requests.length = 0
+    const [blockHash] = esplora.mine(1)
+    const height = esplora.tipHeight()
+    const deadline = Date.now() + 30_000
+    while ((await processed()) < height && Date.now() < deadline) {
+      await poll()
+      await sleep(200)
+    }
+    expect(a.requests).toContain(`/block/${blockHash}/raw`)
+    expect(await processed()).toBeGreaterThanOrEqual(height)
+    expect((await merchant.api(`/api/checkout/invoices/${created.body.id}`)).body.status).toBe("payment_detected")
+    a.omitTxids.length = 0
+    await pollUntilInUse(a)
+  })
+})
+
 describe("a bitcoin watcher with several Esplora endpoints: corroborated transfers", () => {
   const newInvoice = async () => {
     const created = await merchant.api("/api/checkout/invoices", { body: { amountUsd: 5 } })

@@ -1,5 +1,8 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
 import type { Socket } from "node:net"
+import { sha256 } from "@noble/hashes/sha2.js"
+import { hex } from "@scure/base"
+import { BTCArray, CompactSizeLen, RawOldTx, RawTx } from "@scure/btc-signer/script.js"
 
 /**
  * An HTTP front on loopback that forwards to a real node (anvil's or the litesvm Solana node's
@@ -17,7 +20,8 @@ import type { Socket } from "node:net"
  * account and answer its `getTransaction` with the real transaction's, one key swapped.
  * `hideAddresses` (EVM, lower-case) make it the reverse liar: it drops the Transfer logs to those
  * addresses from `eth_getLogs` and answers a receipt holding one with null; `denyTxids` (Esplora)
- * answer 404 for those transactions (`/tx/:txid`, its status).
+ * answer 404 for those transactions (`/tx/:txid`, its status); `omitTxids` (Esplora) leave those
+ * transactions out of its raw blocks (`/block/:hash/raw`), the header unchanged.
  */
 export interface RpcFront {
   readonly url: string
@@ -30,6 +34,7 @@ export interface RpcFront {
   readonly inventLogs: Array<Json>
   readonly hideAddresses: Array<string>
   readonly denyTxids: Array<string>
+  readonly omitTxids: Array<string>
   readonly inventTxs: Array<{ readonly blockHash: string; readonly tx: Json }>
   readonly inventSignatures: Array<{ readonly account: string; readonly real: string; readonly fake: string; readonly from: string; readonly to: string }>
   readonly lieFrom: (height: number) => void
@@ -62,6 +67,17 @@ const forgedReceipt = (log: Json) => ({
   logsBloom: `0x${"0".repeat(512)}`,
   logs: [log]
 })
+
+const Transactions = BTCArray(RawTx)
+
+/** A raw block without the listed transactions (by txid), its 80-byte header kept. */
+export const withoutTransactions = (block: Uint8Array, txids: ReadonlyArray<string>) => {
+  const txidOf = (tx: ReturnType<typeof RawTx.decode>) =>
+    hex.encode(sha256(sha256(RawOldTx.encode({ version: tx.version, inputs: tx.inputs, outputs: tx.outputs, lockTime: tx.lockTime }))).reverse())
+  const kept = Transactions.decode(block.subarray(80)).filter((tx) => !txids.includes(txidOf(tx)))
+  const count = CompactSizeLen.encode(kept.length)
+  return Buffer.concat([block.subarray(0, 80), count, ...kept.map((tx) => RawTx.encode(tx))])
+}
 
 export const startRpcFront = async (target: string, kind: "jsonrpc" | "esplora"): Promise<RpcFront> => {
   let lyingFrom = Number.POSITIVE_INFINITY
@@ -149,6 +165,10 @@ export const startRpcFront = async (target: string, kind: "jsonrpc" | "esplora")
       if (block[2] === "/txs" || block[2] === "/txs/0") return { status: 200, body: Buffer.from(JSON.stringify([...json, ...invented.map((entry) => entry.tx)])) }
       return answer
     }
+    if (block?.[2] === "/raw" && front.omitTxids.length > 0) {
+      const answer = await get(path)
+      return answer.status === 200 ? { status: 200, body: withoutTransactions(answer.body, front.omitTxids) } : answer
+    }
     const denied = /^\/tx\/([0-9a-f]{64})/.exec(path)
     if (denied !== null && front.denyTxids.includes(denied[1])) return { status: 404, body: Buffer.from("Transaction not found") }
     const atHeight = /^\/block-height\/(\d+)$/.exec(path)
@@ -209,6 +229,7 @@ export const startRpcFront = async (target: string, kind: "jsonrpc" | "esplora")
     inventLogs: [],
     hideAddresses: [],
     denyTxids: [],
+    omitTxids: [],
     inventTxs: [],
     inventSignatures: [],
     lieFrom: (height) => {

@@ -145,7 +145,7 @@ const outputsOf = (esplora: Esplora, block: BlockHeader, txCount: () => Effect.E
           catch: (error) => new ChainRpcError({ network: NETWORK, message: `GET ${path}: ${String(error)}` })
         })
         return yield* Effect.try({
-          try: () => parseBlockOutputs(bytes),
+          try: () => parseBlockOutputs(bytes, block.hash),
           catch: (error) => new ChainRpcError({ network: NETWORK, message: `block ${block.hash}: ${String(error)}` })
         })
       }
