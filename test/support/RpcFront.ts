@@ -17,7 +17,9 @@ import type { Socket } from "node:net"
  * account and answer its `getTransaction` with the real transaction's, one key swapped.
  * `hideAddresses` (EVM, lower-case) make it the reverse liar: it drops the Transfer logs to those
  * addresses from `eth_getLogs` and answers a receipt holding one with null; `denyTxids` (Esplora)
- * answer 404 for those transactions (`/tx/:txid`, its status).
+ * answer 404 for those transactions (`/tx/:txid`, its status); `hideSignatures` (Solana) make it
+ * the reverse liar there: it leaves those out of `getSignaturesForAddress` and answers their
+ * `getTransaction` with null.
  */
 export interface RpcFront {
   readonly url: string
@@ -30,6 +32,7 @@ export interface RpcFront {
   readonly inventLogs: Array<Json>
   readonly hideAddresses: Array<string>
   readonly denyTxids: Array<string>
+  readonly hideSignatures: Array<string>
   readonly inventTxs: Array<{ readonly blockHash: string; readonly tx: Json }>
   readonly inventSignatures: Array<{ readonly account: string; readonly real: string; readonly fake: string; readonly from: string; readonly to: string }>
   readonly lieFrom: (height: number) => void
@@ -102,6 +105,10 @@ export const startRpcFront = async (target: string, kind: "jsonrpc" | "esplora")
           .flatMap((entry) => answer.result.filter((info: Json) => info.signature === entry.real).map((info: Json) => ({ ...info, signature: entry.fake })))
         if (extra.length > 0) return { ...answer, result: [...extra, ...answer.result] }
       }
+      if (call?.method === "getSignaturesForAddress" && Array.isArray(answer.result) && front.hideSignatures.length > 0) {
+        return { ...answer, result: answer.result.filter((info: Json) => !front.hideSignatures.includes(info.signature)) }
+      }
+      if (call?.method === "getTransaction" && front.hideSignatures.includes(call.params?.[0])) return { ...answer, result: null }
       if (call?.method === "eth_getLogs" && Array.isArray(answer.result) && front.hideAddresses.length > 0) {
         answer = { ...answer, result: answer.result.filter((log: Json) => !hides(log)) }
       }
@@ -209,6 +216,7 @@ export const startRpcFront = async (target: string, kind: "jsonrpc" | "esplora")
     inventLogs: [],
     hideAddresses: [],
     denyTxids: [],
+    hideSignatures: [],
     inventTxs: [],
     inventSignatures: [],
     lieFrom: (height) => {

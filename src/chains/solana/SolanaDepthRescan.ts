@@ -64,8 +64,7 @@ const recordMissed = (context: SolanaWatcherContext, other: number, target: Targ
 
 /**
  * With several endpoints, each watched merchant token account's signatures read once more from an
- * endpoint other than the one reads go to, once they are `depth` slots deep (and below the account's
- * cursor): one getSignaturesForAddress page per account per `depth` slots, not per poll. A payment
+ * endpoint other than the one reads go to, once they are `depth` slots deep: one getSignaturesForAddress page per account per `depth` slots, not per poll. A payment
  * the first reading left out is corroborated (the endpoint that omitted it is asked too: a majority
  * outvotes it, one against one is a dispute) and recorded. After a stop (refused, disputed, not
  * readable) the account is read again at the next poll. Positions are kept in memory: after a restart
@@ -79,8 +78,8 @@ export const makeSolanaDepthRescan = (context: SolanaWatcherContext, depth: numb
       const account = tokenAccountOf(target)
       if (account === undefined || !target.payments) return 0
       const tokenAccount = account.toBase58()
-      const cursor = yield* context.repo.cursor(tokenAccount)
-      const deep = cursor === undefined ? headSlot - depth : Math.min(headSlot - depth, Number(cursor.slot))
+      // The account was read up to the head this poll (or stopped below a disputed payment, which is recorded).
+      const deep = headSlot - depth
       const from = rescannedTo.get(tokenAccount)
       if (from === undefined) rescannedTo.set(tokenAccount, deep)
       if (from === undefined || deep <= from || (deep - from < depth && !retry.has(tokenAccount))) return 0
