@@ -61,6 +61,8 @@ beforeAll(async () => {
   app = await startChainApp({}, {
     CHECKOUT_RPC_URL_SOLANA: `${a.url}/key/SECRETKEY, ${b.url}, ${c.url}/?api-key=SECRETKEY`,
     CHECKOUT_RPC_TIMEOUT_MS: "1000",
+    // Every test prepares its payments through the API: more than the default 10 a minute.
+    CHECKOUT_SOLANA_PREPARE_RATE_LIMIT: "60",
     CHECKOUT_MAX_ENDPOINT_LAG_SOLANA: String(MAX_LAG),
     CHECKOUT_TOKEN_SOLANA_USDC: USDC.toBase58()
   })
@@ -259,6 +261,17 @@ describe("a Solana watcher with several endpoints: the reverse liar (hides the p
       await sleep(200)
     }
   }
+  /** Leaves `front` answering and healthy again (past its back-off), as the next tests expect. */
+  const backToHealthy = async (front: RpcFront) => {
+    front.mode = "pass"
+    const deadline = Date.now() + 30_000
+    while ((await endpoint(front)).state !== "healthy") {
+      if (Date.now() > deadline) throw new Error(`${front.url} is not healthy again`)
+      await sleep(300)
+      node.advance(1)
+      await poll()
+    }
+  }
   const blamesNoOne = async () => {
     for (const front of [a, b]) expect((await endpoint(front)).state).not.toBe("disagreeing")
     expect((await endpoint(a)).refusedTransfers ?? 0).toBe(0)
@@ -286,7 +299,7 @@ describe("a Solana watcher with several endpoints: the reverse liar (hides the p
       await blamesNoOne()
     } finally {
       b.hideSignatures.length = 0
-      c.mode = "pass"
+      await backToHealthy(c)
     }
   })
 
@@ -313,7 +326,7 @@ describe("a Solana watcher with several endpoints: the reverse liar (hides the p
       await blamesNoOne()
     } finally {
       a.hideSignatures.length = 0
-      c.mode = "pass"
+      await backToHealthy(c)
     }
   })
 })
