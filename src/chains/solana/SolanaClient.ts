@@ -60,8 +60,7 @@ export const makeSolanaClient = (options: { readonly urls: ReadonlyArray<string>
     callAt: (method, run) => Effect.map(pool.runAt((endpoint) => endpoint.call(method, run, options.timeoutMs)), ({ index, value }) => ({ reporter: index, value })),
     several: endpoints.length > 1,
     otherEndpoint: Effect.map(Clock.currentTimeMillis, (now) => readOrder(pool.states(), now, options.maxLag).find((index) => index !== pool.inUse())),
-    callOn: (index, method, run) =>
-      Effect.map(pool.askAll([index], (endpoint) => endpoint.call(method, run, options.timeoutMs)), (answers) => answers[0]?.value),
+    callOn: (index, method, run) => Effect.map(pool.askAll([index], (endpoint) => endpoint.call(method, run, options.timeoutMs)), (answers) => answers[0]?.value),
     corroborate: (reporter, signature, ask, corroborateOptions) =>
       pool.corroborate(reporter, signature, (endpoint, state) => ask((method, run) => endpoint.call(method, run, options.timeoutMs), state.head), corroborateOptions),
     labelAt: pool.labelAt,

@@ -1,8 +1,7 @@
-import { getAssociatedTokenAddressSync } from "@solana/spl-token"
 import { type ConfirmedSignatureInfo, PublicKey } from "@solana/web3.js"
 import { Effect } from "effect"
 import { COMMITMENT, NETWORK } from "./SolanaCluster.ts"
-import { corroborateReceipt } from "./SolanaCorroboration.ts"
+import { corroborateReceipt, tokenAccountOf } from "./SolanaCorroboration.ts"
 import { observe, type Waiting } from "./SolanaScan.ts"
 import type { SolanaWatcherContext, Target } from "./SolanaWatcherContext.ts"
 import { receiptOf } from "./TokenReceipt.ts"
@@ -10,22 +9,13 @@ import { receiptOf } from "./TokenReceipt.ts"
 /** One getSignaturesForAddress page: the newest 1,000 signatures of the account. */
 const SIGNATURE_PAGE = 1_000
 
-const tokenAccountOf = (target: Omit<Target, "tokenAccount">) => {
-  try {
-    return getAssociatedTokenAddressSync(new PublicKey(target.mint), new PublicKey(target.recipient), true)
-  } catch {
-    return undefined
-  }
-}
-
 /**
  * The signatures of the account's successful transactions in (from, to], oldest first, as endpoint
  * `other` lists them, less those already recorded; undefined when it did not answer.
  */
 const missedSignatures = (context: SolanaWatcherContext, other: number, account: PublicKey, from: number, to: number) =>
   Effect.gen(function*() {
-    const page = yield* context.client.callOn(other, "getSignaturesForAddress",
-      (connection) => connection.getSignaturesForAddress(account, { limit: SIGNATURE_PAGE }, COMMITMENT))
+    const page = yield* context.client.callOn(other, "getSignaturesForAddress", (connection) => connection.getSignaturesForAddress(account, { limit: SIGNATURE_PAGE }, COMMITMENT))
     if (page === undefined) return undefined
     const inRange = page.filter((info) => info.err === null && info.slot > from && info.slot <= to).reverse()
     const known = yield* context.chainRepo.knownTransfers(NETWORK, inRange.map((info) => info.signature))
@@ -41,8 +31,10 @@ const missedSignatures = (context: SolanaWatcherContext, other: number, account:
 const recordMissed = (context: SolanaWatcherContext, other: number, target: Target, missed: ReadonlyArray<ConfirmedSignatureInfo>, to: number, headSlot: number) =>
   Effect.gen(function*() {
     const { client, references } = context
-    const transactions = missed.length === 0 ? [] : yield* client.callOn(other, "getTransactions",
-      (connection) => connection.getTransactions(missed.map((info) => info.signature), { commitment: COMMITMENT, maxSupportedTransactionVersion: 0 }))
+    const transactions = missed.length === 0 ?
+      [] :
+      yield* client.callOn(other, "getTransactions", (connection) =>
+        connection.getTransactions(missed.map((info) => info.signature), { commitment: COMMITMENT, maxSupportedTransactionVersion: 0 }))
     if (transactions === undefined) return { end: missed[0].slot - 1, found: 0 }
     let found = 0
     for (const [index, transaction] of transactions.entries()) {
@@ -75,9 +67,9 @@ export const makeSolanaDepthRescan = (context: SolanaWatcherContext, depth: numb
   const retry = new Set<string>()
   const rescanAccount = (target: Omit<Target, "tokenAccount">, headSlot: number) =>
     Effect.gen(function*() {
-      const account = tokenAccountOf(target)
-      if (account === undefined || !target.payments) return 0
-      const tokenAccount = account.toBase58()
+      const tokenAccount = tokenAccountOf(target.recipient, target.mint)
+      if (tokenAccount === undefined || !target.payments) return 0
+      const account = new PublicKey(tokenAccount)
       // The account was read up to the head this poll (or stopped below a disputed payment, which is recorded).
       const deep = headSlot - depth
       const from = rescannedTo.get(tokenAccount)
