@@ -22,6 +22,7 @@ export type { SolanaWatcherOptions } from "./SolanaWatcherContext.ts"
  * the slot distance to the current slot at `confirmed` commitment, plus one; evidence that no longer
  * has a signature status is invalidated. Everything goes through PaymentEvidence, the one entry point.
  * Refund addresses' token accounts are read the same way, for the refunds' references (SolanaRefunds).
+ * With several endpoints, the accounts are read again from another endpoint at depth (SolanaDepthRescan).
  */
 export const makeSolanaWatcher = (options: SolanaWatcherOptions) =>
   Effect.gen(function*() {
