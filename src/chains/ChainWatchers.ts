@@ -101,6 +101,7 @@ export class ChainWatchers extends Context.Service<ChainWatchers, {
           mints,
           servicePrefix: rails.servicePrefix,
           retentionMillis: chains.watchRetentionDays * 86_400_000,
+          rescanDepth: rails.confirmations["solana"],
           onApplied: (outcome) => recordEvidenceApplied("solana", outcome)
         }))
       }

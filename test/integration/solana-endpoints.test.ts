@@ -1,4 +1,6 @@
 import { Keypair } from "@solana/web3.js"
+import { Effect } from "effect"
+import { SqlClient } from "effect/sql"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { fundedSolanaWallet, pollWatcher, sendPrepared, solanaUsdcMethod, startChainApp, startSolanaWithMints } from "../support/ChainSuites.ts"
 import { type RpcFront, startRpcFront } from "../support/RpcFront.ts"
@@ -59,6 +61,8 @@ beforeAll(async () => {
   app = await startChainApp({}, {
     CHECKOUT_RPC_URL_SOLANA: `${a.url}/key/SECRETKEY, ${b.url}, ${c.url}/?api-key=SECRETKEY`,
     CHECKOUT_RPC_TIMEOUT_MS: "1000",
+    // Every test prepares its payments through the API: more than the default 10 a minute.
+    CHECKOUT_SOLANA_PREPARE_RATE_LIMIT: "60",
     CHECKOUT_MAX_ENDPOINT_LAG_SOLANA: String(MAX_LAG),
     CHECKOUT_TOKEN_SOLANA_USDC: USDC.toBase58()
   })
@@ -232,6 +236,99 @@ describe("a Solana watcher with several endpoints: a payment no other endpoint c
   it("with the second and third endpoints down", () => aloneUntilBack([b, c]))
 
   it("with the first and third endpoints down", () => aloneUntilBack([a, c]))
+})
+
+describe("a Solana watcher with several endpoints: the reverse liar (hides the payment and denies it)", () => {
+  const statusOf = async (id: string) => (await merchant.api(`/api/checkout/invoices/${id}`)).body.status
+  const cursorSlot = async () => {
+    const rows = await app.run(Effect.flatMap(SqlClient.SqlClient, (sql) => sql<{ slot: string }>`SELECT max(last_slot)::text AS slot FROM solana_account_cursors`))
+    return BigInt(rows[0].slot)
+  }
+  /** A real payment whose signature `liar` leaves out of its lists and whose transaction it denies. */
+  const paidBehind = async (liar: RpcFront) => {
+    const invoice = await newInvoice()
+    const payer = newPayer()
+    const prepared = await prepare(invoice.id, invoice.optionId, payer)
+    liar.hideSignatures.push(await sendPrepared(node, prepared.body.transaction, payer))
+    return invoice
+  }
+  const untilConfirmed = async (id: string) => {
+    const deadline = Date.now() + 40_000
+    while ((await statusOf(id)) !== "confirmed") {
+      if (Date.now() > deadline) throw new Error("not confirmed")
+      node.advance(1)
+      await poll()
+      await sleep(200)
+    }
+  }
+  /** Leaves `front` answering and healthy again (past its back-off), as the next tests expect. */
+  const backToHealthy = async (front: RpcFront) => {
+    front.mode = "pass"
+    const deadline = Date.now() + 30_000
+    while ((await endpoint(front)).state !== "healthy") {
+      if (Date.now() > deadline) throw new Error(`${front.url} is not healthy again`)
+      await sleep(300)
+      node.advance(1)
+      await poll()
+    }
+  }
+  const blamesNoOne = async () => {
+    for (const front of [a, b]) expect((await endpoint(front)).state).not.toBe("disagreeing")
+    expect((await endpoint(a)).refusedTransfers ?? 0).toBe(0)
+  }
+
+  it("as the second endpoint: a dispute, the account's cursor stays below it, credited once the liar turns honest", async () => {
+    node.advance(1)
+    await pollUntilInUse(a)
+    c.mode = "error"
+    try {
+      const invoice = await paidBehind(b)
+      await poll()
+      const stayed = await cursorSlot()
+      for (let round = 0; round < 3; round++) {
+        node.advance(40)
+        await poll()
+      }
+      expect(await statusOf(invoice.id)).toBe("payment_detected")
+      expect((await watcher()).awaitingCorroboration).toMatchObject({ payments: 1, disputed: 1 })
+      expect(await cursorSlot()).toBe(stayed)
+      await blamesNoOne()
+      b.hideSignatures.length = 0
+      await untilConfirmed(invoice.id)
+      expect(await cursorSlot()).toBeGreaterThan(stayed)
+      await blamesNoOne()
+    } finally {
+      b.hideSignatures.length = 0
+      await backToHealthy(c)
+    }
+  })
+
+  it("as the first endpoint: found by the re-read at depth from another endpoint, disputed, credited once the liar turns honest", async () => {
+    node.advance(1)
+    await pollUntilInUse(a)
+    c.mode = "error"
+    try {
+      const invoice = await paidBehind(a)
+      const listed = b.requests.filter((method) => method === "getSignaturesForAddress").length
+      await poll()
+      expect(await statusOf(invoice.id)).toBe("awaiting_payment")
+      for (let round = 0; round < 4; round++) {
+        node.advance(20)
+        await poll()
+      }
+      expect(await statusOf(invoice.id)).toBe("payment_detected")
+      expect((await watcher()).awaitingCorroboration).toMatchObject({ payments: 1, disputed: 1 })
+      await blamesNoOne()
+      // One page per account per depth window (32 slots), not per poll: five polls over 80 slots.
+      expect(b.requests.filter((method) => method === "getSignaturesForAddress").length - listed).toBeLessThanOrEqual(2)
+      a.hideSignatures.length = 0
+      await untilConfirmed(invoice.id)
+      await blamesNoOne()
+    } finally {
+      a.hideSignatures.length = 0
+      await backToHealthy(c)
+    }
+  })
 })
 
 describe("a Solana watcher with several endpoints: corroborated transfers", () => {

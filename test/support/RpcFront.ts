@@ -21,7 +21,9 @@ import { BTCArray, CompactSizeLen, RawOldTx, RawTx } from "@scure/btc-signer/scr
  * `hideAddresses` (EVM, lower-case) make it the reverse liar: it drops the Transfer logs to those
  * addresses from `eth_getLogs` and answers a receipt holding one with null; `denyTxids` (Esplora)
  * answer 404 for those transactions (`/tx/:txid`, its status); `omitTxids` (Esplora) leave those
- * transactions out of its raw blocks (`/block/:hash/raw`), the header unchanged.
+ * transactions out of its raw blocks (`/block/:hash/raw`), the header unchanged; `hideSignatures` (Solana) make it
+ * the reverse liar there: it leaves those out of `getSignaturesForAddress` and answers their
+ * `getTransaction` with null.
  */
 export interface RpcFront {
   readonly url: string
@@ -35,6 +37,7 @@ export interface RpcFront {
   readonly hideAddresses: Array<string>
   readonly denyTxids: Array<string>
   readonly omitTxids: Array<string>
+  readonly hideSignatures: Array<string>
   readonly inventTxs: Array<{ readonly blockHash: string; readonly tx: Json }>
   readonly inventSignatures: Array<{ readonly account: string; readonly real: string; readonly fake: string; readonly from: string; readonly to: string }>
   readonly lieFrom: (height: number) => void
@@ -118,6 +121,10 @@ export const startRpcFront = async (target: string, kind: "jsonrpc" | "esplora")
           .flatMap((entry) => answer.result.filter((info: Json) => info.signature === entry.real).map((info: Json) => ({ ...info, signature: entry.fake })))
         if (extra.length > 0) return { ...answer, result: [...extra, ...answer.result] }
       }
+      if (call?.method === "getSignaturesForAddress" && Array.isArray(answer.result) && front.hideSignatures.length > 0) {
+        return { ...answer, result: answer.result.filter((info: Json) => !front.hideSignatures.includes(info.signature)) }
+      }
+      if (call?.method === "getTransaction" && front.hideSignatures.includes(call.params?.[0])) return { ...answer, result: null }
       if (call?.method === "eth_getLogs" && Array.isArray(answer.result) && front.hideAddresses.length > 0) {
         answer = { ...answer, result: answer.result.filter((log: Json) => !hides(log)) }
       }
@@ -230,6 +237,7 @@ export const startRpcFront = async (target: string, kind: "jsonrpc" | "esplora")
     hideAddresses: [],
     denyTxids: [],
     omitTxids: [],
+    hideSignatures: [],
     inventTxs: [],
     inventSignatures: [],
     lieFrom: (height) => {

@@ -1,8 +1,8 @@
 import { Connection } from "@solana/web3.js"
-import { Duration, Effect } from "effect"
+import { Clock, Duration, Effect } from "effect"
 import { ChainRpcError } from "../ChainSource.ts"
 import { makeEndpointPool } from "../EndpointPool.ts"
-import { retryAfterMillis } from "../EndpointSelection.ts"
+import { readOrder, retryAfterMillis } from "../EndpointSelection.ts"
 import { COMMITMENT, NETWORK, type SolanaClient } from "./SolanaCluster.ts"
 
 const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error)).split("\n")[0].slice(0, 300)
@@ -59,6 +59,8 @@ export const makeSolanaClient = (options: { readonly urls: ReadonlyArray<string>
     call: (method, run, callOptions) => pool.run((endpoint) => endpoint.call(method, run, callOptions?.timeoutMs ?? options.timeoutMs)),
     callAt: (method, run) => Effect.map(pool.runAt((endpoint) => endpoint.call(method, run, options.timeoutMs)), ({ index, value }) => ({ reporter: index, value })),
     several: endpoints.length > 1,
+    otherEndpoint: Effect.map(Clock.currentTimeMillis, (now) => readOrder(pool.states(), now, options.maxLag).find((index) => index !== pool.inUse())),
+    callOn: (index, method, run) => Effect.map(pool.askAll([index], (endpoint) => endpoint.call(method, run, options.timeoutMs)), (answers) => answers[0]?.value),
     corroborate: (reporter, signature, ask, corroborateOptions) =>
       pool.corroborate(reporter, signature, (endpoint, state) => ask((method, run) => endpoint.call(method, run, options.timeoutMs), state.head), corroborateOptions),
     labelAt: pool.labelAt,

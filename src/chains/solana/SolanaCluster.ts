@@ -30,6 +30,10 @@ export interface SolanaClient {
   ) => Effect.Effect<A, ChainRpcError>
   /** `call`, saying which endpoint answered (the reporter of what it read). */
   readonly callAt: <A>(method: string, run: (connection: Connection) => Promise<A>) => Effect.Effect<{ readonly reporter: number; readonly value: A }, ChainRpcError>
+  /** A usable endpoint other than the one reads go to (the depth re-read's), undefined when there is none. */
+  readonly otherEndpoint: Effect.Effect<number | undefined>
+  /** One call on endpoint `index` only: its answer, or undefined when it failed (the failure is recorded). */
+  readonly callOn: <A>(index: number, method: string, run: (connection: Connection) => Promise<A>) => Effect.Effect<A | undefined>
   /** Whether several endpoints are configured: what one reports is then corroborated by another. */
   readonly several: boolean
   /**

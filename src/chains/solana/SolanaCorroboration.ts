@@ -72,7 +72,8 @@ export const recheckReceipt = (client: SolanaClient, row: WaitingEvidence) => {
     ), { askReporter: true })
 }
 
-const tokenAccountOf = (recipient: string, mint: string) => {
+/** The recipient's associated token account of the mint, undefined when they are not a valid pair. */
+export const tokenAccountOf = (recipient: string, mint: string) => {
   try {
     return getAssociatedTokenAddressSync(new PublicKey(mint), new PublicKey(recipient), true).toBase58()
   } catch {

@@ -74,7 +74,7 @@ interface Observation {
 }
 
 /** A payment no majority of the other endpoints corroborated yet: who reported it, and whether another denies it. */
-interface Waiting {
+export interface Waiting {
   readonly reporter: string
   readonly disputed: boolean
 }
@@ -151,7 +151,7 @@ const recordUnmatchedDeposit = (context: SolanaWatcherContext, seen: Observation
   })
 
 /** Reads what one transaction moved into a merchant's token account: evidence, an unmatched deposit, or nothing of ours. */
-const observe = (
+export const observe = (
   context: SolanaWatcherContext,
   transaction: VersionedTransactionResponse,
   signature: string,

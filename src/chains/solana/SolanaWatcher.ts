@@ -5,6 +5,7 @@ import { NETWORK } from "./SolanaCluster.ts"
 import { makeRecheck } from "../WatcherRecheck.ts"
 import { confirm } from "./SolanaConfirm.ts"
 import { recheckReceipt } from "./SolanaCorroboration.ts"
+import { makeSolanaDepthRescan } from "./SolanaDepthRescan.ts"
 import { type ScanCounts, scanAccount, targets } from "./SolanaScan.ts"
 import { blockTimeOf, makeSolanaWatcherContext, slotRef, type SolanaWatcherContext, type SolanaWatcherOptions } from "./SolanaWatcherContext.ts"
 
@@ -21,6 +22,7 @@ export type { SolanaWatcherOptions } from "./SolanaWatcherContext.ts"
  * the slot distance to the current slot at `confirmed` commitment, plus one; evidence that no longer
  * has a signature status is invalidated. Everything goes through PaymentEvidence, the one entry point.
  * Refund addresses' token accounts are read the same way, for the refunds' references (SolanaRefunds).
+ * With several endpoints, the accounts are read again from another endpoint at depth (SolanaDepthRescan).
  */
 export const makeSolanaWatcher = (options: SolanaWatcherOptions) =>
   Effect.gen(function*() {
@@ -35,10 +37,14 @@ export const makeSolanaWatcher = (options: SolanaWatcherOptions) =>
       rejected: context.rejected,
       recheck: client.several ? (row) => recheckReceipt(client, row) : undefined
     })
-    const poll = pollOnce(context, recheck).pipe(Effect.ensuring(publishEndpoints), Effect.withSpan("SolanaWatcher.poll"))
+    const rescanAtDepth = makeSolanaDepthRescan(context, options.rescanDepth ?? DEFAULT_RESCAN_DEPTH)
+    const poll = pollOnce(context, recheck, rescanAtDepth).pipe(Effect.ensuring(publishEndpoints), Effect.withSpan("SolanaWatcher.poll"))
     const watcher: ChainWatcher = { network: NETWORK, poll }
     return watcher
   })
+
+/** The slots a signature must be deep before it is read again from another endpoint, when not configured. */
+const DEFAULT_RESCAN_DEPTH = 32
 
 /** The endpoints' states, written when they changed (as ChainWatcher does for the other families). */
 const makeEndpointsPublisher = (context: SolanaWatcherContext) => {
@@ -97,7 +103,7 @@ const saveHead = (context: SolanaWatcherContext, headSlot: number, headTime: Dat
 }
 
 /** One poll: refunds' confirmations, the accounts' new transactions, evidence's confirmations, reorg settlement, progress. */
-const pollOnce = (context: SolanaWatcherContext, recheck: ReturnType<typeof makeRecheck>) =>
+const pollOnce = (context: SolanaWatcherContext, recheck: ReturnType<typeof makeRecheck>, rescanAtDepth: ReturnType<typeof makeSolanaDepthRescan>) =>
   Effect.gen(function*() {
     const { client, refunds } = context
     const headSlot = yield* client.slot
@@ -111,6 +117,7 @@ const pollOnce = (context: SolanaWatcherContext, recheck: ReturnType<typeof make
     const watchedRefunds = yield* refunds.watched
     yield* rescanDroppedRefunds(context, refundsConfirmed.dropped, watchedRefunds, headSlot, notBefore, counts)
     yield* scanTargets(context, watchedRefunds, headSlot, notBefore, counts)
+    counts.evidence += yield* rescanAtDepth(targets(context, watchedRefunds), headSlot)
     const rechecked = yield* recheck
     const confirmed = yield* confirm(context, headSlot, rechecked.still)
     const invalidated = confirmed.invalidated + rechecked.invalidated

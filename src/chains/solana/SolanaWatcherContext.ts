@@ -19,6 +19,8 @@ export interface SolanaWatcherOptions {
   readonly servicePrefix: string
   /** How long after their payable window options stay watched; also how far back a new account is read. */
   readonly retentionMillis: number
+  /** The slots deep a watched account's signatures are read again from another endpoint (the required confirmations). */
+  readonly rescanDepth?: number
   readonly onApplied?: (outcome: "evidence" | "unmatched" | "invalidated" | "rejected") => Effect.Effect<void>
 }
 
