@@ -48,7 +48,7 @@ const make = Effect.gen(function*() {
     if (q !== undefined && q !== "") {
       conditions.push(UUID_PATTERN.test(q)
         ? sql`i.id = ${q.toLowerCase()}::uuid`
-        : sql.or([sql`i.merchant_reference ILIKE ${likePattern(q)}`, sql`i.customer_email ILIKE ${likePattern(q)}`, ...idPrefixCondition(q)]))
+        : sql`${sql.or([sql`i.merchant_reference ILIKE ${likePattern(q)}`, sql`i.customer_email ILIKE ${likePattern(q)}`, ...idPrefixCondition(q)])}`)
     }
     if (filters.after !== undefined) conditions.push(sql`(i.created_at, i.id) < (${filters.after.at}, ${filters.after.id}::uuid)`)
     return conditions

@@ -42,7 +42,7 @@ const make = Effect.gen(function*() {
     if (conditions.event !== undefined) where.push(sql`d.event = ${conditions.event}`)
     const q = conditions.q?.trim()
     if (q !== undefined && q !== "") {
-      where.push(searchCondition(q))
+      where.push(sql`${searchCondition(q)}`)
     }
     if (conditions.after !== undefined) where.push(sql`(d.created_at, d.id) < (${conditions.after.at}, ${conditions.after.id}::uuid)`)
     return sql`SELECT ${sql.literal(WITH_ATTEMPTS)} FROM webhook_deliveries d
