@@ -62,7 +62,7 @@ export const DashboardInvoicesGroup = HttpApiGroup.make("dashboardInvoices")
       success: Schema.Struct({ invoices: Schema.Array(DashboardInvoiceSummary), nextCursor: Schema.NullOr(Schema.String) }),
       error: BadRequest
     }).annotate(OpenApi.Summary, "List invoices").annotate(OpenApi.Description,
-      "The calling account's invoices, newest first, filtered; q is an invoice id or a part of the merchant reference or customer email."),
+      "The calling account's invoices, newest first, filtered; q is an invoice id (whole, or its start of 8 hex digits or more) or a part of the merchant reference or customer email."),
     HttpApiEndpoint.get("detail", "/api/dashboard/invoices/:id", {
       params: InvoiceIdParams,
       success: Schema.Struct({

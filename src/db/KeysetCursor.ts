@@ -14,5 +14,11 @@ export const decodeKeysetCursor = (cursor: string): { readonly at: Date; readonl
   return rest.length > 0 || id === undefined || !UUID_PATTERN.test(id) || !isStorableInstant(at.getTime()) ? undefined : { at, id }
 }
 
+/** The start of an id as the dashboard shows it (8 hex digits), up to a whole id less a digit: matched with LIKE, so hex and dashes only. */
+export const ID_PREFIX_PATTERN = /^[0-9a-f]{8}[0-9a-f-]{0,27}$/i
+
+/** `prefix%` for LIKE over `id::text`, or undefined when `text` is no id prefix (see ID_PREFIX_PATTERN). */
+export const idPrefixPattern = (text: string) => ID_PREFIX_PATTERN.test(text) ? `${text.toLowerCase()}%` : undefined
+
 /** `%text%` for ILIKE, with the pattern characters of `text` escaped. */
 export const likePattern = (text: string) => `%${text.replace(/[\\%_]/g, "\\$&")}%`

@@ -49,7 +49,8 @@ const DESCRIPTIONS: Readonly<Record<string, string>> = {
   "webhooks.getSettings": "The webhook URL and the events it receives.",
   "webhooks.putSettings": "Sets the webhook URL and the events it receives.",
   "webhooks.rotateSecret": "Creates or rotates the webhook signing secret; shown once.",
-  "webhooks.listDeliveries": "The webhook delivery log, newest first, with search and filters.",
+  "webhooks.listDeliveries":
+    "The webhook delivery log, newest first, with search (q: a delivery or invoice id, whole or its first 8 hex digits or more; an event; part of the URL or of the invoice's merchant reference; a response code) and filters.",
   "webhooks.redeliver": "Sends a delivered or failed webhook event again.",
   "chainWatchers.list": "Each network's watcher: configured, processed height, lag and last error.",
   "sweeps.list": "Forwarder sweeps of wallet-contract payments to the recipient."

@@ -1,7 +1,7 @@
 import { Context, Effect, Layer, Schema } from "effect"
 import { SqlClient, SqlSchema } from "effect/sql"
 import { DateColumn } from "../db/Columns.ts"
-import { likePattern, UUID_PATTERN } from "../db/KeysetCursor.ts"
+import { idPrefixPattern, likePattern, UUID_PATTERN } from "../db/KeysetCursor.ts"
 import { InvoiceSummaryRow, SUMMARY_ROW_COLUMNS } from "./InvoiceRows.ts"
 
 const TimelineRow = Schema.Struct({ event: Schema.String, createdAt: DateColumn })
@@ -32,6 +32,11 @@ const SUMMARY_COLUMNS = SUMMARY_ROW_COLUMNS.map(({ column }) => PAYMENT_SUMMARY_
 const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
 
+  const idPrefixCondition = (q: string) => {
+    const prefix = idPrefixPattern(q)
+    return prefix === undefined ? [] : [sql`i.id::text LIKE ${prefix}`]
+  }
+
   const conditionsOf = (merchantId: string, filters: InvoiceFilters & PageAfter) => {
     const conditions = [sql`i.merchant_id = ${merchantId}`]
     if (filters.status !== undefined) conditions.push(sql`i.status = ${filters.status}`)
@@ -43,7 +48,7 @@ const make = Effect.gen(function*() {
     if (q !== undefined && q !== "") {
       conditions.push(UUID_PATTERN.test(q)
         ? sql`i.id = ${q.toLowerCase()}::uuid`
-        : sql`(i.merchant_reference ILIKE ${likePattern(q)} OR i.customer_email ILIKE ${likePattern(q)})`)
+        : sql`${sql.or([sql`i.merchant_reference ILIKE ${likePattern(q)}`, sql`i.customer_email ILIKE ${likePattern(q)}`, ...idPrefixCondition(q)])}`)
     }
     if (filters.after !== undefined) conditions.push(sql`(i.created_at, i.id) < (${filters.after.at}, ${filters.after.id}::uuid)`)
     return conditions

@@ -1,6 +1,6 @@
 import { Context, Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql"
-import { likePattern } from "../db/KeysetCursor.ts"
+import { idPrefixPattern, likePattern } from "../db/KeysetCursor.ts"
 import { type DeliveryView, DeliveryViewRow } from "./Delivery.ts"
 
 /** What a page of the delivery log is filtered by (all optional, combined with AND). */
@@ -23,15 +23,26 @@ const make = Effect.gen(function*() {
   const find = (merchantId: string, deliveryId: string) =>
     sql`SELECT ${sql.literal(WITH_ATTEMPTS)} FROM webhook_deliveries d
     WHERE d.id::text = ${deliveryId} AND d.merchant_id = ${merchantId}`.pipe(Effect.flatMap(decodeViews), Effect.map((rows) => rows[0]), Effect.orDie)
+  const idPrefixCondition = (q: string) => {
+    const prefix = idPrefixPattern(q)
+    return prefix === undefined ? [] : [sql`d.id::text LIKE ${prefix}`, sql`d.invoice_id::text LIKE ${prefix}`]
+  }
+  /** The delivery id, invoice id, event, URL, status code or invoice reference that `q` names. */
+  const searchCondition = (q: string) =>
+    sql.or([
+      sql`(d.id::text = ${q.toLowerCase()} OR d.invoice_id::text = ${q.toLowerCase()} OR d.event = ${q}
+      OR d.url ILIKE ${likePattern(q)} OR d.last_status_code::text = ${q}
+      OR EXISTS (SELECT 1 FROM webhook_attempts a WHERE a.delivery_id = d.id AND a.status_code::text = ${q})
+      OR EXISTS (SELECT 1 FROM invoices i WHERE i.id = d.invoice_id AND i.merchant_id = d.merchant_id AND i.merchant_reference ILIKE ${likePattern(q)}))`,
+      ...idPrefixCondition(q)
+    ])
   const page = (merchantId: string, conditions: DeliveryConditions, limit: number) => {
     const where = [sql`d.merchant_id = ${merchantId}`]
     if (conditions.status !== undefined) where.push(sql`d.status = ${conditions.status}`)
     if (conditions.event !== undefined) where.push(sql`d.event = ${conditions.event}`)
     const q = conditions.q?.trim()
     if (q !== undefined && q !== "") {
-      where.push(sql`(d.id::text = ${q.toLowerCase()} OR d.invoice_id::text = ${q.toLowerCase()} OR d.event = ${q}
-      OR d.url ILIKE ${likePattern(q)} OR d.last_status_code::text = ${q}
-      OR EXISTS (SELECT 1 FROM webhook_attempts a WHERE a.delivery_id = d.id AND a.status_code::text = ${q}))`)
+      where.push(sql`${searchCondition(q)}`)
     }
     if (conditions.after !== undefined) where.push(sql`(d.created_at, d.id) < (${conditions.after.at}, ${conditions.after.id}::uuid)`)
     return sql`SELECT ${sql.literal(WITH_ATTEMPTS)} FROM webhook_deliveries d
@@ -46,7 +57,8 @@ export class DeliveryLogRepo extends Context.Service<DeliveryLogRepo, {
   readonly find: (merchantId: string, deliveryId: string) => Effect.Effect<DeliveryView | undefined>
   /**
    * Up to `limit` of the merchant's deliveries, newest first. `q` matches a delivery id, invoice id
-   * or event exactly, a part of the URL, or the HTTP status of the last or any earlier attempt.
+   * or event exactly, the start of a delivery or invoice id (8 hex digits or more), a part of the URL
+   * or of the invoice's merchant reference, or the HTTP status of the last or any earlier attempt.
    */
   readonly page: (merchantId: string, conditions: DeliveryConditions, limit: number) => Effect.Effect<ReadonlyArray<DeliveryView>>
 }>()("Webhooks/DeliveryLogRepo") {

@@ -204,4 +204,42 @@ describe.skipIf(!available)("the dashboard offers what the server accepts, in wo
     expect(problems).toEqual([])
     await context.close()
   }, 120_000)
+
+  it("tells exception cards apart, shows times in UTC, keeps the chart's last label inside and says which action takes a late payment (#57 item 7)", async () => {
+    const { context, page, problems } = await signedInPage(browser, app, scenes.merchant, "desktop")
+    await page.goto(`${app.baseUrl}/dashboard#/exceptions`)
+    await page.getByRole("heading", { name: "Exceptions to review" }).waitFor()
+    const open = (await scenes.merchant.dashboard("/api/dashboard/invoices?exceptionStatus=open&limit=200")).body.invoices as ReadonlyArray<
+      { id: string; merchantReference: string; createdAt: string }
+    >
+    const cards = await page.locator("ul.queue li.card p.facts").allInnerTexts()
+    expect(cards).toEqual(
+      open.map((invoice) => `Order ${invoice.merchantReference} · Invoice ${invoice.id.slice(0, 8)} · Created ${invoice.createdAt.slice(0, 19).replace("T", " ")} UTC`)
+    )
+
+    // The expired invoice with an open late-payment exception offers both actions and says which one takes the payment.
+    const late = (await scenes.merchant.dashboard(`/api/dashboard/invoices/${scenes.openException}`)).body.invoice
+    expect(late).toMatchObject({ status: "expired", exceptionType: "late_payment", exceptionStatus: "open" })
+    await page.goto(`${app.baseUrl}/dashboard#/invoices/${scenes.openException}`)
+    await page.getByRole("button", { name: "Record payment" }).waitFor()
+    await page.getByRole("button", { name: "Close exception" }).waitFor()
+    expect(await page.locator("[data-hint='late-payment']").innerText()).toMatch(/Close exception → “Accept the late payment”\. Use Record payment only for money received outside/)
+    const times = await page.locator("ol.timeline time").allInnerTexts()
+    expect(times.length).toBeGreaterThan(0)
+    for (const time of times) expect(time).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC$/)
+    // A paid invoice has no exception: no hint.
+    await page.goto(`${app.baseUrl}/dashboard#/invoices/${scenes.paid}`)
+    await page.getByRole("heading", { level: 1, name: "Walnut tray" }).waitFor()
+    expect(await page.locator("[data-hint]").count()).toBe(0)
+
+    await page.goto(`${app.baseUrl}/dashboard`)
+    await page.getByRole("img", { name: /USD received per day/ }).waitFor()
+    const [chartBox, lastLabel] = await page.locator("svg.received-chart").evaluate((chart) =>
+      [chart.getBoundingClientRect().toJSON(), [...chart.querySelectorAll("text.day")].at(-1)!.getBoundingClientRect().toJSON()] as Array<DOMRect>
+    )
+    expect(lastLabel.left).toBeGreaterThanOrEqual(chartBox.left)
+    expect(lastLabel.right).toBeLessThanOrEqual(chartBox.right)
+    expect(problems).toEqual([])
+    await context.close()
+  }, 120_000)
 })

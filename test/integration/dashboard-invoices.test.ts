@@ -73,6 +73,10 @@ it.layer(SuiteMerchant.layer().pipe(Layer.provideMerge(testApp())), suiteOptions
         expect(yield* list("q=ORD-100")).toEqual([second.id, first.id])
         expect(yield* list("q=bob@")).toEqual([third.id])
         expect(yield* list(`q=${first.id.toUpperCase()}`)).toEqual([first.id])
+        // The 8 characters the list shows for an invoice find it (a run of hex digits cannot reach a LIKE wildcard).
+        expect(yield* list(`q=${third.id.slice(0, 8)}`)).toEqual([third.id])
+        expect(yield* list(`q=${first.id.slice(0, 13).toUpperCase()}`)).toEqual([first.id])
+        expect(yield* list("q=0000000_")).toEqual([])
         expect(yield* list(`createdTo=${encodeURIComponent(new Date(Date.now() + 60_000).toISOString())}&createdFrom=2020-01-01`)).toHaveLength(3)
         expect(yield* list("createdFrom=2999-01-01")).toEqual([])
 

@@ -487,12 +487,12 @@ describe("delivery", () => {
 })
 
 describe("delivery log", () => {
-  it("searches by delivery id, invoice id, event, URL or response code, filters and pages; redelivers by hand", async () => {
+  it("searches by delivery id, invoice id (whole or its 8-digit start), event, URL, response code or order reference, filters and pages; redelivers by hand", async () => {
     const merchant = await harness.newMerchant()
     const path = newPath()
     plain.on(path, (response) => response.writeHead(503).end())
     await harness.configure(merchant, plain.url(path))
-    const first = await harness.createInvoice(merchant)
+    const first = await harness.createInvoice(merchant, { amountUsd: 3, merchantReference: "ORD-5521" })
     const second = await harness.createInvoice(merchant, { amountUsd: 4 })
     await merchant.api(`/api/checkout/invoices/${second.id}/void`, { body: {} })
     await harness.runOnce()
@@ -505,6 +505,12 @@ describe("delivery log", () => {
     expect(ids(await harness.deliveriesOf(merchant, `?q=${target.id.toUpperCase()}`))).toEqual([target.id])
     expect(await harness.deliveriesOf(merchant, `?q=${second.id}`)).toHaveLength(2)
     expect(await harness.deliveriesOf(merchant, "?q=invoice_voided")).toHaveLength(1)
+    // The 8 characters the lists show: a delivery's, an invoice's (any case); and the order reference, whole or in part.
+    expect(ids(await harness.deliveriesOf(merchant, `?q=${target.id.slice(0, 8)}`))).toEqual([target.id])
+    expect(ids(await harness.deliveriesOf(merchant, `?q=${first.id.slice(0, 8).toUpperCase()}`))).toEqual([target.id])
+    expect(await harness.deliveriesOf(merchant, `?q=${second.id.slice(0, 8)}`)).toHaveLength(2)
+    expect(ids(await harness.deliveriesOf(merchant, "?q=ORD-5521"))).toEqual([target.id])
+    expect(ids(await harness.deliveriesOf(merchant, "?q=ord-55"))).toEqual([target.id])
     expect(await harness.deliveriesOf(merchant, `?q=${encodeURIComponent(path.slice(0, 12))}`)).toHaveLength(3)
     expect(await harness.deliveriesOf(merchant, "?q=%25")).toHaveLength(0)
     expect(await harness.deliveriesOf(merchant, "?q=503")).toHaveLength(3)

@@ -37,8 +37,10 @@ const bars = (days: ReadonlyArray<Day>, top: number) => {
   return days.map((day, index) => {
     const height = (day.amountUsd / top) * plotHeight
     const x = CHART.left + index * slot
-    const label = index % 7 === days.length % 7 || index === days.length - 1
-      ? svg("text", { class: "day", x: x + slot / 2, y: CHART.height - 8, "text-anchor": "middle" }, dayLabel(day.day))
+    const last = index === days.length - 1
+    // The last label ends at the plot's right edge: centred under its bar it would run past the chart.
+    const label = index % 7 === days.length % 7 || last
+      ? svg("text", { class: "day", x: last ? x + slot : x + slot / 2, y: CHART.height - 8, "text-anchor": last ? "end" : "middle" }, dayLabel(day.day))
       : null
     return svg("g", { class: "bar", "data-day": day.day, "data-usd": day.amountUsd }, svg("title", {}, `${dayLabel(day.day)}: ${usd(day.amountUsd)}`),
       svg("rect", { x: x + slot * 0.15, y: CHART.top + plotHeight - height, width: slot * 0.7, height: Math.max(height, 0) }), ...(label === null ? [] : [label]))

@@ -87,7 +87,8 @@ export const show = (...children: Array<Child>) => {
   }
 }
 export const notice = (text: string, kind: "error" | "ok" = "error") => h("p", { class: `notice ${kind}`, role: kind === "error" ? "alert" : "status" }, text)
-export const when = (iso: string | null) => (iso === null ? "—" : new Date(iso).toLocaleString())
+/** A time as "2026-11-29 07:16:05 UTC": every time the dashboard shows is in UTC, named so (docs/dashboard.md). */
+export const when = (iso: string | null) => (iso === null ? "—" : `${new Date(iso).toISOString().slice(0, 19).replace("T", " ")} UTC`)
 export const usd = (amount: number) => `$${amount.toFixed(2)}`
 /** A status in words, in its colour: "Awaiting payment". */
 export const statusBadge = (status: string) => h("span", { class: `status ${status}`, "data-status": status }, stateWords(status))
@@ -124,7 +125,7 @@ export const submitting = (form: HTMLFormElement, action: () => Promise<void>) =
 }
 
 export const copyButton = (text: string) =>
-  h("button", { type: "button", onclick: async (event: Event) => {
+  h("button", { type: "button", class: "copy", onclick: async (event: Event) => {
     await navigator.clipboard.writeText(text).catch(() => undefined)
     ;(event.target as HTMLElement).textContent = "Copied"
   } }, "Copy")

@@ -144,6 +144,11 @@ const quotesSection = (quotes: InvoiceDetail["quotes"]) => {
   return h("section", { "data-section": "quotes" }, h("h2", {}, "Quotes"), cardTable(["Asset", "Rate (USD)", "Basis", "Spread", "Sources used", "Left out"], rows))
 }
 
+/** Which of two offered actions settles a late payment: the chain's money is taken by closing the exception. */
+const LATE_PAYMENT_HINT = () =>
+  h("p", { class: "hint", "data-hint": "late-payment" }, "The payment reached the chain after the invoice expired: take it with Close exception → ",
+    `“${CLOSE_ACTION_WORDS.accept_late_payment}”. Use Record payment only for money received outside the service (a bank transfer, cash).`)
+
 /** What the merchant can do to the invoice now: void, record a payment made elsewhere, close its exception. */
 const invoiceActions = (invoice: Invoice, closeActions: ReadonlyArray<CloseAction>, reload: () => void) => {
   const actions: Array<Node> = []
@@ -167,6 +172,7 @@ const invoiceActions = (invoice: Invoice, closeActions: ReadonlyArray<CloseActio
     actions.push(form)
   }
   if (invoice.exceptionStatus === "open" && closeActions.length > 0) actions.push(closeExceptionForm(invoice, closeActions, reload))
+  if (invoice.status === "expired" && invoice.exceptionStatus === "open" && closeActions.includes("accept_late_payment")) actions.unshift(LATE_PAYMENT_HINT())
   return actions.length === 0 ? null : h("section", { class: "actions" }, h("h2", {}, "Actions"), ...actions)
 }
 
@@ -244,6 +250,11 @@ const invoiceView = async (id: string, params: URLSearchParams) => {
   )
 }
 
+/** What tells two look-alike cards apart: the order reference, the invoice's short id and its creation time. */
+const exceptionCardFacts = (invoice: InvoiceSummary) =>
+  h("p", { class: "facts" }, `Order ${invoice.merchantReference ?? "—"} · Invoice `, h("code", { class: "mono", "data-short-id": "" }, invoice.id.slice(0, 8)), " · Created ",
+    h("time", { datetime: invoice.createdAt }, when(invoice.createdAt)))
+
 const exceptionsView = async () => {
   const page = await api<InvoicePage>("GET", "/api/dashboard/invoices?exceptionStatus=open&limit=200")
   show(h("h1", {}, "Exceptions to review"), page.invoices.length === 0 ?
@@ -252,8 +263,8 @@ const exceptionsView = async () => {
       ...page.invoices.map((invoice) =>
         h("li", { class: "card" },
           h("p", {}, h("a", { href: `#/invoices/${invoice.id}` }, invoice.productName ?? invoice.id), ` — ${stateWords(invoice.exceptionType ?? "exception")}, `,
-            `${usd(invoice.receivedAmountUsd)} received of ${usd(invoice.amountUsd)}, `, statusBadge(invoice.status)), closeExceptionForm(invoice, invoice.closeActions, () =>
-            void exceptionsView()))
+            `${usd(invoice.receivedAmountUsd)} received of ${usd(invoice.amountUsd)}, `, statusBadge(invoice.status)), exceptionCardFacts(invoice),
+          closeExceptionForm(invoice, invoice.closeActions, () => void exceptionsView()))
       )))
 }
 
