@@ -5,11 +5,8 @@
  * The locale of the page's dates: the page's language, in the payer's own region of it when the
  * browser names one (`en-GB`, `de-AT`), so that the dates speak the language the text speaks.
  */
-const pageLocale = () => {
-  const language = document.documentElement.lang || "en"
-  const primary = language.split("-")[0]!.toLowerCase()
-  return navigator.languages.find((tag) => tag.toLowerCase().split("-")[0] === primary) ?? language
-}
+const lang = document.documentElement.lang
+const pageLocale = () => navigator.languages.find((tag) => tag.split("-")[0] === lang.split("-")[0]) ?? lang
 
 /**
  * The page's one date format: its locale and the payer's time zone, the zone named ("Nov 28, 2026,
