@@ -9,7 +9,7 @@ import { explorersOf } from "./Explorers.ts"
 import { checkoutScriptResponse, loadCheckoutScript } from "./CheckoutScript.ts"
 import { loadPayAssets } from "./PayAssets.ts"
 import { notFoundPage, payPage } from "./PayPageView.ts"
-import { languageOf, STRINGS } from "./Strings.ts"
+import { type Language, pageLanguage, STRINGS } from "./Strings.ts"
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
@@ -30,8 +30,12 @@ const html = (body: string, status: number, language: string, ancestors?: string
   HttpServerResponse.text(body, {
     status,
     contentType: "text/html; charset=utf-8",
-    headers: { ...pageSecurityHeaders(ancestors), "content-language": language, vary: "accept-language" }
+    // The page is the payer's alone: no search engine indexes it (the meta tag says the same).
+    headers: { ...pageSecurityHeaders(ancestors), "content-language": language, vary: "accept-language", "x-robots-tag": "noindex, nofollow" }
   })
+
+/** With a language chosen by `?lang=`, the option tabs keep it (they are plain links, for the page without its script). */
+const keepChosenLanguage = (page: string, chosen: Language | undefined) => chosen === undefined ? page : page.replaceAll(`href="?option=`, `href="?lang=${chosen}&amp;option=`)
 
 /** `GET /pay/:id` (the invoice's paymentUrl), its assets under content-hashed names, and the favicon. */
 export const PayPageRoutesLive = HttpRouter.use((router) =>
@@ -57,14 +61,18 @@ export const PayPageRoutesLive = HttpRouter.use((router) =>
       Effect.gen(function*() {
         const request = yield* HttpServerRequest.HttpServerRequest
         const id = (yield* HttpRouter.params).id ?? ""
-        const language = languageOf(request.headers["accept-language"])
+        const query = new URL(request.url, "http://localhost").searchParams
+        const language = pageLanguage(query.get("lang"), request.headers["accept-language"])
         const t = STRINGS[language]
         if (!UUID.test(id)) return html(notFoundPage(language, t, assets.names), 404, language)
-        const selectedOptionId = new URL(request.url, "http://localhost").searchParams.get("option") ?? undefined
+        const selectedOptionId = query.get("option") ?? undefined
         const now = new Date(yield* Clock.currentTimeMillis)
         // Both by the invoice's id, at once: the page and who may frame it.
         return yield* Effect.all([invoices.getPublic(id.toLowerCase()), settings.embedOriginsOfInvoice(id.toLowerCase())], { concurrency: 2 }).pipe(
-          Effect.map(([parts, origins]) => html(payPage(parts, { language, t, assets: assets.names, now, selectedOptionId, explorers }), 200, language, frameAncestors(origins))),
+          Effect.map(([parts, origins]) =>
+            html(keepChosenLanguage(payPage(parts, { language, t, assets: assets.names, now, selectedOptionId, explorers }), query.has("lang") ? language : undefined), 200,
+              language, frameAncestors(origins))
+          ),
           Effect.catchTag("InvoiceNotFound", () => Effect.succeed(html(notFoundPage(language, t, assets.names), 404, language)))
         )
       })

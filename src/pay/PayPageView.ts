@@ -10,7 +10,7 @@ import { DEFAULT_EXPLORERS, type Explorers, transactionUrl } from "./Explorers.t
 import { assetIcon, networkIcon } from "./Icons.ts"
 import { pageFingerprint } from "./PageFingerprint.ts"
 import { usualConfirmationMinutes } from "./ConfirmationTime.ts"
-import { fill, type Language, type Strings } from "./Strings.ts"
+import { fill, LANGUAGE_NAMES, LANGUAGES, type Language, STRINGS, type Strings } from "./Strings.ts"
 
 /** The hashed asset names the page links to (set when the bundle is built). */
 export interface PageAssets {
@@ -21,7 +21,10 @@ export interface PageAssets {
 
 const escape = (text: string): string => text.replace(/[&<>"']/g, (char) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", "\"": "&quot;", "'": "&#39;" })[char]!)
 
-const usd = (micros: bigint) => `$${microsToNumber(micros).toFixed(2)}`
+const MONEY = new Map(LANGUAGES.map((language) => [STRINGS[language], new Intl.NumberFormat(language, { style: "currency", currency: "USD" })]))
+
+/** A USD amount in the page's locale ("$12.50", "12,50 $", "US$12.50"...). */
+const usd = (t: Strings, micros: bigint) => (MONEY.get(t) ?? MONEY.get(STRINGS.en)!).format(microsToNumber(micros))
 
 /**
  * A payment URI asking for `atomic` instead of the quoted amount (BIP21 and Solana Pay: decimal
@@ -55,6 +58,19 @@ export const addressGroups = (address: string): ReadonlyArray<string> => {
   return prefix === "" ? groups : [prefix, ...groups]
 }
 
+/**
+ * The language picker: a link per language (`?lang=`, so it works without the script and under the
+ * page's CSP), each named in its own language and marked with it.
+ */
+const languagePicker = (current: Language) =>
+  [
+    `<nav class="languages" aria-label="${escape(STRINGS[current].language)}"><ul>`,
+    ...LANGUAGES.map((language) =>
+      `<li><a href="?lang=${language}" lang="${language}" hreflang="${language}"${language === current ? ` aria-current="true"` : ""}>${escape(LANGUAGE_NAMES[language])}</a></li>`
+    ),
+    "</ul></nav>"
+  ].join("")
+
 const page = (language: Language, title: string, assets: PageAssets, body: string, data: Record<string, string> = {}) => {
   const attributes = Object.entries(data).map(([key, value]) => ` data-${key}="${escape(value)}"`).join("")
   return `<!doctype html>
@@ -63,6 +79,8 @@ const page = (language: Language, title: string, assets: PageAssets, body: strin
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="referrer" content="no-referrer">
+<meta name="robots" content="noindex, nofollow">
+<meta name="description" content="${escape(STRINGS[language].description)}">
 <title>${escape(title)}</title>
 <link rel="icon" href="/pay/assets/${assets.icon}" type="image/svg+xml">
 <link rel="stylesheet" href="/pay/assets/${assets.style}">
@@ -72,6 +90,7 @@ const page = (language: Language, title: string, assets: PageAssets, body: strin
 <main class="card"${attributes}>
 ${body}
 </main>
+${languagePicker(language)}
 </body>
 </html>
 `
@@ -82,7 +101,12 @@ export const notFoundPage = (language: Language, t: Strings, assets: PageAssets)
 
 const networkName = (t: Strings, network: string) => (t.network as Record<string, string>)[network] ?? network
 
-const utc = (date: Date) => `${date.toISOString().replace("T", " ").slice(0, 16)} UTC`
+const UTC_DATES = new Map(
+  LANGUAGES.map((language) => [STRINGS[language], new Intl.DateTimeFormat(language, { dateStyle: "medium", timeStyle: "short", timeZone: "UTC" })])
+)
+
+/** A time in UTC, for the page without its script: ISO-like in English (as ever), the locale's own format otherwise. */
+const utc = (t: Strings, date: Date) => t === STRINGS.en ? `${date.toISOString().replace("T", " ").slice(0, 16)} UTC` : `${UTC_DATES.get(t)!.format(date)} UTC`
 
 const copyButton = (t: Strings, label: string, value: string) =>
   `<button type="button" class="copy" data-copy="${escape(value)}" data-copied="${escape(t.copied)}" aria-label="${escape(label)}">${escape(t.copy)}</button>`
@@ -209,7 +233,7 @@ const paidOption = (parts: InvoiceParts): PaymentOptionRecord | undefined => {
 }
 
 /** A time in the payer's locale and zone: the script rewrites the text (Dates.ts); without it, UTC. */
-const timeOf = (date: Date) => `<time datetime="${date.toISOString()}" data-local data-keep="${date.toISOString()}">${utc(date)}</time>`
+const timeOf = (t: Strings, date: Date) => `<time datetime="${date.toISOString()}" data-local data-keep="${date.toISOString()}">${utc(t, date)}</time>`
 
 /** The payments as the receipt lists them: each amount on its network, each transaction linked to its explorer. */
 const paymentLines = (parts: InvoiceParts, t: Strings, explorers: Explorers) => {
@@ -228,9 +252,9 @@ const receiptList = (parts: InvoiceParts, t: Strings, explorers: Explorers, at: 
   const lines = [
     `<h2 class="receipt-title">${escape(t.receipt)}</h2>`,
     `<dl class="receipt">`,
-    `<dt>${escape(t.amountPaid)}</dt><dd class="receipt-amount"><strong>${usd(paidMicros)}</strong>${amounts.length > 0 ? `<br>${amounts.join("<br>")}` : ""}</dd>`
+    `<dt>${escape(t.amountPaid)}</dt><dd class="receipt-amount"><strong>${usd(t, paidMicros)}</strong>${amounts.length > 0 ? `<br>${amounts.join("<br>")}` : ""}</dd>`
   ]
-  if (at.date !== null) lines.push(`<dt>${escape(at.label)}</dt><dd class="receipt-time">${timeOf(at.date)}</dd>`)
+  if (at.date !== null) lines.push(`<dt>${escape(at.label)}</dt><dd class="receipt-time">${timeOf(t, at.date)}</dd>`)
   lines.push(`<dt>${escape(t.transaction)}</dt><dd class="receipt-tx">${hashes.length > 0 ? hashes.join("<br>") : escape(t.recordedBySeller)}</dd>`)
   lines.push(`<dt>${escape(t.invoice)}</dt><dd class="receipt-invoice"><code>${escape(invoice.id)}</code></dd>`, "</dl>")
   return lines
@@ -273,8 +297,8 @@ const statusLines = (parts: InvoiceParts, t: Strings, explorers: Explorers, stat
       const remaining = owedMicros(invoice.amountMicros, invoice.receivedMicros)
       return [
         `<p>${escape(t.partiallyPaid)}</p>`,
-        `<p class="progress">${escape(t.received)} <strong class="received">${usd(invoice.receivedMicros)}</strong> · ${escape(t.remaining)} <strong class="remaining">${
-          usd(remaining)
+        `<p class="progress">${escape(t.received)} <strong class="received">${usd(t, invoice.receivedMicros)}</strong> · ${escape(t.remaining)} <strong class="remaining">${
+          usd(t, remaining)
         }</strong></p>`
       ]
     }
@@ -374,7 +398,7 @@ const summaryOf = (parts: InvoiceParts, t: Strings, payable: boolean) => {
   const lines: Array<string> = ["<header>"]
   if (invoice.issuedBy !== null) lines.push(`<p class="issuer">${escape(t.issuedBy)} <strong>${escape(invoice.issuedBy)}</strong></p>`)
   lines.push(`<h1>${escape(invoice.productName ?? t.invoice)}</h1>`)
-  lines.push(`<p class="amount" aria-label="${escape(t.amountDue)}">${usd(invoice.amountMicros)}</p>`)
+  lines.push(`<p class="amount" aria-label="${escape(t.amountDue)}">${usd(t, invoice.amountMicros)}</p>`)
   if (invoice.billTo !== null) lines.push(`<p class="bill-to">${escape(t.billTo)} ${escape(invoice.billTo)}</p>`)
   lines.push("</header>")
   if (!payable) return lines
@@ -382,9 +406,9 @@ const summaryOf = (parts: InvoiceParts, t: Strings, payable: boolean) => {
   lines.push(
     timing.mode === "immediate"
       ? `<p class="deadline">${escape(t.timeLeft)}: <time class="countdown" datetime="${timing.payableUntilAt.toISOString()}" data-keep="countdown">${
-        utc(timing.payableUntilAt)
+        utc(t, timing.payableUntilAt)
       }</time></p>`
-      : `<p class="deadline">${escape(t.dueOn)} ${timeOf(timing.dueAt)}. ${escape(t.gracePeriod)} ${timeOf(timing.payableUntilAt)}.</p>`
+      : `<p class="deadline">${escape(t.dueOn)} ${timeOf(t, timing.dueAt)}. ${escape(t.gracePeriod)} ${timeOf(t, timing.payableUntilAt)}.</p>`
   )
   return lines
 }

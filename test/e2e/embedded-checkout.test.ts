@@ -104,7 +104,8 @@ describe.skipIf(!available)("the embedded checkout (checkout.js)", () => {
       await page.getByRole("button", { name: "Pay with crypto" }).click()
       const opened = await tab
       await opened.waitForLoadState()
-      expect(opened.url()).toBe(`${app.baseUrl}/pay/${invoice.id}`)
+      // With the shop page's language (issue #57 item 5).
+      expect(opened.url()).toBe(`${app.baseUrl}/pay/${invoice.id}?lang=en`)
       await expect.poll(() => page.getByRole("dialog").count()).toBe(0)
       expect(warnings.join("\n")).toContain("embedOrigins")
       expect(await seen(page)).toEqual([])

@@ -7,7 +7,6 @@ import { DEFAULT_EXPLORERS, explorersOf, transactionUrl } from "../../src/pay/Ex
 
 const explorersFrom = (env: Record<string, string>) => explorersOf(parseConfig(env).explorerUrls)
 import { addressGroups, mayHaveRefunds, uriForAmount } from "../../src/pay/PayPageView.ts"
-import { fill, STRINGS } from "../../src/pay/Strings.ts"
 
 const HASH = `0x${"ab".repeat(32)}`
 
@@ -51,36 +50,12 @@ describe("the payment page's building blocks", () => {
     expect(addressGroups(bitcoin).slice(0, -1).every((group) => group.length === 4)).toBe(true)
   })
 
-  it("has every text in Spanish too, with the same placeholders", () => {
-    const placeholders = (text: string) => [...text.matchAll(/\{(\w+)\}/g)].map((match) => match[1]).sort()
-    for (const key of Object.keys(STRINGS.en) as Array<keyof typeof STRINGS.en>) {
-      const [en, es] = [STRINGS.en[key], STRINGS.es[key]]
-      expect(typeof es, key).toBe(typeof en)
-      if (typeof en === "string" && typeof es === "string") expect(placeholders(es), key).toEqual(placeholders(en))
-    }
-    expect(fill(STRINGS.es.sendOnly, { asset: "USDC", network: "Base" })).toBe("Envía solo USDC en Base a esta dirección. Otros tokens, o USDC en otra red, no se pueden abonar.")
-  })
-
   it("types the page's script against the API: no `any` in src/pay/browser", () => {
     const directory = join(import.meta.dirname, "..", "..", "src", "pay", "browser")
     for (const file of readdirSync(directory).filter((name) => name.endsWith(".ts"))) {
       const code = readFileSync(join(directory, file), "utf8").replace(/\/\*[\s\S]*?\*\/|\/\/.*$/gm, "")
       expect(code, file).not.toMatch(/(?::|\bas|<|,|\|)\s*any\b/)
     }
-  })
-
-  it("has the refund texts in Spanish too, key for key, with the same placeholders", () => {
-    const placeholders = (text: string) => [...text.matchAll(/\{(\w+)\}/g)].map((match) => match[1]).sort()
-    const walk = (en: unknown, es: unknown, path: string) => {
-      if (typeof en === "string") {
-        expect(typeof es, path).toBe("string")
-        expect(placeholders(es as string), path).toEqual(placeholders(en))
-        return
-      }
-      expect(Object.keys(es as object).sort(), path).toEqual(Object.keys(en as object).sort())
-      for (const [key, value] of Object.entries(en as object)) walk(value, (es as Record<string, unknown>)[key], `${path}.${key}`)
-    }
-    walk(STRINGS.en.refund, STRINGS.es.refund, "refund")
   })
 
   it("asks the refund endpoint only for an invoice that may have something to refund: overpaid and confirmed, or its exception closed", () => {

@@ -2,11 +2,18 @@
 /// <reference lib="dom.iterable" />
 
 /**
- * The page's one date format: the payer's locale and time zone, the zone named ("Nov 28, 2026,
+ * The locale of the page's dates: the page's language, in the payer's own region of it when the
+ * browser names one (`en-GB`, `de-AT`), so that the dates speak the language the text speaks.
+ */
+const lang = document.documentElement.lang
+const pageLocale = () => navigator.languages.find((tag) => tag.split("-")[0] === lang.split("-")[0]) ?? lang
+
+/**
+ * The page's one date format: its locale and the payer's time zone, the zone named ("Nov 28, 2026,
  * 2:05 PM GMT+1"). The server writes UTC (right without the script); this rewrites each `<time
  * data-local>` once.
  */
-const FORMAT = new Intl.DateTimeFormat(navigator.languages, {
+const FORMAT = new Intl.DateTimeFormat(pageLocale(), {
   year: "numeric",
   month: "short",
   day: "numeric",

@@ -37,7 +37,10 @@ const selectOption = (tab: HTMLAnchorElement) => {
     else other.removeAttribute("aria-current")
   }
   for (const section of group.querySelectorAll<HTMLElement>("section.option")) section.hidden = section.dataset.optionId !== id
-  history.replaceState(null, "", `?option=${id}`)
+  // Other parameters (a language chosen with `?lang=`) stay.
+  const search = new URLSearchParams(location.search)
+  search.set("option", id)
+  history.replaceState(null, "", `?${search}`)
 }
 
 const copyValue = async (button: HTMLButtonElement) => {

@@ -1,4 +1,5 @@
 /// <reference lib="dom" />
+import type { ModalTexts } from "./ModalTexts.ts"
 
 /** The modal's look, in the host's shadow root (a constructed sheet: a shop's CSP that forbids inline styles allows it). */
 const SHEET = `
@@ -23,8 +24,8 @@ const styles = () => {
 
 export interface Modal {
   readonly frame: HTMLIFrameElement
-  /** Replaces the frame by a message and a link that opens the page in a new tab. */
-  readonly showLink: (text: string, href: string) => void
+  /** Replaces the frame by a notice and a link that opens the page in a new tab. */
+  readonly showLink: (href: string) => void
   readonly close: () => void
 }
 
@@ -33,24 +34,24 @@ export interface Modal {
  * <dialog> (the page behind is inert, so focus stays inside; Esc closes it), labelled, with a
  * visible close button; focus goes back to where it was. `onClosed` runs once, however it closed.
  */
-export const openModal = (src: string, onClosed: () => void): Modal => {
+export const openModal = (src: string, texts: ModalTexts, onClosed: () => void): Modal => {
   const returnTo = document.activeElement instanceof HTMLElement ? document.activeElement : null
   const host = document.createElement("div")
   host.setAttribute("data-checkout-invoicing", "")
   const root = host.attachShadow({ mode: "open" })
   root.adoptedStyleSheets = [styles()]
   const dialog = document.createElement("dialog")
-  dialog.setAttribute("aria-label", "Payment")
+  dialog.setAttribute("aria-label", texts.label)
   const bar = document.createElement("div")
   bar.className = "bar"
   const closeButton = document.createElement("button")
   closeButton.type = "button"
   closeButton.className = "close"
-  closeButton.textContent = "Close"
-  closeButton.setAttribute("aria-label", "Close the payment window")
+  closeButton.textContent = texts.close
+  closeButton.setAttribute("aria-label", texts.closeLabel)
   bar.append(closeButton)
   const frame = document.createElement("iframe")
-  frame.title = "Payment page"
+  frame.title = texts.frameTitle
   frame.allow = "clipboard-write"
   frame.src = src
   dialog.append(bar, frame)
@@ -71,15 +72,15 @@ export const openModal = (src: string, onClosed: () => void): Modal => {
   return {
     frame,
     close,
-    showLink: (text, href) => {
+    showLink: (href) => {
       const message = document.createElement("p")
       message.className = "fallback"
       const link = document.createElement("a")
       link.href = href
       link.target = "_blank"
       link.rel = "noopener"
-      link.textContent = "Open the payment page in a new tab"
-      message.append(text, " ", link)
+      link.textContent = texts.openInTab
+      message.append(texts.cannotShow, " ", link)
       frame.replaceWith(message)
       link.focus()
     }

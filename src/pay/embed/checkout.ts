@@ -1,6 +1,7 @@
 /// <reference lib="dom" />
 import { isPageMessage, MESSAGE_SOURCE } from "./Messages.ts"
 import { type Modal, openModal } from "./Modal.ts"
+import { modalLanguage, modalTexts } from "./ModalTexts.ts"
 
 /**
  * checkout.js (issue #57): the shop's side of the embedded checkout. `CheckoutInvoicing.open`
@@ -36,7 +37,7 @@ const refuseFraming = (modal: Modal, url: URL) => {
     tab.opener = null
     modal.close()
   } else {
-    modal.showLink("The payment page cannot be shown here.", url.href)
+    modal.showLink(url.href)
   }
 }
 
@@ -47,6 +48,9 @@ const open = (paymentUrl: string, options: OpenOptions = {}): { close: () => voi
     throw new Error(`CheckoutInvoicing.open: ${paymentUrl} is not a payment page of ${serviceOrigin}`)
   }
   const invoiceId = invoiceIdOf(url)
+  // The modal and the page in it speak the shop page's language (unless the link names one).
+  const language = modalLanguage()
+  if (!url.searchParams.has("lang")) url.searchParams.set("lang", language)
   let last: string | undefined
   let ready = false
   let fellBack = false
@@ -63,7 +67,7 @@ const open = (paymentUrl: string, options: OpenOptions = {}): { close: () => voi
     clearTimeout(timer)
     report(event.data.status)
   }
-  const modal = openModal(url.href, () => {
+  const modal = openModal(url.href, modalTexts(language), () => {
     clearTimeout(timer)
     window.removeEventListener("message", onMessage)
     if (!fellBack) report("closed")
