@@ -33,9 +33,8 @@ it.layer(testApp(), suiteOptions)((it) => {
         expect(new Set(contracts).size).toBe(contracts.length)
         // this suite's invoices only: on a shared PostgreSQL, other suites derive from keys of their own
         const invoiceIds = responses.map((response) => response.body.id as string)
-        const rows = yield* Effect.flatMap(SqlClient.SqlClient,
-          (sql) =>
-            sql<{ network: string; derivationIndex: string | null }>`SELECT network, derivation_index FROM payment_options
+        const rows = yield* Effect.flatMap(SqlClient.SqlClient, (sql) =>
+          sql<{ network: string; derivationIndex: string | null }>`SELECT network, derivation_index FROM payment_options
               WHERE derivation_index IS NOT NULL AND invoice_id = ANY(${invoiceIds}::uuid[])`)
         const evmIndexes = rows.filter((row) => row.network !== "bitcoin").map((row) => `${row.network}:${row.derivationIndex}`)
         expect(evmIndexes.length).toBeGreaterThanOrEqual(responses.length)
