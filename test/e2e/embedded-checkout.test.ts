@@ -24,7 +24,7 @@ const newInvoice = async () => {
 }
 
 /** The shop's page at `origin` with the button for a new invoice, in a browser context of its own. */
-const openShop = async (origin: string, viewport = { width: 1280, height: 800 }, frame?: string) => {
+const openShop = async (origin: string, viewport = { width: 1280, height: 800 }, frame?: string, lang?: string) => {
   const invoice = await newInvoice()
   const context: BrowserContext = await browser.newContext({ viewport })
   const page: Page = await context.newPage()
@@ -32,7 +32,7 @@ const openShop = async (origin: string, viewport = { width: 1280, height: 800 },
   const warnings: Array<string> = []
   page.on("pageerror", (error) => problems.push(error.message))
   page.on("console", (message) => message.type() === "warning" && warnings.push(message.text()))
-  const query = new URLSearchParams({ pay: `${app.baseUrl}/pay/${invoice.id}`, ...(frame === undefined ? {} : { frame }) })
+  const query = new URLSearchParams({ pay: `${app.baseUrl}/pay/${invoice.id}`, ...(frame === undefined ? {} : { frame }), ...(lang === undefined ? {} : { lang }) })
   await page.goto(`${origin}/?${query}`)
   return { invoice, context, page, problems, warnings }
 }
@@ -140,6 +140,23 @@ describe.skipIf(!available)("the embedded checkout (checkout.js)", () => {
       expect(paid.status, JSON.stringify(paid.body)).toBe(200)
       await page.getByText("We received your payment, but it arrived after the deadline.").waitFor({ timeout: 15_000 })
       expect(reloads).toEqual([])
+    } finally {
+      await context.close()
+    }
+  }, 60_000)
+
+  it("speaks the shop page's language: a German shop gets the modal and the page in the frame in German", async () => {
+    const { context, page } = await openShop(shop.origin, undefined, undefined, "de")
+    try {
+      await page.getByRole("button", { name: "Pay with crypto" }).click()
+      const dialog = page.getByRole("dialog", { name: "Zahlung" })
+      await dialog.waitFor()
+      await expect.poll(() => seen(page), { timeout: 15_000 }).toEqual(["awaiting_payment"])
+      const frame = page.frames().find((candidate) => candidate.url().startsWith(`${app.baseUrl}/pay/`))!
+      expect(new URL(frame.url()).searchParams.get("lang")).toBe("de")
+      expect(await frame.evaluate(() => document.documentElement.lang)).toBe("de")
+      expect(await page.getByRole("button", { name: "Zahlungsfenster schließen" }).isVisible()).toBe(true)
+      expect(await axeViolations(page)).toEqual([])
     } finally {
       await context.close()
     }

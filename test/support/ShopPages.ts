@@ -23,11 +23,11 @@ export const serveOrigin = (html: (url: URL) => string): Promise<OriginServer> =
 /**
  * A shop's page that includes checkout.js (pinned by version and integrity) and shows the button
  * for `?pay=<paymentUrl>`; every `checkout-status` event lands in `window.seen`. `?frame=<url>`
- * adds a frame from elsewhere (a page that forges the checkout's messages).
+ * adds a frame from elsewhere (a page that forges the checkout's messages); `?lang=` sets the page's language.
  */
 export const shopPage = (script: { readonly src: string; readonly integrity: string }) => (url: URL) =>
   `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>Tea shop</title>
+<html lang="${url.searchParams.get("lang") ?? "en"}"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>Tea shop</title>
 <script src="${script.src}" integrity="${script.integrity}" crossorigin="anonymous"></script></head>
 <body><main><h1>Tea shop</h1><p>Tea set, 20.00 USD</p>
 <checkout-invoicing-button payment-url="${url.searchParams.get("pay") ?? ""}">Pay with crypto</checkout-invoicing-button>
