@@ -27,9 +27,10 @@ afterAll(async () => {
   await new Promise((resolve) => server.close(resolve))
 })
 
+// 1.5 s: the single-flight test's 200 ms answer exceeded a 300 ms time-out once on a loaded machine.
 const withApp = async (use: (app: TestApp) => Promise<void>) => {
   const base = parseConfig({ CHECKOUT_ENV: "test" })
-  const app = await startTestApp({ price: { ...base.price, url: sourceUrl, timeoutMs: 300 } })
+  const app = await startTestApp({ price: { ...base.price, url: sourceUrl, timeoutMs: 1_500 } })
   try {
     await use(app)
   } finally {
@@ -76,7 +77,7 @@ describe("HTTP price oracle", () => {
     ["is stale", { status: 200, body: { bitcoin: { usd: 50_000, last_updated_at: Math.floor(Date.now() / 1000) - 3600 } } }, 502],
     ["fails", { status: 500, body: { error: "down" } }, 502],
     ["answers no price", { status: 200, body: { bitcoin: {} } }, 502],
-    ["hangs past the time-out", { status: 200, body: fresh(50_000), delayMs: 2_000 }, 502]
+    ["hangs past the time-out", { status: 200, body: fresh(50_000), delayMs: 5_000 }, 502]
   ] as const) {
     it(`answers 502 when the source ${name}`, async () => {
       await withApp(async (app) => {
