@@ -67,6 +67,7 @@ export class ChainWatchers extends Context.Service<ChainWatchers, {
             initialLookback: BigInt(2 * rails.confirmations[network]),
             rescanDepth: BigInt(rails.confirmations[network]),
             keepDepth: depth,
+            waitingWarningMs: chains.corroborationWarningMs,
             onApplied: (outcome) => recordEvidenceApplied(network, outcome)
           }))
         }
@@ -85,6 +86,7 @@ export class ChainWatchers extends Context.Service<ChainWatchers, {
           index,
           initialLookback: BigInt(2 * rails.confirmations.bitcoin),
           keepDepth: BigInt(Math.max(2 * rails.confirmations.bitcoin, 24)),
+          waitingWarningMs: chains.corroborationWarningMs,
           onApplied: (outcome) => recordEvidenceApplied("bitcoin", outcome)
         }))
       }
@@ -102,6 +104,7 @@ export class ChainWatchers extends Context.Service<ChainWatchers, {
           servicePrefix: rails.servicePrefix,
           retentionMillis: chains.watchRetentionDays * 86_400_000,
           rescanDepth: rails.confirmations["solana"],
+          waitingWarningMs: chains.corroborationWarningMs,
           onApplied: (outcome) => recordEvidenceApplied("solana", outcome)
         }))
       }
