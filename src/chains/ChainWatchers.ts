@@ -85,6 +85,8 @@ export class ChainWatchers extends Context.Service<ChainWatchers, {
             makeEsploraSource({ baseUrl, timeoutMs: chains.rpcTimeoutMs, perAddressLimit: chains.bitcoinMempoolAddressLimit })),
           index,
           initialLookback: BigInt(2 * rails.confirmations.bitcoin),
+          // Blocks read through JSON pages (an API without raw blocks) carry no proof: read again from another endpoint at depth.
+          rescanDepth: BigInt(rails.confirmations.bitcoin),
           keepDepth: BigInt(Math.max(2 * rails.confirmations.bitcoin, 24)),
           waitingWarningMs: chains.corroborationWarningMs,
           onApplied: (outcome) => recordEvidenceApplied("bitcoin", outcome)
