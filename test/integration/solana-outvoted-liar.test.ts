@@ -1,6 +1,7 @@
-import { type Keypair, Keypair as Keys } from "@solana/web3.js"
+import { type Keypair, Keypair as Keys, PublicKey } from "@solana/web3.js"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { fundedSolanaWallet, pollWatcher, sendPrepared, solanaUsdcMethod, startChainApp, startSolanaWithMints } from "../support/ChainSuites.ts"
+import { fundedSolanaWallet, pollWatcher, sendPrepared, sendSolanaTransfer, solanaUsdcMethod, startChainApp, startSolanaWithMints } from "../support/ChainSuites.ts"
+import { refundOf, requestRefund } from "../support/RefundRequests.ts"
 import { type RpcFront, startRpcFront } from "../support/RpcFront.ts"
 import type { SolanaNode } from "../support/SolanaRpc.ts"
 import { publicRequest, type TestApp, type TestMerchant } from "../support/TestApp.ts"
@@ -9,7 +10,8 @@ import { publicRequest, type TestApp, type TestMerchant } from "../support/TestA
 // getSignaturesForAddress and answers its getTransaction with null) is outvoted once a third
 // endpoint answers: the honest payment is credited, the liar is marked `disagreeing`, and the honest
 // endpoint is never quarantined by its one voice. Three endpoints in front of one litesvm node:
-// a (preferred), b, c; a fresh app per test, so that a quarantine does not carry over.
+// a (preferred), b, c; a fresh app per test, so that a quarantine does not carry over. And item 4
+// for refunds: a refund's transfer no other endpoint can corroborate is `sent`, never `completed`.
 const USDC = Keys.generate().publicKey
 
 let node: SolanaNode
@@ -127,5 +129,43 @@ describe("a Solana reverse liar outvoted by a third endpoint", () => {
     expect(await endpoint(a)).toMatchObject({ state: "disagreeing", refusedTransfers: 1 })
     await neverQuarantined(b)
     await neverQuarantined(c)
+  })
+})
+
+describe("a Solana refund's transfer no other endpoint can corroborate yet", () => {
+  it("is sent while the second and third endpoints are down, never completed; completed once they are back", async () => {
+    await startApp()
+    // An invoice of $10 paid $15 and confirmed while all answer: $5 of USDC to refund.
+    const created = await merchant.api("/api/checkout/invoices", { body: { amountUsd: 10 } })
+    const invoiceId = created.body.id as string
+    const option = (created.body.paymentOptions as Array<any>).find((candidate) => candidate.network === "solana")
+    const wallet = fundedSolanaWallet(node, [USDC], 1_000_000_000n)
+    const pay = (recipient: PublicKey, amountAtomic: bigint, reference: PublicKey) =>
+      sendSolanaTransfer(node, wallet, { recipient, mint: USDC, amountAtomic, reference, memo: "Refund" })
+    pay(new PublicKey(option.optionPayload.recipientAddress), 15_000_000n, new PublicKey(option.optionPayload.reference))
+    await pollUntil(async () => (await statusOf(invoiceId)) === "confirmed", 10)
+    const refundee = Keys.generate().publicKey
+    const { amountAtomic } = await requestRefund(app!.baseUrl, invoiceId, refundee.toBase58())
+    const requests = await merchant.dashboard(`/api/dashboard/invoices/${invoiceId}/refunds`)
+    const reference = new PublicKey(requests.body.data[0].paymentRequest.reference)
+
+    b.mode = "error"
+    c.mode = "error"
+    const signature = pay(refundee, amountAtomic, reference)
+    await poll()
+    expect(await refundOf(app!.baseUrl, invoiceId)).toMatchObject({ status: "sent", transactionHash: signature, completedAt: null })
+    // Deeper than its required confirmations: still sent while no other endpoint can corroborate it.
+    for (let round = 0; round < 3; round++) {
+      node.advance(20)
+      await poll()
+    }
+    expect(await refundOf(app!.baseUrl, invoiceId)).toMatchObject({ status: "sent", completedAt: null })
+    expect((await watcher()).awaitingCorroboration.payments).toBeGreaterThanOrEqual(1)
+
+    b.mode = "pass"
+    c.mode = "pass"
+    await pollUntil(async () => (await refundOf(app!.baseUrl, invoiceId)).status === "completed", 10)
+    expect(await refundOf(app!.baseUrl, invoiceId)).toMatchObject({ transactionHash: signature })
+    for (const front of [a, b, c]) expect((await endpoint(front)).refusedTransfers ?? 0).toBe(0)
   })
 })
