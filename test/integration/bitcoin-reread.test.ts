@@ -8,7 +8,8 @@ import type { TestApp, TestMerchant } from "../support/TestApp.ts"
 // no raw blocks: nothing proves the pages whole, unlike a raw block checked against its header's
 // merkle root). Three Esplora endpoints in front of one simulator: a (preferred), b, c; a fresh app
 // per test, so that a quarantine does not carry over.
-const QUARANTINE_MS = 6_000
+// Long enough that the quarantine cannot end while the test still expects it, on a loaded machine.
+const QUARANTINE_MS = 15_000
 
 let esplora: EsploraSimulator
 let a: RpcFront

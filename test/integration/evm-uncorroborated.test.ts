@@ -16,14 +16,14 @@ import { startTestApp, type TestApp, type TestMerchant } from "../support/TestAp
 // Issue #52 item 4, what the EVM endpoint suites do not cover: two endpoints in front of one anvil,
 // a (preferred) and b. A refund's transfer follows the payments' rule (uncorroborated is detected,
 // never confirmed: `sent`, never `completed`, while b is down); a payment that waits longer than
-// CHECKOUT_CORROBORATION_WARNING_MS (2 s here) is named in a warning; and the waiting mark survives
+// CHECKOUT_CORROBORATION_WARNING_MS (3 s here) is named in a warning; and the waiting mark survives
 // a restart: the payment stays at 0 confirmations until b is back, then it is confirmed.
 // The app keeps its database across a restart: a private PostgreSQL database, or an embedded one
 // in a directory of its own.
 
 const { USDC } = TEST_TOKENS
 const REQUIRED = 3
-const WARNING_MS = 2_000
+const WARNING_MS = 3_000
 
 let node: AnvilNode
 let a: RpcFront
@@ -149,13 +149,14 @@ describe("an EVM watcher with two endpoints, the second down", () => {
     const pollLogged = () => app.run(Effect.flatMap(ChainWatchers, (watchers) => watchers.poll("ethereum")).pipe(Effect.provide(capture)))
     const named = () => warnings.filter((entry) => entry.annotations.transactionHash === sent.hash.toLowerCase() && entry.message.includes("corroborate"))
 
-    // Before the wait has passed: no warning about it.
+    const since = Date.parse((await watcher()).awaitingCorroboration.since)
+    // Before the wait has passed: no warning about it (unless the machine is so slow that it passed already).
     await pollLogged()
-    expect(named()).toEqual([])
+    if (Date.now() < since + WARNING_MS) expect(named()).toEqual([])
     await sleep(WARNING_MS + 500)
     await pollLogged()
     expect(named()).toHaveLength(1)
-    expect(named()[0].message).toBe("A payment has waited more than 2 seconds for another endpoint to corroborate it: it stays at 0 confirmations")
+    expect(named()[0].message).toBe("A payment has waited more than 3 seconds for another endpoint to corroborate it: it stays at 0 confirmations")
     expect(named()[0].annotations).toMatchObject({ network: "ethereum", reportedBy: a.url, disputed: false })
     // Once per payment.
     await pollLogged()
