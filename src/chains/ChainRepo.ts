@@ -72,7 +72,9 @@ export const WaitingEvidence = Schema.Struct({
   reporter: Schema.String,
   token: Schema.String,
   disputed: Schema.Boolean,
-  since: Schema.Date
+  since: Schema.Date,
+  /** Set when the transfer pays a refund (then the other fields are the refund's transaction): null for a payment. */
+  refundId: Schema.NullOr(Schema.String)
 })
 export type WaitingEvidence = typeof WaitingEvidence.Type
 
@@ -85,7 +87,7 @@ export interface Uncorroborated {
   readonly disputed: boolean
 }
 
-/** How many of a network's valid payments wait for corroboration, how many of them are disputed, and since when the oldest. */
+/** How many of a network's valid payments and refunds' transfers wait for corroboration, how many of them are disputed, and since when the oldest. */
 export const CorroborationBacklog = Schema.Struct({ waiting: Schema.Int, disputed: Schema.Int, since: NullableDate })
 export type CorroborationBacklog = typeof CorroborationBacklog.Type
 
@@ -134,7 +136,7 @@ export class ChainRepo extends Context.Service<ChainRepo, {
   readonly markUncorroborated: (network: string, transfer: Uncorroborated) => Effect.Effect<void>
   /** A majority corroborated it (or denied it): it no longer waits. */
   readonly clearUncorroborated: (network: string, transactionHash: string, outputIndex: number) => Effect.Effect<void>
-  /** The valid evidence that waits for corroboration. */
+  /** The valid evidence, and the refunds' transfers, that wait for corroboration (oldest first). */
   readonly uncorroborated: (network: string) => Effect.Effect<ReadonlyArray<WaitingEvidence>>
   readonly corroborationBacklog: (network: string) => Effect.Effect<CorroborationBacklog>
   /** Which of these transactions' outputs are known already (payments, unmatched deposits, refunds' transfers), as `hash:index`. */
@@ -194,24 +196,32 @@ export class ChainRepo extends Context.Service<ChainRepo, {
             JOIN payment_options o ON o.id = p.payment_option_id
             WHERE p.network = ${network} AND p.reorg_point IS NOT NULL AND p.reorg_point + o.required_confirmations <= ${height}`
       })
+      // Payments, and refunds' transfers (sent or completed, bound to the transaction) that wait.
+      const waitingRows = (network: string) =>
+        sql`SELECT p.payment_option_id, p.transaction_hash, p.output_index, p.amount_atomic::text AS amount_atomic, p.confirmations,
+            p.destination_address, p.observed_at, p.block_height::text AS block_height, p.block_hash, u.reporter, u.token, u.disputed, u.since,
+            NULL::text AS refund_id
+          FROM uncorroborated_transfers u JOIN payments p
+            ON p.network = u.network AND p.transaction_hash = u.transaction_hash AND p.output_index = u.output_index
+          WHERE u.network = ${network} AND p.invalidated_at IS NULL
+          UNION ALL
+          SELECT r.payment_option_id, r.transaction_hash, r.output_index, r.amount_atomic::text AS amount_atomic, r.confirmations,
+            r.refund_address AS destination_address, coalesce(r.sent_at, r.updated_at) AS observed_at, r.block_height::text AS block_height,
+            r.block_hash, u.reporter, u.token, u.disputed, u.since, r.id::text AS refund_id
+          FROM uncorroborated_transfers u JOIN refunds r
+            ON r.network = u.network AND r.transaction_hash = u.transaction_hash AND r.output_index = u.output_index
+          WHERE u.network = ${network} AND r.status IN ('sent', 'completed')`
       const findWaiting = SqlSchema.findAll({
         Request: NetworkRequest,
         Result: WaitingEvidence,
-        execute: ({ network }) =>
-          sql`SELECT p.payment_option_id, p.transaction_hash, p.output_index, p.amount_atomic::text AS amount_atomic, p.confirmations,
-              p.destination_address, p.observed_at, p.block_height::text AS block_height, p.block_hash, u.reporter, u.token, u.disputed, u.since
-            FROM uncorroborated_transfers u JOIN payments p
-              ON p.network = u.network AND p.transaction_hash = u.transaction_hash AND p.output_index = u.output_index
-            WHERE u.network = ${network} AND p.invalidated_at IS NULL ORDER BY u.since`
+        execute: ({ network }) => sql`SELECT * FROM (${waitingRows(network)}) AS waiting ORDER BY waiting.since`
       })
       const findBacklog = SqlSchema.findOne({
         Request: NetworkRequest,
         Result: CorroborationBacklog,
         execute: ({ network }) =>
-          sql`SELECT count(*)::int AS waiting, count(*) FILTER (WHERE u.disputed)::int AS disputed, min(u.since) AS since
-            FROM uncorroborated_transfers u JOIN payments p
-              ON p.network = u.network AND p.transaction_hash = u.transaction_hash AND p.output_index = u.output_index
-            WHERE u.network = ${network} AND p.invalidated_at IS NULL`
+          sql`SELECT count(*)::int AS waiting, count(*) FILTER (WHERE waiting.disputed)::int AS disputed, min(waiting.since) AS since
+            FROM (${waitingRows(network)}) AS waiting`
       })
       const findChainTimes = SqlSchema.findAll({
         Request: Schema.Struct({ networks: Schema.Array(Schema.String) }),

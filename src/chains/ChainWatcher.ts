@@ -5,7 +5,7 @@ import { makeReorgSettlement } from "./ReorgSettlement.ts"
 import type { WatchIndex } from "./WatchedOptions.ts"
 import { type AppliedOutcome, makeWatcherContext, type WatcherContext } from "./WatcherContext.ts"
 import { watchMempool } from "./WatcherMempool.ts"
-import { makeRecheck, recheckContextOf } from "./WatcherRecheck.ts"
+import { identityOf, makeRecheck, recheckContextOf } from "./WatcherRecheck.ts"
 import { checkReorgs } from "./WatcherReorg.ts"
 import { confirmEvidence, makeDepthRescan, rereadReturning, scanNewBlocks } from "./WatcherScan.ts"
 
@@ -41,6 +41,8 @@ export interface ChainWatcherOptions {
   readonly keepDepth: bigint
   /** Blocks deep a range is read again from a second endpoint (the network's confirmations); absent: not read again. */
   readonly rescanDepth?: bigint
+  /** How long a transfer may wait for corroboration before a warning names it (default 10 minutes). */
+  readonly waitingWarningMs?: number | undefined
   /** Called once per applied evidence or unmatched deposit (metrics). */
   readonly onApplied?: (outcome: AppliedOutcome) => Effect.Effect<void>
 }
@@ -103,7 +105,7 @@ export const makeChainWatcher = (options: ChainWatcherOptions) =>
   Effect.gen(function*() {
     const context = yield* makeWatcherContext(options)
     const settleReorgs = yield* makeReorgSettlement
-    const recheck = makeRecheck(recheckContextOf(context))
+    const recheck = makeRecheck(recheckContextOf(context), options.waitingWarningMs)
     const rescanAtDepth = options.rescanDepth === undefined ? () => Effect.succeed(0) : makeDepthRescan(context, options.rescanDepth)
     const { source, network, repo } = context
 
@@ -122,7 +124,7 @@ export const makeChainWatcher = (options: ChainWatcherOptions) =>
       const found = (yield* rescanAtDepth(scanned.cursor, head)) + (yield* rereadReturning(context, scanned.cursor, head))
       const rechecked = yield* recheck
       const confirmationsUpdated = (yield* confirmEvidence(context, checked.awaiting.evidence, head, rechecked.still)) +
-        (yield* context.refunds.confirm(checked.awaiting.refunds, head))
+        (yield* context.refunds.confirm(checked.awaiting.refunds.filter((refund) => !rechecked.still.has(identityOf(refund))), head))
       const mempool = yield* mempoolStep(context, scanned.cursor, head)
       // After the scan and the mempool: evidence mined again, or back in the mempool, is revived by now.
       yield* settleReorgs(network, scanned.cursor.height, context.rejected)

@@ -67,6 +67,7 @@ export class ChainWatchers extends Context.Service<ChainWatchers, {
             initialLookback: BigInt(2 * rails.confirmations[network]),
             rescanDepth: BigInt(rails.confirmations[network]),
             keepDepth: depth,
+            waitingWarningMs: chains.corroborationWarningMs,
             onApplied: (outcome) => recordEvidenceApplied(network, outcome)
           }))
         }
@@ -84,7 +85,10 @@ export class ChainWatchers extends Context.Service<ChainWatchers, {
             makeEsploraSource({ baseUrl, timeoutMs: chains.rpcTimeoutMs, perAddressLimit: chains.bitcoinMempoolAddressLimit })),
           index,
           initialLookback: BigInt(2 * rails.confirmations.bitcoin),
+          // Blocks read through JSON pages (an API without raw blocks) carry no proof: read again from another endpoint at depth.
+          rescanDepth: BigInt(rails.confirmations.bitcoin),
           keepDepth: BigInt(Math.max(2 * rails.confirmations.bitcoin, 24)),
+          waitingWarningMs: chains.corroborationWarningMs,
           onApplied: (outcome) => recordEvidenceApplied("bitcoin", outcome)
         }))
       }
@@ -102,6 +106,7 @@ export class ChainWatchers extends Context.Service<ChainWatchers, {
           servicePrefix: rails.servicePrefix,
           retentionMillis: chains.watchRetentionDays * 86_400_000,
           rescanDepth: rails.confirmations["solana"],
+          waitingWarningMs: chains.corroborationWarningMs,
           onApplied: (outcome) => recordEvidenceApplied("solana", outcome)
         }))
       }

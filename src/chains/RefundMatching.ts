@@ -68,8 +68,11 @@ export const makeRefundObservation = (network: string) =>
     return {
       watched: refunds.watched([network]),
       awaiting: refunds.awaiting(network),
-      /** Records each match with its block's time and its confirmations at `head`. */
-      observe: (matches: ReadonlyArray<RefundMatch>, blocks: ReadonlyMap<bigint, BlockHeader>, head: BlockHeader) =>
+      /**
+       * Records each match with its block's time and its confirmations at `head`; one that waits for
+       * corroboration (`waiting`) at 0 confirmations: `sent`, never `completed` until corroborated.
+       */
+      observe: (matches: ReadonlyArray<RefundMatch>, blocks: ReadonlyMap<bigint, BlockHeader>, head: BlockHeader, waiting: (transfer: Transfer) => boolean) =>
         Effect.forEach(matches, ({ refund, transfer }) =>
           refunds.observe({
             refundId: refund.refundId,
@@ -77,7 +80,7 @@ export const makeRefundObservation = (network: string) =>
             outputIndex: transfer.outputIndex,
             blockHeight: transfer.blockHeight,
             blockHash: transfer.blockHash,
-            confirmations: confirmationsAt(transfer.blockHeight, head.height),
+            confirmations: waiting(transfer) ? 0 : confirmationsAt(transfer.blockHeight, head.height),
             observedAt: blocks.get(transfer.blockHeight)!.time
           }), { discard: true }),
       /** Re-reports refunds still short of their confirmations with the count at `head`; returns how many. */
@@ -93,6 +96,8 @@ export const makeRefundObservation = (network: string) =>
           return updated
         }),
       /** Refunds mined above the fork go back to `requested`; the rescan from the fork sees them again if they are still mined. */
-      invalidateAbove: (height: bigint) => refunds.invalidateAbove(network, height)
+      invalidateAbove: (height: bigint) => refunds.invalidateAbove(network, height),
+      /** A refund's transfer a majority of the endpoints denies: the refunds bound to it go back to `requested`. */
+      invalidateTransaction: (transactionHash: string) => refunds.invalidateTransaction(network, transactionHash)
     }
   })

@@ -7,19 +7,28 @@ import type { WatcherContext } from "./WatcherContext.ts"
 export interface RecheckContext extends Pick<WatcherContext, "network" | "repo" | "evidence" | "applied" | "rejected"> {
   /** Asks every endpoint about a waiting payment; undefined with a single endpoint (then it is taken as it is). */
   readonly recheck: ((row: WaitingEvidence) => Effect.Effect<Verdict>) | undefined
+  /** A refund's transfer a majority denies: the refunds bound to that transaction go back to `requested`. */
+  readonly invalidateRefund: (transactionHash: string) => Effect.Effect<unknown>
 }
 
 /** The shared loop's recheck: the source's, over the transfer as recorded. */
 export const recheckContextOf = (context: WatcherContext): RecheckContext => {
   const recheck = context.source.recheck
-  return { ...context, recheck: recheck === undefined ? undefined : (row) => recheck(asReported(row), row.reporter) }
+  return {
+    ...context,
+    recheck: recheck === undefined ? undefined : (row) => recheck(asReported(row), row.reporter),
+    invalidateRefund: context.refunds.invalidateTransaction
+  }
 }
 
-/** How long a payment may wait for corroboration before a warning says so. */
+/** How long a transfer may wait for corroboration before a warning says so, unless configured (CHECKOUT_CORROBORATION_WARNING_MS). */
 export const WAITING_WARNING_MILLIS = 10 * 60_000
 
 /** The invalidation reason of a payment a majority of the endpoints denies: as a dropped transaction. */
 const DENIED = "replaced_or_dropped"
+
+/** "10 minutes", "90 seconds": the warning's wait, as configured. */
+const waitedFor = (millis: number) => millis % 60_000 === 0 ? `${millis / 60_000} minute${millis === 60_000 ? "" : "s"}` : `${Math.round(millis / 1000)} seconds`
 
 export const identityOf = (transfer: { readonly transactionHash: string; readonly outputIndex: number }) => `${transfer.transactionHash}:${transfer.outputIndex}`
 
@@ -43,7 +52,7 @@ const asReported = (row: WaitingEvidence): ReportedTransfer => ({
  * confirmations step must leave alone (still waiting, or invalidated now).
  * A disputed payment above the cursor is asked here too: the reporter's own receipt may deny it.
  */
-export const makeRecheck = (context: RecheckContext) => {
+export const makeRecheck = (context: RecheckContext, warnAfterMillis: number = WAITING_WARNING_MILLIS) => {
   const { network, repo, recheck } = context
   const warned = new Set<string>()
 
@@ -59,6 +68,11 @@ export const makeRecheck = (context: RecheckContext) => {
         yield* repo.clearUncorroborated(network, row.transactionHash, row.outputIndex)
         return "settled" as const
       }
+      if (verdict === "refused" && row.refundId !== null) {
+        yield* context.invalidateRefund(row.transactionHash)
+        yield* repo.clearUncorroborated(network, row.transactionHash, row.outputIndex)
+        return "invalidated" as const
+      }
       if (verdict === "refused") {
         yield* context.evidence.invalidate({ network, transactionHash: row.transactionHash, outputIndex: row.outputIndex, reason: DENIED }).pipe(
           Effect.andThen(context.applied("invalidated")),
@@ -72,10 +86,18 @@ export const makeRecheck = (context: RecheckContext) => {
     })
 
   const warnIfLong = (row: WaitingEvidence, now: number) =>
-    now - row.since.getTime() < WAITING_WARNING_MILLIS || warned.has(identityOf(row)) ? Effect.void : Effect.suspend(() => {
+    now - row.since.getTime() < warnAfterMillis || warned.has(identityOf(row)) ? Effect.void : Effect.suspend(() => {
       warned.add(identityOf(row))
-      return Effect.logWarning("A payment has waited more than 10 minutes for another endpoint to corroborate it: it stays at 0 confirmations").pipe(
-        Effect.annotateLogs({ network, transactionHash: row.transactionHash, reportedBy: row.reporter, disputed: row.disputed, since: row.since.toISOString() })
+      const what = row.refundId === null ? "A payment" : "A refund's transfer"
+      return Effect.logWarning(`${what} has waited more than ${waitedFor(warnAfterMillis)} for another endpoint to corroborate it: it stays at 0 confirmations`).pipe(
+        Effect.annotateLogs({
+          network,
+          transactionHash: row.transactionHash,
+          reportedBy: row.reporter,
+          disputed: row.disputed,
+          since: row.since.toISOString(),
+          ...(row.refundId === null ? {} : { refundId: row.refundId })
+        })
       )
     })
 

@@ -66,14 +66,15 @@ const observe = (context: WatcherContext, transfer: Transfer, block: BlockHeader
   })
 
 /**
- * The corroboration step: with several endpoints, each transfer the watcher would take is asked of
- * the others (Corroboration.ts); with one, each is taken as it is. Returns the verdicts and the
- * lowest height of a transfer refused or disputed (a refund's: any not confirmed), where this scan
- * must stop: the blocks from there are read again at the next poll, so a dispute is asked again
- * and a transfer an outvoted endpoint left out is still found. An unanswered payment does not
- * stop the scan: it is recorded at 0 confirmations and asked again at every poll (WatcherRecheck).
+ * The corroboration step: with several endpoints, each transfer the watcher would take (payments
+ * and refunds' transfers alike) is asked of the others (Corroboration.ts); with one, each is taken
+ * as it is. Returns the lowest height of a transfer refused or disputed, where this scan must stop:
+ * the blocks from there are read again at the next poll, so a dispute is asked again and a
+ * transfer an outvoted endpoint left out is still found; and `waiting`, what no majority
+ * corroborated yet (unanswered or disputed): recorded at 0 confirmations and asked again at every
+ * poll (WatcherRecheck). An unanswered one does not stop the scan.
  */
-const corroborated = (context: WatcherContext, scanned: Scanned, payments: ReadonlyArray<Transfer>, refunds: ReadonlyArray<Transfer>) =>
+const corroborated = (scanned: Scanned, payments: ReadonlyArray<Transfer>, refunds: ReadonlyArray<Transfer>) =>
   Effect.gen(function*() {
     const taken = [...payments, ...refunds]
     const verdicts: ReadonlyArray<Verdict> = scanned.corroborate === undefined || taken.length === 0
@@ -82,22 +83,40 @@ const corroborated = (context: WatcherContext, scanned: Scanned, payments: Reado
     let stop: bigint | undefined
     for (const [at, transfer] of taken.entries()) {
       const verdict = verdicts[at]
-      if (verdict === "confirmed" || (verdict === "unanswered" && at < payments.length)) continue
-      if (verdict === "unanswered") {
-        yield* Effect.logInfo("No other endpoint could confirm a refund's transfer yet: read again at the next poll").pipe(
-          Effect.annotateLogs({ network: context.network, transactionHash: transfer.transactionHash })
-        )
-      }
+      if (verdict === "confirmed" || verdict === "unanswered") continue
       if (stop === undefined || transfer.blockHeight < stop) stop = transfer.blockHeight
     }
     const waiting = (transfer: Transfer): Uncorroborated | undefined => {
-      const verdict = verdicts[payments.indexOf(transfer)]
+      const verdict = verdicts[taken.indexOf(transfer)]
       return verdict === "unanswered" || verdict === "disputed"
         ? { transactionHash: transfer.transactionHash, outputIndex: transfer.outputIndex, reporter: scanned.reporter ?? "", token: transfer.token,
           disputed: verdict === "disputed" }
         : undefined
     }
     return { stop, waiting }
+  })
+
+/**
+ * The refunds' transfers of a scan: marked first when they wait for corroboration (then `sent` at
+ * 0 confirmations, never `completed` until corroborated), their mark cleared once corroborated.
+ */
+const observeRefunds = (
+  context: WatcherContext,
+  refunded: ReadonlyArray<RefundMatch>,
+  headers: ReadonlyMap<bigint, BlockHeader>,
+  head: BlockHeader,
+  waiting: (transfer: Transfer) => Uncorroborated | undefined
+) =>
+  Effect.gen(function*() {
+    const { network, repo } = context
+    for (const { transfer } of refunded) {
+      const mark = waiting(transfer)
+      if (mark !== undefined) yield* repo.markUncorroborated(network, mark)
+    }
+    yield* context.refunds.observe(refunded, headers, head, (transfer) => waiting(transfer) !== undefined)
+    for (const { transfer } of refunded) {
+      if (waiting(transfer) === undefined) yield* repo.clearUncorroborated(network, transfer.transactionHash, transfer.outputIndex)
+    }
   })
 
 /** The headers of the blocks the taken transfers are in, and of `end`; fails when one changed since the scan read it. */
@@ -137,19 +156,20 @@ export const scanNewBlocks = (context: WatcherContext, cursor: Cursor, head: Blo
     yield* context.index.refresh
     const scanned = yield* context.source.scan(cursor.height + 1n, head.height)
     const all = takenOf(context, scanned, yield* context.refunds.watched, sentRefunds)
-    const { stop, waiting } = yield* corroborated(context, scanned, all.watched, all.refunded.map((match) => match.transfer))
+    const { stop, waiting } = yield* corroborated(scanned, all.watched, all.refunded.map((match) => match.transfer))
     const end = stop === undefined ? scanned.to : stop - 1n
-    // A disputed payment is detected (0 confirmations) though the scan stops below it.
-    const watched = all.watched.filter((transfer) => below(end)(transfer) || waiting(transfer)?.disputed === true)
-    const refunded = all.refunded.filter((match: RefundMatch) => below(end)(match.transfer))
+    // A disputed transfer is detected (0 confirmations; a refund `sent`) though the scan stops below it.
+    const detected = (transfer: Transfer) => below(end)(transfer) || waiting(transfer)?.disputed === true
+    const watched = all.watched.filter(detected)
+    const refunded = all.refunded.filter((match: RefundMatch) => detected(match.transfer))
     const headers = yield* headersOf(context, [...watched, ...refunded.map((match) => match.transfer)], end, head)
     for (const transfer of watched) {
       const outcome = yield* observe(context, transfer, headers.get(transfer.blockHeight)!, head, waiting(transfer))
       if (outcome !== "ignored") counts[outcome]++
     }
-    if (end <= cursor.height) return { cursor, ...counts }
-    yield* context.refunds.observe(refunded, headers, head)
+    yield* observeRefunds(context, refunded, headers, head, waiting)
     counts.refundsSeen = refunded.length
+    if (end <= cursor.height) return { cursor, ...counts }
     const last = headers.get(end)!
     const remembered = [...headers.values()].filter((block) => block.height <= end)
     yield* context.repo.rememberBlocks(context.network, remembered.map((block) => ({ height: block.height, hash: block.hash })))
@@ -191,7 +211,7 @@ const recordMissed = (context: WatcherContext, scanned: Scanned, head: BlockHead
     const known = yield* context.repo.knownTransfers(context.network, [...new Set(scanned.transfers.map((transfer) => transfer.transactionHash))])
     // A refund's transfer is never a payment: those still watched are left to the scan, known ones are skipped.
     const missed = takenOf(context, scanned, yield* context.refunds.watched, []).watched.filter((transfer) => !known.has(`${transfer.transactionHash}:${transfer.outputIndex}`))
-    const { stop, waiting } = yield* corroborated(context, scanned, missed, [])
+    const { stop, waiting } = yield* corroborated(scanned, missed, [])
     const end = stop === undefined ? scanned.to : stop - 1n
     const taken = missed.filter((transfer) => below(end)(transfer) || waiting(transfer)?.disputed === true)
     const headers = yield* headersOf(context, taken, end > floor ? end : floor, head)

@@ -15,6 +15,8 @@ export interface ChainWatchSettings {
   readonly maxEndpointLag: Record<WatchedNetwork, number>
   /** How long an endpoint a majority contradicted about a transfer is not read from (EVM, bitcoin). */
   readonly endpointQuarantineMs?: number | undefined
+  /** How long a transfer may wait for corroboration before a warning log names it (10 minutes). */
+  readonly corroborationWarningMs?: number | undefined
   readonly pollIntervalMs: Record<WatchedNetwork, number>
   /** Largest block range of one eth_getLogs request (halved on a provider's range error). */
   readonly evmMaxLogRange: number
@@ -86,6 +88,7 @@ export const chainWatchSettings = (read: Reader): ChainWatchSettings => {
     endpointLists,
     maxEndpointLag,
     endpointQuarantineMs: read.integer("CHECKOUT_ENDPOINT_QUARANTINE_MS", 600_000, 1_000, 86_400_000),
+    corroborationWarningMs: read.integer("CHECKOUT_CORROBORATION_WARNING_MS", 600_000, 1_000, 86_400_000),
     pollIntervalMs,
     evmMaxLogRange: read.integer("CHECKOUT_EVM_MAX_LOG_RANGE", 2_000, 1, 1_000_000),
     rpcTimeoutMs: read.integer("CHECKOUT_RPC_TIMEOUT_MS", 10_000, 100, 300_000),

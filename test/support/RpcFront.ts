@@ -21,7 +21,9 @@ import { BTCArray, CompactSizeLen, RawOldTx, RawTx } from "@scure/btc-signer/scr
  * `hideAddresses` (EVM, lower-case) make it the reverse liar: it drops the Transfer logs to those
  * addresses from `eth_getLogs` and answers a receipt holding one with null; `denyTxids` (Esplora)
  * answer 404 for those transactions (`/tx/:txid`, its status); `omitTxids` (Esplora) leave those
- * transactions out of its raw blocks (`/block/:hash/raw`), the header unchanged; `hideSignatures` (Solana) make it
+ * transactions out of its raw blocks (`/block/:hash/raw`), the header unchanged, and out of its
+ * blocks' JSON pages (`/block/:hash/txs/:start`); `rawBlocks` false (Esplora) answers 404 for every
+ * raw block, as an API that serves none (readers then use the JSON pages); `hideSignatures` (Solana) make it
  * the reverse liar there: it leaves those out of `getSignaturesForAddress` and answers their
  * `getTransaction` with null.
  */
@@ -37,6 +39,7 @@ export interface RpcFront {
   readonly hideAddresses: Array<string>
   readonly denyTxids: Array<string>
   readonly omitTxids: Array<string>
+  rawBlocks: boolean
   readonly hideSignatures: Array<string>
   readonly inventTxs: Array<{ readonly blockHash: string; readonly tx: Json }>
   readonly inventSignatures: Array<{ readonly account: string; readonly real: string; readonly fake: string; readonly from: string; readonly to: string }>
@@ -172,6 +175,13 @@ export const startRpcFront = async (target: string, kind: "jsonrpc" | "esplora")
       if (block[2] === "/txs" || block[2] === "/txs/0") return { status: 200, body: Buffer.from(JSON.stringify([...json, ...invented.map((entry) => entry.tx)])) }
       return answer
     }
+    if (block?.[2] === "/raw" && !front.rawBlocks) return { status: 404, body: Buffer.from("Not Found") }
+    if (block?.[2]?.startsWith("/txs") === true && front.omitTxids.length > 0) {
+      const answer = await get(path)
+      if (answer.status !== 200) return answer
+      const kept = (JSON.parse(answer.body.toString()) as Array<Json>).filter((tx) => !front.omitTxids.includes(tx.txid))
+      return { status: 200, body: Buffer.from(JSON.stringify(kept)) }
+    }
     if (block?.[2] === "/raw" && front.omitTxids.length > 0) {
       const answer = await get(path)
       return answer.status === 200 ? { status: 200, body: withoutTransactions(answer.body, front.omitTxids) } : answer
@@ -237,6 +247,7 @@ export const startRpcFront = async (target: string, kind: "jsonrpc" | "esplora")
     hideAddresses: [],
     denyTxids: [],
     omitTxids: [],
+    rawBlocks: true,
     hideSignatures: [],
     inventTxs: [],
     inventSignatures: [],

@@ -47,9 +47,15 @@ const makeEndpoint = (rpcUrl: string, timeoutMs: number) => {
  * EndpointSelection). There is no block-hash vote: the watcher reads signatures and transactions
  * at `confirmed` commitment, where a supermajority of the cluster has voted, from one endpoint.
  */
-export const makeSolanaClient = (options: { readonly urls: ReadonlyArray<string>; readonly timeoutMs: number; readonly maxLag: bigint }): SolanaClient => {
+export const makeSolanaClient = (options: {
+  readonly urls: ReadonlyArray<string>
+  readonly timeoutMs: number
+  readonly maxLag: bigint
+  /** How long an endpoint a majority contradicted is not read from (CHECKOUT_ENDPOINT_QUARANTINE_MS). */
+  readonly quarantineMs?: number | undefined
+}): SolanaClient => {
   const endpoints = options.urls.map((url) => ({ url, client: makeEndpoint(url, options.timeoutMs) }))
-  const pool = makeEndpointPool({ network: NETWORK, endpoints, maxLag: options.maxLag })
+  const pool = makeEndpointPool({ network: NETWORK, endpoints, maxLag: options.maxLag, quarantineMs: options.quarantineMs })
   return {
     everyEndpoint: (method, run) =>
       Effect.map(

@@ -35,23 +35,27 @@ export const makeSolanaRefunds = (client: SolanaClient) =>
           paysRefund({ key: refund.key, token: receipt.mint, amountAtomic: receipt.received }, refund)
         )
       },
-      observe: (refund: WatchedRefund, signature: string, receipt: TokenReceipt, slot: number, chainTime: Date, headSlot: number) =>
+      /** `waiting`: no majority of the other endpoints corroborated it yet, so it is `sent` at 0 confirmations. */
+      observe: (refund: WatchedRefund, signature: string, receipt: TokenReceipt, slot: number, chainTime: Date, headSlot: number, waiting: boolean) =>
         refunds.observe({
           refundId: refund.refundId,
           transactionHash: signature,
           outputIndex: receipt.accountIndex,
           blockHeight: BigInt(slot),
           blockHash: slotRef(slot),
-          confirmations: Math.max(1, headSlot - slot + 1),
+          confirmations: waiting ? 0 : Math.max(1, headSlot - slot + 1),
           observedAt: chainTime
         }),
+      /** A refund's transfer a majority of the endpoints denies: the refunds bound to it go back to `requested`. */
+      invalidateTransaction: (transactionHash: string) => refunds.invalidateTransaction(NETWORK, transactionHash),
       /**
        * Sent refunds get the confirmation count at `headSlot`. One whose transaction left the chain
        * goes back to `requested` (returned as `dropped`, with how many refunds were `reverted`): only
        * the refunds bound to that transaction, since on Solana one dropped transaction says nothing of
-       * the others in its slot or after it (a refund already completed there stays completed).
+       * the others in its slot or after it (a refund already completed there stays completed). One
+       * whose transfer waits for corroboration (`waiting`, as `hash:index`) stays at 0 confirmations.
        */
-      confirm: (headSlot: number) =>
+      confirm: (headSlot: number, waiting: ReadonlySet<string>) =>
         Effect.gen(function*() {
           const awaiting = yield* refunds.awaiting(NETWORK)
           const dropped: Array<RefundTransfer> = []
@@ -71,7 +75,7 @@ export const makeSolanaRefunds = (client: SolanaClient) =>
               continue
             }
             const confirmations = Math.max(1, headSlot - status.slot + 1)
-            if (confirmations <= known.confirmations) continue
+            if (confirmations <= known.confirmations || waiting.has(`${known.transactionHash}:${known.outputIndex}`)) continue
             const at = BigInt(status.slot)
             yield* refunds.observe({ ...known, blockHeight: at, blockHash: slotRef(at), confirmations })
             updated++

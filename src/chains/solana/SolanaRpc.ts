@@ -16,7 +16,8 @@ export class SolanaRpc extends Context.Service<SolanaRpc, { readonly client: Sol
         client: makeSolanaClient({
           urls: chains.endpointLists.solana ?? [first],
           timeoutMs: chains.rpcTimeoutMs,
-          maxLag: BigInt(chains.maxEndpointLag.solana)
+          maxLag: BigInt(chains.maxEndpointLag.solana),
+          quarantineMs: chains.endpointQuarantineMs
         })
       }
     })

@@ -189,6 +189,24 @@ export const observe = (
     return outcome
   })
 
+/** A transaction paying a watched refund: marked first when it waits for corroboration, its mark cleared once corroborated. */
+const observeRefund = (
+  context: SolanaWatcherContext,
+  refund: WatchedRefund,
+  signature: string,
+  receipt: TokenReceipt,
+  transaction: VersionedTransactionResponse,
+  headSlot: number,
+  waiting: Waiting | undefined
+) =>
+  Effect.gen(function*() {
+    const identity = { transactionHash: signature, outputIndex: receipt.accountIndex }
+    if (waiting !== undefined) yield* context.chainRepo.markUncorroborated(NETWORK, { ...identity, ...waiting, token: receipt.mint })
+    const chainTime = yield* chainTimeOf(context.client, transaction)
+    yield* context.refunds.observe(refund, signature, receipt, transaction.slot, chainTime, headSlot, waiting !== undefined)
+    if (waiting === undefined) yield* context.chainRepo.clearUncorroborated(NETWORK, signature, receipt.accountIndex)
+  })
+
 /**
  * Reads one batch of an account's transactions, oldest first, into `counts`. "stopped" when a
  * transaction was not corroborated: the scan ends there and the account's cursor stays.
@@ -218,17 +236,19 @@ const readBatch = (
       const verdict = taken && client.several
         ? yield* corroborateReceipt(client, reporter, { signature: batch[index], tokenAccount, receipt, transaction })
         : "confirmed"
-      // Refused (or a refund's not corroborated): not credited, and the account's cursor stays, so the next
-      // poll reads it again from there (from an endpoint not marked disagreeing). A disputed or
-      // uncorroborated payment is detected at 0 confirmations; the cursor stays below a disputed one.
+      // Refused: not credited, and the account's cursor stays, so the next poll reads it again from
+      // there (from an endpoint not marked disagreeing). A disputed or uncorroborated payment is
+      // detected at 0 confirmations (a refund's transfer: `sent`, never `completed`); the cursor
+      // stays below a disputed one.
       const waiting = verdict === "unanswered" || verdict === "disputed"
         ? { reporter: client.labelAt(reporter), disputed: verdict === "disputed" }
         : undefined
-      if (verdict === "refused" || (refund !== undefined && verdict !== "confirmed")) return "stopped" as const
+      if (verdict === "refused") return "stopped" as const
       if (refund !== undefined) {
         refundsPaid.add(refund.refundId)
-        yield* refunds.observe(refund, batch[index], receipt, transaction.slot, yield* chainTimeOf(client, transaction), headSlot)
+        yield* observeRefund(context, refund, batch[index], receipt, transaction, headSlot, waiting)
         counts.refundsSeen++
+        if (waiting?.disputed === true) return "stopped" as const
       }
       // A transaction that pays a refund is never also a payment.
       if (refund !== undefined || !target.payments) continue

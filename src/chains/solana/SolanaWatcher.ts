@@ -2,7 +2,7 @@ import { Clock, Effect } from "effect"
 import type { RefundTransfer, WatchedRefund } from "../../refunds/RefundWatch.ts"
 import type { ChainWatcher, PollReport } from "../ChainWatcher.ts"
 import { NETWORK } from "./SolanaCluster.ts"
-import { makeRecheck } from "../WatcherRecheck.ts"
+import { identityOf, makeRecheck } from "../WatcherRecheck.ts"
 import { confirm } from "./SolanaConfirm.ts"
 import { recheckReceipt } from "./SolanaCorroboration.ts"
 import { makeSolanaDepthRescan } from "./SolanaDepthRescan.ts"
@@ -35,8 +35,9 @@ export const makeSolanaWatcher = (options: SolanaWatcherOptions) =>
       evidence: context.evidence,
       applied: context.applied,
       rejected: context.rejected,
-      recheck: client.several ? (row) => recheckReceipt(client, row) : undefined
-    })
+      recheck: client.several ? (row) => recheckReceipt(client, row) : undefined,
+      invalidateRefund: context.refunds.invalidateTransaction
+    }, options.waitingWarningMs)
     const rescanAtDepth = makeSolanaDepthRescan(context, options.rescanDepth ?? DEFAULT_RESCAN_DEPTH)
     const poll = pollOnce(context, recheck, rescanAtDepth).pipe(Effect.ensuring(publishEndpoints), Effect.withSpan("SolanaWatcher.poll"))
     const watcher: ChainWatcher = { network: NETWORK, poll }
@@ -113,7 +114,8 @@ const pollOnce = (context: SolanaWatcherContext, recheck: ReturnType<typeof make
     const notBefore = (yield* Clock.currentTimeMillis) - context.options.retentionMillis
     const counts: ScanCounts = { evidence: 0, unmatched: 0, refundsSeen: 0 }
     // Before the scan: a refund whose transaction left the chain is requested again when its next payer is read.
-    const refundsConfirmed = yield* refunds.confirm(headSlot)
+    const waiting = new Set((yield* context.chainRepo.uncorroborated(NETWORK)).map(identityOf))
+    const refundsConfirmed = yield* refunds.confirm(headSlot, waiting)
     const watchedRefunds = yield* refunds.watched
     yield* rescanDroppedRefunds(context, refundsConfirmed.dropped, watchedRefunds, headSlot, notBefore, counts)
     yield* scanTargets(context, watchedRefunds, headSlot, notBefore, counts)

@@ -21,6 +21,8 @@ export interface SolanaWatcherOptions {
   readonly retentionMillis: number
   /** The slots deep a watched account's signatures are read again from another endpoint (the required confirmations). */
   readonly rescanDepth?: number
+  /** How long a transfer may wait for corroboration before a warning names it (default 10 minutes). */
+  readonly waitingWarningMs?: number | undefined
   readonly onApplied?: (outcome: "evidence" | "unmatched" | "invalidated" | "rejected") => Effect.Effect<void>
 }
 

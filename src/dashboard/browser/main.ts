@@ -557,8 +557,8 @@ const watcherCard = (watcher: ChainWatcher) => {
     : notice(`The endpoints disagree about the block at height ${watcher.disagreementHeight} with no majority: the watcher waits below it.`)
   const waiting = watcher.awaitingCorroboration
   const corroboration = waiting === undefined || waiting.payments === 0 ? null : notice(
-    `${waiting.payments} payment(s) wait for another endpoint to corroborate them (${waiting.disputed} disputed) since ${waiting.since ?? "now"}: ` +
-      "detected at 0 confirmations, never confirmed until a majority of the endpoints shows them. Add an endpoint to settle a dispute."
+    `${waiting.payments} transfer(s) wait for another endpoint to corroborate them (${waiting.disputed} disputed) since ${waiting.since ?? "now"}: ` +
+      "detected at 0 confirmations (a refund: sent, not completed), never confirmed until a majority of the endpoints shows them. Add an endpoint to settle a dispute."
   )
   const endpoints = watcher.endpoints.length === 0
     ? h("p", {}, "No endpoint state yet: the watcher publishes it after its first poll.")
