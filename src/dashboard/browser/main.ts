@@ -31,6 +31,7 @@ import type {
   WebhookSettings
 } from "./Api.ts"
 import { paymentPageLink, transactionLink } from "./Links.ts"
+import { inMode, viewingTestData, wireModeSwitch } from "./Mode.ts"
 import { newInvoiceView } from "./NewInvoice.ts"
 import { overviewView } from "./OverviewView.ts"
 import { invoiceRefunds, refundsView } from "./Refunds.ts"
@@ -96,9 +97,9 @@ const invoicesView = async (params: URLSearchParams) => {
   const body = h("div", {}, h("p", {}, "Loading…"))
   show(h("h1", {}, "Invoices"), filters,
     h("p", {}, h("a", { href: "#/invoices/new", class: "button" }, "New invoice"),
-      h("a", { href: `/api/dashboard/exports/invoices.csv?${query}`, download: "invoices.csv", class: "button" }, "Export CSV")), body)
+      h("a", { href: inMode(`/api/dashboard/exports/invoices.csv?${query}`), download: "invoices.csv", class: "button" }, "Export CSV")), body)
   const load = async (cursor: string | null, into: HTMLElement) => {
-    const page = await api<InvoicePage>("GET", `/api/dashboard/invoices?${query}${cursor === null ? "" : `&cursor=${encodeURIComponent(cursor)}`}`)
+    const page = await api<InvoicePage>("GET", inMode(`/api/dashboard/invoices?${query}${cursor === null ? "" : `&cursor=${encodeURIComponent(cursor)}`}`))
     into.replaceChildren(
       page.invoices.length === 0 && cursor === null ? h("p", {}, "No invoices match.") : invoiceTable(page.invoices),
       page.nextCursor === null ? "" : h("button", { type: "button", onclick: () => {
@@ -256,7 +257,7 @@ const exceptionCardFacts = (invoice: InvoiceSummary) =>
     h("time", { datetime: invoice.createdAt }, when(invoice.createdAt)))
 
 const exceptionsView = async () => {
-  const page = await api<InvoicePage>("GET", "/api/dashboard/invoices?exceptionStatus=open&limit=200")
+  const page = await api<InvoicePage>("GET", inMode("/api/dashboard/invoices?exceptionStatus=open&limit=200"))
   show(h("h1", {}, "Exceptions to review"), page.invoices.length === 0 ?
     h("p", {}, "Nothing to review.") :
     h("ul", { class: "queue" },
@@ -315,12 +316,14 @@ const methodRow = (method: Partial<PaymentMethod>, index: number) =>
     h("button", { type: "button", class: "link", onclick: (event: Event) => (event.target as HTMLElement).closest("fieldset")!.remove() }, "Remove"))
 
 const settingsView = async () => {
-  const settings = await api<CheckoutSettings>("GET", "/api/dashboard/checkout-settings").catch((error: ApiError): CheckoutSettings => {
+  const settings = await api<CheckoutSettings>("GET", inMode("/api/dashboard/checkout-settings")).catch((error: ApiError): CheckoutSettings => {
     if (error.status !== 404) throw error
-    return { issuedBy: "", paymentTiming: { mode: "immediate", expiresAfterMinutes: 60 }, paymentMethods: [], embedOrigins: [], warnings: [] }
+    return { livemode: true, issuedBy: "", paymentTiming: { mode: "immediate", expiresAfterMinutes: 60 }, paymentMethods: [], embedOrigins: [], warnings: [] }
   })
   const warnings = h("div", { class: "settings-warnings" }, ...settings.warnings.map((warning) => notice(warning)))
-  const hint = settings.paymentMethods.length === 0
+  const hint = viewingTestData() && settings.livemode
+    ? notice("Test mode uses your live settings until you save test settings here: test payment methods may name testnet wallets.", "ok")
+    : settings.paymentMethods.length === 0
     ? notice("No payment methods yet: add at least one and save, then create an API key.", "ok")
     : null
   const timing = settings.paymentTiming
@@ -384,11 +387,11 @@ const settingsView = async () => {
       }),
       embedOrigins: String(fresh.get("embedOrigins") ?? "").split("\n").map((line) => line.trim()).filter((line) => line !== "")
     }
-    const saved = await api<CheckoutSettings>("PUT", "/api/dashboard/checkout-settings", body)
+    const saved = await api<CheckoutSettings>("PUT", inMode("/api/dashboard/checkout-settings"), body)
     warnings.replaceChildren(...saved.warnings.map((warning) => notice(warning)))
     form.prepend(notice("Settings saved.", "ok"))
   }))
-  show(h("h1", {}, "Checkout settings"), hint, warnings, form)
+  show(h("h1", {}, viewingTestData() ? "Checkout settings (test mode)" : "Checkout settings"), hint, warnings, form)
 }
 
 // ---------------------------------------------------------------- webhooks
@@ -427,7 +430,7 @@ const deliveryTable = (deliveries: ReadonlyArray<Delivery>, after: () => void) =
   ))
 
 const webhooksView = async (params: URLSearchParams, secret?: string) => {
-  const settings = await api<WebhookSettings>("GET", "/api/dashboard/webhook-settings")
+  const settings = await api<WebhookSettings>("GET", inMode("/api/dashboard/webhook-settings"))
   const form = h("form", { class: "card" },
     h("label", {}, "Endpoint URL", h("input", { type: "url", name: "url", "data-field": "url", value: settings.url ?? "", placeholder: "https://shop.example/webhooks" })),
     h("fieldset", {}, h("legend", {}, "Events"),
@@ -437,7 +440,7 @@ const webhooksView = async (params: URLSearchParams, secret?: string) => {
   form.addEventListener("submit", submitting(form, async () => {
     const data = new FormData(form)
     const url = String(data.get("url") ?? "").trim()
-    await api("PUT", "/api/dashboard/webhook-settings", { url: url === "" ? null : url, enabledEvents: data.getAll("enabledEvents") })
+    await api("PUT", inMode("/api/dashboard/webhook-settings"), { url: url === "" ? null : url, enabledEvents: data.getAll("enabledEvents") })
     form.prepend(notice("Webhook settings saved.", "ok"))
   }))
   const search = h("form", { class: "filters", role: "search" },
@@ -451,17 +454,17 @@ const webhooksView = async (params: URLSearchParams, secret?: string) => {
     location.hash = `#/webhooks?${query}`
   })
   const query = new URLSearchParams([...params].filter(([, value]) => value !== ""))
-  const log = await api<DeliveryPage>("GET", `/api/dashboard/webhook-deliveries?${query}`)
+  const log = await api<DeliveryPage>("GET", inMode(`/api/dashboard/webhook-deliveries?${query}`))
   show(h("h1", {}, "Webhooks"), form,
     h("section", { class: "card" }, h("h2", {}, "Signing secret"),
       h("p", {}, settings.hasSecret ? "A secret is set. Rotating it replaces it at once." : "No secret yet: deliveries fail until one exists."), secret === undefined
       ? null
       : h("p", { role: "status" }, "New secret (copy it now: it is not shown again): ", h("code", { class: "mono", id: "new-secret" }, secret), copyButton(secret)),
       h("button", { type: "button", onclick: async () => {
-        const created = await api<CreatedSecret>("POST", "/api/dashboard/webhook-settings/secret")
+        const created = await api<CreatedSecret>("POST", inMode("/api/dashboard/webhook-settings/secret"))
         await webhooksView(params, created.secret)
       } }, settings.hasSecret ? "Rotate secret" : "Create secret"), h("button", { type: "button", onclick: async (event: Event) => {
-        const result = await api<TestResult>("POST", "/api/dashboard/webhook-settings/test")
+        const result = await api<TestResult>("POST", inMode("/api/dashboard/webhook-settings/test"))
         const text = result.ok ? `Test event delivered: HTTP ${result.statusCode} in ${result.durationMs} ms` : `Test event not delivered: ${result.error}`
         ;(event.target as HTMLElement).after(notice(text, result.ok ? "ok" : "error"))
       } }, "Send a test event")), h("h2", {}, "Delivery log"), search,
@@ -614,4 +617,5 @@ const route = async () => {
 
 document.getElementById("logout")!.addEventListener("click", () => void logout())
 window.addEventListener("hashchange", () => void route())
+wireModeSwitch(() => void route())
 void route()
