@@ -21,8 +21,7 @@ const make = Effect.gen(function*() {
   const statusCounts = SqlSchema.findAll({
     Request: Schema.Struct({ merchantId: Schema.String, livemode: Schema.Boolean }),
     Result: StatusCount,
-    execute: ({ merchantId, livemode }) =>
-      sql`SELECT status, count(*)::int AS count FROM invoices WHERE merchant_id = ${merchantId} AND livemode = ${livemode} GROUP BY status`
+    execute: ({ merchantId, livemode }) => sql`SELECT status, count(*)::int AS count FROM invoices WHERE merchant_id = ${merchantId} AND livemode = ${livemode} GROUP BY status`
   })
   // A payment a reorganisation removed was never received.
   const receivedByDay = SqlSchema.findAll({
@@ -44,10 +43,11 @@ const make = Effect.gen(function*() {
   })
   return {
     overview: (merchantId: string, since: Date, livemode: boolean) =>
-      Effect.all({ statusCounts: statusCounts({ merchantId, livemode }), receivedByDay: receivedByDay({ merchantId, since, livemode }), counts: counts({ merchantId, livemode }) }).pipe(
-        Effect.map(({ counts, ...rest }) => ({ ...rest, openExceptions: counts.openExceptions, waitingRefunds: counts.waitingRefunds })),
-        Effect.orDie
-      )
+      Effect.all({ statusCounts: statusCounts({ merchantId, livemode }), receivedByDay: receivedByDay({ merchantId, since, livemode }), counts: counts({ merchantId, livemode }) })
+        .pipe(
+          Effect.map(({ counts, ...rest }) => ({ ...rest, openExceptions: counts.openExceptions, waitingRefunds: counts.waitingRefunds })),
+          Effect.orDie
+        )
   } satisfies OverviewRepo["Service"]
 })
 

@@ -18,7 +18,8 @@ export const UnmatchedDepositsGroup = HttpApiGroup.make("unmatchedDeposits")
       },
       success: Schema.Struct({ data: Schema.Array(UnmatchedDeposit), nextCursor: Schema.NullOr(Schema.String) }),
       error: BadRequest
-    }).annotate(OpenApi.Summary, "List unmatched deposits").annotate(OpenApi.Description, "The calling account's unmatched deposits to its live invoices (to its test invoices with livemode=false), newest first."),
+    }).annotate(OpenApi.Summary, "List unmatched deposits").annotate(OpenApi.Description,
+      "The calling account's unmatched deposits to its live invoices (to its test invoices with livemode=false), newest first."),
     HttpApiEndpoint.get("forInvoice", "/api/dashboard/invoices/:id/unmatched-deposits", {
       params: InvoiceIdParams,
       success: Schema.Struct({ data: Schema.Array(UnmatchedDeposit) }),

@@ -64,7 +64,9 @@ export class UnmatchedDepositsRepo extends Context.Service<UnmatchedDepositsRepo
         Result: PageRow,
         execute: ({ merchantId, livemode, after, limit }) =>
           sql`SELECT ${columns}, ${isoUtc("d.detected_at", "US")} AS position FROM unmatched_deposits d
-            WHERE d.merchant_id = ${merchantId} AND EXISTS (SELECT 1 FROM invoices i WHERE i.id = d.invoice_id AND i.livemode = ${livemode})${after === null ? sql`` : sql` AND (d.detected_at, d.id) < (${after.at}::timestamptz, ${after.id}::uuid)`}
+            WHERE d.merchant_id = ${merchantId} AND EXISTS (SELECT 1 FROM invoices i WHERE i.id = d.invoice_id AND i.livemode = ${livemode})${
+            after === null ? sql`` : sql` AND (d.detected_at, d.id) < (${after.at}::timestamptz, ${after.id}::uuid)`
+          }
             ORDER BY d.detected_at DESC, d.id DESC LIMIT ${limit}`
       })
       const findForInvoice = SqlSchema.findAll({

@@ -83,10 +83,11 @@ export const CheckoutSettingsGroup = HttpApiGroup.make("checkoutSettings")
   .add(
     HttpApiEndpoint.get("get", "/api/dashboard/checkout-settings", { query: LivemodeQuery, success: CheckoutSettingsView, error: [BadRequest, NotFound] })
       .annotate(OpenApi.Summary, "Get checkout settings").annotate(OpenApi.Description, TEST_SETTINGS),
-    HttpApiEndpoint.put("put", "/api/dashboard/checkout-settings", { query: LivemodeQuery, payload: CheckoutSettingsBody, success: CheckoutSettingsView, error: [BadRequest, Conflict] }).annotate(
-      OpenApi.Summary,
-      "Save checkout settings"
-    ).annotate(BodyRules, paymentTimingRules)
+    HttpApiEndpoint.put("put", "/api/dashboard/checkout-settings", { query: LivemodeQuery, payload: CheckoutSettingsBody, success: CheckoutSettingsView,
+      error: [BadRequest, Conflict] }).annotate(
+        OpenApi.Summary,
+        "Save checkout settings"
+      ).annotate(BodyRules, paymentTimingRules)
   )
   .middleware(DashboardAuthentication)
   .annotate(OpenApi.Description,

@@ -32,7 +32,8 @@ export const WebhooksHttpLive = HttpApiBuilder.group(checkoutApi(WebhooksGroup),
       .handle("listDeliveries", ({ query }) =>
         Effect.flatMap(CurrentMerchant, (merchant) =>
           dispatcher.list(merchant.merchantId, { ...query, livemode: livemodeOf(query), limit: query.limit === undefined ? undefined : Number(query.limit) }).pipe(
-            Effect.catchTag("InvalidCursor", () => Effect.fail(RequestErrors.invalidCursor()))
+            Effect.catchTag("InvalidCursor", () =>
+              Effect.fail(RequestErrors.invalidCursor()))
           )))
       .handle("redeliver", ({ params }) =>
         Effect.flatMap(CurrentMerchant, (merchant) =>

@@ -84,17 +84,29 @@ const world = async (owner: TestMerchant) => {
     Effect.gen(function*() {
       for (const invoice of [live, test]) {
         yield* sql`INSERT INTO webhook_deliveries ${
-          sql.insert({ id: crypto.randomUUID(), merchantId: owner.merchantId, invoiceId: invoice.id, event: "invoice_confirmed", url: "https://shop.example/hook", status: "delivered", createdAt: now, updatedAt: now })
+          sql.insert({ id: crypto.randomUUID(), merchantId: owner.merchantId, invoiceId: invoice.id, event: "invoice_confirmed", url: "https://shop.example/hook",
+            status: "delivered", createdAt: now, updatedAt: now })
         }`
         yield* sql`INSERT INTO unmatched_deposits ${
           sql.insert({
-            id: crypto.randomUUID(), merchantId: owner.merchantId, invoiceId: invoice.id, network: "ethereum", assetCode: "USDT",
-            tokenContract: "0xdac17f958d2ee523a2206206994597c13d831ec7", toAddress: "0x0000000000000000000000000000000000000001", transactionHash: txHash(),
-            outputIndex: 0, amountAtomic: "1000000", chainTime: now, reason: "wrong token", detectedAt: now
+            id: crypto.randomUUID(),
+            merchantId: owner.merchantId,
+            invoiceId: invoice.id,
+            network: "ethereum",
+            assetCode: "USDT",
+            tokenContract: "0xdac17f958d2ee523a2206206994597c13d831ec7",
+            toAddress: "0x0000000000000000000000000000000000000001",
+            transactionHash: txHash(),
+            outputIndex: 0,
+            amountAtomic: "1000000",
+            chainTime: now,
+            reason: "wrong token",
+            detectedAt: now
           })
         }`
       }
-    }))
+    })
+  )
   return { live, test, liveExpired, testExpired }
 }
 
@@ -141,7 +153,9 @@ describe("the dashboard keeps live and test data apart", () => {
     const overview = async (query: string) => {
       const answer = await dashboard(`/api/dashboard/overview${query}`)
       expect(answer.status).toBe(200)
-      const counts = Object.fromEntries(answer.body.invoicesByStatus.filter((row: { count: number }) => row.count > 0).map((row: { status: string; count: number }) => [row.status, row.count]))
+      const counts = Object.fromEntries(
+        answer.body.invoicesByStatus.filter((row: { count: number }) => row.count > 0).map((row: { status: string; count: number }) => [row.status, row.count])
+      )
       const received = answer.body.receivedByDay.reduce((sum: number, day: { amountUsd: number }) => sum + day.amountUsd, 0)
       return { counts, received, openExceptions: answer.body.openExceptions, waitingRefunds: answer.body.waitingRefunds }
     }
@@ -242,7 +256,8 @@ describe("checkout settings per mode", () => {
     }
     const saved = await owner.dashboard("/api/dashboard/checkout-settings?livemode=false", { method: "PUT", body: testBody })
     expect(saved.body.error).toBeUndefined()
-    expect(saved.body).toMatchObject({ livemode: false, issuedBy: "Test Store (sandbox)", paymentTiming: { mode: "immediate", expiresAfterMinutes: 15 }, embedOrigins: ["https://sandbox.shop.example"] })
+    expect(saved.body).toMatchObject({ livemode: false, issuedBy: "Test Store (sandbox)", paymentTiming: { mode: "immediate", expiresAfterMinutes: 15 },
+      embedOrigins: ["https://sandbox.shop.example"] })
     expect(saved.body.paymentMethods).toHaveLength(1)
 
     // The live settings are untouched; each read and each plan takes its own mode's.
@@ -252,7 +267,8 @@ describe("checkout settings per mode", () => {
     expect(await planNetworks(owner.merchantId, true)).toEqual(liveNetworks)
 
     // A live save leaves the test settings as they are.
-    const liveAgain = await owner.dashboard("/api/dashboard/checkout-settings", { method: "PUT", body: { ...live.body, issuedBy: "Live Store", embedOrigins: ["https://shop.example"] } })
+    const liveAgain = await owner.dashboard("/api/dashboard/checkout-settings", { method: "PUT",
+      body: { ...live.body, issuedBy: "Live Store", embedOrigins: ["https://shop.example"] } })
     expect(liveAgain.status).toBe(200)
     expect(liveAgain.body).toMatchObject({ livemode: true, issuedBy: "Live Store" })
     expect((await owner.dashboard("/api/dashboard/checkout-settings?livemode=false")).body).toEqual(saved.body)
