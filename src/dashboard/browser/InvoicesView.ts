@@ -2,7 +2,7 @@
 
 import { CLOSE_ACTION_WORDS, STATUS_WORDS, stateWords } from "../Words.ts"
 import type { CloseAction, InvoicePage, InvoiceSummary } from "./Api.ts"
-import { inMode } from "./Mode.ts"
+import { inMode, viewingTestData } from "./Mode.ts"
 import { api, cardTable, h, select, show, statusBadge, submitting, usd, when } from "./Ui.ts"
 
 export const exceptionText = (invoice: Pick<InvoiceSummary, "exceptionType" | "exceptionStatus">) =>
@@ -33,8 +33,9 @@ export const invoicesView = async (params: URLSearchParams) => {
   })
   const query = new URLSearchParams([...params].filter(([, value]) => value !== ""))
   const body = h("div", {}, h("p", {}, "Loading…"))
-  show(h("h1", {}, "Invoices"), filters,
-    h("p", {}, h("a", { href: "#/invoices/new", class: "button" }, "New invoice"),
+  show(h("h1", {}, "Invoices"), filters, // The dashboard's "New invoice" makes live invoices; test invoices come from a test API key.
+    h("p", {},
+      viewingTestData() ? h("span", { class: "hint" }, "Test invoices are created with a test API key. ") : h("a", { href: "#/invoices/new", class: "button" }, "New invoice"),
       h("a", { href: inMode(`/api/dashboard/exports/invoices.csv?${query}`), download: "invoices.csv", class: "button" }, "Export CSV")), body)
   const load = async (cursor: string | null, into: HTMLElement) => {
     const page = await api<InvoicePage>("GET", inMode(`/api/dashboard/invoices?${query}${cursor === null ? "" : `&cursor=${encodeURIComponent(cursor)}`}`))
