@@ -56,6 +56,9 @@ describe.skipIf(!existsSync(CHROMIUM))("the dashboard's test data switch", () =>
     expect(await banner(page).isVisible()).toBe(true)
     expect(await banner(page).textContent()).toMatch(/^Test data\. You are viewing test mode: .*Nothing here is real money/)
     expect(await page.getByRole("link", { name: "Export CSV" }).getAttribute("href")).toContain("livemode=false")
+    // "New invoice" would make a live invoice: the test view points to test keys instead.
+    expect(await page.getByRole("link", { name: "New invoice" }).count()).toBe(0)
+    await page.getByText("Test invoices are created with a test API key").waitFor()
     expect(await axeViolations(page)).toEqual([])
 
     // Another view, and a reload: still test data, still said so.

@@ -1,5 +1,6 @@
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
+import fc from "fast-check"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { DEMO_METHODS } from "../../src/demo/DemoMerchant.ts"
 import { InvoiceId } from "../../src/domain/Ids.ts"
@@ -210,6 +211,78 @@ describe("the dashboard keeps live and test data apart", () => {
       }
     }
   })
+})
+
+type Command =
+  | { readonly kind: "create"; readonly livemode: boolean; readonly amountUsd: number }
+  | { readonly kind: "pay"; readonly index: number; readonly amount: number }
+  | { readonly kind: "expire"; readonly index: number }
+
+const commandArbitrary: fc.Arbitrary<Command> = fc.oneof(
+  fc.record({ kind: fc.constant("create" as const), livemode: fc.boolean(), amountUsd: fc.integer({ min: 1, max: 50 }) }),
+  fc.record({ kind: fc.constant("pay" as const), index: fc.nat(), amount: fc.integer({ min: 1, max: 60 }) }),
+  fc.record({ kind: fc.constant("expire" as const), index: fc.nat() })
+)
+
+/** What each mode's views show of one account: its invoice ids (list, queue, CSV) and its overview's sums. */
+const modeViews = async (owner: TestMerchant, livemode: boolean) => {
+  const query = livemode ? "" : "?livemode=false"
+  const list = await owner.dashboard(`/api/dashboard/invoices${query}`)
+  const queue = await owner.dashboard(`/api/dashboard/invoices?exceptionStatus=open${livemode ? "" : "&livemode=false"}`)
+  const csv = await fetch(`${app.baseUrl}/api/dashboard/exports/invoices.csv${query}`, { headers: { authorization: `Bearer ${owner.sessionToken}` } }).then((response) =>
+    response.text()
+  )
+  const overview = (await owner.dashboard(`/api/dashboard/overview${query}`)).body
+  return {
+    listed: ids(list.body.invoices),
+    queued: ids(queue.body.invoices),
+    exported: csv.trim().split("\r\n").slice(1).map((row) => row.split(",")[0]).sort(),
+    counted: overview.invoicesByStatus.reduce((sum: number, row: { count: number }) => sum + row.count, 0),
+    received: overview.receivedByDay.reduce((sum: number, day: { amountUsd: number }) => sum + day.amountUsd, 0),
+    openExceptions: overview.openExceptions
+  }
+}
+
+describe("random interleavings of live and test invoices", () => {
+  it("never show a test invoice or its payments in a live view, nor a live one in a test view", async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(commandArbitrary, { minLength: 1, maxLength: 6 }), async (commands) => {
+        const owner = await app.createMerchant()
+        const made: Array<{ readonly invoice: Created; readonly livemode: boolean }> = []
+        const received = { live: 0, test: 0 }
+        for (const command of commands) {
+          if (command.kind === "create") {
+            const invoice = await create(owner, command.amountUsd, command.livemode ? "LIVE" : "TEST")
+            if (!command.livemode) await makeTest(invoice.id)
+            made.push({ invoice, livemode: command.livemode })
+            continue
+          }
+          const target = made[command.index % Math.max(made.length, 1)]
+          if (target === undefined) continue
+          if (command.kind === "expire") {
+            await owner.dashboard(`/api/dev/invoices/${target.invoice.id}/simulate-expiry`, { method: "POST", body: {} })
+            continue
+          }
+          const option = target.invoice.paymentOptions.find((candidate) => candidate.network === "ethereum")!
+          const paid = await owner.dashboard(`/api/dev/invoices/${target.invoice.id}/simulate-payment`, {
+            body: { paymentOptionId: option.id, amount: String(command.amount), confirmations: 1_000, transactionHash: txHash() }
+          })
+          if (paid.status === 200) received[target.livemode ? "live" : "test"] += command.amount
+        }
+        for (const livemode of [true, false]) {
+          const own = made.filter((entry) => entry.livemode === livemode).map((entry) => entry.invoice.id).sort()
+          const views = await modeViews(owner, livemode)
+          expect(views.listed).toEqual(own)
+          expect(views.exported).toEqual(own)
+          expect(views.counted).toBe(own.length)
+          expect(views.queued.every((id: string) => own.includes(id))).toBe(true)
+          expect(views.openExceptions).toBe(views.queued.length)
+          expect(views.received).toBeCloseTo(received[livemode ? "live" : "test"], 6)
+        }
+      }),
+      { numRuns: 8 }
+    )
+  }, 300_000)
 })
 
 describe("checkout settings per mode", () => {
