@@ -73,7 +73,7 @@ const program = Effect.gen(function*() {
   const merchantId = yield* accounts.createMerchant({ email: `bench-engine-${crypto.randomUUID()}@bench.local` })
   const zpub = HDKey.fromMasterSeed(crypto.getRandomValues(new Uint8Array(32)), { private: 0x04b2430c, public: 0x04b24746 })
     .derive("m/84'/0'/0'").publicExtendedKey
-  yield* settings.save(merchantId, {
+  yield* settings.save(merchantId, true, {
     issuedBy: "Bench Store",
     timing: { mode: "immediate", expiresAfterMinutes: 60 },
     methods: DEMO_METHODS.map((method) => (method.network === "bitcoin" ? { ...method, xpub: zpub } : method))

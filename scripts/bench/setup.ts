@@ -63,7 +63,7 @@ const oneMerchant = (label: string, reads: number) =>
     const invoices = yield* Invoices
     const evidence = yield* PaymentEvidence
     const merchantId = yield* accounts.createMerchant({ email: `bench-${label}-${crypto.randomUUID()}@bench.local` })
-    yield* settings.save(merchantId, {
+    yield* settings.save(merchantId, true, {
       issuedBy: "Bench Store",
       timing: { mode: "immediate", expiresAfterMinutes: 60 },
       methods: DEMO_METHODS.map((method) => (method.network === "bitcoin" ? { ...method, xpub: freshZpub() } : method))

@@ -52,7 +52,7 @@ const measure = async (openInvoices: number) => {
     const sql = yield* SqlClient.SqlClient
     const accounts = yield* Accounts
     const merchantId = yield* accounts.createMerchant({ email: `bench-watcher-${crypto.randomUUID()}@bench.local` })
-    yield* (yield* CheckoutSettingsRepo).save(merchantId, {
+    yield* (yield* CheckoutSettingsRepo).save(merchantId, true, {
       issuedBy: "Bench Store",
       timing: { mode: "immediate", expiresAfterMinutes: 60 },
       methods: [{ network: "ethereum", assetCode: "USDC", railType: "address_transfer", enabled: true, isDefault: true, recipientAddress: null, xpub: DEMO_KEYS.evmXpub }]

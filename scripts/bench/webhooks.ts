@@ -79,7 +79,7 @@ const program = Effect.gen(function*() {
   const invoices = yield* Invoices
   const evidence = yield* PaymentEvidence
   const merchantId = yield* accounts.createMerchant({ email: `bench-webhooks-${crypto.randomUUID()}@bench.local` })
-  yield* (yield* CheckoutSettingsRepo).save(merchantId, {
+  yield* (yield* CheckoutSettingsRepo).save(merchantId, true, {
     issuedBy: "Bench Store",
     timing: { mode: "immediate", expiresAfterMinutes: 60 },
     methods: [{ network: "base", assetCode: "USDC", railType: "wallet_contract", enabled: true, isDefault: true, recipientAddress: "0x000000000000000000000000000000000000dEaD",

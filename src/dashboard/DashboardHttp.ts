@@ -55,9 +55,11 @@ const shell = (names: Record<string, string>, explorers: Explorers) =>
 <a href="#/webhooks">Webhooks</a>
 <a href="#/lifecycle">Lifecycle</a>
 <a href="#/chain-watchers">Chain watchers</a>
+<label class="mode-switch"><input type="checkbox" role="switch" id="test-data"> Viewing test data</label>
 <button type="button" id="logout">Log out</button>
 </nav>
 </header>
+<p id="test-banner" class="test-banner" role="status" hidden><strong>Test data.</strong> You are viewing test mode: test invoices, payments, refunds and settings, made with test API keys. Nothing here is real money, and live data is hidden until you turn off “Viewing test data”.</p>
 <main id="app" aria-live="polite"><noscript><p>The dashboard needs JavaScript; the API is documented at <a href="/docs">/docs</a>.</p></noscript></main>
 </body>
 </html>

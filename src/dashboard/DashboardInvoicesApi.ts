@@ -3,6 +3,7 @@ import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/ht
 import { BadRequest, Conflict, NotFound } from "../http/ApiErrors.ts"
 import { DashboardAuthentication } from "../http/Authentication.ts"
 import { isStorableInstant } from "../db/TimestampRange.ts"
+import { LivemodeQuery } from "../http/LivemodeQuery.ts"
 import { InvoiceIdParams, requiredNote } from "../http/RequestSchemas.ts"
 import { QuoteView } from "../invoices/InvoiceQuoteRepo.ts"
 import { InvoiceSummaryView, InvoiceView } from "../domain/InvoiceResponses.ts"
@@ -28,7 +29,8 @@ export const InvoiceFilterQuery = {
   exceptionType: oneOf(["late_payment", "partial_payment"]),
   createdFrom: instant,
   createdTo: instant,
-  q: Schema.optionalKey(Schema.String.check(Schema.isMaxLength(200, { message: "must be at most 200 characters" })))
+  q: Schema.optionalKey(Schema.String.check(Schema.isMaxLength(200, { message: "must be at most 200 characters" }))),
+  ...LivemodeQuery
 }
 
 /** The actions that close the invoice's open exception, by the lifecycle's own rule; empty without an open exception. */
@@ -62,7 +64,7 @@ export const DashboardInvoicesGroup = HttpApiGroup.make("dashboardInvoices")
       success: Schema.Struct({ invoices: Schema.Array(DashboardInvoiceSummary), nextCursor: Schema.NullOr(Schema.String) }),
       error: BadRequest
     }).annotate(OpenApi.Summary, "List invoices").annotate(OpenApi.Description,
-      "The calling account's invoices, newest first, filtered; q is an invoice id (whole, or its start of 8 hex digits or more) or a part of the merchant reference or customer email."),
+      "The calling account's live invoices (test ones with livemode=false), newest first, filtered; q is an invoice id (whole, or its start of 8 hex digits or more) or a part of the merchant reference or customer email."),
     HttpApiEndpoint.get("detail", "/api/dashboard/invoices/:id", {
       params: InvoiceIdParams,
       success: Schema.Struct({
@@ -81,9 +83,10 @@ export const DashboardInvoicesGroup = HttpApiGroup.make("dashboardInvoices")
       success: Schema.String.pipe(HttpApiSchema.asText({ contentType: "text/csv" })),
       error: BadRequest
     }).annotate(OpenApi.Summary, "Export invoices as CSV").annotate(OpenApi.Description,
-      "Every matching invoice as RFC 4180 CSV (streamed), one row per invoice; cells that a spreadsheet would evaluate as formulas are prefixed with a single quote."),
-    HttpApiEndpoint.get("overview", "/api/dashboard/overview", { success: OverviewView }).annotate(OpenApi.Summary, "Dashboard overview").annotate(OpenApi.Description,
-      "The dashboard's landing view: the account's invoices by status, USD received per day over the last 30 days, open exceptions and refunds waiting to be paid."),
+      "Every matching invoice (live, or test with livemode=false) as RFC 4180 CSV (streamed), one row per invoice; cells that a spreadsheet would evaluate as formulas are prefixed with a single quote."),
+    HttpApiEndpoint.get("overview", "/api/dashboard/overview", { query: LivemodeQuery, success: OverviewView, error: BadRequest })
+      .annotate(OpenApi.Summary, "Dashboard overview").annotate(OpenApi.Description,
+        "The dashboard's landing view: the account's invoices by status, USD received per day over the last 30 days, open exceptions and refunds waiting to be paid; of its live invoices, or of its test ones with livemode=false."),
     HttpApiEndpoint.post("closeException", "/api/dashboard/invoices/:id/exception/close", {
       params: InvoiceIdParams,
       payload: CloseExceptionBody,

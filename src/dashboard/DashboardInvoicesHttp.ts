@@ -3,6 +3,7 @@ import { HttpServerResponse } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
 import { SqlClient } from "effect/sql"
 import { CurrentMerchant } from "../http/CurrentMerchant.ts"
+import { livemodeOf } from "../http/LivemodeQuery.ts"
 import { AppConfig } from "../config/AppConfig.ts"
 import { merchantInvoiceView } from "../domain/InvoiceViews.ts"
 import { checkoutApi } from "../http/CheckoutApi.ts"
@@ -26,7 +27,9 @@ const filtersOf = (query: {
   readonly createdFrom?: string
   readonly createdTo?: string
   readonly q?: string
+  readonly livemode?: "true" | "false"
 }): InvoiceFilters => ({
+  livemode: livemodeOf(query),
   status: query.status,
   exceptionStatus: query.exceptionStatus,
   exceptionType: query.exceptionType,
@@ -80,12 +83,12 @@ export const DashboardInvoicesHttpLive = HttpApiBuilder.group(checkoutApi(Dashbo
           const parts = yield* mapDomainErrors(invoices.closeException(merchant.merchantId, params.id, payload.action, payload.note))
           return merchantInvoiceView(parts, publicUrl, new Date(yield* Clock.currentTimeMillis))
         }))
-      .handle("overview", () =>
+      .handle("overview", ({ query }) =>
         Effect.gen(function*() {
           const merchant = yield* CurrentMerchant
           const now = new Date(yield* Clock.currentTimeMillis)
           const repo = yield* OverviewRepo.make
-          return overviewView(yield* repo.overview(merchant.merchantId, overviewStart(now)), now)
+          return overviewView(yield* repo.overview(merchant.merchantId, overviewStart(now), livemodeOf(query)), now)
         }).pipe(Effect.provideService(SqlClient.SqlClient, sql)))
       .handle("list", ({ query }) =>
         Effect.gen(function*() {

@@ -39,7 +39,7 @@ export const DemoMerchantLive = Layer.effectDiscard(Effect.gen(function*() {
   const existing = yield* accounts.findMerchantByEmail(DEMO_EMAIL)
   if (existing === undefined) {
     const merchantId = yield* accounts.createMerchant({ email: DEMO_EMAIL, isDemo: true, password: DEMO_PASSWORD })
-    yield* settings.save(merchantId, {
+    yield* settings.save(merchantId, true, {
       issuedBy: "Demo Store",
       timing: { mode: "immediate", expiresAfterMinutes: 60 },
       methods: DEMO_METHODS

@@ -2,6 +2,7 @@ import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
 import { BadRequest, NotFound } from "../http/ApiErrors.ts"
 import { DashboardAuthentication } from "../http/Authentication.ts"
+import { LivemodeQuery } from "../http/LivemodeQuery.ts"
 import { InvoiceIdParams } from "../http/RequestSchemas.ts"
 import { UnmatchedDeposit } from "./UnmatchedDeposit.ts"
 
@@ -12,11 +13,13 @@ export const UnmatchedDepositsGroup = HttpApiGroup.make("unmatchedDeposits")
         cursor: Schema.optionalKey(Schema.String).annotate({ description: "nextCursor of the previous page" }),
         limit: Schema.optionalKey(
           Schema.String.check(Schema.isPattern(/^(?:[1-9]\d?|100)$/, { message: "must be a number from 1 to 100" }))
-        ).annotate({ description: "Page size, 1 to 100 (default 50)" })
+        ).annotate({ description: "Page size, 1 to 100 (default 50)" }),
+        ...LivemodeQuery
       },
       success: Schema.Struct({ data: Schema.Array(UnmatchedDeposit), nextCursor: Schema.NullOr(Schema.String) }),
       error: BadRequest
-    }).annotate(OpenApi.Summary, "List unmatched deposits").annotate(OpenApi.Description, "The calling account's unmatched deposits, newest first."),
+    }).annotate(OpenApi.Summary, "List unmatched deposits").annotate(OpenApi.Description,
+      "The calling account's unmatched deposits to its live invoices (to its test invoices with livemode=false), newest first."),
     HttpApiEndpoint.get("forInvoice", "/api/dashboard/invoices/:id/unmatched-deposits", {
       params: InvoiceIdParams,
       success: Schema.Struct({ data: Schema.Array(UnmatchedDeposit) }),

@@ -1,6 +1,7 @@
 import { Effect, Layer } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { CurrentMerchant } from "../http/CurrentMerchant.ts"
+import { livemodeOf } from "../http/LivemodeQuery.ts"
 import { checkoutApi } from "../http/CheckoutApi.ts"
 import { UnmatchedDepositsGroup } from "./UnmatchedDepositsApi.ts"
 import { RequestErrors } from "../http/RequestErrors.ts"
@@ -13,7 +14,7 @@ export const UnmatchedDepositsHttpLive = HttpApiBuilder.group(checkoutApi(Unmatc
     return handlers
       .handle("list", ({ query }) =>
         Effect.flatMap(CurrentMerchant, (merchant) =>
-          deposits.page(merchant.merchantId, { cursor: query.cursor, limit: query.limit === undefined ? undefined : Number(query.limit) }).pipe(
+          deposits.page(merchant.merchantId, { livemode: livemodeOf(query), cursor: query.cursor, limit: query.limit === undefined ? undefined : Number(query.limit) }).pipe(
             Effect.catchTag("InvalidCursor", () =>
               Effect.fail(RequestErrors.invalidCursor()))
           )))

@@ -39,8 +39,11 @@ const PageRow = Schema.Struct({ ...UnmatchedDeposit.fields, position: Schema.Str
  * defects here, at the repository edge.
  */
 export class UnmatchedDepositsRepo extends Context.Service<UnmatchedDepositsRepo, {
-  /** A page of the merchant's unmatched deposits, newest first; `cursor` continues after a previous page. */
-  readonly page: (merchantId: string, options: { readonly cursor?: string | undefined; readonly limit?: number | undefined }) => Effect.Effect<UnmatchedDepositPage, InvalidCursor>
+  /** A page of the merchant's unmatched deposits to its live invoices (test ones with `livemode` false), newest first; `cursor` continues after a previous page. */
+  readonly page: (
+    merchantId: string,
+    options: { readonly livemode?: boolean | undefined; readonly cursor?: string | undefined; readonly limit?: number | undefined }
+  ) => Effect.Effect<UnmatchedDepositPage, InvalidCursor>
   /** Every unmatched deposit of one of the merchant's invoices, newest first; another merchant's invoice is not found. */
   readonly forInvoice: (merchantId: string, invoiceId: string) => Effect.Effect<ReadonlyArray<UnmatchedDeposit>, InvoiceNotFound>
 }>()("Deposits/UnmatchedDepositsRepo") {
@@ -57,11 +60,13 @@ export class UnmatchedDepositsRepo extends Context.Service<UnmatchedDepositsRepo
         d.reason, ${isoUtc("d.detected_at")} AS detected_at, ${isoUtc("d.invalidated_at")} AS invalidated_at, d.invalidation_reason`
 
       const findPage = SqlSchema.findAll({
-        Request: Schema.Struct({ merchantId: Schema.String, after: Schema.NullOr(Position), limit: Schema.Int }),
+        Request: Schema.Struct({ merchantId: Schema.String, livemode: Schema.Boolean, after: Schema.NullOr(Position), limit: Schema.Int }),
         Result: PageRow,
-        execute: ({ merchantId, after, limit }) =>
+        execute: ({ merchantId, livemode, after, limit }) =>
           sql`SELECT ${columns}, ${isoUtc("d.detected_at", "US")} AS position FROM unmatched_deposits d
-            WHERE d.merchant_id = ${merchantId}${after === null ? sql`` : sql` AND (d.detected_at, d.id) < (${after.at}::timestamptz, ${after.id}::uuid)`}
+            WHERE d.merchant_id = ${merchantId} AND EXISTS (SELECT 1 FROM invoices i WHERE i.id = d.invoice_id AND i.livemode = ${livemode})${
+            after === null ? sql`` : sql` AND (d.detected_at, d.id) < (${after.at}::timestamptz, ${after.id}::uuid)`
+          }
             ORDER BY d.detected_at DESC, d.id DESC LIMIT ${limit}`
       })
       const findForInvoice = SqlSchema.findAll({
@@ -81,7 +86,7 @@ export class UnmatchedDepositsRepo extends Context.Service<UnmatchedDepositsRepo
         page: Effect.fn("UnmatchedDepositsRepo.page")(function*(merchantId, options) {
           const limit = Math.min(Math.max(options.limit ?? DEFAULT_PAGE_SIZE, 1), MAX_PAGE_SIZE)
           const after = options.cursor === undefined ? null : yield* decodeCursor(options.cursor)
-          const rows = yield* Effect.orDie(findPage({ merchantId, after, limit: limit + 1 }))
+          const rows = yield* Effect.orDie(findPage({ merchantId, livemode: options.livemode ?? true, after, limit: limit + 1 }))
           const page = rows.slice(0, limit)
           const last = page.at(-1)
           return {

@@ -10,6 +10,8 @@ export type InvoiceSummaryRecord = typeof InvoiceSummaryRow.Type
 
 /** The dashboard's filters of a merchant's invoices (all optional, combined with AND). */
 export interface InvoiceFilters {
+  /** False: the merchant's test invoices only; true: its live ones only (issue #55: never mixed). */
+  readonly livemode: boolean
   readonly status?: string | undefined
   readonly exceptionStatus?: string | undefined
   readonly exceptionType?: string | undefined
@@ -38,7 +40,7 @@ const make = Effect.gen(function*() {
   }
 
   const conditionsOf = (merchantId: string, filters: InvoiceFilters & PageAfter) => {
-    const conditions = [sql`i.merchant_id = ${merchantId}`]
+    const conditions = [sql`i.merchant_id = ${merchantId}`, sql`i.livemode = ${filters.livemode}`]
     if (filters.status !== undefined) conditions.push(sql`i.status = ${filters.status}`)
     if (filters.exceptionStatus !== undefined) conditions.push(sql`i.exception_status = ${filters.exceptionStatus}`)
     if (filters.exceptionType !== undefined) conditions.push(sql`i.exception_type = ${filters.exceptionType}`)

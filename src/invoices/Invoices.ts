@@ -147,6 +147,8 @@ export class Invoices extends Context.Service<Invoices, {
         const createdAt = yield* now
         const plan = yield* planner.plan({
           merchantId: merchant.merchantId,
+          // Test invoices (issue #55) take the key's mode here.
+          livemode: true,
           invoiceId: id,
           amountMicros: centsToMicros(draft.amountUsd),
           createdAt,

@@ -4,6 +4,7 @@ import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
 import { BadRequest, Conflict, NotFound } from "../http/ApiErrors.ts"
 import { DashboardAuthentication } from "../http/Authentication.ts"
+import { LivemodeQuery } from "../http/LivemodeQuery.ts"
 import { integerBetween, PaymentTimingOverride, text } from "../http/RequestSchemas.ts"
 import { PaymentTiming } from "../domain/InvoiceResponses.ts"
 import { NETWORKS } from "./Networks.ts"
@@ -41,7 +42,8 @@ export const CheckoutSettingsBody = Schema.Struct({
     description: "Shop origins (https://host[:port]; loopback http:// outside production) whose pages may frame the payment page, at most 10. Left out: unchanged."
   })),
   // Read-only (a GET answer sent back); ignored.
-  warnings: Schema.optionalKey(Schema.Array(Schema.String).annotate({ message: "must be an array of strings" }))
+  warnings: Schema.optionalKey(Schema.Array(Schema.String).annotate({ message: "must be an array of strings" })),
+  livemode: Schema.optionalKey(Schema.Boolean.annotate({ message: "must be a boolean" }))
 }).annotate({ message: "must be a JSON object" })
 
 const MethodView = Schema.Struct({
@@ -59,6 +61,9 @@ const MethodView = Schema.Struct({
 })
 
 export const CheckoutSettingsView = Schema.Struct({
+  livemode: Schema.Boolean.annotate({
+    description: "The mode whose saved settings these are: false for test settings; true on a test read before test settings are saved (test invoices then use the live settings)"
+  }),
   issuedBy: Schema.NullOr(Schema.String),
   paymentTiming: Schema.Union([
     Schema.Struct({ mode: Schema.Literal("immediate"), expiresAfterMinutes: Schema.Number }),
@@ -71,13 +76,18 @@ export const CheckoutSettingsView = Schema.Struct({
   })
 }).annotate({ identifier: "CheckoutSettings" })
 
+const TEST_SETTINGS = "livemode=false reads or saves the test mode's settings (test invoices' payment methods, which may name testnet wallets). " +
+  "Until test settings are saved, test invoices use the live settings, and the test read answers those (livemode true)."
+
 export const CheckoutSettingsGroup = HttpApiGroup.make("checkoutSettings")
   .add(
-    HttpApiEndpoint.get("get", "/api/dashboard/checkout-settings", { success: CheckoutSettingsView, error: NotFound }).annotate(OpenApi.Summary, "Get checkout settings"),
-    HttpApiEndpoint.put("put", "/api/dashboard/checkout-settings", { payload: CheckoutSettingsBody, success: CheckoutSettingsView, error: [BadRequest, Conflict] }).annotate(
-      OpenApi.Summary,
-      "Save checkout settings"
-    ).annotate(BodyRules, paymentTimingRules)
+    HttpApiEndpoint.get("get", "/api/dashboard/checkout-settings", { query: LivemodeQuery, success: CheckoutSettingsView, error: [BadRequest, NotFound] })
+      .annotate(OpenApi.Summary, "Get checkout settings").annotate(OpenApi.Description, TEST_SETTINGS),
+    HttpApiEndpoint.put("put", "/api/dashboard/checkout-settings", { query: LivemodeQuery, payload: CheckoutSettingsBody, success: CheckoutSettingsView,
+      error: [BadRequest, Conflict] }).annotate(
+        OpenApi.Summary,
+        "Save checkout settings"
+      ).annotate(BodyRules, paymentTimingRules)
   )
   .middleware(DashboardAuthentication)
   .annotate(OpenApi.Description,

@@ -1,6 +1,7 @@
 import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { CurrentMerchant } from "../http/CurrentMerchant.ts"
+import { livemodeOf } from "../http/LivemodeQuery.ts"
 import { watchedNetworks } from "./WatchedNetworks.ts"
 import { AppConfig } from "../config/AppConfig.ts"
 import { checkoutApi } from "../http/CheckoutApi.ts"
@@ -29,14 +30,16 @@ export const CheckoutSettingsHttpLive = HttpApiBuilder.group(checkoutApi(Checkou
     const rails = yield* RailSettingsService
     const config = yield* AppConfig
     const watched = watchedNetworks(config.chains)
-    // In production nothing but a chain watcher can see a payment: a network without one cannot be offered.
-    const unwatchedNetwork = (methods: ReadonlyArray<MethodInput>) =>
-      config.env === "production" ? methods.find((method) => method.enabled && !watched.includes(method.network))?.network : undefined
+    // In production nothing but a chain watcher can see a payment: a network without one cannot be
+    // offered live. Test methods are paid through the test helpers where no test watcher runs.
+    const unwatchedNetwork = (methods: ReadonlyArray<MethodInput>, livemode: boolean) =>
+      config.env === "production" && livemode ? methods.find((method) => method.enabled && !watched.includes(method.network))?.network : undefined
 
     const tokenContract = (method: Pick<MethodInput, "network" | "assetCode">) =>
       method.assetCode === "BTC" ? null : tokenContractOf(rails.settings, method.network, method.assetCode) ?? null
 
     const view = (settings: CheckoutSettings, nextIndexes: ReadonlyMap<string, number>, warnings: ReadonlyArray<string>) => ({
+      livemode: settings.livemode,
       issuedBy: settings.issuedBy,
       paymentTiming: settings.timing,
       paymentMethods: settings.methods.map((method) => ({
@@ -55,8 +58,8 @@ export const CheckoutSettingsHttpLive = HttpApiBuilder.group(checkoutApi(Checkou
     })
 
     /** The saved settings with each key's counter and the warning for keys this database never derived from. */
-    const current = Effect.fnUntraced(function*(merchantId: string) {
-      const settings = yield* repo.find(merchantId)
+    const current = Effect.fnUntraced(function*(merchantId: string, livemode: boolean) {
+      const settings = yield* repo.find(merchantId, livemode)
       const nextIndexes = yield* ledger.nextIndexes(xpubsOf(settings.methods))
       const fresh = yield* ledger.neverIssued(xpubsOf(settings.methods.filter((method) => method.enabled)))
       return view(settings, nextIndexes, fresh.map(describeFresh))
@@ -72,23 +75,25 @@ export const CheckoutSettingsHttpLive = HttpApiBuilder.group(checkoutApi(Checkou
     })
 
     /** The first reason to refuse these methods, in the order the spec checks them; undefined when they can be saved. */
-    const refusal = (methods: ReadonlyArray<MethodInput>, sent: ReadonlyArray<SentMethod>) => {
+    const refusal = (methods: ReadonlyArray<MethodInput>, sent: ReadonlyArray<SentMethod>, livemode: boolean) => {
+      // Well-known public wallets are refused for real money only: a test method may name one.
       const problem = validateMethods(methods, (method) => method.assetCode === "BTC" || tokenContractOf(rails.settings, method.network, method.assetCode) !== undefined)
-        ?? (config.env === "production" ? publicWalletProblem(methods) : undefined)
+        ?? (config.env === "production" && livemode ? publicWalletProblem(methods) : undefined)
       if (problem !== undefined) return CheckoutSettingsErrors.invalidMethod(problem)
       const changedToken = sent.findIndex((method) => method.tokenContract !== undefined && method.tokenContract !== tokenContract(method))
       if (changedToken !== -1) return CheckoutSettingsErrors.tokenContractFixed(changedToken)
       const noFactory = methods.find((method) => method.enabled && method.railType === "wallet_contract" && !rails.isAvailable({ ...method, id: "" }))
       if (noFactory !== undefined) return CheckoutSettingsErrors.noForwarderFactory(noFactory.network)
-      const unwatched = unwatchedNetwork(methods)
+      const unwatched = unwatchedNetwork(methods, livemode)
       return unwatched === undefined ? undefined : CheckoutSettingsErrors.networkNotWatched(unwatched, endpointVariable(unwatched))
     }
 
     return handlers
-      .handle("get", () => Effect.flatMap(CurrentMerchant, (merchant) => current(merchant.merchantId)))
-      .handle("put", ({ payload }) =>
+      .handle("get", ({ query }) => Effect.flatMap(CurrentMerchant, (merchant) => current(merchant.merchantId, livemodeOf(query))))
+      .handle("put", ({ payload, query }) =>
         Effect.gen(function*() {
           const merchant = yield* CurrentMerchant
+          const livemode = livemodeOf(query)
           yield* paymentTimingChecked(payload.paymentTiming)
           const timing = timingFromOverride(payload.paymentTiming)
           const methods: Array<MethodInput> = payload.paymentMethods.map((method) => ({
@@ -101,13 +106,13 @@ export const CheckoutSettingsHttpLive = HttpApiBuilder.group(checkoutApi(Checkou
             xpub: method.xpub ?? null,
             startIndex: method.startIndex ?? null
           }))
-          const refused = refusal(methods, payload.paymentMethods) ?? (yield* behindProblem(methods))
+          const refused = refusal(methods, payload.paymentMethods, livemode) ?? (yield* behindProblem(methods))
           if (refused !== undefined) return yield* refused
-          const originsProblem = payload.embedOrigins === undefined ? undefined : embedOriginsProblem(payload.embedOrigins, config.env === "production")
+          const originsProblem = payload.embedOrigins === undefined ? undefined : embedOriginsProblem(payload.embedOrigins, config.env === "production" && livemode)
           if (originsProblem !== undefined) return yield* CheckoutSettingsErrors.invalidEmbedOrigins(originsProblem)
           for (const method of methods) if (method.xpub !== null && method.startIndex != null) yield* ledger.raiseStart(method.xpub, method.startIndex)
-          yield* repo.save(merchant.merchantId, { issuedBy: payload.issuedBy ?? null, timing, methods, embedOrigins: payload.embedOrigins })
-          const saved = yield* current(merchant.merchantId)
+          yield* repo.save(merchant.merchantId, livemode, { issuedBy: payload.issuedBy ?? null, timing, methods, embedOrigins: payload.embedOrigins })
+          const saved = yield* current(merchant.merchantId, livemode)
           for (const warning of saved.warnings) yield* Effect.logWarning(`checkout settings of merchant ${merchant.merchantId}: ${warning}`)
           return saved
         }))

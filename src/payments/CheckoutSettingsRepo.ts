@@ -9,6 +9,11 @@ import { recordIssued } from "./DerivationLedger.ts"
 
 export interface CheckoutSettings {
   readonly merchantId: string
+  /**
+   * The mode whose saved settings these are: false for test settings. A test read answers the live
+   * settings (`livemode: true`) until the merchant saves test settings.
+   */
+  readonly livemode: boolean
   /** False until the merchant saves settings: the values are then the defaults below, and no invoice can be created. */
   readonly configured: boolean
   readonly issuedBy: string | null
@@ -45,6 +50,7 @@ const PaymentMethodRow = Schema.Struct({
 
 /** A `checkout_settings` row with the merchant's payment methods in order. */
 const CheckoutSettingsRow = Schema.Struct({
+  livemode: Schema.Boolean,
   issuedBy: Schema.NullOr(Schema.String),
   timingMode: Schema.Literals(["immediate", "due_date"]),
   expiresAfterMinutes: Schema.NullOr(Schema.Int),
@@ -58,8 +64,9 @@ type CheckoutSettingsRow = typeof CheckoutSettingsRow.Type
 const NextIndex = Schema.Struct({ nextIndex: Schema.Int })
 
 /** What a new account's settings read as until the merchant saves them: no payment method yet. */
-export const defaultCheckoutSettings = (merchantId: string): CheckoutSettings => ({
+export const defaultCheckoutSettings = (merchantId: string, livemode = true): CheckoutSettings => ({
   merchantId,
+  livemode,
   configured: false,
   issuedBy: null,
   timing: DEFAULT_PAYMENT_TIMING,
@@ -81,8 +88,9 @@ type SettingsInput = {
   readonly embedOrigins?: ReadonlyArray<string> | undefined
 }
 
-const settingsColumns = (merchantId: string, { issuedBy, timing }: SettingsInput) => ({
+const settingsColumns = (merchantId: string, livemode: boolean, { issuedBy, timing }: SettingsInput) => ({
   merchant_id: merchantId,
+  livemode,
   issued_by: issuedBy,
   timing_mode: timing.mode,
   expires_after_minutes: timing.mode === "immediate" ? timing.expiresAfterMinutes : null,
@@ -90,9 +98,10 @@ const settingsColumns = (merchantId: string, { issuedBy, timing }: SettingsInput
   grace_period_days: timing.mode === "due_date" ? timing.gracePeriodDays : null
 })
 
-const methodColumns = (merchantId: string, method: MethodInput, position: number) => ({
+const methodColumns = (merchantId: string, livemode: boolean, method: MethodInput, position: number) => ({
   id: crypto.randomUUID(),
   merchant_id: merchantId,
+  livemode,
   network: method.network,
   asset_code: method.assetCode,
   rail_type: method.railType,
@@ -103,23 +112,23 @@ const methodColumns = (merchantId: string, method: MethodInput, position: number
   xpub: method.xpub
 })
 
-/** The settings row and the merchant's payment methods, in one transaction. */
+/** The settings row and the merchant's payment methods of one mode, in one transaction. */
 const writeSettings = (sql: SqlClient.SqlClient) =>
-  Effect.fnUntraced(function*(merchantId: string, settings: SettingsInput) {
-    yield* sql`INSERT INTO checkout_settings ${sql.insert(settingsColumns(merchantId, settings))}
-      ON CONFLICT (merchant_id) DO UPDATE SET issued_by = EXCLUDED.issued_by, timing_mode = EXCLUDED.timing_mode,
+  Effect.fnUntraced(function*(merchantId: string, livemode: boolean, settings: SettingsInput) {
+    yield* sql`INSERT INTO checkout_settings ${sql.insert(settingsColumns(merchantId, livemode, settings))}
+      ON CONFLICT (merchant_id, livemode) DO UPDATE SET issued_by = EXCLUDED.issued_by, timing_mode = EXCLUDED.timing_mode,
       expires_after_minutes = EXCLUDED.expires_after_minutes, due_after_days = EXCLUDED.due_after_days,
       grace_period_days = EXCLUDED.grace_period_days, updated_at = now()`
     if (settings.embedOrigins !== undefined) {
-      yield* sql`UPDATE checkout_settings SET embed_origins = ${settings.embedOrigins} WHERE merchant_id = ${merchantId}`
+      yield* sql`UPDATE checkout_settings SET embed_origins = ${settings.embedOrigins} WHERE merchant_id = ${merchantId} AND livemode = ${livemode}`
     }
     // Methods left out of the new list are removed; invoices keep their own copies of options.
     const kept = settings.methods.map((method) => `${method.network}:${method.assetCode}:${method.railType}`)
-    yield* sql`DELETE FROM payment_methods WHERE merchant_id = ${merchantId}
+    yield* sql`DELETE FROM payment_methods WHERE merchant_id = ${merchantId} AND livemode = ${livemode}
       AND NOT (network || ':' || asset_code || ':' || rail_type = ANY(${kept}))`
     for (const [position, method] of settings.methods.entries()) {
-      yield* sql`INSERT INTO payment_methods ${sql.insert(methodColumns(merchantId, method, position))}
-        ON CONFLICT (merchant_id, network, asset_code, rail_type) DO UPDATE SET enabled = EXCLUDED.enabled,
+      yield* sql`INSERT INTO payment_methods ${sql.insert(methodColumns(merchantId, livemode, method, position))}
+        ON CONFLICT (merchant_id, livemode, network, asset_code, rail_type) DO UPDATE SET enabled = EXCLUDED.enabled,
         is_default = EXCLUDED.is_default, position = EXCLUDED.position,
         recipient_address = EXCLUDED.recipient_address,
         xpub = EXCLUDED.xpub`
@@ -127,10 +136,15 @@ const writeSettings = (sql: SqlClient.SqlClient) =>
   }, sql.withTransaction, Effect.orDie)
 
 export class CheckoutSettingsRepo extends Context.Service<CheckoutSettingsRepo, {
-  /** The saved settings, or the defaults (`configured: false`) when the merchant has saved none. */
-  readonly find: (merchantId: string) => Effect.Effect<CheckoutSettings>
-  readonly save: (merchantId: string, settings: SettingsInput) => Effect.Effect<void>
-  /** The shop origins that may frame this invoice's payment page (its merchant's embedOrigins); none for an unknown invoice. */
+  /**
+   * The settings of one mode (`livemode` false: test), or the defaults (`configured: false`) when the
+   * merchant has saved none. Until test settings are saved, a test read falls back to the live
+   * settings (their `livemode` says so): test invoices use the live methods.
+   */
+  readonly find: (merchantId: string, livemode: boolean) => Effect.Effect<CheckoutSettings>
+  /** Saves the settings of one mode; the other mode's are untouched. */
+  readonly save: (merchantId: string, livemode: boolean, settings: SettingsInput) => Effect.Effect<void>
+  /** The shop origins that may frame this invoice's payment page (its merchant's embedOrigins of its mode, live ones until test ones are saved); none for an unknown invoice. */
   readonly embedOriginsOfInvoice: (invoiceId: string) => Effect.Effect<ReadonlyArray<string>>
   /**
    * Reserves fresh derivation indexes for one invoice's deposit options, counted per extended key:
@@ -145,14 +159,15 @@ export class CheckoutSettingsRepo extends Context.Service<CheckoutSettingsRepo, 
       const sql = yield* SqlClient.SqlClient
       const addressPool = yield* BitcoinAddressPool
       const findSettings = SqlSchema.findOneOption({
-        Request: Schema.Struct({ merchantId: Schema.String }),
+        Request: Schema.Struct({ merchantId: Schema.String, livemode: Schema.Boolean }),
         Result: CheckoutSettingsRow,
-        execute: ({ merchantId }) =>
+        execute: ({ merchantId, livemode }) =>
           sql`SELECT s.*, COALESCE((SELECT json_agg(json_build_object(
               'id', m.id, 'network', m.network, 'assetCode', m.asset_code, 'railType', m.rail_type, 'enabled', m.enabled,
               'isDefault', m.is_default, 'position', m.position, 'recipientAddress', m.recipient_address, 'xpub', m.xpub)
-              ORDER BY m.position, m.id) FROM payment_methods m WHERE m.merchant_id = s.merchant_id), '[]'::json) AS methods
-            FROM checkout_settings s WHERE s.merchant_id = ${merchantId}`
+              ORDER BY m.position, m.id) FROM payment_methods m WHERE m.merchant_id = s.merchant_id AND m.livemode = s.livemode), '[]'::json) AS methods
+            FROM checkout_settings s WHERE s.merchant_id = ${merchantId} AND s.livemode IN (${livemode}, true)
+            ORDER BY s.livemode = ${livemode} DESC LIMIT 1`
       })
       const advanceCounter = SqlSchema.findOne({
         Request: Schema.Struct({ xpub: Schema.String, count: Schema.Int }),
@@ -167,19 +182,21 @@ export class CheckoutSettingsRepo extends Context.Service<CheckoutSettingsRepo, 
       const findEmbedOrigins = SqlSchema.findOneOption({
         Request: Schema.Struct({ invoiceId: Schema.String }),
         Result: Schema.Struct({ embedOrigins: Schema.Array(Schema.String) }),
-        execute: ({ invoiceId }) => sql`SELECT s.embed_origins FROM invoices i JOIN checkout_settings s ON s.merchant_id = i.merchant_id WHERE i.id = ${invoiceId}`
+        execute: ({ invoiceId }) =>
+          sql`SELECT s.embed_origins FROM invoices i JOIN checkout_settings s ON s.merchant_id = i.merchant_id AND s.livemode IN (i.livemode, true)
+            WHERE i.id = ${invoiceId} ORDER BY s.livemode = i.livemode DESC LIMIT 1`
       })
       const write = writeSettings(sql)
       return {
-        find: Effect.fnUntraced(function*(merchantId) {
-          const found = yield* findSettings({ merchantId })
-          if (Option.isNone(found)) return defaultCheckoutSettings(merchantId)
+        find: Effect.fnUntraced(function*(merchantId, livemode) {
+          const found = yield* findSettings({ merchantId, livemode })
+          if (Option.isNone(found)) return defaultCheckoutSettings(merchantId, livemode)
           const { embedOrigins, issuedBy, methods } = found.value
-          return { merchantId, configured: true, issuedBy, timing: timingFromRow(found.value), methods, embedOrigins }
+          return { merchantId, livemode: found.value.livemode, configured: true, issuedBy, timing: timingFromRow(found.value), methods, embedOrigins }
         }, Effect.orDie),
         embedOriginsOfInvoice: (invoiceId) => findEmbedOrigins({ invoiceId }).pipe(Effect.map(Option.match({ onNone: () => [], onSome: (row) => row.embedOrigins })), Effect.orDie),
-        save: Effect.fn("CheckoutSettingsRepo.save")(function*(merchantId, settings) {
-          yield* write(merchantId, settings)
+        save: Effect.fn("CheckoutSettingsRepo.save")(function*(merchantId, livemode, settings) {
+          yield* write(merchantId, livemode, settings)
           // Filled after the commit: a refill waits for its turn, which must not happen while this
           // transaction holds a connection (the embedded database has only one).
           for (const method of settings.methods) {

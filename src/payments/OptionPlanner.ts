@@ -21,6 +21,8 @@ export interface NewOption extends PaymentOptionRecord {
 
 export interface PlanRequest {
   readonly merchantId: string
+  /** False for a test invoice: the merchant's test settings, or the live ones until test settings are saved. */
+  readonly livemode: boolean
   readonly invoiceId: InvoiceId
   readonly amountMicros: Micros
   readonly createdAt: Date
@@ -168,7 +170,7 @@ export class OptionPlanner extends Context.Service<OptionPlanner, {
       })
 
       const plan = Effect.fn("OptionPlanner.plan")(function*(request: PlanRequest) {
-        const settings = yield* settingsRepo.find(request.merchantId)
+        const settings = yield* settingsRepo.find(request.merchantId, request.livemode)
         if (!settings.configured) return yield* new CheckoutConfigurationNotFound()
         const timing = resolveTiming(request.timing ?? settings.timing, request.createdAt)
         const offered = yield* offeredMethods(settings.methods, timing, rails.isAvailable)

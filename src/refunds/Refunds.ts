@@ -124,7 +124,8 @@ export class Refunds extends Context.Service<Refunds, {
     { readonly refund: RefundRecord; readonly created: boolean },
     InvoiceNotFound | PaymentOptionNotFound | InvalidRequest | NothingToRefund | RefundAlreadyRequested | RefundStatusConflict
   >
-  readonly list: (merchantId: string, status: RefundStatus | undefined) => Effect.Effect<ReadonlyArray<RefundRecord>>
+  /** The refunds of the merchant's live invoices, or of its test ones (`livemode` false). */
+  readonly list: (merchantId: string, livemode: boolean, status: RefundStatus | undefined) => Effect.Effect<ReadonlyArray<RefundRecord>>
   readonly listForInvoice: (merchantId: string, invoiceId: string) => Effect.Effect<ReadonlyArray<RefundRecord>, InvoiceNotFound>
   readonly get: (merchantId: string, refundId: string) => Effect.Effect<RefundRecord, RefundNotFound>
   /** The merchant picks one of an option's pending requests; the others are rejected (issue #52). Idempotent. */
@@ -257,7 +258,7 @@ export class Refunds extends Context.Service<Refunds, {
         signatureDomain,
         forInvoice,
         request,
-        list: (merchantId, status) => repo.listByMerchant(merchantId, status ?? null, REFUND_LIST_LIMIT),
+        list: (merchantId, livemode, status) => repo.listByMerchant(merchantId, livemode, status ?? null, REFUND_LIST_LIMIT),
         listForInvoice: (merchantId, invoiceId) =>
           Effect.flatMap(invoices.find(invoiceId), (parts) =>
             parts === undefined || parts.invoice.merchantId !== merchantId

@@ -2,6 +2,7 @@ import { Effect, Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import { BadRequest, Conflict, NotFound, ServiceUnavailable, TooManyRequests } from "../http/ApiErrors.ts"
 import { DashboardAuthentication } from "../http/Authentication.ts"
+import { LivemodeQuery } from "../http/LivemodeQuery.ts"
 import { type DomainError, toHttpError } from "../http/ErrorMapping.ts"
 import type * as Errors from "../domain/Errors.ts"
 import { InvoiceIdParams, requiredNote, text, UuidParam } from "../http/RequestSchemas.ts"
@@ -83,11 +84,13 @@ export const DashboardRefundsGroup = HttpApiGroup.make("dashboardRefunds")
   .add(
     HttpApiEndpoint.get("list", "/api/dashboard/refunds", {
       query: {
-        status: Schema.optionalKey(Schema.Literals(REFUND_STATUSES).annotate({ message: `must be one of ${REFUND_STATUSES.join(", ")}` }))
+        status: Schema.optionalKey(Schema.Literals(REFUND_STATUSES).annotate({ message: `must be one of ${REFUND_STATUSES.join(", ")}` })),
+        ...LivemodeQuery
       },
       success: RefundList,
       error: BadRequest
-    }).annotate(OpenApi.Summary, "List refunds").annotate(OpenApi.Description, "The account's refunds, newest first (at most 100), optionally of one status."),
+    }).annotate(OpenApi.Summary, "List refunds").annotate(OpenApi.Description,
+      "The refunds of the account's live invoices (of its test invoices with livemode=false), newest first (at most 100), optionally of one status."),
     HttpApiEndpoint.get("invoice", "/api/dashboard/invoices/:id/refunds", {
       params: InvoiceIdParams,
       success: RefundList,

@@ -5,6 +5,7 @@ import { RateLimits } from "../accounts/RateLimits.ts"
 import { formatAtomic } from "../domain/Money.ts"
 import { checkoutApi } from "../http/CheckoutApi.ts"
 import { CurrentMerchant } from "../http/CurrentMerchant.ts"
+import { livemodeOf } from "../http/LivemodeQuery.ts"
 import { clientAddress, orTooManyRequests } from "../http/RateLimitAnswers.ts"
 import { PublicRefundView, publicRefundView, refundView } from "./Refund.ts"
 import { type RefundableOption, Refunds } from "./Refunds.ts"
@@ -50,7 +51,7 @@ export const DashboardRefundsHttpLive = HttpApiBuilder.group(checkoutApi(Dashboa
       .handle("list", ({ query }) =>
         Effect.gen(function*() {
           const merchant = yield* CurrentMerchant
-          const found = yield* refunds.list(merchant.merchantId, query.status)
+          const found = yield* refunds.list(merchant.merchantId, livemodeOf(query), query.status)
           return { data: found.map(refundView) }
         }))
       .handle("invoice", ({ params }) =>

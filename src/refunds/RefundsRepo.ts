@@ -17,7 +17,7 @@ const mutableValues = (refund: RefundRecord) => {
   return Object.fromEntries(MUTABLE_FIELDS.map((field) => [field, row[field]]))
 }
 
-const MerchantRefunds = Schema.Struct({ merchantId: Schema.String, status: Schema.NullOr(RefundStatus), limit: Schema.Number })
+const MerchantRefunds = Schema.Struct({ merchantId: Schema.String, livemode: Schema.Boolean, status: Schema.NullOr(RefundStatus), limit: Schema.Number })
 
 /**
  * Persistence of refunds and of their outbox events (written in the same statement as the change).
@@ -36,7 +36,8 @@ export class RefundsRepo extends Context.Service<RefundsRepo, {
   /** The invoice's refunds, oldest first. */
   readonly listByInvoice: (invoiceId: string) => Effect.Effect<ReadonlyArray<RefundRecord>>
   /** The merchant's refunds, newest first, optionally of one status. */
-  readonly listByMerchant: (merchantId: string, status: RefundRecord["status"] | null, limit: number) => Effect.Effect<ReadonlyArray<RefundRecord>>
+  /** The merchant's refunds of its live invoices, or of its test ones (`livemode` false), newest first. */
+  readonly listByMerchant: (merchantId: string, livemode: boolean, status: RefundRecord["status"] | null, limit: number) => Effect.Effect<ReadonlyArray<RefundRecord>>
   /**
    * Saves a change of a refund read in status `from`, and its event when one is given, in one
    * statement; false (nothing written) when the refund is no longer in `from`.
@@ -89,8 +90,9 @@ export class RefundsRepo extends Context.Service<RefundsRepo, {
       const listByMerchant = SqlSchema.findAll({
         Request: MerchantRefunds,
         Result: RefundRow,
-        execute: ({ limit, merchantId, status }) =>
-          sql`SELECT * FROM refunds WHERE merchant_id = ${merchantId}${status === null ? sql`` : sql` AND status = ${status}`}
+        execute: ({ limit, livemode, merchantId, status }) =>
+          sql`SELECT * FROM refunds WHERE merchant_id = ${merchantId}
+            AND invoice_id IN (SELECT id FROM invoices WHERE merchant_id = ${merchantId} AND livemode = ${livemode})${status === null ? sql`` : sql` AND status = ${status}`}
             ORDER BY requested_at DESC, id DESC LIMIT ${limit}`
       })
       const watched = SqlSchema.findAll({
@@ -141,7 +143,7 @@ export class RefundsRepo extends Context.Service<RefundsRepo, {
         listByOption: (invoiceId, paymentOptionId) => Effect.orDie(listByOption({ invoiceId, paymentOptionId })),
         payersOf: (paymentOptionId) => payersOf(paymentOptionId).pipe(Effect.map((rows) => [...new Set(rows.map((row) => row.payerAddress))]), Effect.orDie),
         listByInvoice: (invoiceId) => Effect.orDie(listByInvoice(invoiceId)),
-        listByMerchant: (merchantId, status, limit) => Effect.orDie(listByMerchant({ merchantId, status, limit })),
+        listByMerchant: (merchantId, livemode, status, limit) => Effect.orDie(listByMerchant({ merchantId, livemode, status, limit })),
         update: (refund, from, event) =>
           sql<{ readonly written: number }>`WITH written AS (UPDATE refunds SET ${sql.update(mutableValues(refund))}
               WHERE id = ${refund.id} AND status = ${from} RETURNING id)${outboxOf(refund, event)}

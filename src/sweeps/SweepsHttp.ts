@@ -1,6 +1,7 @@
 import { Effect, Layer } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { CurrentMerchant } from "../http/CurrentMerchant.ts"
+import { livemodeOf } from "../http/LivemodeQuery.ts"
 import { checkoutApi } from "../http/CheckoutApi.ts"
 import { SweepsGroup } from "./SweepsApi.ts"
 import { SweepsRepo } from "./SweepsRepo.ts"
@@ -9,5 +10,5 @@ export const SweepsHttpLive = HttpApiBuilder.group(checkoutApi(SweepsGroup), "sw
   Effect.gen(function*() {
     const sweeps = yield* SweepsRepo
     return handlers.handle("list",
-      ({ query }) => Effect.flatMap(CurrentMerchant, (merchant) => sweeps.list(merchant.merchantId, query.status)).pipe(Effect.map((data) => ({ data }))))
+      ({ query }) => Effect.flatMap(CurrentMerchant, (merchant) => sweeps.list(merchant.merchantId, query.status, livemodeOf(query))).pipe(Effect.map((data) => ({ data }))))
   })).pipe(Layer.provide(SweepsRepo.layer))

@@ -39,17 +39,17 @@ const view = (row: typeof Row.Type): ForwarderSweep => ({
 
 /** The calling account's forwarder sweeps (wallet-contract payments on their way to the recipient). */
 export class SweepsRepo extends Context.Service<SweepsRepo, {
-  /** The newest 100, optionally of one status. */
-  readonly list: (merchantId: string, status: SweepStatus | undefined) => Effect.Effect<ReadonlyArray<ForwarderSweep>>
+  /** The newest 100 of the live invoices' payments (of the test invoices' with `livemode` false), optionally of one status. */
+  readonly list: (merchantId: string, status: SweepStatus | undefined, livemode?: boolean) => Effect.Effect<ReadonlyArray<ForwarderSweep>>
 }>()("Sweeps/SweepsRepo") {
   static readonly layer = Layer.effect(
     SweepsRepo,
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
       const find = SqlSchema.findAll({
-        Request: Schema.Struct({ merchantId: Schema.String, status: Schema.NullOr(SweepStatus) }),
+        Request: Schema.Struct({ merchantId: Schema.String, status: Schema.NullOr(SweepStatus), livemode: Schema.Boolean }),
         Result: Row,
-        execute: ({ merchantId, status }) => {
+        execute: ({ merchantId, status, livemode }) => {
           const filter = status === null
             ? sql`p.sweep_status IS NOT NULL`
             : status === "failed"
@@ -62,13 +62,13 @@ export class SweepsRepo extends Context.Service<SweepsRepo, {
               p.amount_atomic::text AS amount_atomic, p.confirmed_at, p.sweep_status, p.sweep_attempts, p.sweep_error,
               p.sweep_next_attempt_at, p.sweep_transaction_hash, p.swept_at
             FROM payments p JOIN invoices i ON i.id = p.invoice_id JOIN payment_options o ON o.id = p.payment_option_id
-            WHERE i.merchant_id = ${merchantId} AND p.invalidated_at IS NULL AND ${filter}
+            WHERE i.merchant_id = ${merchantId} AND i.livemode = ${livemode} AND p.invalidated_at IS NULL AND ${filter}
             ORDER BY p.observed_at DESC, p.id DESC LIMIT 100`
         }
       })
       return {
-        list: Effect.fn("SweepsRepo.list")(function*(merchantId, status) {
-          return (yield* find({ merchantId, status: status ?? null })).map(view)
+        list: Effect.fn("SweepsRepo.list")(function*(merchantId, status, livemode = true) {
+          return (yield* find({ merchantId, status: status ?? null, livemode })).map(view)
         }, Effect.orDie)
       }
     })

@@ -2,6 +2,7 @@ import { Schema, Struct } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import { BadRequest, NotFound } from "../http/ApiErrors.ts"
 import { DashboardAuthentication } from "../http/Authentication.ts"
+import { LivemodeQuery } from "../http/LivemodeQuery.ts"
 import { text, UuidParam } from "../http/RequestSchemas.ts"
 import { jsonOf } from "../domain/Model.ts"
 import { DeliveryAttempt, DeliveryStatus, DeliveryView } from "./Delivery.ts"
@@ -52,11 +53,13 @@ export const WebhooksGroup = HttpApiGroup.make("webhooks")
         status: Schema.optionalKey(DeliveryStatus.annotate({ message: "must be one of pending, delivered, failed" })),
         event: Schema.optionalKey(EventName),
         cursor: Schema.optionalKey(Schema.String),
-        limit: Schema.optionalKey(Schema.String.check(Schema.isPattern(/^(?:[1-9]\d?|1\d\d|200)$/, { message: "must be a number from 1 to 200" })))
+        limit: Schema.optionalKey(Schema.String.check(Schema.isPattern(/^(?:[1-9]\d?|1\d\d|200)$/, { message: "must be a number from 1 to 200" }))),
+        ...LivemodeQuery
       },
       success: Schema.Struct({ deliveries: Schema.Array(Delivery), nextCursor: Schema.NullOr(Schema.String) }),
       error: BadRequest
-    }).annotate(OpenApi.Summary, "List webhook deliveries"),
+    }).annotate(OpenApi.Summary, "List webhook deliveries").annotate(OpenApi.Description,
+      "The deliveries of the account's live invoices' events (of its test invoices' with livemode=false), newest first."),
     HttpApiEndpoint.post("redeliver", "/api/dashboard/webhook-deliveries/:id/redeliver", {
       params: Schema.Struct({ id: UuidParam }),
       success: Delivery,

@@ -1,6 +1,7 @@
 import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { CurrentMerchant } from "../http/CurrentMerchant.ts"
+import { livemodeOf } from "../http/LivemodeQuery.ts"
 import { checkoutApi } from "../http/CheckoutApi.ts"
 import { WebhooksGroup } from "./WebhooksApi.ts"
 import { RequestErrors } from "../http/RequestErrors.ts"
@@ -30,8 +31,9 @@ export const WebhooksHttpLive = HttpApiBuilder.group(checkoutApi(WebhooksGroup),
       .handle("rotateSecret", () => Effect.flatMap(CurrentMerchant, (merchant) => Effect.map(settings.rotateSecret(merchant.merchantId), (secret) => ({ secret }))))
       .handle("listDeliveries", ({ query }) =>
         Effect.flatMap(CurrentMerchant, (merchant) =>
-          dispatcher.list(merchant.merchantId, { ...query, limit: query.limit === undefined ? undefined : Number(query.limit) }).pipe(
-            Effect.catchTag("InvalidCursor", () => Effect.fail(RequestErrors.invalidCursor()))
+          dispatcher.list(merchant.merchantId, { ...query, livemode: livemodeOf(query), limit: query.limit === undefined ? undefined : Number(query.limit) }).pipe(
+            Effect.catchTag("InvalidCursor", () =>
+              Effect.fail(RequestErrors.invalidCursor()))
           )))
       .handle("redeliver", ({ params }) =>
         Effect.flatMap(CurrentMerchant, (merchant) =>

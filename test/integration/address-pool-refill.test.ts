@@ -97,7 +97,7 @@ it.layer(Accounts.layer.pipe(Layer.provideMerge(testDatabase())), suiteOptions)(
         const holding = yield* Effect.forkScoped(Effect.all(Array.from({ length: REFILLS_AT_ONCE }, () => pool.refill(freshZpub())), { concurrency: "unbounded" }))
         yield* Deferred.await(allDeriving)
         const xpub = freshZpub()
-        const saving = yield* Effect.forkScoped(settings.save(merchantId, {
+        const saving = yield* Effect.forkScoped(settings.save(merchantId, true, {
           issuedBy: null,
           timing: { mode: "immediate", expiresAfterMinutes: 60 },
           methods: [{ network: "bitcoin", assetCode: "BTC", railType: "address_transfer", enabled: true, isDefault: true, recipientAddress: null, xpub }]

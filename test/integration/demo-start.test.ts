@@ -21,7 +21,7 @@ const start = () => {
   return Effect.gen(function*() {
     const { jwtSecret, encryptionKey } = yield* Secrets
     const merchant = yield* Effect.flatMap(Accounts, (accounts) => accounts.findMerchantByEmail(DEMO_EMAIL))
-    const settings = yield* Effect.flatMap(CheckoutSettingsRepo, (repo) => repo.find(merchant!.id))
+    const settings = yield* Effect.flatMap(CheckoutSettingsRepo, (repo) => repo.find(merchant!.id, true))
     return { jwtSecret, encryptionKey, merchantId: merchant!.id, settings, printed: printed.mock.calls.flat().join("\n") }
   }).pipe(
     Effect.provide(DemoMerchantLive.pipe(Layer.provideMerge(ServicesLive), Layer.provideMerge(testConfigLayer({ demo: true, dataDir, databaseUrl: undefined })))),

@@ -32,7 +32,7 @@ it.layer(SuiteAccount.layer().pipe(Layer.provideMerge(testServices())), suiteOpt
         const admission = yield* ApiKeyAdmission
         const limits = yield* RateLimits
         const settings = yield* CheckoutSettingsRepo
-        const hotPath = yield* spanNames(Effect.all([Effect.orDie(admission.admit(apiKey)), limits.api(merchantId), settings.find(merchantId)]))
+        const hotPath = yield* spanNames(Effect.all([Effect.orDie(admission.admit(apiKey)), limits.api(merchantId), settings.find(merchantId, true)]))
         expect(hotPath.filter((name) => name !== "postgres")).toEqual([])
       }))
   })

@@ -267,20 +267,23 @@ export const InMemoryCheckoutSettingsRepo = Layer.effect(
     const store = yield* InMemoryStore
     const counters = new Map<string, number>()
     return {
-      find: (merchantId) =>
+      // Keyed by merchant and mode; a test read falls back to the live settings, as the SQL repository's does.
+      find: (merchantId, livemode) =>
         Effect.sync(() =>
-          store.settings.get(merchantId) ??
-            { merchantId, configured: false, issuedBy: null, timing: { mode: "immediate", expiresAfterMinutes: 60 }, methods: [], embedOrigins: [] }
+          store.settings.get(`${merchantId}:${livemode}`) ?? store.settings.get(`${merchantId}:true`) ??
+            { merchantId, livemode, configured: false, issuedBy: null, timing: { mode: "immediate", expiresAfterMinutes: 60 }, methods: [], embedOrigins: [] }
         ),
-      save: (merchantId, settings) =>
+      save: (merchantId, livemode, settings) =>
         Effect.sync(() => {
-          store.settings.set(merchantId, {
+          const key = `${merchantId}:${livemode}`
+          store.settings.set(key, {
             merchantId,
+            livemode,
             configured: true,
             issuedBy: settings.issuedBy,
             timing: settings.timing,
             methods: settings.methods.map((method, position) => ({ ...method, id: `${merchantId}:${position}`, position })),
-            embedOrigins: settings.embedOrigins ?? store.settings.get(merchantId)?.embedOrigins ?? []
+            embedOrigins: settings.embedOrigins ?? store.settings.get(key)?.embedOrigins ?? []
           })
         }),
       embedOriginsOfInvoice: () => Effect.succeed([]),
@@ -372,7 +375,7 @@ export const inMemoryServices = (options: InMemoryOptions = {}) => {
   const merchant = Layer.effectDiscard(
     Effect.flatMap(CheckoutSettingsRepo,
       (settings) =>
-        settings.save(IN_MEMORY_MERCHANT, { issuedBy: "Test Store", timing: options.timing ?? { mode: "immediate", expiresAfterMinutes: 60 }, methods: IN_MEMORY_METHODS }))
+        settings.save(IN_MEMORY_MERCHANT, true, { issuedBy: "Test Store", timing: options.timing ?? { mode: "immediate", expiresAfterMinutes: 60 }, methods: IN_MEMORY_METHODS }))
   )
   return Layer.mergeAll(Invoices.layer, PaymentEvidence.layer, DeadlineSweeper.layer, merchant).pipe(
     // No refunds in memory: an invalidation has nothing to reject.

@@ -127,7 +127,7 @@ export const newMerchant = (options: MerchantOptions = {}) =>
     const settings = yield* CheckoutSettingsRepo
     const merchantId = yield* accounts.createMerchant({ email })
     if (options.withSettings !== false) {
-      yield* settings.save(merchantId, {
+      yield* settings.save(merchantId, true, {
         issuedBy: options.issuedBy === undefined ? "Test Store" : options.issuedBy,
         timing: options.timing ?? { mode: "immediate", expiresAfterMinutes: 60 },
         methods: options.methods ?? DEMO_METHODS.map((method) => (method.network === "bitcoin" ? { ...method, xpub: freshZpub() } : method))

@@ -5,6 +5,7 @@
  */
 
 import type { Overview } from "./Api.ts"
+import { inMode } from "./Mode.ts"
 import { api, cardTable, h, show, statusBadge, svg, usd } from "./Ui.ts"
 
 type Day = Overview["receivedByDay"][number]
@@ -73,7 +74,7 @@ const statusList = (overview: Overview) =>
   ))
 
 export const overviewView = async () => {
-  const overview = await api<Overview>("GET", "/api/dashboard/overview")
+  const overview = await api<Overview>("GET", inMode("/api/dashboard/overview"))
   show(h("h1", {}, "Overview"), h("p", {}, h("a", { class: "button", href: "#/invoices/new" }, "New invoice")),
     h("div", { class: "tiles" }, tile("open exceptions to review", overview.openExceptions, "#/exceptions", "exceptions"),
       tile("refunds waiting to be paid", overview.waitingRefunds, "#/refunds?status=requested", "refunds")),

@@ -10,6 +10,7 @@
 
 import type { PreparedRefundTransaction, PrepareRefundBody, Refund, RefundList, RejectRefundBody } from "./Api.ts"
 import { transactionLink } from "./Links.ts"
+import { inMode } from "./Mode.ts"
 import { api, type ApiError, cardTable, copyButton, h, notice, select, show, submitting, Superseded, when } from "./Ui.ts"
 
 const STATUS_WORDS = { requested: "Requested", sent: "Sent", completed: "Completed", rejected: "Rejected" } as const satisfies Record<Refund["status"], string>
@@ -140,7 +141,7 @@ export const refundsView = async (params: URLSearchParams) => {
     const chosen = String(new FormData(filters).get("status") ?? "")
     location.hash = chosen === "" ? "#/refunds" : `#/refunds?status=${encodeURIComponent(chosen)}`
   })
-  const { data } = await api<RefundList>("GET", `/api/dashboard/refunds${status === "" ? "" : `?status=${encodeURIComponent(status)}`}`)
+  const { data } = await api<RefundList>("GET", inMode(`/api/dashboard/refunds${status === "" ? "" : `?status=${encodeURIComponent(status)}`}`))
   const panel = h("div", { class: "refund-panel" })
   show(h("h1", {}, "Refunds"),
     h("p", {}, "Refunds payers asked for, newest first. The service holds no funds: you send each refund from your own wallet, ",

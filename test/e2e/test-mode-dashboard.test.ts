@@ -1,0 +1,104 @@
+import { existsSync } from "node:fs"
+import type { Browser, Page } from "playwright-core"
+import { Effect } from "effect"
+import { SqlClient } from "effect/sql"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { axeViolations } from "../support/AxeCheck.ts"
+import { startTestApp, type TestApp, type TestMerchant } from "../support/TestApp.ts"
+import { signedInPage, SIZES, type Size } from "./DashboardScenes.ts"
+
+// Issue #55: the dashboard's switch "Viewing test data" and the banner that says so in words,
+// kept across views and reloads, in Chromium, with axe.
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium"
+
+let app: TestApp
+let browser: Browser
+let merchant: TestMerchant
+
+const create = async (merchantReference: string, livemode: boolean) => {
+  const created = await merchant.api("/api/checkout/invoices", { body: { amountUsd: 10, merchantReference, productName: merchantReference } })
+  expect(created.status).toBe(201)
+  if (!livemode) await app.run(Effect.orDie(Effect.flatMap(SqlClient.SqlClient, (sql) => sql`UPDATE invoices SET livemode = false WHERE id = ${created.body.id}`)))
+  return created.body.id as string
+}
+
+const modeSwitch = (page: Page) => page.getByRole("switch", { name: "Viewing test data" })
+const banner = (page: Page) => page.locator("#test-banner")
+const invoiceRows = (page: Page) => page.locator("tr[data-invoice]").evaluateAll((rows) => rows.map((row) => row.getAttribute("data-invoice")))
+
+describe.skipIf(!existsSync(CHROMIUM))("the dashboard's test data switch", () => {
+  beforeAll(async () => {
+    app = await startTestApp()
+    merchant = await app.createMerchant()
+    const { chromium } = await import("playwright-core")
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking"] })
+  }, 300_000)
+
+  afterAll(async () => {
+    await browser?.close()
+    await app?.close()
+  })
+
+  it("shows live data until switched, then test data only under a banner in words, across views and reloads", async () => {
+    const live = await create("LIVE-A", true)
+    const test = await create("TEST-A", false)
+    const { context, page, problems } = await signedInPage(browser, app, merchant, "desktop")
+    await page.goto(`${app.baseUrl}/dashboard#/invoices`)
+    await page.locator(`tr[data-invoice="${live}"]`).waitFor()
+    expect(await invoiceRows(page)).toEqual([live])
+    expect(await modeSwitch(page).isChecked()).toBe(false)
+    expect(await banner(page).isVisible()).toBe(false)
+
+    await modeSwitch(page).check()
+    await page.locator(`tr[data-invoice="${test}"]`).waitFor()
+    expect(await invoiceRows(page)).toEqual([test])
+    expect(await banner(page).isVisible()).toBe(true)
+    expect(await banner(page).textContent()).toMatch(/^Test data\. You are viewing test mode: .*Nothing here is real money/)
+    expect(await page.getByRole("link", { name: "Export CSV" }).getAttribute("href")).toContain("livemode=false")
+    // "New invoice" would make a live invoice: the test view points to test keys instead.
+    expect(await page.getByRole("link", { name: "New invoice" }).count()).toBe(0)
+    await page.getByText("Test invoices are created with a test API key").waitFor()
+    expect(await axeViolations(page)).toEqual([])
+
+    // Another view, and a reload: still test data, still said so.
+    await page.goto(`${app.baseUrl}/dashboard#/exceptions`)
+    await page.getByRole("heading", { name: "Exceptions to review" }).waitFor()
+    expect(await modeSwitch(page).isChecked()).toBe(true)
+    expect(await banner(page).isVisible()).toBe(true)
+    await page.reload()
+    await page.goto(`${app.baseUrl}/dashboard#/invoices`)
+    await page.locator(`tr[data-invoice="${test}"]`).waitFor()
+    expect(await invoiceRows(page)).toEqual([test])
+    expect(await banner(page).isVisible()).toBe(true)
+
+    // The settings view says where test invoices' methods come from until test settings are saved.
+    await page.goto(`${app.baseUrl}/dashboard#/settings`)
+    await page.getByRole("heading", { name: "Checkout settings (test mode)" }).waitFor()
+    await page.getByText("Test mode uses your live settings until you save test settings here").waitFor()
+    expect(await axeViolations(page)).toEqual([])
+
+    await page.goto(`${app.baseUrl}/dashboard#/invoices`)
+    await modeSwitch(page).uncheck()
+    await page.locator(`tr[data-invoice="${live}"]`).waitFor()
+    expect(await invoiceRows(page)).toEqual([live])
+    expect(await banner(page).isVisible()).toBe(false)
+    expect(problems).toEqual([])
+    await context.close()
+  })
+
+  for (const size of Object.keys(SIZES) as Array<Size>) {
+    it(`shows the switch and the banner without an axe violation at ${size} size`, async () => {
+      const { context, page, problems } = await signedInPage(browser, app, merchant, size)
+      await context.addInitScript(() => localStorage.setItem("checkout.viewingTestData", "true"))
+      await page.goto(`${app.baseUrl}/dashboard#/overview`)
+      await page.getByRole("heading", { name: "Overview" }).waitFor()
+      expect(await modeSwitch(page).isVisible()).toBe(true)
+      expect(await modeSwitch(page).isChecked()).toBe(true)
+      expect(await banner(page).isVisible()).toBe(true)
+      expect(await axeViolations(page)).toEqual([])
+      expect(problems).toEqual([])
+      await context.close()
+    })
+  }
+})
