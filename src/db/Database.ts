@@ -30,6 +30,7 @@ import migration0022 from "./migrations/0022_uncorroborated_transfers.ts"
 import migration0023 from "./migrations/0023_derivation_issued.ts"
 import migration0024 from "./migrations/0024_embed_origins.ts"
 import migration0025 from "./migrations/0025_test_mode.ts"
+import migration0026 from "./migrations/0026_webhooks_per_mode.ts"
 
 /**
  * Each name mapped once: the client maps every column name of every statement it compiles and of
@@ -131,7 +132,8 @@ export const migrations = Migrator.fromRecord({
   "0022_uncorroborated_transfers": migration0022,
   "0023_derivation_issued": migration0023,
   "0024_embed_origins": migration0024,
-  "0025_test_mode": migration0025
+  "0025_test_mode": migration0025,
+  "0026_webhooks_per_mode": migration0026
 })
 
 export const runMigrations = Migrator.make({})({ loader: migrations })

@@ -28,6 +28,8 @@ export interface PlanRequest {
   readonly timing: PaymentTimingInput | undefined
   /** The invoice's issuer name; the merchant's when absent (the payment URIs' label). */
   readonly issuedBy: string | null | undefined
+  /** The invoice's mode (false: a test invoice), whose checkout settings apply. */
+  readonly livemode: boolean
 }
 
 /** The options of a new invoice and what they rest on. */

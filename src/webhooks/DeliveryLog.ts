@@ -9,6 +9,8 @@ export class DeliveryNotFound extends Data.TaggedError("DeliveryNotFound")<{}> {
 export class InvalidCursor extends Data.TaggedError("InvalidCursor")<{}> {}
 
 export interface DeliveryFilters {
+  /** The mode of the deliveries listed: live unless false (test deliveries never show among live ones). */
+  readonly livemode?: boolean | undefined
   readonly q?: string | undefined
   readonly status?: string | undefined
   readonly event?: string | undefined
@@ -45,7 +47,7 @@ export const listDeliveries = Effect.fn("DeliveryLog.list")(function*(merchantId
   const repo = yield* DeliveryLogRepo.make
   const limit = Math.min(Math.max(filters.limit ?? DEFAULT_PAGE, 1), MAX_PAGE)
   const after = filters.cursor === undefined ? undefined : yield* decodeCursor(filters.cursor)
-  const rows = yield* repo.page(merchantId, { q: filters.q, status: filters.status, event: filters.event, after }, limit + 1)
+  const rows = yield* repo.page(merchantId, { livemode: filters.livemode ?? true, q: filters.q, status: filters.status, event: filters.event, after }, limit + 1)
   const page = rows.slice(0, limit)
   const last = page.at(-1)
   return {

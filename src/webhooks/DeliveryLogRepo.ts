@@ -5,6 +5,7 @@ import { type DeliveryView, DeliveryViewRow } from "./Delivery.ts"
 
 /** What a page of the delivery log is filtered by (all optional, combined with AND). */
 export interface DeliveryConditions {
+  readonly livemode: boolean
   readonly q?: string | undefined
   readonly status?: string | undefined
   readonly event?: string | undefined
@@ -37,7 +38,7 @@ const make = Effect.gen(function*() {
       ...idPrefixCondition(q)
     ])
   const page = (merchantId: string, conditions: DeliveryConditions, limit: number) => {
-    const where = [sql`d.merchant_id = ${merchantId}`]
+    const where = [sql`d.merchant_id = ${merchantId}`, sql`d.livemode = ${conditions.livemode}`]
     if (conditions.status !== undefined) where.push(sql`d.status = ${conditions.status}`)
     if (conditions.event !== undefined) where.push(sql`d.event = ${conditions.event}`)
     const q = conditions.q?.trim()
