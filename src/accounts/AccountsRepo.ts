@@ -96,8 +96,7 @@ export class AccountsRepo extends Context.Service<AccountsRepo, {
       const countActiveKeys = SqlSchema.findOne({
         Request: ByMerchantMode,
         Result: Count,
-        execute: ({ merchantId, mode }) =>
-          sql`SELECT count(*)::int AS count FROM api_keys WHERE merchant_id = ${merchantId} AND mode = ${mode} AND revoked_at IS NULL`
+        execute: ({ merchantId, mode }) => sql`SELECT count(*)::int AS count FROM api_keys WHERE merchant_id = ${merchantId} AND mode = ${mode} AND revoked_at IS NULL`
       })
       const insertKey = SqlSchema.findOne({
         Request: NewKey,

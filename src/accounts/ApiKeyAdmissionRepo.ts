@@ -23,7 +23,8 @@ export class ApiKeyAdmissionRepo extends Context.Service<ApiKeyAdmissionRepo, {
    * Looks the key up and, when its account is active, charges the request to the window
    * `prefix of the key's mode || merchant_id`, in one statement; undefined for an unknown or revoked key.
    */
-  readonly lookUpAndCharge: (keyHash: string, windowKeyPrefixes: { readonly live: string; readonly test: string }, charge: WindowCharge) => Effect.Effect<Admission | undefined, SqlError.SqlError>
+  readonly lookUpAndCharge: (keyHash: string, windowKeyPrefixes: { readonly live: string; readonly test: string },
+    charge: WindowCharge) => Effect.Effect<Admission | undefined, SqlError.SqlError>
 }>()("Accounts/ApiKeyAdmissionRepo") {
   static readonly layer = Layer.effect(
     ApiKeyAdmissionRepo,

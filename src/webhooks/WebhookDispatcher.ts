@@ -86,9 +86,9 @@ const fanOutStep = (repo: DeliveryRepo, settingsRepo: WebhookSettingsRepo["Servi
     const events = yield* repo.lockUndispatched(FAN_OUT_BATCH)
     if (events.length === 0) return 0
     const configured = yield* settingsRepo.findTargets([...new Set(events.map((event) => event.merchantId))])
-    const targets = new Map(configured.flatMap((row) =>
-      row.url === null ? [] : [[destinationKey(row.merchantId, row.livemode), { url: row.url, enabledEvents: row.enabledEvents }] as const]
-    ))
+    const targets = new Map(
+      configured.flatMap((row) => row.url === null ? [] : [[destinationKey(row.merchantId, row.livemode), { url: row.url, enabledEvents: row.enabledEvents }] as const])
+    )
     const deliveries = events.flatMap((event) => {
       const target = targets.get(destinationKey(event.merchantId, event.livemode))
       if (target === undefined || !target.enabledEvents.includes(event.event)) return []

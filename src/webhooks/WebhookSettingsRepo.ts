@@ -46,8 +46,7 @@ export class WebhookSettingsRepo extends Context.Service<WebhookSettingsRepo, {
       const findSettings = SqlSchema.findOneOption({
         Request: ByMerchantMode,
         Result: StoredSettings,
-        execute: ({ merchantId, livemode }) =>
-          sql`SELECT url, enabled_events, secret_ciphertext FROM webhook_settings WHERE merchant_id = ${merchantId} AND livemode = ${livemode}`
+        execute: ({ merchantId, livemode }) => sql`SELECT url, enabled_events, secret_ciphertext FROM webhook_settings WHERE merchant_id = ${merchantId} AND livemode = ${livemode}`
       })
       const findDestinations = SqlSchema.findAll({
         Request: Schema.Array(Schema.String),

@@ -29,8 +29,8 @@ export const WebhooksHttpLive = HttpApiBuilder.group(checkoutApi(WebhooksGroup),
           )
         }))
       .handle("sendTest", ({ query }) => Effect.flatMap(CurrentMerchant, (merchant) => dispatcher.sendTest(merchant.merchantId, livemodeOf(query))))
-      .handle("rotateSecret", ({ query }) =>
-        Effect.flatMap(CurrentMerchant, (merchant) => Effect.map(settings.rotateSecret(merchant.merchantId, livemodeOf(query)), (secret) => ({ secret }))))
+      .handle("rotateSecret",
+        ({ query }) => Effect.flatMap(CurrentMerchant, (merchant) => Effect.map(settings.rotateSecret(merchant.merchantId, livemodeOf(query)), (secret) => ({ secret }))))
       .handle("listDeliveries", ({ query }) =>
         Effect.flatMap(CurrentMerchant, (merchant) =>
           dispatcher.list(merchant.merchantId, {
