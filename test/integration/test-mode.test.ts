@@ -1,6 +1,7 @@
 import { Effect } from "effect"
 import fc from "fast-check"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { CheckoutError, createCheckoutClient } from "../../sdk/src/index.ts"
 import { verifyWebhookSignature } from "../../src/webhooks/Signature.ts"
 import { WebhookDispatcher } from "../../src/webhooks/WebhookDispatcher.ts"
 import { startTestApp, type TestApp, type TestMerchant } from "../support/TestApp.ts"
@@ -168,6 +169,26 @@ describe("test helpers", () => {
       status: 404,
       body: { error: "No payment of this invoice has that transactionHash" }
     })
+  })
+})
+
+describe("the SDK's test helpers", () => {
+  it("client.testHelpers.invoices.pay, confirm, reorg and expire drive a test invoice; a live key is refused", async () => {
+    const merchant = await app.createMerchant()
+    const { rawKey } = await testKeyOf(app, merchant)
+    const client = createCheckoutClient({ baseUrl: app.baseUrl, apiKey: rawKey, maxRetries: 0 })
+    const invoice = await client.invoices.create({ amountUsd: 6 })
+    expect(invoice.livemode).toBe(false)
+    const paid = await client.testHelpers.invoices.pay(invoice.id, { ...stablecoinOption(invoice), transactionHash: "test_sdk" })
+    expect(paid.invoice.status).toBe("payment_detected")
+    expect((await client.testHelpers.invoices.confirm(invoice.id, { transactionHash: "test_sdk", confirmations: 1000 })).invoice.status).toBe("confirmed")
+    expect((await client.testHelpers.invoices.reorg(invoice.id, { transactionHash: "test_sdk" })).payment.invalidationReason).toBe("chain_reorganization")
+    const other = await client.invoices.create({ amountUsd: 6 })
+    expect((await client.testHelpers.invoices.expire(other.id)).status).toBe("expired")
+    const live = createCheckoutClient({ baseUrl: app.baseUrl, apiKey: merchant.apiKey, maxRetries: 0 })
+    const refused = await live.testHelpers.invoices.expire(other.id).catch((error: unknown) => error)
+    expect(refused).toBeInstanceOf(CheckoutError)
+    expect(refused).toMatchObject({ status: 403, error: "Test helpers need a test API key" })
   })
 })
 

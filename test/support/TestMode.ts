@@ -35,7 +35,9 @@ export const testKeyOf = async (app: Pick<TestApp, "baseUrl">, merchant: TestMer
 }
 
 /** The invoice's first stablecoin option and its amount as decimal text. */
-export const stablecoinOption = (invoice: { paymentOptions: Array<{ id: string; assetCode: string; quotedAmount: number }> }) => {
+export const stablecoinOption = (
+  invoice: { readonly paymentOptions: ReadonlyArray<{ readonly id: string; readonly assetCode: string; readonly quotedAmount: number | string }> }
+) => {
   const option = invoice.paymentOptions.find((candidate) => candidate.assetCode === "USDC" || candidate.assetCode === "USDT")
   if (option === undefined) throw new Error("no stablecoin option")
   return { paymentOptionId: option.id, amount: String(option.quotedAmount) }
