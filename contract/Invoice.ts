@@ -71,7 +71,9 @@ export const Invoice = Schema.Struct({
   exceptionNote: later(NullableString, null),
   exceptionClosedAt: later(NullableDate, null),
   createdAt: Schema.Date,
-  lastPaymentObservedAt: later(NullableDate, null)
+  lastPaymentObservedAt: later(NullableDate, null),
+  /** false for a test invoice (created with a test API key): it never mixes with live ones. */
+  livemode: Schema.Boolean
 })
 /** The fields the lifecycle changes (`changing`, `later`), in declaration order. */
 export const INVOICE_STATE_FIELDS = changingFields(Invoice) as Array<Exclude<keyof typeof Invoice.fields, "timing">>

@@ -20,7 +20,8 @@ export const INVOICE_SHOWN_FIELDS = [
   "exceptionAction",
   "exceptionClosedAt",
   "createdAt",
-  "lastPaymentObservedAt"
+  "lastPaymentObservedAt",
+  "livemode"
 ] as const
 /** Merchant-only fields of the invoice, never shown to the payer. */
 export const INVOICE_MERCHANT_FIELDS = [
@@ -41,7 +42,8 @@ export const STATUS_SHOWN_FIELDS = [
   "paidOutOfBandNote",
   "defaultPaymentOptionId",
   "lastPaymentOptionId",
-  "lastPaymentObservedAt"
+  "lastPaymentObservedAt",
+  "livemode"
 ] as const
 export const WEBHOOK_SHOWN_FIELDS = [
   "id",

@@ -6,6 +6,7 @@ import { MerchantAuthentication } from "./Authentication.ts"
 import { BodyRules, paymentTimingRules } from "./BodyRules.ts"
 import { CreateInvoiceBody, InvoiceIdParams, RecordPaymentBody, VoidBody } from "./RequestSchemas.ts"
 import { InvoiceStatusView, InvoiceView } from "./InvoiceResponses.ts"
+import { TestHelpersGroup } from "./TestHelpersApi.ts"
 
 const IdempotencyHeaders = {
   "idempotency-key": Schema.optionalKey(Schema.String).annotate({
@@ -49,5 +50,5 @@ export const MerchantGroup = HttpApiGroup.make("merchant")
   .middleware(MerchantAuthentication)
   .annotate(OpenApi.Description, "Merchant endpoints: authenticate with the X-Api-Key header (server-side only).")
 
-/** The merchant endpoints as an API of their own: what an HttpApiClient (the SDK's Effect client) is made from. */
-export const MerchantApi = checkoutApi(MerchantGroup)
+/** The merchant endpoints and the test helpers as an API of their own: what an HttpApiClient (the SDK's Effect client) is made from. */
+export const MerchantApi = checkoutApi(MerchantGroup, TestHelpersGroup)

@@ -14,8 +14,8 @@ const HEADER = `/**
 
 `
 
-/** The merchant endpoints: the ones an API key may call (the dashboard's and the payer page's stay out of the SDK). */
-const isMerchantPath = (path: string) => path.startsWith("/api/checkout/invoices")
+/** The merchant endpoints and the test helpers: the ones an API key may call (the dashboard's and the payer page's stay out of the SDK). */
+const isMerchantPath = (path: string) => path.startsWith("/api/checkout/invoices") || path.startsWith("/api/checkout/test-helpers/")
 
 const refsIn = (value: unknown): Array<string> =>
   typeof value !== "object" || value === null

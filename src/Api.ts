@@ -4,6 +4,7 @@ import { AuthGroup, KeysGroup } from "./accounts/AccountsApi.ts"
 import { DashboardInvoicesGroup } from "./dashboard/DashboardInvoicesApi.ts"
 import { DevSimulatorGroup } from "./chains/DevSimulatorApi.ts"
 import { MerchantGroup } from "./invoices/InvoicesApi.ts"
+import { TestHelpersGroup } from "../contract/TestHelpersApi.ts"
 import { PublicGroup } from "./pay/PublicApi.ts"
 import { CheckoutSettingsGroup } from "./payments/CheckoutSettingsApi.ts"
 import { UnmatchedDepositsGroup } from "./deposits/UnmatchedDepositsApi.ts"
@@ -18,6 +19,7 @@ import { WebhookEventsApi } from "./webhooks/WebhookPayloads.ts"
 
 export const Api = checkoutApi(
   MerchantGroup,
+  TestHelpersGroup,
   PublicGroup,
   AuthGroup,
   KeysGroup,

@@ -24,6 +24,7 @@ import { DeadlineSweeper } from "./chains/DeadlineSweeper.ts"
 import { OptionPlanner } from "./payments/OptionPlanner.ts"
 import { Invoices } from "./invoices/Invoices.ts"
 import { PaymentEvidence } from "./invoices/PaymentEvidence.ts"
+import { TestHelpers } from "./testmode/TestHelpers.ts"
 import { BitcoinAddressPool } from "./payments/BitcoinAddressPool.ts"
 import { PaymentWorker } from "./payments/PaymentWorker.ts"
 import { CheckoutSettingsRepo } from "./payments/CheckoutSettingsRepo.ts"
@@ -68,7 +69,7 @@ const RefundsLive = Layer.mergeAll(Refunds.followUp, RefundWatchLive, RefundTran
 
 /** Every domain service over the database (no HTTP server): what tests and scripts build on. */
 export const ServicesLive = Layer.mergeAll(DerivationLedger.startupCheck, ChainWatchers.layer, ForwarderSweeper.layer, DeadlineSweeper.layer, WebhookDispatcher.layer,
-  SolanaPrepare.layer, ApiKeyAdmission.layer)
+  SolanaPrepare.layer, ApiKeyAdmission.layer, TestHelpers.layer)
   .pipe(
     Layer.provideMerge(PaymentEvidence.layer),
     Layer.provideMerge(Invoices.layer),

@@ -15,6 +15,7 @@ import { DatabaseAvailability } from "./db/DatabaseAvailability.ts"
 import { DashboardInvoicesHttpLive } from "./dashboard/DashboardInvoicesHttp.ts"
 import { DevSimulatorHttpLive } from "./chains/DevSimulatorHttp.ts"
 import { MerchantHttpLive } from "./invoices/InvoicesHttp.ts"
+import { TestHelpersHttpLive } from "./testmode/TestHelpersHttp.ts"
 import { PublicHttpLive } from "./pay/PublicHttp.ts"
 import { StatusStream } from "./invoices/StatusStream.ts"
 import { CheckoutSettingsHttpLive } from "./payments/CheckoutSettingsHttp.ts"
@@ -165,6 +166,7 @@ const Routes = Layer.unwrap(Effect.map(AppConfig, ({ publicUrl }) => {
 export const HttpAppLive = Layer.mergeAll(Routes, ErrorBoundary).pipe(
   Layer.provide([
     MerchantHttpLive,
+    TestHelpersHttpLive,
     PublicHttpLive,
     AuthHttpLive,
     KeysHttpLive,

@@ -2,7 +2,7 @@
  * The example shop: `npm run example:shop` (see README.md for the settings and how to get them).
  *
  *   CHECKOUT_URL      the checkout service (default http://127.0.0.1:3000)
- *   CHECKOUT_API_KEY  a checkout API key of your merchant account (svc_live_...)
+ *   CHECKOUT_API_KEY  a checkout API key of your merchant account: a test key (svc_test_...)
  *   CHECKOUT_WEBHOOK_SECRET  the webhook signing secret of the same account
  *   SHOP_PORT         where the shop listens on 127.0.0.1 (default 4100; 0 picks a free port)
  *   SHOP_URL          where buyers reach the shop (default http://127.0.0.1:<port>)
@@ -42,7 +42,7 @@ server.listen(port, "127.0.0.1", () => {
   const orders = orderStore(process.env.SHOP_ORDERS_FILE)
   const handle = shopHandler({ checkout, webhookSecret, publicUrl, orders })
   server.on("request", (request, response) => void handle(request, response))
-  console.log(`example shop on ${publicUrl} (checkout service ${checkoutUrl})`)
+  console.log(`example shop on ${publicUrl} (checkout service ${checkoutUrl}, ${apiKey.startsWith("svc_test_") ? "test mode" : "LIVE key: real money"})`)
   console.log(`webhook URL: ${publicUrl}/webhooks/checkout`)
   // Whatever changed while the shop was down (orders kept in SHOP_ORDERS_FILE).
   void catchUp(checkout, orders)

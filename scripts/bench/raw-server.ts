@@ -152,7 +152,8 @@ const NEW_INVOICE_ROW: Record<string, unknown> = encodeInvoiceRow(Invoice.make({
   customerEmail: null,
   metadata: null,
   defaultPaymentOptionId: null,
-  createdAt: new Date(0)
+  createdAt: new Date(0),
+  livemode: true
 }))
 /** Which fields of the invoice and of a payment are timestamps (ISO text in the answers). */
 const TIMESTAMPS = new Set(

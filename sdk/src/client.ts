@@ -11,6 +11,14 @@ export type Invoice = components["schemas"]["Invoice"]
 export type InvoiceStatus = components["schemas"]["InvoiceStatus"]
 /** The body of `invoices.recordPayment`. */
 export type RecordPaymentBody = JsonBody<paths["/api/checkout/invoices/{id}/record-payment"]["post"]["requestBody"]>
+/** The body of `testHelpers.invoices.pay`. */
+export type TestPayBody = JsonBody<paths["/api/checkout/test-helpers/invoices/{id}/pay"]["post"]["requestBody"]>
+/** The body of `testHelpers.invoices.confirm`. */
+export type TestConfirmBody = JsonBody<paths["/api/checkout/test-helpers/invoices/{id}/confirm"]["post"]["requestBody"]>
+/** The body of `testHelpers.invoices.reorg`. */
+export type TestReorgBody = JsonBody<paths["/api/checkout/test-helpers/invoices/{id}/reorg"]["post"]["requestBody"]>
+/** What `pay`, `confirm` and `reorg` answer: the payment fed and the invoice afterwards. */
+export type TestHelperResult = components["schemas"]["TestHelperResult"]
 
 /** The platform's fetch (typed by the DOM lib or @types/node; `never` where neither is loaded). */
 type Fetch = typeof globalThis extends { readonly fetch: infer F } ? F : never
@@ -18,7 +26,7 @@ type Fetch = typeof globalThis extends { readonly fetch: infer F } ? F : never
 export interface CheckoutClientOptions {
   /** The service's address, e.g. `https://checkout.example.com` (no trailing path). */
   readonly baseUrl: string
-  /** A checkout API key (`svc_live_...`), created in the dashboard. Server-side only. */
+  /** A checkout API key (`svc_live_...`, or `svc_test_...` for test mode), created in the dashboard. Server-side only. */
   readonly apiKey: string
   /** The fetch to use (default: the global one). */
   readonly fetch?: Fetch
@@ -54,6 +62,15 @@ export interface CheckoutClient {
     readonly void: (id: string, options?: IdempotencyOptions) => Promise<Invoice>
     readonly recordPayment: (id: string, body: RecordPaymentBody, options?: IdempotencyOptions) => Promise<Invoice>
   }
+  /** Test helpers: with a test key (`svc_test_…`) only, on its test invoices; a live key gets 403. */
+  readonly testHelpers: {
+    readonly invoices: {
+      readonly pay: (id: string, body: TestPayBody) => Promise<TestHelperResult>
+      readonly confirm: (id: string, body: TestConfirmBody) => Promise<TestHelperResult>
+      readonly reorg: (id: string, body: TestReorgBody) => Promise<TestHelperResult>
+      readonly expire: (id: string) => Promise<Invoice>
+    }
+  }
 }
 
 const DEFAULTS = { maxRetries: 2, timeoutMs: 30_000, retryBudgetMs: 10_000 }
@@ -79,7 +96,7 @@ const problemOf = (options: CheckoutClientOptions | undefined): string | undefin
 }
 
 /**
- * A client of the merchant API: the five invoice calls, authenticated by the API key. Throws a
+ * A client of the merchant API: the five invoice calls and the test helpers, authenticated by the API key. Throws a
  * TypeError at once when an option is missing or unusable (an empty key would only be refused
  * with `401 Invalid API key` on the first call).
  */
@@ -95,6 +112,7 @@ export const createCheckoutClient = (options: CheckoutClientOptions): CheckoutCl
     retryBudgetMs: options.retryBudgetMs ?? DEFAULTS.retryBudgetMs
   }
   const invoicePath = (id: string, suffix = "") => `/api/checkout/invoices/${encodeURIComponent(id)}${suffix}`
+  const helperPath = (id: string, action: string) => `/api/checkout/test-helpers/invoices/${encodeURIComponent(id)}/${action}`
   const write = <A>(path: string, body: unknown, idempotencyKey: string | undefined) =>
     send<A>(transport, { method: "POST", path, body, idempotencyKey, repeatable: idempotencyKey !== undefined })
   const read = <A>(path: string) => send<A>(transport, { method: "GET", path, repeatable: true })
@@ -106,6 +124,14 @@ export const createCheckoutClient = (options: CheckoutClientOptions): CheckoutCl
       status: (id) => read<InvoiceStatus>(invoicePath(id, "/status")),
       void: (id, { idempotencyKey } = {}) => write<Invoice>(invoicePath(id, "/void"), {}, idempotencyKey),
       recordPayment: (id, body, { idempotencyKey } = {}) => write<Invoice>(invoicePath(id, "/record-payment"), body, idempotencyKey)
+    },
+    testHelpers: {
+      invoices: {
+        pay: (id, body) => write<TestHelperResult>(helperPath(id, "pay"), body, undefined),
+        confirm: (id, body) => write<TestHelperResult>(helperPath(id, "confirm"), body, undefined),
+        reorg: (id, body) => write<TestHelperResult>(helperPath(id, "reorg"), body, undefined),
+        expire: (id) => write<Invoice>(helperPath(id, "expire"), {}, undefined)
+      }
     }
   }
 }

@@ -15,7 +15,7 @@ export { MerchantApi }
 export interface CheckoutClientOptions {
   /** The service's address, e.g. `https://checkout.example.com`. */
   readonly baseUrl: string
-  /** A checkout API key (`svc_live_...`). Server-side only. */
+  /** A checkout API key (`svc_live_...`, or `svc_test_...` for test mode). Server-side only. */
   readonly apiKey: string
   /** Retries of a 429, 502, 503 or idempotency key in progress on a request that is safe to repeat (default 2; 0 inside request and webhook handlers). */
   readonly maxRetries?: number
@@ -78,7 +78,7 @@ export const makeCheckoutClient = (options: CheckoutClientOptions) => {
       transformClient: (client) =>
         client.pipe(HttpClient.mapRequest(HttpClientRequest.setHeader("x-api-key", options.apiKey)), retryWhenBusy(options.maxRetries ?? 2, options.retryBudgetMs ?? 10_000))
     }),
-    ({ merchant }) => ({
+    ({ merchant, testHelpers }) => ({
       invoices: {
         create: (body: Parameters<typeof merchant.create>[0]["payload"], { idempotencyKey }: IdempotencyOptions = {}) =>
           merchant.create({ payload: body, headers: keyHeaders(idempotencyKey) }),
@@ -87,12 +87,21 @@ export const makeCheckoutClient = (options: CheckoutClientOptions) => {
         void: (id: string, { idempotencyKey }: IdempotencyOptions = {}) => merchant.void({ params: { id }, payload: {}, headers: keyHeaders(idempotencyKey) }),
         recordPayment: (id: string, body: Parameters<typeof merchant.recordPayment>[0]["payload"], { idempotencyKey }: IdempotencyOptions = {}) =>
           merchant.recordPayment({ params: { id }, payload: body, headers: keyHeaders(idempotencyKey) })
+      },
+      /** Test helpers: with a test key (`svc_test_…`) only, on its test invoices; a live key fails with Forbidden. */
+      testHelpers: {
+        invoices: {
+          pay: (id: string, body: Parameters<typeof testHelpers.pay>[0]["payload"]) => testHelpers.pay({ params: { id }, payload: body }),
+          confirm: (id: string, body: Parameters<typeof testHelpers.confirm>[0]["payload"]) => testHelpers.confirm({ params: { id }, payload: body }),
+          reorg: (id: string, body: Parameters<typeof testHelpers.reorg>[0]["payload"]) => testHelpers.reorg({ params: { id }, payload: body }),
+          expire: (id: string) => testHelpers.expire({ params: { id }, payload: {} })
+        }
       }
     })
   )
 }
 
-/** The client's shape: `invoices.create`, `retrieve`, `status`, `void`, `recordPayment`. */
+/** The client's shape: `invoices.create`, `retrieve`, `status`, `void`, `recordPayment`, and `testHelpers.invoices.pay`, `confirm`, `reorg`, `expire`. */
 export type CheckoutClientShape = Effect.Success<ReturnType<typeof makeCheckoutClient>>
 
 /** The client as a service, for programs that take it from their context. */

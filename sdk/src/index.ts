@@ -6,7 +6,11 @@ export {
   type IdempotencyOptions,
   type Invoice,
   type InvoiceStatus,
-  type RecordPaymentBody
+  type RecordPaymentBody,
+  type TestConfirmBody,
+  type TestHelperResult,
+  type TestPayBody,
+  type TestReorgBody
 } from "./client.ts"
 export { CheckoutError, type CheckoutErrorDetails, WebhookSignatureError } from "./errors.ts"
 export { parseWebhookEvent, verifyWebhookSignature, type WebhookEvent, type WebhookEventName } from "./webhooks.ts"

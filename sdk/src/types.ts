@@ -105,6 +105,86 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/checkout/test-helpers/invoices/{id}/pay": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Pay a test invoice
+         * @description A payment of `amount` to the option, seen now. Test API key (svc_test_…) only: a live key or a session gets 403 `Test helpers need a test API key`, a live invoice 404.
+         */
+        post: operations["testHelpers.pay"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/checkout/test-helpers/invoices/{id}/confirm": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Confirm a test payment
+         * @description The payment with that hash now has `confirmations`. Test API key (svc_test_…) only: a live key or a session gets 403 `Test helpers need a test API key`, a live invoice 404.
+         */
+        post: operations["testHelpers.confirm"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/checkout/test-helpers/invoices/{id}/reorg": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Reorganise a test payment away
+         * @description The payment with that hash is invalidated as a chain reorganisation does (`chain_reorganization`). Test API key (svc_test_…) only: a live key or a session gets 403 `Test helpers need a test API key`, a live invoice 404.
+         */
+        post: operations["testHelpers.reorg"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/checkout/test-helpers/invoices/{id}/expire": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Expire a test invoice
+         * @description Moves the payable deadline to now: an unpaid or partly paid invoice expires (a partly paid one opens its partial_payment exception); a paid one keeps its status. Test API key (svc_test_…) only: a live key or a session gets 403 `Test helpers need a test API key`, a live invoice 404.
+         */
+        post: operations["testHelpers.expire"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface webhooks {
     webhook_test: {
@@ -334,6 +414,8 @@ export interface components {
         RefundRejectedEvent: {
             /** @enum {string} */
             event: "refund_rejected";
+            /** @description false for an event of a test invoice (created with a test API key): sent only to the test webhook URL, signed with the test secret. */
+            livemode: boolean;
             invoice: components["schemas"]["WebhookInvoice"];
             refund: components["schemas"]["Refund"];
         };
@@ -405,6 +487,7 @@ export interface components {
             exceptionAction: ("accept_late_payment" | "mark_paid_out_of_band" | "close_unpaid") | null;
             exceptionNote: string | null;
             exceptionClosedAt: string | null;
+            livemode: boolean;
             amountUsd: number | ("Infinity" | "-Infinity" | "NaN");
             /** @enum {string} */
             paymentCoverage: "no_payment" | "partial_payment" | "exact_payment" | "overpayment";
@@ -422,63 +505,87 @@ export interface components {
         RefundCompletedEvent: {
             /** @enum {string} */
             event: "refund_completed";
+            /** @description false for an event of a test invoice (created with a test API key): sent only to the test webhook URL, signed with the test secret. */
+            livemode: boolean;
             invoice: components["schemas"]["WebhookInvoice"];
             refund: components["schemas"]["Refund"];
         };
         RefundRequestedEvent: {
             /** @enum {string} */
             event: "refund_requested";
+            /** @description false for an event of a test invoice (created with a test API key): sent only to the test webhook URL, signed with the test secret. */
+            livemode: boolean;
             invoice: components["schemas"]["WebhookInvoice"];
             refund: components["schemas"]["Refund"];
         };
         InvoiceExceptionClosedEvent: {
             /** @enum {string} */
             event: "invoice_exception_closed";
+            /** @description false for an event of a test invoice (created with a test API key): sent only to the test webhook URL, signed with the test secret. */
+            livemode: boolean;
             invoice: components["schemas"]["WebhookInvoice"];
         };
         InvoiceExceptionOpenedEvent: {
             /** @enum {string} */
             event: "invoice_exception_opened";
+            /** @description false for an event of a test invoice (created with a test API key): sent only to the test webhook URL, signed with the test secret. */
+            livemode: boolean;
             invoice: components["schemas"]["WebhookInvoice"];
         };
         InvoicePaymentRecordedEvent: {
             /** @enum {string} */
             event: "invoice_payment_recorded";
+            /** @description false for an event of a test invoice (created with a test API key): sent only to the test webhook URL, signed with the test secret. */
+            livemode: boolean;
             invoice: components["schemas"]["WebhookInvoice"];
         };
         InvoiceVoidedEvent: {
             /** @enum {string} */
             event: "invoice_voided";
+            /** @description false for an event of a test invoice (created with a test API key): sent only to the test webhook URL, signed with the test secret. */
+            livemode: boolean;
             invoice: components["schemas"]["WebhookInvoice"];
         };
         InvoiceExpiredEvent: {
             /** @enum {string} */
             event: "invoice_expired";
+            /** @description false for an event of a test invoice (created with a test API key): sent only to the test webhook URL, signed with the test secret. */
+            livemode: boolean;
             invoice: components["schemas"]["WebhookInvoice"];
         };
         InvoiceConfirmedEvent: {
             /** @enum {string} */
             event: "invoice_confirmed";
+            /** @description false for an event of a test invoice (created with a test API key): sent only to the test webhook URL, signed with the test secret. */
+            livemode: boolean;
             invoice: components["schemas"]["WebhookInvoice"];
         };
         InvoicePaymentDetectedEvent: {
             /** @enum {string} */
             event: "invoice_payment_detected";
+            /** @description false for an event of a test invoice (created with a test API key): sent only to the test webhook URL, signed with the test secret. */
+            livemode: boolean;
             invoice: components["schemas"]["WebhookInvoice"];
         };
         InvoicePartiallyPaidEvent: {
             /** @enum {string} */
             event: "invoice_partially_paid";
+            /** @description false for an event of a test invoice (created with a test API key): sent only to the test webhook URL, signed with the test secret. */
+            livemode: boolean;
             invoice: components["schemas"]["WebhookInvoice"];
         };
         InvoiceCreatedEvent: {
             /** @enum {string} */
             event: "invoice_created";
+            /** @description false for an event of a test invoice (created with a test API key): sent only to the test webhook URL, signed with the test secret. */
+            livemode: boolean;
             invoice: components["schemas"]["WebhookInvoice"];
         };
         WebhookTestEvent: {
             /** @enum {string} */
             event: "webhook_test";
+            /** @description false for an event of a test invoice (created with a test API key): sent only to the test webhook URL, signed with the test secret. */
+            livemode: boolean;
             invoice: null;
         };
         TooManyRequestsEncoded: {
@@ -524,6 +631,7 @@ export interface components {
             /** Format: date-time */
             createdAt: string;
             lastPaymentObservedAt: string | null;
+            livemode: boolean;
             paymentUrl: string;
             amountUsd: number | ("Infinity" | "-Infinity" | "NaN");
             /** @enum {string} */
@@ -598,6 +706,25 @@ export interface components {
                 observedTotalAmount: number | ("Infinity" | "-Infinity" | "NaN");
             }[];
         };
+        TestHelperResult: {
+            payment: {
+                id: string;
+                paymentOptionId: string;
+                assetCode: string;
+                network: string;
+                destinationAddress: string | null;
+                transactionHash: string | null;
+                confirmations: number | ("Infinity" | "-Infinity" | "NaN");
+                /** Format: date-time */
+                observedAt: string;
+                confirmedAt: string | null;
+                invalidatedAt: string | null;
+                invalidationReason: string | null;
+                amountReceived: number | ("Infinity" | "-Infinity" | "NaN");
+                observedTotalAmount: number | ("Infinity" | "-Infinity" | "NaN");
+            };
+            invoice: components["schemas"]["Invoice"];
+        };
         InvoiceStatus: {
             /** @enum {string} */
             status: "awaiting_payment" | "partially_paid" | "payment_detected" | "confirmed" | "paid_out_of_band" | "expired" | "voided";
@@ -609,6 +736,7 @@ export interface components {
             paidOutOfBandAt: string | null;
             paidOutOfBandNote: string | null;
             lastPaymentObservedAt: string | null;
+            livemode: boolean;
             /** @enum {string} */
             paymentCoverage: "no_payment" | "partial_payment" | "exact_payment" | "overpayment";
             receivedAmountUsd: number | ("Infinity" | "-Infinity" | "NaN");
@@ -1327,6 +1455,567 @@ export interface operations {
                      *     }
                      */
                     "application/json": components["schemas"]["ConflictEncoded"];
+                };
+            };
+            /** @description The request body is larger than the service accepts (CHECKOUT_MAX_BODY_BYTES) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Request body too large (at most 65536 bytes)"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description Rate limit exceeded (see Retry-After) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Rate limit exceeded. Retry after 60 seconds."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["TooManyRequestsEncoded"];
+                };
+            };
+            /** @description Temporarily unavailable (see Retry-After) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The service is temporarily unavailable (its database does not answer); retry after 5 seconds"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ServiceUnavailableEncoded"];
+                };
+            };
+        };
+    };
+    "testHelpers.pay": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    paymentOptionId: string;
+                    /** @description In the option's asset units, e.g. "12.5" */
+                    amount: string;
+                    /** @description Default 0 */
+                    confirmations?: number;
+                    /** @description Generated (test_…) when absent; names the payment for confirm and reorg. */
+                    transactionHash?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description TestHelperResult */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TestHelperResult"];
+                };
+            };
+            /** @description The request is malformed or a field is invalid */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "currency is not a known field"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["BadRequestEncoded"];
+                };
+            };
+            /** @description No valid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Missing API key or session"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["UnauthorizedEncoded"];
+                };
+            };
+            /** @description The account may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Forbidden"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ForbiddenEncoded"];
+                };
+            };
+            /** @description Not found, or not the calling account's */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Invoice not found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["NotFoundEncoded"];
+                };
+            };
+            /** @description The resource's state does not allow it */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Only an invoice awaiting payment can be voided; this invoice is confirmed"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ConflictEncoded"];
+                };
+            };
+            /** @description The request body is larger than the service accepts (CHECKOUT_MAX_BODY_BYTES) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Request body too large (at most 65536 bytes)"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description Rate limit exceeded (see Retry-After) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Rate limit exceeded. Retry after 60 seconds."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["TooManyRequestsEncoded"];
+                };
+            };
+            /** @description Temporarily unavailable (see Retry-After) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The service is temporarily unavailable (its database does not answer); retry after 5 seconds"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ServiceUnavailableEncoded"];
+                };
+            };
+        };
+    };
+    "testHelpers.confirm": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Any text naming the test transaction (not a real chain transaction's hash). */
+                    transactionHash: string;
+                    confirmations: number;
+                };
+            };
+        };
+        responses: {
+            /** @description TestHelperResult */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TestHelperResult"];
+                };
+            };
+            /** @description The request is malformed or a field is invalid */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "currency is not a known field"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["BadRequestEncoded"];
+                };
+            };
+            /** @description No valid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Missing API key or session"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["UnauthorizedEncoded"];
+                };
+            };
+            /** @description The account may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Forbidden"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ForbiddenEncoded"];
+                };
+            };
+            /** @description Not found, or not the calling account's */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Invoice not found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["NotFoundEncoded"];
+                };
+            };
+            /** @description The resource's state does not allow it */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Only an invoice awaiting payment can be voided; this invoice is confirmed"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ConflictEncoded"];
+                };
+            };
+            /** @description The request body is larger than the service accepts (CHECKOUT_MAX_BODY_BYTES) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Request body too large (at most 65536 bytes)"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description Rate limit exceeded (see Retry-After) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Rate limit exceeded. Retry after 60 seconds."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["TooManyRequestsEncoded"];
+                };
+            };
+            /** @description Temporarily unavailable (see Retry-After) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The service is temporarily unavailable (its database does not answer); retry after 5 seconds"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ServiceUnavailableEncoded"];
+                };
+            };
+        };
+    };
+    "testHelpers.reorg": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Any text naming the test transaction (not a real chain transaction's hash). */
+                    transactionHash: string;
+                };
+            };
+        };
+        responses: {
+            /** @description TestHelperResult */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TestHelperResult"];
+                };
+            };
+            /** @description The request is malformed or a field is invalid */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "currency is not a known field"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["BadRequestEncoded"];
+                };
+            };
+            /** @description No valid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Missing API key or session"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["UnauthorizedEncoded"];
+                };
+            };
+            /** @description The account may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Forbidden"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ForbiddenEncoded"];
+                };
+            };
+            /** @description Not found, or not the calling account's */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Invoice not found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["NotFoundEncoded"];
+                };
+            };
+            /** @description The resource's state does not allow it */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Only an invoice awaiting payment can be voided; this invoice is confirmed"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ConflictEncoded"];
+                };
+            };
+            /** @description The request body is larger than the service accepts (CHECKOUT_MAX_BODY_BYTES) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Request body too large (at most 65536 bytes)"
+                     *     }
+                     */
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description Rate limit exceeded (see Retry-After) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Rate limit exceeded. Retry after 60 seconds."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["TooManyRequestsEncoded"];
+                };
+            };
+            /** @description Temporarily unavailable (see Retry-After) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The service is temporarily unavailable (its database does not answer); retry after 5 seconds"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ServiceUnavailableEncoded"];
+                };
+            };
+        };
+    };
+    "testHelpers.expire": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": Record<string, never> | null;
+            };
+        };
+        responses: {
+            /** @description Invoice */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Invoice"];
+                };
+            };
+            /** @description The request is malformed or a field is invalid */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "currency is not a known field"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["BadRequestEncoded"];
+                };
+            };
+            /** @description No valid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Missing API key or session"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["UnauthorizedEncoded"];
+                };
+            };
+            /** @description The account may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Forbidden"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ForbiddenEncoded"];
+                };
+            };
+            /** @description Not found, or not the calling account's */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Invoice not found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["NotFoundEncoded"];
                 };
             };
             /** @description The request body is larger than the service accepts (CHECKOUT_MAX_BODY_BYTES) */

@@ -34,7 +34,11 @@ export const verifyWebhookSignature = (rawBody: string | Uint8Array, signatureHe
   return equalsInConstantTime(hmac(sha256, utf8(secret), utf8(rawBody)), signatureHeader)
 }
 
-/** The event of a verified webhook; throws `WebhookSignatureError` when the signature does not match. */
+/**
+ * The event of a verified webhook; throws `WebhookSignatureError` when the signature does not match.
+ * Its `livemode` is false for a test invoice's event (sent only to the test webhook URL, signed with
+ * the test secret): an endpoint that takes both modes checks it before acting.
+ */
 export const parseWebhookEvent = (rawBody: string | Uint8Array, signatureHeader: string | null | undefined, secret: string): WebhookEvent => {
   if (!verifyWebhookSignature(rawBody, signatureHeader, secret)) throw new WebhookSignatureError()
   const text = typeof rawBody === "string" ? rawBody : new TextDecoder().decode(rawBody)

@@ -1,7 +1,7 @@
 import { Context, Data, Effect, Layer, Option } from "effect"
 import { AppConfig } from "../config/AppConfig.ts"
 import { ApiKeyId, MerchantId } from "../domain/Ids.ts"
-import { type ApiKeySummary, MAX_ACTIVE_API_KEYS } from "./ApiKey.ts"
+import { type ApiKeyMode, type ApiKeySummary, MAX_ACTIVE_API_KEYS } from "./ApiKey.ts"
 import { AccountsRepo, type KeyOwner } from "./AccountsRepo.ts"
 import type { AccountStatus, BillingStatus, User } from "./Merchant.ts"
 import { constantTimeEqual, generateApiKey, hashApiKey, keyPrefixOf, looksLikeApiKey } from "./ApiKeyFormat.ts"
@@ -21,6 +21,8 @@ export class ApiKeyNotFound extends Data.TaggedError("ApiKeyNotFound")<{}> {}
 export interface AuthenticatedMerchant {
   readonly merchantId: MerchantId
   readonly billingStatus: BillingStatus
+  /** false for a test key: the request sees and creates test invoices only. */
+  readonly livemode: boolean
 }
 
 export type { ApiKeySummary, User }
@@ -36,7 +38,7 @@ export const authenticatedOwner = (
 ): Effect.Effect<AuthenticatedMerchant, InvalidApiKey | AccountDisabled> => {
   if (found === undefined || !constantTimeEqual(found.keyHash, keyHash)) return Effect.fail(new InvalidApiKey())
   if (found.status !== "active") return Effect.fail(new AccountDisabled())
-  return Effect.succeed({ merchantId: found.merchantId, billingStatus: found.billingStatus })
+  return Effect.succeed({ merchantId: found.merchantId, billingStatus: found.billingStatus, livemode: found.mode === "live" })
 }
 
 type Repo = AccountsRepo["Service"]
@@ -112,23 +114,24 @@ const signUpAndLogIn = (repo: Repo, passwords: PasswordHasher) => {
   }
 }
 
-/** An account's API keys: at most MAX_ACTIVE_API_KEYS active ones. */
+/** An account's API keys: at most MAX_ACTIVE_API_KEYS active ones in each mode. */
 const apiKeys = (repo: Repo) => ({
-  createApiKey: Effect.fn("Accounts.createApiKey")(function*(merchantId: string, label: string) {
+  createApiKey: Effect.fn("Accounts.createApiKey")(function*(merchantId: string, label: string, mode: ApiKeyMode = "live") {
     // Lock the merchant row so that concurrent creations cannot pass the limit together.
     yield* repo.lockMerchant(merchantId)
-    const active = yield* repo.countActiveKeys(merchantId)
+    const active = yield* repo.countActiveKeys(merchantId, mode)
     if (active >= MAX_ACTIVE_API_KEYS) return yield* new TooManyApiKeys()
-    const rawKey = generateApiKey()
+    const rawKey = generateApiKey(mode)
     const key = {
       id: ApiKeyId.make(crypto.randomUUID()),
       merchantId: MerchantId.make(merchantId),
       keyHash: hashApiKey(rawKey),
       keyPrefix: keyPrefixOf(rawKey),
-      label
+      label,
+      mode
     }
     const createdAt = yield* repo.insertKey(key)
-    return { id: key.id, rawKey, keyPrefix: key.keyPrefix, label, createdAt }
+    return { id: key.id, rawKey, keyPrefix: key.keyPrefix, label, mode, createdAt }
   }, repo.withTransaction),
   listApiKeys: Effect.fn("Accounts.listApiKeys")(function*(merchantId: string) {
     return yield* repo.activeKeys(merchantId)
@@ -157,7 +160,7 @@ export class Accounts extends Context.Service<Accounts, {
   readonly logIn: (email: string, password: string) => Effect.Effect<User, InvalidCredentials | AccountDisabled | RateLimited>
   readonly findUser: (merchantId: string) => Effect.Effect<User | undefined>
   readonly findMerchantByEmail: (email: string) => Effect.Effect<{ readonly id: MerchantId; readonly status: AccountStatus } | undefined>
-  readonly createApiKey: (merchantId: string, label: string) => Effect.Effect<CreatedApiKey, TooManyApiKeys>
+  readonly createApiKey: (merchantId: string, label: string, mode?: ApiKeyMode) => Effect.Effect<CreatedApiKey, TooManyApiKeys>
   readonly listApiKeys: (merchantId: string) => Effect.Effect<ReadonlyArray<ApiKeySummary>>
   readonly revokeApiKey: (merchantId: string, keyId: string) => Effect.Effect<void, ApiKeyNotFound>
   /** Disabling revokes the account's sessions; enabling forgives its recorded cross-account probes. */

@@ -4,7 +4,7 @@ import { BadRequest, Conflict, Forbidden, NotFound, ServiceUnavailable, TooManyR
 import { DashboardAuthentication } from "../http/Authentication.ts"
 import { text, UuidParam } from "../http/RequestSchemas.ts"
 import { jsonOf } from "../domain/Model.ts"
-import { ApiKeySummary, MAX_ACTIVE_API_KEYS } from "./ApiKey.ts"
+import { ApiKeyMode, ApiKeySummary, MAX_ACTIVE_API_KEYS } from "./ApiKey.ts"
 import { User } from "./Merchant.ts"
 
 const Email = text(320).check(
@@ -57,7 +57,13 @@ export const KeysGroup = HttpApiGroup.make("keys")
     HttpApiEndpoint.post("create", "/api/users/:id/checkout-api-key", {
       params: KeyParams,
       payload: [
-        Schema.Struct({ label: Schema.optionalKey(Schema.NullOr(text(100)).annotate({ message: "must be a string" })) }),
+        Schema.Struct({
+          label: Schema.optionalKey(Schema.NullOr(text(100)).annotate({ message: "must be a string" })),
+          mode: Schema.optionalKey(ApiKeyMode.annotate({
+            message: "must be one of live, test",
+            description: "`live` (the default) or `test`: a test key (svc_test_…) creates test invoices (livemode false) and reaches the test helpers."
+          }))
+        }),
         // Every field is optional, so the body may be omitted (DESIGN): no body decodes as null.
         Schema.Null
       ],
@@ -98,6 +104,7 @@ export const AccountErrors = {
   accountSelected: () => new BadRequest({ error: "userId and user_id query fields are not allowed: private routes use the authenticated account" }),
   emailTaken: () => new Conflict({ error: "An account with this email already exists" }),
   userNotFound: () => new NotFound({ error: "User not found" }),
-  tooManyApiKeys: () => new Conflict({ error: `At most ${MAX_ACTIVE_API_KEYS} active API keys` }),
+  tooManyApiKeys: (mode: "live" | "test" = "live") =>
+    new Conflict({ error: mode === "live" ? `At most ${MAX_ACTIVE_API_KEYS} active API keys` : `At most ${MAX_ACTIVE_API_KEYS} active test API keys` }),
   apiKeyNotFound: () => new NotFound({ error: "API key not found" })
 } as const

@@ -126,8 +126,9 @@ export const KeysHttpLive = HttpApiBuilder.group(checkoutApi(KeysGroup), "keys",
       .handle("create", ({ params, payload }) =>
         Effect.gen(function*() {
           const merchant = yield* ownUser(params.id)
-          return yield* accounts.createApiKey(merchant.merchantId, payload?.label ?? "").pipe(
-            Effect.catchTag("TooManyApiKeys", () => Effect.fail(AccountErrors.tooManyApiKeys()))
+          const mode = payload?.mode ?? "live"
+          return yield* accounts.createApiKey(merchant.merchantId, payload?.label ?? "", mode).pipe(
+            Effect.catchTag("TooManyApiKeys", () => Effect.fail(AccountErrors.tooManyApiKeys(mode)))
           )
         }).pipe(Effect.provideService(Accounts, accounts)))
       .handle("list", ({ params }) =>

@@ -1,7 +1,7 @@
 import { Context, Data, Effect, Layer, Option, Schema, Struct } from "effect"
 import { SqlClient, type SqlError, SqlSchema } from "effect/sql"
 import { MerchantId } from "../domain/Ids.ts"
-import { ApiKey, ApiKeyRow, type ApiKeySummary, ApiKeySummaryRow } from "./ApiKey.ts"
+import { ApiKey, ApiKeyMode, ApiKeyRow, type ApiKeySummary, ApiKeySummaryRow } from "./ApiKey.ts"
 import { type AccountStatus, MerchantRow, type User, UserRow } from "./Merchant.ts"
 
 /** The email is stored for another merchant already (the unique index said so). */
@@ -9,14 +9,14 @@ export class EmailAlreadyStored extends Data.TaggedError("EmailAlreadyStored")<{
 
 /** What authentication reads of a key and its account, in one statement. */
 export const KeyOwner = Schema.Struct({
-  ...ApiKeyRow.mapFields(Struct.pick(["keyHash", "merchantId"])).fields,
+  ...ApiKeyRow.mapFields(Struct.pick(["keyHash", "merchantId", "mode"])).fields,
   ...MerchantRow.mapFields(Struct.pick(["status", "billingStatus"])).fields
 })
 export type KeyOwner = typeof KeyOwner.Type
 
 /** The unrevoked key with this hash and its account (the columns of `KeyOwner`); also the first step of ApiKeyAdmissionRepo's statement. */
 export const selectKeyOwner = (sql: SqlClient.SqlClient, keyHash: string) =>
-  sql`SELECT k.key_hash, k.merchant_id, m.status, m.billing_status
+  sql`SELECT k.key_hash, k.merchant_id, k.mode, m.status, m.billing_status
     FROM api_keys k JOIN merchants m ON m.id = k.merchant_id
     WHERE k.key_hash = ${keyHash} AND k.revoked_at IS NULL`
 
@@ -25,7 +25,8 @@ const ByMerchant = Schema.Struct({ merchantId: MerchantId })
 const ByEmail = Schema.Struct({ email: Schema.String })
 const LoginRow = UserRow.mapFields(Struct.assign(Struct.pick(MerchantRow.fields, ["status", "passwordHash"])))
 export type Login = typeof LoginRow.Type
-const NewKey = ApiKey.mapFields(Struct.pick(["id", "merchantId", "keyHash", "keyPrefix", "label"]))
+const NewKey = ApiKey.mapFields(Struct.pick(["id", "merchantId", "keyHash", "keyPrefix", "label", "mode"]))
+const ByMerchantMode = Schema.Struct({ merchantId: MerchantId, mode: ApiKeyMode })
 
 export interface NewMerchant {
   readonly id: MerchantId
@@ -52,7 +53,8 @@ export class AccountsRepo extends Context.Service<AccountsRepo, {
   readonly upgradePasswordHash: (id: string, stored: string, rehashed: string) => Effect.Effect<void>
   /** Locks the merchant row for the rest of the transaction. */
   readonly lockMerchant: (merchantId: string) => Effect.Effect<void>
-  readonly countActiveKeys: (merchantId: string) => Effect.Effect<number>
+  /** The merchant's unrevoked keys of one mode (each mode has its own limit). */
+  readonly countActiveKeys: (merchantId: string, mode: ApiKeyMode) => Effect.Effect<number>
   /** Stores the key; answers its creation time. */
   readonly insertKey: (key: typeof NewKey.Type) => Effect.Effect<Date>
   readonly activeKeys: (merchantId: string) => Effect.Effect<ReadonlyArray<ApiKeySummary>>
@@ -92,9 +94,9 @@ export class AccountsRepo extends Context.Service<AccountsRepo, {
         execute: ({ email }) => sql`SELECT id, status FROM merchants WHERE email = ${email}`
       })
       const countActiveKeys = SqlSchema.findOne({
-        Request: ByMerchant,
+        Request: ByMerchantMode,
         Result: Count,
-        execute: ({ merchantId }) => sql`SELECT count(*)::int AS count FROM api_keys WHERE merchant_id = ${merchantId} AND revoked_at IS NULL`
+        execute: ({ merchantId, mode }) => sql`SELECT count(*)::int AS count FROM api_keys WHERE merchant_id = ${merchantId} AND mode = ${mode} AND revoked_at IS NULL`
       })
       const insertKey = SqlSchema.findOne({
         Request: NewKey,
@@ -105,7 +107,7 @@ export class AccountsRepo extends Context.Service<AccountsRepo, {
         Request: ByMerchant,
         Result: ApiKeySummaryRow,
         execute: ({ merchantId }) =>
-          sql`SELECT id, key_prefix, label, created_at FROM api_keys WHERE merchant_id = ${merchantId} AND revoked_at IS NULL
+          sql`SELECT id, key_prefix, label, mode, created_at FROM api_keys WHERE merchant_id = ${merchantId} AND revoked_at IS NULL
             ORDER BY created_at, id`
       })
       const revokeKey = SqlSchema.findOneOption({
@@ -135,7 +137,7 @@ export class AccountsRepo extends Context.Service<AccountsRepo, {
           ),
         upgradePasswordHash: (id, stored, rehashed) => Effect.orDie(sql`UPDATE merchants SET password_hash = ${rehashed} WHERE id = ${id} AND password_hash = ${stored}`),
         lockMerchant: (merchantId) => Effect.orDie(sql`SELECT id FROM merchants WHERE id = ${merchantId} FOR UPDATE`),
-        countActiveKeys: (merchantId) => countActiveKeys({ merchantId: MerchantId.make(merchantId) }).pipe(Effect.map(({ count }) => count), Effect.orDie),
+        countActiveKeys: (merchantId, mode) => countActiveKeys({ merchantId: MerchantId.make(merchantId), mode }).pipe(Effect.map(({ count }) => count), Effect.orDie),
         insertKey: (key) => insertKey(key).pipe(Effect.map(({ createdAt }) => createdAt), Effect.orDie),
         activeKeys: (merchantId) => Effect.orDie(findActiveKeys({ merchantId: MerchantId.make(merchantId) })),
         revokeKey: (merchantId, keyId) => revokeKey({ merchantId, keyId }).pipe(Effect.map(Option.isSome), Effect.orDie),

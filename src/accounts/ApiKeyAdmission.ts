@@ -6,7 +6,7 @@ import { ApiKeyAdmissionRepo } from "./ApiKeyAdmissionRepo.ts"
 import { hashApiKey, looksLikeApiKey } from "./ApiKeyFormat.ts"
 import { statusUnavailableOrDie } from "../db/ConnectionFailure.ts"
 import { windowCharge, windowCount } from "./PgRateLimiterStore.ts"
-import { API_LIMIT_PREFIX, LIMIT_WINDOW, type RateLimited, RateLimits, retryAfter } from "./RateLimits.ts"
+import { API_LIMIT_PREFIX, LIMIT_WINDOW, TEST_API_LIMIT_PREFIX, type RateLimited, RateLimits, retryAfter } from "./RateLimits.ts"
 
 type Admit = (rawKey: string) => Effect.Effect<AuthenticatedMerchant, InvalidApiKey | AccountDisabled | AccountStatusUnavailable | RateLimited>
 
@@ -14,7 +14,8 @@ type AdmissionLayer = Layer.Layer<ApiKeyAdmission, never, AppConfig | SqlClient.
 
 /**
  * An API-key request to the merchant endpoints: the key's account, counted against that account's
- * per-minute limit (CHECKOUT_API_RATE_LIMIT, shared with the account's sessions). The key is looked
+ * per-minute limit of the key's mode (CHECKOUT_API_RATE_LIMIT; live keys share it with the
+ * account's sessions, test keys have a window of their own). The key is looked
  * up on every request, so a revoked key or a disabled account is refused on its next request at
  * every instance; nothing about a key is cached. A key that is unknown, revoked, or whose account
  * is disabled counts nothing.
@@ -36,7 +37,7 @@ const twoSteps = Layer.effect(
     const accounts = yield* Accounts
     const rateLimits = yield* RateLimits
     return {
-      admit: (rawKey) => Effect.tap(accounts.authenticateApiKey(rawKey), (merchant) => rateLimits.api(merchant.merchantId))
+      admit: (rawKey) => Effect.tap(accounts.authenticateApiKey(rawKey), (merchant) => rateLimits.api(merchant.merchantId, merchant.livemode))
     }
   })
 )
@@ -51,7 +52,7 @@ const oneStatement = Layer.effect(
       if (!looksLikeApiKey(rawKey)) return yield* new InvalidApiKey()
       const keyHash = hashApiKey(rawKey)
       const charge = windowCharge(1, refillRate, limit, yield* Clock.currentTimeMillis)
-      const row = yield* repo.lookUpAndCharge(keyHash, API_LIMIT_PREFIX, charge).pipe(
+      const row = yield* repo.lookUpAndCharge(keyHash, { live: API_LIMIT_PREFIX, test: TEST_API_LIMIT_PREFIX }, charge).pipe(
         Effect.catchTag("SqlError", statusUnavailableOrDie(() => new AccountStatusUnavailable()))
       )
       const merchant = yield* authenticatedOwner(row, keyHash)

@@ -21,26 +21,27 @@ const decodeAdmission = Schema.decodeUnknownEffect(Schema.Array(AdmissionRow))
 export class ApiKeyAdmissionRepo extends Context.Service<ApiKeyAdmissionRepo, {
   /**
    * Looks the key up and, when its account is active, charges the request to the window
-   * `windowKeyPrefix || merchant_id`, in one statement; undefined for an unknown or revoked key.
+   * `prefix of the key's mode || merchant_id`, in one statement; undefined for an unknown or revoked key.
    */
-  readonly lookUpAndCharge: (keyHash: string, windowKeyPrefix: string, charge: WindowCharge) => Effect.Effect<Admission | undefined, SqlError.SqlError>
+  readonly lookUpAndCharge: (keyHash: string, windowKeyPrefixes: { readonly live: string; readonly test: string },
+    charge: WindowCharge) => Effect.Effect<Admission | undefined, SqlError.SqlError>
 }>()("Accounts/ApiKeyAdmissionRepo") {
   static readonly layer = Layer.effect(
     ApiKeyAdmissionRepo,
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
       return {
-        lookUpAndCharge: Effect.fnUntraced(function*(keyHash, windowKeyPrefix, charge) {
+        lookUpAndCharge: Effect.fnUntraced(function*(keyHash, windowKeyPrefixes, charge) {
           // The data-modifying CTE counts only what the lookup found: an unknown or revoked key, or a
           // disabled account, counts nothing.
           const rows = yield* sql`WITH owner AS (${selectKeyOwner(sql, keyHash)}), counted AS (
               INSERT INTO rate_limits AS r (key, count, expires_at_ms, last_exceeded)
-              SELECT ${windowKeyPrefix}::text || owner.merchant_id::text, ${charge.tokens}::double precision,
+              SELECT (CASE owner.mode WHEN 'test' THEN ${windowKeyPrefixes.test}::text ELSE ${windowKeyPrefixes.live}::text END) || owner.merchant_id::text, ${charge.tokens}::double precision,
                 ${charge.now + charge.extension}::bigint, false
               FROM owner WHERE owner.status = 'active'
               ${windowConflictUpdate(sql, charge)}
             )
-            SELECT owner.key_hash, owner.merchant_id, owner.status, owner.billing_status,
+            SELECT owner.key_hash, owner.merchant_id, owner.mode, owner.status, owner.billing_status,
               counted.count, counted.expires_at_ms, counted.last_exceeded
             FROM owner LEFT JOIN counted ON true`
           const [row] = yield* decodeAdmission(rows).pipe(Effect.orDie)

@@ -10,8 +10,10 @@ export { RateLimited } from "../domain/Errors.ts"
 /** Every limit's window. */
 export const LIMIT_WINDOW = Duration.minutes(1)
 
-/** The store key of a merchant account's API limit (API keys and sessions count together). */
+/** The store key of a merchant account's API limit (live API keys and sessions count together). */
 export const API_LIMIT_PREFIX = "api:"
+/** The store key of a merchant account's test-key API limit: test mode has a window of its own. */
+export const TEST_API_LIMIT_PREFIX = "api-test:"
 
 /** Over the limit: the time until the window frees a token, in whole seconds (at least one). */
 export const retryAfter = (ttlMillis: number) => new RateLimited({ retryAfterSeconds: Math.max(1, Math.ceil(ttlMillis / 1000)) })
@@ -44,7 +46,8 @@ const LOCAL_WINDOW_KEYS = 100_000
  * slows nothing down and lets no burst through.
  */
 export class RateLimits extends Context.Service<RateLimits, {
-  readonly api: (merchantId: string) => Effect.Effect<void, RateLimited>
+  /** The merchant endpoints' limit; test keys (livemode false) count in a window of their own. */
+  readonly api: (merchantId: string, livemode?: boolean) => Effect.Effect<void, RateLimited>
   readonly dashboard: (merchantId: string) => Effect.Effect<void, RateLimited>
   readonly dashboardFromAddress: (ip: string) => Effect.Effect<void, RateLimited>
   readonly login: (email: string) => Effect.Effect<void, RateLimited>
@@ -106,8 +109,8 @@ export class RateLimits extends Context.Service<RateLimits, {
           )
         })
       return {
-        api: Effect.fnUntraced(function*(merchantId) {
-          return yield* consume(`${API_LIMIT_PREFIX}${merchantId}`, config.apiRateLimitPerMinute)
+        api: Effect.fnUntraced(function*(merchantId, livemode = true) {
+          return yield* consume(`${livemode ? API_LIMIT_PREFIX : TEST_API_LIMIT_PREFIX}${merchantId}`, config.apiRateLimitPerMinute)
         }),
         dashboard: Effect.fnUntraced(function*(merchantId) {
           return yield* consume(`dashboard:${merchantId}`, config.dashboardRateLimitPerMinute)

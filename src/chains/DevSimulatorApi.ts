@@ -52,11 +52,3 @@ export const DevSimulatorGroup = HttpApiGroup.make("dev")
   )
   .middleware(DashboardAuthentication)
   .annotate(OpenApi.Description, "Development simulator (not served in production): feeds evidence through the chain watchers' entry point.")
-
-/** The development simulator's HTTP errors, each declared once with its status and message (the endpoints above list their statuses). */
-export const DevSimulatorErrors = {
-  evidenceRejected: (error: { readonly reason: string }) => new Conflict({ error: `Evidence rejected: ${error.reason}` }),
-  paymentNotFound: () => new NotFound({ error: "No payment of this invoice has that transactionHash" }),
-  optionNotFound: () => new NotFound({ error: "paymentOptionId is not an option of this invoice" }),
-  invalidAmount: (decimals: number) => new BadRequest({ error: `amount must be a positive amount with at most ${decimals} decimals` })
-} as const

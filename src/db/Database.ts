@@ -30,6 +30,7 @@ import migration0022 from "./migrations/0022_uncorroborated_transfers.ts"
 import migration0023 from "./migrations/0023_derivation_issued.ts"
 import migration0024 from "./migrations/0024_embed_origins.ts"
 import migration0025 from "./migrations/0025_test_mode.ts"
+import migration0026 from "./migrations/0026_webhooks_per_mode.ts"
 import migration0027 from "./migrations/0027_checkout_settings_per_mode.ts"
 
 /**
@@ -133,6 +134,7 @@ export const migrations = Migrator.fromRecord({
   "0023_derivation_issued": migration0023,
   "0024_embed_origins": migration0024,
   "0025_test_mode": migration0025,
+  "0026_webhooks_per_mode": migration0026,
   "0027_checkout_settings_per_mode": migration0027
 })
 

@@ -27,6 +27,8 @@ import { timingFromOverride, type TimingOverrideInput } from "../domain/TimingOv
 export interface Merchant {
   readonly merchantId: string
   readonly billingStatus: "active" | "blocked"
+  /** false: a test key's request, which creates a test invoice (default true). */
+  readonly livemode?: boolean | undefined
 }
 
 /** The invoice's fields a merchant may set at creation, typed by the entity. */
@@ -58,7 +60,8 @@ const draftedInvoice = (merchant: Merchant, draft: InvoiceDraft, plan: OptionPla
     customerEmail: draft.customerEmail ?? null,
     metadata: draft.metadata ?? null,
     defaultPaymentOptionId: plan.options.find((option) => option.isDefault)?.id ?? null,
-    createdAt
+    createdAt,
+    livemode: merchant.livemode ?? true
   })
 
 /** Why `accept_late_payment` must wait: a payment below its option's confirmations (`confirmed` means confirmed funds). */
@@ -66,6 +69,10 @@ const unconfirmedPayment = (parts: InvoiceParts) => {
   const required = new Map<string, number>(parts.options.map((option) => [option.id, option.requiredConfirmations]))
   return leastConfirmedPayment(parts.payments, (optionId) => required.get(optionId) ?? 0)
 }
+
+/** Whether the invoice belongs to the merchant (when one is named) and to the mode (when one is named). */
+const visibleTo = (invoice: InvoiceRecord, merchantId: string | undefined, livemode: boolean | undefined) =>
+  (merchantId === undefined || invoice.merchantId === merchantId) && (livemode === undefined || invoice.livemode === livemode)
 
 export class Invoices extends Context.Service<Invoices, {
   readonly create: (merchant: Merchant, body: InvoiceDraft) => Effect.Effect<
@@ -77,10 +84,17 @@ export class Invoices extends Context.Service<Invoices, {
     | PaymentBackendUnavailable
     | BitcoinAddressesPreparing
   >
-  readonly get: (merchantId: string, id: string) => Effect.Effect<InvoiceParts, InvoiceNotFound>
+  /**
+   * The merchant's invoice; with `livemode`, only an invoice of that mode (a live key gets 404 for a
+   * test invoice and a test key for a live one); without it, either mode (the dashboard).
+   */
+  readonly get: (merchantId: string, id: string, livemode?: boolean) => Effect.Effect<InvoiceParts, InvoiceNotFound>
   readonly getPublic: (id: string) => Effect.Effect<InvoiceParts, InvoiceNotFound>
-  readonly void: (merchantId: string, id: string) => Effect.Effect<InvoiceParts, InvoiceNotFound | InvoiceTransitionRejected>
-  readonly recordPayment: (merchantId: string, id: string, note: string) => Effect.Effect<InvoiceParts, InvoiceNotFound | InvoiceTransitionRejected>
+  readonly void: (merchantId: string, id: string, livemode?: boolean) => Effect.Effect<InvoiceParts, InvoiceNotFound | InvoiceTransitionRejected>
+  readonly recordPayment: (merchantId: string, id: string, note: string, livemode?: boolean) => Effect.Effect<
+    InvoiceParts,
+    InvoiceNotFound | InvoiceTransitionRejected
+  >
   readonly closeException: (merchantId: string, id: string, action: ExceptionCloseAction, note: string) => Effect.Effect<InvoiceParts, InvoiceNotFound | InvoiceTransitionRejected>
 }>()("Invoices/Invoices") {
   static readonly layer = Layer.effect(
@@ -92,10 +106,10 @@ export class Invoices extends Context.Service<Invoices, {
       const billing = yield* BillingGate
       const now = Clock.currentTimeMillis.pipe(Effect.map((millis) => new Date(millis)))
 
-      const find = (merchantId: string | undefined, id: string) =>
+      const find = (merchantId: string | undefined, id: string, livemode?: boolean) =>
         repo.find(id).pipe(
           Effect.flatMap((parts) =>
-            parts === undefined || (merchantId !== undefined && parts.invoice.merchantId !== merchantId)
+            parts === undefined || !visibleTo(parts.invoice, merchantId, livemode)
               ? Effect.fail(new InvoiceNotFound({ invoiceId: id }))
               : Effect.succeed(parts)
           )
@@ -105,11 +119,16 @@ export class Invoices extends Context.Service<Invoices, {
       const transition = Effect.fn("Invoices.transition")(function*(
         id: string,
         event: InvoiceEvent,
-        options: { readonly merchantId?: string | undefined; readonly operation: InvoiceTransitionRejected["operation"]; readonly note?: string | undefined }
+        options: {
+          readonly merchantId?: string | undefined
+          readonly livemode?: boolean | undefined
+          readonly operation: InvoiceTransitionRejected["operation"]
+          readonly note?: string | undefined
+        }
       ) {
         return yield* repo.withTransaction(Effect.gen(function*() {
           const parts = yield* repo.lockParts(id)
-          if (parts === undefined || (options.merchantId !== undefined && parts.invoice.merchantId !== options.merchantId)) {
+          if (parts === undefined || !visibleTo(parts.invoice, options.merchantId, options.livemode)) {
             return yield* new InvoiceNotFound({ invoiceId: id })
           }
           const { invoice } = parts
@@ -147,13 +166,13 @@ export class Invoices extends Context.Service<Invoices, {
         const createdAt = yield* now
         const plan = yield* planner.plan({
           merchantId: merchant.merchantId,
-          // Test invoices (issue #55) take the key's mode here.
-          livemode: true,
           invoiceId: id,
           amountMicros: centsToMicros(draft.amountUsd),
           createdAt,
           timing: draft.paymentTiming === undefined || draft.paymentTiming === null ? undefined : timingFromOverride(draft.paymentTiming),
-          issuedBy: draft.issuedBy
+          issuedBy: draft.issuedBy,
+          // The one place creation knows the invoice's mode: the planner reads that mode's checkout settings.
+          livemode: merchant.livemode ?? true
         })
         const invoice = draftedInvoice(merchant, draft, plan, id, createdAt)
         const { events } = applyDecision(invoice, initialDecision(), { now: createdAt })
@@ -163,10 +182,10 @@ export class Invoices extends Context.Service<Invoices, {
 
       return {
         create,
-        get: (merchantId, id) => find(merchantId, id),
+        get: (merchantId, id, livemode) => find(merchantId, id, livemode),
         getPublic: (id) => find(undefined, id),
-        void: (merchantId, id) => transition(id, { type: "VOID" }, { merchantId, operation: "void" }),
-        recordPayment: (merchantId, id, note) => transition(id, { type: "RECORD_PAYMENT" }, { merchantId, operation: "record-payment", note }),
+        void: (merchantId, id, livemode) => transition(id, { type: "VOID" }, { merchantId, livemode, operation: "void" }),
+        recordPayment: (merchantId, id, note, livemode) => transition(id, { type: "RECORD_PAYMENT" }, { merchantId, livemode, operation: "record-payment", note }),
         // Closing may start a follow-up (coverage lost) that changes the invoice again: answer with it as it is now.
         closeException: Effect.fn("Invoices.closeException")(function*(merchantId: string, id: string, action: ExceptionCloseAction, note: string) {
           yield* transition(id, { type: "CLOSE_EXCEPTION", action }, { merchantId, operation: "close-exception", note })

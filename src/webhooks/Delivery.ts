@@ -25,6 +25,8 @@ export const Delivery = Schema.Struct({
   merchantId: MerchantId,
   invoiceId: InvoiceId,
   event: WebhookEventName,
+  /** Its invoice's mode: a test invoice's delivery goes to the test settings' URL, signed with the test secret. */
+  livemode: Schema.Boolean,
   /** The refund a refund event reports (its webhook carries the refund's view); null for invoice events. */
   refundId: Schema.NullOr(RefundId),
   /** The URL last attempted (the one configured when the event was picked up, until the first attempt). */
@@ -39,7 +41,7 @@ export const Delivery = Schema.Struct({
 })
 export type Delivery = typeof Delivery.Type
 
-const VIEW_FIELDS = ["id", "invoiceId", "refundId", "event", "url", "status", "attemptCount", "lastStatusCode", "nextAttemptAt", "createdAt"] as const
+const VIEW_FIELDS = ["id", "invoiceId", "refundId", "event", "livemode", "url", "status", "attemptCount", "lastStatusCode", "nextAttemptAt", "createdAt"] as const
 
 /** The dashboard's view of a delivery: with its attempts, without the account and the scheduler's lease. */
 export const DeliveryView = Delivery.mapFields(Struct.pick(VIEW_FIELDS)).mapFields(Struct.assign({ attempts: Schema.Array(DeliveryAttempt) }))

@@ -9,7 +9,7 @@ export class DeliveryNotFound extends Data.TaggedError("DeliveryNotFound")<{}> {
 export class InvalidCursor extends Data.TaggedError("InvalidCursor")<{}> {}
 
 export interface DeliveryFilters {
-  /** False: the deliveries of the merchant's test invoices; true or absent: of its live ones (issue #55). */
+  /** The mode of the deliveries listed: live unless false (test deliveries never show among live ones). */
   readonly livemode?: boolean | undefined
   readonly q?: string | undefined
   readonly status?: string | undefined

@@ -5,7 +5,6 @@ import { type DeliveryView, DeliveryViewRow } from "./Delivery.ts"
 
 /** What a page of the delivery log is filtered by (all optional, combined with AND). */
 export interface DeliveryConditions {
-  /** The deliveries of the merchant's live invoices, or of its test ones: never both. */
   readonly livemode: boolean
   readonly q?: string | undefined
   readonly status?: string | undefined
@@ -39,10 +38,7 @@ const make = Effect.gen(function*() {
       ...idPrefixCondition(q)
     ])
   const page = (merchantId: string, conditions: DeliveryConditions, limit: number) => {
-    const where = [
-      sql`d.merchant_id = ${merchantId}`,
-      sql`EXISTS (SELECT 1 FROM invoices i WHERE i.id = d.invoice_id AND i.livemode = ${conditions.livemode})`
-    ]
+    const where = [sql`d.merchant_id = ${merchantId}`, sql`d.livemode = ${conditions.livemode}`]
     if (conditions.status !== undefined) where.push(sql`d.status = ${conditions.status}`)
     if (conditions.event !== undefined) where.push(sql`d.event = ${conditions.event}`)
     const q = conditions.q?.trim()

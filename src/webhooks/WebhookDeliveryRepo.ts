@@ -13,12 +13,14 @@ const OutboxEvent = Schema.Struct({
   event: WebhookEventName,
   refundId: Schema.NullOr(RefundId),
   /** Which event of this name (and refund) the invoice is at: part of the event's identity (EventIdentity.ts). */
-  occurrence: Schema.Int
+  occurrence: Schema.Int,
+  /** The invoice's mode: which of the merchant's settings the event goes to. */
+  livemode: Schema.Boolean
 })
 export type OutboxEvent = typeof OutboxEvent.Type
 
 const LockedDelivery = DeliveryRow.mapFields(Struct.pick(["status", "attemptCount", "nextAttemptAt"]))
-const ClaimedDelivery = DeliveryRow.mapFields(Struct.pick(["id", "merchantId", "invoiceId", "refundId", "event", "url", "attemptCount"]))
+const ClaimedDelivery = DeliveryRow.mapFields(Struct.pick(["id", "merchantId", "invoiceId", "refundId", "event", "livemode", "url", "attemptCount"]))
 export type ClaimedDelivery = typeof ClaimedDelivery.Type
 
 const ClaimRequest = Schema.Struct({
@@ -40,6 +42,7 @@ export type NewDelivery = {
   readonly invoiceId: InvoiceId
   readonly refundId: RefundId | null
   readonly event: WebhookEventName
+  readonly livemode: boolean
   readonly url: string
   readonly status: "pending"
   readonly nextAttemptAt: Date
@@ -108,7 +111,8 @@ export class WebhookDeliveryRepo extends Context.Service<WebhookDeliveryRepo, {
         execute: (limit) =>
           sql`SELECT id, invoice_id, merchant_id, event, refund_id,
               (SELECT count(*) FROM outbox earlier WHERE earlier.invoice_id = outbox.invoice_id AND earlier.event = outbox.event
-                AND earlier.refund_id IS NOT DISTINCT FROM outbox.refund_id AND earlier.id <= outbox.id)::int AS occurrence
+                AND earlier.refund_id IS NOT DISTINCT FROM outbox.refund_id AND earlier.id <= outbox.id)::int AS occurrence,
+              COALESCE((SELECT i.livemode FROM invoices i WHERE i.id = outbox.invoice_id), true) AS livemode
             FROM outbox WHERE dispatched_at IS NULL ORDER BY id LIMIT ${limit} FOR UPDATE SKIP LOCKED`
       })
       const lockDelivery = SqlSchema.findOne({
@@ -131,7 +135,7 @@ export class WebhookDeliveryRepo extends Context.Service<WebhookDeliveryRepo, {
                 ORDER BY next_attempt_at LIMIT ${window} FOR UPDATE SKIP LOCKED) candidate
               LEFT JOIN unnest(${busy}::uuid[], ${room}::int[]) AS busy (merchant_id, room) ON busy.merchant_id = candidate.merchant_id
             ) ranked WHERE place <= room ORDER BY next_attempt_at LIMIT ${limit})
-            RETURNING id, merchant_id, invoice_id, refund_id, event, url, attempt_count`
+            RETURNING id, merchant_id, invoice_id, refund_id, event, livemode, url, attempt_count`
       })
 
       return {

@@ -16,7 +16,7 @@ import { WebhookAgents } from "./WebhookAgents.ts"
 import { RETRY_DELAYS_MS } from "./WebhookEvents.ts"
 import { WEBHOOK_TIMEOUT_MS, WebhookConnector, WebhookResolver } from "./WebhookNetwork.ts"
 import { type AttemptRecord, WebhookDeliveryRepo } from "./WebhookDeliveryRepo.ts"
-import { type SecretUnreadable, type WebhookDestination, WebhookSettings } from "./WebhookSettings.ts"
+import { destinationKey, type SecretUnreadable, type WebhookDestination, WebhookSettings } from "./WebhookSettings.ts"
 import { WebhookSettingsRepo } from "./WebhookSettingsRepo.ts"
 import { eventDeliveryId } from "./EventIdentity.ts"
 
@@ -53,7 +53,7 @@ export const afterAttempt = (attemptCount: number, ok: boolean, now: number) =>
     : { status: "pending" as const, nextAttemptAt: new Date(now + RETRY_DELAYS_MS[attemptCount - 1]) }
 
 /** What an attempt needs to know of its delivery. */
-type Outgoing = Pick<Delivery, "id" | "merchantId" | "invoiceId" | "refundId" | "event" | "url">
+type Outgoing = Pick<Delivery, "id" | "merchantId" | "invoiceId" | "refundId" | "event" | "livemode" | "url">
 /** A delivery claimed for an automatic attempt, with its attempt count at the claim. */
 type Claimed = Outgoing & Pick<Delivery, "attemptCount">
 
@@ -75,16 +75,22 @@ const attemptOf = (result: SendResult & { readonly url: string }, at: number, ma
 type DeliveryRepo = WebhookDeliveryRepo["Service"]
 const now = Clock.currentTimeMillis
 
-/** Fan-out: turns undispatched outbox events into one delivery each for the merchant's URL (unless the event is switched off). */
+/**
+ * Fan-out: turns undispatched outbox events into one delivery each for the URL of the merchant's
+ * settings of the invoice's mode (unless the event is switched off there): a test event never goes
+ * to the live URL, nor a live one to the test URL.
+ */
 const fanOutStep = (repo: DeliveryRepo, settingsRepo: WebhookSettingsRepo["Service"]) =>
   Effect.gen(function*() {
     const at = new Date(yield* now)
     const events = yield* repo.lockUndispatched(FAN_OUT_BATCH)
     if (events.length === 0) return 0
     const configured = yield* settingsRepo.findTargets([...new Set(events.map((event) => event.merchantId))])
-    const targets = new Map(configured.flatMap((row) => (row.url === null ? [] : [[row.merchantId, { url: row.url, enabledEvents: row.enabledEvents }] as const])))
+    const targets = new Map(
+      configured.flatMap((row) => row.url === null ? [] : [[destinationKey(row.merchantId, row.livemode), { url: row.url, enabledEvents: row.enabledEvents }] as const])
+    )
     const deliveries = events.flatMap((event) => {
-      const target = targets.get(event.merchantId)
+      const target = targets.get(destinationKey(event.merchantId, event.livemode))
       if (target === undefined || !target.enabledEvents.includes(event.event)) return []
       return [{
         id: eventDeliveryId(event),
@@ -93,6 +99,7 @@ const fanOutStep = (repo: DeliveryRepo, settingsRepo: WebhookSettingsRepo["Servi
         invoiceId: event.invoiceId,
         refundId: event.refundId,
         event: event.event,
+        livemode: event.livemode,
         url: target.url,
         status: "pending" as const,
         nextAttemptAt: at,
@@ -189,8 +196,8 @@ const sending = ({ agents, allowLoopback, connect, invoices, refunds, resolve, s
       const invoiceView = invoice === undefined ? null : webhookInvoiceView(invoice)
       const body = JSON.stringify(
         delivery.refundId === null
-          ? { event: delivery.event, invoice: invoiceView }
-          : { event: delivery.event, invoice: invoiceView, refund: refund === undefined ? null : refundView(refund) }
+          ? { event: delivery.event, livemode: delivery.livemode, invoice: invoiceView }
+          : { event: delivery.event, livemode: delivery.livemode, invoice: invoiceView, refund: refund === undefined ? null : refundView(refund) }
       )
       const result = yield* post(url, secret, delivery.event, delivery.id, body)
       return { ...result, url }
@@ -198,9 +205,13 @@ const sending = ({ agents, allowLoopback, connect, invoices, refunds, resolve, s
 
   const send = (delivery: Outgoing) =>
     Effect.flatMap(gather([delivery]), ({ destinations, invoices, refunds }) =>
-      sendTo(delivery, destinations.get(delivery.merchantId)!, invoices.get(delivery.invoiceId), refundOf(refunds, delivery)))
+      sendTo(delivery, destinationOf(destinations, delivery), invoices.get(delivery.invoiceId), refundOf(refunds, delivery)))
   return { post, gather, sendTo, send, refundOf }
 }
+
+/** The destination of the delivery's mode among those `gather` read (every merchant's, both modes). */
+const destinationOf = (destinations: ReadonlyMap<string, Result.Result<WebhookDestination, SecretUnreadable>>, delivery: Outgoing) =>
+  destinations.get(destinationKey(delivery.merchantId, delivery.livemode))!
 
 /** Record: an attempt and the delivery's next state. */
 const recording = (repo: DeliveryRepo) => {
@@ -284,7 +295,7 @@ const claiming = (repo: DeliveryRepo, send: ReturnType<typeof sending>, recordCl
     // lease runs out and the delivery is attempted again. One delivery's trouble must not cut the
     // others short; its lease brings it back.
     const attempt = (delivery: Claimed, { destinations, invoices, refunds }: Effect.Success<ReturnType<typeof gather>>) =>
-      sendTo(delivery, destinations.get(delivery.merchantId)!, invoices.get(delivery.invoiceId), refundOf(refunds, delivery)).pipe(
+      sendTo(delivery, destinationOf(destinations, delivery), invoices.get(delivery.invoiceId), refundOf(refunds, delivery)).pipe(
         Effect.flatMap((result) => recordClaimed(delivery, result)),
         Effect.catchCause((cause) => Effect.logError("Webhook attempt failed", cause)),
         Effect.ensuring(release(delivery.merchantId))
@@ -366,7 +377,7 @@ export class WebhookDispatcher extends Context.Service<WebhookDispatcher, {
    * A signed `webhook_test` event (`invoice: null`) sent now to the configured URL, through the same
    * destination checks; nothing is recorded. For the dashboard's "send a test event".
    */
-  readonly sendTest: (merchantId: string) => Effect.Effect<SendResult>
+  readonly sendTest: (merchantId: string, livemode?: boolean) => Effect.Effect<SendResult>
 }>()("Webhooks/WebhookDispatcher") {
   static readonly layer = Layer.effect(
     WebhookDispatcher,
@@ -396,11 +407,11 @@ export class WebhookDispatcher extends Context.Service<WebhookDispatcher, {
         return yield* findDelivery(merchantId, deliveryId)
       }, Effect.provideService(SqlClient.SqlClient, sql))
 
-      const sendTest = Effect.fn("WebhookDispatcher.sendTest")(function*(merchantId: string) {
-        const { url, secret } = yield* settings.destination(merchantId)
+      const sendTest = Effect.fn("WebhookDispatcher.sendTest")(function*(merchantId: string, livemode: boolean = true) {
+        const { url, secret } = yield* settings.destination(merchantId, livemode)
         if (url === null) return notSent("no webhook URL is configured")
         if (secret === null) return notSent("no signing secret is configured")
-        return yield* send.post(url, secret, "webhook_test", crypto.randomUUID(), JSON.stringify({ event: "webhook_test", invoice: null }))
+        return yield* send.post(url, secret, "webhook_test", crypto.randomUUID(), JSON.stringify({ event: "webhook_test", livemode, invoice: null }))
       }, Effect.catchTag("SecretUnreadable", (error) => Effect.succeed(notSent(error.reason))))
 
       return {

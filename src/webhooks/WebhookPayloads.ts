@@ -41,16 +41,25 @@ const headersOf = (event: string) => ({
   })
 })
 
-/** The body of a lifecycle event: `{event, invoice}`. */
+/** Every body's `livemode`: false for a test invoice's event, sent only to the test settings' URL and signed with the test secret. */
+const Livemode = Schema.Boolean.annotate({
+  description: "false for an event of a test invoice (created with a test API key): sent only to the test webhook URL, signed with the test secret."
+})
+
+/** The body of a lifecycle event: `{event, livemode, invoice}`. */
 export const invoiceEventBody = (event: string) =>
-  Schema.Struct({ event: Schema.Literal(event), invoice: WebhookInvoiceView }).annotate({ identifier: `${PascalCase(event)}Event` })
+  Schema.Struct({ event: Schema.Literal(event), livemode: Livemode, invoice: WebhookInvoiceView }).annotate({ identifier: `${PascalCase(event)}Event` })
 
-/** The body of a refund event: `{event, invoice, refund}`. */
+/** The body of a refund event: `{event, livemode, invoice, refund}`. */
 export const refundEventBody = (event: string) =>
-  Schema.Struct({ event: Schema.Literal(event), invoice: WebhookInvoiceView, refund: RefundView }).annotate({ identifier: `${PascalCase(event)}Event` })
+  Schema.Struct({ event: Schema.Literal(event), livemode: Livemode, invoice: WebhookInvoiceView, refund: RefundView }).annotate({
+    identifier: `${PascalCase(event)}Event`
+  })
 
-/** The dashboard's test event: `{event: "webhook_test", invoice: null}`. */
-export const TestEventBody = Schema.Struct({ event: Schema.Literal("webhook_test"), invoice: Schema.Null }).annotate({ identifier: "WebhookTestEvent" })
+/** The dashboard's test event: `{event: "webhook_test", livemode, invoice: null}`. */
+export const TestEventBody = Schema.Struct({ event: Schema.Literal("webhook_test"), livemode: Livemode, invoice: Schema.Null }).annotate({
+  identifier: "WebhookTestEvent"
+})
 
 /** Any 2xx within 10 seconds acknowledges; anything else is retried after 1, 5 and 15 minutes. */
 const Acknowledged = HttpApiSchema.Empty(200).annotate({

@@ -29,26 +29,34 @@ export interface WebhookDestination {
 
 const NO_DESTINATION: Result.Result<WebhookDestination, SecretUnreadable> = Result.succeed({ url: null, secret: null })
 
-/** A merchant's webhook URL, enabled events and signing secret (encrypted at rest). */
+/** The key of a merchant's settings of one mode in `destinations`' map. */
+export const destinationKey = (merchantId: string, livemode: boolean) => `${merchantId}:${livemode ? "live" : "test"}`
+
+/**
+ * A merchant's webhook URL, enabled events and signing secret (encrypted at rest), once per mode:
+ * `livemode` false names the test settings (test invoices' events go there only, signed with the
+ * test secret); it defaults to true, the live settings.
+ */
 export class WebhookSettings extends Context.Service<WebhookSettings, {
-  readonly get: (merchantId: string) => Effect.Effect<WebhookSettingsRecord>
+  readonly get: (merchantId: string, livemode?: boolean) => Effect.Effect<WebhookSettingsRecord>
   /** Checks and stores the URL (null: no webhooks) and the events, in the canonical order. */
   readonly save: (
     merchantId: string,
     url: string | null,
-    enabledEvents: ReadonlyArray<WebhookEventName>
+    enabledEvents: ReadonlyArray<WebhookEventName>,
+    livemode?: boolean
   ) => Effect.Effect<WebhookSettingsRecord, InvalidWebhookUrl>
   /** Creates or replaces the signing secret and returns it: the only time it is shown. */
-  readonly rotateSecret: (merchantId: string) => Effect.Effect<string>
+  readonly rotateSecret: (merchantId: string, livemode?: boolean) => Effect.Effect<string>
   /**
    * Where and how an attempt sends now: the URL configured at this moment (null: none) and the
    * plain signing secret (null when none was created). Read at every attempt, so that retries
    * follow a changed URL.
    */
-  readonly destination: (merchantId: string) => Effect.Effect<WebhookDestination, SecretUnreadable>
+  readonly destination: (merchantId: string, livemode?: boolean) => Effect.Effect<WebhookDestination, SecretUnreadable>
   /**
-   * The destinations of several merchants in one read (the dispatcher's batch of attempts); a
-   * merchant without settings has none (no URL, no secret).
+   * The destinations of several merchants, both modes, in one read (the dispatcher's batch of
+   * attempts), keyed by `destinationKey`; settings not saved have none (no URL, no secret).
    */
   readonly destinations: (merchantIds: ReadonlyArray<string>) => Effect.Effect<ReadonlyMap<string, Result.Result<WebhookDestination, SecretUnreadable>>>
 }>()("Webhooks/WebhookSettings") {
@@ -68,37 +76,42 @@ export class WebhookSettings extends Context.Service<WebhookSettings, {
           return Result.fail(new SecretUnreadable({ reason: "the signing secret cannot be decrypted with the configured encryption key" }))
         }
       }
-      const load = repo.find
-      const recordOf = (row: Omit<WebhookSettingsRow, "merchantId"> | undefined): WebhookSettingsRecord => ({
+      const load = (merchantId: string, livemode: boolean) => repo.find({ merchantId, livemode })
+      const recordOf = (row: Omit<WebhookSettingsRow, "merchantId" | "livemode"> | undefined): WebhookSettingsRecord => ({
         url: row?.url ?? null,
         enabledEvents: row === undefined ? WEBHOOK_EVENTS : row.enabledEvents,
         hasSecret: row !== undefined && row.secretCiphertext !== null
       })
       return {
-        get: Effect.fn("WebhookSettings.get")(function*(merchantId) {
-          return recordOf(yield* load(merchantId))
+        get: Effect.fn("WebhookSettings.get")(function*(merchantId, livemode = true) {
+          return recordOf(yield* load(merchantId, livemode))
         }),
-        save: Effect.fn("WebhookSettings.save")(function*(merchantId, url, enabledEvents) {
+        save: Effect.fn("WebhookSettings.save")(function*(merchantId, url, enabledEvents, livemode = true) {
           const problem = url === null ? undefined : urlProblem(url, webhookAllowLoopback)
           if (problem !== undefined) return yield* new InvalidWebhookUrl({ reason: problem })
           const events = SELECTABLE_WEBHOOK_EVENTS.filter((event) => enabledEvents.includes(event))
-          yield* repo.saveDestination(merchantId, url, events)
-          return recordOf(yield* load(merchantId))
+          yield* repo.saveDestination({ merchantId, livemode }, url, events)
+          return recordOf(yield* load(merchantId, livemode))
         }),
-        rotateSecret: Effect.fn("WebhookSettings.rotateSecret")(function*(merchantId) {
+        rotateSecret: Effect.fn("WebhookSettings.rotateSecret")(function*(merchantId, livemode = true) {
           const secret = generateWebhookSecret()
           const sealed = sealSecret(secret, encryptionKey)
-          yield* repo.saveSecret(merchantId, sealed, WEBHOOK_EVENTS)
+          yield* repo.saveSecret({ merchantId, livemode }, sealed, WEBHOOK_EVENTS)
           return secret
         }),
-        destination: Effect.fn("WebhookSettings.destination")(function*(merchantId) {
-          return yield* Effect.fromResult(open(yield* load(merchantId)))
+        destination: Effect.fn("WebhookSettings.destination")(function*(merchantId, livemode = true) {
+          return yield* Effect.fromResult(open(yield* load(merchantId, livemode)))
         }),
         destinations: (merchantIds) =>
           merchantIds.length === 0 ? Effect.succeed(new Map()) : repo.findDestinations(merchantIds).pipe(
             Effect.map((rows) => {
-              const found = new Map(rows.map((row) => [row.merchantId as string, open(row)]))
-              return new Map(merchantIds.map((merchantId) => [merchantId, found.get(merchantId) ?? NO_DESTINATION]))
+              const found = new Map(rows.map((row) => [destinationKey(row.merchantId, row.livemode), open(row)]))
+              return new Map(merchantIds.flatMap((merchantId) =>
+                [true, false].map((livemode) => {
+                  const key = destinationKey(merchantId, livemode)
+                  return [key, found.get(key) ?? NO_DESTINATION] as const
+                })
+              ))
             })
           )
       }

@@ -22,8 +22,10 @@ export const Delivery = jsonOf(DeliveryView).mapFields(Struct.evolve({ attempts:
 
 export const WebhooksGroup = HttpApiGroup.make("webhooks")
   .add(
-    HttpApiEndpoint.get("getSettings", "/api/dashboard/webhook-settings", { success: SettingsView }).annotate(OpenApi.Summary, "Get webhook settings"),
+    HttpApiEndpoint.get("getSettings", "/api/dashboard/webhook-settings", { query: LivemodeQuery, success: SettingsView, error: BadRequest })
+      .annotate(OpenApi.Summary, "Get webhook settings"),
     HttpApiEndpoint.put("putSettings", "/api/dashboard/webhook-settings", {
+      query: LivemodeQuery,
       payload: Schema.Struct({
         url: Schema.NullOr(text(2048)).annotate({ message: "must be a string or null" }).annotateKey({ messageMissingKey: "is required" }),
         enabledEvents: Schema.optionalKey(Schema.Array(EventName).annotate({ message: "must be an array" })),
@@ -35,9 +37,13 @@ export const WebhooksGroup = HttpApiGroup.make("webhooks")
       error: BadRequest
     }).annotate(OpenApi.Summary, "Save webhook settings"),
     HttpApiEndpoint.post("rotateSecret", "/api/dashboard/webhook-settings/secret", {
-      success: Schema.Struct({ secret: Schema.String }).pipe(HttpApiSchema.status(201))
+      query: LivemodeQuery,
+      success: Schema.Struct({ secret: Schema.String }).pipe(HttpApiSchema.status(201)),
+      error: BadRequest
     }).annotate(OpenApi.Summary, "Rotate the webhook signing secret"),
     HttpApiEndpoint.post("sendTest", "/api/dashboard/webhook-settings/test", {
+      query: LivemodeQuery,
+      error: BadRequest,
       success: Schema.Struct({
         ok: Schema.Boolean,
         statusCode: Schema.NullOr(Schema.Number),
@@ -46,9 +52,10 @@ export const WebhooksGroup = HttpApiGroup.make("webhooks")
         responseExcerpt: Schema.NullOr(Schema.String)
       })
     }).annotate(OpenApi.Summary, "Send a test webhook").annotate(OpenApi.Description,
-      "Sends a signed webhook_test event ({\"event\":\"webhook_test\",\"invoice\":null}) to the configured URL now and answers what the endpoint replied; nothing is recorded in the delivery log."),
+      "Sends a signed webhook_test event ({\"event\":\"webhook_test\",\"livemode\":true,\"invoice\":null}) to the configured URL (of the mode the livemode field names) now and answers what the endpoint replied; nothing is recorded in the delivery log."),
     HttpApiEndpoint.get("listDeliveries", "/api/dashboard/webhook-deliveries", {
       query: {
+        ...LivemodeQuery,
         q: Schema.optionalKey(Schema.String),
         status: Schema.optionalKey(DeliveryStatus.annotate({ message: "must be one of pending, delivered, failed" })),
         event: Schema.optionalKey(EventName),
@@ -67,7 +74,10 @@ export const WebhooksGroup = HttpApiGroup.make("webhooks")
     }).annotate(OpenApi.Summary, "Redeliver a webhook")
   )
   .middleware(DashboardAuthentication)
-  .annotate(OpenApi.Description, "Webhook destination, signing secret (shown once), and the searchable delivery log.")
+  .annotate(
+    OpenApi.Description,
+    "Webhook destination, signing secret (shown once), and the searchable delivery log, once per mode: `livemode=false` selects the test mode's settings and deliveries."
+  )
 
 /** The webhooks feature's HTTP errors, each declared once with its status and message (the endpoints above list their statuses). */
 export const WebhookErrors = {

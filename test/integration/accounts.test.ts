@@ -103,7 +103,7 @@ describe("API key management", () => {
     expect(created.body.rawKey).toMatch(/^svc_live_[A-Za-z0-9_-]{43}$/)
     expect(created.body.keyPrefix).toBe(created.body.rawKey.slice(0, 12))
     expect(created.body).toMatchObject({ label: "server" })
-    expect(Object.keys(created.body).sort()).toEqual(["createdAt", "id", "keyPrefix", "label", "rawKey"])
+    expect(Object.keys(created.body).sort()).toEqual(["createdAt", "id", "keyPrefix", "label", "mode", "rawKey"])
     const unlabeled = await publicRequest(app.baseUrl, `${base}/checkout-api-key`, json("POST", {}, bearer(token)))
     expect(unlabeled.body.label).toBe("")
     await publicRequest(app.baseUrl, `${base}/checkout-api-key`, json("POST", { label: "third" }, bearer(token)))
@@ -114,7 +114,7 @@ describe("API key management", () => {
     const list = await publicRequest(app.baseUrl, `${base}/checkout-api-keys`, json("GET", undefined, bearer(token)))
     expect(list.body.keys).toHaveLength(3)
     expect(JSON.stringify(list.body)).not.toContain(created.body.rawKey)
-    expect(Object.keys(list.body.keys[0]).sort()).toEqual(["createdAt", "id", "keyPrefix", "label"])
+    expect(Object.keys(list.body.keys[0]).sort()).toEqual(["createdAt", "id", "keyPrefix", "label", "mode"])
 
     const key = created.body.rawKey as string
     const viaKey = await publicRequest(app.baseUrl, `/api/checkout/invoices/${crypto.randomUUID()}`, json("GET", undefined, { "x-api-key": key }))

@@ -37,7 +37,8 @@ const INVOICE_KEYS = [
   "exceptionNote",
   "exceptionClosedAt",
   "createdAt",
-  "lastPaymentObservedAt"
+  "lastPaymentObservedAt",
+  "livemode"
 ].sort()
 
 const OPTION_KEYS = [
@@ -72,7 +73,8 @@ const STATUS_KEYS = [
   "defaultPaymentOptionId",
   "lastPaymentOptionId",
   "payments",
-  "lastPaymentObservedAt"
+  "lastPaymentObservedAt",
+  "livemode"
 ].sort()
 
 let app: TestApp

@@ -63,7 +63,8 @@ describe("upgrade in place", () => {
       for (const [id, before] of Object.entries(answers)) {
         const after = await fetch(`${app.baseUrl}/api/checkout/invoices/${id}`, { headers: { "x-api-key": apiKey } })
         expect(after.status).toBe(200)
-        expect(await after.text()).toBe(before)
+        // Byte for byte, but for the fields added since: `livemode` (migration 0025), true for every invoice made before test mode.
+        expect(await after.text()).toBe(before.replace(/("lastPaymentObservedAt":(?:null|"[^"]*"))/, "$1,\"livemode\":true"))
       }
     } finally {
       await app.close()

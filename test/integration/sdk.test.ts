@@ -130,7 +130,7 @@ describe("the SDK's client against the running service", () => {
       parseWebhookEvent(request.body, request.headers["x-checkout-signature"] as string, secret)
     )
     const test = events.find((event) => event.event === "webhook_test")!
-    expect(Schema.decodeUnknownSync(TestEventBody)(test)).toEqual({ event: "webhook_test", invoice: null })
+    expect(Schema.decodeUnknownSync(TestEventBody)(test)).toEqual({ event: "webhook_test", livemode: true, invoice: null })
     const created = events.find((event) => event.event === "invoice_created")
     if (created?.event !== "invoice_created") throw new Error("no invoice_created delivered")
     expect(created.invoice.id).toBe(invoice.id)

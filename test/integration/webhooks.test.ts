@@ -49,7 +49,8 @@ const INVOICE_FIELDS = [
   "exceptionAction",
   "exceptionNote",
   "exceptionClosedAt",
-  "metadata"
+  "metadata",
+  "livemode"
 ].sort()
 
 describe("webhook settings", () => {
@@ -162,7 +163,8 @@ describe("delivery", () => {
       expect(request.headers["content-type"]).toBe("application/json")
       expect(request.headers["user-agent"]).toMatch(/^checkout-webhooks\//)
       const payload = JSON.parse(request.body)
-      expect(Object.keys(payload).sort()).toEqual(["event", "invoice"])
+      expect(Object.keys(payload).sort()).toEqual(["event", "invoice", "livemode"])
+      expect(payload.livemode).toBe(true)
       expect(payload.event).toBe(request.headers["x-checkout-event"])
       expect(Object.keys(payload.invoice).sort()).toEqual(INVOICE_FIELDS)
       // Latest state at send time: the invoice was voided before the created event went out.

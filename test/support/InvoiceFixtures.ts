@@ -29,5 +29,6 @@ export const invoiceRecord = (fields: {
     customerEmail: null,
     metadata: null,
     defaultPaymentOptionId: PaymentOptionId.make(fields.defaultPaymentOptionId ?? "opt"),
-    createdAt: fields.createdAt
+    createdAt: fields.createdAt,
+    livemode: true
   })
