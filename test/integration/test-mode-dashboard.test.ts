@@ -42,7 +42,8 @@ const create = async (owner: TestMerchant, amountUsd: number, merchantReference:
 
 const makeTest = (id: string) => sql((sql) => sql`UPDATE invoices SET livemode = false WHERE id = ${id}`)
 
-const txHash = () => `0x${crypto.randomUUID().replaceAll("-", "")}${crypto.randomUUID().replaceAll("-", "")}`
+// not a chain hash: a test invoice's simulated payment never claims a real transaction
+const txHash = () => `test_${crypto.randomUUID()}`
 
 /** Pays `amountUsd` of the invoice's ethereum option (USDC, 1:1), confirmed. */
 const pay = async (owner: TestMerchant, invoice: Created, amount: string) => {
@@ -86,7 +87,7 @@ const world = async (owner: TestMerchant) => {
       for (const invoice of [live, test]) {
         yield* sql`INSERT INTO webhook_deliveries ${
           sql.insert({ id: crypto.randomUUID(), merchantId: owner.merchantId, invoiceId: invoice.id, event: "invoice_confirmed", url: "https://shop.example/hook",
-            status: "delivered", createdAt: now, updatedAt: now })
+            status: "delivered", livemode: invoice === live, createdAt: now, updatedAt: now })
         }`
         yield* sql`INSERT INTO unmatched_deposits ${
           sql.insert({
@@ -183,7 +184,7 @@ describe("the dashboard keeps live and test data apart", () => {
       ["/api/dashboard/webhook-deliveries", "deliveries"],
       ["/api/dashboard/unmatched-deposits", "data"]
     ] as const) {
-      expect(await invoiceIds(path, field)).toEqual([made.live.id])
+      expect(await invoiceIds(path, field), path).toEqual([made.live.id])
       expect(await invoiceIds(`${path}?livemode=true`, field)).toEqual([made.live.id])
       expect(await invoiceIds(`${path}?livemode=false`, field)).toEqual([made.test.id])
     }
