@@ -1,15 +1,11 @@
-import { Effect } from "effect"
 import { type Address, getAddress } from "viem"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { ChainWatchers } from "../../src/chains/ChainWatchers.ts"
-import { DEMO_KEYS } from "../../src/demo/DemoMerchant.ts"
-import { type AnvilNode, startAnvil } from "../support/Anvil.ts"
-import { privateDatabase } from "../support/PrivateDatabase.ts"
-import { type RpcFront, startRpcFront } from "../support/RpcFront.ts"
-import { startTestApp, type TestApp, type TestMerchant } from "../support/TestApp.ts"
+import type { AnvilNode } from "../support/Anvil.ts"
+import { type EvmEndpoints, startEvmEndpoints, USDC } from "../support/EvmEndpoints.ts"
+import type { RpcFront } from "../support/RpcFront.ts"
+import type { TestApp, TestMerchant } from "../support/TestApp.ts"
 
 // Three endpoints in front of one anvil: a (preferred), b, c. Each test leaves them all passing.
-const USDC: Address = getAddress("0x00000000000000000000000000000000000a11ce")
 
 let node: AnvilNode
 let a: RpcFront
@@ -17,10 +13,10 @@ let b: RpcFront
 let c: RpcFront
 let app: TestApp
 let merchant: TestMerchant
-let database: Awaited<ReturnType<typeof privateDatabase>>
 let payer: Address
+let setup: EvmEndpoints
 
-const poll = () => app.run(Effect.flatMap(ChainWatchers, (watchers) => watchers.poll("ethereum")))
+const poll = () => setup.poll()
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 const watcher = async () => {
@@ -62,35 +58,13 @@ const newInvoiceAddress = async () => {
   return getAddress((created.body.paymentOptions as Array<any>)[0].destinationAddress)
 }
 
-const appEnvironment = () => ({
-  ...(database.url === undefined ? {} : { DATABASE_URL: database.url }),
-  CHECKOUT_RPC_URL_ETHEREUM: `${a.url}/v2/SECRETKEY, ${b.url}, ${c.url}/?apikey=SECRETKEY`,
-  CHECKOUT_RPC_TIMEOUT_MS: "1000",
-  CHECKOUT_TOKEN_ETHEREUM_USDC: USDC,
-  CHECKOUT_CONFIRMATIONS_ETHEREUM: "2"
-})
-const evmMethods = [
-  { network: "ethereum", assetCode: "USDC", railType: "address_transfer", enabled: true, isDefault: true, recipientAddress: null, xpub: DEMO_KEYS.evmXpub }
-] as const
-
 beforeAll(async () => {
-  node = await startAnvil({ chainId: 1 })
-  await node.installToken(USDC)
-  payer = node.accounts[1]
-  await node.mint(USDC, payer, 1_000_000_000_000n)
-  ;[a, b, c] = await Promise.all([0, 1, 2].map(() => startRpcFront(node.rpcUrl, "jsonrpc")))
-  database = await privateDatabase()
-  app = await startTestApp({}, appEnvironment())
-  merchant = await app.createMerchant({ methods: evmMethods })
-  await node.mine(5)
-  await poll()
+  setup = await startEvmEndpoints({ rpcUrls: (a, b, c) => `${a.url}/v2/SECRETKEY, ${b.url}, ${c.url}/?apikey=SECRETKEY` })
+  ;({ node, a, b, c, app, merchant, payer } = setup)
 }, 120_000)
 
 afterAll(async () => {
-  await app?.close()
-  await Promise.all([a, b, c].map((front) => front?.close()))
-  await node?.stop()
-  await database?.drop()
+  await setup?.close()
 })
 
 describe("an EVM watcher with several endpoints", () => {
