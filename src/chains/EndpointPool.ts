@@ -62,6 +62,13 @@ export interface EndpointPool<C> {
   readonly report: (disagreement?: bigint) => EndpointsReport
 }
 
+/** The error when no endpoint answers, with each one's health. */
+const noUsableEndpoint = (network: string, states: ReadonlyArray<EndpointState>, maxLag: bigint) =>
+  new ChainRpcError({
+    network,
+    message: `no usable endpoint: ${states.map((state, index) => `${originOf(state.url)} ${healthOf(states, index, maxLag)}`).join(", ")}`
+  })
+
 /**
  * The failover of one network's endpoints, for MultiSource (the EVM and bitcoin sources, which add
  * a hash vote) and for Solana's client (read by commitment: no vote). `order` picks the endpoints a
@@ -83,11 +90,7 @@ export const makeEndpointPool = <C>(options: {
   let states: ReadonlyArray<EndpointState> = initialStates(options.endpoints.map((endpoint) => endpoint.url))
   let inUse: number | undefined
 
-  const noneUsable = () =>
-    new ChainRpcError({
-      network,
-      message: `no usable endpoint: ${states.map((state, index) => `${originOf(state.url)} ${healthOf(states, index, maxLag)}`).join(", ")}`
-    })
+  const noneUsable = () => noUsableEndpoint(network, states, maxLag)
 
   const runAt = <A>(call: (client: C) => Effect.Effect<A, ChainRpcError>) =>
     Effect.gen(function*() {
