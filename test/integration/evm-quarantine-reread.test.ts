@@ -4,6 +4,7 @@ import type { AnvilNode } from "../support/Anvil.ts"
 import { type EvmEndpoints, startEvmEndpoints, USDC } from "../support/EvmEndpoints.ts"
 import type { RpcFront } from "../support/RpcFront.ts"
 import type { TestMerchant } from "../support/TestApp.ts"
+import { endpointReport, optionsOf, watcherStatus } from "../support/WatcherStatus.ts"
 
 // Three endpoints in front of one anvil: a (preferred), b, c; a quarantine of a few seconds.
 const TRANSFER_TOPIC = "0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef"
@@ -19,13 +20,10 @@ let setup: EvmEndpoints
 
 const poll = () => setup.poll()
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
-const endpoint = async (front: RpcFront) => {
-  const { body } = await merchant.dashboard("/api/dashboard/chain-watchers")
-  return (body.watchers as Array<any>).find((entry) => entry.network === "ethereum").endpoints.find((entry: any) => entry.endpoint === front.url)
-}
+const endpoint = async (front: RpcFront) => endpointReport(await watcherStatus(merchant, "ethereum"), front.url)
 const newInvoice = async () => {
   const created = await merchant.api("/api/checkout/invoices", { body: { amountUsd: 5 } })
-  return { id: created.body.id as string, address: getAddress((created.body.paymentOptions as Array<any>)[0].destinationAddress) }
+  return { id: created.body.id as string, address: getAddress(optionsOf(created.body)[0].destinationAddress) }
 }
 const statusOf = async (id: string) => (await merchant.api(`/api/checkout/invoices/${id}`)).body.status
 const word = (value: string | bigint) => `0x${(typeof value === "bigint" ? value.toString(16) : value.slice(2).toLowerCase()).padStart(64, "0")}`
