@@ -148,189 +148,206 @@ export class ChainRepo extends Context.Service<ChainRepo, {
     ChainRepo,
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
-
-      const evidenceColumns = sql`payment_option_id, transaction_hash, output_index, amount_atomic::text AS amount_atomic,
-        confirmations, destination_address, observed_at, block_height::text AS block_height, block_hash`
-
-      const findCursor = SqlSchema.findOneOption({
-        Request: NetworkRequest,
-        Result: Cursor,
-        execute: ({ network }) =>
-          sql`SELECT processed_height::text AS height, processed_hash AS hash, chain_time FROM chain_cursors
-            WHERE network = ${network} AND processed_height IS NOT NULL`
-      })
-      const findBlocksBelow = SqlSchema.findAll({
-        Request: NetworkHeight,
-        Result: BlockRef,
-        execute: ({ network, height }) =>
-          // Qualified: a bare `height` would name the text alias above and sort "5" above "28".
-          sql`SELECT height::text AS height, hash FROM chain_blocks WHERE network = ${network} AND height < ${height}
-            ORDER BY chain_blocks.height DESC`
-      })
-      const findEvidenceAbove = SqlSchema.findAll({
-        Request: NetworkHeight,
-        Result: ChainEvidence,
-        execute: ({ network, height }) =>
-          sql`SELECT ${evidenceColumns} FROM payments
-            WHERE network = ${network} AND block_height > ${height} AND invalidated_at IS NULL ORDER BY payments.block_height`
-      })
-      const findAwaiting = SqlSchema.findAll({
-        Request: NetworkRequest,
-        Result: ChainEvidence,
-        execute: ({ network }) =>
-          sql`SELECT ${evidenceColumns} FROM payments
-            WHERE network = ${network} AND block_height IS NOT NULL AND confirmed_at IS NULL AND invalidated_at IS NULL`
-      })
-      const findInMempool = SqlSchema.findAll({
-        Request: NetworkRequest,
-        Result: MempoolEvidence,
-        execute: ({ network }) =>
-          sql`SELECT payment_option_id, transaction_hash, output_index FROM payments
-            WHERE network = ${network} AND seen_in_mempool AND block_height IS NULL AND invalidated_at IS NULL`
-      })
-      const findReorgsSettled = SqlSchema.findAll({
-        Request: NetworkHeight,
-        Result: EvidenceRef,
-        execute: ({ network, height }) =>
-          sql`SELECT p.payment_option_id, p.transaction_hash, p.output_index FROM payments p
-            JOIN payment_options o ON o.id = p.payment_option_id
-            WHERE p.network = ${network} AND p.reorg_point IS NOT NULL AND p.reorg_point + o.required_confirmations <= ${height}`
-      })
-      // Payments, and refunds' transfers (sent or completed, bound to the transaction) that wait.
-      const waitingRows = (network: string) =>
-        sql`SELECT p.payment_option_id, p.transaction_hash, p.output_index, p.amount_atomic::text AS amount_atomic, p.confirmations,
-            p.destination_address, p.observed_at, p.block_height::text AS block_height, p.block_hash, u.reporter, u.token, u.disputed, u.since,
-            NULL::text AS refund_id
-          FROM uncorroborated_transfers u JOIN payments p
-            ON p.network = u.network AND p.transaction_hash = u.transaction_hash AND p.output_index = u.output_index
-          WHERE u.network = ${network} AND p.invalidated_at IS NULL
-          UNION ALL
-          SELECT r.payment_option_id, r.transaction_hash, r.output_index, r.amount_atomic::text AS amount_atomic, r.confirmations,
-            r.refund_address AS destination_address, coalesce(r.sent_at, r.updated_at) AS observed_at, r.block_height::text AS block_height,
-            r.block_hash, u.reporter, u.token, u.disputed, u.since, r.id::text AS refund_id
-          FROM uncorroborated_transfers u JOIN refunds r
-            ON r.network = u.network AND r.transaction_hash = u.transaction_hash AND r.output_index = u.output_index
-          WHERE u.network = ${network} AND r.status IN ('sent', 'completed')`
-      const findWaiting = SqlSchema.findAll({
-        Request: NetworkRequest,
-        Result: WaitingEvidence,
-        execute: ({ network }) => sql`SELECT * FROM (${waitingRows(network)}) AS waiting ORDER BY waiting.since`
-      })
-      const findBacklog = SqlSchema.findOne({
-        Request: NetworkRequest,
-        Result: CorroborationBacklog,
-        execute: ({ network }) =>
-          sql`SELECT count(*)::int AS waiting, count(*) FILTER (WHERE waiting.disputed)::int AS disputed, min(waiting.since) AS since
-            FROM (${waitingRows(network)}) AS waiting`
-      })
-      const findChainTimes = SqlSchema.findAll({
-        Request: Schema.Struct({ networks: Schema.Array(Schema.String) }),
-        Result: ChainTime,
-        execute: ({ networks }) => sql`SELECT network, chain_time FROM chain_cursors WHERE ${sql.in("network", networks)}`
-      })
-
-      return {
-        cursor: Effect.fn("ChainRepo.cursor")(function*(network) {
-          return Option.getOrUndefined(yield* findCursor({ network }))
-        }, Effect.orDie),
-        saveProgress: Effect.fn("ChainRepo.saveProgress")(function*(network, { cursor, headHeight, headTime }) {
-          yield* sql`INSERT INTO chain_cursors (network, processed_height, processed_hash, chain_time, head_height, head_time, updated_at)
-            VALUES (${network}, ${cursor.height.toString()}, ${cursor.hash}, ${cursor.chainTime}, ${headHeight.toString()}, ${headTime}, now())
-            ON CONFLICT (network) DO UPDATE SET processed_height = EXCLUDED.processed_height,
-              processed_hash = EXCLUDED.processed_hash, chain_time = EXCLUDED.chain_time, head_height = EXCLUDED.head_height,
-              head_time = EXCLUDED.head_time, last_error = NULL, last_error_at = NULL, updated_at = now()`
-        }, Effect.orDie),
-        saveError: Effect.fn("ChainRepo.saveError")(function*(network, message) {
-          yield* sql`INSERT INTO chain_cursors (network, last_error, last_error_at, updated_at) VALUES (${network}, ${message.slice(0, 1000)}, now(), now())
-            ON CONFLICT (network) DO UPDATE SET last_error = EXCLUDED.last_error, last_error_at = now(), updated_at = now()`
-        }, Effect.orDie),
-        saveEndpoints: Effect.fn("ChainRepo.saveEndpoints")(function*(network, report) {
-          yield* sql`INSERT INTO chain_cursors (network, endpoints, updated_at) VALUES (${network}, ${report}, now())
-            ON CONFLICT (network) DO UPDATE SET endpoints = EXCLUDED.endpoints`
-        }, Effect.orDie),
-        rememberBlocks: Effect.fn("ChainRepo.rememberBlocks")(function*(network, blocks) {
-          if (blocks.length === 0) return
-          yield* sql`INSERT INTO chain_blocks (network, height, hash)
-            SELECT ${network}, (b->>'height')::bigint, b->>'hash'
-            FROM json_array_elements(${JSON.stringify(blocks.map((block) => ({ height: block.height.toString(), hash: block.hash })))}::json) AS b
-            ON CONFLICT (network, height) DO UPDATE SET hash = EXCLUDED.hash`
-        }, Effect.orDie),
-        blocksBelow: Effect.fn("ChainRepo.blocksBelow")(function*(network, height) {
-          return yield* findBlocksBelow({ network, height })
-        }, Effect.orDie),
-        forgetBlocksAbove: Effect.fn("ChainRepo.forgetBlocksAbove")(function*(network, height) {
-          yield* sql`DELETE FROM chain_blocks WHERE network = ${network} AND height > ${height.toString()}`
-        }, Effect.orDie),
-        forgetBlocksBelow: Effect.fn("ChainRepo.forgetBlocksBelow")(function*(network, height) {
-          yield* sql`DELETE FROM chain_blocks WHERE network = ${network} AND height < ${height.toString()}`
-        }, Effect.orDie),
-        evidenceAbove: Effect.fn("ChainRepo.evidenceAbove")(function*(network, height) {
-          return yield* findEvidenceAbove({ network, height })
-        }, Effect.orDie),
-        awaitingConfirmation: Effect.fn("ChainRepo.awaitingConfirmation")(function*(network) {
-          return yield* findAwaiting({ network })
-        }, Effect.orDie),
-        reorgsSettledAt: Effect.fn("ChainRepo.reorgsSettledAt")(function*(network, height) {
-          return yield* findReorgsSettled({ network, height })
-        }, Effect.orDie),
-        inMempool: Effect.fn("ChainRepo.inMempool")(function*(network) {
-          return yield* findInMempool({ network })
-        }, Effect.orDie),
-        recordUnmatched: Effect.fn("ChainRepo.recordUnmatched")(function*(deposit) {
-          yield* sql`INSERT INTO unmatched_deposits ${
-            sql.insert({
-              id: crypto.randomUUID(),
-              merchant_id: deposit.merchantId,
-              invoice_id: deposit.invoiceId,
-              network: deposit.network,
-              asset_code: deposit.assetCode,
-              token_contract: deposit.tokenContract,
-              to_address: deposit.toAddress,
-              transaction_hash: deposit.transactionHash,
-              output_index: deposit.outputIndex,
-              amount_atomic: deposit.amountAtomic.toString(),
-              block_height: deposit.blockHeight.toString(),
-              block_hash: deposit.blockHash,
-              chain_time: deposit.chainTime,
-              reason: deposit.reason,
-              detected_at: new Date()
-            })
-          }
-            ON CONFLICT (network, transaction_hash, output_index) DO UPDATE SET block_height = EXCLUDED.block_height,
-              block_hash = EXCLUDED.block_hash, chain_time = EXCLUDED.chain_time, invalidated_at = NULL, invalidation_reason = NULL`
-        }, Effect.orDie),
-        invalidateUnmatchedAbove: Effect.fn("ChainRepo.invalidateUnmatchedAbove")(function*(network, height, reason) {
-          const rows = yield* sql`UPDATE unmatched_deposits SET invalidated_at = now(), invalidation_reason = ${reason}
-            WHERE network = ${network} AND block_height > ${height.toString()} AND invalidated_at IS NULL RETURNING 1`
-          return rows.length
-        }, Effect.orDie),
-        markUncorroborated: Effect.fn("ChainRepo.markUncorroborated")(function*(network, transfer) {
-          yield* sql`INSERT INTO uncorroborated_transfers (network, transaction_hash, output_index, reporter, token, disputed, since)
-            VALUES (${network}, ${transfer.transactionHash}, ${transfer.outputIndex}, ${transfer.reporter}, ${transfer.token}, ${transfer.disputed}, now())
-            ON CONFLICT (network, transaction_hash, output_index) DO UPDATE SET disputed = EXCLUDED.disputed`
-        }, Effect.orDie),
-        clearUncorroborated: Effect.fn("ChainRepo.clearUncorroborated")(function*(network, transactionHash, outputIndex) {
-          yield* sql`DELETE FROM uncorroborated_transfers WHERE network = ${network} AND transaction_hash = ${transactionHash} AND output_index = ${outputIndex}`
-        }, Effect.orDie),
-        uncorroborated: Effect.fn("ChainRepo.uncorroborated")(function*(network) {
-          return yield* findWaiting({ network })
-        }, Effect.orDie),
-        corroborationBacklog: Effect.fn("ChainRepo.corroborationBacklog")(function*(network) {
-          return yield* findBacklog({ network })
-        }, Effect.orDie),
-        knownTransfers: Effect.fn("ChainRepo.knownTransfers")(function*(network, transactionHashes) {
-          if (transactionHashes.length === 0) return new Set<string>()
-          const rows = yield* sql<{ transactionHash: string; outputIndex: number }>`SELECT transaction_hash, output_index FROM payments
-            WHERE network = ${network} AND ${sql.in("transaction_hash", transactionHashes)}
-            UNION SELECT transaction_hash, output_index FROM unmatched_deposits WHERE network = ${network} AND ${sql.in("transaction_hash", transactionHashes)}
-            UNION SELECT transaction_hash, output_index FROM refunds WHERE network = ${network} AND ${sql.in("transaction_hash", transactionHashes)}`
-          return new Set(rows.map((row) => `${row.transactionHash}:${row.outputIndex}`))
-        }, Effect.orDie),
-        chainTimes: Effect.fn("ChainRepo.chainTimes")(function*(networks) {
-          if (networks.length === 0) return []
-          return yield* findChainTimes({ networks })
-        }, Effect.orDie)
-      }
+      const q = chainQueries(sql)
+      return { ...progressMethods(sql, q), ...evidenceMethods(sql, q) }
     })
   )
 }
+
+type ChainRepoShape = ChainRepo["Service"]
+
+/** The repository's reads, as schema-checked queries. */
+const chainQueries = (sql: SqlClient.SqlClient) => {
+  const evidenceColumns = sql`payment_option_id, transaction_hash, output_index, amount_atomic::text AS amount_atomic,
+    confirmations, destination_address, observed_at, block_height::text AS block_height, block_hash`
+
+  const findCursor = SqlSchema.findOneOption({
+    Request: NetworkRequest,
+    Result: Cursor,
+    execute: ({ network }) =>
+      sql`SELECT processed_height::text AS height, processed_hash AS hash, chain_time FROM chain_cursors
+        WHERE network = ${network} AND processed_height IS NOT NULL`
+  })
+  const findBlocksBelow = SqlSchema.findAll({
+    Request: NetworkHeight,
+    Result: BlockRef,
+    execute: ({ network, height }) =>
+      // Qualified: a bare `height` would name the text alias above and sort "5" above "28".
+      sql`SELECT height::text AS height, hash FROM chain_blocks WHERE network = ${network} AND height < ${height}
+        ORDER BY chain_blocks.height DESC`
+  })
+  const findEvidenceAbove = SqlSchema.findAll({
+    Request: NetworkHeight,
+    Result: ChainEvidence,
+    execute: ({ network, height }) =>
+      sql`SELECT ${evidenceColumns} FROM payments
+        WHERE network = ${network} AND block_height > ${height} AND invalidated_at IS NULL ORDER BY payments.block_height`
+  })
+  const findAwaiting = SqlSchema.findAll({
+    Request: NetworkRequest,
+    Result: ChainEvidence,
+    execute: ({ network }) =>
+      sql`SELECT ${evidenceColumns} FROM payments
+        WHERE network = ${network} AND block_height IS NOT NULL AND confirmed_at IS NULL AND invalidated_at IS NULL`
+  })
+  const findInMempool = SqlSchema.findAll({
+    Request: NetworkRequest,
+    Result: MempoolEvidence,
+    execute: ({ network }) =>
+      sql`SELECT payment_option_id, transaction_hash, output_index FROM payments
+        WHERE network = ${network} AND seen_in_mempool AND block_height IS NULL AND invalidated_at IS NULL`
+  })
+  const findReorgsSettled = SqlSchema.findAll({
+    Request: NetworkHeight,
+    Result: EvidenceRef,
+    execute: ({ network, height }) =>
+      sql`SELECT p.payment_option_id, p.transaction_hash, p.output_index FROM payments p
+        JOIN payment_options o ON o.id = p.payment_option_id
+        WHERE p.network = ${network} AND p.reorg_point IS NOT NULL AND p.reorg_point + o.required_confirmations <= ${height}`
+  })
+  // Payments, and refunds' transfers (sent or completed, bound to the transaction) that wait.
+  const waitingRows = (network: string) =>
+    sql`SELECT p.payment_option_id, p.transaction_hash, p.output_index, p.amount_atomic::text AS amount_atomic, p.confirmations,
+        p.destination_address, p.observed_at, p.block_height::text AS block_height, p.block_hash, u.reporter, u.token, u.disputed, u.since,
+        NULL::text AS refund_id
+      FROM uncorroborated_transfers u JOIN payments p
+        ON p.network = u.network AND p.transaction_hash = u.transaction_hash AND p.output_index = u.output_index
+      WHERE u.network = ${network} AND p.invalidated_at IS NULL
+      UNION ALL
+      SELECT r.payment_option_id, r.transaction_hash, r.output_index, r.amount_atomic::text AS amount_atomic, r.confirmations,
+        r.refund_address AS destination_address, coalesce(r.sent_at, r.updated_at) AS observed_at, r.block_height::text AS block_height,
+        r.block_hash, u.reporter, u.token, u.disputed, u.since, r.id::text AS refund_id
+      FROM uncorroborated_transfers u JOIN refunds r
+        ON r.network = u.network AND r.transaction_hash = u.transaction_hash AND r.output_index = u.output_index
+      WHERE u.network = ${network} AND r.status IN ('sent', 'completed')`
+  const findWaiting = SqlSchema.findAll({
+    Request: NetworkRequest,
+    Result: WaitingEvidence,
+    execute: ({ network }) => sql`SELECT * FROM (${waitingRows(network)}) AS waiting ORDER BY waiting.since`
+  })
+  const findBacklog = SqlSchema.findOne({
+    Request: NetworkRequest,
+    Result: CorroborationBacklog,
+    execute: ({ network }) =>
+      sql`SELECT count(*)::int AS waiting, count(*) FILTER (WHERE waiting.disputed)::int AS disputed, min(waiting.since) AS since
+        FROM (${waitingRows(network)}) AS waiting`
+  })
+  const findChainTimes = SqlSchema.findAll({
+    Request: Schema.Struct({ networks: Schema.Array(Schema.String) }),
+    Result: ChainTime,
+    execute: ({ networks }) => sql`SELECT network, chain_time FROM chain_cursors WHERE ${sql.in("network", networks)}`
+  })
+
+  return { findCursor, findBlocksBelow, findEvidenceAbove, findAwaiting, findInMempool, findReorgsSettled, findWaiting, findBacklog, findChainTimes }
+}
+type ChainQueries = ReturnType<typeof chainQueries>
+
+type ProgressMethods = "cursor" | "saveProgress" | "saveError" | "saveEndpoints" | "rememberBlocks" | "blocksBelow" | "forgetBlocksAbove" | "forgetBlocksBelow" | "chainTimes"
+
+/** Each network's cursor, progress, endpoints and remembered blocks. */
+const progressMethods = (sql: SqlClient.SqlClient, q: ChainQueries): Pick<ChainRepoShape, ProgressMethods> => ({
+  cursor: Effect.fn("ChainRepo.cursor")(function*(network) {
+    return Option.getOrUndefined(yield* q.findCursor({ network }))
+  }, Effect.orDie),
+  saveProgress: Effect.fn("ChainRepo.saveProgress")(function*(network, { cursor, headHeight, headTime }) {
+    yield* sql`INSERT INTO chain_cursors (network, processed_height, processed_hash, chain_time, head_height, head_time, updated_at)
+        VALUES (${network}, ${cursor.height.toString()}, ${cursor.hash}, ${cursor.chainTime}, ${headHeight.toString()}, ${headTime}, now())
+        ON CONFLICT (network) DO UPDATE SET processed_height = EXCLUDED.processed_height,
+          processed_hash = EXCLUDED.processed_hash, chain_time = EXCLUDED.chain_time, head_height = EXCLUDED.head_height,
+          head_time = EXCLUDED.head_time, last_error = NULL, last_error_at = NULL, updated_at = now()`
+  }, Effect.orDie),
+  saveError: Effect.fn("ChainRepo.saveError")(function*(network, message) {
+    yield* sql`INSERT INTO chain_cursors (network, last_error, last_error_at, updated_at) VALUES (${network}, ${message.slice(0, 1000)}, now(), now())
+        ON CONFLICT (network) DO UPDATE SET last_error = EXCLUDED.last_error, last_error_at = now(), updated_at = now()`
+  }, Effect.orDie),
+  saveEndpoints: Effect.fn("ChainRepo.saveEndpoints")(function*(network, report) {
+    yield* sql`INSERT INTO chain_cursors (network, endpoints, updated_at) VALUES (${network}, ${report}, now())
+        ON CONFLICT (network) DO UPDATE SET endpoints = EXCLUDED.endpoints`
+  }, Effect.orDie),
+  rememberBlocks: Effect.fn("ChainRepo.rememberBlocks")(function*(network, blocks) {
+    if (blocks.length === 0) return
+    yield* sql`INSERT INTO chain_blocks (network, height, hash)
+        SELECT ${network}, (b->>'height')::bigint, b->>'hash'
+        FROM json_array_elements(${JSON.stringify(blocks.map((block) => ({ height: block.height.toString(), hash: block.hash })))}::json) AS b
+        ON CONFLICT (network, height) DO UPDATE SET hash = EXCLUDED.hash`
+  }, Effect.orDie),
+  blocksBelow: Effect.fn("ChainRepo.blocksBelow")(function*(network, height) {
+    return yield* q.findBlocksBelow({ network, height })
+  }, Effect.orDie),
+  forgetBlocksAbove: Effect.fn("ChainRepo.forgetBlocksAbove")(function*(network, height) {
+    yield* sql`DELETE FROM chain_blocks WHERE network = ${network} AND height > ${height.toString()}`
+  }, Effect.orDie),
+  forgetBlocksBelow: Effect.fn("ChainRepo.forgetBlocksBelow")(function*(network, height) {
+    yield* sql`DELETE FROM chain_blocks WHERE network = ${network} AND height < ${height.toString()}`
+  }, Effect.orDie),
+  chainTimes: Effect.fn("ChainRepo.chainTimes")(function*(networks) {
+    if (networks.length === 0) return []
+    return yield* q.findChainTimes({ networks })
+  }, Effect.orDie)
+})
+
+/** Evidence recorded from blocks, unmatched deposits and transfers waiting for corroboration. */
+const evidenceMethods = (sql: SqlClient.SqlClient, q: ChainQueries): Omit<ChainRepoShape, ProgressMethods> => ({
+  evidenceAbove: Effect.fn("ChainRepo.evidenceAbove")(function*(network, height) {
+    return yield* q.findEvidenceAbove({ network, height })
+  }, Effect.orDie),
+  awaitingConfirmation: Effect.fn("ChainRepo.awaitingConfirmation")(function*(network) {
+    return yield* q.findAwaiting({ network })
+  }, Effect.orDie),
+  reorgsSettledAt: Effect.fn("ChainRepo.reorgsSettledAt")(function*(network, height) {
+    return yield* q.findReorgsSettled({ network, height })
+  }, Effect.orDie),
+  inMempool: Effect.fn("ChainRepo.inMempool")(function*(network) {
+    return yield* q.findInMempool({ network })
+  }, Effect.orDie),
+  recordUnmatched: Effect.fn("ChainRepo.recordUnmatched")(function*(deposit) {
+    yield* sql`INSERT INTO unmatched_deposits ${
+      sql.insert({
+        id: crypto.randomUUID(),
+        merchant_id: deposit.merchantId,
+        invoice_id: deposit.invoiceId,
+        network: deposit.network,
+        asset_code: deposit.assetCode,
+        token_contract: deposit.tokenContract,
+        to_address: deposit.toAddress,
+        transaction_hash: deposit.transactionHash,
+        output_index: deposit.outputIndex,
+        amount_atomic: deposit.amountAtomic.toString(),
+        block_height: deposit.blockHeight.toString(),
+        block_hash: deposit.blockHash,
+        chain_time: deposit.chainTime,
+        reason: deposit.reason,
+        detected_at: new Date()
+      })
+    }
+        ON CONFLICT (network, transaction_hash, output_index) DO UPDATE SET block_height = EXCLUDED.block_height,
+          block_hash = EXCLUDED.block_hash, chain_time = EXCLUDED.chain_time, invalidated_at = NULL, invalidation_reason = NULL`
+  }, Effect.orDie),
+  invalidateUnmatchedAbove: Effect.fn("ChainRepo.invalidateUnmatchedAbove")(function*(network, height, reason) {
+    const rows = yield* sql`UPDATE unmatched_deposits SET invalidated_at = now(), invalidation_reason = ${reason}
+        WHERE network = ${network} AND block_height > ${height.toString()} AND invalidated_at IS NULL RETURNING 1`
+    return rows.length
+  }, Effect.orDie),
+  markUncorroborated: Effect.fn("ChainRepo.markUncorroborated")(function*(network, transfer) {
+    yield* sql`INSERT INTO uncorroborated_transfers (network, transaction_hash, output_index, reporter, token, disputed, since)
+        VALUES (${network}, ${transfer.transactionHash}, ${transfer.outputIndex}, ${transfer.reporter}, ${transfer.token}, ${transfer.disputed}, now())
+        ON CONFLICT (network, transaction_hash, output_index) DO UPDATE SET disputed = EXCLUDED.disputed`
+  }, Effect.orDie),
+  clearUncorroborated: Effect.fn("ChainRepo.clearUncorroborated")(function*(network, transactionHash, outputIndex) {
+    yield* sql`DELETE FROM uncorroborated_transfers WHERE network = ${network} AND transaction_hash = ${transactionHash} AND output_index = ${outputIndex}`
+  }, Effect.orDie),
+  uncorroborated: Effect.fn("ChainRepo.uncorroborated")(function*(network) {
+    return yield* q.findWaiting({ network })
+  }, Effect.orDie),
+  corroborationBacklog: Effect.fn("ChainRepo.corroborationBacklog")(function*(network) {
+    return yield* q.findBacklog({ network })
+  }, Effect.orDie),
+  knownTransfers: Effect.fn("ChainRepo.knownTransfers")(function*(network, transactionHashes) {
+    if (transactionHashes.length === 0) return new Set<string>()
+    const rows = yield* sql<{ transactionHash: string; outputIndex: number }>`SELECT transaction_hash, output_index FROM payments
+        WHERE network = ${network} AND ${sql.in("transaction_hash", transactionHashes)}
+        UNION SELECT transaction_hash, output_index FROM unmatched_deposits WHERE network = ${network} AND ${sql.in("transaction_hash", transactionHashes)}
+        UNION SELECT transaction_hash, output_index FROM refunds WHERE network = ${network} AND ${sql.in("transaction_hash", transactionHashes)}`
+    return new Set(rows.map((row) => `${row.transactionHash}:${row.outputIndex}`))
+  }, Effect.orDie)
+})

@@ -62,6 +62,13 @@ export interface EndpointPool<C> {
   readonly report: (disagreement?: bigint) => EndpointsReport
 }
 
+/** The error when no endpoint answers, with each one's health. */
+const noUsableEndpoint = (network: string, states: ReadonlyArray<EndpointState>, maxLag: bigint) =>
+  new ChainRpcError({
+    network,
+    message: `no usable endpoint: ${states.map((state, index) => `${originOf(state.url)} ${healthOf(states, index, maxLag)}`).join(", ")}`
+  })
+
 /**
  * The failover of one network's endpoints, for MultiSource (the EVM and bitcoin sources, which add
  * a hash vote) and for Solana's client (read by commitment: no vote). `order` picks the endpoints a
@@ -83,11 +90,7 @@ export const makeEndpointPool = <C>(options: {
   let states: ReadonlyArray<EndpointState> = initialStates(options.endpoints.map((endpoint) => endpoint.url))
   let inUse: number | undefined
 
-  const noneUsable = () =>
-    new ChainRpcError({
-      network,
-      message: `no usable endpoint: ${states.map((state, index) => `${originOf(state.url)} ${healthOf(states, index, maxLag)}`).join(", ")}`
-    })
+  const noneUsable = () => noUsableEndpoint(network, states, maxLag)
 
   const runAt = <A>(call: (client: C) => Effect.Effect<A, ChainRpcError>) =>
     Effect.gen(function*() {
@@ -108,56 +111,16 @@ export const makeEndpointPool = <C>(options: {
 
   const run = <A>(call: (client: C) => Effect.Effect<A, ChainRpcError>): Effect.Effect<A, ChainRpcError> => Effect.map(runAt(call), (answer) => answer.value)
 
-  /**
-   * The endpoints other than `reporter` that may be asked now: the ones reads would go to first,
-   * one caught reporting a made-up transfer last (not read from, it may still confirm a real one).
-   */
-  const witnesses = (reporter: number, now: number) => {
-    const available = states.flatMap((state, index) => (isAvailable(state, now) && index !== reporter ? [index] : []))
-    const preferred = [...new Set([...readOrder(states, now, maxLag), ...available])].filter((index) => available.includes(index))
-    return [...preferred.filter((index) => !isRefused(states[index], now)), ...preferred.filter((index) => isRefused(states[index], now))] as Array<number>
-  }
-
-  const labels = (indices: ReadonlyArray<number>) => indices.filter((index) => index >= 0).map((index) => labelOf(states, index)).join(", ")
-
-  /** The endpoints a majority contradicted about a transfer: counted, not read from for a while, named. */
-  const outvote = (outvoted: ReadonlyArray<number>, transactionHash: string, now: number, verdict: Verdict) =>
-    Effect.suspend(() => {
-      const blamed = outvoted.filter((index) => index >= 0)
-      if (blamed.length === 0) return Effect.void
-      for (const index of blamed) states = withRefusal(states, index, now, options.quarantineMs)
-      const message = verdict === "refused"
-        ? "An endpoint reported a transfer a majority of the endpoints denies: not credited, and the endpoint is marked disagreeing"
-        : "An endpoint denied a transfer a majority of the endpoints shows: the endpoint is marked disagreeing"
-      return Effect.logWarning(message).pipe(Effect.annotateLogs({ network, endpoint: labels(blamed), transactionHash }))
-    })
-
-  const corroborate = (
-    reporter: number,
-    transactionHash: string,
-    ask: (client: C, state: EndpointState) => Effect.Effect<Answer, ChainRpcError>,
-    askOptions?: { readonly askReporter?: boolean }
-  ) =>
-    Effect.gen(function*() {
-      const now = yield* Clock.currentTimeMillis
-      const asked = witnesses(reporter, now)
-      if (askOptions?.askReporter === true && reporter >= 0 && isAvailable(states[reporter], now)) asked.push(reporter)
-      const votes: Array<Vote> = []
-      for (const [at, index] of asked.entries()) {
-        const result = yield* Effect.result(ask(clients[index], states[index]))
-        if (result._tag === "Failure") states = withFailure(states, index, result.failure, now)
-        else votes.push({ index, answer: result.success })
-        if (isSettled(reporter, votes, asked.length - at - 1)) break
-      }
-      const decision = decide(reporter, votes)
-      yield* outvote(decision.outvoted, transactionHash, now, decision.verdict)
-      if (decision.verdict === "disputed") {
-        yield* Effect.logWarning("Endpoints dispute a transfer with no majority: detected at 0 confirmations, no endpoint blamed; add an endpoint to settle it").pipe(
-          Effect.annotateLogs({ network, transactionHash, reportedBy: reporter >= 0 ? labelOf(states, reporter) : "an earlier endpoint", deniedBy: labels(decision.deniers) })
-        )
-      }
-      return decision.verdict
-    })
+  const { corroborate } = makeCorroboration({
+    network,
+    maxLag,
+    clients,
+    quarantineMs: options.quarantineMs,
+    states: () => states,
+    setStates: (next) => {
+      states = next
+    }
+  })
 
   const askAll = <A>(indices: ReadonlyArray<number>, call: (client: C) => Effect.Effect<A, ChainRpcError>) =>
     Effect.gen(function*() {
@@ -208,4 +171,71 @@ export const makeEndpointPool = <C>(options: {
     },
     report: (disagreement) => reportOf(states, inUse, disagreement, maxLag)
   }
+}
+
+/** What corroboration reads and changes of its pool: the endpoints' clients and their states. */
+interface CorroborationPool<C> {
+  readonly network: string
+  readonly maxLag: bigint
+  readonly clients: ReadonlyArray<C>
+  readonly quarantineMs: number | undefined
+  readonly states: () => ReadonlyArray<EndpointState>
+  readonly setStates: (next: ReadonlyArray<EndpointState>) => void
+}
+
+/** A pool's `corroborate` (see EndpointPool): the witnesses asked, the vote, and the endpoints it outvotes. */
+const makeCorroboration = <C>(pool: CorroborationPool<C>): Pick<EndpointPool<C>, "corroborate"> => {
+  /**
+   * The endpoints other than `reporter` that may be asked now: the ones reads would go to first,
+   * one caught reporting a made-up transfer last (not read from, it may still confirm a real one).
+   */
+  const witnesses = (reporter: number, now: number) => {
+    const available = pool.states().flatMap((state, index) => (isAvailable(state, now) && index !== reporter ? [index] : []))
+    const preferred = [...new Set([...readOrder(pool.states(), now, pool.maxLag), ...available])].filter((index) => available.includes(index))
+    return [...preferred.filter((index) => !isRefused(pool.states()[index], now)), ...preferred.filter((index) => isRefused(pool.states()[index], now))] as Array<number>
+  }
+
+  const labels = (indices: ReadonlyArray<number>) => indices.filter((index) => index >= 0).map((index) => labelOf(pool.states(), index)).join(", ")
+
+  /** The endpoints a majority contradicted about a transfer: counted, not read from for a while, named. */
+  const outvote = (outvoted: ReadonlyArray<number>, transactionHash: string, now: number, verdict: Verdict) =>
+    Effect.suspend(() => {
+      const blamed = outvoted.filter((index) => index >= 0)
+      if (blamed.length === 0) return Effect.void
+      for (const index of blamed) pool.setStates(withRefusal(pool.states(), index, now, pool.quarantineMs))
+      const message = verdict === "refused"
+        ? "An endpoint reported a transfer a majority of the endpoints denies: not credited, and the endpoint is marked disagreeing"
+        : "An endpoint denied a transfer a majority of the endpoints shows: the endpoint is marked disagreeing"
+      return Effect.logWarning(message).pipe(Effect.annotateLogs({ network: pool.network, endpoint: labels(blamed), transactionHash }))
+    })
+
+  const corroborate = (
+    reporter: number,
+    transactionHash: string,
+    ask: (client: C, state: EndpointState) => Effect.Effect<Answer, ChainRpcError>,
+    askOptions?: { readonly askReporter?: boolean }
+  ) =>
+    Effect.gen(function*() {
+      const now = yield* Clock.currentTimeMillis
+      const asked = witnesses(reporter, now)
+      if (askOptions?.askReporter === true && reporter >= 0 && isAvailable(pool.states()[reporter], now)) asked.push(reporter)
+      const votes: Array<Vote> = []
+      for (const [at, index] of asked.entries()) {
+        const result = yield* Effect.result(ask(pool.clients[index], pool.states()[index]))
+        if (result._tag === "Failure") pool.setStates(withFailure(pool.states(), index, result.failure, now))
+        else votes.push({ index, answer: result.success })
+        if (isSettled(reporter, votes, asked.length - at - 1)) break
+      }
+      const decision = decide(reporter, votes)
+      yield* outvote(decision.outvoted, transactionHash, now, decision.verdict)
+      if (decision.verdict === "disputed") {
+        yield* Effect.logWarning("Endpoints dispute a transfer with no majority: detected at 0 confirmations, no endpoint blamed; add an endpoint to settle it").pipe(
+          Effect.annotateLogs({ network: pool.network, transactionHash, reportedBy: reporter >= 0 ? labelOf(pool.states(), reporter) : "an earlier endpoint",
+            deniedBy: labels(decision.deniers) })
+        )
+      }
+      return decision.verdict
+    })
+
+  return { corroborate }
 }

@@ -1,7 +1,7 @@
 import { Clock, Effect } from "effect"
 import { type BlockHeader, type ChainSource, type MempoolSource } from "./ChainSource.ts"
 import { answerFor, type Corroborate, type ReportedTransfer } from "./Corroboration.ts"
-import { makeEndpointPool } from "./EndpointPool.ts"
+import { type EndpointPool, makeEndpointPool } from "./EndpointPool.ts"
 import { type EndpointState, isRefused, isUsable, readOrder, type Tally, tally, voters, withTally } from "./EndpointSelection.ts"
 
 export interface MultiSourceOptions {
@@ -35,8 +35,6 @@ export const makeMultiSource = (options: MultiSourceOptions): ChainSource => {
   let lastHead: BlockHeader | undefined
 
   const head = Effect.map(pool.head((source) => source.head, (header) => header.height), (header) => (lastHead = header))
-
-  const hashAt = (source: ChainSource, height: bigint) => source.blockHash !== undefined ? source.blockHash(height) : Effect.map(source.block(height), (block) => block?.hash)
 
   const vote = (height: bigint) =>
     Effect.gen(function*() {
@@ -80,11 +78,6 @@ export const makeMultiSource = (options: MultiSourceOptions): ChainSource => {
       return agreed
     })
 
-  const askAbout = (transfer: ReportedTransfer) => (source: ChainSource, state: EndpointState) =>
-    source.transfersOf === undefined
-      ? Effect.succeed("unknown" as const)
-      : Effect.map(source.transfersOf(transfer.transactionHash), (seen) => answerFor(transfer, seen, state.head))
-
   /** Each transfer looked up on the endpoints other than `reporter` (one transaction lookup each, until a majority is settled). */
   const corroborateFrom = (reporter: number): Corroborate => (transfers) =>
     Effect.forEach(transfers, (transfer: ReportedTransfer) => pool.corroborate(reporter, transfer.transactionHash, askAbout(transfer)))
@@ -92,34 +85,7 @@ export const makeMultiSource = (options: MultiSourceOptions): ChainSource => {
   /** A transfer recorded earlier without corroboration, asked again of every endpoint, its reporter included. */
   const recheck = (transfer: ReportedTransfer, reporter: string) => pool.corroborate(pool.indexOf(reporter), transfer.transactionHash, askAbout(transfer), { askReporter: true })
 
-  /**
-   * Endpoints quarantined (`disagreeing`), each with the height from which blocks were scanned
-   * while it was: the start of the scan before the one that saw it marked (its marking came from
-   * that scan's corroboration or a later one), so nothing read while it was out is skipped.
-   */
-  const quarantined = new Map<number, bigint>()
-  let previousFrom: bigint | undefined
-  const noteQuarantines = (from: bigint, now: number) => {
-    pool.states().forEach((state, index) => {
-      if ((isRefused(state, now) || state.disagreesAt !== undefined) && !quarantined.has(index)) quarantined.set(index, previousFrom ?? from)
-    })
-    previousFrom = from
-  }
-
-  /** An endpoint back from quarantine: blocks from where it went out up to `to` read from it (undefined: none is back). */
-  const rereadReturning = (to: bigint) =>
-    Effect.gen(function*() {
-      const now = yield* Clock.currentTimeMillis
-      const back = [...quarantined].find(([index]) => isUsable(pool.states(), index, now, maxLag))
-      if (back === undefined) return undefined
-      const [index, from] = back
-      if (from > to) return undefined
-      const [answer] = yield* askAll([index], (source) => source.scan(from, to))
-      if (answer === undefined) return undefined
-      if (answer.value.to >= to) quarantined.delete(index)
-      else quarantined.set(index, answer.value.to + 1n)
-      return { ...answer.value, corroborate: corroborateFrom(index), reporter: pool.labelAt(index) }
-    })
+  const { noteQuarantines, rereadReturning } = makeQuarantineReread(pool, maxLag, corroborateFrom)
 
   const scan = (from: bigint, to: bigint) =>
     Effect.gen(function*() {
@@ -162,4 +128,47 @@ export const makeMultiSource = (options: MultiSourceOptions): ChainSource => {
     ...(single ? {} : { recheck, rescan, rereadReturning }),
     endpoints: Effect.sync(() => pool.report(disagreement))
   }
+}
+
+/** A block hash from a source: its own lookup if it has one, else the block's. */
+const hashAt = (source: ChainSource, height: bigint) => source.blockHash !== undefined ? source.blockHash(height) : Effect.map(source.block(height), (block) => block?.hash)
+
+/** The question a witness is asked about a reported transfer: does it see it too? */
+const askAbout = (transfer: ReportedTransfer) => (source: ChainSource, state: EndpointState) =>
+  source.transfersOf === undefined
+    ? Effect.succeed("unknown" as const)
+    : Effect.map(source.transfersOf(transfer.transactionHash), (seen) => answerFor(transfer, seen, state.head))
+
+/** The endpoints quarantined while blocks were scanned, and the blocks each reads again once it is back. */
+const makeQuarantineReread = (pool: EndpointPool<ChainSource>, maxLag: bigint, corroborateFrom: (reporter: number) => Corroborate) => {
+  /**
+   * Endpoints quarantined (`disagreeing`), each with the height from which blocks were scanned
+   * while it was: the start of the scan before the one that saw it marked (its marking came from
+   * that scan's corroboration or a later one), so nothing read while it was out is skipped.
+   */
+  const quarantined = new Map<number, bigint>()
+  let previousFrom: bigint | undefined
+  const noteQuarantines = (from: bigint, now: number) => {
+    pool.states().forEach((state, index) => {
+      if ((isRefused(state, now) || state.disagreesAt !== undefined) && !quarantined.has(index)) quarantined.set(index, previousFrom ?? from)
+    })
+    previousFrom = from
+  }
+
+  /** An endpoint back from quarantine: blocks from where it went out up to `to` read from it (undefined: none is back). */
+  const rereadReturning = (to: bigint) =>
+    Effect.gen(function*() {
+      const now = yield* Clock.currentTimeMillis
+      const back = [...quarantined].find(([index]) => isUsable(pool.states(), index, now, maxLag))
+      if (back === undefined) return undefined
+      const [index, from] = back
+      if (from > to) return undefined
+      const [answer] = yield* pool.askAll([index], (source) => source.scan(from, to))
+      if (answer === undefined) return undefined
+      if (answer.value.to >= to) quarantined.delete(index)
+      else quarantined.set(index, answer.value.to + 1n)
+      return { ...answer.value, corroborate: corroborateFrom(index), reporter: pool.labelAt(index) }
+    })
+
+  return { noteQuarantines, rereadReturning }
 }

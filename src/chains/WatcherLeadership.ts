@@ -44,6 +44,27 @@ interface Held {
   readonly lost: Deferred.Deferred<void>
 }
 
+/** Lets go of every lock on `current`'s connection and returns it to the pool (bounded: a silent connection is not waited for). */
+const unlockAndClose = (checkMillis: number, current: Held) =>
+  within(checkMillis, current.connection.execute("SELECT pg_advisory_unlock_all()", [], undefined), Scope.close(current.scope, Exit.void)).pipe(
+    Effect.andThen(Scope.close(current.scope, Exit.void)),
+    Effect.catchTag("Unanswered", () => Effect.void),
+    Effect.catchCause(() => Scope.close(current.scope, Exit.void))
+  )
+
+/** Once a statement of `lead` left unanswered is over, its connection goes back (the leadership on it ended when it went unanswered). */
+const abandon = (current: Held) => Scope.close(current.scope, Exit.void)
+
+const tryLock = (checkMillis: number, current: Held, network: string) =>
+  within(checkMillis, current.connection.execute("SELECT pg_try_advisory_lock(hashtext($1)) AS locked", [lockName(network)], undefined), abandon(current)).pipe(
+    Effect.flatMap(decodeLocked),
+    Effect.map(([{ locked }]) => locked)
+  )
+
+/** TERMINATE_SILENT_HOLDER for `network`: the rows of the sessions it ended. */
+const terminateSilentHolder = (checkMillis: number, leaseMs: number, current: Held, network: string) =>
+  within(checkMillis, current.connection.execute(TERMINATE_SILENT_HOLDER, [lockName(network), leaseMs], undefined), abandon(current))
+
 /**
  * One leader per network across service instances: a PostgreSQL session advisory lock per
  * network, held on one reserved connection for as long as this process watches. The leader checks
@@ -88,17 +109,11 @@ export class WatcherLeadership extends Context.Service<WatcherLeadership, {
           yield* Deferred.succeed(current.lost, undefined)
           yield* Effect.forkDetach(letGo)
         })
-      const unlockAndClose = (current: Held) =>
-        within(checkMillis, current.connection.execute("SELECT pg_advisory_unlock_all()", [], undefined), Scope.close(current.scope, Exit.void)).pipe(
-          Effect.andThen(Scope.close(current.scope, Exit.void)),
-          Effect.catchTag("Unanswered", () => Effect.void),
-          Effect.catchCause(() => Scope.close(current.scope, Exit.void))
-        )
       // On shutdown the lock is let go before the process goes on (bounded: a silent connection is not waited for).
       yield* Effect.addFinalizer(() =>
         Effect.suspend(() => {
           const current = held
-          return current === undefined ? Effect.void : Effect.andThen(stepDown(current, Effect.void), unlockAndClose(current))
+          return current === undefined ? Effect.void : Effect.andThen(stepDown(current, Effect.void), unlockAndClose(checkMillis, current))
         })
       )
 
@@ -125,26 +140,17 @@ export class WatcherLeadership extends Context.Service<WatcherLeadership, {
         return held
       })
 
-      /** Once a statement of `lead` left unanswered is over, its connection goes back (the leadership on it ended when it went unanswered). */
-      const abandon = (current: Held) => Scope.close(current.scope, Exit.void)
-
-      const tryLock = (current: Held, network: string) =>
-        within(checkMillis, current.connection.execute("SELECT pg_try_advisory_lock(hashtext($1)) AS locked", [lockName(network)], undefined), abandon(current)).pipe(
-          Effect.flatMap(decodeLocked),
-          Effect.map(([{ locked }]) => locked)
-        )
-
       const lead = (network: string) => {
         let current: Held | undefined
         return Effect.gen(function*() {
           current = yield* connection
           if (current.networks.has(network)) return true
-          let locked = yield* tryLock(current, network)
+          let locked = yield* tryLock(checkMillis, current, network)
           if (!locked) {
-            const terminated = yield* within(checkMillis, current.connection.execute(TERMINATE_SILENT_HOLDER, [lockName(network), watcherLeaseMs], undefined), abandon(current))
+            const terminated = yield* terminateSilentHolder(checkMillis, watcherLeaseMs, current, network)
             if (terminated.length > 0) {
               yield* Effect.logWarning("Terminated the silent chain watcher leader's session").pipe(Effect.annotateLogs({ network }))
-              locked = yield* tryLock(current, network)
+              locked = yield* tryLock(checkMillis, current, network)
             }
           }
           if (locked && held === current) {

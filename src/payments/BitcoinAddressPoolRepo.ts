@@ -1,6 +1,6 @@
 import { Context, Effect, Layer, Option, Schema } from "effect"
 import { SqlClient, SqlSchema } from "effect/sql"
-import { recordIssued } from "./DerivationLedger.ts"
+import { recordIssued } from "./DerivationLedgerRepo.ts"
 
 /** A pooled address handed out, with how many free ones its key has left. */
 const TakenAddress = Schema.Struct({ address: Schema.String, derivationIndex: Schema.Int, remaining: Schema.Int })

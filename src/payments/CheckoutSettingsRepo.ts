@@ -5,7 +5,7 @@ import { BitcoinAddressPool } from "./BitcoinAddressPool.ts"
 import { AssetCode, Network } from "./Networks.ts"
 import type { PaymentMethod } from "./PaymentMethod.ts"
 import { type DepositSlotRequest, depositSlots } from "./DepositSlots.ts"
-import { recordIssued } from "./DerivationLedger.ts"
+import { recordIssued } from "./DerivationLedgerRepo.ts"
 
 export interface CheckoutSettings {
   readonly merchantId: string

@@ -159,26 +159,7 @@ export class Refunds extends Context.Service<Refunds, {
         return { refundable: refundableOptions(parts, refunds), refunds }
       })
 
-      /**
-       * The payer's address where a refund can arrive and stay theirs (issue #44): a valid address
-       * of the network, not a burn or system address, a token contract, a deposit address the
-       * service issued (a refund paid there would also look like a payment) nor, on EVM, a contract.
-       * When no endpoint can tell whether it has code, the refund records that it was not checked.
-       */
-      const checkedAddress = (option: PaymentOptionRecord, text: string) =>
-        Effect.gen(function*() {
-          const { network } = option
-          const destination = refundDestination(network, text)
-          if (destination === undefined) return yield* new InvalidRequest({ message: invalidRefundAddressMessage(network) })
-          const refusal = burnAddressRefusal(network, destination) ?? tokenContractRefusal(network, destination, deploymentContracts)
-          if (refusal !== undefined) return yield* new InvalidRequest({ message: refusal })
-          const evm = isEvmNetwork(network)
-          if (yield* repo.isDepositAddress(destination.address, evm)) return yield* new InvalidRequest({ message: DEPOSIT_ADDRESS_MESSAGE })
-          if (!evm) return { destination, note: null }
-          const hasCode = yield* contractCode.hasCode(network, destination.address)
-          if (hasCode === true) return yield* new InvalidRequest({ message: CONTRACT_ADDRESS_MESSAGE })
-          return { destination, note: hasCode === undefined ? CODE_NOT_CHECKED_NOTE : null }
-        })
+      const checkedAddress = addressChecks(repo, contractCode, deploymentContracts)
 
       const optionOf = (parts: InvoiceParts, paymentOptionId: string) => {
         const option = parts.options.find((candidate) => candidate.id === paymentOptionId)
@@ -227,10 +208,6 @@ export class Refunds extends Context.Service<Refunds, {
         }))
       })
 
-      const ownRefund = (merchantId: string, refundId: string, read: (id: string) => Effect.Effect<Option.Option<RefundRecord>>) =>
-        Effect.flatMap(read(refundId), (found) =>
-          Option.isSome(found) && found.value.merchantId === merchantId ? Effect.succeed(found.value) : Effect.fail(new RefundNotFound({ refundId })))
-
       const reject = Effect.fn("Refunds.reject")(function*(merchantId: string, refundId: string, note: string) {
         return yield* repo.withTransaction(Effect.gen(function*() {
           const refund = yield* ownRefund(merchantId, refundId, repo.lock)
@@ -278,3 +255,30 @@ export class Refunds extends Context.Service<Refunds, {
     Effect.map(Refunds, (refunds) => ({ afterCoverageLoss: (invoiceId: InvoiceId, cause: CoverageLoss) => refunds.rejectUncovered(invoiceId, cause) }))
   )
 }
+
+/**
+ * The payer's address where a refund can arrive and stay theirs (issue #44): a valid address
+ * of the network, not a burn or system address, a token contract, a deposit address the
+ * service issued (a refund paid there would also look like a payment) nor, on EVM, a contract.
+ * When no endpoint can tell whether it has code, the refund records that it was not checked.
+ */
+const addressChecks =
+  (repo: RefundsRepo["Service"], contractCode: ContractCode["Service"], deploymentContracts: ReadonlyArray<string>) => (option: PaymentOptionRecord, text: string) =>
+    Effect.gen(function*() {
+      const { network } = option
+      const destination = refundDestination(network, text)
+      if (destination === undefined) return yield* new InvalidRequest({ message: invalidRefundAddressMessage(network) })
+      const refusal = burnAddressRefusal(network, destination) ?? tokenContractRefusal(network, destination, deploymentContracts)
+      if (refusal !== undefined) return yield* new InvalidRequest({ message: refusal })
+      const evm = isEvmNetwork(network)
+      if (yield* repo.isDepositAddress(destination.address, evm)) return yield* new InvalidRequest({ message: DEPOSIT_ADDRESS_MESSAGE })
+      if (!evm) return { destination, note: null }
+      const hasCode = yield* contractCode.hasCode(network, destination.address)
+      if (hasCode === true) return yield* new InvalidRequest({ message: CONTRACT_ADDRESS_MESSAGE })
+      return { destination, note: hasCode === undefined ? CODE_NOT_CHECKED_NOTE : null }
+    })
+
+/** The merchant's own refund, else RefundNotFound (another merchant's refund is not found either). */
+const ownRefund = (merchantId: string, refundId: string, read: (id: string) => Effect.Effect<Option.Option<RefundRecord>>) =>
+  Effect.flatMap(read(refundId), (found) =>
+    Option.isSome(found) && found.value.merchantId === merchantId ? Effect.succeed(found.value) : Effect.fail(new RefundNotFound({ refundId })))

@@ -1,11 +1,11 @@
-import { type ChildProcess, spawn } from "node:child_process"
+import type { ChildProcess } from "node:child_process"
 import { existsSync } from "node:fs"
-import { join } from "node:path"
 import type { Browser } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { DEMO_KEYS } from "../../src/demo/DemoMerchant.ts"
 import { type EsploraSimulator, startEsploraSimulator } from "../support/EsploraSimulator.ts"
 import { privateDatabase } from "../support/PrivateDatabase.ts"
+import { startService } from "../support/ServiceProcess.ts"
 
 /**
  * The payer page served by an API process (CHECKOUT_ROLE=api) while a workers process
@@ -17,7 +17,6 @@ const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium"
 const ready = databaseUrl !== undefined && databaseUrl !== "" && existsSync(CHROMIUM)
 if (!ready) console.log("skipped: the payer page across an api and a workers process (needs DATABASE_URL, and chromium)")
 
-const ROOT = join(import.meta.dirname, "..", "..")
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 interface Instance {
@@ -37,39 +36,23 @@ describe.skipIf(!ready)("the payer page with api and workers as separate process
     const { freePort } = await import("../../scripts/bench/shared.ts")
     const instance: Instance = { role, output: "", port: await freePort() }
     instances.push(instance)
-    const child = spawn(process.execPath, ["--experimental-strip-types", "--disable-warning=ExperimentalWarning", join(ROOT, "src", "main.ts")], {
-      cwd: ROOT,
+    await startService(instance, {
+      label: role,
+      port: instance.port,
+      keep: 100_000,
+      startMs: 90_000,
       env: {
-        ...process.env,
-        PORT: String(instance.port),
-        HOST: "127.0.0.1",
-        CHECKOUT_ENV: "test",
         CHECKOUT_DEMO: "false",
         CHECKOUT_ROLE: role,
         DATABASE_URL: database.url,
         REDIS_URL: "",
         CHECKOUT_ESPLORA_URL: chain.url,
         CHECKOUT_POLL_INTERVAL_MS_BITCOIN: "200",
-        CHECKOUT_CONFIRMATIONS_BITCOIN: "20",
-        CHECKOUT_PRICE_URL: ""
+        CHECKOUT_CONFIRMATIONS_BITCOIN: "20"
       },
-      stdio: ["ignore", "pipe", "pipe"]
+      // The workers process serves no HTTP: it is up once it leads the chain watcher.
+      ...(role === "workers" ? { ready: () => instance.output.includes("Leading the chain watcher") } : {})
     })
-    instance.process = child
-    const collect = (chunk: Buffer) => {
-      instance.output = (instance.output + chunk.toString()).slice(-100_000)
-    }
-    child.stdout!.on("data", collect)
-    child.stderr!.on("data", collect)
-    const deadline = Date.now() + 90_000
-    const isReady = async () => {
-      if (role === "workers") return instance.output.includes("Leading the chain watcher")
-      return fetch(`http://127.0.0.1:${instance.port}/api/health`, { signal: AbortSignal.timeout(500) }).then(() => true, () => false)
-    }
-    while (!(await isReady())) {
-      if (child.exitCode !== null || Date.now() > deadline) throw new Error(`${role} did not start:\n${instance.output.slice(-3000)}`)
-      await sleep(200)
-    }
     return `http://127.0.0.1:${instance.port}`
   }
 

@@ -1,9 +1,9 @@
-import { type ChildProcess, spawn } from "node:child_process"
+import type { ChildProcess } from "node:child_process"
 import { createHash } from "node:crypto"
-import { join } from "node:path"
 import pg from "pg"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { privateDatabase } from "../support/PrivateDatabase.ts"
+import { killService, startService } from "../support/ServiceProcess.ts"
 import { startTcpProxy, type TcpProxy } from "../support/TcpProxy.ts"
 import { startWebhookReceiver, type WebhookReceiver } from "../support/WebhookReceiver.ts"
 
@@ -20,7 +20,6 @@ const redisUrl = process.env.REDIS_URL
 const ready = databaseUrl !== undefined && redisUrl !== undefined
 if (!ready) console.log("skipped: fault suite (needs DATABASE_URL and REDIS_URL; .ci/run sets both)")
 
-const ROOT = join(import.meta.dirname, "..", "..")
 const MIN_ORDERS = 40
 const CLIENT_TIMEOUT_MS = 15_000
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
@@ -41,14 +40,12 @@ describe.skipIf(!ready)("two instances under kill -9, a cut database and a cut R
   let proxiedDatabaseUrl = ""
   let proxiedRedisUrl = ""
 
-  const start = async (instance: Instance, demo: boolean) => {
-    const child = spawn(process.execPath, ["--experimental-strip-types", "--disable-warning=ExperimentalWarning", join(ROOT, "src", "main.ts")], {
-      cwd: ROOT,
+  const start = (instance: Instance, demo: boolean) =>
+    startService(instance, {
+      label: instance.name,
+      port: instance.port,
+      keep: 50_000,
       env: {
-        ...process.env,
-        PORT: String(instance.port),
-        HOST: "127.0.0.1",
-        CHECKOUT_ENV: "test",
         CHECKOUT_DEMO: String(demo),
         CHECKOUT_ROLE: "all",
         DATABASE_URL: proxiedDatabaseUrl,
@@ -57,36 +54,11 @@ describe.skipIf(!ready)("two instances under kill -9, a cut database and a cut R
         CHECKOUT_WEBHOOK_POLL_MS: "200",
         CHECKOUT_IDEMPOTENCY_LEASE_MS: "2000",
         CHECKOUT_REQUEST_TIMEOUT_MS: "3000",
-        CHECKOUT_DB_CONNECT_TIMEOUT_MS: "1000",
-        CHECKOUT_PRICE_URL: ""
-      },
-      stdio: ["ignore", "pipe", "pipe"]
-    })
-    instance.process = child
-    instance.output = ""
-    const collect = (chunk: Buffer) => {
-      instance.output = (instance.output + chunk.toString()).slice(-50_000)
-    }
-    child.stdout!.on("data", collect)
-    child.stderr!.on("data", collect)
-    const deadline = Date.now() + 60_000
-    while (Date.now() < deadline) {
-      if (child.exitCode !== null) throw new Error(`${instance.name} exited while starting:\n${instance.output.slice(-3000)}`)
-      try {
-        await fetch(`http://127.0.0.1:${instance.port}/api/health`, { signal: AbortSignal.timeout(500) })
-        return
-      } catch {
-        await sleep(100)
+        CHECKOUT_DB_CONNECT_TIMEOUT_MS: "1000"
       }
-    }
-    throw new Error(`${instance.name} did not start:\n${instance.output.slice(-3000)}`)
-  }
+    })
 
-  const kill9 = async (instance: Instance) => {
-    const exited = new Promise((resolve) => instance.process.once("exit", resolve))
-    instance.process.kill("SIGKILL")
-    await exited
-  }
+  const kill9 = killService
 
   beforeAll(async () => {
     database = await privateDatabase()

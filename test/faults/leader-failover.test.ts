@@ -1,10 +1,10 @@
-import { type ChildProcess, spawn } from "node:child_process"
-import { join } from "node:path"
+import type { ChildProcess } from "node:child_process"
 import pg from "pg"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { DEMO_KEYS } from "../../src/demo/DemoMerchant.ts"
 import { startEsploraSimulator, type EsploraSimulator } from "../support/EsploraSimulator.ts"
 import { privateDatabase } from "../support/PrivateDatabase.ts"
+import { killService, startService } from "../support/ServiceProcess.ts"
 import { startTcpProxy, type TcpProxy } from "../support/TcpProxy.ts"
 
 /**
@@ -18,7 +18,6 @@ const databaseUrl = process.env.DATABASE_URL
 const ready = databaseUrl !== undefined && databaseUrl !== ""
 if (!ready) console.log("skipped: chain watcher leader failover (needs DATABASE_URL: PGlite has one process)")
 
-const ROOT = join(import.meta.dirname, "..", "..")
 const TAKEOVER_WITHIN_MS = 10_000
 const LEADING = "Leading the chain watcher"
 const STEPPED_DOWN = "Lost the chain watchers' leadership connection"
@@ -44,51 +43,24 @@ describe.skipIf(!ready)("chain watcher leader failover", () => {
     const url = new URL(database.url!)
     url.port = String(instance.proxy.port)
     url.hostname = "127.0.0.1"
-    const child = spawn(process.execPath, ["--experimental-strip-types", "--disable-warning=ExperimentalWarning", join(ROOT, "src", "main.ts")], {
-      cwd: ROOT,
+    instance.baseUrl = `http://127.0.0.1:${port}`
+    await startService(instance, {
+      label: instance.name,
+      port,
+      keep: 200_000,
       env: {
-        ...process.env,
-        PORT: String(port),
-        HOST: "127.0.0.1",
-        CHECKOUT_ENV: "test",
         CHECKOUT_DEMO: "false",
         CHECKOUT_ROLE: "all",
         DATABASE_URL: url.toString(),
         REDIS_URL: "",
         CHECKOUT_ESPLORA_URL: chain.url,
         CHECKOUT_POLL_INTERVAL_MS_BITCOIN: "500",
-        CHECKOUT_DB_CONNECT_TIMEOUT_MS: "1000",
-        CHECKOUT_PRICE_URL: ""
-      },
-      stdio: ["ignore", "pipe", "pipe"]
-    })
-    instance.process = child
-    instance.output = ""
-    instance.baseUrl = `http://127.0.0.1:${port}`
-    const collect = (chunk: Buffer) => {
-      instance.output = (instance.output + chunk.toString()).slice(-200_000)
-    }
-    child.stdout!.on("data", collect)
-    child.stderr!.on("data", collect)
-    const deadline = Date.now() + 60_000
-    while (Date.now() < deadline) {
-      if (child.exitCode !== null) throw new Error(`${instance.name} exited while starting:\n${instance.output.slice(-3000)}`)
-      try {
-        await fetch(`http://127.0.0.1:${port}/api/health`, { signal: AbortSignal.timeout(500) })
-        return
-      } catch {
-        await sleep(100)
+        CHECKOUT_DB_CONNECT_TIMEOUT_MS: "1000"
       }
-    }
-    throw new Error(`${instance.name} did not start:\n${instance.output.slice(-3000)}`)
+    })
   }
 
-  const kill9 = async (instance: Instance) => {
-    if (instance.process === undefined || instance.process.exitCode !== null) return
-    const exited = new Promise((resolve) => instance.process!.once("exit", resolve))
-    instance.process.kill("SIGKILL")
-    await exited
-  }
+  const kill9 = killService
 
   const occurrences = (instance: Instance, text: string) => instance.output.split(text).length - 1
 

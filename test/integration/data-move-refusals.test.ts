@@ -1,15 +1,8 @@
 import { PGlite } from "@electric-sql/pglite"
 import { Effect } from "effect"
-import { execFile } from "node:child_process"
-import { mkdtempSync, rmSync } from "node:fs"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
-import { promisify } from "node:util"
-import pg from "pg"
 import { afterAll, describe, expect, it } from "vitest"
 import { moveData } from "../../src/db/move/DataMove.ts"
-import { privateDatabase } from "../support/PrivateDatabase.ts"
-import { scriptEnv } from "../support/ScriptProcess.ts"
+import { dataMoveSetup } from "../support/DataMoveSetup.ts"
 import { startTestApp } from "../support/TestApp.ts"
 
 // Issue #56: the move refuses, changing nothing, a target that is not empty and schema versions
@@ -19,32 +12,9 @@ import { startTestApp } from "../support/TestApp.ts"
 const server = process.env.DATABASE_URL !== undefined && process.env.DATABASE_URL !== ""
 if (!server) console.log("data-move-refusals: skipped, the move's target is a PostgreSQL server (DATABASE_URL)")
 
-const run = promisify(execFile)
-const dataDir = mkdtempSync(join(tmpdir(), "checkout-move-refusals-"))
-const databases: Array<Awaited<ReturnType<typeof privateDatabase>>> = []
-afterAll(async () => {
-  for (const database of databases) await database.drop()
-  rmSync(dataDir, { recursive: true, force: true })
-})
+const { cleanUp, cli, dataDir, newDatabase, query } = dataMoveSetup("checkout-move-refusals-")
+afterAll(cleanUp)
 
-const cli = (env: Record<string, string>, ...args: Array<string>) =>
-  run(process.execPath, ["--experimental-strip-types", "--disable-warning=ExperimentalWarning", "scripts/cli.ts", ...args], {
-    env: scriptEnv({ CHECKOUT_DATA_DIR: dataDir, CHECKOUT_ENV: "test", ...env })
-  })
-const newDatabase = async () => {
-  const database = await privateDatabase()
-  databases.push(database)
-  return database.url!
-}
-const query = async (url: string, text: string) => {
-  const client = new pg.Client({ connectionString: url })
-  await client.connect()
-  try {
-    return (await client.query(text)).rows
-  } finally {
-    await client.end()
-  }
-}
 const refusalOf = (url: string) => Effect.runPromise(Effect.flip(moveData(dataDir, url))).then((error) => error.message)
 const FUTURE = "INSERT INTO effect_sql_migrations (migration_id, name) VALUES (9999, 'from_the_future')"
 

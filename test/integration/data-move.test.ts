@@ -1,20 +1,13 @@
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
-import { execFile } from "node:child_process"
-import { mkdtempSync, rmSync } from "node:fs"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
-import { promisify } from "node:util"
-import pg from "pg"
 import { type Address, getAddress } from "viem"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Accounts } from "../../src/accounts/Accounts.ts"
 import { WebhookDispatcher } from "../../src/webhooks/WebhookDispatcher.ts"
 import { type AnvilNode, startAnvil, TEST_TOKENS } from "../support/Anvil.ts"
 import { ethereumUsdcMethod, pollWatcherToHead } from "../support/ChainSuites.ts"
-import { privateDatabase } from "../support/PrivateDatabase.ts"
+import { dataMoveSetup } from "../support/DataMoveSetup.ts"
 import { refundOf, requestRefund } from "../support/RefundRequests.ts"
-import { scriptEnv } from "../support/ScriptProcess.ts"
 import { publicRequest, startTestApp, type TestApp, type TestMerchant } from "../support/TestApp.ts"
 import { startWebhookReceiver, type WebhookReceiver } from "../support/WebhookReceiver.ts"
 
@@ -26,38 +19,19 @@ import { startWebhookReceiver, type WebhookReceiver } from "../support/WebhookRe
 const server = process.env.DATABASE_URL !== undefined && process.env.DATABASE_URL !== ""
 if (!server) console.log("data-move: skipped, the move's target is a PostgreSQL server (DATABASE_URL)")
 
-const run = promisify(execFile)
 const { USDC } = TEST_TOKENS
 const REQUIRED = 2
 const PASSWORD = "a long dashboard passphrase"
 const HOOK = "/hooks/moved"
 
-const dataDir = mkdtempSync(join(tmpdir(), "checkout-move-"))
-const databases: Array<Awaited<ReturnType<typeof privateDatabase>>> = []
+const move = dataMoveSetup("checkout-move-")
+const { dataDir, newDatabase, query } = move
 let node: AnvilNode
 let receiver: WebhookReceiver
 let payer: Address
 
-const cli = (...args: Array<string>) =>
-  run(process.execPath, ["--experimental-strip-types", "--disable-warning=ExperimentalWarning", "scripts/cli.ts", ...args], {
-    env: scriptEnv({ CHECKOUT_DATA_DIR: dataDir, CHECKOUT_ENV: "test" })
-  })
+const cli = (...args: Array<string>) => move.cli({}, ...args)
 const refusal = (...args: Array<string>) => cli(...args).then(() => expect.unreachable("the command succeeded"), (error: { code: number; stderr: string }) => error)
-
-const newDatabase = async () => {
-  const database = await privateDatabase()
-  databases.push(database)
-  return database.url!
-}
-const query = async (url: string, text: string) => {
-  const client = new pg.Client({ connectionString: url })
-  await client.connect()
-  try {
-    return (await client.query(text)).rows
-  } finally {
-    await client.end()
-  }
-}
 
 const chainEnv = () => ({
   CHECKOUT_RPC_URL_ETHEREUM: node.rpcUrl,
@@ -83,8 +57,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await receiver?.close()
   await node?.stop()
-  for (const database of databases) await database.drop()
-  rmSync(dataDir, { recursive: true, force: true })
+  await move.cleanUp()
 })
 
 /** The merchant's business on the embedded database, left stopped, and what it answered. */

@@ -1,15 +1,12 @@
-import { Effect } from "effect"
 import { type Address, getAddress } from "viem"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { ChainWatchers } from "../../src/chains/ChainWatchers.ts"
-import { DEMO_KEYS } from "../../src/demo/DemoMerchant.ts"
-import { type AnvilNode, startAnvil } from "../support/Anvil.ts"
-import { privateDatabase } from "../support/PrivateDatabase.ts"
-import { type RpcFront, startRpcFront } from "../support/RpcFront.ts"
-import { startTestApp, type TestApp, type TestMerchant } from "../support/TestApp.ts"
+import type { AnvilNode } from "../support/Anvil.ts"
+import { type EvmEndpoints, startEvmEndpoints, USDC } from "../support/EvmEndpoints.ts"
+import type { RpcFront } from "../support/RpcFront.ts"
+import type { TestApp, TestMerchant } from "../support/TestApp.ts"
+import { endpointReport, optionsOf, watcherStatus } from "../support/WatcherStatus.ts"
 
 // Three endpoints in front of one anvil: a (preferred), b, c. Each test leaves them all passing.
-const USDC: Address = getAddress("0x00000000000000000000000000000000000a11ce")
 
 let node: AnvilNode
 let a: RpcFront
@@ -17,18 +14,15 @@ let b: RpcFront
 let c: RpcFront
 let app: TestApp
 let merchant: TestMerchant
-let database: Awaited<ReturnType<typeof privateDatabase>>
 let payer: Address
+let setup: EvmEndpoints
 
-const poll = () => app.run(Effect.flatMap(ChainWatchers, (watchers) => watchers.poll("ethereum")))
+const poll = () => setup.poll()
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
-const watcher = async () => {
-  const { body } = await merchant.dashboard("/api/dashboard/chain-watchers")
-  return (body.watchers as Array<any>).find((entry) => entry.network === "ethereum")
-}
-const endpoint = async (front: RpcFront) => (await watcher()).endpoints.find((entry: any) => entry.endpoint === front.url)
-const inUse = async () => ((await watcher()).endpoints as Array<any>).find((entry) => entry.inUse)?.endpoint
+const watcher = () => watcherStatus(merchant, "ethereum")
+const endpoint = async (front: RpcFront) => endpointReport(await watcher(), front.url)
+const inUse = async () => (await watcher()).endpoints.find((entry) => entry.inUse)?.endpoint
 const metrics = async () => (await fetch(`${app.baseUrl}/metrics`)).text()
 
 /** Polls until `front` is the one in use again (it recovers after its back-off or Retry-After). */
@@ -54,49 +48,27 @@ const pollUntil = async (done: () => Promise<boolean>, timeoutMs = 40_000) => {
   }
 }
 
-const processed = async () => BigInt((await watcher()).processedHeight)
+const processed = async () => BigInt((await watcher()).processedHeight!)
 
 const newInvoiceAddress = async () => {
   const created = await merchant.api("/api/checkout/invoices", { body: { amountUsd: 5 } })
   expect(created.status).toBe(201)
-  return getAddress((created.body.paymentOptions as Array<any>)[0].destinationAddress)
+  return getAddress(optionsOf(created.body)[0].destinationAddress)
 }
 
-const appEnvironment = () => ({
-  ...(database.url === undefined ? {} : { DATABASE_URL: database.url }),
-  CHECKOUT_RPC_URL_ETHEREUM: `${a.url}/v2/SECRETKEY, ${b.url}, ${c.url}/?apikey=SECRETKEY`,
-  CHECKOUT_RPC_TIMEOUT_MS: "1000",
-  CHECKOUT_TOKEN_ETHEREUM_USDC: USDC,
-  CHECKOUT_CONFIRMATIONS_ETHEREUM: "2"
-})
-const evmMethods = [
-  { network: "ethereum", assetCode: "USDC", railType: "address_transfer", enabled: true, isDefault: true, recipientAddress: null, xpub: DEMO_KEYS.evmXpub }
-] as const
-
 beforeAll(async () => {
-  node = await startAnvil({ chainId: 1 })
-  await node.installToken(USDC)
-  payer = node.accounts[1]
-  await node.mint(USDC, payer, 1_000_000_000_000n)
-  ;[a, b, c] = await Promise.all([0, 1, 2].map(() => startRpcFront(node.rpcUrl, "jsonrpc")))
-  database = await privateDatabase()
-  app = await startTestApp({}, appEnvironment())
-  merchant = await app.createMerchant({ methods: evmMethods })
-  await node.mine(5)
-  await poll()
+  setup = await startEvmEndpoints({ rpcUrls: (a, b, c) => `${a.url}/v2/SECRETKEY, ${b.url}, ${c.url}/?apikey=SECRETKEY` })
+  ;({ node, a, b, c, app, merchant, payer } = setup)
 }, 120_000)
 
 afterAll(async () => {
-  await app?.close()
-  await Promise.all([a, b, c].map((front) => front?.close()))
-  await node?.stop()
-  await database?.drop()
+  await setup?.close()
 })
 
 describe("an EVM watcher with several endpoints", () => {
   it("reads from the preferred one and publishes every endpoint by its origin only", async () => {
     const status = await watcher()
-    expect(status.endpoints.map((entry: any) => [entry.endpoint, entry.state, entry.inUse])).toEqual([
+    expect(status.endpoints.map((entry) => [entry.endpoint, entry.state, entry.inUse])).toEqual([
       [a.url, "healthy", true],
       [b.url, "healthy", false],
       [c.url, "healthy", false]
@@ -131,16 +103,16 @@ describe("an EVM watcher with several endpoints", () => {
     await poll()
     const limited = await endpoint(a)
     expect(limited.state).toBe("rate_limited")
-    expect(Date.parse(limited.retryAt)).toBeGreaterThanOrEqual(before + 7_000)
+    expect(Date.parse(limited.retryAt!)).toBeGreaterThanOrEqual(before + 7_000)
     expect(await inUse()).toBe(b.url)
     const asked = a.requests.length
     await node.mine(1)
     await poll()
     // Within its Retry-After (if the machine is so slow that it passed, the check says nothing).
-    if (Date.now() < Date.parse(limited.retryAt)) expect(a.requests.length).toBe(asked)
+    if (Date.now() < Date.parse(limited.retryAt!)) expect(a.requests.length).toBe(asked)
     a.mode = "pass"
     await pollUntilInUse(a)
-    expect(Date.now()).toBeGreaterThanOrEqual(Date.parse(limited.retryAt))
+    expect(Date.now()).toBeGreaterThanOrEqual(Date.parse(limited.retryAt!))
   })
 
   it("fails over from an endpoint that hangs (its time-out), and returns to it", async () => {
@@ -197,7 +169,7 @@ describe("an EVM watcher with several endpoints", () => {
     expect(await processed()).toBeLessThan(BigInt(next))
     const status = await watcher()
     expect(status.disagreementHeight).toBe(String(next))
-    expect(status.endpoints.slice(0, 2).map((entry: any) => entry.state)).toEqual(["disagreeing", "disagreeing"])
+    expect(status.endpoints.slice(0, 2).map((entry) => entry.state)).toEqual(["disagreeing", "disagreeing"])
     expect(await metrics()).toContain(`checkout_chain_disagreement{network="ethereum"} 1`)
     // The third endpoint answers again and sides with b: a majority.
     c.mode = "pass"
@@ -219,7 +191,7 @@ describe("an EVM watcher with several endpoints", () => {
 describe("an EVM watcher with several endpoints: a payment no other endpoint can corroborate yet", () => {
   const newInvoice = async () => {
     const created = await merchant.api("/api/checkout/invoices", { body: { amountUsd: 3 } })
-    return { id: created.body.id as string, address: getAddress((created.body.paymentOptions as Array<any>)[0].destinationAddress) }
+    return { id: created.body.id as string, address: getAddress(optionsOf(created.body)[0].destinationAddress) }
   }
   const statusOf = async (id: string) => (await merchant.api(`/api/checkout/invoices/${id}`)).body.status
 
@@ -235,9 +207,9 @@ describe("an EVM watcher with several endpoints: a payment no other endpoint can
       await poll()
     }
     expect(await statusOf(invoice.id)).toBe("payment_detected")
-    const waiting = (await watcher()).awaitingCorroboration
+    const waiting = (await watcher()).awaitingCorroboration!
     expect(waiting.payments).toBeGreaterThanOrEqual(1)
-    expect(Date.parse(waiting.since)).toBeLessThanOrEqual(Date.now())
+    expect(Date.parse(waiting.since!)).toBeLessThanOrEqual(Date.now())
     for (const front of down) front.mode = "pass"
     await pollUntil(async () => (await statusOf(invoice.id)) === "confirmed")
     expect((await watcher()).awaitingCorroboration).toMatchObject({ payments: 0, disputed: 0 })
@@ -324,7 +296,7 @@ describe("an EVM watcher with several endpoints: corroborated transfers", () => 
   })
   const newInvoice = async () => {
     const created = await merchant.api("/api/checkout/invoices", { body: { amountUsd: 5 } })
-    return { id: created.body.id as string, address: getAddress((created.body.paymentOptions as Array<any>)[0].destinationAddress) }
+    return { id: created.body.id as string, address: getAddress(optionsOf(created.body)[0].destinationAddress) }
   }
   const statusOf = async (id: string) => (await merchant.api(`/api/checkout/invoices/${id}`)).body.status
   const refusedMetric = (front: RpcFront, count: number) => `checkout_chain_endpoint_refused_transfers_total{network="ethereum",endpoint="${front.url}"} ${count}`
@@ -356,7 +328,7 @@ describe("an EVM watcher with several endpoints: corroborated transfers", () => 
   it("a liar while the honest endpoints are down: detected at most, never confirmed, invalidated when they return and deny it", async () => {
     a.mode = "error"
     c.mode = "error"
-    const refusedBefore = (await endpoint(b)).refusedTransfers
+    const refusedBefore = (await endpoint(b)).refusedTransfers ?? 0
     const { victim, payee } = await liarReports(b, 2, false)
     expect(await statusOf(victim.id)).toBe("payment_detected")
     expect(await statusOf(payee.id)).toBe("payment_detected")

@@ -1,15 +1,12 @@
-import { Effect } from "effect"
 import { type Address, getAddress } from "viem"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { ChainWatchers } from "../../src/chains/ChainWatchers.ts"
-import { DEMO_KEYS } from "../../src/demo/DemoMerchant.ts"
-import { type AnvilNode, startAnvil } from "../support/Anvil.ts"
-import { privateDatabase } from "../support/PrivateDatabase.ts"
-import { type RpcFront, startRpcFront } from "../support/RpcFront.ts"
-import { startTestApp, type TestApp, type TestMerchant } from "../support/TestApp.ts"
+import type { AnvilNode } from "../support/Anvil.ts"
+import { type EvmEndpoints, startEvmEndpoints, USDC } from "../support/EvmEndpoints.ts"
+import type { RpcFront } from "../support/RpcFront.ts"
+import type { TestMerchant } from "../support/TestApp.ts"
+import { endpointReport, optionsOf, watcherStatus } from "../support/WatcherStatus.ts"
 
 // Three endpoints in front of one anvil: a (preferred), b, c; a quarantine of a few seconds.
-const USDC: Address = getAddress("0x00000000000000000000000000000000000a11ce")
 const TRANSFER_TOPIC = "0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef"
 const QUARANTINE_MS = 6_000
 
@@ -17,51 +14,30 @@ let node: AnvilNode
 let a: RpcFront
 let b: RpcFront
 let c: RpcFront
-let app: TestApp
 let merchant: TestMerchant
-let database: Awaited<ReturnType<typeof privateDatabase>>
 let payer: Address
+let setup: EvmEndpoints
 
-const poll = () => app.run(Effect.flatMap(ChainWatchers, (watchers) => watchers.poll("ethereum")))
+const poll = () => setup.poll()
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
-const endpoint = async (front: RpcFront) => {
-  const { body } = await merchant.dashboard("/api/dashboard/chain-watchers")
-  return (body.watchers as Array<any>).find((entry) => entry.network === "ethereum").endpoints.find((entry: any) => entry.endpoint === front.url)
-}
+const endpoint = async (front: RpcFront) => endpointReport(await watcherStatus(merchant, "ethereum"), front.url)
 const newInvoice = async () => {
   const created = await merchant.api("/api/checkout/invoices", { body: { amountUsd: 5 } })
-  return { id: created.body.id as string, address: getAddress((created.body.paymentOptions as Array<any>)[0].destinationAddress) }
+  return { id: created.body.id as string, address: getAddress(optionsOf(created.body)[0].destinationAddress) }
 }
 const statusOf = async (id: string) => (await merchant.api(`/api/checkout/invoices/${id}`)).body.status
 const word = (value: string | bigint) => `0x${(typeof value === "bigint" ? value.toString(16) : value.slice(2).toLowerCase()).padStart(64, "0")}`
 
 beforeAll(async () => {
-  node = await startAnvil({ chainId: 1 })
-  await node.installToken(USDC)
-  payer = node.accounts[1]
-  await node.mint(USDC, payer, 1_000_000_000_000n)
-  ;[a, b, c] = await Promise.all([0, 1, 2].map(() => startRpcFront(node.rpcUrl, "jsonrpc")))
-  database = await privateDatabase()
-  app = await startTestApp({}, {
-    ...(database.url === undefined ? {} : { DATABASE_URL: database.url }),
-    CHECKOUT_RPC_URL_ETHEREUM: `${a.url}, ${b.url}, ${c.url}`,
-    CHECKOUT_RPC_TIMEOUT_MS: "1000",
-    CHECKOUT_TOKEN_ETHEREUM_USDC: USDC,
-    CHECKOUT_CONFIRMATIONS_ETHEREUM: "2",
-    CHECKOUT_ENDPOINT_QUARANTINE_MS: String(QUARANTINE_MS)
+  setup = await startEvmEndpoints({
+    rpcUrls: (a, b, c) => `${a.url}, ${b.url}, ${c.url}`,
+    environment: { CHECKOUT_ENDPOINT_QUARANTINE_MS: String(QUARANTINE_MS) }
   })
-  merchant = await app.createMerchant({
-    methods: [{ network: "ethereum", assetCode: "USDC", railType: "address_transfer", enabled: true, isDefault: true, recipientAddress: null, xpub: DEMO_KEYS.evmXpub }]
-  })
-  await node.mine(5)
-  await poll()
+  ;({ node, a, b, c, merchant, payer } = setup)
 }, 120_000)
 
 afterAll(async () => {
-  await app?.close()
-  await Promise.all([a, b, c].map((front) => front?.close()))
-  await node?.stop()
-  await database?.drop()
+  await setup?.close()
 })
 
 describe("an EVM watcher: the blocks read while an endpoint was quarantined are read again from it when it returns", () => {

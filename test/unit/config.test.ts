@@ -1,6 +1,6 @@
 import { Cause, Effect, Exit, Layer, Redacted } from "effect"
 import { SqlClient } from "effect/sql"
-import { describe, expect, it } from "vitest"
+import { describe, expect, it } from "@effect/vitest"
 import { Secrets } from "../../src/accounts/Secrets.ts"
 import { readFileSync } from "node:fs"
 import { AppConfig, ConfigError, declaredVariables, parseConfig } from "../../src/config/AppConfig.ts"
@@ -142,18 +142,19 @@ describe("configuration", () => {
     expect([...tableVariables("README.md")].filter((name) => !declared.has(name))).toEqual([])
   })
 
-  it("never falls back to database-kept secrets in production", async () => {
-    expect(() => parseConfig({ CHECKOUT_ENV: "production", CHECKOUT_ENCRYPTION_KEY: "k".repeat(40) }))
-      .toThrow(/CHECKOUT_JWT_SECRET is required when CHECKOUT_ENV=production/)
-    const production = { ...parseConfig({ CHECKOUT_ENV: "test" }), env: "production" as const, jwtSecret: undefined }
-    let touched = false
-    const database = Layer.succeed(SqlClient.SqlClient, new Proxy({}, { get: () => (touched = true) }) as SqlClient.SqlClient)
-    const exit = await Effect.runPromiseExit(Effect.scoped(Layer.build(
-      Secrets.layer.pipe(Layer.provide([Layer.succeed(AppConfig, production), database]))
-    )))
-    expect(Exit.isFailure(exit) && Cause.pretty(exit.cause)).toMatch(/jwt_secret must come from configuration in production/)
-    expect(touched).toBe(false)
-  })
+  it.effect("never falls back to database-kept secrets in production", () =>
+    Effect.gen(function*() {
+      expect(() => parseConfig({ CHECKOUT_ENV: "production", CHECKOUT_ENCRYPTION_KEY: "k".repeat(40) }))
+        .toThrow(/CHECKOUT_JWT_SECRET is required when CHECKOUT_ENV=production/)
+      const production = { ...parseConfig({ CHECKOUT_ENV: "test" }), env: "production" as const, jwtSecret: undefined }
+      let touched = false
+      const database = Layer.succeed(SqlClient.SqlClient, new Proxy({}, { get: () => (touched = true) }) as SqlClient.SqlClient)
+      const exit = yield* Effect.exit(Effect.scoped(Layer.build(
+        Secrets.layer.pipe(Layer.provide([Layer.succeed(AppConfig, production), database]))
+      )))
+      expect(Exit.isFailure(exit) && Cause.pretty(exit.cause)).toMatch(/jwt_secret must come from configuration in production/)
+      expect(touched).toBe(false)
+    }))
 
   it("keeps secrets redacted in the configuration", () => {
     const config = parseConfig({ CHECKOUT_JWT_SECRET: "j".repeat(40), CHECKOUT_ENCRYPTION_KEY: "e".repeat(40) })

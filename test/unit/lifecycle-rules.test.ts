@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest"
 import { owedMicros, summarize } from "../../src/domain/Coverage.ts"
 import { leastConfirmedPayment, remainingAtomic, tally, usdValueOf } from "../../src/domain/Evidence.ts"
-import { InvoiceId, MerchantId, PaymentOptionId } from "../../src/domain/Ids.ts"
+import { InvoiceId, MerchantId, PaymentId, PaymentOptionId } from "../../src/domain/Ids.ts"
 import { type PaymentRecord } from "../../src/domain/Invoice.ts"
 import { Micros } from "../../src/domain/Money.ts"
 import { decideInvalidation, decideObservation, decideReorgSettlement, observationProblem } from "../../src/invoices/EvidenceDecision.ts"
@@ -256,6 +256,29 @@ describe("what one observation does (EvidenceDecision)", () => {
   it("values a payment at its option's quote (rounded down)", () => {
     expect(usdValueOf(99_999_999n, 100_000_000n, AMOUNT)).toBe(99_999_999n)
     expect(usdValueOf(1n, 153_847n, AMOUNT)).toBe(649n)
+  })
+
+  it("values a payment at a zero quote at nothing (no division by zero)", () => {
+    expect(usdValueOf(1n, 0n, AMOUNT)).toBe(0n)
+    expect(usdValueOf(0n, 0n, AMOUNT)).toBe(0n)
+  })
+
+  describe("two payments observed at the same time (ties by payment id, as the database reads them back)", () => {
+    // InvoiceRepo reads payments `ORDER BY observed_at, id`: the invoice's last transaction and last
+    // option must name the payment that read lists last, whatever order the decision got them in.
+    const lower = { ...known, id: PaymentId.make("00000000-0000-4000-8000-000000000001"), transactionHash: "0x01", paymentOptionId: PaymentOptionId.make("opt-a") }
+    const higher = { ...known, id: PaymentId.make("00000000-0000-4000-8000-000000000002"), transactionHash: "0x02", paymentOptionId: PaymentOptionId.make("opt-b"), outputIndex: 2 }
+    const last = { lastTransactionHash: "0x02", lastPaymentOptionId: "opt-b", lastPaymentObservedAt: at }
+
+    it.each([["lower id first", [lower, higher]], ["higher id first", [higher, lower]]] as const)("%s: the higher id is the last", (_, payments) => {
+      expect(decideReorgSettlement({ invoice, payments, payment: lower }, at)).toMatchObject({ _tag: "Write", invoice: last })
+      expect(decideReorgSettlement({ invoice, payments, payment: higher }, at)).toMatchObject({ _tag: "Write", invoice: last })
+    })
+
+    it.each([["lower id first", [lower, higher]], ["higher id first", [higher, lower]]] as const)("%s: a new confirmation keeps the higher id last", (_, payments) => {
+      const again = { ...observed, transactionHash: "0x01", outputIndex: 1, confirmations: 12 }
+      expect(decideObservation(state(payments), again, at)).toMatchObject({ _tag: "Write", invoice: last })
+    })
   })
 })
 

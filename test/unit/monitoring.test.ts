@@ -1,7 +1,7 @@
 import { Effect, Exit, Fiber, Metric } from "effect"
 import { PrometheusMetrics } from "effect/observability"
 import { TestClock } from "effect/testing"
-import { describe, expect, it } from "vitest"
+import { describe, expect, it } from "@effect/vitest"
 import { parseConfig } from "../../src/config/AppConfig.ts"
 import { chainWatcherStatuses, configuredNetworks, lagSeconds, redactError } from "../../src/ops/ChainWatcherStatus.ts"
 import { exitWithin } from "../../src/ops/Deadline.ts"
@@ -45,35 +45,33 @@ describe("chain watcher status", () => {
 })
 
 describe("exitWithin", () => {
-  it("answers at the limit without waiting for an effect that does not stop when interrupted", async () => {
-    const result = await Effect.gen(function*() {
+  it.effect("answers at the limit without waiting for an effect that does not stop when interrupted", () =>
+    Effect.gen(function*() {
       const stuck = Effect.uninterruptible(Effect.sleep("1 hour"))
       const fiber = yield* Effect.forkChild(exitWithin(stuck, "2 seconds"))
       yield* TestClock.adjust("1999 millis")
       const early = fiber.pollUnsafe()
       yield* TestClock.adjust("1 millis")
-      return { early, late: yield* Fiber.join(fiber) }
-    }).pipe(Effect.provide(TestClock.layer()), Effect.runPromise)
-    expect(result).toEqual({ early: undefined, late: undefined })
-  })
+      expect({ early, late: yield* Fiber.join(fiber) }).toEqual({ early: undefined, late: undefined })
+    }))
 
-  it("hands back the exit of an effect that ends in time", async () => {
-    expect(await Effect.runPromise(exitWithin(Effect.succeed(7), "2 seconds"))).toEqual(Exit.succeed(7))
-    const failed = await Effect.runPromise(exitWithin(Effect.fail("boom"), "2 seconds"))
-    expect(failed !== undefined && Exit.isFailure(failed)).toBe(true)
-  })
+  it.effect("hands back the exit of an effect that ends in time", () =>
+    Effect.gen(function*() {
+      expect(yield* exitWithin(Effect.succeed(7), "2 seconds")).toEqual(Exit.succeed(7))
+      const failed = yield* exitWithin(Effect.fail("boom"), "2 seconds")
+      expect(failed !== undefined && Exit.isFailure(failed)).toBe(true)
+    }))
 })
 
 describe("recordEvidenceApplied", () => {
-  it("counts per network and outcome in checkout_evidence_applied_total", async () => {
-    const text = await Effect.gen(function*() {
+  it.effect("counts per network and outcome in checkout_evidence_applied_total", () =>
+    Effect.gen(function*() {
       yield* recordEvidenceApplied("base", "evidence")
       yield* recordEvidenceApplied("base", "evidence")
       yield* recordEvidenceApplied("ethereum", "unmatched", 3)
-      return yield* PrometheusMetrics.format()
-    }).pipe(Effect.provideService(Metric.MetricRegistry, new Map()), Effect.runPromise)
-    expect(text).toContain("# TYPE checkout_evidence_applied_total counter")
-    expect(text).toContain("checkout_evidence_applied_total{network=\"base\",outcome=\"evidence\"} 2")
-    expect(text).toContain("checkout_evidence_applied_total{network=\"ethereum\",outcome=\"unmatched\"} 3")
-  })
+      const text = yield* PrometheusMetrics.format()
+      expect(text).toContain("# TYPE checkout_evidence_applied_total counter")
+      expect(text).toContain("checkout_evidence_applied_total{network=\"base\",outcome=\"evidence\"} 2")
+      expect(text).toContain("checkout_evidence_applied_total{network=\"ethereum\",outcome=\"unmatched\"} 3")
+    }).pipe(Effect.provideService(Metric.MetricRegistry, new Map())))
 })

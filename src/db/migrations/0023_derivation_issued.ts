@@ -3,7 +3,7 @@ import { SqlClient } from "effect/sql"
 
 /**
  * Per account key, the highest derivation index this database ever handed out (issue #56), written
- * in the same statement as every counter move (DerivationLedger.recordIssued; a trigger on the
+ * in the same statement as every counter move (DerivationLedgerRepo.recordIssued; a trigger on the
  * counters doing it failed the fault suite's one-invoice-per-key check, cause not established).
  * It never goes down: a counter later found at or below it (a table restored on its own, a row
  * edited or deleted) is refused at start and when settings are saved (DerivationLedger.ts).
