@@ -8,6 +8,7 @@ import { AppConfig } from "../config/AppConfig.ts"
 import { explorersOf } from "./Explorers.ts"
 import { checkoutScriptResponse, loadCheckoutScript } from "./CheckoutScript.ts"
 import { loadPayAssets } from "./PayAssets.ts"
+import { TestPayments } from "./TestPayments.ts"
 import { notFoundPage, payPage } from "./PayPageView.ts"
 import { type Language, pageLanguage, STRINGS } from "./Strings.ts"
 
@@ -42,6 +43,7 @@ export const PayPageRoutesLive = HttpRouter.use((router) =>
   Effect.gen(function*() {
     const invoices = yield* Invoices
     const settings = yield* CheckoutSettingsRepo
+    const testPayments = yield* TestPayments
     const assets = yield* Effect.promise(() => loadPayAssets())
     const explorers = explorersOf((yield* AppConfig).explorerUrls)
 
@@ -67,10 +69,13 @@ export const PayPageRoutesLive = HttpRouter.use((router) =>
         if (!UUID.test(id)) return html(notFoundPage(language, t, assets.names), 404, language)
         const selectedOptionId = query.get("option") ?? undefined
         const now = new Date(yield* Clock.currentTimeMillis)
-        // Both by the invoice's id, at once: the page and who may frame it.
-        return yield* Effect.all([invoices.getPublic(id.toLowerCase()), settings.embedOriginsOfInvoice(id.toLowerCase())], { concurrency: 2 }).pipe(
-          Effect.map(([parts, origins]) =>
-            html(keepChosenLanguage(payPage(parts, { language, t, assets: assets.names, now, selectedOptionId, explorers }), query.has("lang") ? language : undefined), 200,
+        // All by the invoice's id, at once: the page, who may frame it, and whether it is a test invoice.
+        return yield* Effect.all(
+          [invoices.getPublic(id.toLowerCase()), settings.embedOriginsOfInvoice(id.toLowerCase()), testPayments.isTestInvoice(id.toLowerCase())],
+          { concurrency: 3 }
+        ).pipe(
+          Effect.map(([parts, origins, test]) =>
+            html(keepChosenLanguage(payPage(parts, { language, t, assets: assets.names, now, selectedOptionId, explorers, test }), query.has("lang") ? language : undefined), 200,
               language, frameAncestors(origins))
           ),
           Effect.catchTag("InvoiceNotFound", () => Effect.succeed(html(notFoundPage(language, t, assets.names), 404, language)))

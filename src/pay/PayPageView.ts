@@ -10,6 +10,7 @@ import { DEFAULT_EXPLORERS, type Explorers, transactionUrl } from "./Explorers.t
 import { assetIcon, networkIcon } from "./Icons.ts"
 import { pageFingerprint } from "./PageFingerprint.ts"
 import { usualConfirmationMinutes } from "./ConfirmationTime.ts"
+import { testBanner } from "./TestBanner.ts"
 import { fill, LANGUAGE_NAMES, LANGUAGES, type Language, STRINGS, type Strings } from "./Strings.ts"
 
 /** The hashed asset names the page links to (set when the bundle is built). */
@@ -468,7 +469,16 @@ const payableOptions = (parts: InvoiceParts, t: Strings, ordered: ReadonlyArray<
  */
 export const payPage = (
   parts: InvoiceParts,
-  options: { language: Language; t: Strings; assets: PageAssets; now: Date; selectedOptionId?: string | undefined; explorers?: Explorers | undefined }
+  options: {
+    language: Language
+    t: Strings
+    assets: PageAssets
+    now: Date
+    selectedOptionId?: string | undefined
+    explorers?: Explorers | undefined
+    /** A test invoice (livemode false): the page says so at the top and offers simulated payments. */
+    test?: boolean | undefined
+  }
 ) => {
   const { invoice } = parts
   const { t, language, assets } = options
@@ -485,7 +495,8 @@ export const payPage = (
   if (payable && selected !== undefined) payment.push(...payableOptions(parts, t, ordered, selected, lead))
   // After a partial payment the options lead; the payments seen follow them.
   if (status === "partially_paid") payment.push(`<div class="payments-seen" aria-live="polite">`, ...transactionList(parts, t, explorers), "</div>")
-  const body = `<div class="summary">\n${summaryOf(parts, t, payable).join("\n")}\n</div>\n<div class="payment">\n${payment.join("\n")}\n</div>`
+  const banner = options.test === true ? `${testBanner(t, payable)}\n` : ""
+  const body = `${banner}<div class="summary">\n${summaryOf(parts, t, payable).join("\n")}\n</div>\n<div class="payment">\n${payment.join("\n")}\n</div>`
   return page(language, `${t.title}: ${invoice.issuedBy ?? invoice.productName ?? t.invoice}`, assets, body, pageData(parts, t, options.now, status, payable))
 }
 
