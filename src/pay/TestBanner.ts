@@ -14,9 +14,9 @@ export const testBanner = (t: Strings, payable: boolean): string => {
   ]
   if (payable) {
     lines.push(
-      `<p class="test-simulate"><button type="button" class="button" data-simulate="full">${escape(t.test.simulate)}</button> <button type="button" class="button" data-simulate="partial">${
-        escape(t.test.simulatePartial)
-      }</button></p>`,
+      `<p class="test-simulate"><button type="button" class="button" data-simulate="full">${
+        escape(t.test.simulate)
+      }</button> <button type="button" class="button" data-simulate="partial">${escape(t.test.simulatePartial)}</button></p>`,
       `<p class="test-simulate-status" role="status" data-simulating="${escape(t.test.simulating)}" data-failed="${escape(t.test.failed)}"></p>`
     )
   }

@@ -42,8 +42,7 @@ const chosenOption = (parts: InvoiceParts, paymentOptionId: string | undefined):
 }
 
 /** What a simulated payment sends through `option`: what remains there, or half of it (at least one unit) for a partial one. */
-export const simulatedAmount = (remaining: bigint, kind: SimulatedPaymentKind): bigint =>
-  kind === "full" || remaining < 2n ? remaining : remaining / 2n
+export const simulatedAmount = (remaining: bigint, kind: SimulatedPaymentKind): bigint => kind === "full" || remaining < 2n ? remaining : remaining / 2n
 
 /**
  * Test invoices (issue #55) on the payer page: whether an invoice is one (the page says so at the
@@ -69,8 +68,7 @@ export class TestPayments extends Context.Service<TestPayments, {
         Result: Schema.Struct({ livemode: Schema.Boolean }),
         execute: (id) => sql`SELECT livemode FROM invoices WHERE id = ${id}`
       })
-      const isTestInvoice = (invoiceId: string) =>
-        findMode(invoiceId).pipe(Effect.map(Option.match({ onNone: () => false, onSome: ({ livemode }) => !livemode })), Effect.orDie)
+      const isTestInvoice = (invoiceId: string) => findMode(invoiceId).pipe(Effect.map(Option.match({ onNone: () => false, onSome: ({ livemode }) => !livemode })), Effect.orDie)
 
       const simulate = Effect.fn("TestPayments.simulate")(function*(
         invoiceId: string,

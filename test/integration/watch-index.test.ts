@@ -6,15 +6,16 @@ import { DEMO_KEYS } from "../../src/demo/DemoMerchant.ts"
 import { suiteOptions } from "../support/TestApp.ts"
 import { inPrivateDatabase, newInvoice, SuiteAccount, testServices } from "../support/TestLayers.ts"
 
-const evmIndexOf = (livemode: boolean) => Effect.gen(function*() {
-  const sql = yield* SqlClient.SqlClient
-  return yield* makeWatchIndex({
-    networks: ["ethereum", "arbitrum", "base"],
-    livemode,
-    key: sql`lower(COALESCE(o.option_payload->>'contractAddress', o.destination_address))`,
-    retentionMillis: 86_400_000
+const evmIndexOf = (livemode: boolean) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    return yield* makeWatchIndex({
+      networks: ["ethereum", "arbitrum", "base"],
+      livemode,
+      key: sql`lower(COALESCE(o.option_payload->>'contractAddress', o.destination_address))`,
+      retentionMillis: 86_400_000
+    })
   })
-})
 const evmIndex = evmIndexOf(true)
 
 const createInvoice = Effect.gen(function*() {
