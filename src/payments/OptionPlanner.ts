@@ -28,6 +28,8 @@ export interface PlanRequest {
   readonly timing: PaymentTimingInput | undefined
   /** The invoice's issuer name; the merchant's when absent (the payment URIs' label). */
   readonly issuedBy: string | null | undefined
+  /** False for a test invoice (issue #55): its options name testnets (see OptionRequest.livemode). Absent: live. */
+  readonly livemode?: boolean | undefined
 }
 
 /** The options of a new invoice and what they rest on. */
@@ -154,7 +156,8 @@ export class OptionPlanner extends Context.Service<OptionPlanner, {
           position,
           rateMicros: rates.get(method.assetCode) ?? 1_000_000n,
           derivationIndex: indexes.get(method.id) ?? bitcoin.get(method.id)?.derivationIndex,
-          knownAddress: bitcoin.get(method.id)?.address
+          knownAddress: bitcoin.get(method.id)?.address,
+          livemode: request.livemode
         }))).pipe(Effect.mapError(() => new PaymentBackendUnavailable({ message: "The payment options could not be built" })))
         const options: Array<NewOption> = []
         for (const [position, outcome] of built.entries()) {
