@@ -60,13 +60,15 @@ describe("a test invoice's payment options", () => {
     expect(build(evm("ethereum", "address_transfer"), false).tokenContract).toBe(SEPOLIA_USDC)
     expect(build(evm("ethereum", "address_transfer"), true).tokenContract).toBe(rails.tokens["ethereum:USDC"])
     expect(build(evm("base", "address_transfer"), false).tokenContract).toBe(rails.tokens["base:USDC"])
-    const solana: PaymentMethod = { id: "s", network: "solana", assetCode: "USDC", railType: "address_transfer", isDefault: true, recipientAddress: DEMO_KEYS.solanaRecipient, xpub: null }
+    const solana: PaymentMethod = { id: "s", network: "solana", assetCode: "USDC", railType: "address_transfer", isDefault: true, recipientAddress: DEMO_KEYS.solanaRecipient,
+      xpub: null }
     expect(build(solana, false).paymentUri).toContain(`spl-token=${DEVNET_USDC}`)
     expect(build(solana, true).paymentUri).toContain(`spl-token=${rails.tokens["solana:USDC"]}`)
   })
 
   it("pay bitcoin to a signet (tb1) address of the same key, not the pool's mainnet address", () => {
-    const bitcoin: PaymentMethod = { id: "b", network: "bitcoin", assetCode: "BTC", railType: "address_transfer", isDefault: true, recipientAddress: null, xpub: DEMO_KEYS.bitcoinZpub }
+    const bitcoin: PaymentMethod = { id: "b", network: "bitcoin", assetCode: "BTC", railType: "address_transfer", isDefault: true, recipientAddress: null,
+      xpub: DEMO_KEYS.bitcoinZpub }
     const live = build(bitcoin, true, 0)
     const test = buildOption({ ...requestOf(bitcoin), knownAddress: live.destinationAddress!, livemode: false }, rails)
     expect(live.destinationAddress).toMatch(/^bc1q/)
