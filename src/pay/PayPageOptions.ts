@@ -4,7 +4,8 @@ import { formatAtomic } from "../domain/Money.ts"
 import { eip681Uri } from "../payments/PaymentUris.ts"
 import { qrSvg } from "../payments/QrCode.ts"
 import { assetIcon, networkIcon } from "./Icons.ts"
-import { assetOnNetwork, copyButton, counted, escape, networkName } from "./PayPageText.ts"
+import { type Html, html, joined, raw } from "./Html.ts"
+import { assetOnNetwork, copyButton, counted, networkName } from "./PayPageText.ts"
 import { fill, type Strings } from "./Strings.ts"
 
 // The payer page's payment options: tabs, the amount to send, wallet buttons, QR code, address.
@@ -44,15 +45,13 @@ export const addressGroups = (address: string): ReadonlyArray<string> => {
 /** The buttons that pay an option from this device: its wallet link and a browser wallet. */
 const walletActions = (option: PaymentOptionRecord, t: Strings, uri: string | null, destination: string, atomic: bigint) => {
   const payload = option.optionPayload ?? {}
-  const actions: Array<string> = []
-  if (uri !== null) actions.push(`<a class="button primary open-wallet" href="${escape(uri)}">${escape(t.openInWallet)}</a>`)
+  const actions: Array<Html> = []
+  if (uri !== null) actions.push(html`<a class="button primary open-wallet" href="${uri}">${t.openInWallet}</a>`)
   if (option.network === "solana") {
-    actions.push(`<button type="button" class="button" data-pay="solana" data-option-id="${option.id}">${escape(t.payWithWallet)}</button>`)
+    actions.push(html`<button type="button" class="button" data-pay="solana" data-option-id="${option.id}">${t.payWithWallet}</button>`)
   } else if (option.tokenContract !== null && typeof payload.chainId === "number" && destination !== "") {
     actions.push(
-      `<button type="button" class="button" data-pay="evm" data-chain-id="${payload.chainId}" data-token="${escape(option.tokenContract)}" data-to="${
-        escape(destination)
-      }" data-amount="${atomic}">${escape(t.payWithWallet)}</button>`
+      html`<button type="button" class="button" data-pay="evm" data-chain-id="${payload.chainId}" data-token="${option.tokenContract}" data-to="${destination}" data-amount="${atomic}">${t.payWithWallet}</button>`
     )
   }
   return actions
@@ -64,9 +63,9 @@ const optionProgress = (parts: InvoiceParts, option: PaymentOptionRecord, t: Str
   if (own.length === 0) return []
   const received = own.reduce((sum, payment) => sum + payment.amountAtomic, 0n)
   return [
-    `<p class="option-progress">${escape(t.receivedHere)}: <strong class="option-received">${escape(formatAtomic(received, option.decimals))} ${
-      escape(option.assetCode)
-    }</strong> · ${escape(t.remainingHere)}: <strong class="option-remaining">${escape(amountText)} ${escape(option.assetCode)}</strong></p>`
+    html`<p class="option-progress">${t.receivedHere}: <strong class="option-received">${
+      formatAtomic(received, option.decimals)
+    } ${option.assetCode}</strong> · ${t.remainingHere}: <strong class="option-remaining">${amountText} ${option.assetCode}</strong></p>`
   ]
 }
 
@@ -81,44 +80,46 @@ const optionSection = (parts: InvoiceParts, option: PaymentOptionRecord, t: Stri
   const uri = uriForAmount(option, atomic)
   const destination = destinationOf(option)
   const lines = [
-    `<section class="option" id="option-${option.id}" data-option-id="${option.id}"${selected ? "" : " hidden"}>`,
-    `<p class="send">${escape(t.sendExactly)} <strong class="asset-amount">${escape(amountText)} ${escape(option.assetCode)}</strong> ${escape(t.on)} ${
-      escape(networkName(t, option.network))
-    } ${copyButton(t, t.copyAmount, amountText)}</p>`,
+    html`<section class="option" id="option-${option.id}" data-option-id="${option.id}"${selected ? "" : " hidden"}>`,
+    html`<p class="send">${t.sendExactly} <strong class="asset-amount">${amountText} ${option.assetCode}</strong> ${t.on} ${networkName(t, option.network)} ${
+      copyButton(t, t.copyAmount, amountText)
+    }</p>`,
     ...optionProgress(parts, option, t, amountText)
   ]
   const actions = walletActions(option, t, uri, destination, atomic)
-  lines.push(`<div class="pay-here">`)
-  if (actions.length > 0) lines.push(`<p class="actions">${actions.join(" ")}</p>`)
-  if (uri !== null) lines.push(`<figure class="qr" role="img" aria-label="${escape(t.scan)}">${qrSvg(uri)}</figure>`)
-  lines.push(`</div>`)
+  lines.push(html`<div class="pay-here">`)
+  if (actions.length > 0) lines.push(html`<p class="actions">${joined(actions, " ")}</p>`)
+  if (uri !== null) lines.push(html`<figure class="qr" role="img" aria-label="${t.scan}">${raw(qrSvg(uri))}</figure>`)
+  lines.push(html`</div>`)
   if (destination !== "") {
     lines.push(
-      `<p class="address-label">${escape(t.toAddress)}</p>`,
-      `<p class="address"><code class="address-text">${addressGroups(destination).map((group) => `<span>${escape(group)}</span>`).join("")}</code> ${
+      html`<p class="address-label">${t.toAddress}</p>`,
+      html`<p class="address"><code class="address-text">${addressGroups(destination).map((group) => html`<span>${group}</span>`)}</code> ${
         copyButton(t, t.copyAddress, destination)
       }</p>`,
-      `<p class="send-only" role="note">${escape(fill(t.sendOnly, { asset: option.assetCode, network: networkName(t, option.network) }))}</p>`
+      html`<p class="send-only" role="note">${fill(t.sendOnly, { asset: option.assetCode, network: networkName(t, option.network) })}</p>`
     )
   }
-  lines.push(`<p class="wallet-status" role="status" aria-live="polite" data-keep="wallet"></p>`, "</section>")
-  return lines.join("\n")
+  lines.push(html`<p class="wallet-status" role="status" aria-live="polite" data-keep="wallet"></p>`, html`</section>`)
+  return joined(lines)
 }
 
 const optionLabel = (t: Strings, option: PaymentOptionRecord) =>
-  `${assetIcon(option.assetCode)}<span>${escape(`${option.assetCode} · ${networkName(t, option.network)}`)}</span>${networkIcon(option.network)}`
+  html`${raw(assetIcon(option.assetCode))}<span>${`${option.assetCode} · ${networkName(t, option.network)}`}</span>${raw(networkIcon(option.network))}`
 
 /** Tabs choosing among `options` (links that work without the script), or the one option's name. */
 const optionChoice = (t: Strings, options: ReadonlyArray<PaymentOptionRecord>, selected: PaymentOptionRecord) =>
   options.length > 1
     ? [
-      `<nav class="options" aria-label="${escape(t.options)}">`,
+      html`<nav class="options" aria-label="${t.options}">`,
       ...options.map((option) =>
-        `<a class="option-tab" href="?option=${option.id}" data-option-id="${option.id}"${option.id === selected.id ? ` aria-current="true"` : ""}>${optionLabel(t, option)}</a>`
+        html`<a class="option-tab" href="?option=${option.id}" data-option-id="${option.id}"${option.id === selected.id ? html` aria-current="true"` : ""}>${
+          optionLabel(t, option)
+        }</a>`
       ),
-      "</nav>"
+      html`</nav>`
     ]
-    : [`<p class="single-option">${assetOnNetwork(t, selected.assetCode, selected.network)}</p>`]
+    : [html`<p class="single-option">${assetOnNetwork(t, selected.assetCode, selected.network)}</p>`]
 
 /**
  * The payable options. After a partial payment the page leads with the option already paid into
@@ -128,27 +129,28 @@ const optionChoice = (t: Strings, options: ReadonlyArray<PaymentOptionRecord>, s
 export const payableOptions = (parts: InvoiceParts, t: Strings, ordered: ReadonlyArray<PaymentOptionRecord>, selected: PaymentOptionRecord,
   lead: PaymentOptionRecord | undefined) =>
 {
-  const lines = [`<div class="pay-options">`]
+  const lines = [html`<div class="pay-options">`]
   const group = (options: ReadonlyArray<PaymentOptionRecord>, chosen: PaymentOptionRecord) => [
-    `<div class="option-group">`,
+    html`<div class="option-group">`,
     ...optionChoice(t, options, chosen),
     ...options.map((option) => optionSection(parts, option, t, option.id === chosen.id)),
-    "</div>"
+    html`</div>`
   ]
   if (lead === undefined) lines.push(...group(ordered, selected))
   else {
-    lines.push(`<div class="option-group">`, `<p class="single-option">${assetOnNetwork(t, lead.assetCode, lead.network)}</p>`, optionSection(parts, lead, t, true), "</div>")
+    lines.push(html`<div class="option-group">`, html`<p class="single-option">${assetOnNetwork(t, lead.assetCode, lead.network)}</p>`, optionSection(parts, lead, t, true),
+      html`</div>`)
     const others = ordered.filter((option) => option.id !== lead.id)
     if (others.length > 0) {
       const chosen = others.find((option) => option.id === selected.id)
       lines.push(
-        `<details class="other-options"${chosen === undefined ? "" : " open"}>`,
-        `<summary>${escape(t.payRestElsewhere)}</summary>`,
+        html`<details class="other-options"${chosen === undefined ? "" : " open"}>`,
+        html`<summary>${t.payRestElsewhere}</summary>`,
         ...group(others, chosen ?? others[0]),
-        "</details>"
+        html`</details>`
       )
     }
   }
-  lines.push("</div>")
+  lines.push(html`</div>`)
   return lines
 }

@@ -3,7 +3,8 @@ import type { InvoiceParts, PaymentOptionRecord } from "../domain/Invoice.ts"
 import { formatAtomic } from "../domain/Money.ts"
 import { usualConfirmationMinutes } from "./ConfirmationTime.ts"
 import { type Explorers, transactionUrl } from "./Explorers.ts"
-import { assetOnNetwork, counted, escape, networkName, timeOf, usd } from "./PayPageText.ts"
+import { type Html, html, joined } from "./Html.ts"
+import { assetOnNetwork, counted, networkName, timeOf, usd } from "./PayPageText.ts"
 import { fill, type Strings } from "./Strings.ts"
 
 // The payer page's status section: what it says about the invoice now, the payments seen, the receipt.
@@ -17,11 +18,11 @@ const shortHash = (hash: string) => (hash.length > 20 ? `${hash.slice(0, 10)}…
  */
 const transactionLink = (t: Strings, explorers: Explorers, network: string, hash: string) => {
   const url = transactionUrl(explorers, network, hash)
-  const text = `<code class="tx-hash">${escape(shortHash(hash))}</code>`
+  const text = html`<code class="tx-hash">${shortHash(hash)}</code>`
   return url === undefined ?
     text :
-    `<a class="tx-link" href="${escape(url)}" target="_blank" rel="noopener noreferrer" title="${escape(hash)}">${text}<span class="visually-hidden"> (${
-      escape(fill(t.viewTransaction, { network: networkName(t, network) }))
+    html`<a class="tx-link" href="${url}" target="_blank" rel="noopener noreferrer" title="${hash}">${text}<span class="visually-hidden"> (${
+      fill(t.viewTransaction, { network: networkName(t, network) })
     })</span></a>`
 }
 
@@ -29,22 +30,20 @@ const transactionLink = (t: Strings, explorers: Explorers, network: string, hash
 export const transactionList = (parts: InvoiceParts, t: Strings, explorers: Explorers) => {
   const payments = counted(parts)
   if (payments.length === 0) return []
-  const lines = [`<h2 class="transactions-title">${escape(t.yourPayments)}</h2>`, `<ul class="transactions">`]
+  const lines: Array<Html> = [html`<h2 class="transactions-title">${t.yourPayments}</h2>`, html`<ul class="transactions">`]
   for (const payment of payments) {
     const required = parts.options.find((option) => option.id === payment.paymentOptionId)?.requiredConfirmations ?? 1
     const shown = Math.min(payment.confirmations, required)
     const confirmations = payment.confirmedAt !== null
-      ? `<span class="tx-confirmations tx-confirmed">✓ ${escape(t.confirmedTransaction)}</span>`
-      : `<span class="tx-confirmations"><span class="tx-count">${shown}</span> / <span class="tx-required">${required}</span> ${
-        escape(t.confirmations)
-      }</span> <progress max="${required}" value="${shown}"></progress>`
+      ? html`<span class="tx-confirmations tx-confirmed">✓ ${t.confirmedTransaction}</span>`
+      : html`<span class="tx-confirmations"><span class="tx-count">${shown}</span> / <span class="tx-required">${required}</span> ${t.confirmations}</span> <progress max="${required}" value="${shown}"></progress>`
     lines.push(
-      `<li class="transaction" data-network="${escape(payment.network)}"><span class="tx-amount">${escape(formatAtomic(payment.amountAtomic, payment.decimals))} ${
+      html`<li class="transaction" data-network="${payment.network}"><span class="tx-amount">${formatAtomic(payment.amountAtomic, payment.decimals)} ${
         assetOnNetwork(t, payment.assetCode, payment.network)
       }</span> ${payment.transactionHash === null ? "" : transactionLink(t, explorers, payment.network, payment.transactionHash)} ${confirmations}</li>`
     )
   }
-  lines.push("</ul>")
+  lines.push(html`</ul>`)
   return lines
 }
 
@@ -52,7 +51,7 @@ export const transactionList = (parts: InvoiceParts, t: Strings, explorers: Expl
 const paymentLines = (parts: InvoiceParts, t: Strings, explorers: Explorers) => {
   const payments = counted(parts)
   return {
-    amounts: payments.map((payment) => `${escape(formatAtomic(payment.amountAtomic, payment.decimals))} ${assetOnNetwork(t, payment.assetCode, payment.network)}`),
+    amounts: payments.map((payment) => html`${formatAtomic(payment.amountAtomic, payment.decimals)} ${assetOnNetwork(t, payment.assetCode, payment.network)}`),
     hashes: payments.flatMap((payment) => payment.transactionHash === null ? [] : [transactionLink(t, explorers, payment.network, payment.transactionHash)])
   }
 }
@@ -62,14 +61,14 @@ const receiptList = (parts: InvoiceParts, t: Strings, explorers: Explorers, at: 
   const { invoice } = parts
   const { amounts, hashes } = paymentLines(parts, t, explorers)
   const paidMicros = invoice.receivedMicros > 0n ? invoice.receivedMicros : invoice.amountMicros
-  const lines = [
-    `<h2 class="receipt-title">${escape(t.receipt)}</h2>`,
-    `<dl class="receipt">`,
-    `<dt>${escape(t.amountPaid)}</dt><dd class="receipt-amount"><strong>${usd(t, paidMicros)}</strong>${amounts.length > 0 ? `<br>${amounts.join("<br>")}` : ""}</dd>`
+  const lines: Array<Html> = [
+    html`<h2 class="receipt-title">${t.receipt}</h2>`,
+    html`<dl class="receipt">`,
+    html`<dt>${t.amountPaid}</dt><dd class="receipt-amount"><strong>${usd(t, paidMicros)}</strong>${amounts.length > 0 ? html`<br>${joined(amounts, "<br>")}` : ""}</dd>`
   ]
-  if (at.date !== null) lines.push(`<dt>${escape(at.label)}</dt><dd class="receipt-time">${timeOf(t, at.date)}</dd>`)
-  lines.push(`<dt>${escape(t.transaction)}</dt><dd class="receipt-tx">${hashes.length > 0 ? hashes.join("<br>") : escape(t.recordedBySeller)}</dd>`)
-  lines.push(`<dt>${escape(t.invoice)}</dt><dd class="receipt-invoice"><code>${escape(invoice.id)}</code></dd>`, "</dl>")
+  if (at.date !== null) lines.push(html`<dt>${at.label}</dt><dd class="receipt-time">${timeOf(t, at.date)}</dd>`)
+  lines.push(html`<dt>${t.transaction}</dt><dd class="receipt-tx">${hashes.length > 0 ? joined(hashes, "<br>") : t.recordedBySeller}</dd>`)
+  lines.push(html`<dt>${t.invoice}</dt><dd class="receipt-invoice"><code>${invoice.id}</code></dd>`, html`</dl>`)
   return lines
 }
 
@@ -88,9 +87,9 @@ const latePayment = (parts: InvoiceParts, t: Strings, explorers: Explorers) => {
   const { invoice } = parts
   const closedUnpaid = invoice.exceptionStatus === "closed" && invoice.exceptionAction === "close_unpaid"
   const lead = invoice.exceptionType === "partial_payment" ? t.late.partialReceived : t.late.received
-  const lines = [`<p class="late-lead">${escape(lead)}</p>`]
-  if (closedUnpaid) lines.push(`<p class="late-next">${escape(t.late.closedUnpaid)}</p>`)
-  else lines.push(`<p class="late-next">${escape(t.late.review)}</p>`, `<p class="hint">${escape(t.late.noMore)}</p>`)
+  const lines = [html`<p class="late-lead">${lead}</p>`]
+  if (closedUnpaid) lines.push(html`<p class="late-next">${t.late.closedUnpaid}</p>`)
+  else lines.push(html`<p class="late-next">${t.late.review}</p>`, html`<p class="hint">${t.late.noMore}</p>`)
   const receivedAt = invoice.lastPaymentObservedAt ?? counted(parts).at(-1)?.observedAt ?? null
   lines.push(...receiptList(parts, t, explorers, { label: t.late.receivedAt, date: receivedAt }))
   return lines
@@ -105,12 +104,12 @@ export const statusLines = (parts: InvoiceParts, t: Strings, explorers: Explorer
   if (paidButClosed(parts, status)) return latePayment(parts, t, explorers)
   switch (status) {
     case "awaiting_payment":
-      return [`<p>${escape(t.awaiting)}</p>`]
+      return [html`<p>${t.awaiting}</p>`]
     case "partially_paid": {
       const remaining = owedMicros(invoice.amountMicros, invoice.receivedMicros)
       return [
-        `<p>${escape(t.partiallyPaid)}</p>`,
-        `<p class="progress">${escape(t.received)} <strong class="received">${usd(t, invoice.receivedMicros)}</strong> · ${escape(t.remaining)} <strong class="remaining">${
+        html`<p>${t.partiallyPaid}</p>`,
+        html`<p class="progress">${t.received} <strong class="received">${usd(t, invoice.receivedMicros)}</strong> · ${t.remaining} <strong class="remaining">${
           usd(t, remaining)
         }</strong></p>`
       ]
@@ -121,9 +120,9 @@ export const statusLines = (parts: InvoiceParts, t: Strings, explorers: Explorer
     case "paid_out_of_band":
       return paidLines(parts, t, explorers, status)
     case "expired":
-      return [`<p class="warning">${escape(t.expired)}</p>`]
+      return [html`<p class="warning">${t.expired}</p>`]
     default:
-      return [`<p class="warning">${escape(t.voided)}</p>`]
+      return [html`<p class="warning">${t.voided}</p>`]
   }
 }
 
@@ -133,21 +132,21 @@ const detectedLines = (parts: InvoiceParts, t: Strings, explorers: Explorers, pa
   const shown = Math.min(parts.invoice.confirmations, required)
   const network = networkName(t, paid?.network ?? counted(parts).at(-1)?.network ?? "")
   return [
-    `<p class="detected">${escape(fill(t.detected, { network }))} (<span class="confirmations">${shown}</span> / <span class="required-confirmations">${required}</span> ${
-      escape(t.confirmations)
-    })</p>`,
-    `<progress class="confirmation-progress" max="${required}" value="${shown}" aria-label="${escape(t.confirmations)}"></progress>`,
-    `<p class="detected-wait">${escape(fill(t.detectedWait, { minutes: String(usualConfirmationMinutes(paid?.network ?? "", required)) }))}</p>`,
+    html`<p class="detected">${
+      fill(t.detected, { network })
+    } (<span class="confirmations">${shown}</span> / <span class="required-confirmations">${required}</span> ${t.confirmations})</p>`,
+    html`<progress class="confirmation-progress" max="${required}" value="${shown}" aria-label="${t.confirmations}"></progress>`,
+    html`<p class="detected-wait">${fill(t.detectedWait, { minutes: String(usualConfirmationMinutes(paid?.network ?? "", required)) })}</p>`,
     ...transactionList(parts, t, explorers)
   ]
 }
 
 const paidLines = (parts: InvoiceParts, t: Strings, explorers: Explorers, status: "confirmed" | "paid_out_of_band") => {
   const { invoice } = parts
-  const lines = [`<p class="success">${escape(status === "confirmed" ? t.confirmed : t.paidOutOfBand)}</p>`, ...receipt(parts, t, explorers, status)]
+  const lines = [html`<p class="success">${status === "confirmed" ? t.confirmed : t.paidOutOfBand}</p>`, ...receipt(parts, t, explorers, status)]
   if (invoice.redirectUrl !== null) {
-    lines.push(`<p><a class="button primary return" href="${escape(invoice.redirectUrl)}">${escape(t.returnToShop)}</a></p>`)
-    lines.push(`<p class="hint">${escape(t.returningSoon)}</p>`)
+    lines.push(html`<p><a class="button primary return" href="${invoice.redirectUrl}">${t.returnToShop}</a></p>`)
+    lines.push(html`<p class="hint">${t.returningSoon}</p>`)
   }
   return lines
 }
