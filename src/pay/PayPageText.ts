@@ -1,12 +1,10 @@
 import type { InvoiceParts, PaymentOptionRecord } from "../domain/Invoice.ts"
 import { microsToNumber } from "../domain/Money.ts"
-import { escape, type Html, html, raw } from "./Html.ts"
+import { type Html, html, raw } from "./Html.ts"
 import { assetIcon, networkIcon } from "./Icons.ts"
 import { LANGUAGES, STRINGS, type Strings } from "./Strings.ts"
 
 // What several parts of the payer page share: amounts, times, network names, copy buttons.
-
-export { escape }
 
 const MONEY = new Map(LANGUAGES.map((language) => [STRINGS[language], new Intl.NumberFormat(language, { style: "currency", currency: "USD" })]))
 

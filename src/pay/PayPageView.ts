@@ -1,12 +1,12 @@
 import { notPayableReason, payerFacingStatus } from "../domain/Payable.ts"
 import { type InvoiceParts, publicStatusView } from "../domain/InvoiceViews.ts"
 import { DEFAULT_EXPLORERS, type Explorers } from "./Explorers.ts"
-import type { Html } from "./Html.ts"
+import { type Html, html, joined } from "./Html.ts"
 import { pageFingerprint } from "./PageFingerprint.ts"
 import { payableOptions } from "./PayPageOptions.ts"
 import { mayHaveRefunds, refundSection } from "./PayPageRefund.ts"
 import { statusLines, transactionList } from "./PayPageStatus.ts"
-import { escape, paidOption, timeOf, usd, utc } from "./PayPageText.ts"
+import { paidOption, timeOf, usd, utc } from "./PayPageText.ts"
 import { LANGUAGE_NAMES, LANGUAGES, type Language, STRINGS, type Strings } from "./Strings.ts"
 import { testBanner } from "./TestBanner.ts"
 
@@ -23,26 +23,26 @@ export interface PageAssets {
  * The language picker: a link per language (`?lang=`, so it works without the script and under the
  * page's CSP), each named in its own language and marked with it.
  */
-const languagePicker = (current: Language) =>
-  [
-    `<nav class="languages" aria-label="${escape(STRINGS[current].language)}"><ul>`,
+const languagePicker = (current: Language): Html =>
+  joined([
+    html`<nav class="languages" aria-label="${STRINGS[current].language}"><ul>`,
     ...LANGUAGES.map((language) =>
-      `<li><a href="?lang=${language}" lang="${language}" hreflang="${language}"${language === current ? ` aria-current="true"` : ""}>${escape(LANGUAGE_NAMES[language])}</a></li>`
+      html`<li><a href="?lang=${language}" lang="${language}" hreflang="${language}"${language === current ? html` aria-current="true"` : ""}>${LANGUAGE_NAMES[language]}</a></li>`
     ),
-    "</ul></nav>"
-  ].join("")
+    html`</ul></nav>`
+  ], "")
 
-const page = (language: Language, title: string, assets: PageAssets, body: string, data: Record<string, string> = {}) => {
-  const attributes = Object.entries(data).map(([key, value]) => ` data-${key}="${escape(value)}"`).join("")
-  return `<!doctype html>
+const page = (language: Language, title: string, assets: PageAssets, body: Html, data: Record<string, string> = {}): string => {
+  const attributes = Object.entries(data).map(([key, value]) => html` data-${key}="${value}"`)
+  return html`<!doctype html>
 <html lang="${language}">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="referrer" content="no-referrer">
 <meta name="robots" content="noindex, nofollow">
-<meta name="description" content="${escape(STRINGS[language].description)}">
-<title>${escape(title)}</title>
+<meta name="description" content="${STRINGS[language].description}">
+<title>${title}</title>
 <link rel="icon" href="/pay/assets/${assets.icon}" type="image/svg+xml">
 <link rel="stylesheet" href="/pay/assets/${assets.style}">
 <script type="module" src="/pay/assets/${assets.script}"></script>
@@ -54,28 +54,28 @@ ${body}
 ${languagePicker(language)}
 </body>
 </html>
-`
+`.markup
 }
 
 export const notFoundPage = (language: Language, t: Strings, assets: PageAssets) =>
-  page(language, t.notFoundTitle, assets, `<div class="summary"><h1>${escape(t.notFoundTitle)}</h1>\n<p class="message">${escape(t.notFound)}</p></div>`)
+  page(language, t.notFoundTitle, assets, html`<div class="summary"><h1>${t.notFoundTitle}</h1>\n<p class="message">${t.notFound}</p></div>`)
 /** Who issued the invoice, to whom, for what and how much, and until when it can be paid. */
 const summaryOf = (parts: InvoiceParts, t: Strings, payable: boolean) => {
   const { invoice } = parts
-  const lines: Array<string> = ["<header>"]
-  if (invoice.issuedBy !== null) lines.push(`<p class="issuer">${escape(t.issuedBy)} <strong>${escape(invoice.issuedBy)}</strong></p>`)
-  lines.push(`<h1>${escape(invoice.productName ?? t.invoice)}</h1>`)
-  lines.push(`<p class="amount" aria-label="${escape(t.amountDue)}">${usd(t, invoice.amountMicros)}</p>`)
-  if (invoice.billTo !== null) lines.push(`<p class="bill-to">${escape(t.billTo)} ${escape(invoice.billTo)}</p>`)
-  lines.push("</header>")
+  const lines: Array<Html> = [html`<header>`]
+  if (invoice.issuedBy !== null) lines.push(html`<p class="issuer">${t.issuedBy} <strong>${invoice.issuedBy}</strong></p>`)
+  lines.push(html`<h1>${invoice.productName ?? t.invoice}</h1>`)
+  lines.push(html`<p class="amount" aria-label="${t.amountDue}">${usd(t, invoice.amountMicros)}</p>`)
+  if (invoice.billTo !== null) lines.push(html`<p class="bill-to">${t.billTo} ${invoice.billTo}</p>`)
+  lines.push(html`</header>`)
   if (!payable) return lines
   const timing = invoice.timing
   lines.push(
     timing.mode === "immediate"
-      ? `<p class="deadline">${escape(t.timeLeft)}: <time class="countdown" datetime="${timing.payableUntilAt.toISOString()}" data-keep="countdown">${
+      ? html`<p class="deadline">${t.timeLeft}: <time class="countdown" datetime="${timing.payableUntilAt.toISOString()}" data-keep="countdown">${
         utc(t, timing.payableUntilAt)
       }</time></p>`
-      : `<p class="deadline">${escape(t.dueOn)} ${timeOf(t, timing.dueAt)}. ${escape(t.gracePeriod)} ${timeOf(t, timing.payableUntilAt)}.</p>`
+      : html`<p class="deadline">${t.dueOn} ${timeOf(t, timing.dueAt)}. ${t.gracePeriod} ${timeOf(t, timing.payableUntilAt)}.</p>`
   )
   return lines
 }
@@ -113,14 +113,14 @@ export const payPage = (
   const lead = status === "partially_paid" && paid !== undefined && ordered.includes(paid) ? paid : undefined
   // An explicit choice first, then the option already paid into (what remains is due there), then the default.
   const selected = ordered.find((option) => option.id === options.selectedOptionId) ?? (paid !== undefined && ordered.includes(paid) ? paid : ordered[0])
-  const payment: Array<string | Html> = [`<section class="status status-${status}" id="status" role="status" aria-live="polite">`,
-    ...statusLines(parts, t, explorers, status, paid), "</section>"]
+  const payment: Array<Html> = [html`<section class="status status-${status}" id="status" role="status" aria-live="polite">`, ...statusLines(parts, t, explorers, status, paid),
+    html`</section>`]
   if (mayHaveRefunds(invoice)) payment.push(refundSection(t, explorers))
   if (payable && selected !== undefined) payment.push(...payableOptions(parts, t, ordered, selected, lead))
   // After a partial payment the options lead; the payments seen follow them.
-  if (status === "partially_paid") payment.push(`<div class="payments-seen" aria-live="polite">`, ...transactionList(parts, t, explorers), "</div>")
-  const banner = options.test === true ? `${testBanner(t, payable)}\n` : ""
-  const body = `${banner}<div class="summary">\n${summaryOf(parts, t, payable).join("\n")}\n</div>\n<div class="payment">\n${payment.join("\n")}\n</div>`
+  if (status === "partially_paid") payment.push(html`<div class="payments-seen" aria-live="polite">`, ...transactionList(parts, t, explorers), html`</div>`)
+  const banner = options.test === true ? html`${testBanner(t, payable)}\n` : ""
+  const body = html`${banner}<div class="summary">\n${joined(summaryOf(parts, t, payable))}\n</div>\n<div class="payment">\n${joined(payment)}\n</div>`
   return page(language, `${t.title}: ${invoice.issuedBy ?? invoice.productName ?? t.invoice}`, assets, body, pageData(parts, t, options.now, status, payable))
 }
 
