@@ -39,6 +39,7 @@ import { RefundsRepo } from "./refunds/RefundsRepo.ts"
 import { RefundWatchLive } from "./refunds/RefundWatchLive.ts"
 import { RefundTransactions } from "./refunds/RefundTransactions.ts"
 import { SolanaRefundTransfersLive } from "./chains/solana/SolanaRefundTransfers.ts"
+import { TestPayments } from "./pay/TestPayments.ts"
 
 const Repositories = Layer.mergeAll(
   // Invoice writes publish on the in-process bus the status streams hear.
@@ -69,7 +70,7 @@ const RefundsLive = Layer.mergeAll(Refunds.followUp, RefundWatchLive, RefundTran
 
 /** Every domain service over the database (no HTTP server): what tests and scripts build on. */
 export const ServicesLive = Layer.mergeAll(DerivationLedger.startupCheck, ChainWatchers.layer, ForwarderSweeper.layer, DeadlineSweeper.layer, WebhookDispatcher.layer,
-  SolanaPrepare.layer, ApiKeyAdmission.layer, TestHelpers.layer)
+  SolanaPrepare.layer, ApiKeyAdmission.layer, TestHelpers.layer, TestPayments.layer)
   .pipe(
     Layer.provideMerge(PaymentEvidence.layer),
     Layer.provideMerge(Invoices.layer),

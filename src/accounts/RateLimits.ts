@@ -37,6 +37,7 @@ const LOCAL_WINDOW_KEYS = 100_000
  *   CHECKOUT_LOGIN_ADDRESS_RATE_LIMIT per client address (a flood of random emails);
  * - sign-ups: CHECKOUT_SIGNUP_RATE_LIMIT per client address;
  * - the public Solana preparation: CHECKOUT_SOLANA_PREPARE_RATE_LIMIT per client IP;
+ * - the payer page's simulated payments of test invoices: the same limit per client IP, in a window of their own;
  * - the payers' refund requests: CHECKOUT_REFUND_RATE_LIMIT per client IP.
  *
  * Every instance also counts what it admits in its own memory (LocalWindows): it never admits more
@@ -54,6 +55,7 @@ export class RateLimits extends Context.Service<RateLimits, {
   readonly loginFromAddress: (ip: string) => Effect.Effect<void, RateLimited>
   readonly signup: (ip: string) => Effect.Effect<void, RateLimited>
   readonly solanaPrepare: (ip: string) => Effect.Effect<void, RateLimited>
+  readonly testPayment: (ip: string) => Effect.Effect<void, RateLimited>
   readonly refundRequest: (ip: string) => Effect.Effect<void, RateLimited>
 }>()("Accounts/RateLimits") {
   static readonly layer = Layer.effect(
@@ -129,6 +131,9 @@ export class RateLimits extends Context.Service<RateLimits, {
         }),
         solanaPrepare: Effect.fn("RateLimits.solanaPrepare")(function*(ip) {
           return yield* consume(`solana-prepare:${ip}`, config.solanaPrepareRateLimitPerMinute)
+        }),
+        testPayment: Effect.fn("RateLimits.testPayment")(function*(ip) {
+          return yield* consume(`test-payment:${ip}`, config.solanaPrepareRateLimitPerMinute)
         }),
         refundRequest: Effect.fn("RateLimits.refundRequest")(function*(ip) {
           return yield* consume(`refund-request:${ip}`, config.refundRequestRateLimitPerMinute)

@@ -52,6 +52,7 @@ export class ChainWatchers extends Context.Service<ChainWatchers, {
         const index = yield* makeWatchIndex({
           networks: EVM_NETWORKS,
           key: keys.evmAddress,
+          livemode: true,
           retentionMillis: chains.watchRetentionDays * 86_400_000
         })
         for (const network of evmNetworks) {
@@ -78,6 +79,7 @@ export class ChainWatchers extends Context.Service<ChainWatchers, {
         const index = yield* makeWatchIndex({
           networks: ["bitcoin"],
           key: keys.destinationAddress,
+          livemode: true,
           retentionMillis: chains.watchRetentionDays * 86_400_000
         })
         watchers.push(yield* makeChainWatcher({
@@ -105,6 +107,7 @@ export class ChainWatchers extends Context.Service<ChainWatchers, {
           mints,
           servicePrefix: rails.servicePrefix,
           retentionMillis: chains.watchRetentionDays * 86_400_000,
+          livemode: true,
           rescanDepth: rails.confirmations["solana"],
           waitingWarningMs: chains.corroborationWarningMs,
           onApplied: (outcome) => recordEvidenceApplied("solana", outcome)

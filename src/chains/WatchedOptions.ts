@@ -21,6 +21,11 @@ export interface WatchIndexOptions {
   readonly networks: ReadonlyArray<string>
   /** The match key (one of WatchedOptionsRepo's `keys`); options where it is null are not watched. */
   readonly key: Statement.Fragment
+  /**
+   * Live watchers (`true`) watch only live invoices, testnet watchers (`false`) only test invoices:
+   * a real transfer to a test invoice's address never credits it, nor a testnet one a live invoice.
+   */
+  readonly livemode: boolean
   /** Options of invoices whose payable window ended longer ago than this stop being watched. */
   readonly retentionMillis: number
 }
@@ -42,7 +47,7 @@ const PAGE = 5_000
 export const makeWatchIndex = (options: WatchIndexOptions) =>
   Effect.gen(function*() {
     const repo = yield* WatchedOptionsRepo
-    const watched = repo.scope(options.networks, options.key)
+    const watched = repo.scope(options.networks, options.key, options.livemode)
     const lock = yield* Semaphore.make(1)
     const byKey = new Map<string, Array<WatchedOption>>()
     const seen = new Set<bigint>()

@@ -30,7 +30,7 @@ export interface WatchKeys {
   readonly solanaRecipientAndMint: Statement.Fragment
 }
 
-/** The options of `networks` watched under `key`. */
+/** The options of `networks` watched under `key`, of live or of test invoices only. */
 export interface WatchedScope {
   /** Options after sequence number `after`, watched or not (a non-watched one has a null key), in sequence order. */
   readonly after: (after: bigint, limit: number) => Effect.Effect<ReadonlyArray<OptionRow>>
@@ -41,7 +41,8 @@ export interface WatchedScope {
 /** The payment options as the watchers' index reads them, by insertion sequence (`watch_seq`). SQL and decode failures are defects here. */
 export class WatchedOptionsRepo extends Context.Service<WatchedOptionsRepo, {
   readonly keys: WatchKeys
-  readonly scope: (networks: ReadonlyArray<string>, key: Statement.Fragment) => WatchedScope
+  /** A live watcher sees only live invoices' options (`livemode` true), a testnet watcher only test invoices' ones. */
+  readonly scope: (networks: ReadonlyArray<string>, key: Statement.Fragment, livemode: boolean) => WatchedScope
   /** The highest sequence number handed out so far (0 when none). */
   readonly maxSeq: Effect.Effect<bigint>
 }>()("Chains/WatchedOptionsRepo") {
@@ -50,8 +51,9 @@ export class WatchedOptionsRepo extends Context.Service<WatchedOptionsRepo, {
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
 
-      const scope = (networks: ReadonlyArray<string>, key: Statement.Fragment): WatchedScope => {
-        const watchedHere = sql`${sql.in("o.network", networks)} AND ${key} IS NOT NULL`
+      const scope = (networks: ReadonlyArray<string>, key: Statement.Fragment, livemode: boolean): WatchedScope => {
+        // The other mode's options are read too (their sequence numbers fill the run) but carry no key.
+        const watchedHere = sql`${sql.in("o.network", networks)} AND i.livemode = ${livemode} AND ${key} IS NOT NULL`
         const select = sql`SELECT o.watch_seq::text AS watch_seq, o.id AS option_id, o.invoice_id, i.merchant_id, o.network,
       o.asset_code, o.token_contract, CASE WHEN ${watchedHere} THEN ${key} END AS key, i.payable_until_at
       FROM payment_options o JOIN invoices i ON i.id = o.invoice_id`

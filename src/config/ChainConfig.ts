@@ -35,6 +35,8 @@ export interface ChainWatchSettings {
 export interface RailConfig {
   /** Token contract or mint per `network:ASSET`, only those configured (the canonical ones are defaults). */
   readonly tokens: Readonly<Record<string, string>>
+  /** Testnet token contract or mint per `network:ASSET` (CHECKOUT_TEST_TOKEN_<NETWORK>_<ASSET>), for test invoices' options. */
+  readonly testTokens?: Readonly<Record<string, string>> | undefined
   /** Required confirmations per network, only those configured. */
   readonly confirmations: Partial<Record<WatchedNetwork, number>>
   /** ForwarderFactory address per EVM network, only those configured. */
@@ -101,6 +103,7 @@ export const chainWatchSettings = (read: Reader): ChainWatchSettings => {
 
 export const railConfig = (read: Reader, env: Env): RailConfig => {
   const tokens: Record<string, string> = {}
+  const testTokens: Record<string, string> = {}
   for (const network of WATCHED_NETWORKS.filter((candidate) => candidate !== "bitcoin")) {
     const evm = network !== "solana"
     for (const asset of TOKEN_ASSETS) {
@@ -111,6 +114,13 @@ export const railConfig = (read: Reader, env: Env): RailConfig => {
         "CHECKOUT_TOKEN_<NETWORK>_<ASSET>"
       )
       if (token !== undefined) tokens[`${network}:${asset}`] = token
+      const testToken = read.matching(
+        `CHECKOUT_TEST_TOKEN_${network.toUpperCase()}_${asset}`,
+        evm ? EVM_ADDRESS : SOLANA_KEY,
+        evm ? "must be an EVM contract address (0x followed by 40 hex digits)" : "must be a Solana mint address (base58)",
+        "CHECKOUT_TEST_TOKEN_<NETWORK>_<ASSET>"
+      )
+      if (testToken !== undefined) testTokens[`${network}:${asset}`] = testToken
     }
   }
   // A token variable of a network or asset the service does not know is a typo: say so.
@@ -133,7 +143,7 @@ export const railConfig = (read: Reader, env: Env): RailConfig => {
       "CHECKOUT_FORWARDER_FACTORY_<NETWORK>")
     if (factory !== undefined) forwarderFactories[network] = factory
   }
-  return { tokens, confirmations, forwarderFactories }
+  return { tokens, testTokens, confirmations, forwarderFactories }
 }
 
 const isExplorerUrl = (value: string) => isUrlWith(["http:", "https:"])(value.replace("{tx}", "0"))

@@ -67,11 +67,18 @@ export const PayPageRoutesLive = HttpRouter.use((router) =>
         if (!UUID.test(id)) return html(notFoundPage(language, t, assets.names), 404, language)
         const selectedOptionId = query.get("option") ?? undefined
         const now = new Date(yield* Clock.currentTimeMillis)
-        // Both by the invoice's id, at once: the page and who may frame it.
+        // Both by the invoice's id, at once: the page (a test invoice says so at the top) and who may frame it.
         return yield* Effect.all([invoices.getPublic(id.toLowerCase()), settings.embedOriginsOfInvoice(id.toLowerCase())], { concurrency: 2 }).pipe(
           Effect.map(([parts, origins]) =>
-            html(keepChosenLanguage(payPage(parts, { language, t, assets: assets.names, now, selectedOptionId, explorers }), query.has("lang") ? language : undefined), 200,
-              language, frameAncestors(origins))
+            html(
+              keepChosenLanguage(
+                payPage(parts, { language, t, assets: assets.names, now, selectedOptionId, explorers, test: !parts.invoice.livemode }),
+                query.has("lang") ? language : undefined
+              ),
+              200,
+              language,
+              frameAncestors(origins)
+            )
           ),
           Effect.catchTag("InvoiceNotFound", () => Effect.succeed(html(notFoundPage(language, t, assets.names), 404, language)))
         )

@@ -14,6 +14,13 @@ export const PrepareSolanaWalletPaymentBody = Schema.Struct({
   )
 }).annotate({ identifier: "PrepareSolanaWalletPayment" })
 
+export const SimulateTestPaymentBody = Schema.Struct({
+  kind: Schema.Literals(["full", "partial"]).annotate({ message: "must be \"full\" or \"partial\"" }),
+  paymentOptionId: Schema.optionalKey(
+    Schema.String.annotate({ message: "must be a string" }).check(Schema.isUUID(undefined, { message: "must be a valid UUID" }))
+  )
+}).annotate({ identifier: "SimulateTestPayment" })
+
 export const PublicGroup = HttpApiGroup.make("public")
   .add(
     HttpApiEndpoint.get("invoice", "/api/checkout/pay/:id", {
@@ -47,11 +54,22 @@ export const PublicGroup = HttpApiGroup.make("public")
     }).annotate(OpenApi.Summary, "Prepare an unsigned Solana wallet payment").annotate(
       OpenApi.Description,
       "An unsigned Solana Pay transfer of what remains due, for the payer's wallet to sign and send. Limited per client IP (CHECKOUT_SOLANA_PREPARE_RATE_LIMIT a minute)."
+    ),
+    HttpApiEndpoint.post("simulateTestPayment", "/api/checkout/pay/:id/simulate-payment", {
+      params: InvoiceIdParams,
+      payload: SimulateTestPaymentBody,
+      success: PublicInvoiceStatusView,
+      error: [BadRequest, NotFound, Conflict, TooManyRequests]
+    }).annotate(OpenApi.Summary, "Simulate a payment of a test invoice").annotate(
+      OpenApi.Description,
+      "Test invoices only (404 for a live invoice): the payer page's \"Simulate payment\". `full` pays what remains through the chosen option (`paymentOptionId`, else the option already paid into, else the default) and `partial` half of it, each with the network's required confirmations; no funds move. Answers the public status after it. Limited per client IP like the Solana preparation (CHECKOUT_SOLANA_PREPARE_RATE_LIMIT a minute)."
     )
   )
   .annotate(OpenApi.Description, "Public payment page endpoints: no authentication, no merchant-only data; CORS open to any origin (no credentials).")
 
 /** The public payment endpoints' own HTTP errors, declared once with their status and message (the endpoints above list their statuses). */
 export const PayErrors = {
-  tooManyStatusStreams: (max: number) => new TooManyRequests({ error: `At most ${max} open status streams per client address; close one or poll the status` })
+  tooManyStatusStreams: (max: number) => new TooManyRequests({ error: `At most ${max} open status streams per client address; close one or poll the status` }),
+  testPaymentRefused: (message: string) => new Conflict({ error: message }),
+  testPaymentOptionUnknown: () => new BadRequest({ error: "paymentOptionId is not an option of this invoice" })
 } as const

@@ -10,6 +10,7 @@ import { clientAddress, orTooManyRequests } from "../http/RateLimitAnswers.ts"
 import { Invoices } from "../invoices/Invoices.ts"
 import { StatusStream } from "../invoices/StatusStream.ts"
 import { PayErrors } from "./PublicApi.ts"
+import { TestPayments } from "./TestPayments.ts"
 import { PublicGroup } from "./PublicApi.ts"
 
 export const PublicHttpLive = HttpApiBuilder.group(checkoutApi(PublicGroup), "public", (handlers) =>
@@ -18,6 +19,7 @@ export const PublicHttpLive = HttpApiBuilder.group(checkoutApi(PublicGroup), "pu
     const solana = yield* SolanaPrepare
     const rateLimits = yield* RateLimits
     const statusStream = yield* StatusStream
+    const testPayments = yield* TestPayments
     const { publicUrl } = yield* AppConfig
     return handlers
       .handle("invoice", ({ params }) =>
@@ -39,5 +41,16 @@ export const PublicHttpLive = HttpApiBuilder.group(checkoutApi(PublicGroup), "pu
         Effect.gen(function*() {
           yield* orTooManyRequests(rateLimits.solanaPrepare(yield* clientAddress))
           return yield* mapDomainErrors(solana.prepare(params.id, payload))
+        }))
+      .handle("simulateTestPayment", ({ params, payload }) =>
+        Effect.gen(function*() {
+          yield* orTooManyRequests(rateLimits.testPayment(yield* clientAddress))
+          yield* testPayments.simulate(params.id, payload).pipe(
+            Effect.catchTag("TestPaymentRefused", ({ message }) => Effect.fail(PayErrors.testPaymentRefused(message))),
+            Effect.catchTag("TestPaymentOptionUnknown", () => Effect.fail(PayErrors.testPaymentOptionUnknown())),
+            Effect.catchTag("InvoiceNotFound", (error) => mapDomainErrors(Effect.fail(error)))
+          )
+          const parts = yield* mapDomainErrors(invoices.getPublic(params.id))
+          return publicStatusView(parts, new Date(yield* Clock.currentTimeMillis))
         }))
   }))

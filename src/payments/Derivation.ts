@@ -46,9 +46,9 @@ const childKey = (accountKey: string, index: number, compressed: boolean): Uint8
 }
 
 /** BIP84 receive address m/84'/0'/0'/0/index from an account xpub/zpub: P2WPKH, bech32 version 0. */
-export const bitcoinAddress = (accountKey: string, index: number): string => {
+export const bitcoinAddress = (accountKey: string, index: number, prefix: "bc" | "tb" = "bc"): string => {
   const hash160 = createHash("ripemd160").update(createHash("sha256").update(childKey(accountKey, index, true)).digest()).digest()
-  return bech32.encode("bc", [0, ...bech32.toWords(hash160)])
+  return bech32.encode(prefix, [0, ...bech32.toWords(hash160)])
 }
 
 /** EVM deposit address m/44'/60'/0'/0/index from an account xpub (the key at m/44'/60'/0'). */

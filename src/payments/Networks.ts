@@ -9,6 +9,10 @@ export type EvmNetwork = "ethereum" | "arbitrum" | "base"
 export const NETWORKS: ReadonlyArray<Network> = ["bitcoin", "ethereum", "arbitrum", "base", "solana"]
 export const EVM_NETWORKS: ReadonlyArray<EvmNetwork> = ["ethereum", "arbitrum", "base"]
 export const EVM_CHAIN_IDS: Record<EvmNetwork, number> = { ethereum: 1, arbitrum: 42161, base: 8453 }
+/** The testnets test invoices are payable on (issue #55): sepolia, arbitrum sepolia, base sepolia. */
+export const EVM_TEST_CHAIN_IDS: Record<EvmNetwork, number> = { ethereum: 11155111, arbitrum: 421614, base: 84532 }
+/** The chain id a payment URI names: the network's own for a live invoice, its testnet's for a test invoice. */
+export const chainIdOf = (network: EvmNetwork, livemode: boolean): number => (livemode ? EVM_CHAIN_IDS : EVM_TEST_CHAIN_IDS)[network]
 
 export const isEvm = (network: Network): network is EvmNetwork => network === "ethereum" || network === "arbitrum" || network === "base"
 

@@ -3,9 +3,9 @@ import type { PaymentOptionRecord } from "../domain/Invoice.ts"
 import { formatAtomic, type Micros, quoteAtomic } from "../domain/Money.ts"
 import { bitcoinAddress, evmDepositAddress, solanaReference } from "./Derivation.ts"
 import { checksumAddress } from "./EvmAddress.ts"
-import { type PaymentMethod, type RailSettings, tokenContractOf } from "./PaymentMethod.ts"
+import { type PaymentMethod, type RailSettings, testTokenContractOf, tokenContractOf } from "./PaymentMethod.ts"
 import { forwarderAddress } from "./Forwarders.ts"
-import { DECIMALS, EVM_CHAIN_IDS, type EvmNetwork, isEvm } from "./Networks.ts"
+import { chainIdOf, DECIMALS, type EvmNetwork, isEvm } from "./Networks.ts"
 import { bitcoinUri, eip681Uri, solanaPayUri } from "./PaymentUris.ts"
 import { qrSvg } from "./QrCode.ts"
 
@@ -26,6 +26,11 @@ export interface OptionRequest {
    * shared by options on several EVM networks is derived once): not derived again.
    */
   readonly knownAddress?: string | undefined
+  /**
+   * False for a test invoice's option (issue #55): EVM URIs name the testnet's chain id, tokens are
+   * the testnet ones where configured, bitcoin addresses are signet ones (`tb1`). Absent: live.
+   */
+  readonly livemode?: boolean | undefined
 }
 
 export { bitcoinUri, eip681Uri, solanaPayUri }
@@ -49,7 +54,10 @@ interface Quoted {
 const bitcoinOption = (request: OptionRequest, { base, quotedAtomic, requiredConfirmations }: Quoted): BuiltOption => {
   const { method } = request
   if (method.xpub === null || request.derivationIndex === undefined) throw new OptionBuildError("bitcoin method has no xpub")
-  const address = request.knownAddress ?? bitcoinAddress(method.xpub, request.derivationIndex)
+  // A test invoice's address is the signet encoding of the key at that index, never the pool's mainnet one.
+  const address = request.livemode === false
+    ? bitcoinAddress(method.xpub, request.derivationIndex, "tb")
+    : request.knownAddress ?? bitcoinAddress(method.xpub, request.derivationIndex)
   const uri = bitcoinUri(address, quotedAtomic)
   return {
     ...base,
@@ -101,7 +109,7 @@ const walletContractOption = (request: OptionRequest, settings: RailSettings, ne
     qrCode: null,
     optionPayload: {
       railType: "wallet_contract",
-      chainId: EVM_CHAIN_IDS[network],
+      chainId: chainIdOf(network, request.livemode !== false),
       contractAddress,
       tokenContract,
       recipient: method.recipientAddress,
@@ -116,7 +124,7 @@ const depositAddressOption = (request: OptionRequest, network: EvmNetwork, token
   const { method } = request
   if (method.xpub === null || request.derivationIndex === undefined) throw new OptionBuildError("address-transfer method has no xpub")
   const address = request.knownAddress ?? evmDepositAddress(method.xpub, request.derivationIndex)
-  const chainId = EVM_CHAIN_IDS[network]
+  const chainId = chainIdOf(network, request.livemode !== false)
   const uri = eip681Uri(tokenContract, chainId, address, quoted.quotedAtomic)
   return {
     ...quoted.base,
@@ -141,7 +149,8 @@ const quotedOf = (request: OptionRequest, settings: RailSettings): Quoted => {
   const decimals = DECIMALS[method.assetCode]
   const quotedAtomic = quoteAtomic(request.amountMicros, request.rateMicros, decimals)
   const requiredConfirmations = settings.confirmations[method.network]
-  const tokenContract = method.assetCode === "BTC" ? null : tokenContractOf(settings, method.network, method.assetCode) ?? null
+  const tokenOf = request.livemode === false ? testTokenContractOf : tokenContractOf
+  const tokenContract = method.assetCode === "BTC" ? null : tokenOf(settings, method.network, method.assetCode) ?? null
   if (method.assetCode !== "BTC" && tokenContract === null) {
     throw new OptionBuildError(`no token contract configured for ${method.assetCode} on ${method.network}`)
   }

@@ -21,8 +21,6 @@ export interface NewOption extends PaymentOptionRecord {
 
 export interface PlanRequest {
   readonly merchantId: string
-  /** False for a test invoice: the merchant's test settings, or the live ones until test settings are saved. */
-  readonly livemode: boolean
   readonly invoiceId: InvoiceId
   readonly amountMicros: Micros
   readonly createdAt: Date
@@ -30,6 +28,11 @@ export interface PlanRequest {
   readonly timing: PaymentTimingInput | undefined
   /** The invoice's issuer name; the merchant's when absent (the payment URIs' label). */
   readonly issuedBy: string | null | undefined
+  /**
+   * False for a test invoice (issue #55): the merchant's test settings (the live ones until test
+   * settings are saved) and options that name testnets (see OptionRequest.livemode).
+   */
+  readonly livemode: boolean
 }
 
 /** The options of a new invoice and what they rest on. */
@@ -156,7 +159,8 @@ export class OptionPlanner extends Context.Service<OptionPlanner, {
           position,
           rateMicros: rates.get(method.assetCode) ?? 1_000_000n,
           derivationIndex: indexes.get(method.id) ?? bitcoin.get(method.id)?.derivationIndex,
-          knownAddress: bitcoin.get(method.id)?.address
+          knownAddress: bitcoin.get(method.id)?.address,
+          livemode: request.livemode
         }))).pipe(Effect.mapError(() => new PaymentBackendUnavailable({ message: "The payment options could not be built" })))
         const options: Array<NewOption> = []
         for (const [position, outcome] of built.entries()) {

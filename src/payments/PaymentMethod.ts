@@ -15,6 +15,8 @@ export interface PaymentMethod {
 export interface RailSettings {
   /** Token contract or mint by `<network>:<asset>`. */
   readonly tokens: Readonly<Record<string, string>>
+  /** Testnet token contract or mint by `<network>:<asset>` (CHECKOUT_TEST_TOKEN_<NETWORK>_<ASSET>), for test invoices. */
+  readonly testTokens?: Readonly<Record<string, string>> | undefined
   readonly confirmations: Readonly<Record<Network, number>>
   /** The wallet-contract rail's CREATE2 factory per EVM network (absent: the rail is unavailable there). */
   readonly forwarder: { readonly factories: Partial<Record<EvmNetwork, Hex>> }
@@ -22,3 +24,10 @@ export interface RailSettings {
 }
 
 export const tokenContractOf = (settings: RailSettings, network: Network, assetCode: AssetCode): string | undefined => settings.tokens[`${network}:${assetCode}`]
+
+/**
+ * A test invoice's token: the testnet one where configured, else the live one (such an option is
+ * paid only through the test helpers and the payer page's simulation; its URI names the testnet).
+ */
+export const testTokenContractOf = (settings: RailSettings, network: Network, assetCode: AssetCode): string | undefined =>
+  settings.testTokens?.[`${network}:${assetCode}`] ?? tokenContractOf(settings, network, assetCode)

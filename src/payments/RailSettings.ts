@@ -17,7 +17,7 @@ export const railSettingsOf = (config: RailConfig, servicePrefix: string, produc
     if (configured !== undefined) factories[network] = checksumAddress(configured)
     else if (!production) factories[network] = CANONICAL_FACTORY
   }
-  return { tokens, confirmations, forwarder: { factories }, servicePrefix }
+  return { tokens, testTokens: config.testTokens ?? {}, confirmations, forwarder: { factories }, servicePrefix }
 }
 
 export class RailSettingsService extends Context.Service<RailSettingsService, {

@@ -6,14 +6,17 @@ import { DEMO_KEYS } from "../../src/demo/DemoMerchant.ts"
 import { suiteOptions } from "../support/TestApp.ts"
 import { inPrivateDatabase, newInvoice, SuiteAccount, testServices } from "../support/TestLayers.ts"
 
-const evmIndex = Effect.gen(function*() {
-  const sql = yield* SqlClient.SqlClient
-  return yield* makeWatchIndex({
-    networks: ["ethereum", "arbitrum", "base"],
-    key: sql`lower(COALESCE(o.option_payload->>'contractAddress', o.destination_address))`,
-    retentionMillis: 86_400_000
+const evmIndexOf = (livemode: boolean) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    return yield* makeWatchIndex({
+      networks: ["ethereum", "arbitrum", "base"],
+      livemode,
+      key: sql`lower(COALESCE(o.option_payload->>'contractAddress', o.destination_address))`,
+      retentionMillis: 86_400_000
+    })
   })
-})
+const evmIndex = evmIndexOf(true)
 
 const createInvoice = Effect.gen(function*() {
   const { invoice, options } = yield* newInvoice((yield* SuiteAccount).merchantId, { amountUsd: 2 })
@@ -78,6 +81,31 @@ it.layer(suite, suiteOptions)((it) => {
         const late = yield* createInvoice
         yield* index.refresh
         expect(index.lookup(late.address)?.map((entry) => entry.invoiceId)).toEqual([late.id])
+      }))
+
+    it.effect("a live index never holds a test invoice's options, and a test index only those (at start and incrementally)", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const asTest = (id: string) => sql`UPDATE invoices SET livemode = false WHERE id = ${id}`
+        const earlierTest = yield* createInvoice
+        yield* asTest(earlierTest.id)
+        const earlierLive = yield* createInvoice
+        const live = yield* evmIndexOf(true)
+        const test = yield* evmIndexOf(false)
+        yield* Effect.all([live.refresh, test.refresh])
+        const laterTest = yield* createInvoice
+        yield* asTest(laterTest.id)
+        const laterLive = yield* createInvoice
+        yield* Effect.all([live.refresh, test.refresh])
+        for (const invoice of [earlierTest, laterTest]) {
+          expect(live.lookup(invoice.address)).toBeUndefined()
+          expect(live.lookup(String(invoice.forwarder.optionPayload!.contractAddress).toLowerCase())).toBeUndefined()
+          expect(test.lookup(invoice.address)?.map((entry) => entry.invoiceId)).toEqual([invoice.id])
+        }
+        for (const invoice of [earlierLive, laterLive]) {
+          expect(live.lookup(invoice.address)?.map((entry) => entry.invoiceId)).toEqual([invoice.id])
+          expect(test.lookup(invoice.address)).toBeUndefined()
+        }
       }))
   })
 })

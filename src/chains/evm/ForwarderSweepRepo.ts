@@ -16,7 +16,7 @@ export type DuePayment = typeof DuePayment.Type
 
 /** The sweep state of payments to forwarders (wallet-contract rail). SQL and decode failures are defects here. */
 export class ForwarderSweepRepo extends Context.Service<ForwarderSweepRepo, {
-  /** The network's confirmed, valid payments to forwarders whose sweep is pending or sent and due at `now`, oldest first. */
+  /** The network's confirmed, valid payments to live invoices' forwarders (a test invoice's holds no funds) whose sweep is pending or sent and due at `now`, oldest first. */
   readonly due: (network: string, now: Date) => Effect.Effect<ReadonlyArray<DuePayment>>
   readonly markSent: (paymentIds: ReadonlyArray<string>, transactionHash: string) => Effect.Effect<void>
   readonly markSwept: (paymentIds: ReadonlyArray<string>, at: Date) => Effect.Effect<void>
@@ -33,8 +33,8 @@ export class ForwarderSweepRepo extends Context.Service<ForwarderSweepRepo, {
         execute: ({ network, now }) =>
           sql`SELECT p.id AS payment_id, o.id AS option_id, p.sweep_status, p.sweep_transaction_hash, p.sweep_attempts,
               o.option_payload->>'contractAddress' AS contract_address, o.option_payload->>'recipient' AS recipient, o.token_contract
-            FROM payments p JOIN payment_options o ON o.id = p.payment_option_id
-            WHERE p.network = ${network} AND p.sweep_status IN ('pending', 'sent') AND p.confirmed_at IS NOT NULL
+            FROM payments p JOIN payment_options o ON o.id = p.payment_option_id JOIN invoices i ON i.id = p.invoice_id
+            WHERE p.network = ${network} AND p.sweep_status IN ('pending', 'sent') AND p.confirmed_at IS NOT NULL AND i.livemode
               AND p.invalidated_at IS NULL AND (p.sweep_next_attempt_at IS NULL OR p.sweep_next_attempt_at <= ${now})
             ORDER BY p.observed_at`
       })

@@ -19,6 +19,8 @@ export interface SolanaWatcherOptions {
   readonly servicePrefix: string
   /** How long after their payable window options stay watched; also how far back a new account is read. */
   readonly retentionMillis: number
+  /** Live invoices only (the mainnet watcher) or test invoices only (the devnet watcher). */
+  readonly livemode: boolean
   /** The slots deep a watched account's signatures are read again from another endpoint (the required confirmations). */
   readonly rescanDepth?: number
   /** How long a transfer may wait for corroboration before a warning names it (default 10 minutes). */
@@ -65,10 +67,16 @@ export const makeSolanaWatcherContext = (options: SolanaWatcherOptions) =>
     const refunds = yield* makeSolanaRefunds(options.client)
     const { client } = options
     const applied = options.onApplied ?? (() => Effect.void)
-    const references = yield* makeWatchIndex({ networks: [NETWORK], key: keys.solanaReference, retentionMillis: options.retentionMillis })
+    const references = yield* makeWatchIndex({
+      networks: [NETWORK],
+      key: keys.solanaReference,
+      livemode: options.livemode,
+      retentionMillis: options.retentionMillis
+    })
     const accounts = yield* makeWatchIndex({
       networks: [NETWORK],
       key: keys.solanaRecipientAndMint,
+      livemode: options.livemode,
       retentionMillis: options.retentionMillis
     })
 

@@ -24,6 +24,8 @@ export type PayPayment = PayStatus["payments"][number]
 /** POST /api/checkout/pay/:id/prepare-solana-wallet-payment. */
 export type PrepareSolanaBody = Body<"prepareSolanaWalletPayment">
 export type PreparedSolanaPayment = Answer<"prepareSolanaWalletPayment">
+/** POST /api/checkout/pay/:id/simulate-payment (test invoices only). */
+export type SimulateTestPaymentBody = Body<"simulateTestPayment">
 /** Every error of the API: the spec's `{ "error": <message> }`. */
 export type ApiError = Schema.Codec.Encoded<typeof Conflict>
 

@@ -7,6 +7,7 @@ import { followPage } from "./LivePage.ts"
 import { showRefunds } from "./Refunds.ts"
 import { embeddedBridge, isFramed, offerNewTab } from "./Embedded.ts"
 import type { ApiError, PreparedSolanaPayment, PrepareSolanaBody } from "./Api.ts"
+import { simulatePayment } from "./TestMode.ts"
 import { evmProvider, wallets } from "./Wallets.ts"
 
 /** The hosted payment page's enhancements; the page is complete without them. */
@@ -26,6 +27,8 @@ document.addEventListener("click", (event) => {
   if (copy != null) void copyValue(copy)
   const pay = target?.closest<HTMLButtonElement>("button[data-pay]")
   if (pay != null) void payWith(pay)
+  const simulate = target?.closest<HTMLButtonElement>("button[data-simulate]")
+  if (simulate != null && invoiceId !== undefined && !simulate.disabled) void simulatePayment(invoiceId, simulate)
 })
 
 const selectOption = (tab: HTMLAnchorElement) => {

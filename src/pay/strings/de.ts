@@ -97,5 +97,13 @@ export const de: Catalogue = {
     note: "Notiz des Verkäufers",
     transaction: "Transaktion"
   },
+  test: {
+    title: "Testrechnung",
+    notice: "Dies ist ein Test, keine echte Zahlungsaufforderung. Senden Sie kein echtes Geld: Es würde diese Rechnung nicht bezahlen.",
+    simulate: "Zahlung simulieren",
+    simulatePartial: "Teilzahlung simulieren",
+    simulating: "Zahlung wird simuliert …",
+    failed: "Die Simulation ist fehlgeschlagen"
+  },
   network: { bitcoin: "Bitcoin", ethereum: "Ethereum", arbitrum: "Arbitrum", base: "Base", solana: "Solana" }
 }

@@ -96,6 +96,14 @@ export const en = {
     note: "The seller's note",
     transaction: "Transaction"
   },
+  test: {
+    title: "Test invoice",
+    notice: "This is a test, not a real payment request. Do not send real funds: they would not pay this invoice.",
+    simulate: "Simulate payment",
+    simulatePartial: "Simulate partial payment",
+    simulating: "Simulating the payment…",
+    failed: "The simulation failed"
+  },
   network: { bitcoin: "Bitcoin", ethereum: "Ethereum", arbitrum: "Arbitrum", base: "Base", solana: "Solana" }
 }
 

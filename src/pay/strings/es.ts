@@ -97,5 +97,13 @@ export const es: Catalogue = {
     note: "Nota del vendedor",
     transaction: "Transacción"
   },
+  test: {
+    title: "Factura de prueba",
+    notice: "Esto es una prueba, no una solicitud de pago real. No envíe fondos reales: no pagarían esta factura.",
+    simulate: "Simular pago",
+    simulatePartial: "Simular pago parcial",
+    simulating: "Simulando el pago…",
+    failed: "La simulación falló"
+  },
   network: { bitcoin: "Bitcoin", ethereum: "Ethereum", arbitrum: "Arbitrum", base: "Base", solana: "Solana" }
 }

@@ -98,5 +98,13 @@ export const fr: Catalogue = {
     note: "La note du vendeur",
     transaction: "Transaction"
   },
+  test: {
+    title: "Facture de test",
+    notice: "Ceci est un test, pas une vraie demande de paiement. N’envoyez pas de fonds réels : ils ne régleraient pas cette facture.",
+    simulate: "Simuler le paiement",
+    simulatePartial: "Simuler un paiement partiel",
+    simulating: "Simulation du paiement…",
+    failed: "La simulation a échoué"
+  },
   network: { bitcoin: "Bitcoin", ethereum: "Ethereum", arbitrum: "Arbitrum", base: "Base", solana: "Solana" }
 }

@@ -97,5 +97,13 @@ export const it: Catalogue = {
     note: "La nota del venditore",
     transaction: "Transazione"
   },
+  test: {
+    title: "Fattura di prova",
+    notice: "Questa è una prova, non una vera richiesta di pagamento. Non inviare fondi reali: non pagherebbero questa fattura.",
+    simulate: "Simula pagamento",
+    simulatePartial: "Simula pagamento parziale",
+    simulating: "Simulazione del pagamento…",
+    failed: "La simulazione non è riuscita"
+  },
   network: { bitcoin: "Bitcoin", ethereum: "Ethereum", arbitrum: "Arbitrum", base: "Base", solana: "Solana" }
 }

@@ -97,5 +97,13 @@ export const ja: Catalogue = {
     note: "販売者からのメモ",
     transaction: "取引"
   },
+  test: {
+    title: "テスト用の請求書",
+    notice: "これはテストであり、実際の支払い請求ではありません。実際の資金を送らないでください。この請求書の支払いにはなりません。",
+    simulate: "支払いをシミュレート",
+    simulatePartial: "一部支払いをシミュレート",
+    simulating: "支払いをシミュレートしています…",
+    failed: "シミュレーションに失敗しました"
+  },
   network: { bitcoin: "Bitcoin", ethereum: "Ethereum", arbitrum: "Arbitrum", base: "Base", solana: "Solana" }
 }

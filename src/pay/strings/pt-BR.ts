@@ -97,5 +97,13 @@ export const ptBR: Catalogue = {
     note: "Observação do vendedor",
     transaction: "Transação"
   },
+  test: {
+    title: "Fatura de teste",
+    notice: "Isto é um teste, não uma cobrança real. Não envie fundos reais: eles não pagariam esta fatura.",
+    simulate: "Simular pagamento",
+    simulatePartial: "Simular pagamento parcial",
+    simulating: "Simulando o pagamento…",
+    failed: "A simulação falhou"
+  },
   network: { bitcoin: "Bitcoin", ethereum: "Ethereum", arbitrum: "Arbitrum", base: "Base", solana: "Solana" }
 }

@@ -97,5 +97,13 @@ export const ru: Catalogue = {
     note: "Примечание продавца",
     transaction: "Транзакция"
   },
+  test: {
+    title: "Тестовый счёт",
+    notice: "Это тест, а не настоящий запрос на оплату. Не отправляйте реальные средства: они не оплатят этот счёт.",
+    simulate: "Смоделировать оплату",
+    simulatePartial: "Смоделировать частичную оплату",
+    simulating: "Оплата моделируется…",
+    failed: "Не удалось смоделировать оплату"
+  },
   network: { bitcoin: "Bitcoin", ethereum: "Ethereum", arbitrum: "Arbitrum", base: "Base", solana: "Solana" }
 }

@@ -97,5 +97,13 @@ export const tr: Catalogue = {
     note: "Satıcının notu",
     transaction: "İşlem"
   },
+  test: {
+    title: "Test faturası",
+    notice: "Bu bir testtir, gerçek bir ödeme talebi değildir. Gerçek para göndermeyin: bu faturayı ödemez.",
+    simulate: "Ödemeyi simüle et",
+    simulatePartial: "Kısmi ödemeyi simüle et",
+    simulating: "Ödeme simüle ediliyor…",
+    failed: "Simülasyon başarısız oldu"
+  },
   network: { bitcoin: "Bitcoin", ethereum: "Ethereum", arbitrum: "Arbitrum", base: "Base", solana: "Solana" }
 }

@@ -97,5 +97,13 @@ export const zhCN: Catalogue = {
     note: "卖家备注",
     transaction: "交易"
   },
+  test: {
+    title: "测试账单",
+    notice: "这是一次测试，不是真实的付款请求。请勿发送真实资金：它们不会用于支付此账单。",
+    simulate: "模拟付款",
+    simulatePartial: "模拟部分付款",
+    simulating: "正在模拟付款…",
+    failed: "模拟失败"
+  },
   network: { bitcoin: "Bitcoin", ethereum: "Ethereum", arbitrum: "Arbitrum", base: "Base", solana: "Solana" }
 }
