@@ -16,7 +16,6 @@ import { DashboardInvoicesHttpLive } from "./dashboard/DashboardInvoicesHttp.ts"
 import { DevSimulatorHttpLive } from "./chains/DevSimulatorHttp.ts"
 import { MerchantHttpLive } from "./invoices/InvoicesHttp.ts"
 import { PublicHttpLive } from "./pay/PublicHttp.ts"
-import { StatusStream } from "./invoices/StatusStream.ts"
 import { CheckoutSettingsHttpLive } from "./payments/CheckoutSettingsHttp.ts"
 import { UnmatchedDepositsHttpLive } from "./deposits/UnmatchedDepositsHttp.ts"
 import { HealthHttpLive } from "./ops/HealthHttp.ts"
@@ -30,6 +29,8 @@ import { Api } from "./Api.ts"
 import { AuthHttpLive, KeysHttpLive } from "./accounts/AccountsHttp.ts"
 import { DashboardAuthenticationLive, MerchantAuthenticationLive } from "./accounts/AuthenticationHttp.ts"
 import { SchemaErrorsLive } from "./http/SchemaErrors.ts"
+import { DemoMerchantLive } from "./demo/DemoMerchant.ts"
+import { serviceUrl } from "./demo/ServiceUrl.ts"
 import { TransportAnswers, transportResponse } from "./http/RequestErrors.ts"
 
 /**
@@ -139,7 +140,7 @@ const ErrorBoundary = Layer.unwrap(Effect.gen(function*() {
         ))),
     { global: true }
   )
-}))
+})).pipe(Layer.provide(DatabaseAvailability.layer))
 
 /** `GET /`: a newcomer who opens the service's address lands on the API docs. */
 const RootRedirect = HttpRouter.add("GET", "/", HttpServerResponse.redirect("/docs"))
@@ -179,8 +180,7 @@ export const HttpAppLive = Layer.mergeAll(Routes, ErrorBoundary).pipe(
     PublicRefundsHttpLive,
     DashboardRefundsHttpLive
   ]),
-  // The status streams' reader and LISTEN live with the routes: a workers-only process has neither.
-  Layer.provide([MerchantAuthenticationLive, DashboardAuthenticationLive, SchemaErrorsLive, StatusStream.layer])
+  Layer.provide([MerchantAuthenticationLive, DashboardAuthenticationLive, SchemaErrorsLive])
 )
 
 /**
@@ -217,3 +217,19 @@ export const HttpServerLive = Layer.unwrap(Effect.gen(function*() {
     Layer.provideMerge(NodeHttpServer.layer(createServerAnsweringWhileStarting, { port, host }))
   )
 }))
+
+/** Every start with a server says where it listens and on what (the demo banner adds its own lines). */
+const ListeningAnnouncement = Layer.effectDiscard(Effect.gen(function*() {
+  const config = yield* AppConfig
+  const { address } = yield* HttpServer.HttpServer
+  const listening = "port" in address ? serviceUrl({ host: config.host, port: address.port }) : address.path
+  const database = config.databaseUrl === undefined ? `the embedded database in ${config.dataDir}` : `PostgreSQL at ${new URL(config.databaseUrl).host}`
+  yield* Effect.logInfo(`Checkout service listening on ${listening} (public URL ${config.publicUrl}, ${config.env}, role ${config.role}, ${database})`)
+}))
+
+/** The HTTP server and demo data, unless this process runs workers only (CHECKOUT_ROLE=workers). */
+export const ApiLive = Layer.unwrap(
+  Effect.map(AppConfig,
+    ({ role }) =>
+      role === "workers" ? Layer.empty : Layer.mergeAll(DemoMerchantLive, ListeningAnnouncement).pipe(Layer.provide(BoundAppConfig), Layer.provideMerge(HttpServerLive)))
+)

@@ -1,5 +1,5 @@
 import { statusesAccepting } from "../lifecycle/Lifecycle.ts"
-import { Clock, Effect } from "effect"
+import { Clock, Effect, Layer } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { CurrentMerchant } from "../http/CurrentMerchant.ts"
 import { AppConfig } from "../config/AppConfig.ts"
@@ -13,6 +13,7 @@ import { InvoiceRepo } from "../invoices/InvoiceRepo.ts"
 import { Invoices } from "../invoices/Invoices.ts"
 import { type EvidenceResult, PaymentEvidence } from "../invoices/PaymentEvidence.ts"
 import type { HandlerRequest } from "../http/HandlerRequest.ts"
+import { InvoiceChanges } from "../invoices/InvoiceChanges.ts"
 
 const simulatedHash = () => `sim_${crypto.randomUUID().replaceAll("-", "")}`
 
@@ -117,3 +118,4 @@ export const DevSimulatorHttpLive = HttpApiBuilder.group(checkoutApi(DevSimulato
       .handle("simulateConfirmations", simulateConfirmations(dev))
       .handle("simulateInvalidation", simulateInvalidation(dev))
       .handle("simulateExpiry", simulateExpiry(dev))))
+  .pipe(Layer.provide([InvoiceChanges.publishingRepo, PaymentEvidence.layer, Invoices.layer, DeadlineSweeper.layer]))

@@ -23,6 +23,7 @@ import { type OptionPlan, OptionPlanner } from "../payments/OptionPlanner.ts"
 import { EvidenceFollowUp } from "./EvidenceFollowUp.ts"
 import { InvoiceRepo } from "./InvoiceRepo.ts"
 import { timingFromOverride, type TimingOverrideInput } from "../domain/TimingOverride.ts"
+import { InvoiceChanges } from "./InvoiceChanges.ts"
 
 export interface Merchant {
   readonly merchantId: string
@@ -83,7 +84,7 @@ export class Invoices extends Context.Service<Invoices, {
   readonly recordPayment: (merchantId: string, id: string, note: string) => Effect.Effect<InvoiceParts, InvoiceNotFound | InvoiceTransitionRejected>
   readonly closeException: (merchantId: string, id: string, action: ExceptionCloseAction, note: string) => Effect.Effect<InvoiceParts, InvoiceNotFound | InvoiceTransitionRejected>
 }>()("Invoices/Invoices") {
-  static readonly layer = Layer.effect(
+  static readonly layerWithoutDependencies = Layer.effect(
     Invoices,
     Effect.gen(function*() {
       const repo = yield* InvoiceRepo
@@ -173,4 +174,7 @@ export class Invoices extends Context.Service<Invoices, {
       }
     })
   )
+
+  /** With the invoice repository (publishing on the bus), the option planner and the billing gate; the evidence follow-up comes from the refunds above. */
+  static readonly layer = Invoices.layerWithoutDependencies.pipe(Layer.provide([InvoiceChanges.publishingRepo, OptionPlanner.layer, BillingGate.accountState]))
 }

@@ -1,4 +1,4 @@
-import { Clock, Effect } from "effect"
+import { Clock, Effect, Layer } from "effect"
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { Invoices } from "../invoices/Invoices.ts"
 import { CheckoutSettingsRepo } from "../payments/CheckoutSettingsRepo.ts"
@@ -78,4 +78,4 @@ export const PayPageRoutesLive = HttpRouter.use((router) =>
       })
     )
   })
-)
+).pipe(Layer.provide([CheckoutSettingsRepo.layer, Invoices.layer]))

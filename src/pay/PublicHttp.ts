@@ -1,4 +1,4 @@
-import { Clock, Effect } from "effect"
+import { Clock, Effect, Layer } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { RateLimits } from "../accounts/RateLimits.ts"
 import { SolanaPrepare } from "../chains/solana/SolanaPrepare.ts"
@@ -40,4 +40,4 @@ export const PublicHttpLive = HttpApiBuilder.group(checkoutApi(PublicGroup), "pu
           yield* orTooManyRequests(rateLimits.solanaPrepare(yield* clientAddress))
           return yield* mapDomainErrors(solana.prepare(params.id, payload))
         }))
-  }))
+  })).pipe(Layer.provide([RateLimits.layer, Invoices.layer, SolanaPrepare.layer, StatusStream.layer]))
