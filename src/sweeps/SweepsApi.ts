@@ -2,6 +2,7 @@ import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
 import { DashboardAuthentication } from "../http/Authentication.ts"
 import { ForwarderSweep, SweepStatus } from "./ForwarderSweep.ts"
+import { DatabaseGate } from "../http/DatabaseGate.ts"
 
 export const SweepsGroup = HttpApiGroup.make("sweeps")
   .add(
@@ -12,4 +13,5 @@ export const SweepsGroup = HttpApiGroup.make("sweeps")
       "The calling account's newest 100 forwarder sweeps (wallet-contract payments), newest first.")
   )
   .middleware(DashboardAuthentication)
+  .middleware(DatabaseGate)
   .annotate(OpenApi.Description, "Wallet-contract payments on their way from their forwarder to the merchant's recipient.")
