@@ -1,4 +1,4 @@
-import { OpenApi } from "effect/http-api"
+import { type HttpApi, type HttpApiGroup, OpenApi } from "effect/http-api"
 import { TooManyRequests } from "./http/ApiErrors.ts"
 import { AuthGroup, KeysGroup } from "./accounts/AccountsApi.ts"
 import { DashboardInvoicesGroup } from "./dashboard/DashboardInvoicesApi.ts"
@@ -17,7 +17,15 @@ import { checkoutApi } from "./http/CheckoutApi.ts"
 import { documentOpenApi, withWebhooks } from "./http/OpenApiDocs.ts"
 import { WebhookEventsApi } from "./webhooks/WebhookPayloads.ts"
 
-export const Api = checkoutApi(
+/** The API's title, version, licence and webhooks in its OpenAPI document. */
+const documented = <Groups extends HttpApiGroup.Constraint>(api: HttpApi.HttpApi<"checkout", Groups>) =>
+  api
+    .annotate(OpenApi.Title, "Checkout invoicing API")
+    .annotate(OpenApi.Version, "1.0.0")
+    .annotate(OpenApi.License, { name: "Proprietary", identifier: "LicenseRef-Proprietary" })
+    .annotate(OpenApi.Transform, (spec) => withWebhooks(documentOpenApi(spec), OpenApi.fromApi(WebhookEventsApi)))
+
+export const Api = documented(checkoutApi(
   MerchantGroup,
   TestHelpersGroup,
   PublicGroup,
@@ -33,10 +41,23 @@ export const Api = checkoutApi(
   SweepsGroup,
   PublicRefundsGroup,
   DashboardRefundsGroup
-)
-  .annotate(OpenApi.Title, "Checkout invoicing API")
-  .annotate(OpenApi.Version, "1.0.0")
-  .annotate(OpenApi.License, { name: "Proprietary", identifier: "LicenseRef-Proprietary" })
-  .annotate(OpenApi.Transform, (spec) => withWebhooks(documentOpenApi(spec), OpenApi.fromApi(WebhookEventsApi)))
+))
+
+/** The API a production process serves: the development simulator's group is not mounted at all (issue #54 item 3). */
+export const ProductionApi = documented(checkoutApi(
+  MerchantGroup,
+  PublicGroup,
+  AuthGroup,
+  KeysGroup,
+  DashboardInvoicesGroup,
+  CheckoutSettingsGroup,
+  WebhooksGroup,
+  HealthGroup,
+  ChainWatchersGroup,
+  UnmatchedDepositsGroup,
+  SweepsGroup,
+  PublicRefundsGroup,
+  DashboardRefundsGroup
+))
 
 export { TooManyRequests }

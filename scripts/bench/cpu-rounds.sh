@@ -20,7 +20,7 @@ OUT=${CPU_ROUNDS_OUT:-/tmp/cpu-rounds.txt}
 
 fresh_db() { dropdb -h "$PG" -U postgres --if-exists "$1" >/dev/null 2>&1; createdb -h "$PG" -U postgres "$1"; }
 one() { # label dir target scenario
-  local db="cpu_rounds_$1"
+  local db="${CPU_ROUNDS_DB_PREFIX:-cpu_rounds}_$1"  # CPU_ROUNDS_DB_PREFIX: a prefix of its own when two checkouts bench at once
   fresh_db "$db"
   local ms
   ms=$(cd "$2" && DATABASE_URL="postgres://postgres@$PG:5432/$db" "$NODE" --experimental-strip-types --disable-warning=ExperimentalWarning \

@@ -6,6 +6,7 @@ import { text, UuidParam } from "../http/RequestSchemas.ts"
 import { jsonOf } from "../domain/Model.ts"
 import { ApiKeyMode, ApiKeySummary, MAX_ACTIVE_API_KEYS } from "./ApiKey.ts"
 import { User } from "./Merchant.ts"
+import { DatabaseGate } from "../http/DatabaseGate.ts"
 
 const Email = text(320).check(
   Schema.makeFilter<string>((value) => /^[^\s@]+@[^\s@]+$/.test(value), { message: "must be an email address" })
@@ -49,6 +50,7 @@ export const AuthGroup = HttpApiGroup.make("auth")
     )
   )
   .annotate(OpenApi.Description, "Dashboard sign-up, login and logout. Sessions are carried by the checkout_session cookie or Authorization: Bearer.")
+  .middleware(DatabaseGate)
 
 const KeyParams = Schema.Struct({ id: UuidParam })
 
@@ -84,6 +86,7 @@ export const KeysGroup = HttpApiGroup.make("keys")
     }).annotate(OpenApi.Summary, "Revoke an API key")
   )
   .middleware(DashboardAuthentication)
+  .middleware(DatabaseGate)
   .annotate(OpenApi.Description, "Checkout API keys of the signed-in user (session or bearer JWT; API keys get 403).")
 
 /**

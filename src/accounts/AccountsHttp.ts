@@ -1,4 +1,4 @@
-import { Duration, Effect } from "effect"
+import { Duration, Effect, Layer } from "effect"
 import { HttpEffect, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
 import { AppConfig } from "../config/AppConfig.ts"
@@ -100,7 +100,7 @@ export const AuthHttpLive = HttpApiBuilder.group(checkoutApi(AuthGroup), "auth",
           return { user, token }
         }))
       .handle("logout", logout(sessions))
-  }))
+  })).pipe(Layer.provide([RateLimits.layer, Accounts.layer, Sessions.layer]))
 
 /**
  * `:id` (a well-formed UUID: the schema answered 400 otherwise) must be the caller's own user id,
@@ -143,4 +143,4 @@ export const KeysHttpLive = HttpApiBuilder.group(checkoutApi(KeysGroup), "keys",
             Effect.catchTag("ApiKeyNotFound", () => Effect.fail(AccountErrors.apiKeyNotFound()))
           )
         }).pipe(Effect.provideService(Accounts, accounts)))
-  }))
+  })).pipe(Layer.provide(Accounts.layer))

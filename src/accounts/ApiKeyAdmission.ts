@@ -10,7 +10,7 @@ import { API_LIMIT_PREFIX, LIMIT_WINDOW, TEST_API_LIMIT_PREFIX, type RateLimited
 
 type Admit = (rawKey: string) => Effect.Effect<AuthenticatedMerchant, InvalidApiKey | AccountDisabled | AccountStatusUnavailable | RateLimited>
 
-type AdmissionLayer = Layer.Layer<ApiKeyAdmission, never, AppConfig | SqlClient.SqlClient | Accounts | RateLimits>
+type AdmissionLayer = Layer.Layer<ApiKeyAdmission, Layer.Error<typeof RateLimits.layer>, AppConfig | SqlClient.SqlClient>
 
 /**
  * An API-key request to the merchant endpoints: the key's account, counted against that account's
@@ -40,7 +40,7 @@ const twoSteps = Layer.effect(
       admit: (rawKey) => Effect.tap(accounts.authenticateApiKey(rawKey), (merchant) => rateLimits.api(merchant.merchantId, merchant.livemode))
     }
   })
-)
+).pipe(Layer.provide([Accounts.layer, RateLimits.layer]))
 
 const oneStatement = Layer.effect(
   ApiKeyAdmission,

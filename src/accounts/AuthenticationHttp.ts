@@ -138,7 +138,7 @@ export const MerchantAuthenticationLive = Layer.effect(
         return yield* Effect.provideService(httpEffect, CurrentMerchant, { ...principal, via: "session", livemode: true })
       }).pipe(Effect.provideService(Accounts, accounts))
   })
-)
+).pipe(Layer.provide([RateLimits.layer, Accounts.layer, ApiKeyAdmission.layer, Sessions.layer]))
 
 /** The dashboard routes' authentication (see DashboardAuthentication). */
 export const DashboardAuthenticationLive = Layer.effect(
@@ -160,4 +160,4 @@ export const DashboardAuthenticationLive = Layer.effect(
         return yield* Effect.provideService(httpEffect, CurrentMerchant, { ...principal, via: "session", livemode: true })
       }).pipe(Effect.provideService(Accounts, accounts), Effect.provideService(Sessions, sessions))
   })
-)
+).pipe(Layer.provide([RateLimits.layer, Accounts.layer, Sessions.layer]))

@@ -58,7 +58,7 @@ export class RateLimits extends Context.Service<RateLimits, {
   readonly testPayment: (ip: string) => Effect.Effect<void, RateLimited>
   readonly refundRequest: (ip: string) => Effect.Effect<void, RateLimited>
 }>()("Accounts/RateLimits") {
-  static readonly layer = Layer.effect(
+  static readonly layerWithoutDependencies = Layer.effect(
     RateLimits,
     Effect.gen(function*() {
       const limiter = yield* RateLimiter.RateLimiter
@@ -147,6 +147,9 @@ export class RateLimits extends Context.Service<RateLimits, {
     const { redisUrl } = yield* AppConfig
     return redisUrl === undefined ? layerStorePostgres : redisStore(redisUrl)
   }))
+
+  /** Over the shared store (a test swaps the store on `layerWithoutDependencies`). */
+  static readonly layer = RateLimits.layerWithoutDependencies.pipe(Layer.provide(RateLimits.store))
 }
 
 /** Redis's client is loaded only when REDIS_URL is set (a process without it never pays for it). */

@@ -93,5 +93,5 @@ export class Sessions extends Context.Service<Sessions, {
         })
       }
     })
-  ).pipe(Layer.provide(SessionsRepo.layer))
+  ).pipe(Layer.provide([SessionsRepo.layer, Secrets.layer]))
 }

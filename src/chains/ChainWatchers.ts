@@ -11,6 +11,8 @@ import { SolanaRpc } from "./solana/SolanaRpc.ts"
 import { makeWatchIndex } from "./WatchedOptions.ts"
 import { WatchedOptionsRepo } from "./WatchedOptionsRepo.ts"
 import { WatcherLeadership } from "./WatcherLeadership.ts"
+import { PaymentEvidence } from "../invoices/PaymentEvidence.ts"
+import { RefundWatchLive } from "../refunds/RefundWatchLive.ts"
 
 const MAX_BACKOFF_MILLIS = 60_000
 
@@ -122,7 +124,7 @@ export class ChainWatchers extends Context.Service<ChainWatchers, {
         })
       }
     })
-  ).pipe(Layer.provide([ChainRepo.layer, WatchedOptionsRepo.layer]))
+  ).pipe(Layer.provide([ChainRepo.layer, WatchedOptionsRepo.layer, RailSettingsService.layer, PaymentEvidence.layer, RefundWatchLive, SolanaRpc.layer]))
 
   /**
    * The background loops, one fiber per network, so that one network's failing RPC never stalls
@@ -169,5 +171,5 @@ export class ChainWatchers extends Context.Service<ChainWatchers, {
       })
       yield* Effect.forkScoped(loop)
     }
-  })).pipe(Layer.provide([WatcherLeadership.layer, ChainRepo.layer]))
+  })).pipe(Layer.provide([WatcherLeadership.layer, ChainRepo.layer, ChainWatchers.layer]))
 }

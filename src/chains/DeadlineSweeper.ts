@@ -4,6 +4,7 @@ import { watchedNetworks } from "../payments/WatchedNetworks.ts"
 import { AppConfig } from "../config/AppConfig.ts"
 import { InvoiceRepo } from "../invoices/InvoiceRepo.ts"
 import { applyEvents } from "../lifecycle/Settlement.ts"
+import { InvoiceChanges } from "../invoices/InvoiceChanges.ts"
 
 /**
  * Expires invoices whose final payable deadline has passed. Each batch is claimed with
@@ -14,7 +15,7 @@ export class DeadlineSweeper extends Context.Service<DeadlineSweeper, {
   /** Sweeps until nothing is due; returns how many invoices expired. */
   readonly sweep: (batchSize?: number) => Effect.Effect<number>
 }>()("Chains/DeadlineSweeper") {
-  static readonly layer = Layer.effect(
+  static readonly layerWithoutDependencies = Layer.effect(
     DeadlineSweeper,
     Effect.gen(function*() {
       const repo = yield* InvoiceRepo
@@ -50,6 +51,8 @@ export class DeadlineSweeper extends Context.Service<DeadlineSweeper, {
     })
   ).pipe(Layer.provide(ChainRepo.layer))
 
+  static readonly layer = DeadlineSweeper.layerWithoutDependencies.pipe(Layer.provide(InvoiceChanges.publishingRepo))
+
   /** The background fiber: sweeps every CHECKOUT_SWEEP_INTERVAL_MS while the service runs. */
   static readonly worker = Layer.effectDiscard(Effect.gen(function*() {
     const { sweepIntervalMs } = yield* AppConfig
@@ -59,5 +62,5 @@ export class DeadlineSweeper extends Context.Service<DeadlineSweeper, {
       Effect.repeat(Schedule.spaced(Duration.millis(sweepIntervalMs))),
       Effect.forkScoped
     )
-  }))
+  })).pipe(Layer.provide(DeadlineSweeper.layer))
 }

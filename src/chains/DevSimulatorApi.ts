@@ -4,6 +4,7 @@ import { BadRequest, Conflict, NotFound } from "../http/ApiErrors.ts"
 import { DashboardAuthentication } from "../http/Authentication.ts"
 import { InvoiceIdParams, text } from "../http/RequestSchemas.ts"
 import { InvoiceView, PaymentView } from "../domain/InvoiceResponses.ts"
+import { DatabaseGate } from "../http/DatabaseGate.ts"
 
 const required = { messageMissingKey: "is required" }
 const Confirmations = Schema.Finite.annotate({ message: "must be a number" }).check(
@@ -51,4 +52,5 @@ export const DevSimulatorGroup = HttpApiGroup.make("dev")
     }).annotate(OpenApi.Summary, "Simulate expiry (development)")
   )
   .middleware(DashboardAuthentication)
+  .middleware(DatabaseGate)
   .annotate(OpenApi.Description, "Development simulator (not served in production): feeds evidence through the chain watchers' entry point.")

@@ -1,4 +1,4 @@
-import { Clock, Effect } from "effect"
+import { Clock, Effect, Layer } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { CurrentMerchant } from "../http/CurrentMerchant.ts"
 import { AppConfig } from "../config/AppConfig.ts"
@@ -47,3 +47,4 @@ export const DevSimulatorHttpLive = HttpApiBuilder.group(checkoutApi(DevSimulato
             Effect.map(now, (at) => merchantInvoiceView(parts, publicUrl, at))
           ))))
   }))
+  .pipe(Layer.provide(TestHelpers.layer))

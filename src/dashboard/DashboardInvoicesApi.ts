@@ -9,6 +9,7 @@ import { QuoteView } from "../invoices/InvoiceQuoteRepo.ts"
 import { InvoiceSummaryView, InvoiceView } from "../domain/InvoiceResponses.ts"
 import { ExceptionCloseAction, INVOICE_STATUSES, InvoiceStatus } from "../domain/Statuses.ts"
 import { Delivery } from "../webhooks/WebhooksApi.ts"
+import { DatabaseGate } from "../http/DatabaseGate.ts"
 
 export const CloseExceptionBody = Schema.Struct({
   action: Schema.Literals(["accept_late_payment", "mark_paid_out_of_band", "close_unpaid"]).annotate({
@@ -95,4 +96,5 @@ export const DashboardInvoicesGroup = HttpApiGroup.make("dashboardInvoices")
     }).annotate(OpenApi.Summary, "Close an invoice's exception")
   )
   .middleware(DashboardAuthentication)
+  .middleware(DatabaseGate)
   .annotate(OpenApi.Description, "Merchant review of invoice exceptions (dashboard session or bearer JWT).")

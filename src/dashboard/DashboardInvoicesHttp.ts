@@ -1,4 +1,4 @@
-import { Clock, Effect, Stream } from "effect"
+import { Clock, Effect, Layer, Stream } from "effect"
 import { HttpServerResponse } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
 import { SqlClient } from "effect/sql"
@@ -105,4 +105,4 @@ export const DashboardInvoicesHttpLive = HttpApiBuilder.group(checkoutApi(Dashbo
         }))
       .handle("detail", detail(context))
       .handle("exportCsv", exportCsv(context))
-  }))
+  })).pipe(Layer.provide(Invoices.layer))

@@ -70,4 +70,4 @@ export const DemoMerchantLive = Layer.effectDiscard(Effect.gen(function*() {
     `  ${simulate} confirm <invoiceId> <transactionHash> 12   (the pay command prints the transaction hash)`,
     ""
   ].join("\n"))
-}))
+})).pipe(Layer.provide([Accounts.layer, CheckoutSettingsRepo.layer]))

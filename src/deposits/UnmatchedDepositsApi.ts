@@ -5,6 +5,7 @@ import { DashboardAuthentication } from "../http/Authentication.ts"
 import { LivemodeQuery } from "../http/LivemodeQuery.ts"
 import { InvoiceIdParams } from "../http/RequestSchemas.ts"
 import { UnmatchedDeposit } from "./UnmatchedDeposit.ts"
+import { DatabaseGate } from "../http/DatabaseGate.ts"
 
 export const UnmatchedDepositsGroup = HttpApiGroup.make("unmatchedDeposits")
   .add(
@@ -27,6 +28,7 @@ export const UnmatchedDepositsGroup = HttpApiGroup.make("unmatchedDeposits")
     }).annotate(OpenApi.Summary, "List an invoice's unmatched deposits").annotate(OpenApi.Description, "Unmatched deposits to one of the calling account's invoices, newest first.")
   )
   .middleware(DashboardAuthentication)
+  .middleware(DatabaseGate)
   .annotate(
     OpenApi.Description,
     "Deposits to an invoice's address that match none of its payment options (wrong token or network): never counted, shown so that they are not lost."

@@ -23,6 +23,7 @@ import { type OptionPlan, OptionPlanner } from "../payments/OptionPlanner.ts"
 import { EvidenceFollowUp } from "./EvidenceFollowUp.ts"
 import { InvoiceRepo } from "./InvoiceRepo.ts"
 import { timingFromOverride, type TimingOverrideInput } from "../domain/TimingOverride.ts"
+import { InvoiceChanges } from "./InvoiceChanges.ts"
 
 export interface Merchant {
   readonly merchantId: string
@@ -97,7 +98,7 @@ export class Invoices extends Context.Service<Invoices, {
   >
   readonly closeException: (merchantId: string, id: string, action: ExceptionCloseAction, note: string) => Effect.Effect<InvoiceParts, InvoiceNotFound | InvoiceTransitionRejected>
 }>()("Invoices/Invoices") {
-  static readonly layer = Layer.effect(
+  static readonly layerWithoutDependencies = Layer.effect(
     Invoices,
     Effect.gen(function*() {
       const repo = yield* InvoiceRepo
@@ -194,4 +195,7 @@ export class Invoices extends Context.Service<Invoices, {
       }
     })
   )
+
+  /** With the invoice repository (publishing on the bus), the option planner and the billing gate; the evidence follow-up comes from the refunds above. */
+  static readonly layer = Invoices.layerWithoutDependencies.pipe(Layer.provide([InvoiceChanges.publishingRepo, OptionPlanner.layer, BillingGate.accountState]))
 }

@@ -1,4 +1,4 @@
-import { Clock, Effect } from "effect"
+import { Clock, Effect, Layer } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { CurrentMerchant } from "../http/CurrentMerchant.ts"
 import { AppConfig } from "../config/AppConfig.ts"
@@ -10,6 +10,7 @@ import { withIdempotency } from "../http/Idempotency.ts"
 import { paymentTimingChecked } from "../http/TimingRules.ts"
 import { Invoices } from "./Invoices.ts"
 import type { HandlerRequest } from "../http/HandlerRequest.ts"
+import { IdempotencyStore } from "../http/IdempotencyStore.ts"
 
 type View = ReturnType<typeof merchantInvoiceView>
 
@@ -89,6 +90,6 @@ export const MerchantHttpLive = HttpApiBuilder.group(checkoutApi(MerchantGroup),
           )
         }))
       .handle("recordPayment", recordPayment(context))
-  }))
+  })).pipe(Layer.provide([Invoices.layer, IdempotencyStore.layer]))
 
 export type { View }

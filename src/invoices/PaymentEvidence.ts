@@ -15,6 +15,7 @@ import {
 } from "./EvidenceDecision.ts"
 import { EvidenceFollowUp } from "./EvidenceFollowUp.ts"
 import { InvoiceRepo } from "./InvoiceRepo.ts"
+import { InvoiceChanges } from "./InvoiceChanges.ts"
 
 export type { EvidenceIdentity, EvidenceInvalidation, EvidenceResult, ObservedPayment } from "./EvidenceDecision.ts"
 
@@ -37,7 +38,7 @@ export class PaymentEvidence extends Context.Service<PaymentEvidence, {
    */
   readonly settleReorg: (identity: EvidenceIdentity) => Effect.Effect<EvidenceResult, EvidenceRejected>
 }>()("Invoices/PaymentEvidence") {
-  static readonly layer = Layer.effect(
+  static readonly layerWithoutDependencies = Layer.effect(
     PaymentEvidence,
     Effect.gen(function*() {
       const repo = yield* InvoiceRepo
@@ -46,6 +47,9 @@ export class PaymentEvidence extends Context.Service<PaymentEvidence, {
       return { record: makeRecord(repo, now), invalidate: makeInvalidate(repo, followUp, now), settleReorg: makeSettleReorg(repo, followUp, now) }
     })
   )
+
+  /** With the invoice repository (publishing on the bus); the evidence follow-up comes from the refunds above. */
+  static readonly layer = PaymentEvidence.layerWithoutDependencies.pipe(Layer.provide(InvoiceChanges.publishingRepo))
 }
 
 type Repo = InvoiceRepo["Service"]

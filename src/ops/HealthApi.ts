@@ -1,6 +1,7 @@
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
 import { ServiceUnavailable } from "../http/ApiErrors.ts"
+import { DatabaseGate } from "../http/DatabaseGate.ts"
 
 export const HealthGroup = HttpApiGroup.make("health")
   .add(
@@ -13,7 +14,7 @@ export const HealthGroup = HttpApiGroup.make("health")
     }).annotate(OpenApi.Summary, "Readiness").annotate(
       OpenApi.Description,
       "Readiness: the database answered within 2 seconds. Otherwise 503 `{\"error\":\"Database unavailable\"}` with a Retry-After header."
-    )
+    ).middleware(DatabaseGate)
   )
   .annotate(OpenApi.Description, "Health checks for load balancers and orchestrators: no authentication.")
 

@@ -1,6 +1,8 @@
-import { Clock, Effect } from "effect"
+import { Clock, Effect, Layer } from "effect"
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { Invoices } from "../invoices/Invoices.ts"
+import { DatabaseAvailability } from "../db/DatabaseAvailability.ts"
+import { gatedOnDatabase } from "../http/DatabaseGate.ts"
 import { CheckoutSettingsRepo } from "../payments/CheckoutSettingsRepo.ts"
 import { frameAncestors } from "../payments/EmbedOrigins.ts"
 import { assetResponse } from "../ops/StaticAssets.ts"
@@ -44,6 +46,8 @@ export const PayPageRoutesLive = HttpRouter.use((router) =>
     const settings = yield* CheckoutSettingsRepo
     const assets = yield* Effect.promise(() => loadPayAssets())
     const explorers = explorersOf((yield* AppConfig).explorerUrls)
+    // The page needs the database; its assets, the favicon and the checkout script do not.
+    const gated = gatedOnDatabase(yield* DatabaseAvailability)
 
     const asset = (name: string | undefined) => assetResponse(name === undefined ? undefined : assets.byName.get(name))
 
@@ -58,7 +62,7 @@ export const PayPageRoutesLive = HttpRouter.use((router) =>
     yield* router.add(
       "GET",
       "/pay/:id",
-      Effect.gen(function*() {
+      gated(Effect.gen(function*() {
         const request = yield* HttpServerRequest.HttpServerRequest
         const id = (yield* HttpRouter.params).id ?? ""
         const query = new URL(request.url, "http://localhost").searchParams
@@ -82,7 +86,7 @@ export const PayPageRoutesLive = HttpRouter.use((router) =>
           ),
           Effect.catchTag("InvoiceNotFound", () => Effect.succeed(html(notFoundPage(language, t, assets.names), 404, language)))
         )
-      })
+      }))
     )
   })
-)
+).pipe(Layer.provide([CheckoutSettingsRepo.layer, Invoices.layer, DatabaseAvailability.layer]))

@@ -4,6 +4,7 @@ import { PAYER_KEY_MESSAGE, payerKeyBytes } from "../chains/solana/PayerKey.ts"
 import { PublicInvoiceStatusView, PublicInvoiceView, SolanaWalletPayment } from "../domain/InvoiceResponses.ts"
 import { BadRequest, Conflict, NotFound, ServiceUnavailable, TooManyRequests } from "../http/ApiErrors.ts"
 import { InvoiceIdParams } from "../http/RequestSchemas.ts"
+import { DatabaseGate } from "../http/DatabaseGate.ts"
 
 export const PrepareSolanaWalletPaymentBody = Schema.Struct({
   paymentOptionId: Schema.String.annotate({ message: "must be a string" }).check(
@@ -66,6 +67,7 @@ export const PublicGroup = HttpApiGroup.make("public")
     )
   )
   .annotate(OpenApi.Description, "Public payment page endpoints: no authentication, no merchant-only data; CORS open to any origin (no credentials).")
+  .middleware(DatabaseGate)
 
 /** The public payment endpoints' own HTTP errors, declared once with their status and message (the endpoints above list their statuses). */
 export const PayErrors = {

@@ -1,4 +1,4 @@
-import { Clock, Effect } from "effect"
+import { Clock, Effect, Layer } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { RateLimits } from "../accounts/RateLimits.ts"
 import { SolanaPrepare } from "../chains/solana/SolanaPrepare.ts"
@@ -53,4 +53,4 @@ export const PublicHttpLive = HttpApiBuilder.group(checkoutApi(PublicGroup), "pu
           const parts = yield* mapDomainErrors(invoices.getPublic(params.id))
           return publicStatusView(parts, new Date(yield* Clock.currentTimeMillis))
         }))
-  }))
+  })).pipe(Layer.provide([RateLimits.layer, Invoices.layer, SolanaPrepare.layer, StatusStream.layer, TestPayments.layer]))

@@ -54,7 +54,7 @@ export class TestPayments extends Context.Service<TestPayments, {
     request: { readonly kind: SimulatedPaymentKind; readonly paymentOptionId?: string | undefined }
   ) => Effect.Effect<void, InvoiceNotFound | TestPaymentRefused | TestPaymentOptionUnknown>
 }>()("Pay/TestPayments") {
-  static readonly layer = Layer.effect(
+  static readonly layerWithoutDependencies = Layer.effect(
     TestPayments,
     Effect.gen(function*() {
       const invoices = yield* Invoices
@@ -89,4 +89,5 @@ export class TestPayments extends Context.Service<TestPayments, {
       return { simulate }
     })
   )
+  static readonly layer = TestPayments.layerWithoutDependencies.pipe(Layer.provide([PaymentEvidence.layer, Invoices.layer]))
 }

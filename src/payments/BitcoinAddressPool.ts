@@ -26,7 +26,7 @@ export class BitcoinAddressPool extends Context.Service<BitcoinAddressPool, {
   /** Refills every bitcoin key of every merchant (the background worker). */
   readonly refillAll: Effect.Effect<void>
 }>()("Payments/BitcoinAddressPool") {
-  static readonly layer = Layer.effect(
+  static readonly layerWithoutDependencies = Layer.effect(
     BitcoinAddressPool,
     Effect.gen(function*() {
       const repo = yield* BitcoinAddressPoolRepo
@@ -69,6 +69,8 @@ export class BitcoinAddressPool extends Context.Service<BitcoinAddressPool, {
     })
   ).pipe(Layer.provide(BitcoinAddressPoolRepo.layer))
 
+  static readonly layer = BitcoinAddressPool.layerWithoutDependencies.pipe(Layer.provide(PaymentWorker.layer))
+
   /** Keeps every pool full in the background. */
   static readonly worker = Layer.effectDiscard(Effect.gen(function*() {
     const pool = yield* BitcoinAddressPool
@@ -77,5 +79,5 @@ export class BitcoinAddressPool extends Context.Service<BitcoinAddressPool, {
       Effect.repeat(Schedule.spaced(Duration.seconds(5))),
       Effect.forkScoped
     )
-  }))
+  })).pipe(Layer.provide(BitcoinAddressPool.layer))
 }

@@ -8,6 +8,7 @@ import { LivemodeQuery } from "../http/LivemodeQuery.ts"
 import { integerBetween, PaymentTimingOverride, text } from "../http/RequestSchemas.ts"
 import { PaymentTiming } from "../domain/InvoiceResponses.ts"
 import { NETWORKS } from "./Networks.ts"
+import { DatabaseGate } from "../http/DatabaseGate.ts"
 
 const oneOf = <const L extends ReadonlyArray<string>>(values: L) =>
   Schema.Literals(values).annotate({ message: `must be one of ${values.join(", ")}` }).annotateKey({ messageMissingKey: "is required" })
@@ -90,6 +91,7 @@ export const CheckoutSettingsGroup = HttpApiGroup.make("checkoutSettings")
       ).annotate(BodyRules, paymentTimingRules)
   )
   .middleware(DashboardAuthentication)
+  .middleware(DatabaseGate)
   .annotate(OpenApi.Description,
     "Checkout settings: issuer name, default payment timing, payment methods per network, asset and rail, and the shop origins that may embed the payment page.")
 

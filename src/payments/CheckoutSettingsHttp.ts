@@ -1,4 +1,4 @@
-import { Effect } from "effect"
+import { Effect, Layer } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { CurrentMerchant } from "../http/CurrentMerchant.ts"
 import { livemodeOf } from "../http/LivemodeQuery.ts"
@@ -116,4 +116,4 @@ export const CheckoutSettingsHttpLive = HttpApiBuilder.group(checkoutApi(Checkou
           for (const warning of saved.warnings) yield* Effect.logWarning(`checkout settings of merchant ${merchant.merchantId}: ${warning}`)
           return saved
         }))
-  }))
+  })).pipe(Layer.provide([CheckoutSettingsRepo.layer, DerivationLedger.layer, RailSettingsService.layer]))

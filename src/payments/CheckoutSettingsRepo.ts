@@ -153,7 +153,7 @@ export class CheckoutSettingsRepo extends Context.Service<CheckoutSettingsRepo, 
    */
   readonly reserveIndexes: (methods: ReadonlyArray<DepositSlotRequest>) => Effect.Effect<ReadonlyMap<string, number>>
 }>()("Payments/CheckoutSettingsRepo") {
-  static readonly layer = Layer.effect(
+  static readonly layerWithoutDependencies = Layer.effect(
     CheckoutSettingsRepo,
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
@@ -215,4 +215,6 @@ export class CheckoutSettingsRepo extends Context.Service<CheckoutSettingsRepo, 
       }
     })
   )
+
+  static readonly layer = CheckoutSettingsRepo.layerWithoutDependencies.pipe(Layer.provide(BitcoinAddressPool.layer))
 }

@@ -110,7 +110,7 @@ const quoteMethods = (oracle: PriceOracle["Service"], methods: ReadonlyArray<Pay
 export class OptionPlanner extends Context.Service<OptionPlanner, {
   readonly plan: (request: PlanRequest) => Effect.Effect<OptionPlan, PlanError>
 }>()("Payments/OptionPlanner") {
-  static readonly layer = Layer.effect(
+  static readonly layerWithoutDependencies = Layer.effect(
     OptionPlanner,
     Effect.gen(function*() {
       const settingsRepo = yield* CheckoutSettingsRepo
@@ -187,5 +187,9 @@ export class OptionPlanner extends Context.Service<OptionPlanner, {
 
       return { plan }
     })
+  )
+
+  static readonly layer = OptionPlanner.layerWithoutDependencies.pipe(
+    Layer.provide([CheckoutSettingsRepo.layer, BitcoinAddressPool.layer, PaymentWorker.layer, PriceOracle.layer, RailSettingsService.layer])
   )
 }

@@ -1,5 +1,5 @@
-import { Context, Layer } from "effect"
-import type { RailConfig } from "../config/AppConfig.ts"
+import { Context, Effect, Layer } from "effect"
+import { AppConfig, type RailConfig } from "../config/AppConfig.ts"
 import { checksumAddress, type Hex } from "./EvmAddress.ts"
 import { CANONICAL_FACTORY } from "./Forwarders.ts"
 import { DEFAULT_CONFIRMATIONS, DEFAULT_TOKENS, EVM_NETWORKS, type EvmNetwork, isEvm, type Network, NETWORKS } from "./Networks.ts"
@@ -33,4 +33,9 @@ export class RailSettingsService extends Context.Service<RailSettingsService, {
         (tokenContractOf(settings, method.network, method.assetCode) !== undefined &&
           (method.railType !== "wallet_contract" || (isEvm(method.network) && settings.forwarder.factories[method.network] !== undefined)))
     })
+
+  /** The deployment's settings (token contracts, confirmations, forwarder factories, memo prefix). */
+  static readonly layer = Layer.unwrap(
+    Effect.map(AppConfig, ({ servicePrefix, env, rails }) => RailSettingsService.make(railSettingsOf(rails, servicePrefix, env === "production")))
+  )
 }

@@ -124,4 +124,4 @@ export const RefundWatchLive = Layer.effect(
       awaiting: (network) => Effect.map(repo.sent(network), (refunds) => refunds.flatMap(transferOf))
     }
   })
-)
+).pipe(Layer.provide(RefundsRepo.layer))

@@ -25,6 +25,7 @@ import { type RefundRequest, type Vouched, vouching } from "./RequestChecks.ts"
 import { decideRequest } from "./RequestDecision.ts"
 import { isEvmNetwork } from "./RefundMessage.ts"
 import { RefundsRepo } from "./RefundsRepo.ts"
+import { InvoiceChanges } from "../invoices/InvoiceChanges.ts"
 
 /** The notes of refunds rejected because what they were granted on no longer holds, by cause. */
 export const AUTOMATIC_REJECTION_NOTES: Readonly<Record<CoverageLoss, string>> = {
@@ -247,13 +248,13 @@ export class Refunds extends Context.Service<Refunds, {
         rejectUncovered
       }
     })
-  )
+  ).pipe(Layer.provide([InvoiceChanges.publishingRepo, RefundsRepo.layer, RailSettingsService.layer]))
 
   /** The refunds' answer to a coverage loss (PaymentEvidence and Invoices call it in that change's transaction). */
   static readonly followUp = Layer.effect(
     EvidenceFollowUp,
     Effect.map(Refunds, (refunds) => ({ afterCoverageLoss: (invoiceId: InvoiceId, cause: CoverageLoss) => refunds.rejectUncovered(invoiceId, cause) }))
-  )
+  ).pipe(Layer.provide(Refunds.layer))
 }
 
 /**

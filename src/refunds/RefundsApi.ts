@@ -7,6 +7,7 @@ import { type DomainError, toHttpError } from "../http/ErrorMapping.ts"
 import type * as Errors from "../domain/Errors.ts"
 import { InvoiceIdParams, requiredNote, text, UuidParam } from "../http/RequestSchemas.ts"
 import { PublicRefundView, REFUND_STATUSES, RefundableView, RefundView } from "./Refund.ts"
+import { DatabaseGate } from "../http/DatabaseGate.ts"
 
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/
 
@@ -79,6 +80,7 @@ export const PublicRefundsGroup = HttpApiGroup.make("publicRefunds")
     )
   )
   .annotate(OpenApi.Description, "Public refund endpoints of the payment page: no authentication; CORS open to any origin (no credentials).")
+  .middleware(DatabaseGate)
 
 export const DashboardRefundsGroup = HttpApiGroup.make("dashboardRefunds")
   .add(
@@ -119,6 +121,7 @@ export const DashboardRefundsGroup = HttpApiGroup.make("dashboardRefunds")
       "An unsigned Solana transfer of a requested Solana refund from the merchant's wallet (payerPublicKey), for the wallet to sign and send.")
   )
   .middleware(DashboardAuthentication)
+  .middleware(DatabaseGate)
   .annotate(OpenApi.Description, "Refunds the payers requested: review, reject, and pay from the merchant's own wallet (dashboard session or bearer JWT).")
 
 type RefundError = Errors.PaymentOptionNotFound | Errors.NothingToRefund | Errors.RefundAlreadyRequested | Errors.RefundNotFound | Errors.RefundStatusConflict

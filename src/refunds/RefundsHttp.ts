@@ -1,4 +1,4 @@
-import { Effect, Schema } from "effect"
+import { Effect, Layer, Schema } from "effect"
 import { HttpServerResponse } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
 import { RateLimits } from "../accounts/RateLimits.ts"
@@ -41,7 +41,7 @@ export const PublicRefundsHttpLive = HttpApiBuilder.group(checkoutApi(PublicRefu
           // 201 for a new request, 200 for its repeat: one schema, two statuses, so the answer is built here (still encoded by the schema).
           return HttpServerResponse.jsonUnsafe(encodePublicRefund(publicRefundView(refund)), { status: created ? 201 : 200 })
         }))
-  }))
+  })).pipe(Layer.provide([RateLimits.layer, Refunds.layer]))
 
 export const DashboardRefundsHttpLive = HttpApiBuilder.group(checkoutApi(DashboardRefundsGroup), "dashboardRefunds", (handlers) =>
   Effect.gen(function*() {
@@ -77,4 +77,4 @@ export const DashboardRefundsHttpLive = HttpApiBuilder.group(checkoutApi(Dashboa
           const refund = yield* mapRefundErrors(refunds.get(merchant.merchantId, params.id))
           return yield* mapRefundErrors(transactions.prepareSolana(refund, payload.payerPublicKey))
         }))
-  }))
+  })).pipe(Layer.provide([Refunds.layer, RefundTransactions.layer]))

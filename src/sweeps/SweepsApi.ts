@@ -4,6 +4,7 @@ import { BadRequest } from "../http/ApiErrors.ts"
 import { DashboardAuthentication } from "../http/Authentication.ts"
 import { LivemodeQuery } from "../http/LivemodeQuery.ts"
 import { ForwarderSweep, SweepStatus } from "./ForwarderSweep.ts"
+import { DatabaseGate } from "../http/DatabaseGate.ts"
 
 export const SweepsGroup = HttpApiGroup.make("sweeps")
   .add(
@@ -15,4 +16,5 @@ export const SweepsGroup = HttpApiGroup.make("sweeps")
       "The calling account's newest 100 forwarder sweeps (wallet-contract payments of its live invoices; of its test invoices with livemode=false), newest first.")
   )
   .middleware(DashboardAuthentication)
+  .middleware(DatabaseGate)
   .annotate(OpenApi.Description, "Wallet-contract payments on their way from their forwarder to the merchant's recipient.")

@@ -4,6 +4,7 @@ import type { InvoiceParts, PaymentRecord } from "../domain/Invoice.ts"
 import { parseAtomic } from "../domain/Money.ts"
 import { statusesAccepting } from "../lifecycle/Lifecycle.ts"
 import { applyEvents } from "../lifecycle/Settlement.ts"
+import { InvoiceChanges } from "../invoices/InvoiceChanges.ts"
 import { InvoiceRepo } from "../invoices/InvoiceRepo.ts"
 import { Invoices } from "../invoices/Invoices.ts"
 import { type EvidenceResult, PaymentEvidence } from "../invoices/PaymentEvidence.ts"
@@ -84,7 +85,7 @@ export class TestHelpers extends Context.Service<TestHelpers, {
   /** Moves the payable deadline to now and lets the lifecycle decide (a payable invoice expires; a paid one keeps its status). */
   readonly expire: (scope: HelperScope, invoiceId: string) => Effect.Effect<InvoiceParts, InvoiceNotFound>
 }>()("TestMode/TestHelpers") {
-  static readonly layer = Layer.effect(
+  static readonly layerWithoutDependencies = Layer.effect(
     TestHelpers,
     Effect.gen(function*() {
       const invoices = yield* Invoices
@@ -174,4 +175,5 @@ export class TestHelpers extends Context.Service<TestHelpers, {
       return { pay, confirm, reorg, expire }
     })
   )
+  static readonly layer = TestHelpers.layerWithoutDependencies.pipe(Layer.provide([InvoiceChanges.publishingRepo, PaymentEvidence.layer, Invoices.layer]))
 }

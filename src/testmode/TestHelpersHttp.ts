@@ -1,4 +1,4 @@
-import { Clock, Effect } from "effect"
+import { Clock, Effect, Layer } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { TestHelpersGroup } from "../../contract/TestHelpersApi.ts"
 import { AppConfig } from "../config/AppConfig.ts"
@@ -66,3 +66,4 @@ export const TestHelpersHttpLive = HttpApiBuilder.group(checkoutApi(TestHelpersG
             Effect.flatMap((parts) => Effect.map(now, (at) => merchantInvoiceView(parts, publicUrl, at)))
           )))
   }))
+  .pipe(Layer.provide(TestHelpers.layer))

@@ -19,6 +19,7 @@ import { type AttemptRecord, WebhookDeliveryRepo } from "./WebhookDeliveryRepo.t
 import { destinationKey, type SecretUnreadable, type WebhookDestination, WebhookSettings } from "./WebhookSettings.ts"
 import { WebhookSettingsRepo } from "./WebhookSettingsRepo.ts"
 import { eventDeliveryId } from "./EventIdentity.ts"
+import { InvoiceChanges } from "../invoices/InvoiceChanges.ts"
 
 export { DeliveryNotFound, InvalidCursor } from "./DeliveryLog.ts"
 export { WebhookConnector, WebhookResolver } from "./WebhookNetwork.ts"
@@ -379,7 +380,7 @@ export class WebhookDispatcher extends Context.Service<WebhookDispatcher, {
    */
   readonly sendTest: (merchantId: string, livemode?: boolean) => Effect.Effect<SendResult>
 }>()("Webhooks/WebhookDispatcher") {
-  static readonly layer = Layer.effect(
+  static readonly layerWithoutDependencies = Layer.effect(
     WebhookDispatcher,
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
@@ -427,6 +428,11 @@ export class WebhookDispatcher extends Context.Service<WebhookDispatcher, {
     })
   ).pipe(Layer.provide([WebhookDeliveryRepo.layer, WebhookSettingsRepo.layer]))
 
+  /** With the repositories, the settings and the system's network (a test swaps the network on `layerWithoutDependencies`). */
+  static readonly layer = WebhookDispatcher.layerWithoutDependencies.pipe(
+    Layer.provide([InvoiceChanges.publishingRepo, RefundsRepo.layer, WebhookSettings.layer, WebhookResolver.system, WebhookConnector.system])
+  )
+
   /**
    * The background dispatcher: fans out and starts attempts whenever events commit (woken by the
    * outbox trigger's NOTIFY on a PostgreSQL server), when attempts have ended and left room, and at
@@ -460,5 +466,5 @@ export class WebhookDispatcher extends Context.Service<WebhookDispatcher, {
       Effect.forever,
       Effect.forkScoped
     )
-  }))
+  })).pipe(Layer.provide(WebhookDispatcher.layer))
 }

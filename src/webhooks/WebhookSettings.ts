@@ -116,5 +116,5 @@ export class WebhookSettings extends Context.Service<WebhookSettings, {
           )
       }
     })
-  ).pipe(Layer.provide(WebhookSettingsRepo.layer))
+  ).pipe(Layer.provide([WebhookSettingsRepo.layer, Secrets.layer]))
 }

@@ -7,6 +7,7 @@ import { text, UuidParam } from "../http/RequestSchemas.ts"
 import { jsonOf } from "../domain/Model.ts"
 import { DeliveryAttempt, DeliveryStatus, DeliveryView } from "./Delivery.ts"
 import { SELECTABLE_WEBHOOK_EVENTS } from "./WebhookEvents.ts"
+import { DatabaseGate } from "../http/DatabaseGate.ts"
 
 const EventName = Schema.Literals(SELECTABLE_WEBHOOK_EVENTS).annotate({ message: `must be one of ${SELECTABLE_WEBHOOK_EVENTS.join(", ")}` })
 
@@ -74,6 +75,7 @@ export const WebhooksGroup = HttpApiGroup.make("webhooks")
     }).annotate(OpenApi.Summary, "Redeliver a webhook")
   )
   .middleware(DashboardAuthentication)
+  .middleware(DatabaseGate)
   .annotate(
     OpenApi.Description,
     "Webhook destination, signing secret (shown once), and the searchable delivery log, once per mode: `livemode=false` selects the test mode's settings and deliveries."

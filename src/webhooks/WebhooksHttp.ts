@@ -1,4 +1,4 @@
-import { Effect } from "effect"
+import { Effect, Layer } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { CurrentMerchant } from "../http/CurrentMerchant.ts"
 import { checkoutApi } from "../http/CheckoutApi.ts"
@@ -45,4 +45,4 @@ export const WebhooksHttpLive = HttpApiBuilder.group(checkoutApi(WebhooksGroup),
           dispatcher.redeliver(merchant.merchantId, params.id).pipe(
             Effect.catchTag("DeliveryNotFound", () => Effect.fail(WebhookErrors.deliveryNotFound()))
           )))
-  }))
+  })).pipe(Layer.provide([WebhookSettings.layer, WebhookDispatcher.layer]))

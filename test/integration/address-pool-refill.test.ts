@@ -22,8 +22,8 @@ const workerWith = (before: Effect.Effect<void>) => {
 const poolAndSettingsWith = (worker: ReturnType<typeof workerWith>) =>
   Effect.gen(function*() {
     // A memo map of its own: the suite's would hand back the application's pool.
-    const pool = BitcoinAddressPool.layer.pipe(Layer.provide(Layer.succeed(PaymentWorker, worker)))
-    const layer = Layer.merge(pool, CheckoutSettingsRepo.layer.pipe(Layer.provide(pool)))
+    const pool = BitcoinAddressPool.layerWithoutDependencies.pipe(Layer.provide(Layer.succeed(PaymentWorker, worker)))
+    const layer = Layer.merge(pool, CheckoutSettingsRepo.layerWithoutDependencies.pipe(Layer.provide(pool)))
     const context = yield* Layer.buildWithMemoMap(layer, yield* Layer.makeMemoMap, yield* Effect.scope)
     return { pool: Context.get(context, BitcoinAddressPool), settings: Context.get(context, CheckoutSettingsRepo) }
   })

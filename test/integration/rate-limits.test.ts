@@ -120,7 +120,7 @@ describe("PostgreSQL rate limiter store", () => {
       yield* limits.api("merchant-y")
     })
     await app.run(program.pipe(
-      Effect.provide(RateLimits.layer.pipe(Layer.provide(RateLimits.store))),
+      Effect.provide(RateLimits.layerWithoutDependencies.pipe(Layer.provide(RateLimits.store))),
       Effect.provide(TestClock.layer())
     ))
   })
@@ -170,7 +170,7 @@ const redisUrl = process.env.REDIS_URL
 describe.skipIf(redisUrl === undefined)("two instances on one Redis", () => {
   it("enforce one limit together", async () => {
     const instance = () =>
-      RateLimits.layer.pipe(
+      RateLimits.layerWithoutDependencies.pipe(
         Layer.provide(redisStore(redisUrl ?? "")),
         Layer.provide(Layer.succeed(AppConfig, { ...parseConfig({ CHECKOUT_ENV: "test" }), redisUrl }))
       )

@@ -377,10 +377,11 @@ export const inMemoryServices = (options: InMemoryOptions = {}) => {
       (settings) =>
         settings.save(IN_MEMORY_MERCHANT, true, { issuedBy: "Test Store", timing: options.timing ?? { mode: "immediate", expiresAfterMinutes: 60 }, methods: IN_MEMORY_METHODS }))
   )
-  return Layer.mergeAll(Invoices.layer, PaymentEvidence.layer, DeadlineSweeper.layer, merchant).pipe(
+  // The real services without the dependencies they bring (`layerWithoutDependencies`): the doubles above stand in.
+  return Layer.mergeAll(Invoices.layerWithoutDependencies, PaymentEvidence.layerWithoutDependencies, DeadlineSweeper.layerWithoutDependencies, merchant).pipe(
     // No refunds in memory: an invalidation has nothing to reject.
     Layer.provideMerge(EvidenceFollowUp.none),
-    Layer.provideMerge(OptionPlanner.layer),
+    Layer.provideMerge(OptionPlanner.layerWithoutDependencies),
     Layer.provideMerge(infrastructure),
     Layer.provideMerge(InMemoryStore.layer)
   )

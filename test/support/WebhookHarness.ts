@@ -74,7 +74,7 @@ export const webhookHarness = (app: TestApp) => {
       const { resolve } = yield* WebhookResolver
       const { connect } = yield* WebhookConnector
       // fresh: the app's own dispatcher is memoised under the same layer
-      return Layer.fresh(WebhookDispatcher.layer).pipe(Layer.provide(Layer.mergeAll(
+      return Layer.fresh(WebhookDispatcher.layerWithoutDependencies).pipe(Layer.provide(Layer.mergeAll(
         Layer.succeed(WebhookResolver, { resolve: network.resolve ?? resolve }),
         Layer.succeed(WebhookConnector, { connect: network.connect ?? connect }),
         Layer.succeed(AppConfig, { ...config, webhookAllowLoopback: network.allowLoopback ?? config.webhookAllowLoopback })

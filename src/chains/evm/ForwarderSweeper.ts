@@ -2,6 +2,7 @@ import { Context, Duration, Effect, Layer } from "effect"
 import { AppConfig } from "../../config/AppConfig.ts"
 import { EVM_NETWORKS, type EvmNetwork } from "../../payments/Networks.ts"
 import { RailSettingsService } from "../../payments/RailSettings.ts"
+import { ForwarderSweepRepo } from "./ForwarderSweepRepo.ts"
 
 export interface SweepReport {
   readonly network: string
@@ -37,7 +38,7 @@ export class ForwarderSweeper extends Context.Service<ForwarderSweeper, {
       const { makeForwarderSweeper } = yield* Effect.promise(() => import("./ForwarderSweeperLive.ts"))
       return yield* makeForwarderSweeper
     })
-  )
+  ).pipe(Layer.provide([RailSettingsService.layer, ForwarderSweepRepo.layer]))
 
   /** The background loop of each network that has a watcher, a factory and the relayer key. */
   static readonly worker = Layer.effectDiscard(Effect.gen(function*() {
@@ -51,5 +52,5 @@ export class ForwarderSweeper extends Context.Service<ForwarderSweeper, {
         Effect.forkScoped
       )
     }
-  }))
+  })).pipe(Layer.provide(ForwarderSweeper.layer))
 }

@@ -1,7 +1,7 @@
 import { Context, Effect, Layer } from "effect"
 import type { AppConfig } from "../../config/AppConfig.ts"
 import type { InvalidRequest, InvoiceNotFound, SolanaPaymentNotPayable, SolanaPreparationUnavailable } from "../../domain/Errors.ts"
-import type { Invoices } from "../../invoices/Invoices.ts"
+import { Invoices } from "../../invoices/Invoices.ts"
 import type { PreparedSolanaPayment } from "./SolanaPreparation.ts"
 import { SolanaRpc } from "./SolanaRpc.ts"
 
@@ -35,5 +35,5 @@ export class SolanaPrepare extends Context.Service<SolanaPrepare, {
       if (client !== undefined) yield* loaded
       return { prepare: (invoiceId, request) => Effect.flatMap(loaded, ({ prepare }) => prepare(invoiceId, request)) }
     })
-  )
+  ).pipe(Layer.provide([SolanaRpc.layer, Invoices.layer]))
 }

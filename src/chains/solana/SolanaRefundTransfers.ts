@@ -32,4 +32,4 @@ export const SolanaRefundTransfersLive = Layer.effect(
       })
     }
   })
-)
+).pipe(Layer.provide(SolanaRpc.layer))
