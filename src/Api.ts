@@ -4,7 +4,7 @@ import { AuthGroup, KeysGroup } from "./accounts/AccountsApi.ts"
 import { DashboardInvoicesGroup } from "./dashboard/DashboardInvoicesApi.ts"
 import { DevSimulatorGroup } from "./chains/DevSimulatorApi.ts"
 import { MerchantGroup } from "./invoices/InvoicesApi.ts"
-import { TestHelpersGroup } from "../contract/TestHelpersApi.ts"
+import { TestHelpersGroup } from "./testmode/TestHelpersApi.ts"
 import { PublicGroup } from "./pay/PublicApi.ts"
 import { CheckoutSettingsGroup } from "./payments/CheckoutSettingsApi.ts"
 import { UnmatchedDepositsGroup } from "./deposits/UnmatchedDepositsApi.ts"
@@ -46,6 +46,7 @@ export const Api = documented(checkoutApi(
 /** The API a production process serves: the development simulator's group is not mounted at all (issue #54 item 3). */
 export const ProductionApi = documented(checkoutApi(
   MerchantGroup,
+  TestHelpersGroup,
   PublicGroup,
   AuthGroup,
   KeysGroup,

@@ -1,6 +1,6 @@
 import { Clock, Effect, Layer } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
-import { TestHelpersGroup } from "../../contract/TestHelpersApi.ts"
+import { TestHelpersGroup } from "./TestHelpersApi.ts"
 import { AppConfig } from "../config/AppConfig.ts"
 import { merchantInvoiceView, paymentView } from "../domain/InvoiceViews.ts"
 import { BadRequest, Conflict, Forbidden, NotFound } from "../http/ApiErrors.ts"
