@@ -229,7 +229,7 @@ describe.skipIf(!available)("the merchant dashboard", () => {
     await page.getByRole("button", { name: "Send a test event" }).click()
     await page.getByText(/^Test event delivered: HTTP 200 in \d+ ms$/).waitFor()
     const test = receiver.received("/hooks").at(-1)!
-    expect(JSON.parse(test.body)).toEqual({ event: "webhook_test", invoice: null })
+    expect(JSON.parse(test.body)).toEqual({ event: "webhook_test", livemode: true, invoice: null })
     expect(verifyWebhookSignature(test.body, test.headers["x-checkout-signature"] as string, secret)).toBe(true)
     const receivedBefore = receiver.received("/hooks").length
     const second = await publicRequest(app.baseUrl, "/api/checkout/invoices", json("POST", { amountUsd: 3, productName: "Spoon" }, { "x-api-key": rawKey }))
