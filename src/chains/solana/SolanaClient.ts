@@ -2,7 +2,7 @@ import { Connection } from "@solana/web3.js"
 import { Clock, Duration, Effect } from "effect"
 import { ChainRpcError } from "../ChainSource.ts"
 import { makeEndpointPool } from "../EndpointPool.ts"
-import { readOrder, retryAfterMillis } from "../EndpointSelection.ts"
+import { isRefused, isUsable, readOrder, retryAfterMillis } from "../EndpointSelection.ts"
 import { COMMITMENT, NETWORK, type SolanaClient } from "./SolanaCluster.ts"
 
 const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error)).split("\n")[0].slice(0, 300)
@@ -66,6 +66,11 @@ export const makeSolanaClient = (options: {
     callAt: (method, run) => Effect.map(pool.runAt((endpoint) => endpoint.call(method, run, options.timeoutMs)), ({ index, value }) => ({ reporter: index, value })),
     several: endpoints.length > 1,
     otherEndpoint: Effect.map(Clock.currentTimeMillis, (now) => readOrder(pool.states(), now, options.maxLag).find((index) => index !== pool.inUse())),
+    standing: Effect.map(Clock.currentTimeMillis,
+      (now) =>
+        pool.states().map((state, index, states) =>
+          isRefused(state, now) || state.disagreesAt !== undefined ? "out" : isUsable(states, index, now, options.maxLag) ? "usable" : "unfit"
+        )),
     callOn: (index, method, run) => Effect.map(pool.askAll([index], (endpoint) => endpoint.call(method, run, options.timeoutMs)), (answers) => answers[0]?.value),
     corroborate: (reporter, signature, ask, corroborateOptions) =>
       pool.corroborate(reporter, signature, (endpoint, state) => ask((method, run) => endpoint.call(method, run, options.timeoutMs), state.head), corroborateOptions),

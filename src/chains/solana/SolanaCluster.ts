@@ -32,6 +32,8 @@ export interface SolanaClient {
   readonly callAt: <A>(method: string, run: (connection: Connection) => Promise<A>) => Effect.Effect<{ readonly reporter: number; readonly value: A }, ChainRpcError>
   /** A usable endpoint other than the one reads go to (the depth re-read's), undefined when there is none. */
   readonly otherEndpoint: Effect.Effect<number | undefined>
+  /** Each endpoint now: "out" while marked `disagreeing` (quarantined), "usable" when reads may go to it, else "unfit" (failing, lagging). */
+  readonly standing: Effect.Effect<ReadonlyArray<"out" | "usable" | "unfit">>
   /** One call on endpoint `index` only: its answer, or undefined when it failed (the failure is recorded). */
   readonly callOn: <A>(index: number, method: string, run: (connection: Connection) => Promise<A>) => Effect.Effect<A | undefined>
   /** Whether several endpoints are configured: what one reports is then corroborated by another. */

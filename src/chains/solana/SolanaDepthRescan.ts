@@ -13,7 +13,7 @@ const SIGNATURE_PAGE = 1_000
  * The signatures of the account's successful transactions in (from, to], oldest first, as endpoint
  * `other` lists them, less those already recorded; undefined when it did not answer.
  */
-const missedSignatures = (context: SolanaWatcherContext, other: number, account: PublicKey, from: number, to: number) =>
+export const missedSignatures = (context: SolanaWatcherContext, other: number, account: PublicKey, from: number, to: number) =>
   Effect.gen(function*() {
     const page = yield* context.client.callOn(other, "getSignaturesForAddress", (connection) => connection.getSignaturesForAddress(account, { limit: SIGNATURE_PAGE }, COMMITMENT))
     if (page === undefined) return undefined
@@ -28,7 +28,7 @@ const missedSignatures = (context: SolanaWatcherContext, other: number, account:
  * them once corroborated (a dispute or no other answer: at 0 confirmations). The slot read up to:
  * below the first refused or disputed one, or one the endpoint cannot show, so it is read again.
  */
-const recordMissed = (context: SolanaWatcherContext, other: number, target: Target, missed: ReadonlyArray<ConfirmedSignatureInfo>, to: number, headSlot: number) =>
+export const recordMissed = (context: SolanaWatcherContext, other: number, target: Target, missed: ReadonlyArray<ConfirmedSignatureInfo>, to: number, headSlot: number) =>
   Effect.gen(function*() {
     const { client, references } = context
     const transactions = missed.length === 0 ?

@@ -6,6 +6,7 @@ import { identityOf, makeRecheck } from "../WatcherRecheck.ts"
 import { confirm } from "./SolanaConfirm.ts"
 import { recheckReceipt } from "./SolanaCorroboration.ts"
 import { makeSolanaDepthRescan } from "./SolanaDepthRescan.ts"
+import { makeSolanaQuarantineReread } from "./SolanaQuarantineReread.ts"
 import { type ScanCounts, scanAccount, targets } from "./SolanaScan.ts"
 import { blockTimeOf, makeSolanaWatcherContext, slotRef, type SolanaWatcherContext, type SolanaWatcherOptions } from "./SolanaWatcherContext.ts"
 
@@ -22,7 +23,8 @@ export type { SolanaWatcherOptions } from "./SolanaWatcherContext.ts"
  * the slot distance to the current slot at `confirmed` commitment, plus one; evidence that no longer
  * has a signature status is invalidated. Everything goes through PaymentEvidence, the one entry point.
  * Refund addresses' token accounts are read the same way, for the refunds' references (SolanaRefunds).
- * With several endpoints, the accounts are read again from another endpoint at depth (SolanaDepthRescan).
+ * With several endpoints, the accounts are read again from another endpoint at depth (SolanaDepthRescan)
+ * and from a quarantined one when it returns (SolanaQuarantineReread).
  */
 export const makeSolanaWatcher = (options: SolanaWatcherOptions) =>
   Effect.gen(function*() {
@@ -39,7 +41,8 @@ export const makeSolanaWatcher = (options: SolanaWatcherOptions) =>
       invalidateRefund: context.refunds.invalidateTransaction
     }, options.waitingWarningMs)
     const rescanAtDepth = makeSolanaDepthRescan(context, options.rescanDepth ?? DEFAULT_RESCAN_DEPTH)
-    const poll = pollOnce(context, recheck, rescanAtDepth).pipe(Effect.ensuring(publishEndpoints), Effect.withSpan("SolanaWatcher.poll"))
+    const reread = makeSolanaQuarantineReread(context)
+    const poll = pollOnce(context, recheck, rescanAtDepth, reread).pipe(Effect.ensuring(publishEndpoints), Effect.withSpan("SolanaWatcher.poll"))
     const watcher: ChainWatcher = { network: NETWORK, poll }
     return watcher
   })
@@ -104,7 +107,12 @@ const saveHead = (context: SolanaWatcherContext, headSlot: number, headTime: Dat
 }
 
 /** One poll: refunds' confirmations, the accounts' new transactions, evidence's confirmations, reorg settlement, progress. */
-const pollOnce = (context: SolanaWatcherContext, recheck: ReturnType<typeof makeRecheck>, rescanAtDepth: ReturnType<typeof makeSolanaDepthRescan>) =>
+const pollOnce = (
+  context: SolanaWatcherContext,
+  recheck: ReturnType<typeof makeRecheck>,
+  rescanAtDepth: ReturnType<typeof makeSolanaDepthRescan>,
+  reread: ReturnType<typeof makeSolanaQuarantineReread>
+) =>
   Effect.gen(function*() {
     const { client, refunds } = context
     const headSlot = yield* client.slot
@@ -118,8 +126,11 @@ const pollOnce = (context: SolanaWatcherContext, recheck: ReturnType<typeof make
     const refundsConfirmed = yield* refunds.confirm(headSlot, waiting)
     const watchedRefunds = yield* refunds.watched
     yield* rescanDroppedRefunds(context, refundsConfirmed.dropped, watchedRefunds, headSlot, notBefore, counts)
+    const watchedTargets = targets(context, watchedRefunds)
+    yield* reread.note(watchedTargets)
     yield* scanTargets(context, watchedRefunds, headSlot, notBefore, counts)
-    counts.evidence += yield* rescanAtDepth(targets(context, watchedRefunds), headSlot)
+    counts.evidence += yield* rescanAtDepth(watchedTargets, headSlot)
+    counts.evidence += yield* reread.readReturning(watchedTargets, headSlot)
     const rechecked = yield* recheck
     const confirmed = yield* confirm(context, headSlot, rechecked.still)
     const invalidated = confirmed.invalidated + rechecked.invalidated
