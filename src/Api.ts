@@ -25,14 +25,9 @@ const documented = <Groups extends HttpApiGroup.Constraint>(api: HttpApi.HttpApi
     .annotate(OpenApi.License, { name: "Proprietary", identifier: "LicenseRef-Proprietary" })
     .annotate(OpenApi.Transform, (spec) => withWebhooks(documentOpenApi(spec), OpenApi.fromApi(WebhookEventsApi)))
 
-export const Api = documented(checkoutApi(
-  MerchantGroup,
-  TestHelpersGroup,
-  PublicGroup,
-  AuthGroup,
-  KeysGroup,
-  DashboardInvoicesGroup,
-  DevSimulatorGroup,
+/** The groups before and after the development simulator's, in the OpenAPI document's order. */
+const leadingGroups = [MerchantGroup, TestHelpersGroup, PublicGroup, AuthGroup, KeysGroup, DashboardInvoicesGroup] as const
+const trailingGroups = [
   CheckoutSettingsGroup,
   WebhooksGroup,
   HealthGroup,
@@ -41,24 +36,11 @@ export const Api = documented(checkoutApi(
   SweepsGroup,
   PublicRefundsGroup,
   DashboardRefundsGroup
-))
+] as const
+
+export const Api = documented(checkoutApi(...leadingGroups, DevSimulatorGroup, ...trailingGroups))
 
 /** The API a production process serves: the development simulator's group is not mounted at all (issue #54 item 3). */
-export const ProductionApi = documented(checkoutApi(
-  MerchantGroup,
-  TestHelpersGroup,
-  PublicGroup,
-  AuthGroup,
-  KeysGroup,
-  DashboardInvoicesGroup,
-  CheckoutSettingsGroup,
-  WebhooksGroup,
-  HealthGroup,
-  ChainWatchersGroup,
-  UnmatchedDepositsGroup,
-  SweepsGroup,
-  PublicRefundsGroup,
-  DashboardRefundsGroup
-))
+export const ProductionApi = documented(checkoutApi(...leadingGroups, ...trailingGroups))
 
 export { TooManyRequests }
