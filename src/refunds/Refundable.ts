@@ -43,17 +43,9 @@ export interface CountedRefund {
  */
 export const isCandidate = (refund: CountedRefund): boolean => refund.status === "requested" && (refund.chosenAt ?? null) === null
 
-/** What the option's refunds claim: every one that is not rejected, the side-by-side candidates once (the largest). */
-const claimOf = (refunds: ReadonlyArray<CountedRefund>): { readonly settled: bigint; readonly candidates: bigint } => {
-  let settled = 0n
-  let candidates = 0n
-  for (const refund of refunds) {
-    if (refund.status === "rejected") continue
-    if (isCandidate(refund)) candidates = refund.amountAtomic > candidates ? refund.amountAtomic : candidates
-    else settled += refund.amountAtomic
-  }
-  return { settled, candidates }
-}
+/** What the option's refunds claim beside the pending candidates: every one that is neither rejected nor a candidate. */
+const settledClaim = (refunds: ReadonlyArray<CountedRefund>): bigint =>
+  refunds.reduce((sum, refund) => refund.status === "rejected" || isCandidate(refund) ? sum : sum + refund.amountAtomic, 0n)
 
 export interface Refundable {
   readonly paymentOptionId: string
@@ -115,7 +107,7 @@ export const refundable = (
     remainingMicros -= keptUsd
     const keptShare = invoice.amountMicros > 0n ? ceilDiv(keptUsd * option.quotedAtomic, invoice.amountMicros) : 0n
     const keptAtomic = keptShare < receivedAtomic ? keptShare : receivedAtomic
-    const claimedAtomic = claimOf(refunds.filter((refund) => refund.paymentOptionId === option.id)).settled
+    const claimedAtomic = settledClaim(refunds.filter((refund) => refund.paymentOptionId === option.id))
     const left = receivedAtomic - keptAtomic - claimedAtomic
     return { paymentOptionId: option.id, receivedAtomic, keptAtomic, claimedAtomic, refundableAtomic: left > 0n ? left : 0n, reason }
   })
@@ -138,16 +130,17 @@ export const refundsToReject = <R extends CountedRefund & { readonly requestedAt
   const optionIds = new Set(refunds.map((refund) => refund.paymentOptionId))
   for (const optionId of optionIds) {
     const allowed = byOption.get(optionId) ?? 0n
-    const standing = refunds.filter((refund) => refund.paymentOptionId === optionId && refund.status !== "rejected")
-    let claimed = claimOf(standing).settled
-    const requested = standing.filter((refund) => refund.status === "requested" && !isCandidate(refund))
+    // Rejected refunds claim nothing and are neither requested nor candidates: no need to leave them out here.
+    const own = refunds.filter((refund) => refund.paymentOptionId === optionId)
+    let claimed = settledClaim(own)
+    const requested = own.filter((refund) => refund.status === "requested" && !isCandidate(refund))
       .sort((a, b) => b.requestedAt.getTime() - a.requestedAt.getTime())
     for (const refund of requested) {
       if (claimed <= allowed) break
       rejected.push(refund)
       claimed -= refund.amountAtomic
     }
-    rejected.push(...standing.filter((refund) => isCandidate(refund) && claimed + refund.amountAtomic > allowed))
+    rejected.push(...own.filter((refund) => isCandidate(refund) && claimed + refund.amountAtomic > allowed))
   }
   return rejected
 }

@@ -153,6 +153,12 @@ describe("what one observation does (EvidenceDecision)", () => {
     expect(wallet).toMatchObject({ write: { sweepPending: false } })
   })
 
+  it("keeps the payer's address the watcher read (refunds go back to it), and null when it read none", () => {
+    const withPayer = decideObservation(state(), { ...observed, payerAddress: "0xpayer" }, at)
+    expect(withPayer).toMatchObject({ _tag: "Write", write: { _tag: "InsertPayment", payerAddress: "0xpayer" } })
+    expect(first.write).toMatchObject({ payerAddress: null })
+  })
+
   it("the same network, transaction and output is the same payment; another output or transaction is a new one", () => {
     expect(decideObservation(state([known]), observed, at)).toMatchObject({ _tag: "Unchanged" })
     expect(decideObservation(state([known]), { ...observed, outputIndex: 2 }, at)).toMatchObject({ _tag: "Write", isNew: true })

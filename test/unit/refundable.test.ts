@@ -309,6 +309,17 @@ describe("refundsToReject: requested refunds that no longer fit after the eviden
     expect(refundsToReject(invoiceOf(CONFIRMED), [A], overpaid, [refund(A, 5_000_000n, "sent"), ...side])).toEqual(side)
   })
 
+  it("each side-by-side candidate is judged on its own amount, in either order (issue #52)", () => {
+    // 20 USD refundable on A: a 25 candidate no longer fits, a 15 one does.
+    const small = candidate(A, 15_000_000n, 1)
+    const large = candidate(A, 25_000_000n, 2)
+    expect(refundsToReject(invoiceOf(CONFIRMED), [A], overpaid, [small, large])).toEqual([large])
+    expect(refundsToReject(invoiceOf(CONFIRMED), [A], overpaid, [large, small])).toEqual([large])
+    // A rejected refund claims nothing: beside it, the candidates are judged the same way.
+    const rejectedOne = refund(A, 20_000_000n, "rejected")
+    expect(refundsToReject(invoiceOf(CONFIRMED), [A], overpaid, [rejectedOne, small, large])).toEqual([large])
+  })
+
   it("returns the refunds themselves", () => {
     const requested = refund(A, 20_000_000n, "requested")
     expect(refundsToReject(invoiceOf(CONFIRMED), [A], reorged, [requested])).toEqual([requested])
@@ -338,6 +349,9 @@ describe("requestable: what the payer can ask for now", () => {
     // Chosen, or every candidate rejected: closed to requests.
     expect(ids([candidate(C, 20_000_000n, 1), refund(C, 20_000_000n, "requested", 2)])).toEqual([["opt-b", 50_000n]])
     expect(ids([{ ...candidate(C, 20_000_000n), status: "rejected" as const }])).toEqual([["opt-b", 50_000n]])
+    // One candidate rejected, another still pending: the option stays open.
+    expect(ids([{ ...candidate(C, 20_000_000n, 1), status: "rejected" as const }, candidate(C, 20_000_000n, 2)]))
+      .toEqual([["opt-c", 20_000_000n], ["opt-b", 50_000n]])
   })
 
   it("the entries are refundable's, with the refunds deducted", () => {
