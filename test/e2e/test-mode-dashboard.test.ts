@@ -107,7 +107,8 @@ describe.skipIf(!existsSync(CHROMIUM))("the dashboard's test data switch", () =>
 
     // Switched to test data: test is preselected.
     await modeSwitch(page).check()
-    await page.getByRole("heading", { name: "API keys" }).waitFor()
+    // The view is drawn again (the old one is there meanwhile, with "live" chosen).
+    await page.waitForFunction(() => document.querySelector<HTMLSelectElement>("select[name='mode']")?.value === "test")
     expect(await modeSelect.inputValue()).toBe("test")
     await page.getByLabel("Label").fill("Staging shop")
     await page.getByRole("button", { name: "Create API key" }).click()
