@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { CheckoutError, createCheckoutClient } from "../../sdk/src/index.ts"
 import { verifyWebhookSignature } from "../../src/webhooks/Signature.ts"
 import { WebhookDispatcher } from "../../src/webhooks/WebhookDispatcher.ts"
-import { startTestApp, type TestApp, type TestMerchant } from "../support/TestApp.ts"
+import { publicRequest, startTestApp, type TestApp, type TestMerchant } from "../support/TestApp.ts"
 import { stablecoinOption, testKeyOf, withKey } from "../support/TestMode.ts"
 import { newPath } from "../support/WebhookHarness.ts"
 import { startWebhookReceiver, type WebhookReceiver } from "../support/WebhookReceiver.ts"
@@ -211,6 +211,9 @@ describe("test helpers", () => {
       expect(await merchant.dashboard(helper(test.id, action), { body }), action).toMatchObject(needsTestKey)
       expect(await merchant.api(helper(live.id, action), { body }), action).toMatchObject(needsTestKey)
     }
+    // The dashboard's own session, by its cookie (with the CSRF header), is no test key either.
+    const cookieSession = { cookie: `checkout_session=${merchant.sessionToken}`, "x-csrf-token": merchant.csrfToken, "content-type": "application/json" }
+    expect(await publicRequest(app.baseUrl, helper(test.id, "expire"), { method: "POST", headers: cookieSession, body: "{}" })).toMatchObject(needsTestKey)
     // Refused before the body is read: a bad body from a live key or a session is 403 too, never 400.
     for (const action of ["pay", "confirm", "reorg", "expire"]) {
       expect(await merchant.api(helper(test.id, action), { body: { nonsense: true } }), action).toMatchObject(needsTestKey)
