@@ -1,7 +1,8 @@
 import { Schema } from "effect"
-import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
+import { HttpApiEndpoint, HttpApiGroup, HttpApiMiddleware, OpenApi } from "effect/http-api"
 import { BadRequest, Conflict, Forbidden, NotFound } from "./ApiErrors.ts"
 import { MerchantAuthentication } from "./Authentication.ts"
+import type { CurrentMerchant } from "./CurrentMerchant.ts"
 import { InvoiceView, PaymentView } from "./InvoiceResponses.ts"
 import { InvoiceIdParams, integerBetween, text, VoidBody } from "./RequestSchemas.ts"
 
@@ -27,6 +28,12 @@ export const TestConfirmBody = Schema.Struct({
 }).annotate({ message: "must be a JSON object" })
 
 export const TestReorgBody = Schema.Struct({ transactionHash: TransactionHash.annotateKey(required) }).annotate({ message: "must be a JSON object" })
+
+/**
+ * Refuses anything but a test key with 403 `Test helpers need a test API key`, after authentication
+ * and before the body is read: a live key or a session gets that answer whatever it sends.
+ */
+export class TestKeyOnly extends HttpApiMiddleware.Service<TestKeyOnly, { requires: CurrentMerchant }>()("Http/TestKeyOnly", { error: Forbidden }) {}
 
 const TEST_KEY_ONLY = "Test API key (svc_test_…) only: a live key or a session gets 403 `Test helpers need a test API key`, a live invoice 404."
 
@@ -69,5 +76,7 @@ export const TestHelpersGroup = HttpApiGroup.make("testHelpers")
       `Moves the payable deadline to now: an unpaid or partly paid invoice expires (a partly paid one opens its partial_payment exception); a paid one keeps its status. ${TEST_KEY_ONLY}`
     )
   )
+  // Declared first, so that it runs inside the authentication that provides CurrentMerchant.
+  .middleware(TestKeyOnly)
   .middleware(MerchantAuthentication)
   .annotate(OpenApi.Description, "Test helpers: drive a test invoice through its life with a test API key (X-Api-Key: svc_test_…).")

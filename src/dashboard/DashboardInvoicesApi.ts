@@ -39,8 +39,12 @@ const CloseActions = Schema.Array(ExceptionCloseAction).annotate({
   description: "The close actions the service accepts for this invoice's open exception now (none without one)"
 })
 
-/** An invoice of the dashboard's list: the summary, and the actions that close its exception. */
-export const DashboardInvoiceSummary = Schema.Struct({ ...InvoiceSummaryView.fields, closeActions: CloseActions })
+/** An invoice of the dashboard's list: the summary, its mode (issue #55: every answer carrying an invoice has it), and the actions that close its exception. */
+export const DashboardInvoiceSummary = Schema.Struct({
+  ...InvoiceSummaryView.fields,
+  livemode: Schema.Boolean.annotate({ description: "false for a test invoice (created with a test API key): listed only with livemode=false" }),
+  closeActions: CloseActions
+})
 
 /** The landing view's figures: invoices by status, USD received per UTC day (30 days, oldest first), open exceptions, refunds to pay. */
 export const OverviewView = Schema.Struct({

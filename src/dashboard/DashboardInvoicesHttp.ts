@@ -93,12 +93,17 @@ export const DashboardInvoicesHttpLive = HttpApiBuilder.group(checkoutApi(Dashbo
       .handle("list", ({ query }) =>
         Effect.gen(function*() {
           const merchant = yield* CurrentMerchant
+          const filters = filtersOf(query)
           return yield* listInvoices(merchant.merchantId, {
-            ...filtersOf(query),
+            ...filters,
             cursor: query.cursor,
             limit: query.limit === undefined ? 50 : Number(query.limit)
           }).pipe(
-            Effect.map((page) => ({ ...page, invoices: page.invoices.map((invoice) => ({ ...invoice, closeActions: closeActionsAccepted(invoice) })) })),
+            // The list holds the mode asked for only (InvoiceListRepo filters on it), so each invoice's livemode is that mode.
+            Effect.map((page) => ({
+              ...page,
+              invoices: page.invoices.map((invoice) => ({ ...invoice, livemode: filters.livemode, closeActions: closeActionsAccepted(invoice) }))
+            })),
             Effect.provideService(SqlClient.SqlClient, sql),
             Effect.catchTag("InvalidInvoiceCursor", () => Effect.fail(RequestErrors.invalidCursor()))
           )

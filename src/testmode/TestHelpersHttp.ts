@@ -1,6 +1,7 @@
 import { Clock, Effect, Layer } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { TestHelpersGroup } from "./TestHelpersApi.ts"
+import { TestKeyOnly } from "../../contract/TestHelpersApi.ts"
 import { AppConfig } from "../config/AppConfig.ts"
 import { merchantInvoiceView, paymentView } from "../domain/InvoiceViews.ts"
 import { BadRequest, Conflict, Forbidden, NotFound } from "../http/ApiErrors.ts"
@@ -40,9 +41,15 @@ export const toHelperHttpError = (error: TestHelperError) => {
   }
 }
 
-/** A test key's scope: its merchant's test invoices (a live invoice is 404). Anything but a test key is refused with 403. */
+const isTestKey = (merchant: CurrentMerchant["Service"]) => merchant.via === "api_key" && !merchant.livemode
+
+/** The helpers' gate (TestKeyOnly): anything but a test key is refused with 403 before its body is read. */
+export const TestKeyOnlyLive = Layer.succeed(TestKeyOnly,
+  (httpEffect) => Effect.andThen(Effect.flatMap(CurrentMerchant, (merchant) => isTestKey(merchant) ? Effect.void : Effect.fail(TestHelperErrors.needsTestKey())), httpEffect))
+
+/** A test key's scope: its merchant's test invoices (a live invoice is 404). Anything but a test key is refused with 403 (again: TestKeyOnly did first). */
 const testScope = Effect.flatMap(CurrentMerchant, (merchant): Effect.Effect<HelperScope, Forbidden> =>
-  merchant.via === "api_key" && !merchant.livemode
+  isTestKey(merchant)
     ? Effect.succeed({ merchantId: merchant.merchantId, livemode: false })
     : Effect.fail(TestHelperErrors.needsTestKey()))
 
@@ -66,4 +73,4 @@ export const TestHelpersHttpLive = HttpApiBuilder.group(checkoutApi(TestHelpersG
             Effect.flatMap((parts) => Effect.map(now, (at) => merchantInvoiceView(parts, publicUrl, at)))
           )))
   }))
-  .pipe(Layer.provide(TestHelpers.layer))
+  .pipe(Layer.provide([TestHelpers.layer, TestKeyOnlyLive]))

@@ -1,11 +1,10 @@
 import { existsSync } from "node:fs"
-import { Effect } from "effect"
-import { SqlClient } from "effect/sql"
 import type { Browser, Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { STRINGS } from "../../src/pay/Strings.ts"
 import { axeViolations } from "../support/AxeCheck.ts"
 import { publicRequest, startTestApp, type TestApp, type TestMerchant } from "../support/TestApp.ts"
+import { testKeyOf } from "../support/TestMode.ts"
 
 // Issue #55 item 6: the payer page of a test invoice says it is a test, and "Simulate payment"
 // (full or partial) pays it through a public endpoint that exists only for test invoices.
@@ -19,13 +18,16 @@ let app: TestApp
 let browser: Browser
 let merchant: TestMerchant
 
-/** An invoice; a test one is made by marking it so in the database (test keys are another branch's). */
+let testKey: Awaited<ReturnType<typeof testKeyOf>> | undefined
+
+/** An invoice of the merchant, made with its live key or with its test key (one, made at first use). */
 const newInvoice = async (mode: "live" | "test") => {
-  const created = await merchant.api("/api/checkout/invoices", { body: { amountUsd: 20, productName: "Tea set" } })
+  const body = { amountUsd: 20, productName: "Tea set" }
+  testKey ??= await testKeyOf(app, merchant)
+  const created = mode === "live" ? await merchant.api("/api/checkout/invoices", { body }) : await testKey.api("/api/checkout/invoices", { body })
   expect(created.status).toBe(201)
-  const id = created.body.id as string
-  if (mode === "test") await app.run(Effect.flatMap(SqlClient.SqlClient, (sql) => sql`UPDATE invoices SET livemode = false WHERE id = ${id}`))
-  return id
+  expect(created.body.livemode).toBe(mode === "live")
+  return created.body.id as string
 }
 
 const simulate = (id: string, body: Record<string, unknown>) =>

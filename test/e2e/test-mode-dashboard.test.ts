@@ -1,14 +1,13 @@
 import { existsSync } from "node:fs"
 import type { Browser, Page } from "playwright-core"
-import { Effect } from "effect"
-import { SqlClient } from "effect/sql"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { axeViolations } from "../support/AxeCheck.ts"
-import { startTestApp, type TestApp, type TestMerchant } from "../support/TestApp.ts"
+import { publicRequest, startTestApp, type TestApp, type TestMerchant } from "../support/TestApp.ts"
+import { testKeyOf } from "../support/TestMode.ts"
 import { signedInPage, SIZES, type Size } from "./DashboardScenes.ts"
 
 // Issue #55: the dashboard's switch "Viewing test data" and the banner that says so in words,
-// kept across views and reloads, in Chromium, with axe.
+// kept across views and reloads, and the keys view's test keys, in Chromium, with axe.
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium"
 
@@ -16,10 +15,12 @@ let app: TestApp
 let browser: Browser
 let merchant: TestMerchant
 
+/** An invoice made with the merchant's live key, or with a test key (a test invoice). */
 const create = async (merchantReference: string, livemode: boolean) => {
-  const created = await merchant.api("/api/checkout/invoices", { body: { amountUsd: 10, merchantReference, productName: merchantReference } })
+  const body = { amountUsd: 10, merchantReference, productName: merchantReference }
+  const created = livemode ? await merchant.api("/api/checkout/invoices", { body }) : await (await testKeyOf(app, merchant)).api("/api/checkout/invoices", { body })
   expect(created.status).toBe(201)
-  if (!livemode) await app.run(Effect.orDie(Effect.flatMap(SqlClient.SqlClient, (sql) => sql`UPDATE invoices SET livemode = false WHERE id = ${created.body.id}`)))
+  expect(created.body.livemode).toBe(livemode)
   return created.body.id as string
 }
 
@@ -84,6 +85,69 @@ describe.skipIf(!existsSync(CHROMIUM))("the dashboard's test data switch", () =>
     expect(await invoiceRows(page)).toEqual([live])
     expect(await banner(page).isVisible()).toBe(false)
     expect(problems).toEqual([])
+    await context.close()
+  })
+
+  it("creates a test key in the keys view, listed with mode Test and prefix svc_test_, within the test keys' own limit of 3", async () => {
+    const keyMerchant = await app.createMerchant()
+    const { context, page, problems } = await signedInPage(browser, app, keyMerchant, "desktop")
+    const modeSelect = page.getByRole("combobox", { name: /^Mode/ })
+    const rows = () =>
+      page.locator("tr[data-key]").evaluateAll((found) =>
+        found.map((row) => [
+          row.querySelector("td[data-label='Mode']")!.textContent,
+          row.querySelector("td.title")!.textContent!.slice(0, 9)
+        ])
+      )
+    await page.goto(`${app.baseUrl}/dashboard#/keys`)
+    await page.getByRole("heading", { name: "API keys" }).waitFor()
+    await page.getByText("Live and test keys each have their own limit of 3 active keys").waitFor()
+    // Live data shown: a new key is live unless test is picked; the fixture's own key is listed as Live.
+    expect(await modeSelect.inputValue()).toBe("live")
+    expect(await rows()).toEqual([["Live", "svc_live_"]])
+
+    // Switched to test data: test is preselected.
+    await modeSwitch(page).check()
+    // The view is drawn again (the old one is there meanwhile, with "live" chosen).
+    await page.waitForFunction(() => document.querySelector<HTMLSelectElement>("select[name='mode']")?.value === "test")
+    expect(await modeSelect.inputValue()).toBe("test")
+    await page.getByLabel("Label").fill("Staging shop")
+    await page.getByRole("button", { name: "Create API key" }).click()
+    const rawKey = (await page.locator("#new-key").textContent())!
+    expect(rawKey).toMatch(/^svc_test_/)
+    await page.getByText("Your new test key").waitFor()
+    const testRow = page.locator("tr[data-key]").filter({ hasText: "Staging shop" })
+    expect(await testRow.locator("td[data-label='Mode']").textContent()).toBe("Test")
+    expect(await testRow.locator("td.title").textContent()).toBe(`${rawKey.slice(0, 12)}…`)
+    expect(await axeViolations(page)).toEqual([])
+
+    // The key works, and makes test invoices.
+    const created = await publicRequest(app.baseUrl, "/api/checkout/invoices", {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-api-key": rawKey },
+      body: JSON.stringify({ amountUsd: 5 })
+    })
+    expect(created.status).toBe(201)
+    expect(created.body.livemode).toBe(false)
+
+    // Two more test keys, then the fourth is refused with the test keys' own message; a live key can still be made.
+    for (const label of ["Test 2", "Test 3"]) {
+      await page.getByLabel("Label").fill(label)
+      await page.getByRole("button", { name: "Create API key" }).click()
+      await page.locator("tr[data-key]").filter({ hasText: label }).waitFor()
+    }
+    await page.getByLabel("Label").fill("Test 4")
+    await page.getByRole("button", { name: "Create API key" }).click()
+    await page.getByRole("alert").filter({ hasText: "At most 3 active test API keys" }).waitFor()
+    await modeSelect.selectOption("live")
+    await page.getByLabel("Label").fill("Second live")
+    await page.getByRole("button", { name: "Create API key" }).click()
+    await page.getByText("Your new live key").waitFor()
+    expect(await page.locator("#new-key").textContent()).toMatch(/^svc_live_/)
+    expect((await rows()).map(([mode]) => mode).sort()).toEqual(["Live", "Live", "Test", "Test", "Test"])
+    expect(await axeViolations(page)).toEqual([])
+    // The refused fourth test key is the one failed request (the browser logs it).
+    expect(problems).toEqual(["console: Failed to load resource: the server responded with a status of 409 (Conflict)"])
     await context.close()
   })
 

@@ -126,6 +126,10 @@ describe("the dashboard keeps live and test data apart", () => {
     expect(ids((await dashboard("/api/dashboard/invoices")).body.invoices)).toEqual(live)
     expect(ids((await dashboard("/api/dashboard/invoices?livemode=true")).body.invoices)).toEqual(live)
     expect(ids((await dashboard("/api/dashboard/invoices?livemode=false")).body.invoices)).toEqual(test)
+    // Each listed invoice says its mode, as every answer carrying an invoice does.
+    const modes = async (query: string) => (await dashboard(`/api/dashboard/invoices${query}`)).body.invoices.map((invoice: { livemode: boolean }) => invoice.livemode)
+    expect(await modes("")).toEqual([true, true])
+    expect(await modes("?livemode=false")).toEqual([false, false])
     // A search, a filter or a cursor never crosses into the other mode.
     expect(ids((await dashboard("/api/dashboard/invoices?q=TEST")).body.invoices)).toEqual([])
     expect(ids((await dashboard("/api/dashboard/invoices?q=LIVE&livemode=false")).body.invoices)).toEqual([])

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { CheckoutError, createCheckoutClient } from "../../sdk/src/index.ts"
 import { verifyWebhookSignature } from "../../src/webhooks/Signature.ts"
 import { WebhookDispatcher } from "../../src/webhooks/WebhookDispatcher.ts"
-import { startTestApp, type TestApp, type TestMerchant } from "../support/TestApp.ts"
+import { publicRequest, startTestApp, type TestApp, type TestMerchant } from "../support/TestApp.ts"
 import { stablecoinOption, testKeyOf, withKey } from "../support/TestMode.ts"
 import { newPath } from "../support/WebhookHarness.ts"
 import { startWebhookReceiver, type WebhookReceiver } from "../support/WebhookReceiver.ts"
@@ -55,6 +55,74 @@ describe("test keys", () => {
     expect((await api("/api/dashboard/invoices")).status).toBe(403)
     expect((await api(`/api/users/${merchant.merchantId}/checkout-api-keys`)).status).toBe(403)
     expect((await api("/api/dashboard/webhook-settings?livemode=false")).status).toBe(403)
+  })
+})
+
+describe("every route of the OpenAPI document", () => {
+  // "A test key reaches the same five merchant endpoints as a live key, plus the test helpers, and
+  // nothing else": every route that wants a credential (401 without one) refuses a test key but
+  // those; a live key reaches the five and gets the helpers' own 403.
+  const MERCHANT = ["POST /api/checkout/invoices", "GET /api/checkout/invoices/{id}", "GET /api/checkout/invoices/{id}/status", "POST /api/checkout/invoices/{id}/void",
+    "POST /api/checkout/invoices/{id}/record-payment"]
+  const HELPERS = ["pay", "confirm", "reorg", "expire"].map((action) => `POST /api/checkout/test-helpers/invoices/{id}/${action}`)
+
+  it("documents test mode: the keys' mode, livemode on every answer carrying an invoice and on every webhook body, the helpers", async () => {
+    type Schema = { required?: Array<string>; properties?: Record<string, any>; anyOf?: Array<Schema>; items?: Schema }
+    const document = await (await fetch(`${app.baseUrl}/api/openapi.json`)).json() as {
+      paths: Record<string, Record<string, any>>
+      components: { schemas: Record<string, Schema> }
+      webhooks: Record<string, { post: { requestBody: { content: Record<string, { schema: { $ref: string } }> } } }>
+    }
+    const json = (operation: any, status: string) => operation.responses[status].content["application/json"].schema as Schema
+    const keyBody = document.paths["/api/users/{id}/checkout-api-key"].post.requestBody.content["application/json"].schema as Schema
+    expect(keyBody.anyOf![0].properties!.mode.enum).toEqual(["live", "test"])
+    expect(json(document.paths["/api/users/{id}/checkout-api-key"].post, "201").required).toContain("mode")
+    expect(json(document.paths["/api/users/{id}/checkout-api-keys"].get, "200").properties!.keys.items.required).toContain("mode")
+    expect(json(document.paths["/api/dashboard/invoices"].get, "200").properties!.invoices.items.required).toContain("livemode")
+    for (const name of ["Invoice", "InvoiceStatus", "PublicInvoice", "PublicInvoiceStatus", "WebhookInvoice", "WebhookDelivery", "CheckoutSettings"]) {
+      expect(document.components.schemas[name].required, name).toContain("livemode")
+    }
+    for (const [event, entry] of Object.entries(document.webhooks)) {
+      const ref = entry.post.requestBody.content["application/json"].schema.$ref.split("/").at(-1)!
+      expect(document.components.schemas[ref].required, event).toContain("livemode")
+    }
+    for (const action of ["pay", "confirm", "reorg", "expire"]) {
+      const operation = document.paths[`/api/checkout/test-helpers/invoices/{id}/${action}`].post
+      expect(operation.description, action).toContain("Test helpers need a test API key")
+      expect(Object.keys(operation.responses), action).toContain("403")
+    }
+  })
+
+  it("answers a test key on the five merchant endpoints and the test helpers only, a live key on the five only", async () => {
+    const merchant = await app.createMerchant()
+    const { rawKey } = await testKeyOf(app, merchant)
+    const document = await (await fetch(`${app.baseUrl}/api/openapi.json`)).json() as { paths: Record<string, Record<string, unknown>> }
+    const routes = Object.entries(document.paths).flatMap(([path, methods]) =>
+      Object.keys(methods).filter((method) => ["get", "post", "put", "delete"].includes(method)).map((method) => `${method.toUpperCase()} ${path}`)
+    )
+    expect(routes).toEqual(expect.arrayContaining([...MERCHANT, ...HELPERS]))
+    const call = async (route: string, headers: Record<string, string>) => {
+      const [method, template] = route.split(" ")
+      const path = template.replace("{id}", template.startsWith("/api/users/") ? merchant.merchantId : crypto.randomUUID()).replace("{keyId}", crypto.randomUUID())
+      const response = await fetch(`${app.baseUrl}${path}`, {
+        method,
+        headers: { ...headers, ...(method === "GET" ? {} : { "content-type": "application/json" }) },
+        body: method === "GET" ? undefined : "{}"
+      })
+      await response.body?.cancel()
+      return response.status
+    }
+    const reached: Record<string, Array<string>> = { test: [], live: [] }
+    for (const route of routes) {
+      if (await call(route, {}) !== 401) continue
+      for (const [mode, key] of [["test", rawKey], ["live", merchant.apiKey]] as const) {
+        const status = await call(route, { "x-api-key": key })
+        // 403, or 401 where only a session is taken (logout): not reached.
+        if (status !== 401 && status !== 403) reached[mode].push(route)
+      }
+    }
+    expect(reached.test.sort()).toEqual([...MERCHANT, ...HELPERS].sort())
+    expect(reached.live.sort()).toEqual([...MERCHANT].sort())
   })
 })
 
@@ -142,6 +210,14 @@ describe("test helpers", () => {
       expect(await merchant.api(helper(test.id, action), { body }), action).toMatchObject(needsTestKey)
       expect(await merchant.dashboard(helper(test.id, action), { body }), action).toMatchObject(needsTestKey)
       expect(await merchant.api(helper(live.id, action), { body }), action).toMatchObject(needsTestKey)
+    }
+    // The dashboard's own session, by its cookie (with the CSRF header), is no test key either.
+    const cookieSession = { cookie: `checkout_session=${merchant.sessionToken}`, "x-csrf-token": merchant.csrfToken, "content-type": "application/json" }
+    expect(await publicRequest(app.baseUrl, helper(test.id, "expire"), { method: "POST", headers: cookieSession, body: "{}" })).toMatchObject(needsTestKey)
+    // Refused before the body is read: a bad body from a live key or a session is 403 too, never 400.
+    for (const action of ["pay", "confirm", "reorg", "expire"]) {
+      expect(await merchant.api(helper(test.id, action), { body: { nonsense: true } }), action).toMatchObject(needsTestKey)
+      expect(await merchant.dashboard(helper(test.id, action), { body: { nonsense: true } }), action).toMatchObject(needsTestKey)
     }
     expect(await api(helper(live.id, "pay"), { body: stablecoinOption(live) })).toMatchObject({ status: 404, body: { error: "Invoice not found" } })
     expect(await api(helper(live.id, "expire"), { body: {} })).toMatchObject({ status: 404, body: { error: "Invoice not found" } })

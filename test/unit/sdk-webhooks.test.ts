@@ -1,6 +1,6 @@
 import { createHmac } from "node:crypto"
-import { describe, expect, it } from "vitest"
-import { parseWebhookEvent, verifyWebhookSignature, WebhookSignatureError } from "../../sdk/src/index.ts"
+import { describe, expect, expectTypeOf, it } from "vitest"
+import { parseWebhookEvent, verifyWebhookSignature, type WebhookEvent, WebhookSignatureError } from "../../sdk/src/index.ts"
 import { signWebhook } from "../../src/webhooks/Signature.ts"
 
 // Signature vectors for the SDK's verification, signed the way the service's dispatcher signs.
@@ -36,6 +36,17 @@ describe("parseWebhookEvent", () => {
     const event = parseWebhookEvent(body, signature, secret)
     expect(event.event).toBe("invoice_confirmed")
     if (event.event === "invoice_confirmed") expect(event.invoice.id).toBe("5f0c6a2e-8d8f-4a53-9a57-3d1c2b7f9e10")
+  })
+
+  it("exposes livemode, typed boolean on every event: false for a test invoice's event (issue #55)", () => {
+    // Every event's type carries it: a member without livemode makes this a type error.
+    expectTypeOf<WebhookEvent["livemode"]>().toEqualTypeOf<boolean>()
+    const testSecret = "whsec_test_mode_b71c"
+    for (const livemode of [false, true]) {
+      const raw = JSON.stringify({ event: "invoice_confirmed", livemode, invoice: { id: "5f0c6a2e-8d8f-4a53-9a57-3d1c2b7f9e10", status: "confirmed" } })
+      const event: WebhookEvent = parseWebhookEvent(raw, signWebhook(raw, testSecret), testSecret)
+      expect(event.livemode).toBe(livemode)
+    }
   })
 
   it("throws WebhookSignatureError on a bad signature, before reading the body", () => {
