@@ -26,7 +26,7 @@ import { DerivationLedger } from "./payments/DerivationLedger.ts"
 import { OptionPlanner } from "./payments/OptionPlanner.ts"
 import { PaymentWorker } from "./payments/PaymentWorker.ts"
 import { PriceOracle } from "./payments/PriceOracle.ts"
-import { RailSettingsService } from "./payments/RailSettings.ts"
+import { RailSettings } from "./payments/RailSettings.ts"
 import { Refunds } from "./refunds/Refunds.ts"
 import { RefundsRepo } from "./refunds/RefundsRepo.ts"
 import { RefundTransactions } from "./refunds/RefundTransactions.ts"
@@ -79,7 +79,7 @@ export const ServicesLive = Layer.mergeAll(
   OptionPlanner.layer,
   PaymentWorker.layer,
   PriceOracle.layer,
-  RailSettingsService.layer,
+  RailSettings.layer,
   Refunds.layer,
   RefundsRepo.layer,
   RefundWatchLive,
