@@ -7,7 +7,6 @@ import { Secrets } from "./accounts/Secrets.ts"
 import { Sessions } from "./accounts/Sessions.ts"
 import { ChainWatchers } from "./chains/ChainWatchers.ts"
 import { DeadlineSweeper } from "./chains/DeadlineSweeper.ts"
-import { EvmContractCodeLive } from "./chains/evm/EvmContractCode.ts"
 import { ForwarderSweeper } from "./chains/evm/ForwarderSweeper.ts"
 import { ForwarderSweepRepo } from "./chains/evm/ForwarderSweepRepo.ts"
 import { SolanaPrepare } from "./chains/solana/SolanaPrepare.ts"
@@ -39,11 +38,11 @@ import { TestPayments } from "./pay/TestPayments.ts"
 
 /**
  * The ports a lower floor declares and a higher one implements: what evidence does after a
- * coverage loss (the refunds), a contract's code (EVM RPC) and Solana refund transfers. The only
+ * coverage loss (the refunds) and Solana refund transfers. The only
  * wiring the services leave to the root, with the configuration and the database.
  */
 export const Ports = Layer.mergeAll(Refunds.followUp, RefundTransactions.layer).pipe(
-  Layer.provideMerge(Layer.mergeAll(EvmContractCodeLive, SolanaRefundTransfersLive))
+  Layer.provideMerge(SolanaRefundTransfersLive)
 )
 
 /**

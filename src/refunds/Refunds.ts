@@ -248,7 +248,7 @@ export class Refunds extends Context.Service<Refunds, {
         rejectUncovered
       }
     })
-  ).pipe(Layer.provide([InvoiceChanges.publishingRepo, RefundsRepo.layer, RailSettings.layer]))
+  ).pipe(Layer.provide([InvoiceChanges.publishingRepo, RefundsRepo.layer, RailSettings.layer, ContractCode.layer]))
 
   /** The refunds' answer to a coverage loss (PaymentEvidence and Invoices call it in that change's transaction). */
   static readonly followUp = Layer.effect(
