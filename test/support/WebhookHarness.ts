@@ -5,7 +5,9 @@ import type { buildConnector } from "undici"
 import { expect } from "vitest"
 import { AppConfig } from "../../src/config/AppConfig.ts"
 import type { Resolver } from "../../src/webhooks/Destination.ts"
-import { WebhookConnector, WebhookDispatcher, WebhookResolver } from "../../src/webhooks/WebhookDispatcher.ts"
+import { WebhookConnector } from "../../src/webhooks/WebhookConnector.ts"
+import { WebhookDispatcher } from "../../src/webhooks/WebhookDispatcher.ts"
+import { WebhookResolver } from "../../src/webhooks/WebhookResolver.ts"
 import type { AppServices, TestApp, TestMerchant } from "./TestApp.ts"
 
 export interface Network {
