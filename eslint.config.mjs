@@ -48,8 +48,9 @@ export default defineConfig(
     }
   },
   {
-    // `any` stays forbidden in the service's code; tests and scripts may use it on parsed JSON and library internals.
-    files: ["test/**/*.ts", "scripts/**/*.ts"],
+    // `any` stays forbidden in the service's code and the tests (test/support/Json.ts declares the one loose JSON type the
+    // suites read answers with); scripts may use it on parsed JSON and library internals.
+    files: ["scripts/**/*.ts"],
     rules: { "@typescript-eslint/no-explicit-any": "off" }
   }
 )

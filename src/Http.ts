@@ -30,10 +30,10 @@ import { DashboardRefundsHttpLive, PublicRefundsHttpLive } from "./refunds/Refun
 import { Api, ProductionApi } from "./Api.ts"
 import { AuthHttpLive, KeysHttpLive } from "./accounts/AccountsHttp.ts"
 import { DashboardAuthenticationLive, MerchantAuthenticationLive } from "./accounts/AuthenticationHttp.ts"
-import { SchemaErrorsLive } from "./http/SchemaErrors.ts"
+import { SchemaErrorsLive } from "./http/ValidationErrors.ts"
 import { DemoMerchantLive } from "./demo/DemoMerchant.ts"
 import { serviceUrl } from "./demo/ServiceUrl.ts"
-import { TransportAnswers, transportResponse } from "./http/RequestErrors.ts"
+import { TransportAnswers, transportResponse } from "./http/ApiErrors.ts"
 
 /** Every 503 says when to retry: the routes' own (account status, Solana preparation, ...) carry none themselves. */
 const saysWhenToRetry = (response: HttpServerResponse.HttpServerResponse) =>

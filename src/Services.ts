@@ -7,7 +7,6 @@ import { Secrets } from "./accounts/Secrets.ts"
 import { Sessions } from "./accounts/Sessions.ts"
 import { ChainWatchers } from "./chains/ChainWatchers.ts"
 import { DeadlineSweeper } from "./chains/DeadlineSweeper.ts"
-import { EvmContractCodeLive } from "./chains/evm/EvmContractCode.ts"
 import { ForwarderSweeper } from "./chains/evm/ForwarderSweeper.ts"
 import { ForwarderSweepRepo } from "./chains/evm/ForwarderSweepRepo.ts"
 import { SolanaPrepare } from "./chains/solana/SolanaPrepare.ts"
@@ -26,24 +25,25 @@ import { DerivationLedger } from "./payments/DerivationLedger.ts"
 import { OptionPlanner } from "./payments/OptionPlanner.ts"
 import { PaymentWorker } from "./payments/PaymentWorker.ts"
 import { PriceOracle } from "./payments/PriceOracle.ts"
-import { RailSettingsService } from "./payments/RailSettings.ts"
+import { RailSettings } from "./payments/RailSettings.ts"
 import { Refunds } from "./refunds/Refunds.ts"
 import { RefundsRepo } from "./refunds/RefundsRepo.ts"
 import { RefundTransactions } from "./refunds/RefundTransactions.ts"
 import { RefundWatchLive } from "./refunds/RefundWatchLive.ts"
 import { WebhookDispatcher } from "./webhooks/WebhookDispatcher.ts"
-import { WebhookConnector, WebhookResolver } from "./webhooks/WebhookNetwork.ts"
+import { WebhookConnector } from "./webhooks/WebhookConnector.ts"
+import { WebhookResolver } from "./webhooks/WebhookResolver.ts"
 import { WebhookSettings } from "./webhooks/WebhookSettings.ts"
 import { TestHelpers } from "./testmode/TestHelpers.ts"
 import { TestPayments } from "./pay/TestPayments.ts"
 
 /**
  * The ports a lower floor declares and a higher one implements: what evidence does after a
- * coverage loss (the refunds), a contract's code (EVM RPC) and Solana refund transfers. The only
+ * coverage loss (the refunds) and Solana refund transfers. The only
  * wiring the services leave to the root, with the configuration and the database.
  */
 export const Ports = Layer.mergeAll(Refunds.followUp, RefundTransactions.layer).pipe(
-  Layer.provideMerge(Layer.mergeAll(EvmContractCodeLive, SolanaRefundTransfersLive))
+  Layer.provideMerge(SolanaRefundTransfersLive)
 )
 
 /**
@@ -79,7 +79,7 @@ export const ServicesLive = Layer.mergeAll(
   OptionPlanner.layer,
   PaymentWorker.layer,
   PriceOracle.layer,
-  RailSettingsService.layer,
+  RailSettings.layer,
   Refunds.layer,
   RefundsRepo.layer,
   RefundWatchLive,

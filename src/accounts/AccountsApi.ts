@@ -3,7 +3,7 @@ import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/ht
 import { BadRequest, Conflict, Forbidden, NotFound, ServiceUnavailable, TooManyRequests, Unauthorized } from "../http/ApiErrors.ts"
 import { DashboardAuthentication } from "../http/Authentication.ts"
 import { text, UuidParam } from "../http/RequestSchemas.ts"
-import { jsonOf } from "../domain/Model.ts"
+import { jsonOf } from "../domain/EntitySchema.ts"
 import { ApiKeyMode, ApiKeySummary, MAX_ACTIVE_API_KEYS } from "./ApiKey.ts"
 import { User } from "./Merchant.ts"
 import { DatabaseGate } from "../http/DatabaseGate.ts"

@@ -7,9 +7,8 @@ import { CSRF_HEADER, SESSION_COOKIE, Sessions } from "./Sessions.ts"
 import { constantTimeEqual } from "./ApiKeyFormat.ts"
 import { RateLimits } from "./RateLimits.ts"
 import { DashboardAuthentication, MerchantAuthentication } from "../http/Authentication.ts"
-import { clientAddress, orTooManyRequests } from "../http/RateLimitAnswers.ts"
+import { clientAddress, orTooManyRequests, RequestErrors } from "../http/ApiErrors.ts"
 import type { BadRequest } from "../http/ApiErrors.ts"
-import { RequestErrors } from "../http/RequestErrors.ts"
 import { AccountErrors } from "./AccountsApi.ts"
 
 const bearerOf = (request: HttpServerRequest.HttpServerRequest): string | undefined => {

@@ -2,7 +2,7 @@ import { Cause, Context, Duration, Effect, Layer } from "effect"
 import { AppConfig, type ChainWatchSettings, type WatchedNetwork } from "../config/AppConfig.ts"
 import { EVM_NETWORKS, NETWORKS } from "../payments/Networks.ts"
 import { recordEvidenceApplied } from "../observability/Metrics.ts"
-import { RailSettingsService } from "../payments/RailSettings.ts"
+import { RailSettings } from "../payments/RailSettings.ts"
 import { ChainRepo } from "./ChainRepo.ts"
 import type { ChainRpcError, ChainSource } from "./ChainSource.ts"
 import { type ChainWatcher, makeChainWatcher, type PollReport } from "./ChainWatcher.ts"
@@ -41,7 +41,7 @@ export class ChainWatchers extends Context.Service<ChainWatchers, {
     ChainWatchers,
     Effect.gen(function*() {
       const { chains } = yield* AppConfig
-      const rails = (yield* RailSettingsService).settings
+      const rails = yield* RailSettings
       const { keys } = yield* WatchedOptionsRepo
       const evmNetworks = EVM_NETWORKS.filter((network) => chains.endpoints[network] !== undefined)
       const watchers: Array<ChainWatcher> = []
@@ -124,7 +124,7 @@ export class ChainWatchers extends Context.Service<ChainWatchers, {
         })
       }
     })
-  ).pipe(Layer.provide([ChainRepo.layer, WatchedOptionsRepo.layer, RailSettingsService.layer, PaymentEvidence.layer, RefundWatchLive, SolanaRpc.layer]))
+  ).pipe(Layer.provide([ChainRepo.layer, WatchedOptionsRepo.layer, RailSettings.layer, PaymentEvidence.layer, RefundWatchLive, SolanaRpc.layer]))
 
   /**
    * The background loops, one fiber per network, so that one network's failing RPC never stalls

@@ -5,7 +5,7 @@ import { AppConfig } from "../config/AppConfig.ts"
 import { merchantInvoiceView, paymentView } from "../domain/InvoiceViews.ts"
 import { checkoutApi } from "../http/CheckoutApi.ts"
 import { DevSimulatorGroup } from "./DevSimulatorApi.ts"
-import { mapDomainErrors } from "../http/ErrorMapping.ts"
+import { mapDomainErrors } from "../http/ApiErrors.ts"
 import { type HelperResult, type HelperScope, TestHelpers } from "../testmode/TestHelpers.ts"
 import { toHelperHttpError } from "../testmode/TestHelpersHttp.ts"
 

@@ -4,8 +4,7 @@ import { CurrentMerchant } from "../http/CurrentMerchant.ts"
 import { livemodeOf } from "../http/LivemodeQuery.ts"
 import { checkoutApi } from "../http/CheckoutApi.ts"
 import { UnmatchedDepositsGroup } from "./UnmatchedDepositsApi.ts"
-import { RequestErrors } from "../http/RequestErrors.ts"
-import { mapDomainErrors } from "../http/ErrorMapping.ts"
+import { mapDomainErrors, RequestErrors } from "../http/ApiErrors.ts"
 import { UnmatchedDepositsRepo } from "./UnmatchedDepositsRepo.ts"
 
 export const UnmatchedDepositsHttpLive = HttpApiBuilder.group(checkoutApi(UnmatchedDepositsGroup), "unmatchedDeposits", (handlers) =>

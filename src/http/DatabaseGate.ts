@@ -2,7 +2,7 @@ import { Effect, Layer } from "effect"
 import { HttpServerResponse } from "effect/http"
 import { HttpApiMiddleware } from "effect/http-api"
 import { DatabaseAvailability } from "../db/DatabaseAvailability.ts"
-import { TransportAnswers, transportResponse } from "./RequestErrors.ts"
+import { TransportAnswers, transportResponse } from "./ApiErrors.ts"
 
 /** How long a 503 tells the client to wait (`Retry-After`). */
 export const RETRY_AFTER_SECONDS = 5

@@ -2,10 +2,9 @@ import { sha256 } from "@noble/hashes/sha2.js"
 import { bytesToHex } from "@noble/hashes/utils.js"
 import { Clock, Effect } from "effect"
 import { HttpEffect, HttpServerResponse } from "effect/http"
-import { type ApiError, errorOfStatus, statusOf } from "./ApiErrors.ts"
+import { type ApiError, errorOfStatus, RequestErrors, statusOf } from "./ApiErrors.ts"
 import { IdempotencyClaim } from "../db/IdempotencyClaim.ts"
 import { IdempotencyStore } from "./IdempotencyStore.ts"
-import { RequestErrors } from "./RequestErrors.ts"
 
 const canonicalJson = (value: unknown): string =>
   JSON.stringify(value, (_key, inner: unknown) =>

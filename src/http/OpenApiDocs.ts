@@ -1,5 +1,5 @@
 import { RateLimited } from "../domain/Errors.ts"
-import { RequestErrors, TransportAnswers } from "./RequestErrors.ts"
+import { RequestErrors, TransportAnswers } from "./ApiErrors.ts"
 
 /**
  * What the generated OpenAPI document cannot know from the schemas: how each route authenticates

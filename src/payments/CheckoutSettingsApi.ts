@@ -1,5 +1,4 @@
-import { BodyRules } from "../http/SchemaErrors.ts"
-import { paymentTimingRules } from "../http/TimingRules.ts"
+import { BodyRules, paymentTimingRules } from "../http/ValidationErrors.ts"
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
 import { BadRequest, Conflict, NotFound } from "../http/ApiErrors.ts"

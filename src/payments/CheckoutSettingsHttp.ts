@@ -8,13 +8,13 @@ import { checkoutApi } from "../http/CheckoutApi.ts"
 import { CheckoutSettingsGroup } from "./CheckoutSettingsApi.ts"
 import { CheckoutSettingsErrors } from "./CheckoutSettingsApi.ts"
 import { timingFromOverride } from "../domain/TimingOverride.ts"
-import { paymentTimingChecked } from "../http/TimingRules.ts"
+import { paymentTimingChecked } from "../http/ValidationErrors.ts"
 import { type CheckoutSettings, CheckoutSettingsRepo, type MethodInput } from "./CheckoutSettingsRepo.ts"
 import { validateMethods } from "./MethodValidation.ts"
 import { embedOriginsProblem } from "./EmbedOrigins.ts"
 import { publicWalletProblem } from "./PublicWallets.ts"
-import { tokenContractOf } from "./PaymentMethod.ts"
-import { RailSettingsService } from "./RailSettings.ts"
+import { isMethodAvailable, tokenContractOf } from "./PaymentMethod.ts"
+import { RailSettings } from "./RailSettings.ts"
 import { endpointVariable } from "../config/EndpointVariables.ts"
 import { DerivationLedger, describeFresh } from "./DerivationLedger.ts"
 
@@ -27,7 +27,7 @@ export const CheckoutSettingsHttpLive = HttpApiBuilder.group(checkoutApi(Checkou
   Effect.gen(function*() {
     const repo = yield* CheckoutSettingsRepo
     const ledger = yield* DerivationLedger
-    const rails = yield* RailSettingsService
+    const rails = yield* RailSettings
     const config = yield* AppConfig
     const watched = watchedNetworks(config.chains)
     // In production nothing but a chain watcher can see a payment: a network without one cannot be
@@ -36,7 +36,7 @@ export const CheckoutSettingsHttpLive = HttpApiBuilder.group(checkoutApi(Checkou
       config.env === "production" && livemode ? methods.find((method) => method.enabled && !watched.includes(method.network))?.network : undefined
 
     const tokenContract = (method: Pick<MethodInput, "network" | "assetCode">) =>
-      method.assetCode === "BTC" ? null : tokenContractOf(rails.settings, method.network, method.assetCode) ?? null
+      method.assetCode === "BTC" ? null : tokenContractOf(rails, method.network, method.assetCode) ?? null
 
     const view = (settings: CheckoutSettings, nextIndexes: ReadonlyMap<string, number>, warnings: ReadonlyArray<string>) => ({
       livemode: settings.livemode,
@@ -77,12 +77,12 @@ export const CheckoutSettingsHttpLive = HttpApiBuilder.group(checkoutApi(Checkou
     /** The first reason to refuse these methods, in the order the spec checks them; undefined when they can be saved. */
     const refusal = (methods: ReadonlyArray<MethodInput>, sent: ReadonlyArray<SentMethod>, livemode: boolean) => {
       // Well-known public wallets are refused for real money only: a test method may name one.
-      const problem = validateMethods(methods, (method) => method.assetCode === "BTC" || tokenContractOf(rails.settings, method.network, method.assetCode) !== undefined)
+      const problem = validateMethods(methods, (method) => method.assetCode === "BTC" || tokenContractOf(rails, method.network, method.assetCode) !== undefined)
         ?? (config.env === "production" && livemode ? publicWalletProblem(methods) : undefined)
       if (problem !== undefined) return CheckoutSettingsErrors.invalidMethod(problem)
       const changedToken = sent.findIndex((method) => method.tokenContract !== undefined && method.tokenContract !== tokenContract(method))
       if (changedToken !== -1) return CheckoutSettingsErrors.tokenContractFixed(changedToken)
-      const noFactory = methods.find((method) => method.enabled && method.railType === "wallet_contract" && !rails.isAvailable({ ...method, id: "" }))
+      const noFactory = methods.find((method) => method.enabled && method.railType === "wallet_contract" && !isMethodAvailable(rails, { ...method, id: "" }))
       if (noFactory !== undefined) return CheckoutSettingsErrors.noForwarderFactory(noFactory.network)
       const unwatched = unwatchedNetwork(methods, livemode)
       return unwatched === undefined ? undefined : CheckoutSettingsErrors.networkNotWatched(unwatched, endpointVariable(unwatched))
@@ -116,4 +116,4 @@ export const CheckoutSettingsHttpLive = HttpApiBuilder.group(checkoutApi(Checkou
           for (const warning of saved.warnings) yield* Effect.logWarning(`checkout settings of merchant ${merchant.merchantId}: ${warning}`)
           return saved
         }))
-  })).pipe(Layer.provide([CheckoutSettingsRepo.layer, DerivationLedger.layer, RailSettingsService.layer]))
+  })).pipe(Layer.provide([CheckoutSettingsRepo.layer, DerivationLedger.layer, RailSettings.layer]))

@@ -3,7 +3,7 @@ import type { PaymentOptionRecord } from "../domain/Invoice.ts"
 import { formatAtomic, type Micros, quoteAtomic } from "../domain/Money.ts"
 import { bitcoinAddress, evmDepositAddress, solanaReference } from "./Derivation.ts"
 import { checksumAddress } from "./EvmAddress.ts"
-import { type PaymentMethod, type RailSettings, testTokenContractOf, tokenContractOf } from "./PaymentMethod.ts"
+import { type PaymentMethod, type RailSettingsShape, testTokenContractOf, tokenContractOf } from "./PaymentMethod.ts"
 import { forwarderAddress } from "./Forwarders.ts"
 import { chainIdOf, DECIMALS, type EvmNetwork, isEvm } from "./Networks.ts"
 import { bitcoinUri, eip681Uri, solanaPayUri } from "./PaymentUris.ts"
@@ -68,7 +68,7 @@ const bitcoinOption = (request: OptionRequest, { base, quotedAtomic, requiredCon
   }
 }
 
-const solanaOption = (request: OptionRequest, settings: RailSettings, { base, decimals, quotedAtomic, requiredConfirmations, tokenContract }: Quoted): BuiltOption => {
+const solanaOption = (request: OptionRequest, settings: RailSettingsShape, { base, decimals, quotedAtomic, requiredConfirmations, tokenContract }: Quoted): BuiltOption => {
   const { method } = request
   if (method.recipientAddress === null || tokenContract === null) throw new OptionBuildError("solana method has no recipient")
   const reference = solanaReference()
@@ -96,7 +96,7 @@ const solanaOption = (request: OptionRequest, settings: RailSettings, { base, de
   }
 }
 
-const walletContractOption = (request: OptionRequest, settings: RailSettings, network: EvmNetwork, tokenContract: string, quoted: Quoted): BuiltOption => {
+const walletContractOption = (request: OptionRequest, settings: RailSettingsShape, network: EvmNetwork, tokenContract: string, quoted: Quoted): BuiltOption => {
   const { method } = request
   if (method.recipientAddress === null) throw new OptionBuildError("wallet-contract method has no recipient")
   const factory = settings.forwarder.factories[network]
@@ -144,7 +144,7 @@ const depositAddressOption = (request: OptionRequest, network: EvmNetwork, token
 }
 
 /** The quote and the fields every option shares. */
-const quotedOf = (request: OptionRequest, settings: RailSettings): Quoted => {
+const quotedOf = (request: OptionRequest, settings: RailSettingsShape): Quoted => {
   const { method } = request
   const decimals = DECIMALS[method.assetCode]
   const quotedAtomic = quoteAtomic(request.amountMicros, request.rateMicros, decimals)
@@ -177,7 +177,7 @@ const quotedOf = (request: OptionRequest, settings: RailSettings): Quoted => {
  * Builds one payment option: addresses, URI, QR code and executable payload. The create path
  * runs it on the payment worker thread (PaymentTasks, kind `options`).
  */
-export const buildOption = (request: OptionRequest, settings: RailSettings): BuiltOption => {
+export const buildOption = (request: OptionRequest, settings: RailSettingsShape): BuiltOption => {
   const { network, railType } = request.method
   const quoted = quotedOf(request, settings)
   if (network === "bitcoin") return bitcoinOption(request, quoted)

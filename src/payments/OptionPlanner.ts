@@ -7,10 +7,10 @@ import { type PaymentTimingInput, resolveTiming, type ResolvedTiming } from "../
 import { BitcoinAddressPool, GAP_LIMIT } from "./BitcoinAddressPool.ts"
 import { CheckoutSettingsRepo } from "./CheckoutSettingsRepo.ts"
 import { isEvm } from "./Networks.ts"
-import type { PaymentMethod } from "./PaymentMethod.ts"
+import { isMethodAvailable, type PaymentMethod } from "./PaymentMethod.ts"
 import { PaymentWorker } from "./PaymentWorker.ts"
 import { PriceOracle, type PriceQuote, type PriceUnavailable, type StablecoinOffPeg } from "./PriceOracle.ts"
-import { RailSettingsService } from "./RailSettings.ts"
+import { RailSettings } from "./RailSettings.ts"
 
 /** A payment option as an invoice stores it: the record, its place and what its address was derived from. */
 export interface NewOption extends PaymentOptionRecord {
@@ -115,7 +115,7 @@ export class OptionPlanner extends Context.Service<OptionPlanner, {
     Effect.gen(function*() {
       const settingsRepo = yield* CheckoutSettingsRepo
       const oracle = yield* PriceOracle
-      const rails = yield* RailSettingsService
+      const rails = yield* RailSettings
       const addressPool = yield* BitcoinAddressPool
       const paymentWorker = yield* PaymentWorker
       // Background refills belong to the service: interrupted when it shuts down, never orphaned.
@@ -149,7 +149,7 @@ export class OptionPlanner extends Context.Service<OptionPlanner, {
           methods.flatMap((method) => needsDerivation(method) && method.xpub !== null ? [{ id: method.id, xpub: method.xpub, network: method.network }] : [])
         )
         const defaultMethod = methods.find((method) => method.isDefault) ?? methods[0]
-        const built = yield* paymentWorker.options(rails.settings, methods.map((method, position) => ({
+        const built = yield* paymentWorker.options(rails, methods.map((method, position) => ({
           invoiceId: request.invoiceId,
           amountMicros: request.amountMicros,
           label: request.label,
@@ -177,7 +177,7 @@ export class OptionPlanner extends Context.Service<OptionPlanner, {
         const settings = yield* settingsRepo.find(request.merchantId, request.livemode)
         if (!settings.configured) return yield* new CheckoutConfigurationNotFound()
         const timing = resolveTiming(request.timing ?? settings.timing, request.createdAt)
-        const offered = yield* offeredMethods(settings.methods, timing, rails.isAvailable)
+        const offered = yield* offeredMethods(settings.methods, timing, (method) => isMethodAvailable(rails, method))
         const bitcoin = yield* takeBitcoinAddresses(offered)
         const { methods, quotes } = yield* quoteMethods(oracle, bitcoin.methods)
         const issuedBy = request.issuedBy ?? settings.issuedBy
@@ -190,6 +190,6 @@ export class OptionPlanner extends Context.Service<OptionPlanner, {
   )
 
   static readonly layer = OptionPlanner.layerWithoutDependencies.pipe(
-    Layer.provide([CheckoutSettingsRepo.layer, BitcoinAddressPool.layer, PaymentWorker.layer, PriceOracle.layer, RailSettingsService.layer])
+    Layer.provide([CheckoutSettingsRepo.layer, BitcoinAddressPool.layer, PaymentWorker.layer, PriceOracle.layer, RailSettings.layer])
   )
 }

@@ -1,5 +1,5 @@
 import type { Hex } from "./EvmAddress.ts"
-import type { AssetCode, EvmNetwork, Network } from "./Networks.ts"
+import { type AssetCode, type EvmNetwork, isEvm, type Network } from "./Networks.ts"
 
 export interface PaymentMethod {
   readonly id: string
@@ -12,7 +12,7 @@ export interface PaymentMethod {
 }
 
 /** The deployment's rail settings, as plain data so that they can travel to a worker thread. */
-export interface RailSettings {
+export interface RailSettingsShape {
   /** Token contract or mint by `<network>:<asset>`. */
   readonly tokens: Readonly<Record<string, string>>
   /** Testnet token contract or mint by `<network>:<asset>` (CHECKOUT_TEST_TOKEN_<NETWORK>_<ASSET>), for test invoices. */
@@ -23,11 +23,17 @@ export interface RailSettings {
   readonly servicePrefix: string
 }
 
-export const tokenContractOf = (settings: RailSettings, network: Network, assetCode: AssetCode): string | undefined => settings.tokens[`${network}:${assetCode}`]
+export const tokenContractOf = (settings: RailSettingsShape, network: Network, assetCode: AssetCode): string | undefined => settings.tokens[`${network}:${assetCode}`]
 
 /**
  * A test invoice's token: the testnet one where configured, else the live one (such an option is
  * paid only through the test helpers and the payer page's simulation; its URI names the testnet).
  */
-export const testTokenContractOf = (settings: RailSettings, network: Network, assetCode: AssetCode): string | undefined =>
+export const testTokenContractOf = (settings: RailSettingsShape, network: Network, assetCode: AssetCode): string | undefined =>
   settings.testTokens?.[`${network}:${assetCode}`] ?? tokenContractOf(settings, network, assetCode)
+
+/** A method is available when the deployment knows its token contract (or it is BTC) and, for wallet contracts, the network's factory. */
+export const isMethodAvailable = (settings: RailSettingsShape, method: PaymentMethod): boolean =>
+  method.assetCode === "BTC" ||
+  (tokenContractOf(settings, method.network, method.assetCode) !== undefined &&
+    (method.railType !== "wallet_contract" || (isEvm(method.network) && settings.forwarder.factories[method.network] !== undefined)))

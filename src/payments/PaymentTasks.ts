@@ -1,7 +1,7 @@
 import { bitcoinAddress, evmDepositAddress } from "./Derivation.ts"
 import { isEvm } from "./Networks.ts"
 import { buildOption, type OptionRequest } from "./OptionBuilder.ts"
-import type { RailSettings } from "./PaymentMethod.ts"
+import type { RailSettingsShape } from "./PaymentMethod.ts"
 
 /**
  * The CPU-heavy steps of creating payment options, as plain data in and out so that they can run
@@ -9,7 +9,7 @@ import type { RailSettings } from "./PaymentMethod.ts"
  */
 export type PaymentTask =
   | { readonly kind: "bitcoinAddresses"; readonly xpub: string; readonly first: number; readonly count: number }
-  | { readonly kind: "options"; readonly rails: RailSettings; readonly requests: ReadonlyArray<OptionRequest> }
+  | { readonly kind: "options"; readonly rails: RailSettingsShape; readonly requests: ReadonlyArray<OptionRequest> }
 
 export type BuiltOption = ReturnType<typeof buildOption>
 
@@ -23,7 +23,7 @@ export type PaymentTaskResult = ReadonlyArray<string> | ReadonlyArray<OptionOutc
  * Builds an invoice's options, deriving each EVM deposit address once even when options on
  * several networks share it (same extended key and index), and drawing their QR codes.
  */
-const buildOptions = (rails: RailSettings, requests: ReadonlyArray<OptionRequest>): ReadonlyArray<OptionOutcome> => {
+const buildOptions = (rails: RailSettingsShape, requests: ReadonlyArray<OptionRequest>): ReadonlyArray<OptionOutcome> => {
   const derived = new Map<string, string>()
   return requests.map((request): OptionOutcome => {
     try {

@@ -2,7 +2,7 @@ import { Context, Data, Effect, Layer } from "effect"
 import { Worker } from "node:worker_threads"
 import { AppConfig } from "../config/AppConfig.ts"
 import type { OptionRequest } from "./OptionBuilder.ts"
-import type { RailSettings } from "./PaymentMethod.ts"
+import type { RailSettingsShape } from "./PaymentMethod.ts"
 import type { OptionOutcome, PaymentTask, PaymentTaskResult } from "./PaymentTasks.ts"
 
 /** A payment task that failed as a computation (not because its thread was lost). */
@@ -76,7 +76,7 @@ type PaymentWorkerShape = {
   readonly run: Run
   readonly bitcoinAddresses: (xpub: string, first: number, count: number) => Effect.Effect<ReadonlyArray<string>, PaymentTaskFailed>
   /** Builds an invoice's options (addresses, URIs, QR codes, payloads) in one task. */
-  readonly options: (rails: RailSettings, requests: ReadonlyArray<OptionRequest>) => Effect.Effect<ReadonlyArray<OptionOutcome>, PaymentTaskFailed>
+  readonly options: (rails: RailSettingsShape, requests: ReadonlyArray<OptionRequest>) => Effect.Effect<ReadonlyArray<OptionOutcome>, PaymentTaskFailed>
 }
 
 /** Hands tasks to the threads in turn; with none they run inline. */

@@ -2,11 +2,11 @@ import { Context, Effect, Layer } from "effect"
 import { AppConfig, type RailConfig } from "../config/AppConfig.ts"
 import { checksumAddress, type Hex } from "./EvmAddress.ts"
 import { CANONICAL_FACTORY } from "./Forwarders.ts"
-import { DEFAULT_CONFIRMATIONS, DEFAULT_TOKENS, EVM_NETWORKS, type EvmNetwork, isEvm, type Network, NETWORKS } from "./Networks.ts"
-import { type PaymentMethod, type RailSettings, tokenContractOf } from "./PaymentMethod.ts"
+import { DEFAULT_CONFIRMATIONS, DEFAULT_TOKENS, EVM_NETWORKS, type EvmNetwork, type Network, NETWORKS } from "./Networks.ts"
+import type { RailSettingsShape } from "./PaymentMethod.ts"
 
 /** The rails' settings: the configured tokens, confirmations and factories over the canonical defaults. */
-export const railSettingsOf = (config: RailConfig, servicePrefix: string, production: boolean): RailSettings => {
+export const railSettingsOf = (config: RailConfig, servicePrefix: string, production: boolean): RailSettingsShape => {
   const tokens: Record<string, string> = { ...DEFAULT_TOKENS, ...config.tokens }
   const confirmations = Object.fromEntries(NETWORKS.map((network) => [network, config.confirmations[network] ?? DEFAULT_CONFIRMATIONS[network]])) as Record<Network, number>
   // Production uses only the factories it is given; elsewhere every network defaults to the
@@ -20,22 +20,11 @@ export const railSettingsOf = (config: RailConfig, servicePrefix: string, produc
   return { tokens, testTokens: config.testTokens ?? {}, confirmations, forwarder: { factories }, servicePrefix }
 }
 
-export class RailSettingsService extends Context.Service<RailSettingsService, {
-  readonly settings: RailSettings
-  /** A method is available when the deployment knows its token contract (or it is BTC) and, for wallet contracts, the network's factory. */
-  readonly isAvailable: (method: PaymentMethod) => boolean
-}>()("Payments/RailSettings") {
-  static readonly make = (settings: RailSettings) =>
-    Layer.succeed(RailSettingsService, {
-      settings,
-      isAvailable: (method) =>
-        method.assetCode === "BTC" ||
-        (tokenContractOf(settings, method.network, method.assetCode) !== undefined &&
-          (method.railType !== "wallet_contract" || (isEvm(method.network) && settings.forwarder.factories[method.network] !== undefined)))
-    })
+/** The deployment's rail settings (token contracts, confirmations, forwarder factories, memo prefix), as plain data. */
+export class RailSettings extends Context.Service<RailSettings, RailSettingsShape>()("Payments/RailSettings") {
+  static readonly make = (settings: RailSettingsShape) => Layer.succeed(RailSettings, settings)
 
-  /** The deployment's settings (token contracts, confirmations, forwarder factories, memo prefix). */
   static readonly layer = Layer.unwrap(
-    Effect.map(AppConfig, ({ servicePrefix, env, rails }) => RailSettingsService.make(railSettingsOf(rails, servicePrefix, env === "production")))
+    Effect.map(AppConfig, ({ servicePrefix, env, rails }) => RailSettings.make(railSettingsOf(rails, servicePrefix, env === "production")))
   )
 }

@@ -6,7 +6,7 @@ import { type CoverageLoss, EvidenceFollowUp } from "../invoices/EvidenceFollowU
 import { type InvoiceParts, InvoiceRepo } from "../invoices/InvoiceRepo.ts"
 import { base58 } from "@scure/base"
 import type { RefundRecord, RefundStatus } from "./Refund.ts"
-import { RailSettingsService } from "../payments/RailSettings.ts"
+import { RailSettings } from "../payments/RailSettings.ts"
 import { ContractCode } from "./ContractCode.ts"
 import {
   burnAddressRefusal,
@@ -145,7 +145,7 @@ export class Refunds extends Context.Service<Refunds, {
       const repo = yield* RefundsRepo
       const invoices = yield* InvoiceRepo
       const contractCode = yield* ContractCode
-      const rails = (yield* RailSettingsService).settings
+      const rails = yield* RailSettings
       const signatureDomain = new URL((yield* AppConfig).publicUrl).host
       // The deployment's token contracts and mints, and its forwarder factories: never a payer's wallet.
       const deploymentContracts = [...Object.values(rails.tokens), ...Object.values(rails.forwarder.factories)]
@@ -248,7 +248,7 @@ export class Refunds extends Context.Service<Refunds, {
         rejectUncovered
       }
     })
-  ).pipe(Layer.provide([InvoiceChanges.publishingRepo, RefundsRepo.layer, RailSettingsService.layer]))
+  ).pipe(Layer.provide([InvoiceChanges.publishingRepo, RefundsRepo.layer, RailSettings.layer, ContractCode.layer]))
 
   /** The refunds' answer to a coverage loss (PaymentEvidence and Invoices call it in that change's transaction). */
   static readonly followUp = Layer.effect(

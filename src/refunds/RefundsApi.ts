@@ -1,9 +1,8 @@
 import { Effect, Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
-import { BadRequest, Conflict, NotFound, ServiceUnavailable, TooManyRequests } from "../http/ApiErrors.ts"
+import { BadRequest, Conflict, type DomainError, NotFound, ServiceUnavailable, toHttpError, TooManyRequests } from "../http/ApiErrors.ts"
 import { DashboardAuthentication } from "../http/Authentication.ts"
 import { LivemodeQuery } from "../http/LivemodeQuery.ts"
-import { type DomainError, toHttpError } from "../http/ErrorMapping.ts"
 import type * as Errors from "../domain/Errors.ts"
 import { InvoiceIdParams, requiredNote, text, UuidParam } from "../http/RequestSchemas.ts"
 import { PublicRefundView, REFUND_STATUSES, RefundableView, RefundView } from "./Refund.ts"
@@ -144,5 +143,5 @@ const refundHttpError = (error: RefundError | DomainError) => {
   }
 }
 
-/** A refunds use case's failures as their HTTP errors (the shared domain errors through ErrorMapping.ts). */
+/** A refunds use case's failures as their HTTP errors (the shared domain errors through `toHttpError`, ApiErrors.ts). */
 export const mapRefundErrors = <A, R>(effect: Effect.Effect<A, RefundError | DomainError, R>) => Effect.mapError(effect, refundHttpError)

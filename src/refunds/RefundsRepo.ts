@@ -1,7 +1,7 @@
 import { Context, Effect, Layer, Option, Schema } from "effect"
 import { SqlClient, SqlSchema } from "effect/sql"
 import { rowOf } from "../db/Columns.ts"
-import { changingFields } from "../domain/Model.ts"
+import { changingFields } from "../domain/EntitySchema.ts"
 import type { RefundWebhookEventName } from "../domain/Statuses.ts"
 import { Refund, type RefundRecord, RefundStatus } from "./Refund.ts"
 

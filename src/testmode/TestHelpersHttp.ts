@@ -4,10 +4,9 @@ import { TestHelpersGroup } from "./TestHelpersApi.ts"
 import { TestKeyOnly } from "../../contract/TestHelpersApi.ts"
 import { AppConfig } from "../config/AppConfig.ts"
 import { merchantInvoiceView, paymentView } from "../domain/InvoiceViews.ts"
-import { BadRequest, Conflict, Forbidden, NotFound } from "../http/ApiErrors.ts"
+import { BadRequest, Conflict, Forbidden, NotFound, toHttpError } from "../http/ApiErrors.ts"
 import { checkoutApi } from "../http/CheckoutApi.ts"
 import { CurrentMerchant } from "../http/CurrentMerchant.ts"
-import { toHttpError } from "../http/ErrorMapping.ts"
 import { type HelperResult, type HelperScope, type TestHelperError, TestHelpers } from "./TestHelpers.ts"
 
 /** The test helpers' HTTP errors, each declared once with its status and message (the development simulator answers them too). */

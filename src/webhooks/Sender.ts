@@ -1,7 +1,7 @@
 import type { buildConnector } from "undici"
 import { checkDestination, type Resolver } from "./Destination.ts"
 import { WebhookAgents } from "./WebhookAgents.ts"
-import { loadUndici, WEBHOOK_TIMEOUT_MS } from "./WebhookNetwork.ts"
+import { loadUndici, WEBHOOK_TIMEOUT_MS } from "./WebhookConnector.ts"
 
 const EXCERPT_BYTES = 1024
 

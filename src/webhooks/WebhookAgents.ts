@@ -1,6 +1,6 @@
 import { isIP } from "node:net"
 import type { Agent, buildConnector } from "undici"
-import { loadUndici } from "./WebhookNetwork.ts"
+import { loadUndici } from "./WebhookConnector.ts"
 
 /**
  * Every connection goes to the checked address, whatever the URL's host says; the host name stays

@@ -1,5 +1,6 @@
 import type { Page } from "playwright-core"
 import type { TestApp, TestMerchant } from "../support/TestApp.ts"
+import type { JsonBody } from "../support/Json.ts"
 
 /**
  * Every state of the payer's page, made on a test app through the API and the development
@@ -22,7 +23,7 @@ interface Option {
   readonly quotedAmount: number
 }
 
-const check = (what: string, answer: { status: number; body: any }) => {
+const check = (what: string, answer: { status: number; body: JsonBody }) => {
   if (answer.status >= 300) throw new Error(`${what}: HTTP ${answer.status} ${JSON.stringify(answer.body)}`)
   return answer.body
 }

@@ -9,6 +9,7 @@ import { ethereumUsdcMethod, startChainApp } from "../support/ChainSuites.ts"
 import { type RpcFront, startRpcFront } from "../support/RpcFront.ts"
 import type { TestApp, TestMerchant } from "../support/TestApp.ts"
 import { signedInPage } from "./DashboardScenes.ts"
+import type { JsonBody } from "../support/Json.ts"
 
 // Issue #52 item 4: the dashboard's chain-watchers view tells the operator that payments wait for
 // corroboration (how many, how many disputed, since when), in a real browser. Two endpoints in
@@ -63,7 +64,7 @@ describe.skipIf(!existsSync(CHROMIUM))("the dashboard's chain-watchers view: pay
     await poll()
     expect(await statusOf(invoiceId)).toBe("payment_detected")
     const { body } = await merchant.dashboard("/api/dashboard/chain-watchers")
-    const since = (body.watchers as Array<any>).find((entry) => entry.network === "ethereum").awaitingCorroboration.since as string
+    const since = (body.watchers as ReadonlyArray<JsonBody>).find((entry) => entry.network === "ethereum").awaitingCorroboration.since as string
 
     const { context, page, problems } = await signedInPage(browser, app, merchant, "desktop")
     await page.goto(`${app.baseUrl}/dashboard#/chain-watchers`)

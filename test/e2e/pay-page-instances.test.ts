@@ -6,6 +6,8 @@ import { DEMO_KEYS } from "../../src/demo/DemoMerchant.ts"
 import { type EsploraSimulator, startEsploraSimulator } from "../support/EsploraSimulator.ts"
 import { privateDatabase } from "../support/PrivateDatabase.ts"
 import { startService } from "../support/ServiceProcess.ts"
+import type { OptionJson } from "../support/Answers.ts"
+import type { JsonBody } from "../support/Json.ts"
 
 /**
  * The payer page served by an API process (CHECKOUT_ROLE=api) while a workers process
@@ -62,7 +64,7 @@ describe.skipIf(!ready)("the payer page with api and workers as separate process
       headers: { "content-type": "application/json", ...init.headers },
       ...(init.body === undefined ? {} : { body: JSON.stringify(init.body) })
     })
-    return { status: response.status, body: await response.json().catch(() => null) as any }
+    return { status: response.status, body: await response.json().catch(() => null) as JsonBody }
   }
 
   /** A merchant paid in bitcoin and an invoice of it, through the API process. */
@@ -85,7 +87,7 @@ describe.skipIf(!ready)("the payer page with api and workers as separate process
     for (let attempt = 0; attempt < 100; attempt++) {
       const created = await call(api, "/api/checkout/invoices", { headers: { "x-api-key": key.body.rawKey }, body: { amountUsd: 65 } })
       if (created.status === 201) {
-        const option = created.body.paymentOptions.find((candidate: any) => candidate.network === "bitcoin")
+        const option = created.body.paymentOptions.find((candidate: OptionJson) => candidate.network === "bitcoin")
         return { id: created.body.id as string, address: option.destinationAddress as string, sats: BigInt(Math.round(option.quotedAmount * 1e8)) }
       }
       expect(created.status, JSON.stringify(created.body)).toBe(503)

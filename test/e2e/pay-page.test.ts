@@ -14,6 +14,13 @@ import { type AnvilNode, startAnvil } from "../support/Anvil.ts"
 import { signPrepared, type SolanaNode, startSolanaNode } from "../support/SolanaRpc.ts"
 import { decodeQrSvg } from "../support/QrRaster.ts"
 import { startTestApp, type TestApp, type TestMerchant } from "../support/TestApp.ts"
+import type { JsonBody } from "../support/Json.ts"
+
+/** What the test exposes to the page (`page.exposeFunction`): its wallets' keys stay in the test. */
+type TestWindow = Window & {
+  readonly anvilRequest: (method: string, params: unknown) => Promise<unknown>
+  readonly solanaSignAndSend: (transaction: Array<number>) => Promise<Array<number>>
+}
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium"
 const available = existsSync(CHROMIUM)
@@ -40,7 +47,7 @@ const txHash = (digit: string) => `0x${digit.repeat(64)}`
 const newInvoice = async (body: Record<string, unknown> = {}, by: TestMerchant = merchant) => {
   const created = await by.api("/api/checkout/invoices", { body: { amountUsd: 20, productName: "Tea set", billTo: "Ada Lovelace", ...body } })
   expect(created.status).toBe(201)
-  return created.body as { id: string; paymentOptions: Array<any> }
+  return created.body as { id: string; paymentOptions: Array<JsonBody> }
 }
 
 const simulate = async (invoiceId: string, action: string, body: Record<string, unknown>, by: TestMerchant = merchant) => {
@@ -440,7 +447,7 @@ describe.skipIf(!available)("the hosted payment page", () => {
         return body.result
       })
       await page.evaluate(() => {
-        const provider = { request: ({ method, params }: { method: string; params?: unknown }) => (window as any).anvilRequest(method, params) }
+        const provider = { request: ({ method, params }: { method: string; params?: unknown }) => (window as unknown as TestWindow).anvilRequest(method, params) }
         window.addEventListener("eip6963:requestProvider", () =>
           window.dispatchEvent(new CustomEvent("eip6963:announceProvider", { detail: { info: { uuid: "test", name: "Test wallet", icon: "", rdns: "test.wallet" }, provider } })))
       })
@@ -483,11 +490,11 @@ describe.skipIf(!available)("the hosted payment page", () => {
               version: "1.0.0",
               supportedTransactionVersions: ["legacy", 0],
               signAndSendTransaction: async (...inputs: Array<{ transaction: Uint8Array; chain: string }>) =>
-                Promise.all(inputs.map(async (input) => ({ signature: new Uint8Array(await (window as any).solanaSignAndSend([...input.transaction])) })))
+                Promise.all(inputs.map(async (input) => ({ signature: new Uint8Array(await (window as unknown as TestWindow).solanaSignAndSend([...input.transaction])) })))
             }
           }
         }
-        window.dispatchEvent(new CustomEvent("wallet-standard:register-wallet", { detail: ({ register }: any) => register(wallet) }))
+        window.dispatchEvent(new CustomEvent("wallet-standard:register-wallet", { detail: ({ register }: { register: (wallet: unknown) => void }) => register(wallet) }))
       }, [...payer.publicKey.toBytes()])
       await page.locator(`#option-${solana.id} button[data-pay="solana"]`).click()
       await expect.poll(() => page.locator(`#option-${solana.id} .wallet-status`).textContent(), { timeout: 15_000 }).toContain("Payment sent")

@@ -8,6 +8,13 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { refundMessage } from "../../src/refunds/RefundMessage.ts"
 import { publicRequest, startTestApp, type TestApp, type TestMerchant } from "../support/TestApp.ts"
 import { signedInPage } from "./DashboardScenes.ts"
+import type { OptionJson, RefundJson } from "../support/Answers.ts"
+
+/** What the test exposes to the page (`page.exposeFunction`): its wallets' keys stay in the test. */
+type TestWindow = Window & {
+  readonly walletRequest: (method: string, params: unknown) => Promise<unknown>
+  readonly solanaSignMessage: (message: Array<number>) => Promise<Array<number>>
+}
 
 /**
  * Issue #52 in the dashboard (Chromium): an option's pending refund requests side by side, each
@@ -47,7 +54,7 @@ describe.skipIf(!available)("side-by-side refund requests in the dashboard", () 
   it("shows each requested address beside the address that paid, flags the one that differs, and lets the merchant choose", async () => {
     const payer = privateKeyToAccount(generatePrivateKey())
     const { body: invoice } = await merchant.api("/api/checkout/invoices", { body: { amountUsd: 20 } })
-    const option = invoice.paymentOptions.find((candidate: any) => candidate.network === "ethereum")
+    const option = invoice.paymentOptions.find((candidate: OptionJson) => candidate.network === "ethereum")
     for (const [amount, hash] of [["20", "0x" + "a1".repeat(32)], ["5", "0x" + "b2".repeat(32)]]) {
       const paid = await merchant.dashboard(`/api/dev/invoices/${invoice.id}/simulate-payment`, {
         body: { paymentOptionId: option.id, amount, confirmations: 1_000, transactionHash: hash, payerAddress: payer.address }
@@ -86,7 +93,7 @@ describe.skipIf(!available)("side-by-side refund requests in the dashboard", () 
 
     // A second unverified pair on a fresh invoice: "Choose this request" keeps one and rejects the other.
     const { body: second } = await merchant.api("/api/checkout/invoices", { body: { amountUsd: 20 } })
-    const secondOption = second.paymentOptions.find((candidate: any) => candidate.network === "ethereum")
+    const secondOption = second.paymentOptions.find((candidate: OptionJson) => candidate.network === "ethereum")
     for (const [amount, hash] of [["20", "0x" + "c3".repeat(32)], ["5", "0x" + "d4".repeat(32)]]) {
       await merchant.dashboard(`/api/dev/invoices/${second.id}/simulate-payment`, {
         body: { paymentOptionId: secondOption.id, amount, confirmations: 1_000, transactionHash: hash, payerAddress: payer.address }
@@ -108,7 +115,7 @@ describe.skipIf(!available)("side-by-side refund requests in the dashboard", () 
   it("the payment page signs the request with the injected EIP-1193 wallet that paid, and the request is marked verified", async () => {
     const payer = privateKeyToAccount(generatePrivateKey())
     const { body: invoice } = await merchant.api("/api/checkout/invoices", { body: { amountUsd: 20 } })
-    const option = invoice.paymentOptions.find((candidate: any) => candidate.network === "ethereum")
+    const option = invoice.paymentOptions.find((candidate: OptionJson) => candidate.network === "ethereum")
     for (const [amount, hash] of [["20", "0x" + "e5".repeat(32)], ["5", "0x" + "f6".repeat(32)]]) {
       await merchant.dashboard(`/api/dev/invoices/${invoice.id}/simulate-payment`, {
         body: { paymentOptionId: option.id, amount, confirmations: 1_000, transactionHash: hash, payerAddress: payer.address }
@@ -125,7 +132,7 @@ describe.skipIf(!available)("side-by-side refund requests in the dashboard", () 
       throw new Error(`unexpected ${method}`)
     })
     await page.addInitScript(() => {
-      const provider = { request: ({ method, params }: { method: string; params?: unknown }) => (window as any).walletRequest(method, params) }
+      const provider = { request: ({ method, params }: { method: string; params?: unknown }) => (window as unknown as TestWindow).walletRequest(method, params) }
       window.addEventListener("eip6963:requestProvider",
         () =>
           window.dispatchEvent(new CustomEvent("eip6963:announceProvider", { detail: { info: { uuid: "test", name: "Test wallet", icon: "", rdns: "test.wallet" }, provider } })))
@@ -140,7 +147,7 @@ describe.skipIf(!available)("side-by-side refund requests in the dashboard", () 
     await item.locator(".refund-verified").waitFor()
     expect(await item.locator(".refund-verified").textContent()).toBe("Signed by the wallet that paid.")
     const { body } = await publicRequest(app.baseUrl, `/api/checkout/pay/${invoice.id}/refunds`)
-    expect(body.refunds.map((refund: any) => [refund.refundAddress, refund.status, refund.verified])).toEqual([
+    expect(body.refunds.map((refund: RefundJson) => [refund.refundAddress, refund.status, refund.verified])).toEqual([
       [OTHER_EVM, "rejected", false],
       [payer.address, "requested", true]
     ])
@@ -153,7 +160,7 @@ describe.skipIf(!available)("side-by-side refund requests in the dashboard", () 
     const payer = base58.encode(ed25519.getPublicKey(secret))
     const refundTo = base58.encode(ed25519.getPublicKey(ed25519.utils.randomSecretKey()))
     const { body: invoice } = await merchant.api("/api/checkout/invoices", { body: { amountUsd: 20 } })
-    const option = invoice.paymentOptions.find((candidate: any) => candidate.network === "solana")
+    const option = invoice.paymentOptions.find((candidate: OptionJson) => candidate.network === "solana")
     for (const amount of ["20", "5"]) {
       const paid = await merchant.dashboard(`/api/dev/invoices/${invoice.id}/simulate-payment`, {
         body: { paymentOptionId: option.id, amount, confirmations: 1_000, transactionHash: base58.encode(crypto.getRandomValues(new Uint8Array(64))), payerAddress: payer }
@@ -175,12 +182,14 @@ describe.skipIf(!available)("side-by-side refund requests in the dashboard", () 
           "standard:connect": { version: "1.0.0", connect: async () => ({ accounts: [account] }) },
           "solana:signMessage": {
             version: "1.0.0",
-            signMessage: async (...inputs: Array<{ message: Uint8Array }>) =>
-              Promise.all(inputs.map(async (input) => ({ signedMessage: input.message, signature: new Uint8Array(await (window as any).solanaSignMessage([...input.message])) })))
+            signMessage: async (...inputs: Array<{ message: Uint8Array }>) => {
+              const { solanaSignMessage } = window as unknown as TestWindow
+              return Promise.all(inputs.map(async (input) => ({ signedMessage: input.message, signature: new Uint8Array(await solanaSignMessage([...input.message])) })))
+            }
           }
         }
       }
-      window.addEventListener("wallet-standard:app-ready", (event: any) => event.detail.register(wallet))
+      window.addEventListener("wallet-standard:app-ready", (event: Event) => (event as CustomEvent<{ register: (wallet: unknown) => void }>).detail.register(wallet))
     }, [...base58.decode(payer)])
     await page.goto(`${app.baseUrl}/pay/${invoice.id}?option=${option.id}`)
     await page.getByRole("button", { name: "Request a refund" }).click()
@@ -190,7 +199,7 @@ describe.skipIf(!available)("side-by-side refund requests in the dashboard", () 
     await sign.click()
     await page.locator(".refund-item[data-status=requested] .refund-verified").waitFor()
     const { body } = await publicRequest(app.baseUrl, `/api/checkout/pay/${invoice.id}/refunds`)
-    expect(body.refunds.map((refund: any) => [refund.refundAddress, refund.verified])).toEqual([[refundTo, true]])
+    expect(body.refunds.map((refund: RefundJson) => [refund.refundAddress, refund.verified])).toEqual([[refundTo, true]])
     expect(problems).toEqual([])
     await context.close()
   }, 120_000)

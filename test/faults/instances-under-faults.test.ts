@@ -6,6 +6,8 @@ import { privateDatabase } from "../support/PrivateDatabase.ts"
 import { killService, startService } from "../support/ServiceProcess.ts"
 import { startTcpProxy, type TcpProxy } from "../support/TcpProxy.ts"
 import { startWebhookReceiver, type WebhookReceiver } from "../support/WebhookReceiver.ts"
+import type { OptionJson } from "../support/Answers.ts"
+import type { JsonBody } from "../support/Json.ts"
 
 /**
  * The standing fault suite: two service processes on one PostgreSQL database and one Redis, a
@@ -116,7 +118,7 @@ describe.skipIf(!ready)("two instances under kill -9, a cut database and a cut R
         })
         answered++
         seen.set(response.status, (seen.get(response.status) ?? 0) + 1)
-        return { status: response.status, body: await response.json().catch(() => null) as any }
+        return { status: response.status, body: await response.json().catch(() => null) as JsonBody }
       } catch (error) {
         if ((error as Error).name === "TimeoutError") {
           hung++
@@ -143,7 +145,7 @@ describe.skipIf(!ready)("two instances under kill -9, a cut database and a cut R
       const created = await until("/api/checkout/invoices", { "x-api-key": key!, "content-type": "application/json", "idempotency-key": order.reference }, body,
         (status) => status === 201, order.index)
       const invoice = created.body
-      const option = invoice.paymentOptions.find((candidate: any) => candidate.network === "arbitrum")
+      const option = invoice.paymentOptions.find((candidate: OptionJson) => candidate.network === "arbitrum")
       const transactionHash = `0x${createHash("sha256").update(order.reference).digest("hex")}`
       await until(
         `/api/dev/invoices/${invoice.id}/simulate-payment`,

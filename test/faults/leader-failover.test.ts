@@ -6,6 +6,8 @@ import { startEsploraSimulator, type EsploraSimulator } from "../support/Esplora
 import { privateDatabase } from "../support/PrivateDatabase.ts"
 import { killService, startService } from "../support/ServiceProcess.ts"
 import { startTcpProxy, type TcpProxy } from "../support/TcpProxy.ts"
+import type { OptionJson } from "../support/Answers.ts"
+import type { JsonBody } from "../support/Json.ts"
 
 /**
  * Chain watcher leadership across two service processes on one PostgreSQL database, each reaching
@@ -93,7 +95,7 @@ describe.skipIf(!ready)("chain watcher leader failover", () => {
         headers: { "content-type": "application/json", ...init.headers },
         ...(init.body === undefined ? {} : { body: JSON.stringify(init.body) })
       })
-      return { status: response.status, body: await response.json().catch(() => null) as any }
+      return { status: response.status, body: await response.json().catch(() => null) as JsonBody }
     }
     const signup = await call("/api/auth/signup", { body: { email: `${crypto.randomUUID()}@merchant.test`, password: "a long passphrase here" } })
     expect(signup.status).toBe(201)
@@ -113,7 +115,7 @@ describe.skipIf(!ready)("chain watcher leader failover", () => {
     for (let attempt = 0; attempt < 50; attempt++) {
       const created = await call("/api/checkout/invoices", { headers: { "x-api-key": key.body.rawKey }, body: { amountUsd: 65 } })
       if (created.status === 201) {
-        const option = created.body.paymentOptions.find((candidate: any) => candidate.network === "bitcoin")
+        const option = created.body.paymentOptions.find((candidate: OptionJson) => candidate.network === "bitcoin")
         return { id: created.body.id as string, address: option.destinationAddress as string, sats: BigInt(Math.round(option.quotedAmount * 1e8)) }
       }
       expect(created.status, JSON.stringify(created.body)).toBe(503)

@@ -4,6 +4,7 @@ import { SqlClient } from "effect/sql"
 import { DEMO_KEYS } from "../../src/demo/DemoMerchant.ts"
 import { GAP_LIMIT } from "../../src/payments/BitcoinAddressPool.ts"
 import { freshZpub, type MerchantOptions, suiteOptions, testApp, TestServer } from "../support/TestApp.ts"
+import type { JsonBody } from "../support/Json.ts"
 
 const createMerchant = (options?: MerchantOptions) => Effect.flatMap(TestServer, (server) => server.createMerchant(options))
 
@@ -23,13 +24,13 @@ it.layer(testApp(), suiteOptions)((it) => {
         )
         expect(responses.every((response) => response.status === 201)).toBe(true)
         const options = responses.flatMap((response) => response.body.paymentOptions)
-        const destinations = options.filter((option: any) => option.destinationAddress !== null && option.network !== "solana")
-          .map((option: any) => `${option.network}:${option.destinationAddress}`)
+        const destinations = options.filter((option: JsonBody) => option.destinationAddress !== null && option.network !== "solana")
+          .map((option: JsonBody) => `${option.network}:${option.destinationAddress}`)
         expect(new Set(destinations).size).toBe(destinations.length)
-        const references = options.filter((option: any) => option.network === "solana").map((option: any) => option.optionPayload.reference)
+        const references = options.filter((option: JsonBody) => option.network === "solana").map((option: JsonBody) => option.optionPayload.reference)
         expect(references.length).toBeGreaterThan(0)
         expect(new Set(references).size).toBe(references.length)
-        const contracts = options.filter((option: any) => option.railType === "wallet_contract").map((option: any) => option.optionPayload.contractAddress)
+        const contracts = options.filter((option: JsonBody) => option.railType === "wallet_contract").map((option: JsonBody) => option.optionPayload.contractAddress)
         expect(new Set(contracts).size).toBe(contracts.length)
         // this suite's invoices only: on a shared PostgreSQL, other suites derive from keys of their own
         const invoiceIds = responses.map((response) => response.body.id as string)
@@ -41,10 +42,10 @@ it.layer(testApp(), suiteOptions)((it) => {
         expect(new Set(evmIndexes).size).toBe(evmIndexes.length)
         // one invoice's deposit options on arbitrum and base (same xpub) share one address; no other invoice has it
         for (const response of responses) {
-          const [arbitrum, base] = ["arbitrum", "base"].map((network) => response.body.paymentOptions.find((option: any) => option.network === network).destinationAddress)
+          const [arbitrum, base] = ["arbitrum", "base"].map((network) => response.body.paymentOptions.find((option: JsonBody) => option.network === network).destinationAddress)
           expect(arbitrum).toBe(base)
         }
-        const perInvoice = responses.map((response) => response.body.paymentOptions.find((option: any) => option.network === "base").destinationAddress)
+        const perInvoice = responses.map((response) => response.body.paymentOptions.find((option: JsonBody) => option.network === "base").destinationAddress)
         expect(new Set(perInvoice).size).toBe(perInvoice.length)
         // bitcoin indexes are per merchant key (each test merchant has its own zpub): their addresses are checked above
       }))
@@ -88,8 +89,8 @@ it.layer(testApp(), suiteOptions)((it) => {
         yield* emptyPool(xpub)
         const response = yield* merchant.api("/api/checkout/invoices", { body: { amountUsd: 5 } })
         expect(response.status).toBe(201)
-        expect(response.body.paymentOptions.map((option: any) => option.network)).not.toContain("bitcoin")
-        expect(response.body.paymentOptions.filter((option: any) => option.isDefault)).toHaveLength(1)
+        expect(response.body.paymentOptions.map((option: JsonBody) => option.network)).not.toContain("bitcoin")
+        expect(response.body.paymentOptions.filter((option: JsonBody) => option.isDefault)).toHaveLength(1)
       }))
   })
 })

@@ -5,6 +5,7 @@ import { type EsploraSimulator, startEsploraSimulator } from "../support/Esplora
 import { privateDatabase } from "../support/PrivateDatabase.ts"
 import { type RpcFront, startRpcFront } from "../support/RpcFront.ts"
 import { startTestApp, type TestApp, type TestMerchant } from "../support/TestApp.ts"
+import type { JsonBody } from "../support/Json.ts"
 
 // Three Esplora endpoints in front of one simulator: a (preferred), b, c.
 let esplora: EsploraSimulator
@@ -19,10 +20,10 @@ const poll = () => app.run(Effect.flatMap(ChainWatchers, (watchers) => watchers.
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 const watcher = async () => {
   const { body } = await merchant.dashboard("/api/dashboard/chain-watchers")
-  return (body.watchers as Array<any>).find((entry) => entry.network === "bitcoin")
+  return (body.watchers as ReadonlyArray<JsonBody>).find((entry) => entry.network === "bitcoin")
 }
-const endpoint = async (front: RpcFront) => (await watcher()).endpoints.find((entry: any) => entry.endpoint === front.url)
-const inUse = async () => ((await watcher()).endpoints as Array<any>).find((entry) => entry.inUse)?.endpoint
+const endpoint = async (front: RpcFront) => (await watcher()).endpoints.find((entry: JsonBody) => entry.endpoint === front.url)
+const inUse = async () => ((await watcher()).endpoints as ReadonlyArray<JsonBody>).find((entry) => entry.inUse)?.endpoint
 const processed = async () => Number((await watcher()).processedHeight)
 const pollUntilInUse = async (front: RpcFront) => {
   const deadline = Date.now() + 30_000
@@ -118,7 +119,7 @@ describe("a bitcoin watcher with several Esplora endpoints", () => {
 describe("a bitcoin watcher with several Esplora endpoints: a payment no other endpoint can corroborate yet", () => {
   const newInvoice = async () => {
     const created = await merchant.api("/api/checkout/invoices", { body: { amountUsd: 3 } })
-    const option = (created.body.paymentOptions as Array<any>).find((candidate) => candidate.network === "bitcoin")
+    const option = (created.body.paymentOptions as ReadonlyArray<JsonBody>).find((candidate) => candidate.network === "bitcoin")
     return { id: created.body.id as string, address: option.destinationAddress as string, sats: BigInt(Math.round(option.quotedAmount * 1e8)) }
   }
   const statusOf = async (id: string) => (await merchant.api(`/api/checkout/invoices/${id}`)).body.status
@@ -180,7 +181,7 @@ describe("a bitcoin watcher with several Esplora endpoints: a liar listed first 
   it("refuses the block (its transactions do not match its header's merkle root), reads it from the next endpoint, and credits the payment", async () => {
     await pollUntilInUse(a)
     const created = await merchant.api("/api/checkout/invoices", { body: { amountUsd: 4 } })
-    const option = (created.body.paymentOptions as Array<any>).find((candidate) => candidate.network === "bitcoin")
+    const option = (created.body.paymentOptions as ReadonlyArray<JsonBody>).find((candidate) => candidate.network === "bitcoin")
     const txid = esplora.pay([{ address: option.destinationAddress, sats: BigInt(Math.round(option.quotedAmount * 1e8)) }])
     a.omitTxids.push(txid)
     a.requests.length = 0
@@ -202,7 +203,7 @@ describe("a bitcoin watcher with several Esplora endpoints: a liar listed first 
 describe("a bitcoin watcher with several Esplora endpoints: corroborated transfers", () => {
   const newInvoice = async () => {
     const created = await merchant.api("/api/checkout/invoices", { body: { amountUsd: 5 } })
-    const option = (created.body.paymentOptions as Array<any>).find((candidate) => candidate.network === "bitcoin")
+    const option = (created.body.paymentOptions as ReadonlyArray<JsonBody>).find((candidate) => candidate.network === "bitcoin")
     return { id: created.body.id as string, address: option.destinationAddress as string, sats: BigInt(Math.round(option.quotedAmount * 1e8)) }
   }
   const statusOf = async (id: string) => (await merchant.api(`/api/checkout/invoices/${id}`)).body.status

@@ -3,6 +3,8 @@ import { pollWatcher, startChainApp } from "../support/ChainSuites.ts"
 import { type EsploraSimulator, startEsploraSimulator } from "../support/EsploraSimulator.ts"
 import { type RpcFront, startRpcFront } from "../support/RpcFront.ts"
 import type { TestApp, TestMerchant } from "../support/TestApp.ts"
+import { optionOn } from "../support/Answers.ts"
+import { endpointReport, watcherStatus } from "../support/WatcherStatus.ts"
 
 // Issue #52 items 1 and 2 on bitcoin, where a block is read through JSON pages (an API that serves
 // no raw blocks: nothing proves the pages whole, unlike a raw block checked against its header's
@@ -20,16 +22,13 @@ let merchant: TestMerchant
 
 const poll = () => pollWatcher(app!, "bitcoin")
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
-const watcher = async () => {
-  const { body } = await merchant.dashboard("/api/dashboard/chain-watchers")
-  return (body.watchers as Array<any>).find((entry) => entry.network === "bitcoin")
-}
-const endpoint = async (front: RpcFront) => (await watcher()).endpoints.find((entry: any) => entry.endpoint === front.url)
+const watcher = () => watcherStatus(merchant, "bitcoin")
+const endpoint = async (front: RpcFront) => endpointReport(await watcher(), front.url)
 const statusOf = async (id: string) => (await merchant.api(`/api/checkout/invoices/${id}`)).body.status
 const newInvoice = async () => {
   const created = await merchant.api("/api/checkout/invoices", { body: { amountUsd: 5 } })
   expect(created.status).toBe(201)
-  const option = (created.body.paymentOptions as Array<any>).find((candidate) => candidate.network === "bitcoin")
+  const option = optionOn(created.body, "bitcoin")
   return { id: created.body.id as string, address: option.destinationAddress as string, sats: BigInt(Math.round(option.quotedAmount * 1e8)) }
 }
 

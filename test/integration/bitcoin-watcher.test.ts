@@ -9,6 +9,7 @@ import { type EsploraSimulator, startEsploraSimulator } from "../support/Esplora
 import type { TestApp, TestMerchant } from "../support/TestApp.ts"
 import { webhookHarness } from "../support/WebhookHarness.ts"
 import { startWebhookReceiver, type WebhookReceiver } from "../support/WebhookReceiver.ts"
+import type { JsonBody } from "../support/Json.ts"
 
 const REQUIRED = 3
 
@@ -28,7 +29,7 @@ const newMerchant = () =>
 const createInvoice = async (merchant: TestMerchant, amountUsd: number) => {
   const created = await merchant.api("/api/checkout/invoices", { body: { amountUsd } })
   expect(created.status).toBe(201)
-  const option = (created.body.paymentOptions as Array<any>).find((candidate) => candidate.network === "bitcoin")
+  const option = (created.body.paymentOptions as ReadonlyArray<JsonBody>).find((candidate) => candidate.network === "bitcoin")
   return {
     id: created.body.id as string,
     address: option.destinationAddress as string,
@@ -37,7 +38,7 @@ const createInvoice = async (merchant: TestMerchant, amountUsd: number) => {
 }
 
 const detail = async (merchant: TestMerchant, id: string) => (await merchant.api(`/api/checkout/invoices/${id}`)).body
-const valid = (body: any) => (body.payments as Array<any>).filter((payment) => payment.invalidatedAt === null)
+const valid = (body: JsonBody) => (body.payments as ReadonlyArray<JsonBody>).filter((payment) => payment.invalidatedAt === null)
 
 const waitFor = async (what: string, condition: () => Promise<boolean>, timeoutMs = 15_000) => {
   const deadline = Date.now() + timeoutMs
@@ -151,7 +152,7 @@ describe.each([["per address", "1000"], ["by txid diff", "0"]])("the bitcoin wat
     let body = await detail(merchant, invoice.id)
     expect(body.status).toBe("payment_detected")
     expect(body.payments).toHaveLength(2)
-    expect(new Set((body.payments as Array<any>).map((payment) => payment.transactionHash))).toEqual(new Set([txid]))
+    expect(new Set((body.payments as ReadonlyArray<JsonBody>).map((payment) => payment.transactionHash))).toEqual(new Set([txid]))
 
     esplora.mine(REQUIRED)
     await poll()
@@ -174,7 +175,7 @@ describe.each([["per address", "1000"], ["by txid diff", "0"]])("the bitcoin wat
     let body = await detail(merchant, invoice.id)
     expect(body.status).toBe("payment_detected")
     expect(body.receivedAmountUsd).toBe(20)
-    const byHash = new Map((body.payments as Array<any>).map((payment) => [payment.transactionHash, payment]))
+    const byHash = new Map((body.payments as ReadonlyArray<JsonBody>).map((payment) => [payment.transactionHash, payment]))
     expect(byHash.get(original)).toMatchObject({ invalidationReason: "replaced_or_dropped" })
     expect(byHash.get(replacement)).toMatchObject({ invalidatedAt: null, confirmations: 0 })
 

@@ -2,6 +2,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import { DEMO_KEYS } from "../../src/demo/DemoMerchant.ts"
 import { SuiteMerchant, suiteOptions, testApp } from "../support/TestApp.ts"
+import type { MethodJson, OptionJson } from "../support/Answers.ts"
 
 const TPUB = "tpubDC8msFGeGuwnKG9Upg7DM2b4DaRqg3CUZa5g8v2SRQ6K4NSkxUgd7HsL2XVWbVm39yBA4LAxysQAm397zwQSQoQgewGiYZqrA9DsP4zbQ1M"
 const VALID = {
@@ -42,7 +43,7 @@ it.layer(SuiteMerchant.layer({ withSettings: false }).pipe(Layer.provideMerge(te
         expect((yield* merchant.api("/api/dashboard/checkout-settings")).status).toBe(403)
 
         const { body: invoice } = yield* merchant.api("/api/checkout/invoices", { body: { amountUsd: 12 } })
-        expect(invoice.paymentOptions.map((option: any) => `${option.network}:${option.assetCode}:${option.railType}`)).toEqual([
+        expect(invoice.paymentOptions.map((option: OptionJson) => `${option.network}:${option.assetCode}:${option.railType}`)).toEqual([
           "bitcoin:BTC:address_transfer",
           "ethereum:USDT:wallet_contract",
           "arbitrum:USDC:address_transfer",
@@ -73,7 +74,7 @@ it.layer(SuiteMerchant.layer({ withSettings: false }).pipe(Layer.provideMerge(te
       Effect.gen(function*() {
         yield* put(VALID)
         const saved = yield* put({ ...VALID, paymentMethods: [VALID.paymentMethods[3]] })
-        expect(saved.body.paymentMethods.map((method: any) => method.network)).toEqual(["solana"])
+        expect(saved.body.paymentMethods.map((method: MethodJson) => method.network)).toEqual(["solana"])
       }))
 
     const cases: Array<[string, unknown, string]> = [

@@ -1,5 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { type Answer, publicRequest, startTestApp, type TestApp } from "../support/TestApp.ts"
+import { describe, expect, it } from "@effect/vitest"
+import { Effect } from "effect"
+import { type Answer, publicRequest, suiteOptions, testApp, TestServer } from "../support/TestApp.ts"
 
 /**
  * The dashboard API, the development simulator and the key routes are limited per account
@@ -7,14 +8,10 @@ import { type Answer, publicRequest, startTestApp, type TestApp } from "../suppo
  * counted before authentication, so that a flood of requests without a valid session, or with a
  * malformed id, is refused before it costs a session check or a query).
  */
-let app: TestApp
+const app = testApp({ dashboardRateLimitPerMinute: 3, dashboardAddressRateLimitPerMinute: 5, trustedProxies: ["127.0.0.1"], rateLimitStoreTimeoutMs: 30_000 })
 
-beforeAll(async () => {
-  app = await startTestApp({ dashboardRateLimitPerMinute: 3, dashboardAddressRateLimitPerMinute: 5, trustedProxies: ["127.0.0.1"], rateLimitStoreTimeoutMs: 30_000 })
-})
-afterAll(async () => {
-  await app?.close()
-})
+const createMerchant = Effect.flatMap(TestServer, (server) => server.createMerchant())
+const request = (path: string, init: RequestInit) => Effect.flatMap(TestServer, ({ baseUrl }) => Effect.promise(() => publicRequest(baseUrl, path, init)))
 
 const from = (address: string, headers: Record<string, string> = {}) => ({ headers: { "x-forwarded-for": address, ...headers } })
 
@@ -27,34 +24,38 @@ const expectLimited = (answer: Answer) => {
   expect(answer.body.error).toContain(`Retry after ${retryAfter} seconds`)
 }
 
-describe("dashboard and key routes", () => {
-  it("are limited per account, across client addresses and routes", async () => {
-    const merchant = await app.createMerchant()
-    const other = await app.createMerchant()
-    expect((await merchant.dashboard("/api/dashboard/invoices", from("198.51.100.20"))).status).toBe(200)
-    expect((await merchant.dashboard(`/api/users/${merchant.merchantId}/checkout-api-keys`, from("198.51.100.21"))).status).toBe(200)
-    expect((await merchant.dashboard(`/api/dev/invoices/${crypto.randomUUID()}/simulate-expiry`, { method: "POST", body: {}, ...from("198.51.100.22") })).status).toBe(404)
-    expectLimited(await merchant.dashboard("/api/dashboard/invoices", from("198.51.100.23")))
-    expectLimited(await merchant.dashboard(`/api/users/${merchant.merchantId}/checkout-api-keys`, from("198.51.100.24")))
-    expect((await other.dashboard("/api/dashboard/invoices", from("198.51.100.23"))).status).toBe(200)
-  })
+it.layer(app, suiteOptions)((it) => {
+  describe("dashboard and key routes", () => {
+    it.effect("are limited per account, across client addresses and routes", () =>
+      Effect.gen(function*() {
+        const merchant = yield* createMerchant
+        const other = yield* createMerchant
+        expect((yield* merchant.dashboard("/api/dashboard/invoices", from("198.51.100.20"))).status).toBe(200)
+        expect((yield* merchant.dashboard(`/api/users/${merchant.merchantId}/checkout-api-keys`, from("198.51.100.21"))).status).toBe(200)
+        expect((yield* merchant.dashboard(`/api/dev/invoices/${crypto.randomUUID()}/simulate-expiry`, { method: "POST", body: {}, ...from("198.51.100.22") })).status).toBe(404)
+        expectLimited(yield* merchant.dashboard("/api/dashboard/invoices", from("198.51.100.23")))
+        expectLimited(yield* merchant.dashboard(`/api/users/${merchant.merchantId}/checkout-api-keys`, from("198.51.100.24")))
+        expect((yield* other.dashboard("/api/dashboard/invoices", from("198.51.100.23"))).status).toBe(200)
+      }))
 
-  it("are limited per client address, before and without authentication", async () => {
-    const address = "198.51.100.30"
-    const path = "/api/dashboard/invoices/not-an-id"
-    const anonymous = () => publicRequest(app.baseUrl, path, from(address))
-    const forged = () => publicRequest(app.baseUrl, path, from(address, { authorization: "Bearer forged.token.value" }))
-    expect((await anonymous()).status).toBe(401)
-    expect((await forged()).status).toBe(401)
-    expect((await anonymous()).status).toBe(401)
-    expect((await forged()).status).toBe(401)
-    expect((await publicRequest(app.baseUrl, path, from(address, { "x-api-key": "svc_live_whatever" }))).status).toBe(403)
-    expectLimited(await anonymous())
-    // A valid session from the flooding address is refused too; another address is not.
-    const merchant = await app.createMerchant()
-    expectLimited(await merchant.dashboard("/api/dashboard/invoices", from(address)))
-    expect((await merchant.dashboard("/api/dashboard/invoices", from("198.51.100.31"))).status).toBe(200)
-    expect((await anonymous()).status).toBe(429)
-    expect((await publicRequest(app.baseUrl, path, from("198.51.100.32"))).status).toBe(401)
+    it.effect("are limited per client address, before and without authentication", () =>
+      Effect.gen(function*() {
+        const address = "198.51.100.30"
+        const path = "/api/dashboard/invoices/not-an-id"
+        const anonymous = request(path, from(address))
+        const forged = request(path, from(address, { authorization: "Bearer forged.token.value" }))
+        expect((yield* anonymous).status).toBe(401)
+        expect((yield* forged).status).toBe(401)
+        expect((yield* anonymous).status).toBe(401)
+        expect((yield* forged).status).toBe(401)
+        expect((yield* request(path, from(address, { "x-api-key": "svc_live_whatever" }))).status).toBe(403)
+        expectLimited(yield* anonymous)
+        // A valid session from the flooding address is refused too; another address is not.
+        const merchant = yield* createMerchant
+        expectLimited(yield* merchant.dashboard("/api/dashboard/invoices", from(address)))
+        expect((yield* merchant.dashboard("/api/dashboard/invoices", from("198.51.100.31"))).status).toBe(200)
+        expect((yield* anonymous).status).toBe(429)
+        expect((yield* request(path, from("198.51.100.32"))).status).toBe(401)
+      }))
   })
 })

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { privateDatabase } from "../support/PrivateDatabase.ts"
 import { publicRequest, startTestApp, type TestApp, type TestMerchant } from "../support/TestApp.ts"
 import { startTcpProxy, type TcpProxy } from "../support/TcpProxy.ts"
+import type { JsonBody } from "../support/Json.ts"
 
 const serverUrl = process.env.DATABASE_URL
 if (serverUrl === undefined) console.log("skipped: database faults (DATABASE_URL is not set; the embedded database has no connection to cut)")
@@ -42,7 +43,7 @@ describe.skipIf(serverUrl === undefined)("the PostgreSQL connection stalled and 
       headers: { "content-type": "application/json" },
       body: JSON.stringify({ email: "nobody@db-fault.test", password: "whatever it is" })
     })
-  const expectUnavailable = (response: { status: number; body: any; headers: Headers }, message = UNAVAILABLE) => {
+  const expectUnavailable = (response: { status: number; body: JsonBody; headers: Headers }, message = UNAVAILABLE) => {
     expect(response.status).toBe(503)
     expect(response.body.error).toMatch(message)
     expect(response.headers.get("retry-after")).toBe("5")

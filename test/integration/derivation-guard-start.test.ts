@@ -1,13 +1,14 @@
 import { PGlite } from "@electric-sql/pglite"
 import { HDKey } from "@scure/bip32"
 import { Effect } from "effect"
-import { execFile, spawn } from "node:child_process"
+import { execFile } from "node:child_process"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { promisify } from "node:util"
 import { afterAll, describe, expect, it } from "vitest"
 import { DerivationLedger } from "../../src/payments/DerivationLedger.ts"
+import { spawnService } from "../support/ServiceProcess.ts"
 import { startTestApp } from "../support/TestApp.ts"
 
 // Issue #56, item 3, as an operator meets it: `npm start` on a database whose counter is behind
@@ -21,10 +22,7 @@ const nodeArgs = ["--experimental-strip-types", "--disable-warning=ExperimentalW
 /** `npm start` on the directory: its exit code and stderr lines, or "listening" once it says so (then stopped). */
 const start = () =>
   new Promise<{ code: number | null; stderr: ReadonlyArray<string> } | "listening">((resolve) => {
-    const child = spawn(process.execPath, [...nodeArgs, "src/main.ts"], {
-      env: { PATH: env.PATH ?? "", CHECKOUT_DATA_DIR: dataDir, CHECKOUT_DEMO: "false", PORT: "0" },
-      stdio: ["ignore", "pipe", "pipe"]
-    })
+    const child = spawnService({ CHECKOUT_DATA_DIR: dataDir, CHECKOUT_DEMO: "false", PORT: "0" })
     let stderr = ""
     child.stderr!.on("data", (chunk: Buffer) => (stderr += chunk.toString("utf8")))
     let listening = false

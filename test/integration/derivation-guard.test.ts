@@ -5,6 +5,8 @@ import { SqlClient } from "effect/sql"
 import { evmDepositAddress } from "../../src/payments/Derivation.ts"
 import { DerivationLedger } from "../../src/payments/DerivationLedger.ts"
 import { freshZpub, SuiteMerchant, suiteOptions, testApp } from "../support/TestApp.ts"
+import type { OptionJson } from "../support/Answers.ts"
+import type { JsonBody } from "../support/Json.ts"
 
 // Issue #56, item 3: a derivation counter behind what this database issued is refused, and a key
 // saved into a database that never derived from it is named in a warning (answer, GET and log).
@@ -22,7 +24,7 @@ const evmMethod = (xpub: string, startIndex?: number) => ({
 const settings = (...paymentMethods: ReadonlyArray<object>) => ({ issuedBy: "Shop", paymentTiming: { mode: "immediate", expiresAfterMinutes: 30 }, paymentMethods })
 const put = (body: unknown) => Effect.flatMap(SuiteMerchant, (merchant) => merchant.dashboard("/api/dashboard/checkout-settings", { method: "PUT", body }))
 const createInvoice = Effect.flatMap(SuiteMerchant, (merchant) => merchant.api("/api/checkout/invoices", { body: { amountUsd: 5 } }))
-const depositAddress = (invoice: any) => invoice.paymentOptions.find((option: any) => option.network === "arbitrum").destinationAddress
+const depositAddress = (invoice: JsonBody) => invoice.paymentOptions.find((option: OptionJson) => option.network === "arbitrum").destinationAddress
 
 /** The messages the service logged (every fiber of the app, the HTTP handlers' included). */
 const logged: Array<string> = []

@@ -3,6 +3,7 @@ import { Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import { type ObservedPayment, PaymentEvidence } from "../../src/invoices/PaymentEvidence.ts"
 import { SuiteMerchant, suiteOptions, testApp } from "../support/TestApp.ts"
+import type { OptionJson, PaymentJson } from "../support/Answers.ts"
 
 // EVM evidence was identified by the block-level log index before migration 0015, and is by the
 // log's position within its transaction since. A row stored before (marked by the migration) and
@@ -14,7 +15,7 @@ const api = (path: string, init?: { body?: unknown }) => Effect.flatMap(SuiteMer
 const newUsdcOption = (amountUsd: number) =>
   Effect.gen(function*() {
     const { body } = yield* api("/api/checkout/invoices", { body: { amountUsd } })
-    return { invoiceId: String(body.id), optionId: String(body.paymentOptions.find((option: any) => option.network === "ethereum").id) }
+    return { invoiceId: String(body.id), optionId: String(body.paymentOptions.find((option: OptionJson) => option.network === "ethereum").id) }
   })
 
 const txHash = () => `0x${crypto.randomUUID().replaceAll("-", "")}${crypto.randomUUID().replaceAll("-", "")}`
@@ -60,7 +61,7 @@ it.layer(SuiteMerchant.layer().pipe(Layer.provideMerge(testApp())), suiteOptions
         expect((yield* record({ ...transfer, outputIndex: 0, blockHeight: 101n, blockHash: "0xb2" }))._tag).toBe("Success")
         const body = (yield* api(`/api/checkout/invoices/${invoiceId}`)).body
         expect(body.receivedAmountUsd).toBe(10)
-        expect((body.payments as Array<any>).filter((payment) => payment.invalidatedAt === null)).toHaveLength(1)
+        expect((body.payments as ReadonlyArray<PaymentJson>).filter((payment) => payment.invalidatedAt === null)).toHaveLength(1)
       }))
   })
 })

@@ -12,6 +12,7 @@ import { privateDatabase } from "../support/PrivateDatabase.ts"
 import { refundOf, requestRefund } from "../support/RefundRequests.ts"
 import { type RpcFront, startRpcFront } from "../support/RpcFront.ts"
 import { startTestApp, type TestApp, type TestMerchant } from "../support/TestApp.ts"
+import type { JsonBody } from "../support/Json.ts"
 
 // Issue #52 item 4, what the EVM endpoint suites do not cover: two endpoints in front of one anvil,
 // a (preferred) and b. A refund's transfer follows the payments' rule (uncorroborated is detected,
@@ -43,7 +44,7 @@ const poll = () => app.run(Effect.flatMap(ChainWatchers, (watchers) => watchers.
 const statusOf = async (id: string) => (await sql((sql) => sql<{ status: string }>`SELECT status FROM invoices WHERE id = ${id}`))[0]?.status
 const watcher = async () => {
   const { body } = await merchant.dashboard("/api/dashboard/chain-watchers")
-  return (body.watchers as Array<any>).find((entry) => entry.network === "ethereum")
+  return (body.watchers as ReadonlyArray<JsonBody>).find((entry) => entry.network === "ethereum")
 }
 
 /** Polls (mining a block each time) until `done`: an endpoint back from errors may back off for many seconds. */
@@ -70,7 +71,7 @@ const appEnvironment = (): Record<string, string> => ({
 const newInvoice = async (amountUsd: number) => {
   const created = await merchant.api("/api/checkout/invoices", { body: { amountUsd } })
   expect(created.status).toBe(201)
-  return { id: created.body.id as string, address: getAddress((created.body.paymentOptions as Array<any>)[0].destinationAddress) }
+  return { id: created.body.id as string, address: getAddress((created.body.paymentOptions as ReadonlyArray<JsonBody>)[0].destinationAddress) }
 }
 
 beforeAll(async () => {
@@ -124,7 +125,7 @@ describe("an EVM watcher with two endpoints, the second down", () => {
     await pollUntil(async () => (await watcher()).awaitingCorroboration.payments === 0)
     // Nobody blamed (an endpoint just back may still read "failing" until a head round asks it).
     for (const front of [a, b]) {
-      const state = (await watcher()).endpoints.find((entry: any) => entry.endpoint === front.url)
+      const state = (await watcher()).endpoints.find((entry: JsonBody) => entry.endpoint === front.url)
       expect(state.refusedTransfers).toBe(0)
       expect(state.state).not.toBe("disagreeing")
     }

@@ -11,6 +11,7 @@ import { startChainApp } from "../support/ChainSuites.ts"
 import type { TestApp, TestMerchant } from "../support/TestApp.ts"
 import { webhookHarness } from "../support/WebhookHarness.ts"
 import { startWebhookReceiver, type WebhookReceiver } from "../support/WebhookReceiver.ts"
+import type { JsonBody } from "../support/Json.ts"
 
 // The configured token contracts: the test token's code at fixed addresses on both nodes.
 const { USDC, USDT } = TEST_TOKENS
@@ -38,7 +39,7 @@ const newMerchant = () =>
 const createInvoice = async (merchant: TestMerchant, amountUsd: number) => {
   const created = await merchant.api("/api/checkout/invoices", { body: { amountUsd } })
   expect(created.status).toBe(201)
-  const options = created.body.paymentOptions as Array<any>
+  const options = created.body.paymentOptions as ReadonlyArray<JsonBody>
   const deposit = options.find((option) => option.railType === "address_transfer")
   const forwarder = options.find((option) => option.railType === "wallet_contract")
   return {
@@ -187,7 +188,7 @@ describe("the EVM watcher", () => {
     body = await detail(merchant, invoice.id)
     expect(body.status).toBe("payment_detected")
     expect(body.receivedAmountUsd).toBe(7)
-    const valid = (body.payments as Array<any>).filter((payment) => payment.invalidatedAt === null)
+    const valid = (body.payments as ReadonlyArray<JsonBody>).filter((payment) => payment.invalidatedAt === null)
     expect(valid).toHaveLength(1)
     expect(valid[0].transactionHash).toBe(sent.hash.toLowerCase())
   })
@@ -270,6 +271,6 @@ describe("the EVM watcher", () => {
     }
     const body = await detail(merchant, invoice.id)
     expect(body.receivedAmountUsd).toBe(12)
-    expect((body.payments as Array<any>).filter((payment) => payment.invalidatedAt === null)).toHaveLength(2)
+    expect((body.payments as ReadonlyArray<JsonBody>).filter((payment) => payment.invalidatedAt === null)).toHaveLength(2)
   })
 })

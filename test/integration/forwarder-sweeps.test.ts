@@ -13,6 +13,7 @@ import { type AnvilNode, startAnvil, TEST_TOKENS } from "../support/Anvil.ts"
 import { databaseEnv } from "../support/ChainSuites.ts"
 import { startTestApp, type TestApp, type TestMerchant } from "../support/TestApp.ts"
 import { privateDatabase } from "../support/PrivateDatabase.ts"
+import type { JsonBody } from "../support/Json.ts"
 
 const { USDC, USDT } = TEST_TOKENS
 const recipient = privateKeyToAccount(generatePrivateKey()).address
@@ -55,7 +56,7 @@ const payAndConfirm = async (token: Address, to: Address, amount: bigint) => {
 const createInvoice = async (assetCode: "USDC" | "USDT", amountUsd: number) => {
   const created = await merchant.api("/api/checkout/invoices", { body: { amountUsd } })
   expect(created.status).toBe(201)
-  const option = (created.body.paymentOptions as Array<any>).find((candidate) => candidate.assetCode === assetCode)
+  const option = (created.body.paymentOptions as ReadonlyArray<JsonBody>).find((candidate) => candidate.assetCode === assetCode)
   return { id: created.body.id as string, optionId: option.id as string, forwarder: getAddress(option.optionPayload.contractAddress) }
 }
 
@@ -188,7 +189,7 @@ describe("wallet-contract forwarders", () => {
     const [swept] = await paymentsOf(invoice.id)
     expect(swept).toMatchObject({ sweepStatus: "swept", sweepError: null })
     expect((await merchant.dashboard("/api/dashboard/forwarder-sweeps?status=failed")).body).toEqual({ data: [] })
-    const done = (await merchant.dashboard("/api/dashboard/forwarder-sweeps?status=swept")).body.data as Array<any>
+    const done = (await merchant.dashboard("/api/dashboard/forwarder-sweeps?status=swept")).body.data as ReadonlyArray<JsonBody>
     expect(done.find((entry) => entry.invoiceId === invoice.id)).toMatchObject({ status: "swept", transactionHash: swept.sweepTransactionHash })
   })
 

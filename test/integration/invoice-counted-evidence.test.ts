@@ -2,6 +2,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import { type ObservedPayment, PaymentEvidence } from "../../src/invoices/PaymentEvidence.ts"
 import { SuiteMerchant, suiteOptions, testApp } from "../support/TestApp.ts"
+import type { OptionJson } from "../support/Answers.ts"
 
 /** `lastTransactionHash` and `confirmations` speak only of the payments that count toward the invoice. */
 
@@ -18,7 +19,7 @@ const detail = (id: string) => Effect.map(api(`/api/checkout/invoices/${id}`), (
 
 const newInvoice = Effect.gen(function*() {
   const { body } = yield* api("/api/checkout/invoices", { body: { amountUsd: 10 } })
-  return { id: body.id as string, optionId: body.paymentOptions.find((candidate: any) => candidate.network === "ethereum").id as string }
+  return { id: body.id as string, optionId: body.paymentOptions.find((candidate: OptionJson) => candidate.network === "ethereum").id as string }
 })
 
 it.layer(SuiteMerchant.layer().pipe(Layer.provideMerge(testApp())), suiteOptions)((it) => {

@@ -4,6 +4,7 @@ import { SqlClient } from "effect/sql"
 import { DeadlineSweeper } from "../../src/chains/DeadlineSweeper.ts"
 import { type ObservedPayment, PaymentEvidence } from "../../src/invoices/PaymentEvidence.ts"
 import { SuiteMerchant, suiteOptions, testApp } from "../support/TestApp.ts"
+import type { OptionJson } from "../support/Answers.ts"
 
 /** The spec's row "expired or voided + late payment opens an exception" holds after a closed exception too, and so does a loss on a confirmed invoice (D23). */
 
@@ -28,7 +29,7 @@ const detail = (id: string) => Effect.map(api(`/api/checkout/invoices/${id}`), (
 /** An expired invoice of 10 USD (deadline moved to the past, then swept) and its USDC-on-ethereum option. */
 const expiredInvoice = Effect.gen(function*() {
   const { body } = yield* api("/api/checkout/invoices", { body: { amountUsd: 10 } })
-  const option = body.paymentOptions.find((candidate: any) => candidate.network === "ethereum")
+  const option = body.paymentOptions.find((candidate: OptionJson) => candidate.network === "ethereum")
   const sql = yield* SqlClient.SqlClient
   yield* sql`UPDATE invoices SET payable_until_at = now() - interval '1 minute' WHERE id = ${body.id}`
   yield* Effect.flatMap(DeadlineSweeper, (sweeper) => sweeper.sweep())
@@ -117,7 +118,7 @@ it.layer(SuiteMerchant.layer().pipe(Layer.provideMerge(testApp())), suiteOptions
     it.effect("on a voided invoice too", () =>
       Effect.gen(function*() {
         const { body } = yield* api("/api/checkout/invoices", { body: { amountUsd: 10 } })
-        const optionId = body.paymentOptions.find((candidate: any) => candidate.network === "ethereum").id
+        const optionId = body.paymentOptions.find((candidate: OptionJson) => candidate.network === "ethereum").id
         yield* api(`/api/checkout/invoices/${body.id}/void`, { body: {} })
         yield* pay({ paymentOptionId: optionId, amountAtomic: 2_000_000n })
         yield* close(body.id, "close_unpaid", "Refunded")
@@ -131,7 +132,7 @@ it.layer(SuiteMerchant.layer().pipe(Layer.provideMerge(testApp())), suiteOptions
       it.effect(`opens a new partial_payment exception with its webhook, after ${action}`, () =>
         Effect.gen(function*() {
           const { body } = yield* api("/api/checkout/invoices", { body: { amountUsd: 10 } })
-          const optionId = body.paymentOptions.find((candidate: any) => candidate.network === "ethereum").id
+          const optionId = body.paymentOptions.find((candidate: OptionJson) => candidate.network === "ethereum").id
           const [first, second] = [txHash(), txHash()]
           yield* pay({ paymentOptionId: optionId, amountAtomic: 6_000_000n, transactionHash: first, confirmations: 12 })
           yield* pay({ paymentOptionId: optionId, amountAtomic: 6_000_000n, transactionHash: second, confirmations: 12 })

@@ -18,7 +18,6 @@ import type { EvidenceFollowUp } from "../../src/invoices/EvidenceFollowUp.ts"
 import { CheckoutSettingsRepo } from "../../src/payments/CheckoutSettingsRepo.ts"
 import { OptionPlanner } from "../../src/payments/OptionPlanner.ts"
 import { Refunds } from "../../src/refunds/Refunds.ts"
-import type { ContractCode } from "../../src/refunds/ContractCode.ts"
 import { WebhookDispatcher } from "../../src/webhooks/WebhookDispatcher.ts"
 import { WebhookSettings } from "../../src/webhooks/WebhookSettings.ts"
 import { ServicesLive } from "../../src/Services.ts"
@@ -26,7 +25,7 @@ import { newInvoice, SuiteAccount, testServices } from "../support/TestLayers.ts
 
 // Issue #54 item 1: each service layer brings its own dependencies; what is left to the root is
 // the configuration, the database client and the ports a lower floor declares for a higher one.
-type Edges = AppConfig | SqlClient.SqlClient | EvidenceFollowUp | ContractCode
+type Edges = AppConfig | SqlClient.SqlClient | EvidenceFollowUp
 
 describe("layers that bring their own dependencies", () => {
   it("need nothing but the configuration, the database and the ports (checked by the compiler)", () => {

@@ -4,12 +4,13 @@ import { SqlClient } from "effect/sql"
 import { DeadlineSweeper } from "../../src/chains/DeadlineSweeper.ts"
 import { type ObservedPayment, PaymentEvidence } from "../../src/invoices/PaymentEvidence.ts"
 import { SuiteMerchant, suiteOptions, testApp } from "../support/TestApp.ts"
+import type { OptionJson, PaymentJson } from "../support/Answers.ts"
 
 const newInvoice = (amountUsd = 20) =>
   Effect.gen(function*() {
     const merchant = yield* SuiteMerchant
     const { body } = yield* merchant.api("/api/checkout/invoices", { body: { amountUsd } })
-    const option = (network: string) => body.paymentOptions.find((candidate: any) => candidate.network === network)
+    const option = (network: string) => body.paymentOptions.find((candidate: OptionJson) => candidate.network === network)
     return { invoice: body, usdcEthereum: option("ethereum"), usdtArbitrum: option("arbitrum"), bitcoin: option("bitcoin") }
   })
 
@@ -305,7 +306,7 @@ it.layer(SuiteMerchant.layer().pipe(Layer.provideMerge(testApp())), suiteOptions
         ], { concurrency: "unbounded" })
         expect(results.every((result: Exit.Exit<unknown, unknown>) => Exit.isSuccess(result))).toBe(true)
         const current = yield* detail(invoice.id)
-        const total = current.payments.reduce((sum: number, payment: any) => sum + payment.amountReceived, 0)
+        const total = current.payments.reduce((sum: number, payment: PaymentJson) => sum + payment.amountReceived, 0)
         expect(current.payments).toHaveLength(12)
         expect(current.receivedAmountUsd).toBe(total)
         expect(total).toBe(78)

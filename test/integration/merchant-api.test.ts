@@ -3,6 +3,7 @@ import { Accounts } from "../../src/accounts/Accounts.ts"
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import { PUBLIC_URL, publicRequest, startTestApp, type TestApp, type TestMerchant } from "../support/TestApp.ts"
+import type { OptionJson } from "../support/Answers.ts"
 
 const INVOICE_KEYS = [
   "id",
@@ -159,7 +160,7 @@ describe("POST /api/checkout/invoices", () => {
       expect(Object.keys(option).sort()).toEqual(OPTION_KEYS)
       expect(option.status).toBe("active")
     }
-    const defaults = body.paymentOptions.filter((option: any) => option.isDefault)
+    const defaults = body.paymentOptions.filter((option: OptionJson) => option.isDefault)
     expect(defaults).toHaveLength(1)
     expect(body.defaultPaymentOptionId).toBe(defaults[0].id)
   })
@@ -175,8 +176,8 @@ describe("POST /api/checkout/invoices", () => {
       dueAt: new Date(createdAt + 7 * 86_400_000).toISOString(),
       payableUntilAt: new Date(createdAt + 9 * 86_400_000).toISOString()
     })
-    expect(body.paymentOptions.map((option: any) => option.network)).not.toContain("bitcoin")
-    expect(body.paymentOptions.filter((option: any) => option.isDefault)).toHaveLength(1)
+    expect(body.paymentOptions.map((option: OptionJson) => option.network)).not.toContain("bitcoin")
+    expect(body.paymentOptions.filter((option: OptionJson) => option.isDefault)).toHaveLength(1)
   })
 
   it("keeps merchant metadata exactly as sent, keys included", async () => {
@@ -320,7 +321,7 @@ describe("POST /api/checkout/invoices", () => {
       ]
     })
     const { body } = await solanaOnly.api("/api/checkout/invoices", { body: { amountUsd: 5 } })
-    expect(body.paymentOptions.map((option: any) => `${option.network}:${option.assetCode}`)).toEqual(["solana:USDT"])
+    expect(body.paymentOptions.map((option: OptionJson) => `${option.network}:${option.assetCode}`)).toEqual(["solana:USDT"])
     expect(body.paymentOptions[0].isDefault).toBe(true)
   })
 
@@ -528,7 +529,7 @@ describe("public endpoints", () => {
     const page = await publicRequest(app.baseUrl, `/api/checkout/pay/${invoice.id}`)
     expect(page.status).toBe(200)
     expect(page.body.paymentOptions).toEqual(invoice.paymentOptions)
-    expect(page.body.paymentOptions.some((option: any) => typeof option.qrCode === "string" && option.qrCode.startsWith("<svg"))).toBe(true)
+    expect(page.body.paymentOptions.some((option: OptionJson) => typeof option.qrCode === "string" && option.qrCode.startsWith("<svg"))).toBe(true)
     expect(JSON.stringify(page.body)).not.toContain("hidden@example.com")
     expect((await publicRequest(app.baseUrl, `/api/checkout/pay/${crypto.randomUUID()}`)).status).toBe(404)
     expect((await publicRequest(app.baseUrl, `/api/checkout/pay/nope/status`)).status).toBe(400)

@@ -6,6 +6,7 @@ import { DEMO_KEYS } from "../../src/demo/DemoMerchant.ts"
 import { solanaUsdcMethod, startChainApp, startSolanaWithMints } from "../support/ChainSuites.ts"
 import type { SolanaNode } from "../support/SolanaRpc.ts"
 import { publicRequest, type TestApp, type TestMerchant } from "../support/TestApp.ts"
+import type { JsonBody } from "../support/Json.ts"
 
 /**
  * Payable means before payableUntilAt by the clock, not "not yet swept": between the deadline and
@@ -41,7 +42,7 @@ afterAll(async () => {
 const createInvoice = async () => {
   const created = await merchant.api("/api/checkout/invoices", { body: { amountUsd: 5 } })
   expect(created.status).toBe(201)
-  return { id: created.body.id as string, solana: (created.body.paymentOptions as Array<any>).find((option) => option.network === "solana") }
+  return { id: created.body.id as string, solana: (created.body.paymentOptions as ReadonlyArray<JsonBody>).find((option) => option.network === "solana") }
 }
 
 /** Moves the deadline one minute into the past without sweeping: the invoice is still stored as awaiting_payment. */

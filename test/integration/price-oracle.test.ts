@@ -2,6 +2,7 @@ import { createServer, type Server } from "node:http"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { parseConfig } from "../../src/config/AppConfig.ts"
 import { startTestApp, type TestApp } from "../support/TestApp.ts"
+import type { OptionJson } from "../support/Answers.ts"
 
 /** A real HTTP price source on loopback whose answer each test sets. */
 let answer: { status: number; body: unknown; delayMs?: number } = { status: 200, body: {} }
@@ -49,7 +50,7 @@ describe("HTTP price oracle", () => {
       const created = await Promise.all(Array.from({ length: 8 }, () => merchant.api("/api/checkout/invoices", { body: { amountUsd: 6 } })))
       expect(created.map((response) => response.status)).toEqual(Array(8).fill(201))
       for (const response of created) {
-        expect(response.body.paymentOptions.find((option: any) => option.network === "bitcoin").quoteRate).toBe(60_000)
+        expect(response.body.paymentOptions.find((option: OptionJson) => option.network === "bitcoin").quoteRate).toBe(60_000)
       }
       expect(requests).toBe(1)
     })
@@ -62,13 +63,13 @@ describe("HTTP price oracle", () => {
       const merchant = await app.createMerchant()
       const { status, body } = await merchant.api("/api/checkout/invoices", { body: { amountUsd: 100 } })
       expect(status).toBe(201)
-      const bitcoin = body.paymentOptions.find((option: any) => option.network === "bitcoin")
+      const bitcoin = body.paymentOptions.find((option: OptionJson) => option.network === "bitcoin")
       expect(bitcoin).toMatchObject({ quoteRate: 50_000, quotedAmount: 0.002 })
-      const usdc = body.paymentOptions.find((option: any) => option.network === "base")
+      const usdc = body.paymentOptions.find((option: OptionJson) => option.network === "base")
       expect(usdc).toMatchObject({ quoteRate: 1, quotedAmount: 100 })
       answer = { status: 200, body: fresh("65432.1") }
       const second = await merchant.api("/api/checkout/invoices", { body: { amountUsd: 1 } })
-      expect(second.body.paymentOptions.find((option: any) => option.network === "bitcoin").quoteRate).toBe(50_000)
+      expect(second.body.paymentOptions.find((option: OptionJson) => option.network === "bitcoin").quoteRate).toBe(50_000)
       expect(requests).toBe(1)
     })
   })

@@ -1,6 +1,8 @@
 import { createServer, type Server } from "node:http"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { startTestApp, type TestApp } from "../support/TestApp.ts"
+import type { OptionJson, QuoteJson } from "../support/Answers.ts"
+import type { JsonBody } from "../support/Json.ts"
 
 /**
  * Several real HTTP price sources on loopback, each answering what its test sets: a fresh price,
@@ -63,7 +65,7 @@ const withSources = async (set: ReadonlyArray<Behaviour>, env: Record<string, st
   }
 }
 
-const bitcoinOption = (body: any) => body.paymentOptions.find((option: any) => option.network === "bitcoin")
+const bitcoinOption = (body: JsonBody) => body.paymentOptions.find((option: OptionJson) => option.network === "bitcoin")
 
 // Each test starts its own app: on a busy machine that alone can take longer than the default 30 s.
 describe("several BTC price sources", { timeout: 180_000 }, () => {
@@ -77,15 +79,15 @@ describe("several BTC price sources", { timeout: 180_000 }, () => {
       expect(requests).toEqual([1, 1, 1, 0])
       const detail = await merchant.dashboard(`/api/dashboard/invoices/${created.body.id}`)
       expect(detail.status).toBe(200)
-      const btc = detail.body.quotes.find((quote: any) => quote.assetCode === "BTC")
+      const btc = detail.body.quotes.find((quote: QuoteJson) => quote.assetCode === "BTC")
       // (60300.5 − 60000) / 60100 = 0.5% exactly.
       expect(btc).toMatchObject({ rateUsd: "60100", basis: "sources", spread: "0.5%", leftOut: [] })
-      expect(btc.sources.map((source: any) => [source.source, source.priceUsd])).toEqual([
+      expect(btc.sources.map((source: QuoteJson["sources"][number]) => [source.source, source.priceUsd])).toEqual([
         [hostOf(0), "60000"],
         [hostOf(1), "60300.5"],
         [hostOf(2), "60100"]
       ])
-      expect(detail.body.quotes.find((quote: any) => quote.assetCode === "USDC")).toMatchObject({ rateUsd: "1", basis: "par", sources: [] })
+      expect(detail.body.quotes.find((quote: QuoteJson) => quote.assetCode === "USDC")).toMatchObject({ rateUsd: "1", basis: "par", sources: [] })
     })
   })
 
@@ -99,8 +101,8 @@ describe("several BTC price sources", { timeout: 180_000 }, () => {
       // The median of two answers is their mean.
       expect(bitcoinOption(created.body).quoteRate).toBe(60_100)
       const detail = await merchant.dashboard(`/api/dashboard/invoices/${created.body.id}`)
-      const btc = detail.body.quotes.find((quote: any) => quote.assetCode === "BTC")
-      expect(btc.sources.map((source: any) => source.source)).toEqual([hostOf(0), hostOf(2)])
+      const btc = detail.body.quotes.find((quote: QuoteJson) => quote.assetCode === "BTC")
+      expect(btc.sources.map((source: QuoteJson["sources"][number]) => source.source)).toEqual([hostOf(0), hostOf(2)])
       expect(btc.leftOut).toEqual([{ source: hostOf(1), reason: expect.stringMatching(/^stale|^not waited for/) }])
     })
   })
@@ -123,8 +125,8 @@ describe("several BTC price sources", { timeout: 180_000 }, () => {
       expect(created.status).toBe(201)
       expect(bitcoinOption(created.body).quoteRate).toBe(60_050)
       const detail = await merchant.dashboard(`/api/dashboard/invoices/${created.body.id}`)
-      const btc = detail.body.quotes.find((quote: any) => quote.assetCode === "BTC")
-      expect(btc.sources.map((source: any) => source.source)).toEqual([hostOf(0), hostOf(1)])
+      const btc = detail.body.quotes.find((quote: QuoteJson) => quote.assetCode === "BTC")
+      expect(btc.sources.map((source: QuoteJson["sources"][number]) => source.source)).toEqual([hostOf(0), hostOf(1)])
       // Left out as an outlier when it answered before the two others agreed, else not waited for.
       expect(btc.leftOut).toEqual([
         expect.objectContaining({ source: hostOf(2), reason: expect.stringMatching(/from the median of the others|^not waited for/) })
@@ -172,8 +174,8 @@ describe("several BTC price sources", { timeout: 180_000 }, () => {
         expect(created.status).toBe(201)
         expect(bitcoinOption(created.body).quoteRate).toBe(60_000)
         const detail = await merchant.dashboard(`/api/dashboard/invoices/${created.body.id}`)
-        const btc = detail.body.quotes.find((quote: any) => quote.assetCode === "BTC")
-        expect(btc.sources.map((source: any) => source.source)).toEqual([hostOf(2)])
+        const btc = detail.body.quotes.find((quote: QuoteJson) => quote.assetCode === "BTC")
+        expect(btc.sources.map((source: QuoteJson["sources"][number]) => source.source)).toEqual([hostOf(2)])
         expect(btc.leftOut).toEqual([
           { source: hostOf(0), reason: expect.stringMatching(/^answered 429$|^not waited for/) },
           { source: hostOf(1), reason: "not waited for: a quorum of the other sources had agreed" }
@@ -193,8 +195,8 @@ describe("several BTC price sources", { timeout: 180_000 }, () => {
       expect(bitcoinOption(created.body).quoteRate).toBe(60_100)
       expect(requests[1]).toBe(1)
       const detail = await merchant.dashboard(`/api/dashboard/invoices/${created.body.id}`)
-      const btc = detail.body.quotes.find((quote: any) => quote.assetCode === "BTC")
-      expect(btc.sources.map((source: any) => source.source)).toEqual([hostOf(0), hostOf(2)])
+      const btc = detail.body.quotes.find((quote: QuoteJson) => quote.assetCode === "BTC")
+      expect(btc.sources.map((source: QuoteJson["sources"][number]) => source.source)).toEqual([hostOf(0), hostOf(2)])
       expect(btc.leftOut).toEqual([{ source: hostOf(1), reason: "not waited for: a quorum of the other sources had agreed" }])
     })
   })
@@ -262,17 +264,17 @@ describe("stablecoin peg guard", { timeout: 180_000 }, () => {
       const merchant = await app.createMerchant()
       const created = await merchant.api("/api/checkout/invoices", { body: { amountUsd: 100 } })
       expect(created.status).toBe(201)
-      const assets = created.body.paymentOptions.map((option: any) => option.assetCode)
+      const assets = created.body.paymentOptions.map((option: OptionJson) => option.assetCode)
       expect(assets).not.toContain("USDT")
       expect(assets).toContain("USDC")
       expect(assets).toContain("BTC")
-      for (const option of created.body.paymentOptions.filter((candidate: any) => candidate.assetCode === "USDC")) {
+      for (const option of created.body.paymentOptions.filter((candidate: OptionJson) => candidate.assetCode === "USDC")) {
         expect(option).toMatchObject({ quoteRate: 1, quotedAmount: 100 })
       }
       const detail = await merchant.dashboard(`/api/dashboard/invoices/${created.body.id}`)
-      expect(detail.body.quotes.map((quote: any) => quote.assetCode)).toEqual(["BTC", "USDC"])
+      expect(detail.body.quotes.map((quote: QuoteJson) => quote.assetCode)).toEqual(["BTC", "USDC"])
       expect(detail.body.quotes[1]).toMatchObject({ rateUsd: "1", basis: "par", spread: "0.2%" })
-      expect(detail.body.quotes[1].sources.map((source: any) => source.priceUsd)).toEqual(["0.999", "1.001"])
+      expect(detail.body.quotes[1].sources.map((source: QuoteJson["sources"][number]) => source.priceUsd)).toEqual(["0.999", "1.001"])
     })
   })
 

@@ -1,6 +1,6 @@
 import { Context, Duration, Effect, Layer } from "effect"
 import { TestClock } from "effect/testing"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { Accounts } from "../../src/accounts/Accounts.ts"
 import { RateLimits, redisStore } from "../../src/accounts/RateLimits.ts"
 import { AppConfig, parseConfig } from "../../src/config/AppConfig.ts"
@@ -108,8 +108,8 @@ describe("other limits", () => {
 })
 
 describe("PostgreSQL rate limiter store", () => {
-  it("allows the limit, refuses one more, and allows again when the window has passed", async () => {
-    const program = Effect.gen(function*() {
+  it.effect("allows the limit, refuses one more, and allows again when the window has passed", () =>
+    Effect.gen(function*() {
       const limits = yield* RateLimits
       for (let index = 0; index < 100; index++) yield* limits.api("merchant-x")
       const refused = yield* Effect.flip(limits.api("merchant-x"))
@@ -118,12 +118,11 @@ describe("PostgreSQL rate limiter store", () => {
       yield* TestClock.adjust(Duration.seconds(61))
       yield* limits.api("merchant-x")
       yield* limits.api("merchant-y")
-    })
-    await app.run(program.pipe(
+    }).pipe(
       Effect.provide(RateLimits.layerWithoutDependencies.pipe(Layer.provide(RateLimits.store))),
-      Effect.provide(TestClock.layer())
+      Effect.provide(TestClock.layer()),
+      Effect.provide(app.context)
     ))
-  })
 })
 
 const sharedDatabase = process.env.DATABASE_URL
@@ -168,21 +167,20 @@ if (sharedDatabase === undefined) console.log("skipped: two instances on one Pos
 
 const redisUrl = process.env.REDIS_URL
 describe.skipIf(redisUrl === undefined)("two instances on one Redis", () => {
-  it("enforce one limit together", async () => {
+  it.live("enforce one limit together", () => {
     const instance = () =>
       RateLimits.layerWithoutDependencies.pipe(
         Layer.provide(redisStore(redisUrl ?? "")),
         Layer.provide(Layer.succeed(AppConfig, { ...parseConfig({ CHECKOUT_ENV: "test" }), redisUrl }))
       )
     const key = `merchant-${crypto.randomUUID()}`
-    const program = Effect.gen(function*() {
+    return Effect.scoped(Effect.gen(function*() {
       const first = Context.get(yield* Layer.build(instance()), RateLimits)
       const second = Context.get(yield* Layer.build(instance()), RateLimits)
       for (let index = 0; index < 100; index++) yield* (index % 2 === 0 ? first : second).api(key)
       const refused = yield* Effect.flip(second.api(key))
       expect(refused._tag).toBe("RateLimited")
-    })
-    await Effect.runPromise(Effect.scoped(program))
+    }))
   })
 })
 if (redisUrl === undefined) console.log("skipped: two instances on one Redis (REDIS_URL is not set)")

@@ -7,6 +7,7 @@ import { RefundId } from "../../src/domain/Ids.ts"
 import { refundMessage } from "../../src/refunds/RefundMessage.ts"
 import { RefundWatch } from "../../src/refunds/RefundWatch.ts"
 import { publicRequest, startTestApp, type TestApp, type TestMerchant } from "../support/TestApp.ts"
+import type { OptionJson, RefundJson } from "../support/Answers.ts"
 
 /**
  * Issue #52: refund requests stand side by side while pending (no 409), a request signed by the
@@ -32,7 +33,7 @@ const THIRD_EVM = "0x52908400098527886E0F7030069857D2E4169EE7"
 /** An invoice of 20 USD overpaid by 5 on the network's option, from `payer`. */
 const overpaidBy = async (network: "ethereum" | "solana", payer: string) => {
   const { body: invoice } = await merchant.api("/api/checkout/invoices", { body: { amountUsd: 20 } })
-  const option = invoice.paymentOptions.find((candidate: any) => candidate.network === network)
+  const option = invoice.paymentOptions.find((candidate: OptionJson) => candidate.network === network)
   for (const amount of ["20", "5"]) {
     const paid = await merchant.dashboard(`/api/dev/invoices/${invoice.id}/simulate-payment`, {
       body: { paymentOptionId: option.id, amount, confirmations: 1_000,
@@ -51,7 +52,7 @@ const messageFor = async (invoiceId: string, paymentOptionId: string, refundAddr
   return refundMessage({ domain: body.signatureDomain, invoiceId, paymentOptionId, refundAddress })
 }
 
-const merchantRefunds = async (invoiceId: string) => (await merchant.dashboard(`/api/dashboard/invoices/${invoiceId}/refunds`)).body.data as Array<any>
+const merchantRefunds = async (invoiceId: string) => (await merchant.dashboard(`/api/dashboard/invoices/${invoiceId}/refunds`)).body.data as Array<RefundJson>
 
 describe("refund requests side by side (issue #52)", () => {
   it("a second address stands beside the first while pending, up to 5, and the merchant sees who paid", async () => {
@@ -100,7 +101,7 @@ describe("refund requests side by side (issue #52)", () => {
     expect(chosen).toMatchObject({ status: 200, body: { id: kept.body.id, status: "requested" } })
     expect(chosen.body.chosenAt).not.toBeNull()
     const { body } = await publicRequest(app.baseUrl, `/api/checkout/pay/${invoiceId}/refunds`)
-    expect(body.refunds.find((refund: any) => refund.id === other.body.id)).toMatchObject({ status: "rejected", rejectionNote: "The merchant chose another refund request" })
+    expect(body.refunds.find((refund: RefundJson) => refund.id === other.body.id)).toMatchObject({ status: "rejected", rejectionNote: "The merchant chose another refund request" })
     expect(body.refundable).toEqual([])
     expect(await request(invoiceId, { paymentOptionId: optionId, refundAddress: THIRD_EVM })).toMatchObject({
       status: 409,
@@ -140,7 +141,7 @@ describe("signed refund requests (issue #52)", () => {
     const signed = await request(invoiceId, { paymentOptionId: optionId, refundAddress: payer.address, signature })
     expect(signed).toMatchObject({ status: 201, body: { verified: true, refundAddress: payer.address, status: "requested" } })
     const { body } = await publicRequest(app.baseUrl, `/api/checkout/pay/${invoiceId}/refunds`)
-    expect(body.refunds.find((refund: any) => refund.id === claim.body.id)).toMatchObject({
+    expect(body.refunds.find((refund: RefundJson) => refund.id === claim.body.id)).toMatchObject({
       status: "rejected",
       rejectionNote: "Replaced by a request signed by the paying address"
     })

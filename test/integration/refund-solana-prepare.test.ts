@@ -5,6 +5,7 @@ import { MEMO_PROGRAM_ID } from "../../src/chains/solana/SolanaTransfer.ts"
 import { solanaUsdcMethod, startChainApp, startSolanaWithMints } from "../support/ChainSuites.ts"
 import type { SolanaNode } from "../support/SolanaRpc.ts"
 import { publicRequest, type TestApp, type TestMerchant } from "../support/TestApp.ts"
+import type { OptionJson } from "../support/Answers.ts"
 
 const USDC = Keypair.generate().publicKey
 
@@ -32,7 +33,7 @@ afterAll(async () => {
 /** A refund of 1 USDC: a 3 USD invoice paid 4 on Solana, confirmed. */
 const solanaRefund = async (payer: PublicKey) => {
   const created = await merchant.api("/api/checkout/invoices", { body: { amountUsd: 3 } })
-  const option = created.body.paymentOptions.find((candidate: any) => candidate.network === "solana")
+  const option = created.body.paymentOptions.find((candidate: OptionJson) => candidate.network === "solana")
   const paid = await merchant.dashboard(`/api/dev/invoices/${created.body.id}/simulate-payment`, {
     body: { paymentOptionId: option.id, amount: "4", confirmations: 1_000, transactionHash: Keypair.generate().publicKey.toBase58() }
   })

@@ -113,7 +113,7 @@ describe("the EVM watcher and refunds", () => {
     await pollToHead()
     const sent = [await refundOf(app.baseUrl, first), await refundOf(app.baseUrl, second)]
     expect(sent.map((refund) => refund.status).sort()).toEqual(["requested", "sent"])
-    expect(sent.find((refund) => refund.status === "sent").transactionHash).toBe(one.hash.toLowerCase())
+    expect(sent.find((refund) => refund.status === "sent")?.transactionHash).toBe(one.hash.toLowerCase())
 
     // The next transfer, in a later poll, pays the other one.
     const other = await node.transfer(USDC, merchantWallet, refundAddress, amountAtomic)

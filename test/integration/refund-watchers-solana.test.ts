@@ -6,6 +6,7 @@ import { fundedSolanaWallet, pollWatcher, sendPrepared, sendSolanaTransfer, sola
 import { refundOf, refundsOf, requestRefund } from "../support/RefundRequests.ts"
 import type { SolanaNode } from "../support/SolanaRpc.ts"
 import type { TestApp, TestMerchant } from "../support/TestApp.ts"
+import type { OptionJson } from "../support/Answers.ts"
 
 // The Solana watcher sees refund transactions (issue #40): a successful transaction that carries
 // the refund's reference and moves exactly its amount of its mint into the refund address's
@@ -49,7 +50,7 @@ const pollCompleted = async (invoiceId: string, transactionHash: string) => {
 const overpaidInvoice = async () => {
   const created = await merchant.api("/api/checkout/invoices", { body: { amountUsd: 10 } })
   expect(created.status).toBe(201)
-  const option = created.body.paymentOptions.find((candidate: any) => candidate.network === "solana")
+  const option = created.body.paymentOptions.find((candidate: OptionJson) => candidate.network === "solana")
   send(newWallet(), new PublicKey(option.optionPayload.recipientAddress), usd(15), new PublicKey(option.optionPayload.reference))
   await poll()
   node.advance(REQUIRED)

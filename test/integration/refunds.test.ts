@@ -6,6 +6,7 @@ import { RefundWatch } from "../../src/refunds/RefundWatch.ts"
 import { PUBLIC_URL, publicRequest, startTestApp, type TestApp, type TestMerchant } from "../support/TestApp.ts"
 import { newPath, webhookHarness } from "../support/WebhookHarness.ts"
 import { startWebhookReceiver, type WebhookReceiver } from "../support/WebhookReceiver.ts"
+import type { JsonBody } from "../support/Json.ts"
 
 let app: TestApp
 let merchant: TestMerchant
@@ -32,7 +33,7 @@ const REFUND_EVENTS = ["refund_requested", "refund_completed", "refund_rejected"
 
 const newInvoice = async (owner: TestMerchant, amountUsd = 20) => {
   const { body } = await owner.api("/api/checkout/invoices", { body: { amountUsd } })
-  const option = (network: string) => body.paymentOptions.find((candidate: any) => candidate.network === network)
+  const option = (network: string) => body.paymentOptions.find((candidate: JsonBody) => candidate.network === network)
   return { invoice: body, ethereum: option("ethereum"), bitcoin: option("bitcoin"), solana: option("solana") }
 }
 
@@ -126,7 +127,7 @@ describe("refunds over HTTP", () => {
 
     const listed = await merchant.dashboard("/api/dashboard/refunds?status=requested")
     expect(listed.status).toBe(200)
-    const mine = listed.body.data.find((refund: any) => refund.id === created.body.id)
+    const mine = listed.body.data.find((refund: JsonBody) => refund.id === created.body.id)
     expect(mine).toMatchObject({ invoiceId: invoice.id, amount: "5", amountAtomic: "5000000", payerEmail: "payer@example.com", reason: "overpayment" })
     expect(mine).not.toHaveProperty("merchantId")
     expect(mine.paymentRequest).toMatchObject({
@@ -136,10 +137,10 @@ describe("refunds over HTTP", () => {
       reference: null
     })
     expect(mine.paymentRequest.qrCode).toMatch(/^<svg/)
-    expect((await merchant.dashboard("/api/dashboard/refunds?status=rejected")).body.data.map((refund: any) => refund.id)).not.toContain(created.body.id)
+    expect((await merchant.dashboard("/api/dashboard/refunds?status=rejected")).body.data.map((refund: JsonBody) => refund.id)).not.toContain(created.body.id)
     expect(await merchant.dashboard("/api/dashboard/refunds?status=lost")).toMatchObject({ status: 400 })
     const ofInvoice = await merchant.dashboard(`/api/dashboard/invoices/${invoice.id}/refunds`)
-    expect(ofInvoice.body.data.map((refund: any) => refund.id)).toEqual([created.body.id])
+    expect(ofInvoice.body.data.map((refund: JsonBody) => refund.id)).toEqual([created.body.id])
 
     expect(await merchant.dashboard(`/api/dashboard/refunds/${created.body.id}/reject`, { body: { note: "" } })).toMatchObject({ status: 400 })
     const rejected = await merchant.dashboard(`/api/dashboard/refunds/${created.body.id}/reject`, { body: { note: "Kept as store credit" } })
@@ -266,7 +267,7 @@ describe("refund addresses where a refund would not stay the payer's (#44)", () 
 
     const deposit = "refundAddress must not be a deposit address of this service"
     // Its own deposit address: a refund paid there would also count as a payment.
-    const depositOf = (option: any): string => option.destinationAddress ?? option.optionPayload.contractAddress
+    const depositOf = (option: JsonBody): string => option.destinationAddress ?? option.optionPayload.contractAddress
     expect(depositOf(ethereum)).toMatch(/^0x[0-9a-fA-F]{40}$/)
     await refused(invoice.id, ethereum.id, depositOf(ethereum), deposit)
     // Another merchant's invoice's deposit address, in lower case.
@@ -305,7 +306,7 @@ describe("refund addresses where a refund would not stay the payer's (#44)", () 
 describe("a merchant's decision that lowers what is refundable", () => {
   it("rejects a refund of an invoice closed unpaid once the merchant accepts a late payment that makes it whole", async () => {
     const created = (await merchant.api("/api/checkout/invoices", { body: { amountUsd: 20 } })).body
-    const option = (network: string) => created.paymentOptions.find((candidate: any) => candidate.network === network)
+    const option = (network: string) => created.paymentOptions.find((candidate: JsonBody) => candidate.network === network)
     await simulatePayment(merchant, created.id, option("base").id, "5")
     await merchant.dashboard(`/api/dev/invoices/${created.id}/simulate-expiry`, { method: "POST" })
     const close = (action: string) => merchant.dashboard(`/api/dashboard/invoices/${created.id}/exception/close`, { body: { action, note: "Reviewed" } })

@@ -7,13 +7,15 @@ import {
   PublicInvoiceView as PublicInvoice
 } from "../../src/domain/InvoiceResponses.ts"
 import { SuiteMerchant, suiteOptions, testApp, TestServer } from "../support/TestApp.ts"
+import type { OptionJson } from "../support/Answers.ts"
+import type { JsonBody } from "../support/Json.ts"
 
 // Every invoice answer must be exactly its schema, no key more or less.
 
 const strict = <S extends Schema.Top>(schema: S, body: unknown) =>
   Schema.decodeUnknownSync(schema as unknown as Schema.Codec<unknown, unknown>)(body, { onExcessProperty: "error" })
 
-const optionOf = (invoice: any, network: string) => invoice.paymentOptions.find((option: any) => option.network === network)
+const optionOf = (invoice: JsonBody, network: string) => invoice.paymentOptions.find((option: OptionJson) => option.network === network)
 
 const publicRequest = (path: string) => Effect.flatMap(TestServer, (server) => server.request(path))
 

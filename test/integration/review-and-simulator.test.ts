@@ -1,10 +1,12 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import { anotherApp, SuiteMerchant, suiteOptions, testApp, TestServer } from "../support/TestApp.ts"
+import type { OptionJson } from "../support/Answers.ts"
+import type { JsonBody } from "../support/Json.ts"
 
 const newInvoice = (amountUsd = 10) =>
   Effect.flatMap(SuiteMerchant, (merchant) => Effect.map(merchant.api("/api/checkout/invoices", { body: { amountUsd } }), (answer) => answer.body))
-const optionOf = (invoice: any, network: string) => invoice.paymentOptions.find((option: any) => option.network === network)
+const optionOf = (invoice: JsonBody, network: string) => invoice.paymentOptions.find((option: OptionJson) => option.network === network)
 
 it.layer(SuiteMerchant.layer().pipe(Layer.provideMerge(testApp())), suiteOptions)((it) => {
   describe("development simulator", () => {

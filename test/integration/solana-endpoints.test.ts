@@ -6,6 +6,7 @@ import { fundedSolanaWallet, pollWatcher, sendPrepared, solanaUsdcMethod, startC
 import { type RpcFront, startRpcFront } from "../support/RpcFront.ts"
 import type { SolanaNode } from "../support/SolanaRpc.ts"
 import { publicRequest, type TestApp, type TestMerchant } from "../support/TestApp.ts"
+import type { JsonBody } from "../support/Json.ts"
 
 // Three endpoints in front of one litesvm node: a (preferred), b, c. Each test leaves them all passing.
 const USDC = Keypair.generate().publicKey
@@ -23,10 +24,10 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 const watcher = async () => {
   const { body } = await merchant.dashboard("/api/dashboard/chain-watchers")
-  return (body.watchers as Array<any>).find((entry) => entry.network === "solana")
+  return (body.watchers as ReadonlyArray<JsonBody>).find((entry) => entry.network === "solana")
 }
-const endpoint = async (front: RpcFront) => (await watcher()).endpoints.find((entry: any) => entry.endpoint === front.url)
-const inUse = async () => ((await watcher()).endpoints as Array<any>).find((entry) => entry.inUse)?.endpoint
+const endpoint = async (front: RpcFront) => (await watcher()).endpoints.find((entry: JsonBody) => entry.endpoint === front.url)
+const inUse = async () => ((await watcher()).endpoints as ReadonlyArray<JsonBody>).find((entry) => entry.inUse)?.endpoint
 
 /** Polls until `front` is the one in use again (it recovers after its back-off or Retry-After). */
 const pollUntilInUse = async (front: RpcFront, timeoutMs = 30_000) => {
@@ -49,7 +50,7 @@ const prepare = (invoiceId: string, optionId: string, payer: Keypair) =>
 const newInvoice = async () => {
   const created = await merchant.api("/api/checkout/invoices", { body: { amountUsd: 5 } })
   expect(created.status).toBe(201)
-  const option = (created.body.paymentOptions as Array<any>).find((candidate) => candidate.network === "solana")
+  const option = (created.body.paymentOptions as ReadonlyArray<JsonBody>).find((candidate) => candidate.network === "solana")
   return { id: created.body.id as string, optionId: option.id as string }
 }
 
@@ -79,7 +80,7 @@ afterAll(async () => {
 describe("a Solana watcher with several endpoints", () => {
   it("reads from the preferred one and publishes every endpoint by its origin only", async () => {
     const status = await watcher()
-    expect(status.endpoints.map((entry: any) => [entry.endpoint, entry.state, entry.inUse])).toEqual([
+    expect(status.endpoints.map((entry: JsonBody) => [entry.endpoint, entry.state, entry.inUse])).toEqual([
       [a.url, "healthy", true],
       [b.url, "healthy", false],
       [c.url, "healthy", false]
@@ -334,7 +335,7 @@ describe("a Solana watcher with several endpoints: the reverse liar (hides the p
 describe("a Solana watcher with several endpoints: corroborated transfers", () => {
   const withReference = async () => {
     const created = await merchant.api("/api/checkout/invoices", { body: { amountUsd: 5 } })
-    const option = (created.body.paymentOptions as Array<any>).find((candidate) => candidate.network === "solana")
+    const option = (created.body.paymentOptions as ReadonlyArray<JsonBody>).find((candidate) => candidate.network === "solana")
     return { id: created.body.id as string, optionId: option.id as string, reference: option.optionPayload.reference as string }
   }
   const statusOf = async (id: string) => (await merchant.api(`/api/checkout/invoices/${id}`)).body.status

@@ -6,6 +6,7 @@ import { DEMO_KEYS } from "../../src/demo/DemoMerchant.ts"
 import { privateDatabase } from "../support/PrivateDatabase.ts"
 import { type SolanaNode, startSolanaNode } from "../support/SolanaRpc.ts"
 import { publicRequest, startTestApp, type TestApp, type TestMerchant } from "../support/TestApp.ts"
+import type { JsonBody } from "../support/Json.ts"
 
 const USDC = Keypair.generate().publicKey
 const LIMIT = 2
@@ -37,7 +38,7 @@ const newMerchant = (target: TestApp, recipient = Keypair.generate().publicKey) 
 const createInvoice = async (merchant: TestMerchant, amountUsd: number) => {
   const created = await merchant.api("/api/checkout/invoices", { body: { amountUsd } })
   expect(created.status).toBe(201)
-  const options = created.body.paymentOptions as Array<any>
+  const options = created.body.paymentOptions as ReadonlyArray<JsonBody>
   return {
     id: created.body.id as string,
     solana: options.find((option) => option.network === "solana"),

@@ -5,6 +5,7 @@ import { type RpcFront, startRpcFront } from "../support/RpcFront.ts"
 import type { SolanaNode } from "../support/SolanaRpc.ts"
 import { publicRequest, type TestApp, type TestMerchant } from "../support/TestApp.ts"
 import { endpointReport, watcherStatus } from "../support/WatcherStatus.ts"
+import type { JsonBody } from "../support/Json.ts"
 
 // Issue #52 item 1 on Solana: the account cursor obeys the rule of the block cursor. Three endpoints
 // in front of one litesvm node: a (preferred, honest), b and c, which hide real payments (left out
@@ -31,7 +32,7 @@ const statusOf = async (id: string) => (await merchant.api(`/api/checkout/invoic
 const pay = async () => {
   const created = await merchant.api("/api/checkout/invoices", { body: { amountUsd: 5 } })
   expect(created.status).toBe(201)
-  const option = (created.body.paymentOptions as Array<any>).find((candidate) => candidate.network === "solana")
+  const option = (created.body.paymentOptions as ReadonlyArray<JsonBody>).find((candidate) => candidate.network === "solana")
   const payer: Keypair = fundedSolanaWallet(node, [USDC], 1_000_000_000n)
   const prepared = await publicRequest(app.baseUrl, `/api/checkout/pay/${created.body.id}/prepare-solana-wallet-payment`, {
     method: "POST",

@@ -14,6 +14,7 @@ import type { SolanaNode } from "../support/SolanaRpc.ts"
 import { publicRequest, type TestApp, type TestMerchant } from "../support/TestApp.ts"
 import { webhookHarness } from "../support/WebhookHarness.ts"
 import { startWebhookReceiver, type WebhookReceiver } from "../support/WebhookReceiver.ts"
+import type { JsonBody } from "../support/Json.ts"
 
 // Test mints at the configured addresses stand in for USDC and USDT.
 const USDC = Keypair.generate().publicKey
@@ -45,7 +46,7 @@ const newMerchant = async () => {
 const createInvoice = async (merchant: TestMerchant, amountUsd: number) => {
   const created = await merchant.api("/api/checkout/invoices", { body: { amountUsd } })
   expect(created.status).toBe(201)
-  const options = created.body.paymentOptions as Array<any>
+  const options = created.body.paymentOptions as ReadonlyArray<JsonBody>
   return {
     id: created.body.id as string,
     usdc: options.find((option) => option.network === "solana" && option.assetCode === "USDC"),
@@ -74,7 +75,7 @@ const payThroughPreparation = async (invoiceId: string, optionId: string, payer:
 }
 
 /** A transfer the test builds itself (another wallet, a wrong mint, a failing amount). */
-const transfer = (payer: Keypair, option: any, amount: bigint, overrides: { mint?: PublicKey; recipient?: PublicKey } = {}) => {
+const transfer = (payer: Keypair, option: JsonBody, amount: bigint, overrides: { mint?: PublicKey; recipient?: PublicKey } = {}) => {
   const { blockhash, lastValidBlockHeight } = { blockhash: node.svm.latestBlockhash(), lastValidBlockHeight: node.slot() + 150 }
   const transaction = buildTransferTransaction({
     payer: payer.publicKey,

@@ -1,7 +1,7 @@
-import { Context, Effect, Exit, Layer, References, Scope } from "effect"
+import { Context, Effect, Layer, References } from "effect"
 import { SqlClient } from "effect/sql"
 import { TestClock } from "effect/testing"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { expect, it } from "@effect/vitest"
 import { IN_MEMORY_METHODS } from "../support/InMemoryInvoiceRepo.ts"
 import { inPrivateDatabase, newMerchant, testServices } from "../support/TestLayers.ts"
 import { SpecBackend, type SpecServices } from "../spec/SpecDriver.ts"
@@ -48,40 +48,37 @@ const backendFor = (timing: "immediate" | "due_date") =>
     })
   })
 
-describe("the spec's table on the SQL repositories", () => {
-  const scope = Effect.runSync(Scope.make())
-  let context: Context.Context<Layer.Success<typeof SqlApp> | TestClock.TestClock>
-  let immediate: SpecRunner
-  let dueDate: SpecRunner
+/** The two merchants the cases run as (immediate and due-date timing), made once the clock is at START. */
+class Backends extends Context.Service<Backends, { readonly immediate: SpecBackend["Service"]; readonly dueDate: SpecBackend["Service"] }>()("test/SpecBackends") {}
 
-  beforeAll(async () => {
-    context = await Effect.runPromise(Layer.buildWithScope(Layer.mergeAll(SqlApp, TestClock.layer(), Layer.succeed(References.MinimumLogLevel, "None")), scope))
-    const runnerOf = async (timing: "immediate" | "due_date"): Promise<SpecRunner> => {
-      const backend = await Effect.runPromise(Effect.provide(backendFor(timing), context))
-      return {
-        run: <A, E>(effect: Effect.Effect<A, E, SpecServices>) =>
-          Effect.runPromise(Effect.provide(Effect.provideService(effect, SpecBackend, backend) as Effect.Effect<A, E, Services>, context)),
-        close: async () => {}
-      }
-    }
-    await Effect.runPromise(Effect.provide(TestClock.setTime(START), context))
-    immediate = await runnerOf("immediate")
-    dueDate = await runnerOf("due_date")
-  }, 120_000)
-  afterAll(() => Effect.runPromise(Scope.close(scope, Exit.void)))
+const Suite = Layer.effect(Backends, Effect.andThen(TestClock.setTime(START), Effect.all({ immediate: backendFor("immediate"), dueDate: backendFor("due_date") }))).pipe(
+  Layer.provideMerge(Layer.mergeAll(SqlApp, TestClock.layer(), Layer.succeed(References.MinimumLogLevel, "None")))
+)
 
+/** `effect` as one of the backends' merchants. */
+const asMerchant = <A, E>(effect: Effect.Effect<A, E, SpecServices>, dueDate: boolean) =>
+  Effect.flatMap(Backends, (backends) => Effect.provideService(effect, SpecBackend, dueDate ? backends.dueDate : backends.immediate) as Effect.Effect<A, E, Services>)
+
+it.layer(Suite, { timeout: "120 seconds", excludeTestServices: true })("the spec's table on the SQL repositories", (it) => {
   // The watcher rows need a watched network, which these services (no RPC URLs) have not: they run in memory only.
   const sqlCases = TABLE_CASES.filter((tableCase) => ![...tableCase.given, ...(tableCase.when === undefined ? [] : [tableCase.when])].some((command) => command.kind === "watcher"))
 
   for (const tableCase of sqlCases) {
     const title = `${tableCase.row}: ${tableCase.title}`
-    const test = () => (tableCase.dueDate === true ? dueDate : immediate).run(runCase(tableCase))
-    if (isKnownDeparture(tableCase.row, tableCase.title)) it.fails(title, test)
-    else it(title, test)
+    const test = () => asMerchant(runCase(tableCase), tableCase.dueDate === true)
+    if (isKnownDeparture(tableCase.row, tableCase.title)) it.effect.fails(title, test)
+    else it.effect(title, test)
   }
 
-  it(`${SEQUENCES} random command sequences agree with the reference model after every command`, async () => {
-    const report = await runSpecProperty(immediate, { numRuns: SEQUENCES, maxLength: 10, ...replayOptions() })
-    expect(report.runs).toBe(SEQUENCES)
-  }, 300_000)
+  it.effect(`${SEQUENCES} random command sequences agree with the reference model after every command`, () =>
+    Effect.gen(function*() {
+      // fast-check drives the sequences with promises: each command runs in this suite's services.
+      const services = yield* Effect.context<Services | Backends>()
+      const runner: SpecRunner = {
+        run: (effect) => Effect.runPromise(Effect.provide(asMerchant(effect, false), services)),
+        close: async () => {}
+      }
+      const report = yield* Effect.promise(() => runSpecProperty(runner, { numRuns: SEQUENCES, maxLength: 10, ...replayOptions() }))
+      expect(report.runs).toBe(SEQUENCES)
+    }), 300_000)
 })

@@ -1,14 +1,12 @@
-import { spawn } from "node:child_process"
 import { createServer, type Server } from "node:net"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { spawnService } from "../support/ServiceProcess.ts"
 
 /** `npm start`'s process with `env`: its exit code and what it printed on stderr (once it exits). */
 const start = (env: Record<string, string>) =>
   new Promise<{ code: number | null; stderr: ReadonlyArray<string> }>((resolve) => {
-    const child = spawn(process.execPath, ["--experimental-strip-types", "--disable-warning=ExperimentalWarning", "src/main.ts"], {
-      env: { PATH: process.env.PATH ?? "", CHECKOUT_DATA_DIR: "memory://", CHECKOUT_DEMO: "false", ...env },
-      stdio: ["ignore", "ignore", "pipe"]
-    })
+    const child = spawnService({ CHECKOUT_DATA_DIR: "memory://", CHECKOUT_DEMO: "false", ...env })
+    child.stdout!.resume()
     let stderr = ""
     child.stderr!.on("data", (chunk: Buffer) => (stderr += chunk.toString("utf8")))
     const killer = setTimeout(() => child.kill("SIGKILL"), 60_000)
@@ -69,17 +67,13 @@ describe("a service that cannot start says why in one line", () => {
 
 describe("a production start", () => {
   it("says where it listens, on which database, and that unwatched networks cannot be enabled", { timeout: 90_000 }, async () => {
-    const child = spawn(process.execPath, ["--experimental-strip-types", "--disable-warning=ExperimentalWarning", "src/main.ts"], {
-      env: {
-        PATH: process.env.PATH ?? "",
-        CHECKOUT_ENV: "production",
-        CHECKOUT_JWT_SECRET: "j".repeat(32),
-        CHECKOUT_ENCRYPTION_KEY: "k".repeat(32),
-        CHECKOUT_PUBLIC_URL: "https://pay.example.com",
-        CHECKOUT_DATA_DIR: "memory://",
-        PORT: "0"
-      },
-      stdio: ["ignore", "pipe", "pipe"]
+    const child = spawnService({
+      CHECKOUT_ENV: "production",
+      CHECKOUT_JWT_SECRET: "j".repeat(32),
+      CHECKOUT_ENCRYPTION_KEY: "k".repeat(32),
+      CHECKOUT_PUBLIC_URL: "https://pay.example.com",
+      CHECKOUT_DATA_DIR: "memory://",
+      PORT: "0"
     })
     let output = ""
     const listening = new Promise<void>((resolve) => {

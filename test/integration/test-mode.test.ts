@@ -8,6 +8,7 @@ import { publicRequest, startTestApp, type TestApp, type TestMerchant } from "..
 import { stablecoinOption, testKeyOf, withKey } from "../support/TestMode.ts"
 import { newPath } from "../support/WebhookHarness.ts"
 import { startWebhookReceiver, type WebhookReceiver } from "../support/WebhookReceiver.ts"
+import type { JsonBody } from "../support/Json.ts"
 
 // Test mode (issue #55): test keys, test invoices never mixed with live ones, the test helpers and
 // webhooks per mode, over real HTTP on loopback (PGlite, or DATABASE_URL when set).
@@ -361,7 +362,7 @@ describe("a property over live and test commands", () => {
     const merchant = await app.createMerchant()
     const { rawKey } = await testKeyOf(app, merchant)
     const clients = { live: withKey(app, merchant.apiKey), test: withKey(app, rawKey) }
-    const created: Array<{ id: string; livemode: boolean; invoice: any }> = []
+    const created: Array<{ id: string; livemode: boolean; invoice: JsonBody }> = []
     await fc.assert(
       fc.asyncProperty(fc.array(command, { minLength: 1, maxLength: 8 }), async (commands) => {
         for (const step of commands) {

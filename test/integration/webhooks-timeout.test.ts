@@ -1,7 +1,7 @@
 import { Effect, Fiber } from "effect"
 import { TestClock } from "effect/testing"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { WEBHOOK_TIMEOUT_MS } from "../../src/webhooks/WebhookNetwork.ts"
+import { WEBHOOK_TIMEOUT_MS } from "../../src/webhooks/WebhookConnector.ts"
 import { startTestApp, type TestApp } from "../support/TestApp.ts"
 import { gapsBetween, newPath, privateDatabase, webhookHarness } from "../support/WebhookHarness.ts"
 import { startWebhookReceiver, type WebhookReceiver } from "../support/WebhookReceiver.ts"

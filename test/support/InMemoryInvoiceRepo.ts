@@ -17,7 +17,7 @@ import { BitcoinAddressPool } from "../../src/payments/BitcoinAddressPool.ts"
 import { type CheckoutSettings, CheckoutSettingsRepo, type MethodInput } from "../../src/payments/CheckoutSettingsRepo.ts"
 import { makePaymentWorker, PaymentWorker } from "../../src/payments/PaymentWorker.ts"
 import { PriceOracle } from "../../src/payments/PriceOracle.ts"
-import { railSettingsOf, RailSettingsService } from "../../src/payments/RailSettings.ts"
+import { railSettingsOf, RailSettings } from "../../src/payments/RailSettings.ts"
 
 /**
  * A second implementation of the repositories the invoice lifecycle needs (InvoiceRepo,
@@ -363,7 +363,7 @@ export const inMemoryServices = (options: InMemoryOptions = {}) => {
     ChainTimesSqlClient,
     Layer.succeed(AppConfig, config),
     PriceOracle.fixed(),
-    RailSettingsService.make(railSettingsOf(config.rails, config.servicePrefix, false)),
+    RailSettings.make(railSettingsOf(config.rails, config.servicePrefix, false)),
     Layer.succeed(PaymentWorker, makePaymentWorker([])),
     Layer.succeed(BitcoinAddressPool, {
       take: () => Effect.succeed(undefined),

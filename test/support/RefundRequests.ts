@@ -1,11 +1,12 @@
 import { expect } from "vitest"
 import { publicRequest } from "./TestApp.ts"
+import type { PublicRefundJson, RefundableJson } from "./Answers.ts"
 
 /** What the payer page lists for an invoice: its refundable amounts and its refunds (public endpoint). */
 export const refundsOf = async (baseUrl: string, invoiceId: string) => {
   const answer = await publicRequest(baseUrl, `/api/checkout/pay/${invoiceId}/refunds`)
   expect(answer.status).toBe(200)
-  return answer.body as { refundable: Array<any>; refunds: Array<any> }
+  return answer.body as { refundable: Array<RefundableJson>; refunds: Array<PublicRefundJson> }
 }
 
 /** The payer asks for everything refundable on the invoice's only refundable option, to `refundAddress`. */

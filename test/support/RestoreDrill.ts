@@ -9,6 +9,7 @@ import { pollWatcherToHead } from "./ChainSuites.ts"
 import { publicRequest, startTestApp, type TestApp, type TestMerchant } from "./TestApp.ts"
 import { webhookHarness } from "./WebhookHarness.ts"
 import { startWebhookReceiver, type WebhookReceiver } from "./WebhookReceiver.ts"
+import type { PaymentJson } from "./Answers.ts"
 
 // Issue #56's backup-and-restore drill, for PostgreSQL (pg_dump/pg_restore) and the embedded
 // database (`npm run cli -- data backup|restore`): invoices are paid before, during and after
@@ -47,7 +48,8 @@ const ledgerOf = async (app: TestApp, merchant: TestMerchant, ids: ReadonlyArray
   const api = apiOf(app, merchant)
   return Promise.all(ids.map(async (id) => {
     const { body } = await api(`/api/checkout/invoices/${id}`)
-    return { id, status: body.status, receivedAmountUsd: body.receivedAmountUsd, payments: (body.payments as Array<any>).map((payment) => payment.transactionHash).sort() }
+    const payments = (body.payments as ReadonlyArray<PaymentJson>).map((payment) => payment.transactionHash).sort()
+    return { id, status: body.status, receivedAmountUsd: body.receivedAmountUsd, payments }
   }))
 }
 

@@ -3,6 +3,7 @@ import type { Socket } from "node:net"
 import { sha256 } from "@noble/hashes/sha2.js"
 import { hex } from "@scure/base"
 import { BTCArray, CompactSizeLen, RawOldTx, RawTx } from "@scure/btc-signer/script.js"
+import type { JsonBody } from "./Json.ts"
 
 /**
  * An HTTP front on loopback that forwards to a real node (anvil's or the litesvm Solana node's
@@ -48,7 +49,7 @@ export interface RpcFront {
   readonly close: () => Promise<void>
 }
 
-type Json = any
+type Json = JsonBody
 
 const readBody = (request: IncomingMessage) =>
   new Promise<string>((resolve, reject) => {

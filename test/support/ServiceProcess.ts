@@ -24,6 +24,17 @@ export interface ServiceStart {
   readonly ready?: (() => boolean | Promise<boolean>) | undefined
 }
 
+/**
+ * The service (`src/main.ts`, as `npm start` runs it) as a process of its own, with exactly `env`
+ * (and PATH), stdout and stderr piped: the one place a suite spawns it.
+ */
+export const spawnService = (env: Readonly<Record<string, string | undefined>>): ChildProcess =>
+  spawn(process.execPath, ["--experimental-strip-types", "--disable-warning=ExperimentalWarning", join(ROOT, "src", "main.ts")], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH ?? "", ...env },
+    stdio: ["ignore", "pipe", "pipe"]
+  })
+
 const healthAnswers = (port: number) => () => fetch(`http://127.0.0.1:${port}/api/health`, { signal: AbortSignal.timeout(500) }).then(() => true, () => false)
 
 /**
@@ -32,11 +43,7 @@ const healthAnswers = (port: number) => () => fetch(`http://127.0.0.1:${port}/ap
  * throws with its last output when it exits first or does not start within `startMs` (60 s).
  */
 export const startService = async (instance: ServiceInstance, start: ServiceStart): Promise<ChildProcess> => {
-  const child = spawn(process.execPath, ["--experimental-strip-types", "--disable-warning=ExperimentalWarning", join(ROOT, "src", "main.ts")], {
-    cwd: ROOT,
-    env: { ...process.env, PORT: String(start.port), HOST: "127.0.0.1", CHECKOUT_ENV: "test", CHECKOUT_PRICE_URL: "", ...start.env },
-    stdio: ["ignore", "pipe", "pipe"]
-  })
+  const child = spawnService({ ...process.env, PORT: String(start.port), HOST: "127.0.0.1", CHECKOUT_ENV: "test", CHECKOUT_PRICE_URL: "", ...start.env })
   instance.process = child
   instance.output = ""
   const collect = (chunk: Buffer) => {

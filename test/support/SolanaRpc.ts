@@ -5,6 +5,7 @@ import { base58 } from "@scure/base"
 import { FailedTransactionMetadata, LiteSVM } from "litesvm"
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
 import type { AddressInfo } from "node:net"
+import type { JsonBody } from "./Json.ts"
 
 const MEMO_PROGRAMS = new Set(["MemoSq4gqABAXKb96qnH8TysNcWxMyWCqXgDLGmfcHr", "Memo1UhkJRfHyvLMcVucJwxXeuD728EqVDDwQDxFMNo"])
 /** Slots a transaction must be behind the tip to count as finalized (the usual distance of the root). */
@@ -212,7 +213,7 @@ export const startSolanaNode = async (options: { readonly startSlot?: number } =
 
   const context = () => ({ slot, apiVersion: "2.2.0" })
 
-  const methods: Record<string, (params: Array<any>) => unknown> = {
+  const methods: Record<string, (params: Array<JsonBody>) => unknown> = {
     getVersion: () => ({ "solana-core": "2.2.0-litesvm", "feature-set": 0 }),
     getHealth: () => "ok",
     getSlot: () => slot,

@@ -2,6 +2,7 @@ import { Context, Effect, Exit, Layer, Scope } from "effect"
 import type { AppConfigShape } from "../../src/config/AppConfig.ts"
 import { StatusStreamSettings } from "../../src/invoices/StatusStream.ts"
 import { TestServer, testApp } from "./TestApp.ts"
+import type { JsonBody } from "./Json.ts"
 
 /** One block of an event stream: an event (id, event, data) or a comment. */
 export interface SseBlock {
@@ -54,7 +55,7 @@ export const openEvents = async (baseUrl: string, invoiceId: string, headers: Re
     }
   }
   /** The next status event (skipping comments and the retry hint), or undefined when the stream has ended. */
-  const nextStatus = async (ms = 10_000): Promise<{ id: string; status: any } | undefined> => {
+  const nextStatus = async (ms = 10_000): Promise<{ id: string; status: JsonBody } | undefined> => {
     while (true) {
       const block = await next(ms)
       if (block === undefined) return undefined

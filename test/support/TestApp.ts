@@ -5,7 +5,10 @@ import type { Sessions } from "../../src/accounts/Sessions.ts"
 import { makeApp } from "../../src/App.ts"
 import type { AppConfigShape } from "../../src/config/AppConfig.ts"
 import type { CheckoutSettingsRepo } from "../../src/payments/CheckoutSettingsRepo.ts"
+import type { JsonBody } from "./Json.ts"
 import { type MerchantOptions, newMerchant, testConfigLayer } from "./TestLayers.ts"
+
+export type { JsonBody }
 
 export { freshZpub, type MerchantOptions, PUBLIC_URL } from "./TestLayers.ts"
 
@@ -20,7 +23,7 @@ export interface RequestInit {
 
 export interface Answer {
   readonly status: number
-  readonly body: any
+  readonly body: JsonBody
   readonly headers: Headers
 }
 
@@ -61,7 +64,7 @@ const send = async (baseUrl: string, path: string, init: RequestInit = {}): Prom
   } catch {
     // not JSON: keep the text
   }
-  return { status: response.status, body: body as any, headers: response.headers }
+  return { status: response.status, body, headers: response.headers }
 }
 
 /** The running server as tests reach it: its loopback URL, merchants, and requests that need no credentials. */
@@ -155,7 +158,7 @@ export const startTestApp = async (overrides: Partial<AppConfigShape> = {}, extr
 export const publicRequest = async (baseUrl: string, path: string, init: globalThis.RequestInit = {}) => {
   const response = await fetch(`${baseUrl}${path}`, init)
   const text = await response.text()
-  let body: any = text
+  let body: JsonBody = text
   try {
     body = JSON.parse(text)
   } catch {

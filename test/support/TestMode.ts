@@ -1,11 +1,11 @@
 import { expect } from "vitest"
-import type { TestApp, TestMerchant } from "./TestApp.ts"
+import type { JsonBody, TestApp, TestMerchant } from "./TestApp.ts"
 
 // Test mode (issue #55) over a running test app: a merchant's test key and requests made with it.
 
 export interface KeyAnswer {
   readonly status: number
-  readonly body: any
+  readonly body: JsonBody
 }
 
 /** One request with the given API key (JSON in and out). */

@@ -5,8 +5,11 @@ import type { buildConnector } from "undici"
 import { expect } from "vitest"
 import { AppConfig } from "../../src/config/AppConfig.ts"
 import type { Resolver } from "../../src/webhooks/Destination.ts"
-import { WebhookConnector, WebhookDispatcher, WebhookResolver } from "../../src/webhooks/WebhookDispatcher.ts"
+import { WebhookConnector } from "../../src/webhooks/WebhookConnector.ts"
+import { WebhookDispatcher } from "../../src/webhooks/WebhookDispatcher.ts"
+import { WebhookResolver } from "../../src/webhooks/WebhookResolver.ts"
 import type { AppServices, TestApp, TestMerchant } from "./TestApp.ts"
+import type { JsonBody } from "./Json.ts"
 
 export interface Network {
   readonly resolve?: Resolver
@@ -64,7 +67,7 @@ export const webhookHarness = (app: TestApp) => {
   const deliveriesOf = async (merchant: TestMerchant, query = "") => {
     const page = await merchant.dashboard(`/api/dashboard/webhook-deliveries${query}`)
     expect(page.status).toBe(200)
-    return page.body.deliveries as Array<any>
+    return page.body.deliveries as Array<JsonBody>
   }
 
   /** A dispatcher as a process builds it, over this app's database, with the given network and configuration. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest"
-import { INVALID_UTF8_MESSAGE, jsonBodyBytesProblem, MAX_PATH_SEGMENT, pathProblem, urlProblem } from "../../src/http/HostileInput.ts"
+import { INVALID_UTF8_MESSAGE, jsonBodyBytesProblem, MAX_PATH_SEGMENT, pathProblem, urlProblem } from "../../src/http/RequestLimits.ts"
 
 const bytes = (...values: Array<number>) => new Uint8Array(values)
 const utf8 = (text: string) => new TextEncoder().encode(text)

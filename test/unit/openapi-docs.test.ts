@@ -1,10 +1,16 @@
 import { OpenApi } from "effect/http-api"
 import { describe, expect, it } from "vitest"
 import { Api } from "../../src/Api.ts"
+import type { JsonBody } from "../support/Json.ts"
 
-const spec = OpenApi.fromApi(Api) as any
-const operations = Object.entries<Record<string, any>>(spec.paths).flatMap(([path, item]) =>
-  Object.entries<any>(item).filter(([method]) => ["get", "put", "post", "delete", "patch"].includes(method)).map(([method, operation]) => ({ path, method, operation }))
+/** The document as its readers see it: JSON, dug into by path. */
+const spec: JsonBody = OpenApi.fromApi(Api)
+const METHODS = ["get", "put", "post", "delete", "patch"] as const
+const operations = Object.entries<JsonBody>(spec.paths).flatMap(([path, item]) =>
+  METHODS.flatMap((method) => {
+    const operation = item[method]
+    return operation === undefined ? [] : [{ path, method, operation }]
+  })
 )
 
 describe("the OpenAPI document", () => {
@@ -33,7 +39,7 @@ describe("the OpenAPI document", () => {
       const where = `${method.toUpperCase()} ${path}`
       expect(operation.description, where).toEqual(expect.any(String))
       expect(operation.description.length, where).toBeGreaterThan(10)
-      for (const [status, response] of Object.entries<any>(operation.responses)) {
+      for (const [status, response] of Object.entries<JsonBody>(operation.responses)) {
         if (Number(status) < 400) continue
         expect(response.content["application/json"].example, `${where} ${status}`).toEqual({ error: expect.any(String) })
         expect(response.description, `${where} ${status}`).not.toMatch(/^[A-Z][a-zA-Z]+$/)

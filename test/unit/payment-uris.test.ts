@@ -7,14 +7,14 @@ import { DEMO_KEYS } from "../../src/demo/DemoMerchant.ts"
 import { formatAtomic } from "../../src/domain/Money.ts"
 import { quoteAtomic } from "../../src/domain/Money.ts"
 import { buildOption } from "../../src/payments/OptionBuilder.ts"
-import type { RailSettings } from "../../src/payments/PaymentMethod.ts"
+import type { RailSettingsShape } from "../../src/payments/PaymentMethod.ts"
 import { parseConfig } from "../../src/config/AppConfig.ts"
 import { railSettingsOf } from "../../src/payments/RailSettings.ts"
 import { decodeQrSvg } from "../support/QrRaster.ts"
 import { InvoiceId, PaymentOptionId } from "../../src/domain/Ids.ts"
 import { Micros } from "../../src/domain/Money.ts"
 
-const rails: RailSettings = railSettingsOf(parseConfig({}).rails, "checkout", false)
+const rails: RailSettingsShape = railSettingsOf(parseConfig({}).rails, "checkout", false)
 const invoiceId = InvoiceId.make("0f2f6c4e-8e0f-4bd3-9f56-1c8a1c3e5d11")
 
 const build = (method: Parameters<typeof buildOption>[0]["method"], amountMicros = Micros.make(25_500_000n), rateMicros = 1_000_000n, derivationIndex?: number) =>

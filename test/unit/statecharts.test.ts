@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs"
 import { join } from "node:path"
 import { describe, expect, it } from "vitest"
-import { createMachine, transition } from "xstate"
+import { type AnyStateMachine, createMachine, transition } from "xstate"
 import { getAdjacencyMap } from "xstate/graph"
 import type { InvoiceEvent } from "../../src/lifecycle/InvoiceMachine.ts"
 import { decide, initialDecision, type LifecycleState } from "../../src/lifecycle/Lifecycle.ts"
@@ -87,21 +87,21 @@ describe("statecharts", () => {
     expect(() => createMachine(exported)).not.toThrow()
     const rebuilt = machineFromConfigJson(exported)
     // Every reachable state and every event: the same next state, and the same effects in the same order.
-    const adjacency = (machine: typeof invoiceMachine) => {
-      const map = getAdjacencyMap(machine as any, { events: [...EVENTS] as any })
+    const adjacency = (machine: AnyStateMachine) => {
+      const map = getAdjacencyMap(machine, { events: [...EVENTS] })
       return Object.fromEntries(Object.entries(map).map(([state, { transitions }]) => [
         state,
-        Object.fromEntries(Object.entries(transitions).map(([event, step]) => [event, JSON.stringify((step as any).state.value)]))
+        Object.fromEntries(Object.entries(transitions).map(([event, step]) => [event, JSON.stringify((step as { readonly state: { readonly value: unknown } }).state.value)]))
       ]))
     }
     const source = adjacency(invoiceMachine)
     expect(Object.keys(source).length).toBeGreaterThan(10)
-    expect(adjacency(rebuilt as any)).toEqual(source)
+    expect(adjacency(rebuilt)).toEqual(source)
     for (const state of Object.keys(source)) {
       const value = JSON.parse(state).value
       for (const event of EVENTS) {
         const [sourceNext, sourceActions] = transition(invoiceMachine, invoiceMachine.resolveState({ value, context: undefined }), event)
-        const [rebuiltNext, rebuiltActions] = transition(rebuilt, rebuilt.resolveState({ value, context: undefined }), event as any)
+        const [rebuiltNext, rebuiltActions] = transition(rebuilt, rebuilt.resolveState({ value, context: undefined }), event)
         const effects = (actions: ReadonlyArray<{ type: string; params?: unknown }>) => actions.map((action) => [action.type, action.params])
         expect([rebuiltNext.value, effects(rebuiltActions)]).toEqual([sourceNext.value, effects(sourceActions)])
       }

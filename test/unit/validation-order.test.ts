@@ -1,9 +1,8 @@
 import { Schema } from "effect"
 import { describe, expect, it } from "vitest"
 import { CreateInvoiceBody } from "../../src/http/RequestSchemas.ts"
-import { validationMessage } from "../../src/http/ValidationMessage.ts"
+import { paymentTimingRules, validationMessage } from "../../src/http/ValidationErrors.ts"
 import { timingOverrideProblem } from "../../src/domain/TimingOverride.ts"
-import { paymentTimingRules } from "../../src/http/TimingRules.ts"
 
 /**
  * The message the edge answers for a body, decoded as the API decodes payloads (every failure,

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest"
-import { afterAttempt, LEASE_MS } from "../../src/webhooks/WebhookDispatcher.ts"
-import { WEBHOOK_TIMEOUT_MS } from "../../src/webhooks/WebhookNetwork.ts"
+import { LEASE_MS } from "../../src/webhooks/DeliveryClaims.ts"
+import { afterAttempt } from "../../src/webhooks/DeliveryRecording.ts"
+import { WEBHOOK_TIMEOUT_MS } from "../../src/webhooks/WebhookConnector.ts"
 
 const NOW = Date.parse("2026-01-01T00:00:00Z")
 

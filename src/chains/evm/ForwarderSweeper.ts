@@ -1,7 +1,7 @@
 import { Context, Duration, Effect, Layer } from "effect"
 import { AppConfig } from "../../config/AppConfig.ts"
 import { EVM_NETWORKS, type EvmNetwork } from "../../payments/Networks.ts"
-import { RailSettingsService } from "../../payments/RailSettings.ts"
+import { RailSettings } from "../../payments/RailSettings.ts"
 import { ForwarderSweepRepo } from "./ForwarderSweepRepo.ts"
 
 export interface SweepReport {
@@ -32,13 +32,13 @@ export class ForwarderSweeper extends Context.Service<ForwarderSweeper, {
     ForwarderSweeper,
     Effect.gen(function*() {
       const { chains } = yield* AppConfig
-      const { factories } = (yield* RailSettingsService).settings.forwarder
+      const { factories } = (yield* RailSettings).forwarder
       const configured = EVM_NETWORKS.some((network) => chains.endpoints[network] !== undefined && factories[network] !== undefined)
       if (!configured) return { networks: [], runOnce: (network: EvmNetwork) => Effect.succeed({ network, sent: 0, swept: 0, failed: 0 }) }
       const { makeForwarderSweeper } = yield* Effect.promise(() => import("./ForwarderSweeperLive.ts"))
       return yield* makeForwarderSweeper
     })
-  ).pipe(Layer.provide([RailSettingsService.layer, ForwarderSweepRepo.layer]))
+  ).pipe(Layer.provide([RailSettings.layer, ForwarderSweepRepo.layer]))
 
   /** The background loop of each network that has a watcher, a factory and the relayer key. */
   static readonly worker = Layer.effectDiscard(Effect.gen(function*() {

@@ -4,7 +4,7 @@ import { privateKeyToAccount } from "viem/accounts"
 import { AppConfig } from "../../config/AppConfig.ts"
 import { ForwarderFactory, forwarderSalt } from "../../payments/Forwarders.ts"
 import { EVM_CHAIN_IDS, EVM_NETWORKS, type EvmNetwork } from "../../payments/Networks.ts"
-import { RailSettingsService } from "../../payments/RailSettings.ts"
+import { RailSettings } from "../../payments/RailSettings.ts"
 import { type DuePayment, ForwarderSweepRepo } from "./ForwarderSweepRepo.ts"
 
 const messageOf = (error: unknown) => error instanceof Error ? (error as Error & { shortMessage?: string }).shortMessage ?? error.message : String(error)
@@ -15,7 +15,7 @@ const retryDelayMillis = (attempts: number) => Math.min(5_000 * 2 ** Math.max(0,
 /** ForwarderSweeper's implementation, loaded with viem when a network has an endpoint and a factory. */
 export const makeForwarderSweeper = Effect.gen(function*() {
   const config = yield* AppConfig
-  const rails = (yield* RailSettingsService).settings
+  const rails = yield* RailSettings
   const repo = yield* ForwarderSweepRepo
   const key = config.chains.evmRelayerKey
   const networks = EVM_NETWORKS.filter((network) => key !== undefined && config.chains.endpoints[network] !== undefined && rails.forwarder.factories[network] !== undefined)

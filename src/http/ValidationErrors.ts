@@ -1,7 +1,20 @@
-import { SchemaAST, SchemaIssue } from "effect"
-import type { FieldProblem } from "../../contract/BodyRules.ts"
+import { Context, Effect, Option, SchemaAST, SchemaIssue } from "effect"
+import { HttpApiMiddleware } from "effect/http-api"
+import { HttpServerRequest } from "effect/http"
+import { BodyRules, type FieldProblem, paymentTimingRules } from "../../contract/BodyRules.ts"
+import { SchemaErrors } from "../../contract/SchemaErrors.ts"
+import { type TimingOverrideInput, timingOverrideProblems } from "../domain/TimingOverride.ts"
+import { RequestErrors } from "./ApiErrors.ts"
+
+/**
+ * A request that fails validation answers 400 with the spec's message: the first invalid field's
+ * path and its constraint, in the order of the body as sent. The schema's failures (through the
+ * SchemaErrors middleware, declared in contract/SchemaErrors.ts) and the endpoint's own rules
+ * (contract/BodyRules.ts; the payment timing's, run again by the handler) are worded here.
+ */
 
 export type { FieldProblem }
+export { BodyRules, paymentTimingRules, SchemaErrors }
 
 const expected = (ast: SchemaAST.AST): string => {
   switch (ast._tag) {
@@ -115,4 +128,35 @@ const normalize = (message: string): string => {
   const match = /^Expected (object|number|string|boolean|array)(?: \| null)?$/.exec(message)
   if (match === null) return message
   return match[1] === "object" ? "must be a JSON object" : match[1] === "array" ? "must be an array" : `must be a ${match[1]}`
+}
+
+// The SchemaErrors middleware: a schema failure as that 400.
+
+const subjectOf = (kind: string) => (kind === "Params" ? "Path parameter" : kind === "Query" ? "Query" : kind === "Headers" ? "Header" : "Request body")
+
+/** The body as sent, to name its first invalid field in its own order; undefined when it is not JSON. */
+export const bodyAsSent = Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => request.json).pipe(
+  Effect.orElseSucceed(() => undefined)
+)
+
+export const SchemaErrorsLive = HttpApiMiddleware.layerSchemaErrorTransform(SchemaErrors,
+  (schemaError, { endpoint }) =>
+    Effect.flatMap(schemaError.kind === "Payload" ? bodyAsSent : Effect.undefined, (input) => {
+      const rules = input === undefined ? [] : Option.match(Context.getOption(endpoint.annotations, BodyRules), { onNone: () => [], onSome: (rulesOf) => rulesOf(input) })
+      return Effect.fail(RequestErrors.invalidField(validationMessage(schemaError.cause.issue, subjectOf(schemaError.kind), input, rules)))
+    }))
+
+// The payment timing's rules, run by the handler.
+
+/**
+ * The same rules for a body the schema accepted, run by the handler (where a create runs them inside
+ * its idempotency claim, so that their 400 is stored for the key). Decoding keeps the schema's key
+ * order, so with two problems the body as sent decides which one is named.
+ */
+export const paymentTimingChecked = (override: TimingOverrideInput | null | undefined) => {
+  const problems = override === null || override === undefined ? [] : timingOverrideProblems(override)
+  if (problems.length === 0) return Effect.void
+  if (problems.length === 1) return Effect.fail(RequestErrors.invalidTiming(problems[0]))
+  return Effect.flatMap(bodyAsSent,
+    (body) => Effect.fail(RequestErrors.invalidField(ruleMessage(paymentTimingRules(body), body) ?? `paymentTiming.${problems[0].field} ${problems[0].constraint}`)))
 }

@@ -1,7 +1,5 @@
-import { lookup } from "node:dns/promises"
 import { Context, Layer } from "effect"
 import type { buildConnector } from "undici"
-import type { Resolver } from "./Destination.ts"
 
 export const WEBHOOK_TIMEOUT_MS = 10_000
 
@@ -12,14 +10,6 @@ let undici: Promise<typeof import("undici")> | undefined
  * on the first webhook attempt rather than at start (docs/decisions.md, Footprint).
  */
 export const loadUndici = () => (undici ??= import("undici"))
-
-export const systemResolver: Resolver = async (hostname) =>
-  (await lookup(hostname, { all: true, verbatim: true })).map((entry) => ({ address: entry.address, family: entry.family === 6 ? 6 : 4 }))
-
-/** DNS for webhook destinations; tests inject their own answers. */
-export class WebhookResolver extends Context.Service<WebhookResolver, { readonly resolve: Resolver }>()("Webhooks/Resolver") {
-  static readonly system = Layer.succeed(WebhookResolver, { resolve: systemResolver })
-}
 
 /**
  * Opens the TCP (and TLS) connection to an address the sender has already checked. The sender

@@ -1,2 +1,0 @@
-/** Part of the merchant API's contract (contract/Model.ts), shared with the SDK; re-exported for the service's imports. */
-export * from "../../contract/Model.ts"
