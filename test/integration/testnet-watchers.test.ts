@@ -4,20 +4,23 @@ import { type Address, getAddress } from "viem"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { makeEvmSource } from "../../src/chains/evm/EvmSource.ts"
 import { type AnvilNode, startAnvil, TEST_TOKENS } from "../support/Anvil.ts"
-import { ethereumUsdcMethod, pollWatcherToHead, startChainApp } from "../support/ChainSuites.ts"
+import { bitcoinMethod, ethereumUsdcMethod, pollWatcherToHead, startChainApp } from "../support/ChainSuites.ts"
+import { type EsploraSimulator, startEsploraSimulator } from "../support/EsploraSimulator.ts"
 import type { TestApp, TestMerchant } from "../support/TestApp.ts"
 import { testKeyOf } from "../support/TestMode.ts"
 
 // Testnet watchers (issue #55 item 5): one anvil stands in for ethereum mainnet (chain id 1), another
 // for sepolia (11155111) under CHECKOUT_TEST_RPC_URL_ETHEREUM, with a test USDC of its own. The
 // testnet watcher credits test invoices only, the live one live invoices only, and neither shares
-// the other's cursor, remembered blocks or evidence.
+// the other's cursor, remembered blocks or evidence. The Esplora simulator stands in for bitcoin
+// signet under CHECKOUT_TEST_ESPLORA_URL.
 const { USDC } = TEST_TOKENS
 const SEPOLIA_USDC = getAddress("0x000000000000000000000000000000000005e901")
 const SEPOLIA = 11155111
 
 let live: AnvilNode
 let testnet: AnvilNode
+let signet: EsploraSimulator
 let app: TestApp
 let payer: Address
 
@@ -75,7 +78,11 @@ beforeAll(async () => {
   await testnet.mint(SEPOLIA_USDC, payer, usdc(1_000))
   // The live chain well above the testnet: a testnet reorg's height is below every live payment.
   await live.mine(30)
+  signet = await startEsploraSimulator({ signet: true })
+  signet.mine(3)
   app = await startChainApp({}, {
+    CHECKOUT_TEST_ESPLORA_URL: signet.url,
+    CHECKOUT_CONFIRMATIONS_BITCOIN: "2",
     CHECKOUT_RPC_URL_ETHEREUM: live.rpcUrl,
     CHECKOUT_TOKEN_ETHEREUM_USDC: USDC,
     CHECKOUT_TEST_RPC_URL_ETHEREUM: testnet.rpcUrl,
@@ -83,12 +90,14 @@ beforeAll(async () => {
     CHECKOUT_CONFIRMATIONS_ETHEREUM: "3"
   })
   await pollBoth()
+  await pollWatcherToHead(app, "bitcoin:test")
 }, 120_000)
 
 afterAll(async () => {
   await app?.close()
   await live?.stop()
   await testnet?.stop()
+  await signet?.close()
 })
 
 describe("the testnet watcher (anvil as sepolia)", () => {
@@ -110,7 +119,7 @@ describe("the testnet watcher (anvil as sepolia)", () => {
     expect(await stateOf(real.id)).toEqual({ status: "confirmed", payments: 1, valid: 1, unmatched: 0 })
     // Each watcher's cursor is its own chain's head.
     const heads = { live: await live.publicClient.getBlockNumber(), testnet: await testnet.publicClient.getBlockNumber() }
-    expect(await cursors()).toEqual([
+    expect((await cursors()).filter((cursor) => cursor.network.startsWith("ethereum"))).toEqual([
       { network: "ethereum", processedHeight: heads.live.toString() },
       { network: "ethereum:test", processedHeight: heads.testnet.toString() }
     ])
@@ -155,5 +164,21 @@ describe("the testnet watcher (anvil as sepolia)", () => {
     const wrong = await Effect.runPromise(Effect.flip(sourceAt(live.rpcUrl).head))
     expect(wrong.message).toContain(`answers chain id 1, not ${SEPOLIA}`)
     expect((await Effect.runPromise(sourceAt(testnet.rpcUrl).head)).height).toBe(await testnet.publicClient.getBlockNumber())
+  })
+
+  it("a bitcoin signet watcher confirms a test invoice paid to its tb1 address", async () => {
+    const merchant = await app.createMerchant({ methods: [bitcoinMethod()] })
+    const { api } = await testKeyOf(app, merchant)
+    const created = await api("/api/checkout/invoices", { body: { amountUsd: 13 } })
+    expect(created.status).toBe(201)
+    const option = (created.body.paymentOptions as Array<{ network: string; destinationAddress: string; quotedAmount: number }>)
+      .find((candidate) => candidate.network === "bitcoin")!
+    expect(option.destinationAddress).toMatch(/^tb1/)
+    signet.pay([{ address: option.destinationAddress, sats: BigInt(Math.round(option.quotedAmount * 1e8)) }])
+    signet.mine(2)
+    await pollWatcherToHead(app, "bitcoin:test")
+    expect(await stateOf(created.body.id)).toEqual({ status: "confirmed", payments: 1, valid: 1, unmatched: 0 })
+    expect((await cursors()).find((cursor) => cursor.network === "bitcoin:test")?.processedHeight).toBe(String(signet.tipHeight()))
+    expect((await cursors()).map((cursor) => cursor.network)).not.toContain("bitcoin")
   })
 })
