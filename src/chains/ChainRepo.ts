@@ -1,6 +1,7 @@
 import { Context, Effect, Layer, Option, Schema } from "effect"
 import { SqlClient, SqlSchema } from "effect/sql"
 import { NullableDate } from "../domain/Timestamps.ts"
+import { stateKey, type WatchScope } from "./WatchScope.ts"
 
 /** A processed block the watcher remembers: its height and hash (for reorg checks). */
 export const BlockRef = Schema.Struct({ height: Schema.BigIntFromString, hash: Schema.String })
@@ -98,49 +99,52 @@ export interface Progress {
   readonly headTime: Date | null
 }
 
-const NetworkRequest = Schema.Struct({ network: Schema.String })
-const NetworkHeight = Schema.Struct({ network: Schema.String, height: Schema.BigIntFromString })
+const KeyRequest = Schema.Struct({ key: Schema.String })
+const KeyHeight = Schema.Struct({ key: Schema.String, height: Schema.BigIntFromString })
+const ScopeRequest = Schema.Struct({ network: Schema.String, livemode: Schema.Boolean })
+const ScopeHeight = Schema.Struct({ network: Schema.String, livemode: Schema.Boolean, height: Schema.BigIntFromString })
 const ChainTime = Schema.Struct({ network: Schema.String, chainTime: NullableDate })
 
 /**
- * The chain watchers' persistence: each network's cursor and published progress, the hashes of
+ * The chain watchers' persistence, per watch scope (WatchScope.ts: a network's live or testnet
+ * watcher): each scope's cursor and published progress, the hashes of
  * recently processed blocks, the evidence recorded from blocks (for confirmations and reorgs), and
  * unmatched deposits. SQL failures are defects here, at the repository edge.
  */
 export class ChainRepo extends Context.Service<ChainRepo, {
-  readonly cursor: (network: string) => Effect.Effect<Cursor | undefined>
+  readonly cursor: (scope: WatchScope) => Effect.Effect<Cursor | undefined>
   /** Saves the cursor and the head seen, and clears the last error. */
-  readonly saveProgress: (network: string, progress: Progress) => Effect.Effect<void>
-  readonly saveError: (network: string, message: string) => Effect.Effect<void>
+  readonly saveProgress: (scope: WatchScope, progress: Progress) => Effect.Effect<void>
+  readonly saveError: (scope: WatchScope, message: string) => Effect.Effect<void>
   /** What the watcher knows of its endpoints (EndpointsReport as JSON), for the dashboard and /metrics. */
-  readonly saveEndpoints: (network: string, report: string) => Effect.Effect<void>
-  readonly rememberBlocks: (network: string, blocks: ReadonlyArray<BlockRef>) => Effect.Effect<void>
+  readonly saveEndpoints: (scope: WatchScope, report: string) => Effect.Effect<void>
+  readonly rememberBlocks: (scope: WatchScope, blocks: ReadonlyArray<BlockRef>) => Effect.Effect<void>
   /** Remembered blocks below `height`, highest first. */
-  readonly blocksBelow: (network: string, height: bigint) => Effect.Effect<ReadonlyArray<BlockRef>>
-  readonly forgetBlocksAbove: (network: string, height: bigint) => Effect.Effect<void>
-  readonly forgetBlocksBelow: (network: string, height: bigint) => Effect.Effect<void>
+  readonly blocksBelow: (scope: WatchScope, height: bigint) => Effect.Effect<ReadonlyArray<BlockRef>>
+  readonly forgetBlocksAbove: (scope: WatchScope, height: bigint) => Effect.Effect<void>
+  readonly forgetBlocksBelow: (scope: WatchScope, height: bigint) => Effect.Effect<void>
   /** Valid evidence recorded from blocks above `height` (what a reorg to `height` orphans). */
-  readonly evidenceAbove: (network: string, height: bigint) => Effect.Effect<ReadonlyArray<ChainEvidence>>
+  readonly evidenceAbove: (scope: WatchScope, height: bigint) => Effect.Effect<ReadonlyArray<ChainEvidence>>
   /** Valid evidence from blocks that has not reached its required confirmations. */
-  readonly awaitingConfirmation: (network: string) => Effect.Effect<ReadonlyArray<ChainEvidence>>
+  readonly awaitingConfirmation: (scope: WatchScope) => Effect.Effect<ReadonlyArray<ChainEvidence>>
   /**
    * Evidence a reorganisation invalidated whose invoice waits to be judged (see PaymentEvidence.settleReorg)
    * and whose option's required confirmations beyond the reorg point are processed at `height`.
    */
-  readonly reorgsSettledAt: (network: string, height: bigint) => Effect.Effect<ReadonlyArray<EvidenceRef>>
+  readonly reorgsSettledAt: (scope: WatchScope, height: bigint) => Effect.Effect<ReadonlyArray<EvidenceRef>>
   /** Valid evidence seen in the mempool and not mined since (to check for replacement or eviction). */
-  readonly inMempool: (network: string) => Effect.Effect<ReadonlyArray<MempoolEvidence>>
+  readonly inMempool: (scope: WatchScope) => Effect.Effect<ReadonlyArray<MempoolEvidence>>
   readonly recordUnmatched: (deposit: UnmatchedDeposit) => Effect.Effect<void>
-  readonly invalidateUnmatchedAbove: (network: string, height: bigint, reason: string) => Effect.Effect<number>
+  readonly invalidateUnmatchedAbove: (scope: WatchScope, height: bigint, reason: string) => Effect.Effect<number>
   /** Marks a transfer as waiting for corroboration (before its evidence is recorded, so it never counts confirmations). */
-  readonly markUncorroborated: (network: string, transfer: Uncorroborated) => Effect.Effect<void>
+  readonly markUncorroborated: (scope: WatchScope, transfer: Uncorroborated) => Effect.Effect<void>
   /** A majority corroborated it (or denied it): it no longer waits. */
-  readonly clearUncorroborated: (network: string, transactionHash: string, outputIndex: number) => Effect.Effect<void>
+  readonly clearUncorroborated: (scope: WatchScope, transactionHash: string, outputIndex: number) => Effect.Effect<void>
   /** The valid evidence, and the refunds' transfers, that wait for corroboration (oldest first). */
-  readonly uncorroborated: (network: string) => Effect.Effect<ReadonlyArray<WaitingEvidence>>
-  readonly corroborationBacklog: (network: string) => Effect.Effect<CorroborationBacklog>
+  readonly uncorroborated: (scope: WatchScope) => Effect.Effect<ReadonlyArray<WaitingEvidence>>
+  readonly corroborationBacklog: (scope: WatchScope) => Effect.Effect<CorroborationBacklog>
   /** Which of these transactions' outputs are known already (payments, unmatched deposits, refunds' transfers), as `hash:index`. */
-  readonly knownTransfers: (network: string, transactionHashes: ReadonlyArray<string>) => Effect.Effect<ReadonlySet<string>>
+  readonly knownTransfers: (scope: WatchScope, transactionHashes: ReadonlyArray<string>) => Effect.Effect<ReadonlySet<string>>
   /** The chain time each of `networks` has been processed up to (null: not yet). */
   readonly chainTimes: (networks: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<typeof ChainTime.Type>>
 }>()("Chains/ChainRepo") {
@@ -158,79 +162,82 @@ type ChainRepoShape = ChainRepo["Service"]
 
 /** The repository's reads, as schema-checked queries. */
 const chainQueries = (sql: SqlClient.SqlClient) => {
+  // The invoices of the scope's mode only: a testnet watcher's evidence is that of test invoices.
+  const ofMode = (livemode: boolean, column = sql`invoice_id`) => sql`${column} IN (SELECT id FROM invoices WHERE livemode = ${livemode})`
   const evidenceColumns = sql`payment_option_id, transaction_hash, output_index, amount_atomic::text AS amount_atomic,
     confirmations, destination_address, observed_at, block_height::text AS block_height, block_hash`
 
   const findCursor = SqlSchema.findOneOption({
-    Request: NetworkRequest,
+    Request: KeyRequest,
     Result: Cursor,
-    execute: ({ network }) =>
+    execute: ({ key }) =>
       sql`SELECT processed_height::text AS height, processed_hash AS hash, chain_time FROM chain_cursors
-        WHERE network = ${network} AND processed_height IS NOT NULL`
+        WHERE network = ${key} AND processed_height IS NOT NULL`
   })
   const findBlocksBelow = SqlSchema.findAll({
-    Request: NetworkHeight,
+    Request: KeyHeight,
     Result: BlockRef,
-    execute: ({ network, height }) =>
+    execute: ({ key, height }) =>
       // Qualified: a bare `height` would name the text alias above and sort "5" above "28".
-      sql`SELECT height::text AS height, hash FROM chain_blocks WHERE network = ${network} AND height < ${height}
+      sql`SELECT height::text AS height, hash FROM chain_blocks WHERE network = ${key} AND height < ${height}
         ORDER BY chain_blocks.height DESC`
   })
   const findEvidenceAbove = SqlSchema.findAll({
-    Request: NetworkHeight,
+    Request: ScopeHeight,
     Result: ChainEvidence,
-    execute: ({ network, height }) =>
+    execute: ({ network, livemode, height }) =>
       sql`SELECT ${evidenceColumns} FROM payments
-        WHERE network = ${network} AND block_height > ${height} AND invalidated_at IS NULL ORDER BY payments.block_height`
+        WHERE network = ${network} AND block_height > ${height} AND invalidated_at IS NULL AND ${ofMode(livemode)} ORDER BY payments.block_height`
   })
   const findAwaiting = SqlSchema.findAll({
-    Request: NetworkRequest,
+    Request: ScopeRequest,
     Result: ChainEvidence,
-    execute: ({ network }) =>
+    execute: ({ network, livemode }) =>
       sql`SELECT ${evidenceColumns} FROM payments
-        WHERE network = ${network} AND block_height IS NOT NULL AND confirmed_at IS NULL AND invalidated_at IS NULL`
+        WHERE network = ${network} AND block_height IS NOT NULL AND confirmed_at IS NULL AND invalidated_at IS NULL AND ${ofMode(livemode)}`
   })
   const findInMempool = SqlSchema.findAll({
-    Request: NetworkRequest,
+    Request: ScopeRequest,
     Result: MempoolEvidence,
-    execute: ({ network }) =>
+    execute: ({ network, livemode }) =>
       sql`SELECT payment_option_id, transaction_hash, output_index FROM payments
-        WHERE network = ${network} AND seen_in_mempool AND block_height IS NULL AND invalidated_at IS NULL`
+        WHERE network = ${network} AND seen_in_mempool AND block_height IS NULL AND invalidated_at IS NULL AND ${ofMode(livemode)}`
   })
   const findReorgsSettled = SqlSchema.findAll({
-    Request: NetworkHeight,
+    Request: ScopeHeight,
     Result: EvidenceRef,
-    execute: ({ network, height }) =>
+    execute: ({ network, livemode, height }) =>
       sql`SELECT p.payment_option_id, p.transaction_hash, p.output_index FROM payments p
         JOIN payment_options o ON o.id = p.payment_option_id
-        WHERE p.network = ${network} AND p.reorg_point IS NOT NULL AND p.reorg_point + o.required_confirmations <= ${height}`
+        WHERE p.network = ${network} AND p.reorg_point IS NOT NULL AND p.reorg_point + o.required_confirmations <= ${height}
+          AND ${ofMode(livemode, sql`p.invoice_id`)}`
   })
   // Payments, and refunds' transfers (sent or completed, bound to the transaction) that wait.
-  const waitingRows = (network: string) =>
+  const waitingRows = (network: string, livemode: boolean) =>
     sql`SELECT p.payment_option_id, p.transaction_hash, p.output_index, p.amount_atomic::text AS amount_atomic, p.confirmations,
         p.destination_address, p.observed_at, p.block_height::text AS block_height, p.block_hash, u.reporter, u.token, u.disputed, u.since,
         NULL::text AS refund_id
       FROM uncorroborated_transfers u JOIN payments p
         ON p.network = u.network AND p.transaction_hash = u.transaction_hash AND p.output_index = u.output_index
-      WHERE u.network = ${network} AND p.invalidated_at IS NULL
+      WHERE u.network = ${network} AND p.invalidated_at IS NULL AND ${ofMode(livemode, sql`p.invoice_id`)}
       UNION ALL
       SELECT r.payment_option_id, r.transaction_hash, r.output_index, r.amount_atomic::text AS amount_atomic, r.confirmations,
         r.refund_address AS destination_address, coalesce(r.sent_at, r.updated_at) AS observed_at, r.block_height::text AS block_height,
         r.block_hash, u.reporter, u.token, u.disputed, u.since, r.id::text AS refund_id
       FROM uncorroborated_transfers u JOIN refunds r
         ON r.network = u.network AND r.transaction_hash = u.transaction_hash AND r.output_index = u.output_index
-      WHERE u.network = ${network} AND r.status IN ('sent', 'completed')`
+      WHERE u.network = ${network} AND r.status IN ('sent', 'completed') AND ${ofMode(livemode, sql`r.invoice_id`)}`
   const findWaiting = SqlSchema.findAll({
-    Request: NetworkRequest,
+    Request: ScopeRequest,
     Result: WaitingEvidence,
-    execute: ({ network }) => sql`SELECT * FROM (${waitingRows(network)}) AS waiting ORDER BY waiting.since`
+    execute: ({ network, livemode }) => sql`SELECT * FROM (${waitingRows(network, livemode)}) AS waiting ORDER BY waiting.since`
   })
   const findBacklog = SqlSchema.findOne({
-    Request: NetworkRequest,
+    Request: ScopeRequest,
     Result: CorroborationBacklog,
-    execute: ({ network }) =>
+    execute: ({ network, livemode }) =>
       sql`SELECT count(*)::int AS waiting, count(*) FILTER (WHERE waiting.disputed)::int AS disputed, min(waiting.since) AS since
-        FROM (${waitingRows(network)}) AS waiting`
+        FROM (${waitingRows(network, livemode)}) AS waiting`
   })
   const findChainTimes = SqlSchema.findAll({
     Request: Schema.Struct({ networks: Schema.Array(Schema.String) }),
@@ -238,7 +245,7 @@ const chainQueries = (sql: SqlClient.SqlClient) => {
     execute: ({ networks }) => sql`SELECT network, chain_time FROM chain_cursors WHERE ${sql.in("network", networks)}`
   })
 
-  return { findCursor, findBlocksBelow, findEvidenceAbove, findAwaiting, findInMempool, findReorgsSettled, findWaiting, findBacklog, findChainTimes }
+  return { ofMode, findCursor, findBlocksBelow, findEvidenceAbove, findAwaiting, findInMempool, findReorgsSettled, findWaiting, findBacklog, findChainTimes }
 }
 type ChainQueries = ReturnType<typeof chainQueries>
 
@@ -246,39 +253,43 @@ type ProgressMethods = "cursor" | "saveProgress" | "saveError" | "saveEndpoints"
 
 /** Each network's cursor, progress, endpoints and remembered blocks. */
 const progressMethods = (sql: SqlClient.SqlClient, q: ChainQueries): Pick<ChainRepoShape, ProgressMethods> => ({
-  cursor: Effect.fn("ChainRepo.cursor")(function*(network) {
-    return Option.getOrUndefined(yield* q.findCursor({ network }))
+  cursor: Effect.fn("ChainRepo.cursor")(function*(scope) {
+    return Option.getOrUndefined(yield* q.findCursor({ key: stateKey(scope) }))
   }, Effect.orDie),
-  saveProgress: Effect.fn("ChainRepo.saveProgress")(function*(network, { cursor, headHeight, headTime }) {
+  saveProgress: Effect.fn("ChainRepo.saveProgress")(function*(scope, { cursor, headHeight, headTime }) {
+    const network = stateKey(scope)
     yield* sql`INSERT INTO chain_cursors (network, processed_height, processed_hash, chain_time, head_height, head_time, updated_at)
         VALUES (${network}, ${cursor.height.toString()}, ${cursor.hash}, ${cursor.chainTime}, ${headHeight.toString()}, ${headTime}, now())
         ON CONFLICT (network) DO UPDATE SET processed_height = EXCLUDED.processed_height,
           processed_hash = EXCLUDED.processed_hash, chain_time = EXCLUDED.chain_time, head_height = EXCLUDED.head_height,
           head_time = EXCLUDED.head_time, last_error = NULL, last_error_at = NULL, updated_at = now()`
   }, Effect.orDie),
-  saveError: Effect.fn("ChainRepo.saveError")(function*(network, message) {
+  saveError: Effect.fn("ChainRepo.saveError")(function*(scope, message) {
+    const network = stateKey(scope)
     yield* sql`INSERT INTO chain_cursors (network, last_error, last_error_at, updated_at) VALUES (${network}, ${message.slice(0, 1000)}, now(), now())
         ON CONFLICT (network) DO UPDATE SET last_error = EXCLUDED.last_error, last_error_at = now(), updated_at = now()`
   }, Effect.orDie),
-  saveEndpoints: Effect.fn("ChainRepo.saveEndpoints")(function*(network, report) {
+  saveEndpoints: Effect.fn("ChainRepo.saveEndpoints")(function*(scope, report) {
+    const network = stateKey(scope)
     yield* sql`INSERT INTO chain_cursors (network, endpoints, updated_at) VALUES (${network}, ${report}, now())
         ON CONFLICT (network) DO UPDATE SET endpoints = EXCLUDED.endpoints`
   }, Effect.orDie),
-  rememberBlocks: Effect.fn("ChainRepo.rememberBlocks")(function*(network, blocks) {
+  rememberBlocks: Effect.fn("ChainRepo.rememberBlocks")(function*(scope, blocks) {
     if (blocks.length === 0) return
+    const network = stateKey(scope)
     yield* sql`INSERT INTO chain_blocks (network, height, hash)
         SELECT ${network}, (b->>'height')::bigint, b->>'hash'
         FROM json_array_elements(${JSON.stringify(blocks.map((block) => ({ height: block.height.toString(), hash: block.hash })))}::json) AS b
         ON CONFLICT (network, height) DO UPDATE SET hash = EXCLUDED.hash`
   }, Effect.orDie),
-  blocksBelow: Effect.fn("ChainRepo.blocksBelow")(function*(network, height) {
-    return yield* q.findBlocksBelow({ network, height })
+  blocksBelow: Effect.fn("ChainRepo.blocksBelow")(function*(scope, height) {
+    return yield* q.findBlocksBelow({ key: stateKey(scope), height })
   }, Effect.orDie),
-  forgetBlocksAbove: Effect.fn("ChainRepo.forgetBlocksAbove")(function*(network, height) {
-    yield* sql`DELETE FROM chain_blocks WHERE network = ${network} AND height > ${height.toString()}`
+  forgetBlocksAbove: Effect.fn("ChainRepo.forgetBlocksAbove")(function*(scope, height) {
+    yield* sql`DELETE FROM chain_blocks WHERE network = ${stateKey(scope)} AND height > ${height.toString()}`
   }, Effect.orDie),
-  forgetBlocksBelow: Effect.fn("ChainRepo.forgetBlocksBelow")(function*(network, height) {
-    yield* sql`DELETE FROM chain_blocks WHERE network = ${network} AND height < ${height.toString()}`
+  forgetBlocksBelow: Effect.fn("ChainRepo.forgetBlocksBelow")(function*(scope, height) {
+    yield* sql`DELETE FROM chain_blocks WHERE network = ${stateKey(scope)} AND height < ${height.toString()}`
   }, Effect.orDie),
   chainTimes: Effect.fn("ChainRepo.chainTimes")(function*(networks) {
     if (networks.length === 0) return []
@@ -288,17 +299,17 @@ const progressMethods = (sql: SqlClient.SqlClient, q: ChainQueries): Pick<ChainR
 
 /** Evidence recorded from blocks, unmatched deposits and transfers waiting for corroboration. */
 const evidenceMethods = (sql: SqlClient.SqlClient, q: ChainQueries): Omit<ChainRepoShape, ProgressMethods> => ({
-  evidenceAbove: Effect.fn("ChainRepo.evidenceAbove")(function*(network, height) {
-    return yield* q.findEvidenceAbove({ network, height })
+  evidenceAbove: Effect.fn("ChainRepo.evidenceAbove")(function*(scope, height) {
+    return yield* q.findEvidenceAbove({ ...scope, height })
   }, Effect.orDie),
-  awaitingConfirmation: Effect.fn("ChainRepo.awaitingConfirmation")(function*(network) {
-    return yield* q.findAwaiting({ network })
+  awaitingConfirmation: Effect.fn("ChainRepo.awaitingConfirmation")(function*(scope) {
+    return yield* q.findAwaiting(scope)
   }, Effect.orDie),
-  reorgsSettledAt: Effect.fn("ChainRepo.reorgsSettledAt")(function*(network, height) {
-    return yield* q.findReorgsSettled({ network, height })
+  reorgsSettledAt: Effect.fn("ChainRepo.reorgsSettledAt")(function*(scope, height) {
+    return yield* q.findReorgsSettled({ ...scope, height })
   }, Effect.orDie),
-  inMempool: Effect.fn("ChainRepo.inMempool")(function*(network) {
-    return yield* q.findInMempool({ network })
+  inMempool: Effect.fn("ChainRepo.inMempool")(function*(scope) {
+    return yield* q.findInMempool(scope)
   }, Effect.orDie),
   recordUnmatched: Effect.fn("ChainRepo.recordUnmatched")(function*(deposit) {
     yield* sql`INSERT INTO unmatched_deposits ${
@@ -323,31 +334,33 @@ const evidenceMethods = (sql: SqlClient.SqlClient, q: ChainQueries): Omit<ChainR
         ON CONFLICT (network, transaction_hash, output_index) DO UPDATE SET block_height = EXCLUDED.block_height,
           block_hash = EXCLUDED.block_hash, chain_time = EXCLUDED.chain_time, invalidated_at = NULL, invalidation_reason = NULL`
   }, Effect.orDie),
-  invalidateUnmatchedAbove: Effect.fn("ChainRepo.invalidateUnmatchedAbove")(function*(network, height, reason) {
+  invalidateUnmatchedAbove: Effect.fn("ChainRepo.invalidateUnmatchedAbove")(function*(scope, height, reason) {
     const rows = yield* sql`UPDATE unmatched_deposits SET invalidated_at = now(), invalidation_reason = ${reason}
-        WHERE network = ${network} AND block_height > ${height.toString()} AND invalidated_at IS NULL RETURNING 1`
+        WHERE network = ${scope.network} AND block_height > ${height.toString()} AND invalidated_at IS NULL AND ${q.ofMode(scope.livemode)} RETURNING 1`
     return rows.length
   }, Effect.orDie),
-  markUncorroborated: Effect.fn("ChainRepo.markUncorroborated")(function*(network, transfer) {
+  // Rows name the real network: transaction hashes of a testnet never equal a mainnet's (EIP-155, distinct chains).
+  markUncorroborated: Effect.fn("ChainRepo.markUncorroborated")(function*({ network }, transfer) {
     yield* sql`INSERT INTO uncorroborated_transfers (network, transaction_hash, output_index, reporter, token, disputed, since)
         VALUES (${network}, ${transfer.transactionHash}, ${transfer.outputIndex}, ${transfer.reporter}, ${transfer.token}, ${transfer.disputed}, now())
         ON CONFLICT (network, transaction_hash, output_index) DO UPDATE SET disputed = EXCLUDED.disputed`
   }, Effect.orDie),
-  clearUncorroborated: Effect.fn("ChainRepo.clearUncorroborated")(function*(network, transactionHash, outputIndex) {
+  clearUncorroborated: Effect.fn("ChainRepo.clearUncorroborated")(function*({ network }, transactionHash, outputIndex) {
     yield* sql`DELETE FROM uncorroborated_transfers WHERE network = ${network} AND transaction_hash = ${transactionHash} AND output_index = ${outputIndex}`
   }, Effect.orDie),
-  uncorroborated: Effect.fn("ChainRepo.uncorroborated")(function*(network) {
-    return yield* q.findWaiting({ network })
+  uncorroborated: Effect.fn("ChainRepo.uncorroborated")(function*(scope) {
+    return yield* q.findWaiting(scope)
   }, Effect.orDie),
-  corroborationBacklog: Effect.fn("ChainRepo.corroborationBacklog")(function*(network) {
-    return yield* q.findBacklog({ network })
+  corroborationBacklog: Effect.fn("ChainRepo.corroborationBacklog")(function*(scope) {
+    return yield* q.findBacklog(scope)
   }, Effect.orDie),
-  knownTransfers: Effect.fn("ChainRepo.knownTransfers")(function*(network, transactionHashes) {
+  knownTransfers: Effect.fn("ChainRepo.knownTransfers")(function*({ network, livemode }, transactionHashes) {
     if (transactionHashes.length === 0) return new Set<string>()
+    const mode = q.ofMode(livemode)
     const rows = yield* sql<{ transactionHash: string; outputIndex: number }>`SELECT transaction_hash, output_index FROM payments
-        WHERE network = ${network} AND ${sql.in("transaction_hash", transactionHashes)}
-        UNION SELECT transaction_hash, output_index FROM unmatched_deposits WHERE network = ${network} AND ${sql.in("transaction_hash", transactionHashes)}
-        UNION SELECT transaction_hash, output_index FROM refunds WHERE network = ${network} AND ${sql.in("transaction_hash", transactionHashes)}`
+        WHERE network = ${network} AND ${sql.in("transaction_hash", transactionHashes)} AND ${mode}
+        UNION SELECT transaction_hash, output_index FROM unmatched_deposits WHERE network = ${network} AND ${sql.in("transaction_hash", transactionHashes)} AND ${mode}
+        UNION SELECT transaction_hash, output_index FROM refunds WHERE network = ${network} AND ${sql.in("transaction_hash", transactionHashes)} AND ${mode}`
     return new Set(rows.map((row) => `${row.transactionHash}:${row.outputIndex}`))
   }, Effect.orDie)
 })

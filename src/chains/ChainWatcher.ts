@@ -3,6 +3,7 @@ import type { Cursor } from "./ChainRepo.ts"
 import type { BlockHeader, ChainRpcError, ChainSource } from "./ChainSource.ts"
 import { makeReorgSettlement } from "./ReorgSettlement.ts"
 import type { WatchIndex } from "./WatchedOptions.ts"
+import type { WatchScope } from "./WatchScope.ts"
 import { type AppliedOutcome, makeWatcherContext, type WatcherContext } from "./WatcherContext.ts"
 import { watchMempool } from "./WatcherMempool.ts"
 import { identityOf, makeRecheck, recheckContextOf } from "./WatcherRecheck.ts"
@@ -29,12 +30,16 @@ export interface PollReport {
 /** One network's watcher: `poll` runs one pass (reorg check, new blocks, confirmations). */
 export interface ChainWatcher {
   readonly network: string
+  /** Its network and mode: a testnet watcher (`livemode` false) runs beside the network's live one. */
+  readonly scope: WatchScope
   readonly poll: Effect.Effect<PollReport, ChainRpcError>
 }
 
 export interface ChainWatcherOptions {
   readonly source: ChainSource
   readonly index: WatchIndex
+  /** False: the network's testnet watcher, for test invoices (default true). */
+  readonly livemode?: boolean | undefined
   /** Blocks before the first head to scan on the very first poll of a network. */
   readonly initialLookback: bigint
   /** How many blocks of hashes to keep below the cursor: the deepest reorg handled. */
@@ -56,14 +61,14 @@ const startingCursor = (context: WatcherContext, head: BlockHeader, lookback: bi
   })
 
 /** The endpoints' states and the payments waiting for corroboration, written only when they changed (for the dashboard and /metrics). */
-const endpointsPublisher = ({ source, repo, network }: WatcherContext) => {
+const endpointsPublisher = ({ source, repo, scope }: WatcherContext) => {
   let published: string | undefined
   return source.endpoints === undefined ? Effect.void : Effect.gen(function*() {
-    const backlog = yield* repo.corroborationBacklog(network)
+    const backlog = yield* repo.corroborationBacklog(scope)
     const awaitingCorroboration = { payments: backlog.waiting, disputed: backlog.disputed, since: backlog.since?.toISOString() ?? null }
     const report = JSON.stringify({ ...(yield* source.endpoints!), awaitingCorroboration })
     if (report === published) return
-    yield* repo.saveEndpoints(network, report)
+    yield* repo.saveEndpoints(scope, report)
     published = report
   })
 }
@@ -107,11 +112,11 @@ export const makeChainWatcher = (options: ChainWatcherOptions) =>
     const settleReorgs = yield* makeReorgSettlement
     const recheck = makeRecheck(recheckContextOf(context), options.waitingWarningMs)
     const rescanAtDepth = options.rescanDepth === undefined ? () => Effect.succeed(0) : makeDepthRescan(context, options.rescanDepth)
-    const { source, network, repo } = context
+    const { source, network, scope, repo } = context
 
     const poll = Effect.gen(function*() {
       const head = yield* source.head
-      const saved = (yield* repo.cursor(network)) ?? (yield* startingCursor(context, head, options.initialLookback))
+      const saved = (yield* repo.cursor(scope)) ?? (yield* startingCursor(context, head, options.initialLookback))
       if (head.height < saved.height) {
         // A lagging node behind a load balancer: wait for it rather than rewind without a hash check.
         yield* Effect.logWarning("The node's head is behind the cursor; waiting").pipe(
@@ -127,9 +132,9 @@ export const makeChainWatcher = (options: ChainWatcherOptions) =>
         (yield* context.refunds.confirm(checked.awaiting.refunds.filter((refund) => !rechecked.still.has(identityOf(refund))), head))
       const mempool = yield* mempoolStep(context, scanned.cursor, head)
       // After the scan and the mempool: evidence mined again, or back in the mempool, is revived by now.
-      yield* settleReorgs(network, scanned.cursor.height, context.rejected)
-      yield* repo.saveProgress(network, { cursor: mempool.cursor, headHeight: head.height, headTime: head.time })
-      if (scanned.cursor.height > options.keepDepth) yield* repo.forgetBlocksBelow(network, scanned.cursor.height - options.keepDepth)
+      yield* settleReorgs(scope, scanned.cursor.height, context.rejected)
+      yield* repo.saveProgress(scope, { cursor: mempool.cursor, headHeight: head.height, headTime: head.time })
+      if (scanned.cursor.height > options.keepDepth) yield* repo.forgetBlocksBelow(scope, scanned.cursor.height - options.keepDepth)
       return {
         ...idleReport(network, head, scanned.cursor),
         evidence: scanned.evidence + found,
@@ -140,8 +145,8 @@ export const makeChainWatcher = (options: ChainWatcherOptions) =>
         refundsSeen: scanned.refundsSeen,
         refundsReverted: checked.refundsReverted
       } satisfies PollReport
-    }).pipe(Effect.ensuring(endpointsPublisher(context)), Effect.withSpan("ChainWatcher.poll", { attributes: { network } }))
+    }).pipe(Effect.ensuring(endpointsPublisher(context)), Effect.withSpan("ChainWatcher.poll", { attributes: { network, livemode: scope.livemode } }))
 
-    const watcher: ChainWatcher = { network, poll }
+    const watcher: ChainWatcher = { network, scope, poll }
     return watcher
   })

@@ -1,6 +1,7 @@
 import { Effect } from "effect"
 import { paysRefund, RefundWatch, type RefundTransfer, type WatchedRefund } from "../refunds/RefundWatch.ts"
 import type { BlockHeader, Transfer } from "./ChainSource.ts"
+import type { WatchScope } from "./WatchScope.ts"
 
 /** A refund and the transfer that pays it. */
 export interface RefundMatch {
@@ -62,12 +63,12 @@ const confirmationsAt = (height: bigint, head: bigint) => Number(head - height +
  * The refund side of the shared watcher loop (EVM, bitcoin): what to look for in new blocks,
  * recording what pays it, newer confirmation counts, and a reorganisation's rewind.
  */
-export const makeRefundObservation = (network: string) =>
+export const makeRefundObservation = ({ network, livemode }: WatchScope) =>
   Effect.gen(function*() {
     const refunds = yield* RefundWatch
     return {
-      watched: refunds.watched([network]),
-      awaiting: refunds.awaiting(network),
+      watched: refunds.watched([network], livemode),
+      awaiting: refunds.awaiting(network, livemode),
       /**
        * Records each match with its block's time and its confirmations at `head`; one that waits for
        * corroboration (`waiting`) at 0 confirmations: `sent`, never `completed` until corroborated.
@@ -96,8 +97,8 @@ export const makeRefundObservation = (network: string) =>
           return updated
         }),
       /** Refunds mined above the fork go back to `requested`; the rescan from the fork sees them again if they are still mined. */
-      invalidateAbove: (height: bigint) => refunds.invalidateAbove(network, height),
+      invalidateAbove: (height: bigint) => refunds.invalidateAbove(network, height, livemode),
       /** A refund's transfer a majority of the endpoints denies: the refunds bound to it go back to `requested`. */
-      invalidateTransaction: (transactionHash: string) => refunds.invalidateTransaction(network, transactionHash)
+      invalidateTransaction: (transactionHash: string) => refunds.invalidateTransaction(network, transactionHash, livemode)
     }
   })

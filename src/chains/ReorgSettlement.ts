@@ -1,6 +1,7 @@
 import { Effect } from "effect"
 import { type EvidenceRejected, PaymentEvidence } from "../invoices/PaymentEvidence.ts"
 import { ChainRepo } from "./ChainRepo.ts"
+import type { WatchScope } from "./WatchScope.ts"
 
 /**
  * For a watcher that has processed `height`: judges the invoices whose evidence a reorganisation
@@ -11,11 +12,11 @@ import { ChainRepo } from "./ChainRepo.ts"
 export const makeReorgSettlement = Effect.gen(function*() {
   const repo = yield* ChainRepo
   const evidence = yield* PaymentEvidence
-  return (network: string, height: bigint, rejected: (error: EvidenceRejected, transactionHash: string) => Effect.Effect<void>) =>
+  return (scope: WatchScope, height: bigint, rejected: (error: EvidenceRejected, transactionHash: string) => Effect.Effect<void>) =>
     Effect.gen(function*() {
-      const due = yield* repo.reorgsSettledAt(network, height)
+      const due = yield* repo.reorgsSettledAt(scope, height)
       for (const settled of due) {
-        yield* evidence.settleReorg({ network, transactionHash: settled.transactionHash, outputIndex: settled.outputIndex }).pipe(
+        yield* evidence.settleReorg({ network: scope.network, transactionHash: settled.transactionHash, outputIndex: settled.outputIndex }).pipe(
           Effect.catchTag("EvidenceRejected", (error) => rejected(error, settled.transactionHash))
         )
       }

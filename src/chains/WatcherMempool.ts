@@ -9,10 +9,10 @@ const identity = (transfer: { transactionHash: string; outputIndex: number }) =>
 /** Mempool evidence no longer listed and gone from the node (replaced, evicted) is invalidated; returns the identities known and how many. */
 const invalidateGone = (context: WatcherContext, mempool: MempoolSource, seen: ReadonlySet<string>) =>
   Effect.gen(function*() {
-    const { network, evidence, applied, rejected } = context
+    const { network, scope, evidence, applied, rejected } = context
     const known = new Set<string>()
     let invalidated = 0
-    for (const waiting of yield* context.repo.inMempool(network)) {
+    for (const waiting of yield* context.repo.inMempool(scope)) {
       known.add(identity(waiting))
       if (seen.has(identity(waiting))) continue
       // Not listed for a payable key: still waiting, mined since (the next scan records it), or gone.
@@ -59,7 +59,7 @@ export const watchMempool = (context: WatcherContext, mempool: MempoolSource) =>
       // 0 confirmations anyway; what waits is marked so that its block does not count until corroborated.
       if (verdicts[at] === "refused") continue
       if (verdicts[at] !== "confirmed") {
-        yield* context.repo.markUncorroborated(context.network, {
+        yield* context.repo.markUncorroborated(context.scope, {
           transactionHash: transfer.transactionHash,
           outputIndex: transfer.outputIndex,
           reporter: reported.reporter ?? "",

@@ -4,7 +4,7 @@ import type { ReportedTransfer, Verdict } from "./Corroboration.ts"
 import type { WatcherContext } from "./WatcherContext.ts"
 
 /** What the recheck needs of a watcher (the shared loop's context, or the Solana watcher's). */
-export interface RecheckContext extends Pick<WatcherContext, "network" | "repo" | "evidence" | "applied" | "rejected"> {
+export interface RecheckContext extends Pick<WatcherContext, "network" | "scope" | "repo" | "evidence" | "applied" | "rejected"> {
   /** Asks every endpoint about a waiting payment; undefined with a single endpoint (then it is taken as it is). */
   readonly recheck: ((row: WaitingEvidence) => Effect.Effect<Verdict>) | undefined
   /** A refund's transfer a majority denies: the refunds bound to that transaction go back to `requested`. */
@@ -53,24 +53,24 @@ const asReported = (row: WaitingEvidence): ReportedTransfer => ({
  * A disputed payment above the cursor is asked here too: the reporter's own receipt may deny it.
  */
 export const makeRecheck = (context: RecheckContext, warnAfterMillis: number = WAITING_WARNING_MILLIS) => {
-  const { network, repo, recheck } = context
+  const { network, scope, repo, recheck } = context
   const warned = new Set<string>()
 
   const settle = (row: WaitingEvidence) =>
     Effect.gen(function*() {
       if (recheck === undefined) {
         // One endpoint configured now: what it reports is taken as it is.
-        yield* repo.clearUncorroborated(network, row.transactionHash, row.outputIndex)
+        yield* repo.clearUncorroborated(scope, row.transactionHash, row.outputIndex)
         return "settled" as const
       }
       const verdict = yield* recheck(row)
       if (verdict === "confirmed") {
-        yield* repo.clearUncorroborated(network, row.transactionHash, row.outputIndex)
+        yield* repo.clearUncorroborated(scope, row.transactionHash, row.outputIndex)
         return "settled" as const
       }
       if (verdict === "refused" && row.refundId !== null) {
         yield* context.invalidateRefund(row.transactionHash)
-        yield* repo.clearUncorroborated(network, row.transactionHash, row.outputIndex)
+        yield* repo.clearUncorroborated(scope, row.transactionHash, row.outputIndex)
         return "invalidated" as const
       }
       if (verdict === "refused") {
@@ -78,10 +78,10 @@ export const makeRecheck = (context: RecheckContext, warnAfterMillis: number = W
           Effect.andThen(context.applied("invalidated")),
           Effect.catchTag("EvidenceRejected", (error) => context.rejected(error, row.transactionHash))
         )
-        yield* repo.clearUncorroborated(network, row.transactionHash, row.outputIndex)
+        yield* repo.clearUncorroborated(scope, row.transactionHash, row.outputIndex)
         return "invalidated" as const
       }
-      if ((verdict === "disputed") !== row.disputed) yield* repo.markUncorroborated(network, { ...row, disputed: verdict === "disputed" })
+      if ((verdict === "disputed") !== row.disputed) yield* repo.markUncorroborated(scope, { ...row, disputed: verdict === "disputed" })
       return "waiting" as const
     })
 
@@ -105,7 +105,7 @@ export const makeRecheck = (context: RecheckContext, warnAfterMillis: number = W
     const still = new Set<string>()
     let invalidated = 0
     const now = yield* Clock.currentTimeMillis
-    for (const row of yield* repo.uncorroborated(network)) {
+    for (const row of yield* repo.uncorroborated(scope)) {
       const outcome = yield* settle(row)
       if (outcome === "settled") continue
       // Invalidated now: the confirmations step, which read it before, must leave it alone too.

@@ -6,9 +6,9 @@ import type { WatcherContext } from "./WatcherContext.ts"
 const REORG = "chain_reorganization"
 
 /** The highest remembered block below `mismatchHeight` that the chain still has; undefined when none is. */
-const forkBelow = ({ network, repo, source }: WatcherContext, mismatchHeight: bigint) =>
+const forkBelow = ({ network, scope, repo, source }: WatcherContext, mismatchHeight: bigint) =>
   Effect.gen(function*() {
-    for (const remembered of yield* repo.blocksBelow(network, mismatchHeight)) {
+    for (const remembered of yield* repo.blocksBelow(scope, mismatchHeight)) {
       const onChain = yield* source.block(remembered.height)
       if (onChain?.hash === remembered.hash) return remembered as BlockRef
     }
@@ -21,9 +21,9 @@ const forkBelow = ({ network, repo, source }: WatcherContext, mismatchHeight: bi
 /** Invalidates the evidence and unmatched deposits above the fork; returns how many. */
 const invalidateAbove = (context: WatcherContext, fork: BlockHeader) =>
   Effect.gen(function*() {
-    const { network, repo, evidence, applied, rejected } = context
+    const { network, scope, repo, evidence, applied, rejected } = context
     let invalidated = 0
-    for (const orphan of yield* repo.evidenceAbove(network, fork.height)) {
+    for (const orphan of yield* repo.evidenceAbove(scope, fork.height)) {
       // The remembered fork may lie below the true one; the block below the orphan's own never does,
       // so the wait for a re-inclusion (see ReorgSettlement) is never cut short.
       const reorgPoint = orphan.blockHeight - 1n > fork.height ? orphan.blockHeight - 1n : fork.height
@@ -33,18 +33,18 @@ const invalidateAbove = (context: WatcherContext, fork: BlockHeader) =>
       )
       invalidated++
     }
-    return invalidated + (yield* repo.invalidateUnmatchedAbove(network, fork.height, REORG))
+    return invalidated + (yield* repo.invalidateUnmatchedAbove(scope, fork.height, REORG))
   })
 
 /** Walks back over remembered blocks to the highest one the chain still has; invalidates everything above it. */
 export const rewind = (context: WatcherContext, mismatchHeight: bigint) =>
   Effect.gen(function*() {
-    const { network, repo, refunds } = context
+    const { network, scope, repo, refunds } = context
     const fork = yield* forkBelow(context, mismatchHeight)
     const forkHeader = yield* context.blockOrFail(fork?.height ?? (mismatchHeight > 0n ? mismatchHeight - 1n : 0n))
     const invalidated = yield* invalidateAbove(context, forkHeader)
     const refundsReverted = yield* refunds.invalidateAbove(forkHeader.height)
-    yield* repo.forgetBlocksAbove(network, forkHeader.height)
+    yield* repo.forgetBlocksAbove(scope, forkHeader.height)
     yield* Effect.logWarning("Chain reorganisation: rewound the cursor").pipe(
       Effect.annotateLogs({ network, from: mismatchHeight.toString(), to: forkHeader.height.toString(), invalidated, refundsReverted })
     )
@@ -85,7 +85,7 @@ export const checkReorgs = (context: WatcherContext, head: BlockHeader, saved: C
       })
     const atCursor = cursor.height === head.height ? head : yield* context.source.block(cursor.height)
     if (atCursor?.hash !== cursor.hash) yield* rewindFrom(cursor.height)
-    const awaitingNow = Effect.all({ evidence: context.repo.awaitingConfirmation(context.network), refunds: context.refunds.awaiting })
+    const awaitingNow = Effect.all({ evidence: context.repo.awaitingConfirmation(context.scope), refunds: context.refunds.awaiting })
     let awaiting = yield* awaitingNow
     const orphanedAt = yield* firstOrphanedEvidence(context, [...awaiting.evidence, ...awaiting.refunds], cursor)
     if (orphanedAt !== undefined) {

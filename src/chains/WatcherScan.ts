@@ -45,7 +45,7 @@ const observe = (context: WatcherContext, transfer: Transfer, block: BlockHeader
       yield* recordUnmatched(context, transfer, classified, block)
       return "unmatched" as const
     }
-    if (waiting !== undefined) yield* context.repo.markUncorroborated(context.network, waiting)
+    if (waiting !== undefined) yield* context.repo.markUncorroborated(context.scope, waiting)
     yield* context.evidence.record({
       paymentOptionId: classified.option.optionId,
       transactionHash: transfer.transactionHash,
@@ -61,7 +61,7 @@ const observe = (context: WatcherContext, transfer: Transfer, block: BlockHeader
       Effect.andThen(context.applied("evidence")),
       Effect.catchTag("EvidenceRejected", (error) => context.rejected(error, transfer.transactionHash))
     )
-    if (waiting === undefined) yield* context.repo.clearUncorroborated(context.network, transfer.transactionHash, transfer.outputIndex)
+    if (waiting === undefined) yield* context.repo.clearUncorroborated(context.scope, transfer.transactionHash, transfer.outputIndex)
     return "evidence" as const
   })
 
@@ -108,14 +108,14 @@ const observeRefunds = (
   waiting: (transfer: Transfer) => Uncorroborated | undefined
 ) =>
   Effect.gen(function*() {
-    const { network, repo } = context
+    const { scope, repo } = context
     for (const { transfer } of refunded) {
       const mark = waiting(transfer)
-      if (mark !== undefined) yield* repo.markUncorroborated(network, mark)
+      if (mark !== undefined) yield* repo.markUncorroborated(scope, mark)
     }
     yield* context.refunds.observe(refunded, headers, head, (transfer) => waiting(transfer) !== undefined)
     for (const { transfer } of refunded) {
-      if (waiting(transfer) === undefined) yield* repo.clearUncorroborated(network, transfer.transactionHash, transfer.outputIndex)
+      if (waiting(transfer) === undefined) yield* repo.clearUncorroborated(scope, transfer.transactionHash, transfer.outputIndex)
     }
   })
 
@@ -172,7 +172,7 @@ export const scanNewBlocks = (context: WatcherContext, cursor: Cursor, head: Blo
     if (end <= cursor.height) return { cursor, ...counts }
     const last = headers.get(end)!
     const remembered = [...headers.values()].filter((block) => block.height <= end)
-    yield* context.repo.rememberBlocks(context.network, remembered.map((block) => ({ height: block.height, hash: block.hash })))
+    yield* context.repo.rememberBlocks(context.scope, remembered.map((block) => ({ height: block.height, hash: block.hash })))
     return { cursor: { height: last.height, hash: last.hash, chainTime: last.time }, ...counts }
   })
 
@@ -208,7 +208,7 @@ export const makeDepthRescan = (context: WatcherContext, depth: bigint) => {
  */
 const recordMissed = (context: WatcherContext, scanned: Scanned, head: BlockHeader, floor: bigint) =>
   Effect.gen(function*() {
-    const known = yield* context.repo.knownTransfers(context.network, [...new Set(scanned.transfers.map((transfer) => transfer.transactionHash))])
+    const known = yield* context.repo.knownTransfers(context.scope, [...new Set(scanned.transfers.map((transfer) => transfer.transactionHash))])
     // A refund's transfer is never a payment: those still watched are left to the scan, known ones are skipped.
     const missed = takenOf(context, scanned, yield* context.refunds.watched, []).watched.filter((transfer) => !known.has(`${transfer.transactionHash}:${transfer.outputIndex}`))
     const { stop, waiting } = yield* corroborated(scanned, missed, [])

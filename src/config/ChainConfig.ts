@@ -1,6 +1,6 @@
 import { Config, type Redacted } from "effect"
 import { check, isUrlWith, listEntries, type Env, type Reader } from "./ConfigReader.ts"
-import { endpointVariable } from "./EndpointVariables.ts"
+import { endpointVariable, testEndpointVariable } from "./EndpointVariables.ts"
 
 export type WatchedNetwork = "bitcoin" | "ethereum" | "arbitrum" | "base" | "solana"
 export type EvmNetworkName = "ethereum" | "arbitrum" | "base"
@@ -11,6 +11,12 @@ export interface ChainWatchSettings {
   readonly endpoints: Partial<Record<WatchedNetwork, string>>
   /** Every endpoint listed for each watched network, preferred first (the watcher fails over between them). */
   readonly endpointLists: Partial<Record<WatchedNetwork, ReadonlyArray<string>>>
+  /**
+   * The testnet endpoints of each network with a testnet watcher (test invoices only), preferred
+   * first: sepolia, arbitrum sepolia, base sepolia, Solana devnet, bitcoin signet
+   * (CHECKOUT_TEST_RPC_URL_<NETWORK>, CHECKOUT_TEST_ESPLORA_URL).
+   */
+  readonly testEndpointLists?: Partial<Record<WatchedNetwork, ReadonlyArray<string>>> | undefined
   /** Blocks (slots) an endpoint's head may be behind the others' highest before the watcher stops using it. */
   readonly maxEndpointLag: Record<WatchedNetwork, number>
   /** How long an endpoint a majority contradicted about a transfer is not read from (EVM, bitcoin). */
@@ -70,12 +76,15 @@ export const urlList = (read: Reader, name: string, family?: string): ReadonlyAr
 export const chainWatchSettings = (read: Reader): ChainWatchSettings => {
   const endpoints: Partial<Record<WatchedNetwork, string>> = {}
   const endpointLists: Partial<Record<WatchedNetwork, ReadonlyArray<string>>> = {}
+  const testEndpointLists: Partial<Record<WatchedNetwork, ReadonlyArray<string>>> = {}
   for (const network of WATCHED_NETWORKS) {
     const list = urlList(read, endpointVariable(network), network === "bitcoin" ? undefined : "CHECKOUT_RPC_URL_<NETWORK>")
     if (list !== undefined) {
       endpoints[network] = list[0]
       endpointLists[network] = list
     }
+    const testList = urlList(read, testEndpointVariable(network), network === "bitcoin" ? undefined : "CHECKOUT_TEST_RPC_URL_<NETWORK>")
+    if (testList !== undefined) testEndpointLists[network] = testList
   }
   const maxEndpointLag = Object.fromEntries(WATCHED_NETWORKS.map((network) => [
     network,
@@ -88,6 +97,7 @@ export const chainWatchSettings = (read: Reader): ChainWatchSettings => {
   return {
     endpoints,
     endpointLists,
+    testEndpointLists,
     maxEndpointLag,
     endpointQuarantineMs: read.integer("CHECKOUT_ENDPOINT_QUARANTINE_MS", 600_000, 1_000, 86_400_000),
     corroborationWarningMs: read.integer("CHECKOUT_CORROBORATION_WARNING_MS", 600_000, 1_000, 86_400_000),

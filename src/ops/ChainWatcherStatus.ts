@@ -2,6 +2,7 @@ import { Option, Schema } from "effect"
 import { AwaitingCorroboration, cutUrls, EndpointReport, EndpointsReport } from "../chains/EndpointSelection.ts"
 import type { ChainWatchSettings } from "../config/AppConfig.ts"
 import { NETWORKS } from "../payments/Networks.ts"
+import { stateKey } from "../chains/WatchScope.ts"
 import { NullableDate } from "../domain/Timestamps.ts"
 
 /** A network's row of `chain_cursors`: the progress and errors its watcher publishes. */
@@ -47,6 +48,10 @@ export const endpointsOf = (state: Pick<ChainCursorState, "endpoints"> | undefin
 /** The dashboard's view of one network's watcher. */
 export const ChainWatcherStatus = Schema.Struct({
   network: Schema.Literals(NETWORKS),
+  livemode: Schema.optionalKey(Schema.Literal(false)).annotate({
+    description:
+      "false: the network's testnet watcher (test invoices only, CHECKOUT_TEST_RPC_URL_<NETWORK>, CHECKOUT_TEST_ESPLORA_URL), listed after every live one; absent on the live watchers"
+  }),
   configured: Schema.Boolean.annotate({ description: "Whether this deployment has an endpoint (a watcher) for the network" }),
   headHeight: Schema.NullOr(Schema.String).annotate({ description: "Latest block height seen (decimal string)" }),
   processedHeight: Schema.NullOr(Schema.String).annotate({ description: "Block height processed up to (decimal string)" }),
@@ -67,26 +72,41 @@ export const ChainWatcherStatus = Schema.Struct({
 }).annotate({ identifier: "ChainWatcherStatus" })
 export type ChainWatcherStatus = typeof ChainWatcherStatus.Type
 
-/** Every network, configured or not, with whatever its watcher last published. */
+/** The networks with a testnet watcher (test invoices only). */
+const testnetsOf = (settings: ChainWatchSettings) => NETWORKS.filter((network) => settings.testEndpointLists?.[network] !== undefined)
+
+/** Every network, configured or not, with whatever its watcher last published; then each configured testnet watcher. */
 export const chainWatcherStatuses = (
   settings: ChainWatchSettings,
   states: ReadonlyArray<ChainCursorState>
-): ReadonlyArray<ChainWatcherStatus> =>
-  NETWORKS.map((network) => {
-    const state = states.find((candidate) => candidate.network === network)
-    return {
-      network,
-      configured: settings.endpoints[network] !== undefined,
-      headHeight: state?.headHeight?.toString() ?? null,
-      processedHeight: state?.processedHeight?.toString() ?? null,
-      chainTime: iso(state?.chainTime ?? null),
-      lagSeconds: state === undefined ? null : lagSeconds(state),
-      lastError: state?.lastError == null ? null : redactError(state.lastError),
-      lastErrorAt: iso(state?.lastErrorAt ?? null),
-      updatedAt: iso(state?.updatedAt ?? null),
-      ...endpointsOf(state)
-    }
-  })
+): ReadonlyArray<ChainWatcherStatus> => [
+  ...NETWORKS.map((network) => statusOf(network, settings.endpoints[network] !== undefined, states.find((candidate) => candidate.network === network))),
+  ...testnetsOf(settings).map((network) => ({
+    ...statusOf(network, true, states.find((candidate) => candidate.network === stateKey({ network, livemode: false }))),
+    livemode: false as const
+  }))
+]
 
-/** The networks `GET /metrics` reports: those with an endpoint. */
-export const configuredNetworks = (settings: ChainWatchSettings): ReadonlyArray<string> => NETWORKS.filter((network) => settings.endpoints[network] !== undefined)
+const statusOf = (network: ChainWatcherStatus["network"], configured: boolean, state: ChainCursorState | undefined): ChainWatcherStatus => {
+  return {
+    network,
+    configured,
+    headHeight: state?.headHeight?.toString() ?? null,
+    processedHeight: state?.processedHeight?.toString() ?? null,
+    chainTime: iso(state?.chainTime ?? null),
+    lagSeconds: state === undefined ? null : lagSeconds(state),
+    lastError: state?.lastError == null ? null : redactError(state.lastError),
+    lastErrorAt: iso(state?.lastErrorAt ?? null),
+    updatedAt: iso(state?.updatedAt ?? null),
+    ...endpointsOf(state)
+  }
+}
+
+/**
+ * The watchers `GET /metrics` reports, by their `network` label: the networks with an endpoint,
+ * then the testnet watchers as `<network>:test` (their state key: never a live label).
+ */
+export const configuredNetworks = (settings: ChainWatchSettings): ReadonlyArray<string> => [
+  ...NETWORKS.filter((network) => settings.endpoints[network] !== undefined),
+  ...testnetsOf(settings).map((network) => stateKey({ network, livemode: false }))
+]

@@ -30,8 +30,8 @@ export const paysRefund = (transfer: { readonly key: string; readonly token: str
 
 /** The seam between the refunds and the chain watchers: what to look for, and what was seen. */
 export class RefundWatch extends Context.Service<RefundWatch, {
-  /** Refunds `requested` or `sent` on these networks (a watcher reads it each poll). */
-  readonly watched: (networks: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<WatchedRefund>>
+  /** Refunds `requested` or `sent` on these networks of invoices of the mode (a watcher reads it each poll; a testnet watcher, `livemode` false, only test invoices'). */
+  readonly watched: (networks: ReadonlyArray<string>, livemode: boolean) => Effect.Effect<ReadonlyArray<WatchedRefund>>
   /**
    * Records or updates the refund's transaction: `sent` below its required confirmations,
    * `completed` at them. Idempotent; a refund no longer requested or sent is left alone, and a
@@ -39,12 +39,12 @@ export class RefundWatch extends Context.Service<RefundWatch, {
    */
   readonly observe: (transfer: RefundTransfer) => Effect.Effect<void>
   /** A reorganisation back to `height`: refunds whose transaction's block is above it go back to `requested`. */
-  readonly invalidateAbove: (network: string, height: bigint) => Effect.Effect<number>
+  readonly invalidateAbove: (network: string, height: bigint, livemode: boolean) => Effect.Effect<number>
   /**
    * One transaction left the chain (Solana: a dropped transaction, not a fork of every later slot):
    * the refunds bound to it, sent or completed, go back to `requested`. Returns how many.
    */
-  readonly invalidateTransaction: (network: string, transactionHash: string) => Effect.Effect<number>
+  readonly invalidateTransaction: (network: string, transactionHash: string, livemode: boolean) => Effect.Effect<number>
   /** Refunds `sent` on the network, not yet completed: re-reported with newer confirmation counts. */
-  readonly awaiting: (network: string) => Effect.Effect<ReadonlyArray<RefundTransfer>>
+  readonly awaiting: (network: string, livemode: boolean) => Effect.Effect<ReadonlyArray<RefundTransfer>>
 }>()("Refunds/RefundWatch") {}

@@ -90,7 +90,7 @@ export const RefundWatchLive = Layer.effect(
         return refunds.length
       })
     return {
-      watched: (networks) => networks.length === 0 ? Effect.succeed([]) : Effect.map(repo.watched(networks), (refunds) => refunds.map(watchedOf)),
+      watched: (networks, livemode) => networks.length === 0 ? Effect.succeed([]) : Effect.map(repo.watched(networks, livemode), (refunds) => refunds.map(watchedOf)),
       observe: Effect.fn("RefundWatch.observe")(function*(transfer: RefundTransfer) {
         yield* repo.withTransaction(Effect.gen(function*() {
           const found = yield* repo.lock(transfer.refundId)
@@ -106,22 +106,22 @@ export const RefundWatchLive = Layer.effect(
           if (refund.chosenAt === null) yield* rejectOtherCandidates(repo, next, at)
         }))
       }),
-      invalidateAbove: Effect.fn("RefundWatch.invalidateAbove")(function*(network: string, height: bigint) {
+      invalidateAbove: Effect.fn("RefundWatch.invalidateAbove")(function*(network: string, height: bigint, livemode: boolean) {
         return yield* repo.withTransaction(Effect.gen(function*() {
-          const mined = yield* repo.lockMinedAbove(network, height)
+          const mined = yield* repo.lockMinedAbove(network, height, livemode)
           return yield* requestAgain(mined, "Refund transactions orphaned by a reorganisation: requested again", {
             network,
             height: height.toString()
           })
         }))
       }),
-      invalidateTransaction: Effect.fn("RefundWatch.invalidateTransaction")(function*(network: string, transactionHash: string) {
+      invalidateTransaction: Effect.fn("RefundWatch.invalidateTransaction")(function*(network: string, transactionHash: string, livemode: boolean) {
         return yield* repo.withTransaction(Effect.gen(function*() {
-          const bound = yield* repo.lockBoundTo(network, transactionHash)
+          const bound = yield* repo.lockBoundTo(network, transactionHash, livemode)
           return yield* requestAgain(bound, "Refund transaction left the chain: requested again", { network, transactionHash })
         }))
       }),
-      awaiting: (network) => Effect.map(repo.sent(network), (refunds) => refunds.flatMap(transferOf))
+      awaiting: (network, livemode) => Effect.map(repo.sent(network, livemode), (refunds) => refunds.flatMap(transferOf))
     }
   })
 ).pipe(Layer.provide(RefundsRepo.layer))

@@ -43,14 +43,14 @@ export class RefundsRepo extends Context.Service<RefundsRepo, {
    * statement; false (nothing written) when the refund is no longer in `from`.
    */
   readonly update: (refund: RefundRecord, from: RefundRecord["status"], event: RefundWebhookEventName | null) => Effect.Effect<boolean>
-  /** Refunds `requested` or `sent` on these networks: what the watchers look for. */
-  readonly watched: (networks: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<RefundRecord>>
+  /** Refunds `requested` or `sent` on these networks, of invoices of the mode: what the watchers look for. */
+  readonly watched: (networks: ReadonlyArray<string>, livemode: boolean) => Effect.Effect<ReadonlyArray<RefundRecord>>
   /** Refunds `sent` on the network (mined, below their required confirmations). */
-  readonly sent: (network: string) => Effect.Effect<ReadonlyArray<RefundRecord>>
+  readonly sent: (network: string, livemode: boolean) => Effect.Effect<ReadonlyArray<RefundRecord>>
   /** Refunds `sent` or `completed` on the network whose transaction's block is above `height`, locked. */
-  readonly lockMinedAbove: (network: string, height: bigint) => Effect.Effect<ReadonlyArray<RefundRecord>>
+  readonly lockMinedAbove: (network: string, height: bigint, livemode: boolean) => Effect.Effect<ReadonlyArray<RefundRecord>>
   /** Refunds `sent` or `completed` on the network bound to the transaction, locked. */
-  readonly lockBoundTo: (network: string, transactionHash: string) => Effect.Effect<ReadonlyArray<RefundRecord>>
+  readonly lockBoundTo: (network: string, transactionHash: string, livemode: boolean) => Effect.Effect<ReadonlyArray<RefundRecord>>
   /** True when an option of any invoice or merchant has it as its deposit address or wallet-contract forwarder (EVM compared in lower case). */
   readonly isDepositAddress: (address: string, evm: boolean) => Effect.Effect<boolean>
   readonly withTransaction: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
@@ -59,6 +59,8 @@ export class RefundsRepo extends Context.Service<RefundsRepo, {
     RefundsRepo,
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
+      // Refunds of invoices of one mode: a testnet watcher sees only test invoices' refunds.
+      const ofMode = (livemode: boolean) => sql`invoice_id IN (SELECT id FROM invoices WHERE livemode = ${livemode})`
 
       const findById = SqlSchema.findOneOption({
         Request: Schema.String,
@@ -96,28 +98,30 @@ export class RefundsRepo extends Context.Service<RefundsRepo, {
             ORDER BY requested_at DESC, id DESC LIMIT ${limit}`
       })
       const watched = SqlSchema.findAll({
-        Request: Schema.Array(Schema.String),
+        Request: Schema.Struct({ networks: Schema.Array(Schema.String), livemode: Schema.Boolean }),
         Result: RefundRow,
-        execute: (networks) => sql`SELECT * FROM refunds WHERE network = ANY(${networks}::text[]) AND status IN ('requested', 'sent') ORDER BY requested_at, id`
+        execute: ({ livemode, networks }) =>
+          sql`SELECT * FROM refunds WHERE network = ANY(${networks}::text[]) AND status IN ('requested', 'sent') AND ${ofMode(livemode)}
+            ORDER BY requested_at, id`
       })
       const sent = SqlSchema.findAll({
-        Request: Schema.String,
+        Request: Schema.Struct({ network: Schema.String, livemode: Schema.Boolean }),
         Result: RefundRow,
-        execute: (network) => sql`SELECT * FROM refunds WHERE network = ${network} AND status = 'sent' ORDER BY requested_at, id`
+        execute: ({ livemode, network }) => sql`SELECT * FROM refunds WHERE network = ${network} AND status = 'sent' AND ${ofMode(livemode)} ORDER BY requested_at, id`
       })
       const lockMinedAbove = SqlSchema.findAll({
-        Request: Schema.Struct({ network: Schema.String, height: Schema.String }),
+        Request: Schema.Struct({ network: Schema.String, height: Schema.String, livemode: Schema.Boolean }),
         Result: RefundRow,
-        execute: ({ height, network }) =>
+        execute: ({ height, livemode, network }) =>
           sql`SELECT * FROM refunds WHERE network = ${network} AND status IN ('sent', 'completed')
-            AND block_height > ${height}::bigint ORDER BY id FOR UPDATE`
+            AND block_height > ${height}::bigint AND ${ofMode(livemode)} ORDER BY id FOR UPDATE`
       })
       const lockBoundTo = SqlSchema.findAll({
-        Request: Schema.Struct({ network: Schema.String, transactionHash: Schema.String }),
+        Request: Schema.Struct({ network: Schema.String, transactionHash: Schema.String, livemode: Schema.Boolean }),
         Result: RefundRow,
-        execute: ({ network, transactionHash }) =>
+        execute: ({ livemode, network, transactionHash }) =>
           sql`SELECT * FROM refunds WHERE network = ${network} AND status IN ('sent', 'completed')
-            AND transaction_hash = ${transactionHash} ORDER BY id FOR UPDATE`
+            AND transaction_hash = ${transactionHash} AND ${ofMode(livemode)} ORDER BY id FOR UPDATE`
       })
 
       const depositAddress = SqlSchema.findAll({
@@ -148,10 +152,10 @@ export class RefundsRepo extends Context.Service<RefundsRepo, {
           sql<{ readonly written: number }>`WITH written AS (UPDATE refunds SET ${sql.update(mutableValues(refund))}
               WHERE id = ${refund.id} AND status = ${from} RETURNING id)${outboxOf(refund, event)}
             SELECT count(*)::int AS written FROM written`.pipe(Effect.map(([{ written }]) => written > 0), Effect.orDie),
-        watched: (networks) => Effect.orDie(watched(networks)),
-        sent: (network) => Effect.orDie(sent(network)),
-        lockMinedAbove: (network, height) => Effect.orDie(lockMinedAbove({ network, height: height.toString() })),
-        lockBoundTo: (network, transactionHash) => Effect.orDie(lockBoundTo({ network, transactionHash })),
+        watched: (networks, livemode) => Effect.orDie(watched({ networks, livemode })),
+        sent: (network, livemode) => Effect.orDie(sent({ network, livemode })),
+        lockMinedAbove: (network, height, livemode) => Effect.orDie(lockMinedAbove({ network, height: height.toString(), livemode })),
+        lockBoundTo: (network, transactionHash, livemode) => Effect.orDie(lockBoundTo({ network, transactionHash, livemode })),
         isDepositAddress: (address, evm) => depositAddress({ address, evm }).pipe(Effect.map((rows) => rows.length > 0), Effect.orDie),
         withTransaction: (effect) => sql.withTransaction(effect).pipe(Effect.catchTag("SqlError", Effect.die))
       }

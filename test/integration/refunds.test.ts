@@ -356,7 +356,7 @@ describe("refund observation (the watchers' seam)", () => {
     const refundId = RefundId.make(requested.body.id)
     const [detail] = (await owner.dashboard(`/api/dashboard/invoices/${invoice.id}/refunds`)).body.data
 
-    const watched = await watch((refunds) => refunds.watched(["ethereum", "base"]))
+    const watched = await watch((refunds) => refunds.watched(["ethereum", "base"], true))
     expect(watched.find((refund) => refund.refundId === refundId)).toEqual({
       refundId,
       network: "ethereum",
@@ -365,12 +365,12 @@ describe("refund observation (the watchers' seam)", () => {
       toAddress: PAYER_EVM,
       amountAtomic: 5_000_000n
     })
-    expect(await watch((refunds) => refunds.watched(["bitcoin"]))).not.toContainEqual(expect.objectContaining({ refundId }))
+    expect(await watch((refunds) => refunds.watched(["bitcoin"], true))).not.toContainEqual(expect.objectContaining({ refundId }))
 
     const transfer = { refundId, transactionHash: txHash(), outputIndex: 3, blockHeight: 100n, blockHash: "0xaa", observedAt: new Date() }
     await watch((refunds) => refunds.observe({ ...transfer, confirmations: 1 }))
     expect((await refundsOf(invoice.id)).body.refunds[0]).toMatchObject({ status: "sent", transactionHash: transfer.transactionHash, completedAt: null })
-    expect(await watch((refunds) => refunds.awaiting("ethereum"))).toContainEqual({ ...transfer, confirmations: 1, observedAt: expect.any(Date) })
+    expect(await watch((refunds) => refunds.awaiting("ethereum", true))).toContainEqual({ ...transfer, confirmations: 1, observedAt: expect.any(Date) })
     // Another transfer to the same refund is ignored: the first one wins.
     await watch((refunds) => refunds.observe({ ...transfer, transactionHash: txHash(), confirmations: 50 }))
     expect((await refundsOf(invoice.id)).body.refunds[0]).toMatchObject({ status: "sent", transactionHash: transfer.transactionHash })
@@ -381,14 +381,14 @@ describe("refund observation (the watchers' seam)", () => {
     const completed = (await refundsOf(invoice.id)).body.refunds[0]
     expect(completed).toMatchObject({ status: "completed", transactionHash: transfer.transactionHash })
     expect(completed.completedAt).not.toBeNull()
-    expect(await watch((refunds) => refunds.awaiting("ethereum"))).not.toContainEqual(expect.objectContaining({ refundId }))
+    expect(await watch((refunds) => refunds.awaiting("ethereum", true))).not.toContainEqual(expect.objectContaining({ refundId }))
     // Observing again changes nothing (no second event).
     await watch((refunds) => refunds.observe({ ...transfer, confirmations: detail.requiredConfirmations + 5 }))
 
-    expect(await watch((refunds) => refunds.invalidateAbove("ethereum", 100n))).toBe(0)
-    expect(await watch((refunds) => refunds.invalidateAbove("ethereum", 99n))).toBeGreaterThanOrEqual(1)
+    expect(await watch((refunds) => refunds.invalidateAbove("ethereum", 100n, true))).toBe(0)
+    expect(await watch((refunds) => refunds.invalidateAbove("ethereum", 99n, true))).toBeGreaterThanOrEqual(1)
     expect((await refundsOf(invoice.id)).body.refunds[0]).toMatchObject({ status: "requested", transactionHash: null, completedAt: null })
-    expect((await watch((refunds) => refunds.watched(["ethereum"]))).map((refund) => refund.refundId)).toContain(refundId)
+    expect((await watch((refunds) => refunds.watched(["ethereum"], true))).map((refund) => refund.refundId)).toContain(refundId)
 
     expect((await outboxOf(invoice.id)).filter((row) => row.refundId !== null).map((row) => row.event)).toEqual(["refund_requested", "refund_completed"])
     await harness.runOnce()
@@ -411,16 +411,16 @@ describe("refund observation (the watchers' seam)", () => {
     await watch((refunds) => refunds.observe({ ...at, ...sent, confirmations: 1 }))
     const statusOf = async (invoiceId: string) => (await refundsOf(invoiceId)).body.refunds[0]
 
-    expect(await watch((refunds) => refunds.invalidateTransaction("base", sent.transactionHash))).toBe(0)
-    expect(await watch((refunds) => refunds.invalidateTransaction("ethereum", txHash()))).toBe(0)
-    expect(await watch((refunds) => refunds.invalidateTransaction("ethereum", sent.transactionHash))).toBe(1)
+    expect(await watch((refunds) => refunds.invalidateTransaction("base", sent.transactionHash, true))).toBe(0)
+    expect(await watch((refunds) => refunds.invalidateTransaction("ethereum", txHash(), true))).toBe(0)
+    expect(await watch((refunds) => refunds.invalidateTransaction("ethereum", sent.transactionHash, true))).toBe(1)
     expect(await statusOf(sent.invoiceId)).toMatchObject({ status: "requested", transactionHash: null })
     expect(await statusOf(completed.invoiceId)).toMatchObject({ status: "completed", transactionHash: completed.transactionHash })
-    expect(await watch((refunds) => refunds.invalidateTransaction("ethereum", sent.transactionHash))).toBe(0)
+    expect(await watch((refunds) => refunds.invalidateTransaction("ethereum", sent.transactionHash, true))).toBe(0)
 
-    expect(await watch((refunds) => refunds.invalidateTransaction("ethereum", completed.transactionHash))).toBe(1)
+    expect(await watch((refunds) => refunds.invalidateTransaction("ethereum", completed.transactionHash, true))).toBe(1)
     expect(await statusOf(completed.invoiceId)).toMatchObject({ status: "requested", transactionHash: null, completedAt: null })
-    const watched = (await watch((refunds) => refunds.watched(["ethereum"]))).map((refund) => refund.refundId)
+    const watched = (await watch((refunds) => refunds.watched(["ethereum"], true))).map((refund) => refund.refundId)
     expect(watched).toEqual(expect.arrayContaining([completed.refundId, sent.refundId]))
   })
 })

@@ -8,14 +8,18 @@ import { newPath } from "../support/WebhookHarness.ts"
 import { startWebhookReceiver, type WebhookReceiver } from "../support/WebhookReceiver.ts"
 
 // Test mode works in production (issue #55): a started production service, a test key, the test
-// helpers and the test webhook. Base is watched (its watcher configured, not polling: role api); the
-// receiver is on loopback, which production allows only when CHECKOUT_WEBHOOK_ALLOW_LOOPBACK says so.
+// helpers and the test webhook. Base is watched, and so is base sepolia (both watchers configured, not
+// polling: role api); the receiver is on loopback, which production allows only when
+// CHECKOUT_WEBHOOK_ALLOW_LOOPBACK says so.
 let production: TestApp
 let receiver: WebhookReceiver
 
 beforeAll(async () => {
   receiver = await startWebhookReceiver()
-  production = await startTestApp({ env: "production", webhookAllowLoopback: true }, { CHECKOUT_RPC_URL_BASE: "http://127.0.0.1:9" })
+  production = await startTestApp({ env: "production", webhookAllowLoopback: true }, {
+    CHECKOUT_RPC_URL_BASE: "http://127.0.0.1:9",
+    CHECKOUT_TEST_RPC_URL_BASE: "http://127.0.0.1:9"
+  })
 }, 120_000)
 afterAll(async () => {
   await production?.close()
@@ -72,5 +76,13 @@ describe("test mode in production", () => {
       expect(verifyWebhookSignature(request.body, String(request.headers["x-checkout-signature"]), liveSecret)).toBe(false)
     }
     expect(receiver.received(livePath)).toEqual([])
+  })
+
+  it("starts with a testnet watcher configured, and shows it apart from the live one", async () => {
+    const merchant = await production.createMerchant({ withSettings: false })
+    const { body } = await merchant.dashboard("/api/dashboard/chain-watchers")
+    const base = body.watchers.filter((watcher: { network: string }) => watcher.network === "base")
+    expect(base.map((watcher: { configured: boolean; livemode?: boolean }) => [watcher.configured, watcher.livemode])).toEqual([[true, undefined], [true, false]])
+    expect(body.watchers.filter((watcher: { livemode?: boolean }) => watcher.livemode === false)).toHaveLength(1)
   })
 })

@@ -32,7 +32,7 @@ it.layer(ChainRepo.layer.pipe(Layer.provideMerge(testDatabase())), suiteOptions)
       ([{ fork, mismatch, remembered }]) =>
         Effect.gen(function*() {
           const repo = yield* ChainRepo
-          const network = `rewind-${crypto.randomUUID()}`
+          const network = { network: `rewind-${crypto.randomUUID()}`, livemode: true }
           yield* repo.rememberBlocks(network, remembered.map((height) => ({ height: BigInt(height), hash: hashOf(height, "aa") })))
           const below = yield* repo.blocksBelow(network, BigInt(mismatch))
           const expected = remembered.filter((height) => height < mismatch).sort((a, b) => b - a)

@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import type { AddressInfo } from "node:net"
 import { sha256 } from "@noble/hashes/sha2.js"
 import { hex } from "@scure/base"
-import { Address, NETWORK, OutScript, p2wpkh, Transaction } from "@scure/btc-signer"
+import { Address, NETWORK, OutScript, p2wpkh, TEST_NETWORK, Transaction } from "@scure/btc-signer"
 import { CompactSizeLen, RawOldTx, RawTx } from "@scure/btc-signer/script.js"
 import { pubECDSA, randomPrivateKeyBytes } from "@scure/btc-signer/utils.js"
 
@@ -71,10 +71,10 @@ const mainnet = Address(NETWORK)
 const FEE = 500n
 const SUBSIDY = 5_000_000_000n
 
-const addressOf = (script: Uint8Array) => {
+const addressOf = (script: Uint8Array, encoding = mainnet) => {
   try {
     const decoded = OutScript.decode(script)
-    return ["pkh", "sh", "wpkh", "wsh", "tr"].includes(decoded.type) ? mainnet.encode(decoded) : undefined
+    return ["pkh", "sh", "wpkh", "wsh", "tr"].includes(decoded.type) ? encoding.encode(decoded) : undefined
   } catch {
     return undefined
   }
@@ -102,9 +102,14 @@ const u32 = (value: number) => {
   return bytes
 }
 
-export const startEsploraSimulator = async (options: { readonly genesisTime?: number; readonly blockSeconds?: number } = {}): Promise<EsploraSimulator> => {
+export const startEsploraSimulator = async (
+  options: { readonly genesisTime?: number; readonly blockSeconds?: number; readonly signet?: boolean } = {}
+): Promise<EsploraSimulator> => {
+  // A signet API (`signet`): addresses in and out are `tb1…`, as a test invoice's.
+  const net = options.signet === true ? TEST_NETWORK : NETWORK
+  const encoding = Address(net)
   const key = randomPrivateKeyBytes()
-  const wallet = p2wpkh(pubECDSA(key))
+  const wallet = p2wpkh(pubECDSA(key), net)
   const blockSeconds = options.blockSeconds ?? 600
   let clock = options.genesisTime ?? Math.floor(Date.now() / 1000)
   const chain: Array<SimBlock> = []
@@ -145,15 +150,15 @@ export const startEsploraSimulator = async (options: { readonly genesisTime?: nu
     const total = inputs.reduce((sum, input) => sum + input.value, 0n)
     const paid = outputs.reduce((sum, output) => sum + output.sats, 0n)
     if (total < paid + fee) throw new Error("the simulator's wallet cannot fund this payment")
-    for (const output of outputs) tx.addOutputAddress(output.address, output.sats, NETWORK)
-    if (total - paid - fee > 0n) tx.addOutputAddress(wallet.address!, total - paid - fee, NETWORK)
+    for (const output of outputs) tx.addOutputAddress(output.address, output.sats, net)
+    if (total - paid - fee > 0n) tx.addOutputAddress(wallet.address!, total - paid - fee, net)
     tx.sign(key)
     tx.finalize()
     const parsed = Transaction.fromRaw(tx.extract())
     const simOutputs: Array<SimOutput> = []
     for (let index = 0; index < parsed.outputsLength; index++) {
       const output = parsed.getOutput(index)
-      simOutputs.push({ script: output.script!, address: addressOf(output.script!), value: output.amount! })
+      simOutputs.push({ script: output.script!, address: addressOf(output.script!, encoding), value: output.amount! })
     }
     return { txid: tx.id, raw: tx.extract(), inputs, outputs: simOutputs, coinbase: false }
   }
@@ -311,7 +316,7 @@ export const startEsploraSimulator = async (options: { readonly genesisTime?: nu
     }
     if ((match = path.match(/^\/address\/([a-z0-9]+)\/txs(\/mempool)?$/))) {
       const address = match[1]
-      if (addressOf(OutScript.encode(mainnet.decode(address))) === undefined) return { status: 400, body: "Invalid Bitcoin address" }
+      if (addressOf(OutScript.encode(encoding.decode(address)), encoding) === undefined) return { status: 400, body: "Invalid Bitcoin address" }
       const pending = [...mempool.values()].filter((tx) => paysTo(tx, address)).reverse().slice(0, 50)
       if (match[2] === "/mempool") return json(pending.map(txJson))
       const mined = chain.flatMap((block) => block.txs).filter((tx) => paysTo(tx, address)).reverse().slice(0, 25)
@@ -392,7 +397,7 @@ export const startEsploraSimulator = async (options: { readonly genesisTime?: nu
     },
     fill: (count) => {
       for (let i = 0; i < count; i++) {
-        const address = p2wpkh(pubECDSA(randomPrivateKeyBytes())).address!
+        const address = p2wpkh(pubECDSA(randomPrivateKeyBytes()), net).address!
         const tx = sign(fund(1_000n), [{ address, sats: 1_000n }], FEE)
         broadcast(tx)
       }

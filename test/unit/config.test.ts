@@ -125,6 +125,23 @@ describe("configuration", () => {
     expect(() => parseConfig({ CHECKOUT_FORWARDER_FACTORY_BASE: "0x12" })).toThrow(/CHECKOUT_FORWARDER_FACTORY_BASE must be an EVM address/)
   })
 
+  it("reads the testnet watchers' endpoints as the live ones, with the same checks, in production too", () => {
+    const env = {
+      ...PRODUCTION,
+      CHECKOUT_TEST_RPC_URL_ETHEREUM: "https://sepolia-a.example/key, https://sepolia-b.example/",
+      CHECKOUT_TEST_ESPLORA_URL: "https://mempool.space/signet/api"
+    }
+    const { chains } = parseConfig(env)
+    expect(chains.testEndpointLists).toEqual({
+      ethereum: ["https://sepolia-a.example/key", "https://sepolia-b.example"],
+      bitcoin: ["https://mempool.space/signet/api"]
+    })
+    expect(chains.endpoints).toEqual({})
+    expect(() => parseConfig({ ...PRODUCTION, CHECKOUT_TEST_RPC_URL_BASE: "ftp://base-sepolia.example" }))
+      .toThrow(/CHECKOUT_TEST_RPC_URL_BASE must be a comma-separated list of URLs starting with http: or https:/)
+    expect(() => parseConfig({ CHECKOUT_TEST_ESPLORA_URL: "signet" })).toThrow(/CHECKOUT_TEST_ESPLORA_URL must be a comma-separated list of URLs/)
+  })
+
   /** The first cells of a markdown table's rows, as variable names (`CHECKOUT_RPC_URL_<NETWORK>` names a family). */
   const tableVariables = (file: string) => {
     const text = readFileSync(new URL(`../../${file}`, import.meta.url), "utf8")

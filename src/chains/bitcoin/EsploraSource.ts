@@ -26,6 +26,8 @@ export interface EsploraSourceOptions {
    * whole mempool's transaction ids (a cost that does not grow with open invoices).
    */
   readonly perAddressLimit?: number
+  /** A signet API (the testnet watcher's): raw blocks' addresses are read in signet's encoding (`tb1…`). */
+  readonly signet?: boolean | undefined
 }
 
 const NETWORK = "bitcoin"
@@ -62,6 +64,7 @@ interface Esplora {
   mempoolOutputs: MempoolOutputs
   /** False once the API answered that it serves no raw blocks. */
   rawBlocks: boolean
+  readonly signet: boolean
 }
 
 const get = (esplora: Esplora, path: string) =>
@@ -145,7 +148,7 @@ const outputsOf = (esplora: Esplora, block: BlockHeader, txCount: () => Effect.E
           catch: (error) => new ChainRpcError({ network: NETWORK, message: `GET ${path}: ${String(error)}` })
         })
         return yield* Effect.try({
-          try: () => parseBlockOutputs(bytes, block.hash),
+          try: () => parseBlockOutputs(bytes, block.hash, esplora.signet),
           catch: (error) => new ChainRpcError({ network: NETWORK, message: `block ${block.hash}: ${String(error)}` })
         })
       }
@@ -276,7 +279,8 @@ export const makeEsploraSource = (options: EsploraSourceOptions): ChainSource =>
     dispatcher: new Agent({ connections: 16, keepAliveTimeout: 30_000, headersTimeout: options.timeoutMs, bodyTimeout: options.timeoutMs }),
     headers: new Map(),
     mempoolOutputs: new Map(),
-    rawBlocks: true
+    rawBlocks: true,
+    signet: options.signet ?? false
   }
   const maxBlocks = BigInt(options.maxBlocksPerScan ?? 12)
   const concurrency = options.mempoolConcurrency ?? 8

@@ -1,6 +1,6 @@
 import { sha256 } from "@noble/hashes/sha2.js"
 import { hex } from "@scure/base"
-import { Address, NETWORK, OutScript } from "@scure/btc-signer"
+import { Address, NETWORK, OutScript, TEST_NETWORK } from "@scure/btc-signer"
 import { BTCArray, RawOldTx, RawTx } from "@scure/btc-signer/script.js"
 
 /** One output of a block's transaction that pays an address. */
@@ -15,6 +15,8 @@ const HEADER_BYTES = 80
 const MERKLE_ROOT_AT = 36
 const Transactions = BTCArray(RawTx)
 const mainnet = Address(NETWORK)
+/** Signet (as testnet) encodes addresses as `tb1…`: the bitcoin testnet watcher's. */
+const signet = Address(TEST_NETWORK)
 const ADDRESSED = new Set(["pkh", "sh", "wpkh", "wsh", "tr"])
 
 type DecodedTx = ReturnType<typeof RawTx.decode>
@@ -71,15 +73,17 @@ const verifiedTransactions = (block: Uint8Array, blockHash: string) => {
 
 /**
  * Every output with a standard address in a raw block (80-byte header, then the transactions in
- * wire format), once the block is verified against `blockHash` (see `verifiedTransactions`).
+ * wire format), once the block is verified against `blockHash` (see `verifiedTransactions`);
+ * addresses in signet's encoding when `testnet`.
  */
-export const parseBlockOutputs = (block: Uint8Array, blockHash: string): Array<BlockOutput> => {
+export const parseBlockOutputs = (block: Uint8Array, blockHash: string, testnet = false): Array<BlockOutput> => {
+  const encoding = testnet ? signet : mainnet
   const outputs: Array<BlockOutput> = []
   for (const { tx, txid } of verifiedTransactions(block, blockHash)) {
     tx.outputs.forEach((output, index) => {
       const script = decodeScript(output.script)
       if (script === undefined || !ADDRESSED.has(script.type)) return
-      outputs.push({ txid, index, address: mainnet.encode(script), value: output.amount })
+      outputs.push({ txid, index, address: encoding.encode(script), value: output.amount })
     })
   }
   return outputs

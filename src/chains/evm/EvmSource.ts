@@ -26,6 +26,8 @@ export interface EvmSourceOptions {
   readonly tokens: ReadonlyMap<string, string>
   readonly maxLogRange: number
   readonly timeoutMs: number
+  /** The chain id the endpoint must answer before it is read (a testnet watcher's: its testnet's); absent: not checked. */
+  readonly chainId?: number | undefined
 }
 
 const messageOf = (error: unknown) => error instanceof Error ? (error as Error & { shortMessage?: string }).shortMessage ?? error.message : String(error)
@@ -76,10 +78,24 @@ export const makeEvmSource = (options: EvmSourceOptions): ChainSource => {
   const tokenAddresses = [...options.tokens.keys()] as Array<Address>
   let range = BigInt(options.maxLogRange)
 
-  const call = <A>(what: string, run: () => Promise<A>) => Effect.tryPromise({ try: run, catch: (error) => rpcError(network, what, error) })
+  const attempt = <A>(what: string, run: () => Promise<A>) => Effect.tryPromise({ try: run, catch: (error) => rpcError(network, what, error) })
+  // Checked until it answers the expected id once: an endpoint of another chain is never read (it fails every call).
+  let chainChecked = options.chainId === undefined
+  const checkChain = Effect.suspend(() =>
+    chainChecked ? Effect.void : attempt("eth_chainId", () => client.getChainId()).pipe(
+      Effect.flatMap((answered) => {
+        if (answered !== options.chainId) {
+          return Effect.fail(new ChainRpcError({ network, message: `the endpoint answers chain id ${answered}, not ${options.chainId}` }))
+        }
+        chainChecked = true
+        return Effect.void
+      })
+    )
+  )
+  const call = <A>(what: string, run: () => Promise<A>) => Effect.andThen(checkChain, attempt(what, run))
 
   const block = (height: bigint) =>
-    Effect.tryPromise({
+    Effect.andThen(checkChain, Effect.tryPromise({
       try: () => client.getBlock({ blockNumber: height }),
       catch: (error) => error
     }).pipe(
@@ -95,7 +111,7 @@ export const makeEvmSource = (options: EvmSourceOptions): ChainSource => {
           ? Effect.succeed(undefined)
           : Effect.fail(rpcError(network, "eth_getBlockByNumber", error))
       )
-    )
+    ))
 
   const logsIn = (from: bigint, to: bigint) => call("eth_getLogs", () => client.getLogs({ address: tokenAddresses, event: TRANSFER, fromBlock: from, toBlock: to, strict: true }))
 
@@ -140,7 +156,7 @@ export const makeEvmSource = (options: EvmSourceOptions): ChainSource => {
 
   /** The configured tokens' Transfer logs of one transaction, from its receipt, positioned as `scan` positions them. */
   const transfersOf = (transactionHash: string) =>
-    Effect.tryPromise({ try: () => client.getTransactionReceipt({ hash: transactionHash as Hash }), catch: (error) => error }).pipe(
+    Effect.andThen(checkChain, Effect.tryPromise({ try: () => client.getTransactionReceipt({ hash: transactionHash as Hash }), catch: (error) => error }).pipe(
       Effect.map((receipt): ReadonlyArray<SeenTransfer> => {
         const tokens = new Set(tokenAddresses.map((address) => address.toLowerCase()))
         const logs = parseEventLogs({ abi: [TRANSFER], logs: receipt.logs, strict: true }).filter((log) => tokens.has(log.address.toLowerCase()))
@@ -155,7 +171,7 @@ export const makeEvmSource = (options: EvmSourceOptions): ChainSource => {
         }))
       }),
       Effect.catch((error) => error instanceof TransactionReceiptNotFoundError ? Effect.succeed(undefined) : Effect.fail(rpcError(network, "eth_getTransactionReceipt", error)))
-    )
+    ))
 
   return {
     network,

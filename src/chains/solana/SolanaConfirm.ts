@@ -26,7 +26,7 @@ const invalidateIfGone = (context: SolanaWatcherContext, known: ChainEvidence) =
       Effect.andThen(context.applied("invalidated")),
       Effect.catchTag("EvidenceRejected", (error) => context.rejected(error, known.transactionHash))
     )
-    yield* context.repo.invalidateUnmatched(NETWORK, known.transactionHash, DROPPED)
+    yield* context.repo.invalidateUnmatched(known.transactionHash, DROPPED)
     yield* Effect.logWarning("Solana transaction left the chain; its evidence is invalidated").pipe(
       Effect.annotateLogs({ transactionHash: known.transactionHash })
     )
@@ -37,7 +37,7 @@ const invalidateIfGone = (context: SolanaWatcherContext, known: ChainEvidence) =
 export const confirm = (context: SolanaWatcherContext, headSlot: number, waiting: ReadonlySet<string>) =>
   Effect.gen(function*() {
     // What waits for corroboration stays at 0 confirmations (WatcherRecheck).
-    const awaiting = (yield* context.chainRepo.awaitingConfirmation(NETWORK)).filter((known) => !waiting.has(identityOf(known)))
+    const awaiting = (yield* context.chainRepo.awaitingConfirmation(context.scope)).filter((known) => !waiting.has(identityOf(known)))
     let confirmationsUpdated = 0
     let invalidated = 0
     const statuses = yield* signatureStatuses(context.client, awaiting.map((known) => known.transactionHash))

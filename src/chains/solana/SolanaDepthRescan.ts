@@ -18,7 +18,7 @@ export const missedSignatures = (context: SolanaWatcherContext, other: number, a
     const page = yield* context.client.callOn(other, "getSignaturesForAddress", (connection) => connection.getSignaturesForAddress(account, { limit: SIGNATURE_PAGE }, COMMITMENT))
     if (page === undefined) return undefined
     const inRange = page.filter((info) => info.err === null && info.slot > from && info.slot <= to).reverse()
-    const known = yield* context.chainRepo.knownTransfers(NETWORK, inRange.map((info) => info.signature))
+    const known = yield* context.chainRepo.knownTransfers(context.scope, inRange.map((info) => info.signature))
     const knownSignatures = new Set([...known].map((key) => key.split(":")[0]))
     return inRange.filter((info) => !knownSignatures.has(info.signature))
   })

@@ -22,11 +22,11 @@ const slotRef = (slot: bigint | number) => `slot:${slot}`
  * and raises the balance of the refund address's associated token account of the refund's mint by
  * exactly its amount. The watcher reads those token accounts as it reads the merchants' ones.
  */
-export const makeSolanaRefunds = (client: SolanaClient) =>
+export const makeSolanaRefunds = (client: SolanaClient, livemode: boolean) =>
   Effect.gen(function*() {
     const refunds = yield* RefundWatch
     return {
-      watched: refunds.watched([NETWORK]),
+      watched: refunds.watched([NETWORK], livemode),
       /** The watched refund (not `taken` yet in this poll) that a receipt of `refundsOfAccount`'s token account pays. */
       paid: (receipt: TokenReceipt, refundsOfAccount: ReadonlyArray<WatchedRefund>, taken: ReadonlySet<string>) => {
         const keys = new Set(receipt.keys)
@@ -47,7 +47,7 @@ export const makeSolanaRefunds = (client: SolanaClient) =>
           observedAt: chainTime
         }),
       /** A refund's transfer a majority of the endpoints denies: the refunds bound to it go back to `requested`. */
-      invalidateTransaction: (transactionHash: string) => refunds.invalidateTransaction(NETWORK, transactionHash),
+      invalidateTransaction: (transactionHash: string) => refunds.invalidateTransaction(NETWORK, transactionHash, livemode),
       /**
        * Sent refunds get the confirmation count at `headSlot`. One whose transaction left the chain
        * goes back to `requested` (returned as `dropped`, with how many refunds were `reverted`): only
@@ -57,7 +57,7 @@ export const makeSolanaRefunds = (client: SolanaClient) =>
        */
       confirm: (headSlot: number, waiting: ReadonlySet<string>) =>
         Effect.gen(function*() {
-          const awaiting = yield* refunds.awaiting(NETWORK)
+          const awaiting = yield* refunds.awaiting(NETWORK, livemode)
           const dropped: Array<RefundTransfer> = []
           const gone = new Set<string>()
           let updated = 0
@@ -71,7 +71,7 @@ export const makeSolanaRefunds = (client: SolanaClient) =>
               dropped.push(known)
               if (gone.has(known.transactionHash)) continue
               gone.add(known.transactionHash)
-              reverted += yield* refunds.invalidateTransaction(NETWORK, known.transactionHash)
+              reverted += yield* refunds.invalidateTransaction(NETWORK, known.transactionHash, livemode)
               continue
             }
             const confirmations = Math.max(1, headSlot - status.slot + 1)

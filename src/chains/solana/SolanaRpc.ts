@@ -1,9 +1,19 @@
 import { Context, Effect, Layer } from "effect"
-import { AppConfig } from "../../config/AppConfig.ts"
+import { AppConfig, type ChainWatchSettings } from "../../config/AppConfig.ts"
 import type { SolanaClient } from "./SolanaCluster.ts"
 
 /** The Solana RPC client of CHECKOUT_RPC_URL_SOLANA (its endpoints, preferred first); `client` is undefined when none is configured. */
 export class SolanaRpc extends Context.Service<SolanaRpc, { readonly client: SolanaClient | undefined }>()("Chains/SolanaRpc") {
+  /** A client over these endpoints (the devnet watcher's, CHECKOUT_TEST_RPC_URL_SOLANA, is built with it too). */
+  static readonly clientOf = (chains: ChainWatchSettings, urls: ReadonlyArray<string>) =>
+    Effect.map(Effect.promise(() => import("./SolanaClient.ts")), ({ makeSolanaClient }) =>
+      makeSolanaClient({
+        urls,
+        timeoutMs: chains.rpcTimeoutMs,
+        maxLag: BigInt(chains.maxEndpointLag.solana),
+        quarantineMs: chains.endpointQuarantineMs
+      }))
+
   /** @solana/web3.js (about 15 MB resident) loads only when an endpoint is configured. */
   static readonly layer = Layer.effect(
     SolanaRpc,
@@ -11,15 +21,7 @@ export class SolanaRpc extends Context.Service<SolanaRpc, { readonly client: Sol
       const { chains } = yield* AppConfig
       const first = chains.endpoints.solana
       if (first === undefined) return { client: undefined }
-      const { makeSolanaClient } = yield* Effect.promise(() => import("./SolanaClient.ts"))
-      return {
-        client: makeSolanaClient({
-          urls: chains.endpointLists.solana ?? [first],
-          timeoutMs: chains.rpcTimeoutMs,
-          maxLag: BigInt(chains.maxEndpointLag.solana),
-          quarantineMs: chains.endpointQuarantineMs
-        })
-      }
+      return { client: yield* SolanaRpc.clientOf(chains, chains.endpointLists.solana ?? [first]) }
     })
   )
 }

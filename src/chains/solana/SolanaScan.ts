@@ -100,7 +100,7 @@ const recordMatched = (context: SolanaWatcherContext, seen: Observation, waiting
     const { transaction, signature, target, receipt, headSlot, chainTime, slot, option } = seen
     const { accountIndex, received } = receipt
     const identity = { transactionHash: signature, outputIndex: accountIndex }
-    if (waiting !== undefined) yield* context.chainRepo.markUncorroborated(NETWORK, { ...identity, ...waiting, token: receipt.mint })
+    if (waiting !== undefined) yield* context.chainRepo.markUncorroborated(context.scope, { ...identity, ...waiting, token: receipt.mint })
     const recorded = yield* context.evidence.record({
       paymentOptionId: option.optionId,
       transactionHash: signature,
@@ -118,7 +118,7 @@ const recordMatched = (context: SolanaWatcherContext, seen: Observation, waiting
       Effect.tap(() => context.applied("evidence")),
       Effect.catchTag("EvidenceRejected", (error) => context.rejected(error, signature).pipe(Effect.as(false)))
     )
-    if (waiting === undefined) yield* context.chainRepo.clearUncorroborated(NETWORK, signature, accountIndex)
+    if (waiting === undefined) yield* context.chainRepo.clearUncorroborated(context.scope, signature, accountIndex)
     yield* recordTransfer(context, seen, recorded ? "evidence" : "refused")
     return recorded
   })
@@ -201,10 +201,10 @@ const observeRefund = (
 ) =>
   Effect.gen(function*() {
     const identity = { transactionHash: signature, outputIndex: receipt.accountIndex }
-    if (waiting !== undefined) yield* context.chainRepo.markUncorroborated(NETWORK, { ...identity, ...waiting, token: receipt.mint })
+    if (waiting !== undefined) yield* context.chainRepo.markUncorroborated(context.scope, { ...identity, ...waiting, token: receipt.mint })
     const chainTime = yield* chainTimeOf(context.client, transaction)
     yield* context.refunds.observe(refund, signature, receipt, transaction.slot, chainTime, headSlot, waiting !== undefined)
-    if (waiting === undefined) yield* context.chainRepo.clearUncorroborated(NETWORK, signature, receipt.accountIndex)
+    if (waiting === undefined) yield* context.chainRepo.clearUncorroborated(context.scope, signature, receipt.accountIndex)
   })
 
 /**

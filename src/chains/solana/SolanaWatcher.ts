@@ -33,6 +33,7 @@ export const makeSolanaWatcher = (options: SolanaWatcherOptions) =>
     const { client } = context
     const recheck = makeRecheck({
       network: NETWORK,
+      scope: context.scope,
       repo: context.chainRepo,
       evidence: context.evidence,
       applied: context.applied,
@@ -42,8 +43,9 @@ export const makeSolanaWatcher = (options: SolanaWatcherOptions) =>
     }, options.waitingWarningMs)
     const rescanAtDepth = makeSolanaDepthRescan(context, options.rescanDepth ?? DEFAULT_RESCAN_DEPTH)
     const reread = makeSolanaQuarantineReread(context)
-    const poll = pollOnce(context, recheck, rescanAtDepth, reread).pipe(Effect.ensuring(publishEndpoints), Effect.withSpan("SolanaWatcher.poll"))
-    const watcher: ChainWatcher = { network: NETWORK, poll }
+    const poll = pollOnce(context, recheck, rescanAtDepth, reread).pipe(Effect.ensuring(publishEndpoints),
+      Effect.withSpan("SolanaWatcher.poll", { attributes: { livemode: options.livemode } }))
+    const watcher: ChainWatcher = { network: NETWORK, scope: context.scope, poll }
     return watcher
   })
 
@@ -54,11 +56,11 @@ const DEFAULT_RESCAN_DEPTH = 32
 const makeEndpointsPublisher = (context: SolanaWatcherContext) => {
   let publishedEndpoints: string | undefined
   return Effect.gen(function*() {
-    const backlog = yield* context.chainRepo.corroborationBacklog(NETWORK)
+    const backlog = yield* context.chainRepo.corroborationBacklog(context.scope)
     const awaitingCorroboration = { payments: backlog.waiting, disputed: backlog.disputed, since: backlog.since?.toISOString() ?? null }
     const report = JSON.stringify({ ...(yield* context.client.endpoints), ...(context.client.several ? { awaitingCorroboration } : {}) })
     if (report === publishedEndpoints) return
-    yield* context.chainRepo.saveEndpoints(NETWORK, report)
+    yield* context.chainRepo.saveEndpoints(context.scope, report)
     publishedEndpoints = report
   })
 }
@@ -103,7 +105,7 @@ const scanTargets = (
 /** Every watched account has been read up to the head: chain time is the head slot's block time. */
 const saveHead = (context: SolanaWatcherContext, headSlot: number, headTime: Date) => {
   const cursor = { height: BigInt(headSlot), hash: slotRef(headSlot), chainTime: headTime }
-  return context.chainRepo.saveProgress(NETWORK, { cursor, headHeight: BigInt(headSlot), headTime })
+  return context.chainRepo.saveProgress(context.scope, { cursor, headHeight: BigInt(headSlot), headTime })
 }
 
 /** One poll: refunds' confirmations, the accounts' new transactions, evidence's confirmations, reorg settlement, progress. */
@@ -122,7 +124,7 @@ const pollOnce = (
     const notBefore = (yield* Clock.currentTimeMillis) - context.options.retentionMillis
     const counts: ScanCounts = { evidence: 0, unmatched: 0, refundsSeen: 0 }
     // Before the scan: a refund whose transaction left the chain is requested again when its next payer is read.
-    const waiting = new Set((yield* context.chainRepo.uncorroborated(NETWORK)).map(identityOf))
+    const waiting = new Set((yield* context.chainRepo.uncorroborated(context.scope)).map(identityOf))
     const refundsConfirmed = yield* refunds.confirm(headSlot, waiting)
     const watchedRefunds = yield* refunds.watched
     yield* rescanDroppedRefunds(context, refundsConfirmed.dropped, watchedRefunds, headSlot, notBefore, counts)
@@ -135,7 +137,7 @@ const pollOnce = (
     const confirmed = yield* confirm(context, headSlot, rechecked.still)
     const invalidated = confirmed.invalidated + rechecked.invalidated
     const confirmationsUpdated = confirmed.confirmationsUpdated
-    yield* context.settleReorgs(NETWORK, BigInt(headSlot), context.rejected)
+    yield* context.settleReorgs(context.scope, BigInt(headSlot), context.rejected)
     yield* saveHead(context, headSlot, headTime)
     return {
       network: NETWORK,

@@ -2,6 +2,7 @@ import { Effect } from "effect"
 import { type EvidenceRejected, PaymentEvidence } from "../../invoices/PaymentEvidence.ts"
 import type { WatchedRefund } from "../../refunds/RefundWatch.ts"
 import { ChainRepo } from "../ChainRepo.ts"
+import type { WatchScope } from "../WatchScope.ts"
 import { ChainRpcError } from "../ChainSource.ts"
 import { makeWatchIndex, type WatchIndex } from "../WatchedOptions.ts"
 import { WatchedOptionsRepo } from "../WatchedOptionsRepo.ts"
@@ -42,11 +43,13 @@ export const slotRef = (slot: bigint | number) => `slot:${slot}`
 /** What every step of the Solana watcher (SolanaWatcher.ts) works with: the cluster, the indexes, the repositories. */
 export interface SolanaWatcherContext {
   readonly options: SolanaWatcherOptions
+  /** Solana's live watcher or its devnet one (test invoices): what ChainRepo's state and evidence are read for. */
+  readonly scope: WatchScope
   readonly client: SolanaClient
   readonly chainRepo: ChainRepo["Service"]
   readonly evidence: PaymentEvidence["Service"]
   readonly settleReorgs: Effect.Success<typeof makeReorgSettlement>
-  readonly repo: Effect.Success<typeof makeSolanaRepo>
+  readonly repo: Effect.Success<ReturnType<typeof makeSolanaRepo>>
   readonly refunds: Effect.Success<ReturnType<typeof makeSolanaRefunds>>
   /** Watched options by reference key. */
   readonly references: WatchIndex
@@ -63,8 +66,8 @@ export const makeSolanaWatcherContext = (options: SolanaWatcherOptions) =>
     const chainRepo = yield* ChainRepo
     const evidence = yield* PaymentEvidence
     const settleReorgs = yield* makeReorgSettlement
-    const repo = yield* makeSolanaRepo
-    const refunds = yield* makeSolanaRefunds(options.client)
+    const repo = yield* makeSolanaRepo(options.livemode)
+    const refunds = yield* makeSolanaRefunds(options.client, options.livemode)
     const { client } = options
     const applied = options.onApplied ?? (() => Effect.void)
     const references = yield* makeWatchIndex({
@@ -82,12 +85,13 @@ export const makeSolanaWatcherContext = (options: SolanaWatcherOptions) =>
 
     const rejected = (error: EvidenceRejected, signature: string) =>
       Effect.logWarning(`Evidence refused: ${error.reason}`).pipe(
-        Effect.annotateLogs({ network: NETWORK, transactionHash: signature }),
+        Effect.annotateLogs({ network: NETWORK, livemode: options.livemode, transactionHash: signature }),
         Effect.andThen(applied("rejected"))
       )
 
     const context: SolanaWatcherContext = {
       options,
+      scope: { network: NETWORK, livemode: options.livemode },
       client,
       chainRepo,
       evidence,

@@ -41,7 +41,9 @@ const notWatched = (network: string) => {
 }
 
 const watcherCard = (watcher: ChainWatcher) => {
-  const heading = h("h2", {}, networkName(watcher.network))
+  // A testnet watcher (test invoices only) beside the live one of its network.
+  const test = watcher.livemode === false
+  const heading = h("h2", {}, test ? `${networkName(watcher.network)} (test)` : networkName(watcher.network))
   if (!watcher.configured) return h("section", { class: "card", "data-network": watcher.network }, heading, notWatched(watcher.network))
   const disagreement = watcher.disagreementHeight === null
     ? null
@@ -54,7 +56,7 @@ const watcherCard = (watcher: ChainWatcher) => {
   const endpoints = watcher.endpoints.length === 0
     ? h("p", {}, "No endpoint state yet: the watcher publishes it after its first poll.")
     : cardTable(["Endpoint", "State", "In use", "Head", "Last error"], watcher.endpoints.map(endpointRow))
-  return h("section", { class: "card", "data-network": watcher.network }, heading, watcherFacts(watcher), disagreement, corroboration, endpoints)
+  return h("section", { class: "card", "data-network": test ? `${watcher.network}:test` : watcher.network }, heading, watcherFacts(watcher), disagreement, corroboration, endpoints)
 }
 
 export const chainWatchersView = async () => {
