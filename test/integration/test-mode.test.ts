@@ -68,13 +68,13 @@ describe("every route of the OpenAPI document", () => {
   const HELPERS = ["pay", "confirm", "reorg", "expire"].map((action) => `POST /api/checkout/test-helpers/invoices/{id}/${action}`)
 
   it("documents test mode: the keys' mode, livemode on every answer carrying an invoice and on every webhook body, the helpers", async () => {
-    type Schema = { required?: Array<string>; properties?: Record<string, any>; anyOf?: Array<Schema>; items?: Schema }
+    type Schema = { required?: Array<string>; properties?: Record<string, JsonBody>; anyOf?: Array<Schema>; items?: Schema }
     const document = await (await fetch(`${app.baseUrl}/api/openapi.json`)).json() as {
-      paths: Record<string, Record<string, any>>
+      paths: Record<string, Record<string, JsonBody>>
       components: { schemas: Record<string, Schema> }
       webhooks: Record<string, { post: { requestBody: { content: Record<string, { schema: { $ref: string } }> } } }>
     }
-    const json = (operation: any, status: string) => operation.responses[status].content["application/json"].schema as Schema
+    const json = (operation: JsonBody, status: string) => operation.responses[status].content["application/json"].schema as Schema
     const keyBody = document.paths["/api/users/{id}/checkout-api-key"].post.requestBody.content["application/json"].schema as Schema
     expect(keyBody.anyOf![0].properties!.mode.enum).toEqual(["live", "test"])
     expect(json(document.paths["/api/users/{id}/checkout-api-key"].post, "201").required).toContain("mode")
