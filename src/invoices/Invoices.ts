@@ -1,4 +1,4 @@
-import { Clock, Context, Effect, Layer } from "effect"
+import { Clock, Context, Effect, Layer, Option } from "effect"
 import { BillingGate } from "../accounts/BillingGate.ts"
 import {
   BillingBlocked,
@@ -110,9 +110,9 @@ export class Invoices extends Context.Service<Invoices, {
       const find = (merchantId: string | undefined, id: string, livemode?: boolean) =>
         repo.find(id).pipe(
           Effect.flatMap((parts) =>
-            parts === undefined || !visibleTo(parts.invoice, merchantId, livemode)
-              ? Effect.fail(new InvoiceNotFound({ invoiceId: id }))
-              : Effect.succeed(parts)
+            Option.isSome(parts) && visibleTo(parts.value.invoice, merchantId, livemode)
+              ? Effect.succeed(parts.value)
+              : Effect.fail(new InvoiceNotFound({ invoiceId: id }))
           )
         )
 
@@ -128,10 +128,11 @@ export class Invoices extends Context.Service<Invoices, {
         }
       ) {
         return yield* repo.withTransaction(Effect.gen(function*() {
-          const parts = yield* repo.lockParts(id)
-          if (parts === undefined || !visibleTo(parts.invoice, options.merchantId, options.livemode)) {
+          const locked = yield* repo.lockParts(id)
+          if (Option.isNone(locked) || !visibleTo(locked.value.invoice, options.merchantId, options.livemode)) {
             return yield* new InvoiceNotFound({ invoiceId: id })
           }
+          const parts = locked.value
           const { invoice } = parts
           const decision = decide(lifecycleStateOf(invoice), event)
           if (decision === undefined) {

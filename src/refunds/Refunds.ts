@@ -152,7 +152,7 @@ export class Refunds extends Context.Service<Refunds, {
       const vouchedBy = vouching(repo, signatureDomain)
 
       const partsOf = (invoiceId: string) =>
-        Effect.flatMap(invoices.find(invoiceId), (parts) => parts === undefined ? Effect.fail(new InvoiceNotFound({ invoiceId })) : Effect.succeed(parts))
+        Effect.flatMap(invoices.find(invoiceId), Option.match({ onNone: () => Effect.fail(new InvoiceNotFound({ invoiceId })), onSome: Effect.succeed }))
 
       const forInvoice = Effect.fn("Refunds.forInvoice")(function*(invoiceId: string) {
         const parts = yield* partsOf(invoiceId)
@@ -175,7 +175,7 @@ export class Refunds extends Context.Service<Refunds, {
         const vouched = yield* vouchedBy(invoiceId, checkedOption, address, body)
         return yield* repo.withTransaction(Effect.gen(function*() {
           // The invoice's row lock orders this request with evidence changes and other requests.
-          if ((yield* invoices.lockForUpdate(invoiceId)) === undefined) return yield* new InvoiceNotFound({ invoiceId })
+          if (Option.isNone(yield* invoices.lockForUpdate(invoiceId))) return yield* new InvoiceNotFound({ invoiceId })
           const parts = yield* partsOf(invoiceId)
           const option = yield* optionOf(parts, body.paymentOptionId)
           const decision = decideRequest(yield* repo.listByOption(invoiceId, option.id), address, vouched.verified)
@@ -239,7 +239,7 @@ export class Refunds extends Context.Service<Refunds, {
         list: (merchantId, livemode, status) => repo.listByMerchant(merchantId, livemode, status ?? null, REFUND_LIST_LIMIT),
         listForInvoice: (merchantId, invoiceId) =>
           Effect.flatMap(invoices.find(invoiceId), (parts) =>
-            parts === undefined || parts.invoice.merchantId !== merchantId
+            Option.isNone(parts) || parts.value.invoice.merchantId !== merchantId
               ? Effect.fail(new InvoiceNotFound({ invoiceId }))
               : repo.listByInvoice(invoiceId)),
         get: (merchantId, refundId) => ownRefund(merchantId, refundId, repo.find),

@@ -1,4 +1,4 @@
-import { Clock, Context, Data, Effect, Layer } from "effect"
+import { Clock, Context, Data, Effect, Layer, Option } from "effect"
 import { InvoiceNotFound } from "../domain/Errors.ts"
 import type { InvoiceParts, PaymentRecord } from "../domain/Invoice.ts"
 import { parseAtomic } from "../domain/Money.ts"
@@ -163,8 +163,9 @@ export class TestHelpers extends Context.Service<TestHelpers, {
         // Under the invoice's row lock, as every other write: evidence recorded meanwhile is kept. The
         // deadline is applied here, not by the sweeper, which may hold an invoice for a lagging watcher.
         yield* repo.withTransaction(Effect.gen(function*() {
-          const invoice = yield* repo.lockForUpdate(invoiceId)
-          if (invoice === undefined || !EXPIRABLE.includes(invoice.status)) return
+          const locked = yield* repo.lockForUpdate(invoiceId)
+          if (Option.isNone(locked) || !EXPIRABLE.includes(locked.value.status)) return
+          const invoice = locked.value
           const moved = { ...invoice, timing: { ...invoice.timing, payableUntilAt: new Date(now - 1) } }
           const expired = applyEvents(moved, [{ type: "DEADLINE_PASSED" }], new Date(now))
           yield* repo.save(expired.invoice, expired.events)
