@@ -6,11 +6,11 @@ import { checkoutApi } from "../http/CheckoutApi.ts"
 import { UnmatchedDepositsGroup } from "./UnmatchedDepositsApi.ts"
 import { RequestErrors } from "../http/RequestErrors.ts"
 import { mapDomainErrors } from "../http/ErrorMapping.ts"
-import { UnmatchedDepositsRepo } from "./UnmatchedDepositsRepo.ts"
+import { UnmatchedDeposits } from "./UnmatchedDeposits.ts"
 
 export const UnmatchedDepositsHttpLive = HttpApiBuilder.group(checkoutApi(UnmatchedDepositsGroup), "unmatchedDeposits", (handlers) =>
   Effect.gen(function*() {
-    const deposits = yield* UnmatchedDepositsRepo
+    const deposits = yield* UnmatchedDeposits
     return handlers
       .handle("list", ({ query }) =>
         Effect.flatMap(CurrentMerchant, (merchant) =>
@@ -18,6 +18,5 @@ export const UnmatchedDepositsHttpLive = HttpApiBuilder.group(checkoutApi(Unmatc
             Effect.catchTag("InvalidCursor", () =>
               Effect.fail(RequestErrors.invalidCursor()))
           )))
-      .handle("forInvoice", ({ params }) =>
-        Effect.flatMap(CurrentMerchant, (merchant) => mapDomainErrors(deposits.forInvoice(merchant.merchantId, params.id)).pipe(Effect.map((data) => ({ data })))))
-  })).pipe(Layer.provide(UnmatchedDepositsRepo.layer))
+      .handle("forInvoice", ({ params }) => Effect.flatMap(CurrentMerchant, (merchant) => mapDomainErrors(deposits.forInvoice(merchant.merchantId, params.id))))
+  })).pipe(Layer.provide(UnmatchedDeposits.layer))
