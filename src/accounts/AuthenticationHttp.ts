@@ -11,6 +11,7 @@ import { clientAddress, orTooManyRequests } from "../http/RateLimitAnswers.ts"
 import type { BadRequest } from "../http/ApiErrors.ts"
 import { RequestErrors } from "../http/RequestErrors.ts"
 import { AccountErrors } from "./AccountsApi.ts"
+import { MerchantId } from "../domain/Ids.ts"
 
 const bearerOf = (request: HttpServerRequest.HttpServerRequest): string | undefined => {
   const header = request.headers["authorization"]
@@ -40,11 +41,11 @@ export const foreignIdsNamed = (query: URLSearchParams, ownId: string): Readonly
 }
 
 /** Whether the query names another account that exists: only that is a probe (a stray field is a mistake). */
-const namesAnotherExistingAccount = (request: HttpServerRequest.HttpServerRequest, merchantId: string) =>
+const namesAnotherExistingAccount = (request: HttpServerRequest.HttpServerRequest, merchantId: MerchantId) =>
   Effect.gen(function*() {
     const accounts = yield* Accounts
     for (const id of foreignIdsNamed(queryOf(request) ?? new URLSearchParams(), merchantId)) {
-      if ((yield* accounts.findUser(id)) !== undefined) return true
+      if ((yield* accounts.findUser(MerchantId.make(id))) !== undefined) return true
     }
     return false
   })
@@ -86,7 +87,7 @@ const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"])
  */
 const refuseAccountSelection = (
   request: HttpServerRequest.HttpServerRequest,
-  merchantId: string,
+  merchantId: MerchantId,
   credential: CurrentMerchant["Service"]["credential"]
 ): Effect.Effect<void, BadRequest, Accounts> =>
   selectsAnotherAccount(request)
@@ -108,7 +109,7 @@ export const MerchantAuthenticationLive = Layer.effect(
     const rateLimits = yield* RateLimits
     const admission = yield* ApiKeyAdmission
     /** 100 requests per minute per merchant account (the "client" of the spec's limit). */
-    const limit = (merchantId: string) => orTooManyRequests(rateLimits.api(merchantId))
+    const limit = (merchantId: MerchantId) => orTooManyRequests(rateLimits.api(merchantId))
     return (httpEffect) =>
       Effect.gen(function*() {
         const request = yield* HttpServerRequest.HttpServerRequest

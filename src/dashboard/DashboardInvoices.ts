@@ -11,6 +11,7 @@ import { closeActionsAccepted } from "../lifecycle/Lifecycle.ts"
 import { findDelivery } from "../webhooks/DeliveryLog.ts"
 import { overviewStart, overviewView } from "./Overview.ts"
 import { OverviewRepo } from "./OverviewRepo.ts"
+import type { MerchantId } from "../domain/Ids.ts"
 
 const makeDashboardInvoices = Effect.gen(function*() {
   const invoices = yield* Invoices
@@ -19,7 +20,7 @@ const makeDashboardInvoices = Effect.gen(function*() {
   const { publicUrl } = yield* AppConfig
   const now = Effect.map(Clock.currentTimeMillis, (millis) => new Date(millis))
 
-  const detail = Effect.fn("DashboardInvoices.detail")(function*(merchantId: string, id: string) {
+  const detail = Effect.fn("DashboardInvoices.detail")(function*(merchantId: MerchantId, id: string) {
     const parts = yield* invoices.get(merchantId, id)
     const timeline = yield* invoiceTimeline(id)
     const ids = yield* invoiceDeliveryIds(merchantId, id)
@@ -30,7 +31,7 @@ const makeDashboardInvoices = Effect.gen(function*() {
     return { invoice, closeActions: closeActionsAccepted(invoice), timeline, deliveries, quotes: quotes.map(quoteView) }
   }, Effect.provideService(SqlClient.SqlClient, sql))
 
-  const list = (merchantId: string, filters: InvoiceFilters & { readonly cursor?: string | undefined; readonly limit: number }) =>
+  const list = (merchantId: MerchantId, filters: InvoiceFilters & { readonly cursor?: string | undefined; readonly limit: number }) =>
     listInvoices(merchantId, filters).pipe(
       Effect.map((page) => ({ ...page, invoices: page.invoices.map((invoice) => ({ ...invoice, closeActions: closeActionsAccepted(invoice) })) })),
       Effect.provideService(SqlClient.SqlClient, sql)
@@ -39,18 +40,18 @@ const makeDashboardInvoices = Effect.gen(function*() {
   return {
     detail,
     list,
-    exportCsv: (merchantId: string, filters: InvoiceFilters) =>
+    exportCsv: (merchantId: MerchantId, filters: InvoiceFilters) =>
       streamInvoices(merchantId, filters).pipe(
         Stream.map(csvRow),
         Stream.prepend([csvHeader()]),
         Stream.encodeText,
         Stream.provideService(SqlClient.SqlClient, sql)
       ),
-    overview: Effect.fn("DashboardInvoices.overview")(function*(merchantId: string, livemode: boolean) {
+    overview: Effect.fn("DashboardInvoices.overview")(function*(merchantId: MerchantId, livemode: boolean) {
       const at = yield* now
       return overviewView(yield* overviews.overview(merchantId, overviewStart(at), livemode), at)
     }),
-    closeException: Effect.fn("DashboardInvoices.closeException")(function*(merchantId: string, id: string, action: ExceptionCloseAction, note: string) {
+    closeException: Effect.fn("DashboardInvoices.closeException")(function*(merchantId: MerchantId, id: string, action: ExceptionCloseAction, note: string) {
       const parts = yield* invoices.closeException(merchantId, id, action, note)
       return merchantInvoiceView(parts, publicUrl, yield* now)
     })

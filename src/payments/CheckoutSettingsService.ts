@@ -12,6 +12,7 @@ import { tokenContractOf } from "./PaymentMethod.ts"
 import { RailSettingsService } from "./RailSettings.ts"
 import { endpointVariable } from "../config/EndpointVariables.ts"
 import { DerivationLedger, describeFresh } from "./DerivationLedger.ts"
+import type { MerchantId } from "../domain/Ids.ts"
 
 const xpubsOf = (methods: ReadonlyArray<Pick<MethodInput, "xpub">>) => [...new Set(methods.flatMap((method) => method.xpub === null ? [] : [method.xpub]))]
 
@@ -66,7 +67,7 @@ const makeCheckoutSettings = Effect.gen(function*() {
   })
 
   /** The saved settings with each key's counter and the warning for keys this database never derived from. */
-  const current = Effect.fn("CheckoutSettings.get")(function*(merchantId: string, livemode: boolean) {
+  const current = Effect.fn("CheckoutSettings.get")(function*(merchantId: MerchantId, livemode: boolean) {
     const settings = yield* repo.find(merchantId, livemode)
     const nextIndexes = yield* ledger.nextIndexes(xpubsOf(settings.methods))
     const fresh = yield* ledger.neverIssued(xpubsOf(settings.methods.filter((method) => method.enabled)))
@@ -97,7 +98,7 @@ const makeCheckoutSettings = Effect.gen(function*() {
   }
 
   /** Checks the settings as the spec orders the checks, raises the keys' start indexes, saves, and answers the saved settings. */
-  const save = Effect.fn("CheckoutSettings.save")(function*(merchantId: string, livemode: boolean, body: Body) {
+  const save = Effect.fn("CheckoutSettings.save")(function*(merchantId: MerchantId, livemode: boolean, body: Body) {
     const methods = methodsOf(body)
     const refused = refusal(methods, body.paymentMethods, livemode) ?? (yield* behindProblem(methods))
     if (refused !== undefined) return yield* refused

@@ -1,5 +1,6 @@
 import { Clock, Context, Data, Effect, Layer, Option } from "effect"
 import { InvoiceNotFound } from "../domain/Errors.ts"
+import type { MerchantId } from "../domain/Ids.ts"
 import type { InvoiceParts, PaymentRecord } from "../domain/Invoice.ts"
 import { parseAtomic } from "../domain/Money.ts"
 import { statusesAccepting } from "../lifecycle/Lifecycle.ts"
@@ -34,7 +35,7 @@ export type TestHelperError =
  * `{ livemode: false }`, the development simulator `{ merchantId }`.
  */
 export interface HelperScope {
-  readonly merchantId?: string | undefined
+  readonly merchantId?: MerchantId | undefined
   readonly livemode?: boolean | undefined
 }
 

@@ -23,7 +23,7 @@ const ByMerchantMode = Schema.Struct({ merchantId: Schema.String, livemode: Sche
 
 /** Which settings a read or write is about: a merchant's, of one mode. */
 export interface SettingsOwner {
-  readonly merchantId: string
+  readonly merchantId: MerchantId
   readonly livemode: boolean
 }
 

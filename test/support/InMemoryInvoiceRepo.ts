@@ -6,6 +6,7 @@ import { AppConfig, parseConfig } from "../../src/config/AppConfig.ts"
 import type { InvoiceRecord, OutboxEvent, PaymentRecord } from "../../src/domain/Invoice.ts"
 import type { PaymentTimingInput } from "../../src/domain/Timing.ts"
 import { DeadlineSweeper } from "../../src/chains/DeadlineSweeper.ts"
+import { MerchantId } from "../../src/domain/Ids.ts"
 import { type EvidenceOption, type EvidenceState, EvidenceRepo } from "../../src/invoices/EvidenceRepo.ts"
 import { ExpiryRepo } from "../../src/invoices/ExpiryRepo.ts"
 import { type InvoiceParts, InvoiceRepo, type NewOption } from "../../src/invoices/InvoiceRepo.ts"
@@ -393,7 +394,7 @@ export const IN_MEMORY_METHODS: ReadonlyArray<MethodInput> = [
   { network: "base", assetCode: "USDC", railType: "wallet_contract", enabled: true, isDefault: false, recipientAddress: "0x1111111111111111111111111111111111111111", xpub: null }
 ]
 
-export const IN_MEMORY_MERCHANT = "00000000-0000-4000-8000-000000000001"
+export const IN_MEMORY_MERCHANT = MerchantId.make("00000000-0000-4000-8000-000000000001")
 
 export interface InMemoryOptions {
   /** Networks whose watcher holds the sweeper back until its chain time reaches a deadline. */

@@ -6,6 +6,7 @@ import { makeApp } from "../../src/App.ts"
 import type { AppConfigShape } from "../../src/config/AppConfig.ts"
 import type { CheckoutSettingsRepo } from "../../src/payments/CheckoutSettingsRepo.ts"
 import { type MerchantOptions, newMerchant, testConfigLayer } from "./TestLayers.ts"
+import type { MerchantId } from "../../src/domain/Ids.ts"
 
 export { freshZpub, type MerchantOptions, PUBLIC_URL } from "./TestLayers.ts"
 
@@ -25,7 +26,7 @@ export interface Answer {
 }
 
 interface MerchantCredentials {
-  readonly merchantId: string
+  readonly merchantId: MerchantId
   readonly email: string
   readonly apiKey: string
   /** A dashboard session (bearer JWT) of the same account. */
