@@ -1,4 +1,4 @@
-import { Data, Effect } from "effect"
+import { Data, Effect, Option } from "effect"
 import { decodeKeysetCursor, encodeKeysetCursor } from "../db/KeysetCursor.ts"
 import type { DeliveryView } from "./Delivery.ts"
 import { DeliveryLogRepo } from "./DeliveryLogRepo.ts"
@@ -36,8 +36,8 @@ const decodeCursor = (cursor: string) => {
 export const findDelivery = Effect.fn("DeliveryLog.find")(function*(merchantId: MerchantId, deliveryId: string) {
   const repo = yield* DeliveryLogRepo.make
   const found = yield* repo.find(merchantId, deliveryId)
-  if (found === undefined) return yield* new DeliveryNotFound()
-  return found
+  if (Option.isNone(found)) return yield* new DeliveryNotFound()
+  return found.value
 })
 
 /**

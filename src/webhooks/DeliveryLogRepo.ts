@@ -1,4 +1,4 @@
-import { Context, Effect, Layer, Schema } from "effect"
+import { Context, Effect, Layer, Option, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import { idPrefixPattern, likePattern } from "../db/KeysetCursor.ts"
 import { type DeliveryView, DeliveryViewRow } from "./Delivery.ts"
@@ -24,7 +24,7 @@ const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   const find = (merchantId: MerchantId, deliveryId: string) =>
     sql`SELECT ${sql.literal(WITH_ATTEMPTS)} FROM webhook_deliveries d
-    WHERE d.id::text = ${deliveryId} AND d.merchant_id = ${merchantId}`.pipe(Effect.flatMap(decodeViews), Effect.map((rows) => rows[0]), Effect.orDie)
+    WHERE d.id::text = ${deliveryId} AND d.merchant_id = ${merchantId}`.pipe(Effect.flatMap(decodeViews), Effect.map((rows) => Option.fromNullishOr(rows[0])), Effect.orDie)
   const idPrefixCondition = (q: string) => {
     const prefix = idPrefixPattern(q)
     return prefix === undefined ? [] : [sql`d.id::text LIKE ${prefix}`, sql`d.invoice_id::text LIKE ${prefix}`]
@@ -56,7 +56,7 @@ const make = Effect.gen(function*() {
 /** The dashboard's reading of webhook deliveries with their attempts. SQL and decode failures are defects here. */
 export class DeliveryLogRepo extends Context.Service<DeliveryLogRepo, {
   /** One delivery of the merchant with its attempts; undefined when the merchant has none with that id. */
-  readonly find: (merchantId: MerchantId, deliveryId: string) => Effect.Effect<DeliveryView | undefined>
+  readonly find: (merchantId: MerchantId, deliveryId: string) => Effect.Effect<Option.Option<DeliveryView>>
   /**
    * Up to `limit` of the merchant's deliveries, newest first. `q` matches a delivery id, invoice id
    * or event exactly, the start of a delivery or invoice id (8 hex digits or more), a part of the URL

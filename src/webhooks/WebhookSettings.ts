@@ -1,4 +1,4 @@
-import { Context, Data, Effect, Layer, Result } from "effect"
+import { Context, Data, Effect, Layer, Option, Result } from "effect"
 import { Secrets } from "../accounts/Secrets.ts"
 import { AppConfig } from "../config/AppConfig.ts"
 import type { WebhookEventName } from "../domain/Statuses.ts"
@@ -77,7 +77,8 @@ export class WebhookSettings extends Context.Service<WebhookSettings, {
           return Result.fail(new SecretUnreadable({ reason: "the signing secret cannot be decrypted with the configured encryption key" }))
         }
       }
-      const load = (merchantId: MerchantId, livemode: boolean) => repo.find({ merchantId, livemode })
+      // No row yet: the defaults (no URL, every event, no secret).
+      const load = (merchantId: MerchantId, livemode: boolean) => Effect.map(repo.find({ merchantId, livemode }), Option.getOrUndefined)
       const recordOf = (row: Omit<WebhookSettingsRow, "merchantId" | "livemode"> | undefined): WebhookSettingsRecord => ({
         url: row?.url ?? null,
         enabledEvents: row === undefined ? WEBHOOK_EVENTS : row.enabledEvents,
