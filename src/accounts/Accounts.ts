@@ -106,7 +106,7 @@ const signUpAndLogIn = (repo: Repo, passwords: PasswordHasher) => {
       return { id: row.id, email: row.email, createdAt: row.createdAt }
     }),
     findUser: Effect.fn("Accounts.findUser")(function*(merchantId: MerchantId) {
-      return Option.getOrUndefined(yield* repo.findUser(merchantId))
+      return yield* repo.findUser(merchantId)
     }),
     findMerchantByEmail: Effect.fn("Accounts.findMerchantByEmail")(function*(email: string) {
       return Option.getOrUndefined(yield* repo.findByEmail(email.toLowerCase()))
@@ -158,7 +158,7 @@ export class Accounts extends Context.Service<Accounts, {
   /** RateLimited: the password hash could not start in time (too many at once). */
   readonly signUp: (email: string, password: string) => Effect.Effect<User, EmailTaken | RateLimited>
   readonly logIn: (email: string, password: string) => Effect.Effect<User, InvalidCredentials | AccountDisabled | RateLimited>
-  readonly findUser: (merchantId: MerchantId) => Effect.Effect<User | undefined>
+  readonly findUser: (merchantId: MerchantId) => Effect.Effect<Option.Option<User>>
   readonly findMerchantByEmail: (email: string) => Effect.Effect<{ readonly id: MerchantId; readonly status: AccountStatus } | undefined>
   readonly createApiKey: (merchantId: MerchantId, label: string, mode?: ApiKeyMode) => Effect.Effect<CreatedApiKey, TooManyApiKeys>
   readonly listApiKeys: (merchantId: MerchantId) => Effect.Effect<ReadonlyArray<ApiKeySummary>>

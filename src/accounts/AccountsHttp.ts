@@ -1,4 +1,4 @@
-import { Duration, Effect, Layer } from "effect"
+import { Duration, Effect, Layer, Option } from "effect"
 import { HttpEffect, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
 import { AppConfig } from "../config/AppConfig.ts"
@@ -114,7 +114,7 @@ const ownUser = (id: string) =>
     const merchant = yield* CurrentMerchant
     if (id.toLowerCase() === merchant.merchantId.toLowerCase()) return merchant
     const accounts = yield* Accounts
-    if (merchant.credential !== "cookie" && (yield* accounts.findUser(MerchantId.make(id.toLowerCase()))) !== undefined) {
+    if (merchant.credential !== "cookie" && Option.isSome(yield* accounts.findUser(MerchantId.make(id.toLowerCase())))) {
       yield* accounts.recordProbe(merchant.merchantId, "foreign_user_id", `user ${id}`)
     }
     return yield* AccountErrors.userNotFound()

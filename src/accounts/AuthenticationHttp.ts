@@ -1,4 +1,4 @@
-import { Effect, Layer } from "effect"
+import { Effect, Layer, Option } from "effect"
 import { HttpServerRequest } from "effect/http"
 import { Accounts } from "./Accounts.ts"
 import { ApiKeyAdmission } from "./ApiKeyAdmission.ts"
@@ -45,7 +45,7 @@ const namesAnotherExistingAccount = (request: HttpServerRequest.HttpServerReques
   Effect.gen(function*() {
     const accounts = yield* Accounts
     for (const id of foreignIdsNamed(queryOf(request) ?? new URLSearchParams(), merchantId)) {
-      if ((yield* accounts.findUser(MerchantId.make(id))) !== undefined) return true
+      if (Option.isSome(yield* accounts.findUser(MerchantId.make(id)))) return true
     }
     return false
   })
