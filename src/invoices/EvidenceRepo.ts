@@ -4,7 +4,7 @@ import type { InvoiceRecord, OutboxEvent, PaymentRecord } from "../domain/Invoic
 import type { PaymentWrite } from "./PaymentWrite.ts"
 import { EVIDENCE_LOCK_COLUMNS, EVIDENCE_READ_COLUMNS } from "./InvoiceReadSql.ts"
 import { encodePaymentRow, type EvidenceOption, EvidenceRow, invoiceOf, InvoiceRow, PAYMENT_ROW_COLUMNS, PaymentRow } from "./InvoiceRows.ts"
-import { mutableValues, paymentsOfInvoice } from "./InvoiceRepoSql.ts"
+import { mutableValues, paymentsOfInvoice } from "./SharedInvoiceRepo.ts"
 
 export type { EvidenceOption }
 
