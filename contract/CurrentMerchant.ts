@@ -1,8 +1,9 @@
 import { Context } from "effect"
+import type { MerchantId } from "./Ids.ts"
 
 /** The authenticated merchant of a request, provided by the authentication middleware. */
 export class CurrentMerchant extends Context.Service<CurrentMerchant, {
-  readonly merchantId: string
+  readonly merchantId: MerchantId
   readonly billingStatus: "active" | "blocked"
   readonly via: "api_key" | "session"
   /**

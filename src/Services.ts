@@ -70,6 +70,7 @@ export const ServicesLive = Layer.mergeAll(
   IdempotencyStore.layer,
   InvoiceChanges.layer,
   InvoiceChanges.publishingRepo,
+  InvoiceChanges.publishingEvidenceRepo,
   Invoices.layer,
   PaymentEvidence.layer,
   BitcoinAddressPool.layer,

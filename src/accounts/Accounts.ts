@@ -49,7 +49,7 @@ type PasswordHasher = Effect.Success<ReturnType<typeof makePasswordHasher>>
  * until the account is enabled again. A probe-disabled account's sessions are revoked.
  */
 const statusChanges = (repo: Repo, sessions: SessionsRepo["Service"]) =>
-  Effect.fn("Accounts.setStatus")(function*(merchantId: string, status: "active" | "disabled", revokeSessions = false) {
+  Effect.fn("Accounts.setStatus")(function*(merchantId: MerchantId, status: "active" | "disabled", revokeSessions = false) {
     yield* repo.setStatus(merchantId, status)
     if (status === "disabled") {
       if (revokeSessions) yield* sessions.revokeAll(merchantId)
@@ -105,8 +105,8 @@ const signUpAndLogIn = (repo: Repo, passwords: PasswordHasher) => {
       }
       return { id: row.id, email: row.email, createdAt: row.createdAt }
     }),
-    findUser: Effect.fn("Accounts.findUser")(function*(merchantId: string) {
-      return Option.getOrUndefined(yield* repo.findUser(merchantId))
+    findUser: Effect.fn("Accounts.findUser")(function*(merchantId: MerchantId) {
+      return yield* repo.findUser(merchantId)
     }),
     findMerchantByEmail: Effect.fn("Accounts.findMerchantByEmail")(function*(email: string) {
       return Option.getOrUndefined(yield* repo.findByEmail(email.toLowerCase()))
@@ -116,7 +116,7 @@ const signUpAndLogIn = (repo: Repo, passwords: PasswordHasher) => {
 
 /** An account's API keys: at most MAX_ACTIVE_API_KEYS active ones in each mode. */
 const apiKeys = (repo: Repo) => ({
-  createApiKey: Effect.fn("Accounts.createApiKey")(function*(merchantId: string, label: string, mode: ApiKeyMode = "live") {
+  createApiKey: Effect.fn("Accounts.createApiKey")(function*(merchantId: MerchantId, label: string, mode: ApiKeyMode = "live") {
     // Lock the merchant row so that concurrent creations cannot pass the limit together.
     yield* repo.lockMerchant(merchantId)
     const active = yield* repo.countActiveKeys(merchantId, mode)
@@ -133,16 +133,16 @@ const apiKeys = (repo: Repo) => ({
     const createdAt = yield* repo.insertKey(key)
     return { id: key.id, rawKey, keyPrefix: key.keyPrefix, label, mode, createdAt }
   }, repo.withTransaction),
-  listApiKeys: Effect.fn("Accounts.listApiKeys")(function*(merchantId: string) {
+  listApiKeys: Effect.fn("Accounts.listApiKeys")(function*(merchantId: MerchantId) {
     return yield* repo.activeKeys(merchantId)
   }),
-  revokeApiKey: Effect.fn("Accounts.revokeApiKey")(function*(merchantId: string, keyId: string) {
+  revokeApiKey: Effect.fn("Accounts.revokeApiKey")(function*(merchantId: MerchantId, keyId: string) {
     if (!(yield* repo.revokeKey(merchantId, keyId))) return yield* new ApiKeyNotFound()
   })
 })
 
 const probeRecorder = (repo: Repo, threshold: number, setStatus: ReturnType<typeof statusChanges>) =>
-  Effect.fn("Accounts.recordProbe")(function*(merchantId: string, kind: string, detail: string) {
+  Effect.fn("Accounts.recordProbe")(function*(merchantId: MerchantId, kind: string, detail: string) {
     yield* repo.recordProbe(merchantId, kind, detail.slice(0, 500))
     const count = yield* repo.countRecentProbes(merchantId)
     const reached = count >= threshold
@@ -158,16 +158,16 @@ export class Accounts extends Context.Service<Accounts, {
   /** RateLimited: the password hash could not start in time (too many at once). */
   readonly signUp: (email: string, password: string) => Effect.Effect<User, EmailTaken | RateLimited>
   readonly logIn: (email: string, password: string) => Effect.Effect<User, InvalidCredentials | AccountDisabled | RateLimited>
-  readonly findUser: (merchantId: string) => Effect.Effect<User | undefined>
+  readonly findUser: (merchantId: MerchantId) => Effect.Effect<Option.Option<User>>
   readonly findMerchantByEmail: (email: string) => Effect.Effect<{ readonly id: MerchantId; readonly status: AccountStatus } | undefined>
-  readonly createApiKey: (merchantId: string, label: string, mode?: ApiKeyMode) => Effect.Effect<CreatedApiKey, TooManyApiKeys>
-  readonly listApiKeys: (merchantId: string) => Effect.Effect<ReadonlyArray<ApiKeySummary>>
-  readonly revokeApiKey: (merchantId: string, keyId: string) => Effect.Effect<void, ApiKeyNotFound>
+  readonly createApiKey: (merchantId: MerchantId, label: string, mode?: ApiKeyMode) => Effect.Effect<CreatedApiKey, TooManyApiKeys>
+  readonly listApiKeys: (merchantId: MerchantId) => Effect.Effect<ReadonlyArray<ApiKeySummary>>
+  readonly revokeApiKey: (merchantId: MerchantId, keyId: string) => Effect.Effect<void, ApiKeyNotFound>
   /** Disabling revokes the account's sessions; enabling forgives its recorded cross-account probes. */
-  readonly setStatus: (merchantId: string, status: "active" | "disabled") => Effect.Effect<void>
-  readonly setBillingStatus: (merchantId: string, status: "active" | "blocked") => Effect.Effect<void>
+  readonly setStatus: (merchantId: MerchantId, status: "active" | "disabled") => Effect.Effect<void>
+  readonly setBillingStatus: (merchantId: MerchantId, status: "active" | "blocked") => Effect.Effect<void>
   /** Records a cross-account probe; at the configured threshold the account is disabled. Returns whether it was. */
-  readonly recordProbe: (merchantId: string, kind: string, detail: string) => Effect.Effect<boolean>
+  readonly recordProbe: (merchantId: MerchantId, kind: string, detail: string) => Effect.Effect<boolean>
 }>()("Accounts/Accounts") {
   static readonly layer = Layer.effect(
     Accounts,

@@ -1,4 +1,4 @@
-import { Duration, Effect, Layer } from "effect"
+import { Duration, Effect, Layer, Option } from "effect"
 import { HttpEffect, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
 import { AppConfig } from "../config/AppConfig.ts"
@@ -8,6 +8,7 @@ import { AccountErrors } from "./AccountsApi.ts"
 import { orTooManyRequests, clientAddress } from "../http/ApiErrors.ts"
 import { RateLimits } from "./RateLimits.ts"
 import { Accounts } from "./Accounts.ts"
+import { MerchantId } from "../domain/Ids.ts"
 import { CurrentMerchant } from "../http/CurrentMerchant.ts"
 import { constantTimeEqual } from "./ApiKeyFormat.ts"
 import { CSRF_COOKIE, CSRF_HEADER, SESSION_COOKIE, SESSION_HOURS, Sessions } from "./Sessions.ts"
@@ -113,7 +114,7 @@ const ownUser = (id: string) =>
     const merchant = yield* CurrentMerchant
     if (id.toLowerCase() === merchant.merchantId.toLowerCase()) return merchant
     const accounts = yield* Accounts
-    if (merchant.credential !== "cookie" && (yield* accounts.findUser(id.toLowerCase())) !== undefined) {
+    if (merchant.credential !== "cookie" && Option.isSome(yield* accounts.findUser(MerchantId.make(id.toLowerCase())))) {
       yield* accounts.recordProbe(merchant.merchantId, "foreign_user_id", `user ${id}`)
     }
     return yield* AccountErrors.userNotFound()

@@ -52,20 +52,20 @@ export class AccountsRepo extends Context.Service<AccountsRepo, {
   /** Replaces the password hash only while it is still `stored` (a concurrent change wins). */
   readonly upgradePasswordHash: (id: string, stored: string, rehashed: string) => Effect.Effect<void>
   /** Locks the merchant row for the rest of the transaction. */
-  readonly lockMerchant: (merchantId: string) => Effect.Effect<void>
+  readonly lockMerchant: (merchantId: MerchantId) => Effect.Effect<void>
   /** The merchant's unrevoked keys of one mode (each mode has its own limit). */
-  readonly countActiveKeys: (merchantId: string, mode: ApiKeyMode) => Effect.Effect<number>
+  readonly countActiveKeys: (merchantId: MerchantId, mode: ApiKeyMode) => Effect.Effect<number>
   /** Stores the key; answers its creation time. */
   readonly insertKey: (key: typeof NewKey.Type) => Effect.Effect<Date>
-  readonly activeKeys: (merchantId: string) => Effect.Effect<ReadonlyArray<ApiKeySummary>>
+  readonly activeKeys: (merchantId: MerchantId) => Effect.Effect<ReadonlyArray<ApiKeySummary>>
   /** Revokes the merchant's unrevoked key; false when there is none with that id. */
-  readonly revokeKey: (merchantId: string, keyId: string) => Effect.Effect<boolean>
-  readonly setStatus: (merchantId: string, status: AccountStatus) => Effect.Effect<void>
-  readonly setBillingStatus: (merchantId: string, status: "active" | "blocked") => Effect.Effect<void>
-  readonly recordProbe: (merchantId: string, kind: string, detail: string) => Effect.Effect<void>
+  readonly revokeKey: (merchantId: MerchantId, keyId: string) => Effect.Effect<boolean>
+  readonly setStatus: (merchantId: MerchantId, status: AccountStatus) => Effect.Effect<void>
+  readonly setBillingStatus: (merchantId: MerchantId, status: "active" | "blocked") => Effect.Effect<void>
+  readonly recordProbe: (merchantId: MerchantId, kind: string, detail: string) => Effect.Effect<void>
   /** The merchant's probes of the last day. */
-  readonly countRecentProbes: (merchantId: string) => Effect.Effect<number>
-  readonly forgetProbes: (merchantId: string) => Effect.Effect<void>
+  readonly countRecentProbes: (merchantId: MerchantId) => Effect.Effect<number>
+  readonly forgetProbes: (merchantId: MerchantId) => Effect.Effect<void>
   readonly withTransaction: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
 }>()("Accounts/AccountsRepo") {
   static readonly layer = Layer.effect(

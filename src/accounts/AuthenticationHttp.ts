@@ -1,4 +1,4 @@
-import { Effect, Layer } from "effect"
+import { Effect, Layer, Option } from "effect"
 import { HttpServerRequest } from "effect/http"
 import { Accounts } from "./Accounts.ts"
 import { ApiKeyAdmission } from "./ApiKeyAdmission.ts"
@@ -10,6 +10,7 @@ import { DashboardAuthentication, MerchantAuthentication } from "../http/Authent
 import { clientAddress, orTooManyRequests, RequestErrors } from "../http/ApiErrors.ts"
 import type { BadRequest } from "../http/ApiErrors.ts"
 import { AccountErrors } from "./AccountsApi.ts"
+import { MerchantId } from "../domain/Ids.ts"
 
 const bearerOf = (request: HttpServerRequest.HttpServerRequest): string | undefined => {
   const header = request.headers["authorization"]
@@ -39,11 +40,11 @@ export const foreignIdsNamed = (query: URLSearchParams, ownId: string): Readonly
 }
 
 /** Whether the query names another account that exists: only that is a probe (a stray field is a mistake). */
-const namesAnotherExistingAccount = (request: HttpServerRequest.HttpServerRequest, merchantId: string) =>
+const namesAnotherExistingAccount = (request: HttpServerRequest.HttpServerRequest, merchantId: MerchantId) =>
   Effect.gen(function*() {
     const accounts = yield* Accounts
     for (const id of foreignIdsNamed(queryOf(request) ?? new URLSearchParams(), merchantId)) {
-      if ((yield* accounts.findUser(id)) !== undefined) return true
+      if (Option.isSome(yield* accounts.findUser(MerchantId.make(id)))) return true
     }
     return false
   })
@@ -85,7 +86,7 @@ const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"])
  */
 const refuseAccountSelection = (
   request: HttpServerRequest.HttpServerRequest,
-  merchantId: string,
+  merchantId: MerchantId,
   credential: CurrentMerchant["Service"]["credential"]
 ): Effect.Effect<void, BadRequest, Accounts> =>
   selectsAnotherAccount(request)
@@ -107,7 +108,7 @@ export const MerchantAuthenticationLive = Layer.effect(
     const rateLimits = yield* RateLimits
     const admission = yield* ApiKeyAdmission
     /** 100 requests per minute per merchant account (the "client" of the spec's limit). */
-    const limit = (merchantId: string) => orTooManyRequests(rateLimits.api(merchantId))
+    const limit = (merchantId: MerchantId) => orTooManyRequests(rateLimits.api(merchantId))
     return (httpEffect) =>
       Effect.gen(function*() {
         const request = yield* HttpServerRequest.HttpServerRequest

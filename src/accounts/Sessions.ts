@@ -1,6 +1,7 @@
 import { createHmac } from "node:crypto"
 import { Clock, Context, Data, Effect, Layer, Option } from "effect"
 import { statusUnavailableOrDie } from "../db/ConnectionFailure.ts"
+import { MerchantId } from "../domain/Ids.ts"
 import type { BillingStatus } from "./Merchant.ts"
 import { Secrets } from "./Secrets.ts"
 import { SessionsRepo } from "./SessionsRepo.ts"
@@ -16,7 +17,7 @@ export const CSRF_HEADER = "x-csrf-token"
 export const SESSION_HOURS = 12
 
 export interface SessionPrincipal {
-  readonly merchantId: string
+  readonly merchantId: MerchantId
   readonly sessionId: string
   readonly billingStatus: BillingStatus
 }
@@ -26,7 +27,7 @@ export interface SessionPrincipal {
  * so that logout and account disabling revoke them server-side at once.
  */
 export class Sessions extends Context.Service<Sessions, {
-  readonly issue: (merchantId: string) => Effect.Effect<{ readonly token: string; readonly expiresAt: Date; readonly sessionId: string }>
+  readonly issue: (merchantId: MerchantId) => Effect.Effect<{ readonly token: string; readonly expiresAt: Date; readonly sessionId: string }>
   /**
    * The CSRF token of a session: an HMAC of its id, so nothing more is stored. Cookie-authenticated
    * writes must echo it in `X-CSRF-Token` (the dashboard reads it from the `checkout_csrf` cookie).
@@ -34,7 +35,7 @@ export class Sessions extends Context.Service<Sessions, {
   readonly csrfToken: (sessionId: string) => string
   readonly verify: (token: string) => Effect.Effect<SessionPrincipal, InvalidSession | SessionAccountDisabled | SessionStatusUnavailable>
   readonly revoke: (sessionId: string) => Effect.Effect<void>
-  readonly revokeAll: (merchantId: string) => Effect.Effect<void>
+  readonly revokeAll: (merchantId: MerchantId) => Effect.Effect<void>
 }>()("Accounts/Sessions") {
   static readonly layer = Layer.effect(
     Sessions,
@@ -74,8 +75,9 @@ export class Sessions extends Context.Service<Sessions, {
             catch: () => new InvalidSession()
           })
           const sessionId = verified.payload.sid
-          const merchantId = verified.payload.sub
-          if (typeof sessionId !== "string" || typeof merchantId !== "string") return yield* new InvalidSession()
+          const subject = verified.payload.sub
+          if (typeof sessionId !== "string" || typeof subject !== "string") return yield* new InvalidSession()
+          const merchantId = MerchantId.make(subject)
           const found = yield* repo.findState(sessionId, merchantId).pipe(
             Effect.catchTag("SqlError", statusUnavailableOrDie(() => new SessionStatusUnavailable()))
           )

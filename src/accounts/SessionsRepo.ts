@@ -2,6 +2,7 @@ import { Context, Effect, Layer, type Option, Schema, Struct } from "effect"
 import { SqlClient, type SqlError, SqlSchema } from "effect/sql"
 import { DateColumn, NullableDateColumn } from "../db/Columns.ts"
 import { MerchantRow } from "./Merchant.ts"
+import type { MerchantId } from "../domain/Ids.ts"
 
 /** What verifying a token reads of its session and account, in one statement. */
 const SessionStateRow = Schema.Struct({
@@ -13,7 +14,7 @@ export type SessionState = typeof SessionStateRow.Type
 
 export interface NewSession {
   readonly id: string
-  readonly merchantId: string
+  readonly merchantId: MerchantId
   readonly createdAt: Date
   readonly expiresAt: Date
 }
@@ -25,10 +26,10 @@ export interface NewSession {
 export class SessionsRepo extends Context.Service<SessionsRepo, {
   readonly insert: (session: NewSession) => Effect.Effect<void>
   /** The session of this merchant and its account's status; SqlError stays: a connection failure means "the status cannot be verified". */
-  readonly findState: (sessionId: string, merchantId: string) => Effect.Effect<Option.Option<SessionState>, SqlError.SqlError>
+  readonly findState: (sessionId: string, merchantId: MerchantId) => Effect.Effect<Option.Option<SessionState>, SqlError.SqlError>
   readonly revoke: (sessionId: string) => Effect.Effect<void>
   /** Revokes every unrevoked session of the merchant. */
-  readonly revokeAll: (merchantId: string) => Effect.Effect<void>
+  readonly revokeAll: (merchantId: MerchantId) => Effect.Effect<void>
 }>()("Accounts/SessionsRepo") {
   static readonly layer = Layer.effect(
     SessionsRepo,

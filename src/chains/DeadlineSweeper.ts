@@ -2,6 +2,7 @@ import { Clock, Context, Duration, Effect, Layer, Schedule } from "effect"
 import { ChainRepo } from "./ChainRepo.ts"
 import { watchedNetworks } from "../payments/WatchedNetworks.ts"
 import { AppConfig } from "../config/AppConfig.ts"
+import { ExpiryRepo } from "../invoices/ExpiryRepo.ts"
 import { InvoiceRepo } from "../invoices/InvoiceRepo.ts"
 import { applyEvents } from "../lifecycle/Settlement.ts"
 import { InvoiceChanges } from "../invoices/InvoiceChanges.ts"
@@ -19,6 +20,7 @@ export class DeadlineSweeper extends Context.Service<DeadlineSweeper, {
     DeadlineSweeper,
     Effect.gen(function*() {
       const repo = yield* InvoiceRepo
+      const expiry = yield* ExpiryRepo
       const chainRepo = yield* ChainRepo
       const { chains } = yield* AppConfig
       const networks = watchedNetworks(chains)
@@ -31,7 +33,7 @@ export class DeadlineSweeper extends Context.Service<DeadlineSweeper, {
       const sweepBatch = (batchSize: number) =>
         repo.withTransaction(Effect.gen(function*() {
           const now = new Date(yield* Clock.currentTimeMillis)
-          const due = yield* repo.claimDueForExpiry(now, batchSize, yield* watchedProgress)
+          const due = yield* expiry.claimDueForExpiry(now, batchSize, yield* watchedProgress)
           for (const invoice of due) {
             const expired = applyEvents(invoice, [{ type: "DEADLINE_PASSED" }], now)
             yield* repo.save(expired.invoice, expired.events)
@@ -51,7 +53,7 @@ export class DeadlineSweeper extends Context.Service<DeadlineSweeper, {
     })
   ).pipe(Layer.provide(ChainRepo.layer))
 
-  static readonly layer = DeadlineSweeper.layerWithoutDependencies.pipe(Layer.provide(InvoiceChanges.publishingRepo))
+  static readonly layer = DeadlineSweeper.layerWithoutDependencies.pipe(Layer.provide([InvoiceChanges.publishingRepo, ExpiryRepo.layer]))
 
   /** The background fiber: sweeps every CHECKOUT_SWEEP_INTERVAL_MS while the service runs. */
   static readonly worker = Layer.effectDiscard(Effect.gen(function*() {

@@ -1,6 +1,7 @@
 import { Context, Effect, Layer, Schema } from "effect"
 import { SqlClient, SqlSchema } from "effect/sql"
 import { bigintColumn } from "../db/Columns.ts"
+import type { MerchantId } from "../domain/Ids.ts"
 
 const StatusCount = Schema.Struct({ status: Schema.String, count: Schema.Finite })
 const DayTotal = Schema.Struct({ day: Schema.String, usdMicros: bigintColumn(Schema.BigInt) })
@@ -42,7 +43,7 @@ const make = Effect.gen(function*() {
           WHERE r.merchant_id = ${merchantId} AND i.livemode = ${livemode} AND r.status = 'requested')::int AS waiting_refunds`
   })
   return {
-    overview: (merchantId: string, since: Date, livemode: boolean) =>
+    overview: (merchantId: MerchantId, since: Date, livemode: boolean) =>
       Effect.all({ statusCounts: statusCounts({ merchantId, livemode }), receivedByDay: receivedByDay({ merchantId, since, livemode }), counts: counts({ merchantId, livemode }) })
         .pipe(
           Effect.map(({ counts, ...rest }) => ({ ...rest, openExceptions: counts.openExceptions, waitingRefunds: counts.waitingRefunds })),
@@ -54,7 +55,7 @@ const make = Effect.gen(function*() {
 /** The sums behind the dashboard's overview, in three queries. SQL and decode failures are defects here. */
 export class OverviewRepo extends Context.Service<OverviewRepo, {
   /** The sums of the merchant's live invoices, or of its test ones (`livemode` false): never both. */
-  readonly overview: (merchantId: string, since: Date, livemode: boolean) => Effect.Effect<OverviewRecord>
+  readonly overview: (merchantId: MerchantId, since: Date, livemode: boolean) => Effect.Effect<OverviewRecord>
 }>()("Dashboard/OverviewRepo") {
   static readonly make = make
   static readonly layer = Layer.effect(OverviewRepo, make)

@@ -5,11 +5,11 @@ import { livemodeOf } from "../http/LivemodeQuery.ts"
 import { checkoutApi } from "../http/CheckoutApi.ts"
 import { UnmatchedDepositsGroup } from "./UnmatchedDepositsApi.ts"
 import { mapDomainErrors, RequestErrors } from "../http/ApiErrors.ts"
-import { UnmatchedDepositsRepo } from "./UnmatchedDepositsRepo.ts"
+import { UnmatchedDeposits } from "./UnmatchedDeposits.ts"
 
 export const UnmatchedDepositsHttpLive = HttpApiBuilder.group(checkoutApi(UnmatchedDepositsGroup), "unmatchedDeposits", (handlers) =>
   Effect.gen(function*() {
-    const deposits = yield* UnmatchedDepositsRepo
+    const deposits = yield* UnmatchedDeposits
     return handlers
       .handle("list", ({ query }) =>
         Effect.flatMap(CurrentMerchant, (merchant) =>
@@ -17,6 +17,5 @@ export const UnmatchedDepositsHttpLive = HttpApiBuilder.group(checkoutApi(Unmatc
             Effect.catchTag("InvalidCursor", () =>
               Effect.fail(RequestErrors.invalidCursor()))
           )))
-      .handle("forInvoice", ({ params }) =>
-        Effect.flatMap(CurrentMerchant, (merchant) => mapDomainErrors(deposits.forInvoice(merchant.merchantId, params.id)).pipe(Effect.map((data) => ({ data })))))
-  })).pipe(Layer.provide(UnmatchedDepositsRepo.layer))
+      .handle("forInvoice", ({ params }) => Effect.flatMap(CurrentMerchant, (merchant) => mapDomainErrors(deposits.forInvoice(merchant.merchantId, params.id))))
+  })).pipe(Layer.provide(UnmatchedDeposits.layer))

@@ -3,6 +3,7 @@ import { SqlClient, SqlSchema } from "effect/sql"
 import { isStorableInstant } from "../db/TimestampRange.ts"
 import { InvoiceNotFound } from "../domain/Errors.ts"
 import { UnmatchedDeposit } from "./UnmatchedDeposit.ts"
+import type { MerchantId } from "../domain/Ids.ts"
 
 export class InvalidCursor extends Data.TaggedError("InvalidCursor")<{}> {}
 
@@ -41,11 +42,11 @@ const PageRow = Schema.Struct({ ...UnmatchedDeposit.fields, position: Schema.Str
 export class UnmatchedDepositsRepo extends Context.Service<UnmatchedDepositsRepo, {
   /** A page of the merchant's unmatched deposits to its live invoices (test ones with `livemode` false), newest first; `cursor` continues after a previous page. */
   readonly page: (
-    merchantId: string,
+    merchantId: MerchantId,
     options: { readonly livemode?: boolean | undefined; readonly cursor?: string | undefined; readonly limit?: number | undefined }
   ) => Effect.Effect<UnmatchedDepositPage, InvalidCursor>
   /** Every unmatched deposit of one of the merchant's invoices, newest first; another merchant's invoice is not found. */
-  readonly forInvoice: (merchantId: string, invoiceId: string) => Effect.Effect<ReadonlyArray<UnmatchedDeposit>, InvoiceNotFound>
+  readonly forInvoice: (merchantId: MerchantId, invoiceId: string) => Effect.Effect<ReadonlyArray<UnmatchedDeposit>, InvoiceNotFound>
 }>()("Deposits/UnmatchedDepositsRepo") {
   static readonly layer = Layer.effect(
     UnmatchedDepositsRepo,
@@ -76,7 +77,7 @@ export class UnmatchedDepositsRepo extends Context.Service<UnmatchedDepositsRepo
           sql`SELECT ${columns} FROM unmatched_deposits d WHERE d.invoice_id = ${invoiceId} AND d.merchant_id = ${merchantId}
             ORDER BY d.detected_at DESC, d.id DESC`
       })
-      const invoiceOwned = (merchantId: string, invoiceId: string) =>
+      const invoiceOwned = (merchantId: MerchantId, invoiceId: string) =>
         sql`SELECT 1 FROM invoices WHERE id = ${invoiceId} AND merchant_id = ${merchantId}`.pipe(
           Effect.map((rows) => rows.length > 0),
           Effect.orDie

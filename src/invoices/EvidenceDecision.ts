@@ -2,7 +2,7 @@ import { usdValueOf } from "../domain/Evidence.ts"
 import { PaymentId } from "../domain/Ids.ts"
 import type { InvoiceRecord, OutboxEvent, PaymentRecord } from "../domain/Invoice.ts"
 import { type EvidenceChangeKind, isLateEvidence, settle } from "../lifecycle/Settlement.ts"
-import type { EvidenceOption, EvidenceState } from "./InvoiceRepo.ts"
+import type { EvidenceOption, EvidenceState } from "./EvidenceRepo.ts"
 import type { PaymentWrite } from "./PaymentWrite.ts"
 
 /**

@@ -1,4 +1,5 @@
 import { Context, Effect, Layer, Queue } from "effect"
+import { EvidenceRepo } from "./EvidenceRepo.ts"
 import { InvoiceRepo } from "./InvoiceRepo.ts"
 
 /** Which invoices' rows are in-process changes: set while a repository transaction runs, published once it commits. */
@@ -47,28 +48,51 @@ export class InvoiceChanges extends Context.Service<InvoiceChanges, {
     InvoiceRepo,
     Effect.gen(function*() {
       const repo = yield* InvoiceRepo
-      const bus = yield* InvoiceChanges
-      const changed = (invoiceId: string) =>
-        Effect.gen(function*() {
-          const pending = yield* PendingChanges
-          if (pending === undefined) bus.publish(invoiceId)
-          else pending.add(invoiceId)
-        })
+      const { changed, withTransaction } = publishing(yield* InvoiceChanges, repo.withTransaction)
       return InvoiceRepo.of({
         ...repo,
         save: (invoice, events) => Effect.tap(repo.save(invoice, events), () => changed(invoice.id)),
-        saveWith: (write, invoice, events) => Effect.tap(repo.saveWith(write, invoice, events), () => changed(invoice.id)),
-        saveIfUnchanged: (version, write, invoice, events) =>
-          Effect.tap(repo.saveIfUnchanged(version, write, invoice, events), (applied) => (applied ? changed(invoice.id) : Effect.void)),
-        withTransaction: (effect) =>
-          Effect.gen(function*() {
-            if ((yield* PendingChanges) !== undefined) return yield* repo.withTransaction(effect)
-            const pending = new Set<string>()
-            const result = yield* repo.withTransaction(Effect.provideService(effect, PendingChanges, pending))
-            pending.forEach(bus.publish)
-            return result
-          })
+        withTransaction
       })
     })
   ).pipe(Layer.provide([InvoiceRepo.layer, InvoiceChanges.layer]))
+
+  /** The evidence repository whose payment writes publish on the bus, as `publishingRepo`'s. */
+  static readonly publishingEvidenceRepo = Layer.effect(
+    EvidenceRepo,
+    Effect.gen(function*() {
+      const repo = yield* EvidenceRepo
+      const { changed, withTransaction } = publishing(yield* InvoiceChanges, repo.withTransaction)
+      return EvidenceRepo.of({
+        ...repo,
+        saveWith: (write, invoice, events) => Effect.tap(repo.saveWith(write, invoice, events), () => changed(invoice.id)),
+        saveIfUnchanged: (version, write, invoice, events) =>
+          Effect.tap(repo.saveIfUnchanged(version, write, invoice, events), (applied) => (applied ? changed(invoice.id) : Effect.void)),
+        withTransaction
+      })
+    })
+  ).pipe(Layer.provide([EvidenceRepo.layer, InvoiceChanges.layer]))
 }
+
+type Transaction = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+
+/**
+ * A change is published at once outside a transaction, or collected and published when the
+ * outermost transaction (of either repository: they share the set) has committed.
+ */
+const publishing = (bus: InvoiceChanges["Service"], transaction: Transaction) => ({
+  changed: (invoiceId: string) =>
+    Effect.gen(function*() {
+      const pending = yield* PendingChanges
+      if (pending === undefined) bus.publish(invoiceId)
+      else pending.add(invoiceId)
+    }),
+  withTransaction: (<A, E, R>(effect: Effect.Effect<A, E, R>) =>
+    Effect.gen(function*() {
+      if ((yield* PendingChanges) !== undefined) return yield* transaction(effect)
+      const pending = new Set<string>()
+      const result = yield* transaction(Effect.provideService(effect, PendingChanges, pending))
+      pending.forEach(bus.publish)
+      return result
+    })) as Transaction
+})

@@ -6,6 +6,7 @@ import { type InvoiceSummary, SUMMARY_SHOWN_FIELDS } from "../domain/InvoiceResp
 import { shown } from "../domain/InvoiceViews.ts"
 import { microsToNumber } from "../domain/Money.ts"
 import { type InvoiceFilters, type InvoiceSummaryRecord, InvoiceListRepo } from "./InvoiceListRepo.ts"
+import type { MerchantId } from "../domain/Ids.ts"
 
 export class InvalidInvoiceCursor extends Data.TaggedError("InvalidInvoiceCursor")<{}> {}
 
@@ -34,7 +35,7 @@ const decodeCursor = (cursor: string) => {
 
 /** A page of a merchant's invoices, newest first, after an opaque cursor. */
 export const listInvoices = Effect.fn("InvoiceList.list")(function*(
-  merchantId: string,
+  merchantId: MerchantId,
   filters: InvoiceFilters & { readonly cursor?: string | undefined; readonly limit: number }
 ) {
   const repo = yield* InvoiceListRepo.make
@@ -51,7 +52,7 @@ const EXPORT_BATCH = 500
  * Every invoice matching the filters, newest first, read in keyset batches so that an export of
  * any size holds one batch in memory at a time.
  */
-export const streamInvoices = (merchantId: string, filters: InvoiceFilters): Stream.Stream<InvoiceSummary, never, SqlClient.SqlClient> =>
+export const streamInvoices = (merchantId: MerchantId, filters: InvoiceFilters): Stream.Stream<InvoiceSummary, never, SqlClient.SqlClient> =>
   Stream.paginate(undefined as string | undefined, (cursor) =>
     Effect.map(
       listInvoices(merchantId, { ...filters, cursor, limit: EXPORT_BATCH }).pipe(Effect.catchTag("InvalidInvoiceCursor", Effect.die)),
@@ -66,7 +67,7 @@ export const invoiceTimeline = Effect.fn("InvoiceList.timeline")(function*(invoi
 })
 
 /** The merchant's webhook deliveries of one invoice, newest first (ids only; the log has the rest). */
-export const invoiceDeliveryIds = Effect.fn("InvoiceList.deliveries")(function*(merchantId: string, invoiceId: string) {
+export const invoiceDeliveryIds = Effect.fn("InvoiceList.deliveries")(function*(merchantId: MerchantId, invoiceId: string) {
   const repo = yield* InvoiceListRepo.make
   return yield* repo.deliveryIds(merchantId, invoiceId)
 })

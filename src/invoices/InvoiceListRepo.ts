@@ -3,6 +3,7 @@ import { SqlClient, SqlSchema } from "effect/sql"
 import { DateColumn } from "../db/Columns.ts"
 import { idPrefixPattern, likePattern, UUID_PATTERN } from "../db/KeysetCursor.ts"
 import { InvoiceSummaryRow, SUMMARY_ROW_COLUMNS } from "./InvoiceRows.ts"
+import type { MerchantId } from "../domain/Ids.ts"
 
 const TimelineRow = Schema.Struct({ event: Schema.String, createdAt: DateColumn })
 export type TimelineRow = typeof TimelineRow.Type
@@ -39,7 +40,7 @@ const make = Effect.gen(function*() {
     return prefix === undefined ? [] : [sql`i.id::text LIKE ${prefix}`]
   }
 
-  const conditionsOf = (merchantId: string, filters: InvoiceFilters & PageAfter) => {
+  const conditionsOf = (merchantId: MerchantId, filters: InvoiceFilters & PageAfter) => {
     const conditions = [sql`i.merchant_id = ${merchantId}`, sql`i.livemode = ${filters.livemode}`]
     if (filters.status !== undefined) conditions.push(sql`i.status = ${filters.status}`)
     if (filters.exceptionStatus !== undefined) conditions.push(sql`i.exception_status = ${filters.exceptionStatus}`)
@@ -56,7 +57,7 @@ const make = Effect.gen(function*() {
     return conditions
   }
 
-  const page = (merchantId: string, filters: InvoiceFilters & PageAfter, limit: number) =>
+  const page = (merchantId: MerchantId, filters: InvoiceFilters & PageAfter, limit: number) =>
     SqlSchema.findAll({
       Request: Schema.Number,
       Result: InvoiceSummaryRow,
@@ -81,18 +82,18 @@ const make = Effect.gen(function*() {
   return {
     page,
     timeline: (invoiceId: string) => Effect.orDie(findTimeline(invoiceId)),
-    deliveryIds: (merchantId: string, invoiceId: string) => findDeliveryIds({ merchantId, invoiceId }).pipe(Effect.map((rows) => rows.map((row) => row.id)), Effect.orDie)
+    deliveryIds: (merchantId: MerchantId, invoiceId: string) => findDeliveryIds({ merchantId, invoiceId }).pipe(Effect.map((rows) => rows.map((row) => row.id)), Effect.orDie)
   } satisfies InvoiceListRepo["Service"]
 })
 
 /** The dashboard's reading of a merchant's invoices: pages of summaries, timelines, delivery ids. SQL and decode failures are defects here. */
 export class InvoiceListRepo extends Context.Service<InvoiceListRepo, {
   /** Up to `limit` of the merchant's invoices matching `filters`, newest first. */
-  readonly page: (merchantId: string, filters: InvoiceFilters & PageAfter, limit: number) => Effect.Effect<ReadonlyArray<InvoiceSummaryRecord>>
+  readonly page: (merchantId: MerchantId, filters: InvoiceFilters & PageAfter, limit: number) => Effect.Effect<ReadonlyArray<InvoiceSummaryRecord>>
   /** The invoice's outbox events, oldest first. */
   readonly timeline: (invoiceId: string) => Effect.Effect<ReadonlyArray<TimelineRow>>
   /** The ids of the merchant's webhook deliveries of the invoice, newest first. */
-  readonly deliveryIds: (merchantId: string, invoiceId: string) => Effect.Effect<ReadonlyArray<string>>
+  readonly deliveryIds: (merchantId: MerchantId, invoiceId: string) => Effect.Effect<ReadonlyArray<string>>
 }>()("Invoices/InvoiceListRepo") {
   /** The repository over the SqlClient at hand (for the list's functions, which take the client from their caller). */
   static readonly make = make

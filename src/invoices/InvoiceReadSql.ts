@@ -1,5 +1,5 @@
 /**
- * SQL text of the invoice reads, shared by InvoiceRepo and the bench's raw baseline
+ * SQL text of the invoice reads, shared by InvoiceRepo, EvidenceRepo and the bench's raw baseline
  * (scripts/bench/raw-server.ts), which must run the same statements. The select lists are derived
  * from the row schemas, so a new column needs no change here.
  */

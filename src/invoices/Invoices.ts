@@ -1,4 +1,4 @@
-import { Clock, Context, Effect, Layer } from "effect"
+import { Clock, Context, Effect, Layer, Option } from "effect"
 import { BillingGate } from "../accounts/BillingGate.ts"
 import {
   BillingBlocked,
@@ -26,7 +26,7 @@ import { timingFromOverride, type TimingOverrideInput } from "../domain/TimingOv
 import { InvoiceChanges } from "./InvoiceChanges.ts"
 
 export interface Merchant {
-  readonly merchantId: string
+  readonly merchantId: MerchantId
   readonly billingStatus: "active" | "blocked"
   /** false: a test key's request, which creates a test invoice (default true). */
   readonly livemode?: boolean | undefined
@@ -72,7 +72,7 @@ const unconfirmedPayment = (parts: InvoiceParts) => {
 }
 
 /** Whether the invoice belongs to the merchant (when one is named) and to the mode (when one is named). */
-const visibleTo = (invoice: InvoiceRecord, merchantId: string | undefined, livemode: boolean | undefined) =>
+const visibleTo = (invoice: InvoiceRecord, merchantId: MerchantId | undefined, livemode: boolean | undefined) =>
   (merchantId === undefined || invoice.merchantId === merchantId) && (livemode === undefined || invoice.livemode === livemode)
 
 export class Invoices extends Context.Service<Invoices, {
@@ -89,14 +89,15 @@ export class Invoices extends Context.Service<Invoices, {
    * The merchant's invoice; with `livemode`, only an invoice of that mode (a live key gets 404 for a
    * test invoice and a test key for a live one); without it, either mode (the dashboard).
    */
-  readonly get: (merchantId: string, id: string, livemode?: boolean) => Effect.Effect<InvoiceParts, InvoiceNotFound>
+  readonly get: (merchantId: MerchantId, id: string, livemode?: boolean) => Effect.Effect<InvoiceParts, InvoiceNotFound>
   readonly getPublic: (id: string) => Effect.Effect<InvoiceParts, InvoiceNotFound>
-  readonly void: (merchantId: string, id: string, livemode?: boolean) => Effect.Effect<InvoiceParts, InvoiceNotFound | InvoiceTransitionRejected>
-  readonly recordPayment: (merchantId: string, id: string, note: string, livemode?: boolean) => Effect.Effect<
+  readonly void: (merchantId: MerchantId, id: string, livemode?: boolean) => Effect.Effect<InvoiceParts, InvoiceNotFound | InvoiceTransitionRejected>
+  readonly recordPayment: (merchantId: MerchantId, id: string, note: string, livemode?: boolean) => Effect.Effect<
     InvoiceParts,
     InvoiceNotFound | InvoiceTransitionRejected
   >
-  readonly closeException: (merchantId: string, id: string, action: ExceptionCloseAction, note: string) => Effect.Effect<InvoiceParts, InvoiceNotFound | InvoiceTransitionRejected>
+  readonly closeException: (merchantId: MerchantId, id: string, action: ExceptionCloseAction,
+    note: string) => Effect.Effect<InvoiceParts, InvoiceNotFound | InvoiceTransitionRejected>
 }>()("Invoices/Invoices") {
   static readonly layerWithoutDependencies = Layer.effect(
     Invoices,
@@ -107,12 +108,12 @@ export class Invoices extends Context.Service<Invoices, {
       const billing = yield* BillingGate
       const now = Clock.currentTimeMillis.pipe(Effect.map((millis) => new Date(millis)))
 
-      const find = (merchantId: string | undefined, id: string, livemode?: boolean) =>
+      const find = (merchantId: MerchantId | undefined, id: string, livemode?: boolean) =>
         repo.find(id).pipe(
           Effect.flatMap((parts) =>
-            parts === undefined || !visibleTo(parts.invoice, merchantId, livemode)
-              ? Effect.fail(new InvoiceNotFound({ invoiceId: id }))
-              : Effect.succeed(parts)
+            Option.isSome(parts) && visibleTo(parts.value.invoice, merchantId, livemode)
+              ? Effect.succeed(parts.value)
+              : Effect.fail(new InvoiceNotFound({ invoiceId: id }))
           )
         )
 
@@ -121,17 +122,18 @@ export class Invoices extends Context.Service<Invoices, {
         id: string,
         event: InvoiceEvent,
         options: {
-          readonly merchantId?: string | undefined
+          readonly merchantId?: MerchantId | undefined
           readonly livemode?: boolean | undefined
           readonly operation: InvoiceTransitionRejected["operation"]
           readonly note?: string | undefined
         }
       ) {
         return yield* repo.withTransaction(Effect.gen(function*() {
-          const parts = yield* repo.lockParts(id)
-          if (parts === undefined || !visibleTo(parts.invoice, options.merchantId, options.livemode)) {
+          const locked = yield* repo.lockParts(id)
+          if (Option.isNone(locked) || !visibleTo(locked.value.invoice, options.merchantId, options.livemode)) {
             return yield* new InvoiceNotFound({ invoiceId: id })
           }
+          const parts = locked.value
           const { invoice } = parts
           const decision = decide(lifecycleStateOf(invoice), event)
           if (decision === undefined) {
@@ -188,7 +190,7 @@ export class Invoices extends Context.Service<Invoices, {
         void: (merchantId, id, livemode) => transition(id, { type: "VOID" }, { merchantId, livemode, operation: "void" }),
         recordPayment: (merchantId, id, note, livemode) => transition(id, { type: "RECORD_PAYMENT" }, { merchantId, livemode, operation: "record-payment", note }),
         // Closing may start a follow-up (coverage lost) that changes the invoice again: answer with it as it is now.
-        closeException: Effect.fn("Invoices.closeException")(function*(merchantId: string, id: string, action: ExceptionCloseAction, note: string) {
+        closeException: Effect.fn("Invoices.closeException")(function*(merchantId: MerchantId, id: string, action: ExceptionCloseAction, note: string) {
           yield* transition(id, { type: "CLOSE_EXCEPTION", action }, { merchantId, operation: "close-exception", note })
           return yield* find(merchantId, id)
         })

@@ -1,4 +1,4 @@
-import { Clock, Context, Data, Effect, Layer } from "effect"
+import { Clock, Context, Data, Effect, Layer, Option } from "effect"
 import type { InvoiceRecord } from "../domain/Invoice.ts"
 import {
   ALREADY_MATCHED,
@@ -14,7 +14,7 @@ import {
   observationProblem
 } from "./EvidenceDecision.ts"
 import { EvidenceFollowUp } from "./EvidenceFollowUp.ts"
-import { InvoiceRepo } from "./InvoiceRepo.ts"
+import { EvidenceRepo } from "./EvidenceRepo.ts"
 import { InvoiceChanges } from "./InvoiceChanges.ts"
 
 export type { EvidenceIdentity, EvidenceInvalidation, EvidenceResult, ObservedPayment } from "./EvidenceDecision.ts"
@@ -41,18 +41,18 @@ export class PaymentEvidence extends Context.Service<PaymentEvidence, {
   static readonly layerWithoutDependencies = Layer.effect(
     PaymentEvidence,
     Effect.gen(function*() {
-      const repo = yield* InvoiceRepo
+      const repo = yield* EvidenceRepo
       const followUp = yield* EvidenceFollowUp
       const now = Clock.currentTimeMillis.pipe(Effect.map((millis) => new Date(millis)))
       return { record: makeRecord(repo, now), invalidate: makeInvalidate(repo, followUp, now), settleReorg: makeSettleReorg(repo, followUp, now) }
     })
   )
 
-  /** With the invoice repository (publishing on the bus); the evidence follow-up comes from the refunds above. */
-  static readonly layer = PaymentEvidence.layerWithoutDependencies.pipe(Layer.provide(InvoiceChanges.publishingRepo))
+  /** With the evidence repository (publishing on the bus); the evidence follow-up comes from the refunds above. */
+  static readonly layer = PaymentEvidence.layerWithoutDependencies.pipe(Layer.provide(InvoiceChanges.publishingEvidenceRepo))
 }
 
-type Repo = InvoiceRepo["Service"]
+type Repo = EvidenceRepo["Service"]
 type Now = Effect.Effect<Date>
 type Write = Extract<EvidenceDecision, { _tag: "Write" }>
 
@@ -65,7 +65,7 @@ const makeRecord = (repo: Repo, now: Now) => {
   /** Under the invoice lock: the authoritative path, taken when the invoice changed since it was read. */
   const recordLocked = (observed: ObservedPayment) =>
     repo.withTransaction(Effect.gen(function*() {
-      const outcome = yield* acceptedOrFail(decideObservation(yield* repo.lockForEvidence(observed.paymentOptionId), observed, yield* now))
+      const outcome = yield* acceptedOrFail(decideObservation(Option.getOrUndefined(yield* repo.lockForEvidence(observed.paymentOptionId)), observed, yield* now))
       if (outcome._tag === "Unchanged") return outcome.result
       if ((yield* repo.saveWith(outcome.write, outcome.invoice, outcome.events)) === 1) return { invoice: outcome.invoice, payment: outcome.payment }
       // The output already matched elsewhere (or is counted under its pre-0015 EVM identity): the
@@ -79,7 +79,7 @@ const makeRecord = (repo: Repo, now: Now) => {
     if (problem !== undefined) return yield* new EvidenceRejected({ reason: problem })
     // Optimistic first: read, decide, and write in one statement that applies only if the invoice
     // is still as read (two round trips, no transaction held open). Anything else takes the lock.
-    const state = yield* repo.readForEvidence(observed.paymentOptionId)
+    const state = Option.getOrUndefined(yield* repo.readForEvidence(observed.paymentOptionId))
     const outcome = yield* acceptedOrFail(decideObservation(state, observed, yield* now))
     if (outcome._tag === "Unchanged") return outcome.result
     if (yield* repo.saveIfUnchanged(state!.version, outcome.write, outcome.invoice, outcome.events)) return { invoice: outcome.invoice, payment: outcome.payment }
@@ -91,10 +91,10 @@ const makeRecord = (repo: Repo, now: Now) => {
 const lockEvidence = (repo: Repo, identity: EvidenceIdentity, invoiceId: string) =>
   Effect.gen(function*() {
     const invoice = yield* repo.lockForUpdate(invoiceId)
-    if (invoice === undefined) return yield* new EvidenceRejected({ reason: "unknown invoice" })
+    if (Option.isNone(invoice)) return yield* new EvidenceRejected({ reason: "unknown invoice" })
     const payment = yield* repo.lockPayment(identity.network, identity.transactionHash, identity.outputIndex)
-    if (payment === undefined) return yield* new EvidenceRejected({ reason: "unknown payment evidence" })
-    return { invoice, payment, payments: yield* repo.listPayments(invoice.id) } satisfies EvidenceOfInvoice
+    if (Option.isNone(payment)) return yield* new EvidenceRejected({ reason: "unknown payment evidence" })
+    return { invoice: invoice.value, payment: payment.value, payments: yield* repo.listPayments(invoiceId) } satisfies EvidenceOfInvoice
   })
 
 /** Runs `decide` on the identified evidence under its invoice's lock and saves what it writes. */
@@ -106,9 +106,9 @@ const underInvoiceLock = (
 ) =>
   Effect.gen(function*() {
     const invoiceId = yield* repo.invoiceIdOfPayment(identity.network, identity.transactionHash, identity.outputIndex)
-    if (invoiceId === undefined) return yield* new EvidenceRejected({ reason: "unknown payment evidence" })
+    if (Option.isNone(invoiceId)) return yield* new EvidenceRejected({ reason: "unknown payment evidence" })
     return yield* repo.withTransaction(Effect.gen(function*() {
-      const evidence = yield* lockEvidence(repo, identity, invoiceId)
+      const evidence = yield* lockEvidence(repo, identity, invoiceId.value)
       const outcome = yield* acceptedOrFail(yield* decide(evidence))
       if (outcome._tag === "Unchanged") return outcome.result
       return yield* saved(evidence, outcome, (yield* repo.saveWith(outcome.write, outcome.invoice, outcome.events)) === 1)

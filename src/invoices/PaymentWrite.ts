@@ -2,7 +2,7 @@ import type { PaymentRecord } from "../domain/Invoice.ts"
 
 /**
  * What a piece of evidence does to a payment row, as data: the repository turns it into SQL (see
- * InvoiceRepo.saveWith and saveIfUnchanged), so deciding a change never touches the database.
+ * EvidenceRepo.saveWith and saveIfUnchanged), so deciding a change never touches the database.
  */
 export type PaymentWrite =
   | {

@@ -4,7 +4,7 @@ import { HttpApiBuilder } from "effect/http-api"
 import { checkoutApi } from "../http/CheckoutApi.ts"
 import { HealthGroup } from "./HealthApi.ts"
 import { HealthErrors } from "./HealthApi.ts"
-import { MonitoringRepo } from "./MonitoringRepo.ts"
+import { Monitoring } from "./Monitoring.ts"
 
 /** What a 503 from readiness suggests to wait before asking again. */
 const RETRY_AFTER_SECONDS = 5
@@ -14,8 +14,8 @@ const unavailable = HttpEffect.appendPreResponseHandler((_request, response) => 
 
 export const HealthHttpLive = HttpApiBuilder.group(checkoutApi(HealthGroup), "health", (handlers) =>
   Effect.gen(function*() {
-    const monitoring = yield* MonitoringRepo
+    const monitoring = yield* Monitoring
     return handlers
       .handle("live", () => Effect.succeed({ status: "ok" as const }))
       .handle("ready", () => Effect.flatMap(monitoring.ready, (ready) => (ready ? Effect.succeed({ status: "ready" as const }) : unavailable)))
-  })).pipe(Layer.provide(MonitoringRepo.layer))
+  })).pipe(Layer.provide(Monitoring.layer))

@@ -6,7 +6,7 @@ import { AppConfig } from "../config/AppConfig.ts"
 import { TransportAnswers, transportResponse } from "../http/ApiErrors.ts"
 import { configuredNetworks, type ChainCursorState, endpointsOf, lagSeconds } from "./ChainWatcherStatus.ts"
 import { exitWithin } from "./Deadline.ts"
-import { MonitoringRepo } from "./MonitoringRepo.ts"
+import { Monitoring } from "./Monitoring.ts"
 import { type ChainGaugeValues, publishDatabaseGauges } from "../observability/Metrics.ts"
 
 /** How long a scrape waits for its database reads before answering without them. */
@@ -47,14 +47,13 @@ export const metricsAccess = (token: Redacted.Redacted<string> | undefined, prod
  */
 export const MetricsRouteLive = HttpRouter.use((router) =>
   Effect.gen(function*() {
-    const monitoring = yield* MonitoringRepo
+    const monitoring = yield* Monitoring
     const { chains, metricsToken, env } = yield* AppConfig
     const networks = configuredNetworks(chains)
     const access = metricsAccess(metricsToken, env === "production")
-    const readGauges = Effect.all({ cursors: monitoring.chainCursors, webhookBacklog: monitoring.webhookBacklog }, { concurrency: "unbounded" })
 
     const scrape = Effect.gen(function*() {
-      const read = yield* exitWithin(readGauges, SCRAPE_DATABASE_DEADLINE)
+      const read = yield* exitWithin(monitoring.gauges, SCRAPE_DATABASE_DEADLINE)
       if (read === undefined || read._tag === "Failure") {
         yield* Effect.logWarning("Metrics scrape without database gauges: the database failed or did not answer in time", read?._tag === "Failure" ? read.cause : "")
         yield* publishDatabaseGauges(networks, undefined)
@@ -78,4 +77,4 @@ export const MetricsRouteLive = HttpRouter.use((router) =>
       }
     }))
   })
-).pipe(Layer.provide(MonitoringRepo.layer))
+).pipe(Layer.provide(Monitoring.layer))

@@ -1,15 +1,14 @@
 import { Clock, Effect, Layer } from "effect"
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
-import { Invoices } from "../invoices/Invoices.ts"
 import { DatabaseAvailability } from "../db/DatabaseAvailability.ts"
 import { gatedOnDatabase } from "../http/DatabaseGate.ts"
-import { CheckoutSettingsRepo } from "../payments/CheckoutSettingsRepo.ts"
 import { frameAncestors } from "../payments/EmbedOrigins.ts"
 import { assetResponse } from "../ops/StaticAssets.ts"
 import { AppConfig } from "../config/AppConfig.ts"
 import { explorersOf } from "./Explorers.ts"
 import { checkoutScriptResponse, loadCheckoutScript } from "./CheckoutScript.ts"
 import { loadPayAssets } from "./PayAssets.ts"
+import { PayPageData } from "./PayPageData.ts"
 import { notFoundPage, payPage } from "./PayPageView.ts"
 import { type Language, pageLanguage, STRINGS } from "./Strings.ts"
 
@@ -42,8 +41,7 @@ const keepChosenLanguage = (page: string, chosen: Language | undefined) => chose
 /** `GET /pay/:id` (the invoice's paymentUrl), its assets under content-hashed names, and the favicon. */
 export const PayPageRoutesLive = HttpRouter.use((router) =>
   Effect.gen(function*() {
-    const invoices = yield* Invoices
-    const settings = yield* CheckoutSettingsRepo
+    const pages = yield* PayPageData
     const assets = yield* Effect.promise(() => loadPayAssets())
     const explorers = explorersOf((yield* AppConfig).explorerUrls)
     // The page needs the database; its assets, the favicon and the checkout script do not.
@@ -71,9 +69,9 @@ export const PayPageRoutesLive = HttpRouter.use((router) =>
         if (!UUID.test(id)) return html(notFoundPage(language, t, assets.names), 404, language)
         const selectedOptionId = query.get("option") ?? undefined
         const now = new Date(yield* Clock.currentTimeMillis)
-        // Both by the invoice's id, at once: the page (a test invoice says so at the top) and who may frame it.
-        return yield* Effect.all([invoices.getPublic(id.toLowerCase()), settings.embedOriginsOfInvoice(id.toLowerCase())], { concurrency: 2 }).pipe(
-          Effect.map(([parts, origins]) =>
+        // The page (a test invoice says so at the top) and who may frame it.
+        return yield* pages.find(id.toLowerCase()).pipe(
+          Effect.map(({ embedOrigins: origins, parts }) =>
             html(
               keepChosenLanguage(
                 payPage(parts, { language, t, assets: assets.names, now, selectedOptionId, explorers, test: !parts.invoice.livemode }),
@@ -89,4 +87,4 @@ export const PayPageRoutesLive = HttpRouter.use((router) =>
       }))
     )
   })
-).pipe(Layer.provide([CheckoutSettingsRepo.layer, Invoices.layer, DatabaseAvailability.layer]))
+).pipe(Layer.provide([PayPageData.layer, DatabaseAvailability.layer]))

@@ -6,9 +6,10 @@ import { AssetCode, Network } from "./Networks.ts"
 import type { PaymentMethod } from "./PaymentMethod.ts"
 import { type DepositSlotRequest, depositSlots } from "./DepositSlots.ts"
 import { recordIssued } from "./DerivationLedgerRepo.ts"
+import type { MerchantId } from "../domain/Ids.ts"
 
 export interface CheckoutSettings {
-  readonly merchantId: string
+  readonly merchantId: MerchantId
   /**
    * The mode whose saved settings these are: false for test settings. A test read answers the live
    * settings (`livemode: true`) until the merchant saves test settings.
@@ -64,7 +65,7 @@ type CheckoutSettingsRow = typeof CheckoutSettingsRow.Type
 const NextIndex = Schema.Struct({ nextIndex: Schema.Int })
 
 /** What a new account's settings read as until the merchant saves them: no payment method yet. */
-export const defaultCheckoutSettings = (merchantId: string, livemode = true): CheckoutSettings => ({
+export const defaultCheckoutSettings = (merchantId: MerchantId, livemode = true): CheckoutSettings => ({
   merchantId,
   livemode,
   configured: false,
@@ -88,7 +89,7 @@ type SettingsInput = {
   readonly embedOrigins?: ReadonlyArray<string> | undefined
 }
 
-const settingsColumns = (merchantId: string, livemode: boolean, { issuedBy, timing }: SettingsInput) => ({
+const settingsColumns = (merchantId: MerchantId, livemode: boolean, { issuedBy, timing }: SettingsInput) => ({
   merchant_id: merchantId,
   livemode,
   issued_by: issuedBy,
@@ -98,7 +99,7 @@ const settingsColumns = (merchantId: string, livemode: boolean, { issuedBy, timi
   grace_period_days: timing.mode === "due_date" ? timing.gracePeriodDays : null
 })
 
-const methodColumns = (merchantId: string, livemode: boolean, method: MethodInput, position: number) => ({
+const methodColumns = (merchantId: MerchantId, livemode: boolean, method: MethodInput, position: number) => ({
   id: crypto.randomUUID(),
   merchant_id: merchantId,
   livemode,
@@ -114,7 +115,7 @@ const methodColumns = (merchantId: string, livemode: boolean, method: MethodInpu
 
 /** The settings row and the merchant's payment methods of one mode, in one transaction. */
 const writeSettings = (sql: SqlClient.SqlClient) =>
-  Effect.fnUntraced(function*(merchantId: string, livemode: boolean, settings: SettingsInput) {
+  Effect.fnUntraced(function*(merchantId: MerchantId, livemode: boolean, settings: SettingsInput) {
     yield* sql`INSERT INTO checkout_settings ${sql.insert(settingsColumns(merchantId, livemode, settings))}
       ON CONFLICT (merchant_id, livemode) DO UPDATE SET issued_by = EXCLUDED.issued_by, timing_mode = EXCLUDED.timing_mode,
       expires_after_minutes = EXCLUDED.expires_after_minutes, due_after_days = EXCLUDED.due_after_days,
@@ -141,9 +142,9 @@ export class CheckoutSettingsRepo extends Context.Service<CheckoutSettingsRepo, 
    * merchant has saved none. Until test settings are saved, a test read falls back to the live
    * settings (their `livemode` says so): test invoices use the live methods.
    */
-  readonly find: (merchantId: string, livemode: boolean) => Effect.Effect<CheckoutSettings>
+  readonly find: (merchantId: MerchantId, livemode: boolean) => Effect.Effect<CheckoutSettings>
   /** Saves the settings of one mode; the other mode's are untouched. */
-  readonly save: (merchantId: string, livemode: boolean, settings: SettingsInput) => Effect.Effect<void>
+  readonly save: (merchantId: MerchantId, livemode: boolean, settings: SettingsInput) => Effect.Effect<void>
   /** The shop origins that may frame this invoice's payment page (its merchant's embedOrigins of its mode, live ones until test ones are saved); none for an unknown invoice. */
   readonly embedOriginsOfInvoice: (invoiceId: string) => Effect.Effect<ReadonlyArray<string>>
   /**

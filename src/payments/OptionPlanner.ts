@@ -11,6 +11,7 @@ import { isMethodAvailable, type PaymentMethod } from "./PaymentMethod.ts"
 import { PaymentWorker } from "./PaymentWorker.ts"
 import { PriceOracle, type PriceQuote, type PriceUnavailable, type StablecoinOffPeg } from "./PriceOracle.ts"
 import { RailSettings } from "./RailSettings.ts"
+import type { MerchantId } from "../domain/Ids.ts"
 
 /** A payment option as an invoice stores it: the record, its place and what its address was derived from. */
 export interface NewOption extends PaymentOptionRecord {
@@ -20,7 +21,7 @@ export interface NewOption extends PaymentOptionRecord {
 }
 
 export interface PlanRequest {
-  readonly merchantId: string
+  readonly merchantId: MerchantId
   readonly invoiceId: InvoiceId
   readonly amountMicros: Micros
   readonly createdAt: Date

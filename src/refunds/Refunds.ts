@@ -26,6 +26,7 @@ import { decideRequest } from "./RequestDecision.ts"
 import { isEvmNetwork } from "./RefundMessage.ts"
 import { RefundsRepo } from "./RefundsRepo.ts"
 import { InvoiceChanges } from "../invoices/InvoiceChanges.ts"
+import type { MerchantId } from "../domain/Ids.ts"
 
 /** The notes of refunds rejected because what they were granted on no longer holds, by cause. */
 export const AUTOMATIC_REJECTION_NOTES: Readonly<Record<CoverageLoss, string>> = {
@@ -126,13 +127,13 @@ export class Refunds extends Context.Service<Refunds, {
     InvoiceNotFound | PaymentOptionNotFound | InvalidRequest | NothingToRefund | RefundAlreadyRequested | RefundStatusConflict
   >
   /** The refunds of the merchant's live invoices, or of its test ones (`livemode` false). */
-  readonly list: (merchantId: string, livemode: boolean, status: RefundStatus | undefined) => Effect.Effect<ReadonlyArray<RefundRecord>>
-  readonly listForInvoice: (merchantId: string, invoiceId: string) => Effect.Effect<ReadonlyArray<RefundRecord>, InvoiceNotFound>
-  readonly get: (merchantId: string, refundId: string) => Effect.Effect<RefundRecord, RefundNotFound>
+  readonly list: (merchantId: MerchantId, livemode: boolean, status: RefundStatus | undefined) => Effect.Effect<ReadonlyArray<RefundRecord>>
+  readonly listForInvoice: (merchantId: MerchantId, invoiceId: string) => Effect.Effect<ReadonlyArray<RefundRecord>, InvoiceNotFound>
+  readonly get: (merchantId: MerchantId, refundId: string) => Effect.Effect<RefundRecord, RefundNotFound>
   /** The merchant picks one of an option's pending requests; the others are rejected (issue #52). Idempotent. */
-  readonly choose: (merchantId: string, refundId: string) => Effect.Effect<RefundRecord, RefundNotFound | RefundStatusConflict>
+  readonly choose: (merchantId: MerchantId, refundId: string) => Effect.Effect<RefundRecord, RefundNotFound | RefundStatusConflict>
   /** The merchant declines a requested refund, with a note for the payer; final. */
-  readonly reject: (merchantId: string, refundId: string, note: string) => Effect.Effect<RefundRecord, RefundNotFound | RefundStatusConflict>
+  readonly reject: (merchantId: MerchantId, refundId: string, note: string) => Effect.Effect<RefundRecord, RefundNotFound | RefundStatusConflict>
   /**
    * Within a transaction holding the invoice's row lock (an evidence change, an exception closed):
    * rejects the requested refunds its confirmed payments no longer cover, with their events. Idempotent.
@@ -152,7 +153,7 @@ export class Refunds extends Context.Service<Refunds, {
       const vouchedBy = vouching(repo, signatureDomain)
 
       const partsOf = (invoiceId: string) =>
-        Effect.flatMap(invoices.find(invoiceId), (parts) => parts === undefined ? Effect.fail(new InvoiceNotFound({ invoiceId })) : Effect.succeed(parts))
+        Effect.flatMap(invoices.find(invoiceId), Option.match({ onNone: () => Effect.fail(new InvoiceNotFound({ invoiceId })), onSome: Effect.succeed }))
 
       const forInvoice = Effect.fn("Refunds.forInvoice")(function*(invoiceId: string) {
         const parts = yield* partsOf(invoiceId)
@@ -175,7 +176,7 @@ export class Refunds extends Context.Service<Refunds, {
         const vouched = yield* vouchedBy(invoiceId, checkedOption, address, body)
         return yield* repo.withTransaction(Effect.gen(function*() {
           // The invoice's row lock orders this request with evidence changes and other requests.
-          if ((yield* invoices.lockForUpdate(invoiceId)) === undefined) return yield* new InvoiceNotFound({ invoiceId })
+          if (Option.isNone(yield* invoices.lockForUpdate(invoiceId))) return yield* new InvoiceNotFound({ invoiceId })
           const parts = yield* partsOf(invoiceId)
           const option = yield* optionOf(parts, body.paymentOptionId)
           const decision = decideRequest(yield* repo.listByOption(invoiceId, option.id), address, vouched.verified)
@@ -196,7 +197,7 @@ export class Refunds extends Context.Service<Refunds, {
       })
 
       /** The merchant picks one of the option's pending requests: it is chosen, the others are rejected. */
-      const choose = Effect.fn("Refunds.choose")(function*(merchantId: string, refundId: string) {
+      const choose = Effect.fn("Refunds.choose")(function*(merchantId: MerchantId, refundId: string) {
         return yield* repo.withTransaction(Effect.gen(function*() {
           const refund = yield* ownRefund(merchantId, refundId, repo.lock)
           if (refund.status !== "requested") return yield* new RefundStatusConflict({ message: "Only a requested refund can be chosen" })
@@ -209,7 +210,7 @@ export class Refunds extends Context.Service<Refunds, {
         }))
       })
 
-      const reject = Effect.fn("Refunds.reject")(function*(merchantId: string, refundId: string, note: string) {
+      const reject = Effect.fn("Refunds.reject")(function*(merchantId: MerchantId, refundId: string, note: string) {
         return yield* repo.withTransaction(Effect.gen(function*() {
           const refund = yield* ownRefund(merchantId, refundId, repo.lock)
           if (refund.status !== "requested") return yield* new RefundStatusConflict({ message: "Only a requested refund can be rejected" })
@@ -239,7 +240,7 @@ export class Refunds extends Context.Service<Refunds, {
         list: (merchantId, livemode, status) => repo.listByMerchant(merchantId, livemode, status ?? null, REFUND_LIST_LIMIT),
         listForInvoice: (merchantId, invoiceId) =>
           Effect.flatMap(invoices.find(invoiceId), (parts) =>
-            parts === undefined || parts.invoice.merchantId !== merchantId
+            Option.isNone(parts) || parts.value.invoice.merchantId !== merchantId
               ? Effect.fail(new InvoiceNotFound({ invoiceId }))
               : repo.listByInvoice(invoiceId)),
         get: (merchantId, refundId) => ownRefund(merchantId, refundId, repo.find),
@@ -280,6 +281,6 @@ const addressChecks =
     })
 
 /** The merchant's own refund, else RefundNotFound (another merchant's refund is not found either). */
-const ownRefund = (merchantId: string, refundId: string, read: (id: string) => Effect.Effect<Option.Option<RefundRecord>>) =>
+const ownRefund = (merchantId: MerchantId, refundId: string, read: (id: string) => Effect.Effect<Option.Option<RefundRecord>>) =>
   Effect.flatMap(read(refundId), (found) =>
     Option.isSome(found) && found.value.merchantId === merchantId ? Effect.succeed(found.value) : Effect.fail(new RefundNotFound({ refundId })))

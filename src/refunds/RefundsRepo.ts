@@ -4,6 +4,7 @@ import { rowOf } from "../db/Columns.ts"
 import { changingFields } from "../domain/EntitySchema.ts"
 import type { RefundWebhookEventName } from "../domain/Statuses.ts"
 import { Refund, type RefundRecord, RefundStatus } from "./Refund.ts"
+import type { MerchantId } from "../domain/Ids.ts"
 
 /** A `refunds` row: the entity with column codecs for its exact integers and timestamps. */
 const RefundRow = rowOf(Refund)
@@ -37,7 +38,7 @@ export class RefundsRepo extends Context.Service<RefundsRepo, {
   readonly listByInvoice: (invoiceId: string) => Effect.Effect<ReadonlyArray<RefundRecord>>
   /** The merchant's refunds, newest first, optionally of one status. */
   /** The merchant's refunds of its live invoices, or of its test ones (`livemode` false), newest first. */
-  readonly listByMerchant: (merchantId: string, livemode: boolean, status: RefundRecord["status"] | null, limit: number) => Effect.Effect<ReadonlyArray<RefundRecord>>
+  readonly listByMerchant: (merchantId: MerchantId, livemode: boolean, status: RefundRecord["status"] | null, limit: number) => Effect.Effect<ReadonlyArray<RefundRecord>>
   /**
    * Saves a change of a refund read in status `from`, and its event when one is given, in one
    * statement; false (nothing written) when the refund is no longer in `from`.

@@ -4,11 +4,10 @@ import { CurrentMerchant } from "../http/CurrentMerchant.ts"
 import { livemodeOf } from "../http/LivemodeQuery.ts"
 import { checkoutApi } from "../http/CheckoutApi.ts"
 import { SweepsGroup } from "./SweepsApi.ts"
-import { SweepsRepo } from "./SweepsRepo.ts"
+import { Sweeps } from "./Sweeps.ts"
 
 export const SweepsHttpLive = HttpApiBuilder.group(checkoutApi(SweepsGroup), "sweeps", (handlers) =>
   Effect.gen(function*() {
-    const sweeps = yield* SweepsRepo
-    return handlers.handle("list",
-      ({ query }) => Effect.flatMap(CurrentMerchant, (merchant) => sweeps.list(merchant.merchantId, query.status, livemodeOf(query))).pipe(Effect.map((data) => ({ data }))))
-  })).pipe(Layer.provide(SweepsRepo.layer))
+    const sweeps = yield* Sweeps
+    return handlers.handle("list", ({ query }) => Effect.flatMap(CurrentMerchant, (merchant) => sweeps.list(merchant.merchantId, query.status, livemodeOf(query))))
+  })).pipe(Layer.provide(Sweeps.layer))

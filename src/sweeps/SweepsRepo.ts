@@ -2,6 +2,7 @@ import { Context, Effect, Layer, Schema } from "effect"
 import { SqlClient, SqlSchema } from "effect/sql"
 import { type ForwarderSweep, SweepStatus } from "./ForwarderSweep.ts"
 import { NullableDate } from "../domain/Timestamps.ts"
+import type { MerchantId } from "../domain/Ids.ts"
 
 const Row = Schema.Struct({
   paymentId: Schema.String,
@@ -40,7 +41,7 @@ const view = (row: typeof Row.Type): ForwarderSweep => ({
 /** The calling account's forwarder sweeps (wallet-contract payments on their way to the recipient). */
 export class SweepsRepo extends Context.Service<SweepsRepo, {
   /** The newest 100 of the live invoices' payments (of the test invoices' with `livemode` false), optionally of one status. */
-  readonly list: (merchantId: string, status: SweepStatus | undefined, livemode?: boolean) => Effect.Effect<ReadonlyArray<ForwarderSweep>>
+  readonly list: (merchantId: MerchantId, status: SweepStatus | undefined, livemode?: boolean) => Effect.Effect<ReadonlyArray<ForwarderSweep>>
 }>()("Sweeps/SweepsRepo") {
   static readonly layer = Layer.effect(
     SweepsRepo,

@@ -1,5 +1,6 @@
-import { Clock, Context, Data, Effect, Layer } from "effect"
+import { Clock, Context, Data, Effect, Layer, Option } from "effect"
 import { InvoiceNotFound } from "../domain/Errors.ts"
+import type { MerchantId } from "../domain/Ids.ts"
 import type { InvoiceParts, PaymentRecord } from "../domain/Invoice.ts"
 import { parseAtomic } from "../domain/Money.ts"
 import { statusesAccepting } from "../lifecycle/Lifecycle.ts"
@@ -34,7 +35,7 @@ export type TestHelperError =
  * `{ livemode: false }`, the development simulator `{ merchantId }`.
  */
 export interface HelperScope {
-  readonly merchantId?: string | undefined
+  readonly merchantId?: MerchantId | undefined
   readonly livemode?: boolean | undefined
 }
 
@@ -163,8 +164,9 @@ export class TestHelpers extends Context.Service<TestHelpers, {
         // Under the invoice's row lock, as every other write: evidence recorded meanwhile is kept. The
         // deadline is applied here, not by the sweeper, which may hold an invoice for a lagging watcher.
         yield* repo.withTransaction(Effect.gen(function*() {
-          const invoice = yield* repo.lockForUpdate(invoiceId)
-          if (invoice === undefined || !EXPIRABLE.includes(invoice.status)) return
+          const locked = yield* repo.lockForUpdate(invoiceId)
+          if (Option.isNone(locked) || !EXPIRABLE.includes(locked.value.status)) return
+          const invoice = locked.value
           const moved = { ...invoice, timing: { ...invoice.timing, payableUntilAt: new Date(now - 1) } }
           const expired = applyEvents(moved, [{ type: "DEADLINE_PASSED" }], new Date(now))
           yield* repo.save(expired.invoice, expired.events)

@@ -3,6 +3,7 @@ import { WEBHOOK_TIMEOUT_MS } from "./WebhookConnector.ts"
 import type { WebhookDeliveryRepo } from "./WebhookDeliveryRepo.ts"
 import type { recording } from "./DeliveryRecording.ts"
 import { type Claimed, destinationOf, type sending } from "./DeliverySending.ts"
+import type { MerchantId } from "../domain/Ids.ts"
 
 /** A lease longer than an attempt's 10-second budget: a claim whose process died is retried after it. */
 export const LEASE_MS = 3 * WEBHOOK_TIMEOUT_MS
@@ -35,7 +36,7 @@ export const claiming = (repo: WebhookDeliveryRepo["Service"], send: ReturnType<
     const freed = yield* Queue.sliding<void>(1)
     const claimLock = yield* Semaphore.make(1)
 
-    const release = (merchantId: string) =>
+    const release = (merchantId: MerchantId) =>
       Effect.suspend(() => {
         const left = (inFlight.get(merchantId) ?? 1) - 1
         if (left === 0) inFlight.delete(merchantId)

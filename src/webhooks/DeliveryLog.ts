@@ -1,7 +1,8 @@
-import { Data, Effect } from "effect"
+import { Data, Effect, Option } from "effect"
 import { decodeKeysetCursor, encodeKeysetCursor } from "../db/KeysetCursor.ts"
 import type { DeliveryView } from "./Delivery.ts"
 import { DeliveryLogRepo } from "./DeliveryLogRepo.ts"
+import type { MerchantId } from "../domain/Ids.ts"
 
 export type { DeliveryView } from "./Delivery.ts"
 
@@ -32,18 +33,18 @@ const decodeCursor = (cursor: string) => {
 }
 
 /** One delivery of a merchant with its attempts, as the dashboard shows it. */
-export const findDelivery = Effect.fn("DeliveryLog.find")(function*(merchantId: string, deliveryId: string) {
+export const findDelivery = Effect.fn("DeliveryLog.find")(function*(merchantId: MerchantId, deliveryId: string) {
   const repo = yield* DeliveryLogRepo.make
   const found = yield* repo.find(merchantId, deliveryId)
-  if (found === undefined) return yield* new DeliveryNotFound()
-  return found
+  if (Option.isNone(found)) return yield* new DeliveryNotFound()
+  return found.value
 })
 
 /**
  * A page of a merchant's deliveries, newest first. `q` matches a delivery id, invoice id or event
  * exactly, a part of the URL, or the HTTP status of the last or any earlier attempt.
  */
-export const listDeliveries = Effect.fn("DeliveryLog.list")(function*(merchantId: string, filters: DeliveryFilters) {
+export const listDeliveries = Effect.fn("DeliveryLog.list")(function*(merchantId: MerchantId, filters: DeliveryFilters) {
   const repo = yield* DeliveryLogRepo.make
   const limit = Math.min(Math.max(filters.limit ?? DEFAULT_PAGE, 1), MAX_PAGE)
   const after = filters.cursor === undefined ? undefined : yield* decodeCursor(filters.cursor)

@@ -1,7 +1,8 @@
-import { Context, Effect, Layer, Schema } from "effect"
+import { Context, Effect, Layer, Option, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import { idPrefixPattern, likePattern } from "../db/KeysetCursor.ts"
 import { type DeliveryView, DeliveryViewRow } from "./Delivery.ts"
+import type { MerchantId } from "../domain/Ids.ts"
 
 /** What a page of the delivery log is filtered by (all optional, combined with AND). */
 export interface DeliveryConditions {
@@ -21,9 +22,9 @@ const decodeViews = Schema.decodeUnknownEffect(Schema.Array(DeliveryViewRow))
 
 const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
-  const find = (merchantId: string, deliveryId: string) =>
+  const find = (merchantId: MerchantId, deliveryId: string) =>
     sql`SELECT ${sql.literal(WITH_ATTEMPTS)} FROM webhook_deliveries d
-    WHERE d.id::text = ${deliveryId} AND d.merchant_id = ${merchantId}`.pipe(Effect.flatMap(decodeViews), Effect.map((rows) => rows[0]), Effect.orDie)
+    WHERE d.id::text = ${deliveryId} AND d.merchant_id = ${merchantId}`.pipe(Effect.flatMap(decodeViews), Effect.map((rows) => Option.fromNullishOr(rows[0])), Effect.orDie)
   const idPrefixCondition = (q: string) => {
     const prefix = idPrefixPattern(q)
     return prefix === undefined ? [] : [sql`d.id::text LIKE ${prefix}`, sql`d.invoice_id::text LIKE ${prefix}`]
@@ -37,7 +38,7 @@ const make = Effect.gen(function*() {
       OR EXISTS (SELECT 1 FROM invoices i WHERE i.id = d.invoice_id AND i.merchant_id = d.merchant_id AND i.merchant_reference ILIKE ${likePattern(q)}))`,
       ...idPrefixCondition(q)
     ])
-  const page = (merchantId: string, conditions: DeliveryConditions, limit: number) => {
+  const page = (merchantId: MerchantId, conditions: DeliveryConditions, limit: number) => {
     const where = [sql`d.merchant_id = ${merchantId}`, sql`d.livemode = ${conditions.livemode}`]
     if (conditions.status !== undefined) where.push(sql`d.status = ${conditions.status}`)
     if (conditions.event !== undefined) where.push(sql`d.event = ${conditions.event}`)
@@ -55,13 +56,13 @@ const make = Effect.gen(function*() {
 /** The dashboard's reading of webhook deliveries with their attempts. SQL and decode failures are defects here. */
 export class DeliveryLogRepo extends Context.Service<DeliveryLogRepo, {
   /** One delivery of the merchant with its attempts; undefined when the merchant has none with that id. */
-  readonly find: (merchantId: string, deliveryId: string) => Effect.Effect<DeliveryView | undefined>
+  readonly find: (merchantId: MerchantId, deliveryId: string) => Effect.Effect<Option.Option<DeliveryView>>
   /**
    * Up to `limit` of the merchant's deliveries, newest first. `q` matches a delivery id, invoice id
    * or event exactly, the start of a delivery or invoice id (8 hex digits or more), a part of the URL
    * or of the invoice's merchant reference, or the HTTP status of the last or any earlier attempt.
    */
-  readonly page: (merchantId: string, conditions: DeliveryConditions, limit: number) => Effect.Effect<ReadonlyArray<DeliveryView>>
+  readonly page: (merchantId: MerchantId, conditions: DeliveryConditions, limit: number) => Effect.Effect<ReadonlyArray<DeliveryView>>
 }>()("Webhooks/DeliveryLogRepo") {
   /** The repository over the SqlClient at hand (for the log's functions, which take the client from their caller). */
   static readonly make = make

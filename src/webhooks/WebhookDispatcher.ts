@@ -91,13 +91,13 @@ export class WebhookDispatcher extends Context.Service<WebhookDispatcher, {
   /** Waits until attempts started in the background have ended and left room worth a claim. */
   readonly attemptsEnded: Effect.Effect<void>
   /** A manual, recorded attempt outside the schedule. */
-  readonly redeliver: (merchantId: string, deliveryId: string) => Effect.Effect<DeliveryView, DeliveryNotFound>
-  readonly list: (merchantId: string, filters: DeliveryFilters) => Effect.Effect<DeliveryPage, InvalidCursor>
+  readonly redeliver: (merchantId: MerchantId, deliveryId: string) => Effect.Effect<DeliveryView, DeliveryNotFound>
+  readonly list: (merchantId: MerchantId, filters: DeliveryFilters) => Effect.Effect<DeliveryPage, InvalidCursor>
   /**
    * A signed `webhook_test` event (`invoice: null`) sent now to the configured URL, through the same
    * destination checks; nothing is recorded. For the dashboard's "send a test event".
    */
-  readonly sendTest: (merchantId: string, livemode?: boolean) => Effect.Effect<SendResult>
+  readonly sendTest: (merchantId: MerchantId, livemode?: boolean) => Effect.Effect<SendResult>
 }>()("Webhooks/WebhookDispatcher") {
   static readonly layerWithoutDependencies = Layer.effect(
     WebhookDispatcher,
@@ -117,7 +117,7 @@ export class WebhookDispatcher extends Context.Service<WebhookDispatcher, {
       const { record, recordClaimed } = recording(repo)
       const { attemptsEnded, sendDue, startDue } = yield* claiming(repo, send, recordClaimed)
 
-      const redeliver = Effect.fn("WebhookDispatcher.redeliver")(function*(merchantId: string, deliveryId: string) {
+      const redeliver = Effect.fn("WebhookDispatcher.redeliver")(function*(merchantId: MerchantId, deliveryId: string) {
         const delivery = yield* findDelivery(merchantId, deliveryId)
         // A client that hangs up does not cancel the attempt: it is always recorded.
         yield* Effect.uninterruptible(Effect.gen(function*() {
@@ -127,7 +127,7 @@ export class WebhookDispatcher extends Context.Service<WebhookDispatcher, {
         return yield* findDelivery(merchantId, deliveryId)
       }, Effect.provideService(SqlClient.SqlClient, sql))
 
-      const sendTest = Effect.fn("WebhookDispatcher.sendTest")(function*(merchantId: string, livemode: boolean = true) {
+      const sendTest = Effect.fn("WebhookDispatcher.sendTest")(function*(merchantId: MerchantId, livemode: boolean = true) {
         const { url, secret } = yield* settings.destination(merchantId, livemode)
         if (url === null) return notSent("no webhook URL is configured")
         if (secret === null) return notSent("no signing secret is configured")

@@ -1,4 +1,4 @@
-import { Context, Data, Effect, Layer, Result } from "effect"
+import { Context, Data, Effect, Layer, Option, Result } from "effect"
 import { Secrets } from "../accounts/Secrets.ts"
 import { AppConfig } from "../config/AppConfig.ts"
 import type { WebhookEventName } from "../domain/Statuses.ts"
@@ -6,6 +6,7 @@ import { urlProblem } from "./Destination.ts"
 import { generateWebhookSecret, openSecret, sealSecret } from "./SecretBox.ts"
 import { SELECTABLE_WEBHOOK_EVENTS, WEBHOOK_EVENTS } from "./WebhookEvents.ts"
 import { type WebhookSettingsRow, WebhookSettingsRepo } from "./WebhookSettingsRepo.ts"
+import type { MerchantId } from "../domain/Ids.ts"
 
 export { WebhookSettingsRow } from "./WebhookSettingsRepo.ts"
 
@@ -30,7 +31,7 @@ export interface WebhookDestination {
 const NO_DESTINATION: Result.Result<WebhookDestination, SecretUnreadable> = Result.succeed({ url: null, secret: null })
 
 /** The key of a merchant's settings of one mode in `destinations`' map. */
-export const destinationKey = (merchantId: string, livemode: boolean) => `${merchantId}:${livemode ? "live" : "test"}`
+export const destinationKey = (merchantId: MerchantId, livemode: boolean) => `${merchantId}:${livemode ? "live" : "test"}`
 
 /**
  * A merchant's webhook URL, enabled events and signing secret (encrypted at rest), once per mode:
@@ -38,27 +39,27 @@ export const destinationKey = (merchantId: string, livemode: boolean) => `${merc
  * test secret); it defaults to true, the live settings.
  */
 export class WebhookSettings extends Context.Service<WebhookSettings, {
-  readonly get: (merchantId: string, livemode?: boolean) => Effect.Effect<WebhookSettingsRecord>
+  readonly get: (merchantId: MerchantId, livemode?: boolean) => Effect.Effect<WebhookSettingsRecord>
   /** Checks and stores the URL (null: no webhooks) and the events, in the canonical order. */
   readonly save: (
-    merchantId: string,
+    merchantId: MerchantId,
     url: string | null,
     enabledEvents: ReadonlyArray<WebhookEventName>,
     livemode?: boolean
   ) => Effect.Effect<WebhookSettingsRecord, InvalidWebhookUrl>
   /** Creates or replaces the signing secret and returns it: the only time it is shown. */
-  readonly rotateSecret: (merchantId: string, livemode?: boolean) => Effect.Effect<string>
+  readonly rotateSecret: (merchantId: MerchantId, livemode?: boolean) => Effect.Effect<string>
   /**
    * Where and how an attempt sends now: the URL configured at this moment (null: none) and the
    * plain signing secret (null when none was created). Read at every attempt, so that retries
    * follow a changed URL.
    */
-  readonly destination: (merchantId: string, livemode?: boolean) => Effect.Effect<WebhookDestination, SecretUnreadable>
+  readonly destination: (merchantId: MerchantId, livemode?: boolean) => Effect.Effect<WebhookDestination, SecretUnreadable>
   /**
    * The destinations of several merchants, both modes, in one read (the dispatcher's batch of
    * attempts), keyed by `destinationKey`; settings not saved have none (no URL, no secret).
    */
-  readonly destinations: (merchantIds: ReadonlyArray<string>) => Effect.Effect<ReadonlyMap<string, Result.Result<WebhookDestination, SecretUnreadable>>>
+  readonly destinations: (merchantIds: ReadonlyArray<MerchantId>) => Effect.Effect<ReadonlyMap<string, Result.Result<WebhookDestination, SecretUnreadable>>>
 }>()("Webhooks/WebhookSettings") {
   static readonly layer = Layer.effect(
     WebhookSettings,
@@ -76,7 +77,8 @@ export class WebhookSettings extends Context.Service<WebhookSettings, {
           return Result.fail(new SecretUnreadable({ reason: "the signing secret cannot be decrypted with the configured encryption key" }))
         }
       }
-      const load = (merchantId: string, livemode: boolean) => repo.find({ merchantId, livemode })
+      // No row yet: the defaults (no URL, every event, no secret).
+      const load = (merchantId: MerchantId, livemode: boolean) => Effect.map(repo.find({ merchantId, livemode }), Option.getOrUndefined)
       const recordOf = (row: Omit<WebhookSettingsRow, "merchantId" | "livemode"> | undefined): WebhookSettingsRecord => ({
         url: row?.url ?? null,
         enabledEvents: row === undefined ? WEBHOOK_EVENTS : row.enabledEvents,

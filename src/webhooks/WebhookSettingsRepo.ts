@@ -23,13 +23,13 @@ const ByMerchantMode = Schema.Struct({ merchantId: Schema.String, livemode: Sche
 
 /** Which settings a read or write is about: a merchant's, of one mode. */
 export interface SettingsOwner {
-  readonly merchantId: string
+  readonly merchantId: MerchantId
   readonly livemode: boolean
 }
 
 /** Persistence of merchants' webhook settings per mode (the secret as stored: sealed). SQL and decode failures are defects here. */
 export class WebhookSettingsRepo extends Context.Service<WebhookSettingsRepo, {
-  readonly find: (owner: SettingsOwner) => Effect.Effect<typeof StoredSettings.Type | undefined>
+  readonly find: (owner: SettingsOwner) => Effect.Effect<Option.Option<typeof StoredSettings.Type>>
   /** The URL and sealed secret of each of `merchantIds`' settings, of both modes. */
   readonly findDestinations: (merchantIds: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<typeof StoredDestination.Type>>
   /** The URL and enabled events of each of `merchantIds`' settings (both modes) that has a URL (where the outbox fans out to). */
@@ -62,7 +62,7 @@ export class WebhookSettingsRepo extends Context.Service<WebhookSettingsRepo, {
             WHERE merchant_id = ANY(${merchantIds}::uuid[]) AND url IS NOT NULL`
       })
       return {
-        find: (owner) => findSettings(owner).pipe(Effect.map(Option.getOrUndefined), Effect.orDie),
+        find: (owner) => Effect.orDie(findSettings(owner)),
         findDestinations: (merchantIds) => Effect.orDie(findDestinations(merchantIds)),
         findTargets: (merchantIds) => Effect.orDie(findTargets({ merchantIds })),
         saveDestination: ({ merchantId, livemode }, url, enabledEvents) =>

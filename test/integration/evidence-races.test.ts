@@ -1,7 +1,7 @@
-import { Deferred, Effect, Fiber, Layer } from "effect"
+import { Deferred, Effect, Fiber, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
 import { describe, expect, it } from "@effect/vitest"
-import { InvoiceRepo } from "../../src/invoices/InvoiceRepo.ts"
+import { EvidenceRepo } from "../../src/invoices/EvidenceRepo.ts"
 import type { PaymentWrite } from "../../src/invoices/PaymentWrite.ts"
 import { type ObservedPayment, PaymentEvidence } from "../../src/invoices/PaymentEvidence.ts"
 import { suiteOptions } from "../support/TestApp.ts"
@@ -86,12 +86,12 @@ it.layer(suite, suiteOptions)((it) => {
     it.effect("writes nothing when the invoice changed after it was read, and writes when it did not", () =>
       Effect.gen(function*() {
         const { invoiceId, optionId } = yield* newUsdcOption(50)
-        const repo = yield* InvoiceRepo
-        const stale = (yield* repo.readForEvidence(optionId))!
+        const repo = yield* EvidenceRepo
+        const stale = Option.getOrThrow(yield* repo.readForEvidence(optionId))
         yield* record(observed(optionId, 10_000_000n))
         const before = yield* counts(invoiceId)
         const event = [{ invoiceId: stale.invoice.id, merchantId: stale.invoice.merchantId, event: "invoice_partially_paid" as const }]
-        const fresh = (yield* repo.readForEvidence(optionId))!
+        const fresh = Option.getOrThrow(yield* repo.readForEvidence(optionId))
         const write = confirmationWrite(fresh.payments[0].id)
         const staleApplied = yield* repo.saveIfUnchanged(stale.version, write, { ...stale.invoice, receivedMicros: Micros.make(999n) }, event)
         const after = yield* counts(invoiceId)
@@ -121,10 +121,10 @@ it.layer(suite, suiteOptions)((it) => {
         const state = yield* whileLocked(
           invoiceId,
           record(observed(optionId, 10_000_000n)),
-          Effect.flatMap(SqlClient.SqlClient, (sql) => sql.withTransaction(Effect.flatMap(InvoiceRepo, (repo) => repo.lockForEvidence(optionId))))
-        )
-        expect(state!.payments.map((payment) => payment.amountAtomic)).toEqual([10_000_000n])
-        expect(state!.invoice.receivedMicros).toBe(10_000_000n)
+          Effect.flatMap(SqlClient.SqlClient, (sql) => sql.withTransaction(Effect.flatMap(EvidenceRepo, (repo) => repo.lockForEvidence(optionId))))
+        ).pipe(Effect.map(Option.getOrThrow))
+        expect(state.payments.map((payment) => payment.amountAtomic)).toEqual([10_000_000n])
+        expect(state.invoice.receivedMicros).toBe(10_000_000n)
       }))
   })
 })

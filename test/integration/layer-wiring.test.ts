@@ -69,5 +69,23 @@ describe("shared services are one instance", () => {
         yield* Effect.orDie(Effect.flatMap(Invoices, (invoices) => invoices.void(merchantId, invoice.id)))
         expect(bus.published()).toBe(before + 1)
       }))
+
+    it.effect("evidence's repository publishes on that bus too (the invoice repositories are split by reader, #54)", () =>
+      Effect.gen(function*() {
+        const bus = yield* InvoiceChanges
+        const { merchantId } = yield* SuiteAccount
+        const { options } = yield* newInvoice(merchantId, { amountUsd: 5 })
+        const before = bus.published()
+        yield* Effect.orDie(Effect.flatMap(PaymentEvidence, (evidence) =>
+          evidence.record({
+            paymentOptionId: options.find((option) => option.network === "ethereum")!.id,
+            amountAtomic: 1_000_000n,
+            transactionHash: `0x${"ab".repeat(32)}`,
+            outputIndex: 0,
+            confirmations: 0,
+            observedAt: new Date()
+          })))
+        expect(bus.published()).toBe(before + 1)
+      }))
   })
 })

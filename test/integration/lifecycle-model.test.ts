@@ -4,6 +4,7 @@ import { TestClock } from "effect/testing"
 import fc from "fast-check"
 import { DEMO_METHODS } from "../../src/demo/DemoMerchant.ts"
 import { DeadlineSweeper } from "../../src/chains/DeadlineSweeper.ts"
+import type { MerchantId } from "../../src/domain/Ids.ts"
 import { Invoices } from "../../src/invoices/Invoices.ts"
 import { PaymentEvidence } from "../../src/invoices/PaymentEvidence.ts"
 import { exceptionOf, type Model, modelSettle, modelStep, modelSums, newModel, paidMicros, type Step, stepArb } from "../support/LifecycleModel.ts"
@@ -38,7 +39,7 @@ interface Observation {
 /** One invoice of the real service, and what the chain reported for each of its payments (by model index). */
 interface Real {
   readonly run: <A, E>(effect: Effect.Effect<A, E, Services>) => Promise<A>
-  readonly merchantId: string
+  readonly merchantId: MerchantId
   readonly invoiceId: string
   readonly optionId: string
   readonly required: number

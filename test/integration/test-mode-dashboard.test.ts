@@ -3,7 +3,7 @@ import { SqlClient } from "effect/sql"
 import fc from "fast-check"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { DEMO_METHODS } from "../../src/demo/DemoMerchant.ts"
-import { InvoiceId } from "../../src/domain/Ids.ts"
+import { InvoiceId, type MerchantId } from "../../src/domain/Ids.ts"
 import { centsToMicros } from "../../src/domain/Money.ts"
 import { CheckoutSettingsRepo } from "../../src/payments/CheckoutSettingsRepo.ts"
 import { OptionPlanner } from "../../src/payments/OptionPlanner.ts"
@@ -292,7 +292,7 @@ describe("random interleavings of live and test invoices", () => {
 
 describe("checkout settings per mode", () => {
   const settingsRepo = <A>(use: (repo: CheckoutSettingsRepo["Service"]) => Effect.Effect<A>) => app.run(Effect.flatMap(CheckoutSettingsRepo, use))
-  const planNetworks = (merchantId: string, livemode: boolean) =>
+  const planNetworks = (merchantId: MerchantId, livemode: boolean) =>
     app.run(Effect.orDie(Effect.flatMap(OptionPlanner, (planner) =>
       planner.plan({
         merchantId,

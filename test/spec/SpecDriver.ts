@@ -21,6 +21,7 @@ import {
   payMicros,
   step
 } from "./ReferenceModel.ts"
+import type { MerchantId } from "../../src/domain/Ids.ts"
 
 /**
  * Runs command sequences against the real services (Invoices, PaymentEvidence, DeadlineSweeper
@@ -30,7 +31,7 @@ import {
 
 /** What the driver needs of a backend besides the services: the outbox, the watchers' chain times. */
 export class SpecBackend extends Context.Service<SpecBackend, {
-  readonly merchantId: string
+  readonly merchantId: MerchantId
   readonly outboxOf: (invoiceId: string) => Effect.Effect<ReadonlyArray<string>>
   readonly setChainTime: (network: string, chainTime: Date | null) => Effect.Effect<void>
   /** Networks whose watcher holds the sweeper back. */

@@ -1,4 +1,4 @@
-import { Context, Effect, Exit, Layer, Semaphore } from "effect"
+import { Context, Effect, Exit, Layer, Option, Semaphore } from "effect"
 import { Reactivity } from "effect/reactivity"
 import { SqlClient, Statement } from "effect/sql"
 import { BillingGate } from "../../src/accounts/BillingGate.ts"
@@ -6,7 +6,10 @@ import { AppConfig, parseConfig } from "../../src/config/AppConfig.ts"
 import type { InvoiceRecord, OutboxEvent, PaymentRecord } from "../../src/domain/Invoice.ts"
 import type { PaymentTimingInput } from "../../src/domain/Timing.ts"
 import { DeadlineSweeper } from "../../src/chains/DeadlineSweeper.ts"
-import { type EvidenceOption, type EvidenceState, type InvoiceParts, InvoiceRepo, type NewOption } from "../../src/invoices/InvoiceRepo.ts"
+import { MerchantId } from "../../src/domain/Ids.ts"
+import { type EvidenceOption, type EvidenceState, EvidenceRepo } from "../../src/invoices/EvidenceRepo.ts"
+import { ExpiryRepo } from "../../src/invoices/ExpiryRepo.ts"
+import { type InvoiceParts, InvoiceRepo, type NewOption } from "../../src/invoices/InvoiceRepo.ts"
 import { OptionPlanner } from "../../src/payments/OptionPlanner.ts"
 import { Invoices } from "../../src/invoices/Invoices.ts"
 import { EvidenceFollowUp } from "../../src/invoices/EvidenceFollowUp.ts"
@@ -21,7 +24,7 @@ import { railSettingsOf, RailSettings } from "../../src/payments/RailSettings.ts
 
 /**
  * A second implementation of the repositories the invoice lifecycle needs (InvoiceRepo,
- * CheckoutSettingsRepo, and the chain times the deadline sweeper reads through ChainRepo), in
+ * EvidenceRepo, ExpiryRepo, CheckoutSettingsRepo, and the chain times the deadline sweeper reads through ChainRepo), in
  * memory, so that the real services (Invoices, PaymentEvidence, DeadlineSweeper) run thousands of
  * command sequences per test run. It keeps the SQL implementation's contract: transactions are
  * serialised and roll back on failure; `saveIfUnchanged` applies only at the version read and
@@ -87,17 +90,108 @@ const InTransaction = Context.Reference<boolean>("test/InMemoryInvoiceRepo/InTra
 
 const byObservation = (a: PaymentRecord, b: PaymentRecord) => a.observedAt.getTime() - b.observedAt.getTime() || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)
 
+/**
+ * What the three invoice repositories share over the store, as the SQL ones share the database:
+ * one transaction at a time (rolled back on failure) and the invoices its locks hold.
+ */
+class InMemoryInvoiceTables extends Context.Service<InMemoryInvoiceTables, {
+  readonly store: InMemoryStore["Service"]
+  /** Invoices locked by the running transaction (FOR UPDATE). */
+  readonly locked: Set<string>
+  readonly withTransaction: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+  readonly paymentsOf: (invoiceId: string) => Array<PaymentRecord>
+  readonly lockForUpdate: (id: string) => Effect.Effect<Option.Option<InvoiceRecord>>
+  readonly saveInvoice: (invoice: InvoiceRecord, events: ReadonlyArray<OutboxEvent>) => void
+}>()("test/InMemoryInvoiceTables") {
+  static readonly layer = Layer.effect(
+    InMemoryInvoiceTables,
+    Effect.gen(function*() {
+      const store = yield* InMemoryStore
+      const transactions = yield* Semaphore.make(1)
+      const locked = new Set<string>()
+      const withTransaction = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+        Effect.flatMap(Effect.service(InTransaction), (inside) =>
+          inside ? effect : transactions.withPermits(1)(
+            Effect.suspend(() => {
+              const before = copyTables(store.tables())
+              return effect.pipe(
+                Effect.provideService(InTransaction, true),
+                Effect.onExit((exit) =>
+                  Effect.sync(() => {
+                    locked.clear()
+                    if (Exit.isFailure(exit)) store.replace(before)
+                  })
+                )
+              )
+            })
+          ))
+      return {
+        store,
+        locked,
+        withTransaction,
+        paymentsOf: (invoiceId) => [...store.tables().payments.values()].map((stored) => stored.payment).filter((payment) => payment.invoiceId === invoiceId).sort(byObservation),
+        lockForUpdate: (id) =>
+          Effect.sync(() => {
+            const stored = store.tables().invoices.get(id)
+            if (stored !== undefined) locked.add(id)
+            return Option.fromNullishOr(stored?.invoice)
+          }),
+        saveInvoice: (invoice, events) => {
+          const stored = store.tables().invoices.get(invoice.id)
+          if (stored === undefined) return
+          stored.invoice = invoice
+          stored.version += 1
+          store.tables().outbox.push(...events)
+        }
+      }
+    })
+  )
+}
+
+/** The merchant's repository in memory. */
 export const InMemoryInvoiceRepo = Layer.effect(
   InvoiceRepo,
   Effect.gen(function*() {
-    const store = yield* InMemoryStore
-    const transactions = yield* Semaphore.make(1)
-    /** Invoices locked by the running transaction (FOR UPDATE). */
-    const locked = new Set<string>()
-    const expirable = new Set<string>(statusesAccepting({ type: "DEADLINE_PASSED" }))
+    const { locked, lockForUpdate, paymentsOf, saveInvoice, store, withTransaction } = yield* InMemoryInvoiceTables
+    const partsOf = (id: string): Option.Option<InvoiceParts> => {
+      const stored = store.tables().invoices.get(id)
+      if (stored === undefined) return Option.none()
+      const options = [...stored.options].sort((a, b) => a.position - b.position)
+        .map(({ position: _position, reference: _reference, derivationIndex: _index, ...option }) => option)
+      return Option.some({ invoice: stored.invoice, options, payments: paymentsOf(id) })
+    }
+    return {
+      withTransaction,
+      insert: (invoice, options, events) =>
+        Effect.sync(() => {
+          store.tables().invoices.set(invoice.id, { invoice, version: 0, options })
+          store.tables().outbox.push(...events)
+        }),
+      find: (id) => Effect.sync(() => partsOf(id)),
+      lockParts: (id) =>
+        Effect.sync(() => {
+          const parts = partsOf(id)
+          if (Option.isSome(parts)) locked.add(id)
+          return parts
+        }),
+      lockForUpdate,
+      findInvoices: (ids) =>
+        Effect.sync(() =>
+          new Map(ids.flatMap((id) => {
+            const stored = store.tables().invoices.get(id)
+            return stored === undefined ? [] : [[id, stored.invoice] as const]
+          }))
+        ),
+      save: (invoice, events) => Effect.sync(() => saveInvoice(invoice, events))
+    }
+  })
+)
 
-    const paymentsOf = (invoiceId: string) =>
-      [...store.tables().payments.values()].map((stored) => stored.payment).filter((payment) => payment.invoiceId === invoiceId).sort(byObservation)
+/** The evidence's repository in memory: `saveIfUnchanged` applies only at the version read and while no transaction holds the invoice. */
+export const InMemoryEvidenceRepo = Layer.effect(
+  EvidenceRepo,
+  Effect.gen(function*() {
+    const { locked, lockForUpdate, paymentsOf, saveInvoice, store, withTransaction } = yield* InMemoryInvoiceTables
 
     const evidenceOption = (option: NewOption): EvidenceOption => ({
       id: option.id,
@@ -110,18 +204,22 @@ export const InMemoryInvoiceRepo = Layer.effect(
       railType: option.railType
     })
 
-    const evidenceState = (optionId: string): EvidenceState | undefined => {
+    const evidenceState = (optionId: string): Option.Option<EvidenceState> => {
       for (const stored of store.tables().invoices.values()) {
         const option = stored.options.find((candidate) => candidate.id === optionId)
         if (option !== undefined) {
-          return { invoice: stored.invoice, option: evidenceOption(option), payments: paymentsOf(stored.invoice.id), version: String(stored.version) }
+          return Option.some({ invoice: stored.invoice, option: evidenceOption(option), payments: paymentsOf(stored.invoice.id), version: String(stored.version) })
         }
       }
-      return undefined
+      return Option.none()
     }
 
     const findPayment = (network: string, transactionHash: string, outputIndex: number) =>
-      [...store.tables().payments.values()].find(({ payment }) => payment.network === network && payment.transactionHash === transactionHash && payment.outputIndex === outputIndex)
+      Option.fromNullishOr(
+        [...store.tables().payments.values()].find(({ payment }) =>
+          payment.network === network && payment.transactionHash === transactionHash && payment.outputIndex === outputIndex
+        )
+      )
 
     /** Applies a payment write; how many rows it touched (the SQL's RETURNING 1). */
     const applyWrite = (write: PaymentWrite): number => {
@@ -129,7 +227,7 @@ export const InMemoryInvoiceRepo = Layer.effect(
       switch (write._tag) {
         case "InsertPayment": {
           const { payment } = write
-          if (payment.transactionHash !== null && findPayment(payment.network, payment.transactionHash, payment.outputIndex) !== undefined) return 0
+          if (payment.transactionHash !== null && Option.isSome(findPayment(payment.network, payment.transactionHash, payment.outputIndex))) return 0
           payments.set(payment.id, { payment, reorgPoint: null })
           return 1
         }
@@ -157,14 +255,6 @@ export const InMemoryInvoiceRepo = Layer.effect(
       }
     }
 
-    const saveInvoice = (invoice: InvoiceRecord, events: ReadonlyArray<OutboxEvent>) => {
-      const stored = store.tables().invoices.get(invoice.id)
-      if (stored === undefined) return
-      stored.invoice = invoice
-      stored.version += 1
-      store.tables().outbox.push(...events)
-    }
-
     const saveWith = (write: PaymentWrite, invoice: InvoiceRecord, events: ReadonlyArray<OutboxEvent>) =>
       Effect.sync(() => {
         const written = applyWrite(write)
@@ -172,66 +262,17 @@ export const InMemoryInvoiceRepo = Layer.effect(
         return written
       })
 
-    const withTransaction = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
-      Effect.flatMap(Effect.service(InTransaction), (inside) =>
-        inside ? effect : transactions.withPermits(1)(
-          Effect.suspend(() => {
-            const before = copyTables(store.tables())
-            return effect.pipe(
-              Effect.provideService(InTransaction, true),
-              Effect.onExit((exit) =>
-                Effect.sync(() => {
-                  locked.clear()
-                  if (Exit.isFailure(exit)) store.replace(before)
-                })
-              )
-            )
-          })
-        ))
-
-    const partsOf = (id: string): InvoiceParts | undefined => {
-      const stored = store.tables().invoices.get(id)
-      if (stored === undefined) return undefined
-      const options = [...stored.options].sort((a, b) => a.position - b.position)
-        .map(({ position: _position, reference: _reference, derivationIndex: _index, ...option }) => option)
-      return { invoice: stored.invoice, options, payments: paymentsOf(id) }
-    }
     return {
       withTransaction,
-      insert: (invoice, options, events) =>
-        Effect.sync(() => {
-          store.tables().invoices.set(invoice.id, { invoice, version: 0, options })
-          store.tables().outbox.push(...events)
-        }),
-      find: (id) => Effect.sync(() => partsOf(id)),
-      lockParts: (id) =>
-        Effect.sync(() => {
-          const parts = partsOf(id)
-          if (parts !== undefined) locked.add(id)
-          return parts
-        }),
-      lockForUpdate: (id) =>
-        Effect.sync(() => {
-          const stored = store.tables().invoices.get(id)
-          if (stored !== undefined) locked.add(id)
-          return stored?.invoice
-        }),
-      findInvoices: (ids) =>
-        Effect.sync(() =>
-          new Map(ids.flatMap((id) => {
-            const stored = store.tables().invoices.get(id)
-            return stored === undefined ? [] : [[id, stored.invoice] as const]
-          }))
-        ),
       // The unlocked read yields, so that concurrent evidence interleaves between read and write.
       readForEvidence: (optionId) => Effect.sync(() => evidenceState(optionId)).pipe(Effect.tap(() => Effect.yieldNow)),
       lockForEvidence: (optionId) =>
         Effect.sync(() => {
           const state = evidenceState(optionId)
-          if (state !== undefined) locked.add(state.invoice.id)
+          if (Option.isSome(state)) locked.add(state.value.invoice.id)
           return state
         }),
-      save: (invoice, events) => Effect.sync(() => saveInvoice(invoice, events)),
+      lockForUpdate,
       saveWith,
       saveIfUnchanged: (version, write, invoice, events) =>
         Effect.suspend(() => {
@@ -239,9 +280,21 @@ export const InMemoryInvoiceRepo = Layer.effect(
           if (stored === undefined || String(stored.version) !== version || locked.has(invoice.id)) return Effect.succeed(false)
           return Effect.map(saveWith(write, invoice, events), (written) => written === 1)
         }),
-      lockPayment: (network, transactionHash, outputIndex) => Effect.sync(() => findPayment(network, transactionHash, outputIndex)?.payment),
-      invoiceIdOfPayment: (network, transactionHash, outputIndex) => Effect.sync(() => findPayment(network, transactionHash, outputIndex)?.payment.invoiceId),
-      listPayments: (invoiceId) => Effect.sync(() => paymentsOf(invoiceId)),
+      lockPayment: (network, transactionHash, outputIndex) => Effect.sync(() => Option.map(findPayment(network, transactionHash, outputIndex), ({ payment }) => payment)),
+      invoiceIdOfPayment: (network, transactionHash, outputIndex) =>
+        Effect.sync(() => Option.map(findPayment(network, transactionHash, outputIndex), ({ payment }) => payment.invoiceId as string)),
+      listPayments: (invoiceId) => Effect.sync(() => paymentsOf(invoiceId))
+    }
+  })
+)
+
+/** The deadline's claims in memory. */
+export const InMemoryExpiryRepo = Layer.effect(
+  ExpiryRepo,
+  Effect.gen(function*() {
+    const { locked, store } = yield* InMemoryInvoiceTables
+    const expirable = new Set<string>(statusesAccepting({ type: "DEADLINE_PASSED" }))
+    return {
       claimDueForExpiry: (now, batchSize, watched) =>
         Effect.sync(() => {
           const progress = new Map(watched.map(({ chainTime, network }) => [network, chainTime]))
@@ -259,6 +312,9 @@ export const InMemoryInvoiceRepo = Layer.effect(
     }
   })
 )
+
+/** The three invoice repositories over one store and one transaction lock. */
+export const InMemoryInvoiceRepos = Layer.mergeAll(InMemoryInvoiceRepo, InMemoryEvidenceRepo, InMemoryExpiryRepo).pipe(Layer.provide(InMemoryInvoiceTables.layer))
 
 /** Checkout settings in memory; `methods` get ids and positions as the SQL repository gives them. */
 export const InMemoryCheckoutSettingsRepo = Layer.effect(
@@ -338,7 +394,7 @@ export const IN_MEMORY_METHODS: ReadonlyArray<MethodInput> = [
   { network: "base", assetCode: "USDC", railType: "wallet_contract", enabled: true, isDefault: false, recipientAddress: "0x1111111111111111111111111111111111111111", xpub: null }
 ]
 
-export const IN_MEMORY_MERCHANT = "00000000-0000-4000-8000-000000000001"
+export const IN_MEMORY_MERCHANT = MerchantId.make("00000000-0000-4000-8000-000000000001")
 
 export interface InMemoryOptions {
   /** Networks whose watcher holds the sweeper back until its chain time reaches a deadline. */
@@ -357,7 +413,7 @@ export const inMemoryServices = (options: InMemoryOptions = {}) => {
     ...Object.fromEntries((options.watched ?? []).map((network) => [`CHECKOUT_RPC_URL_${network.toUpperCase()}`, "http://127.0.0.1:1"]))
   }
   const config = { ...parseConfig(env), paymentWorkerThreads: 0 }
-  const repositories = Layer.mergeAll(InMemoryInvoiceRepo, InMemoryCheckoutSettingsRepo)
+  const repositories = Layer.mergeAll(InMemoryInvoiceRepos, InMemoryCheckoutSettingsRepo)
   const infrastructure = Layer.mergeAll(
     repositories,
     ChainTimesSqlClient,

@@ -7,6 +7,7 @@ import type { AppConfigShape } from "../../src/config/AppConfig.ts"
 import type { CheckoutSettingsRepo } from "../../src/payments/CheckoutSettingsRepo.ts"
 import type { JsonBody } from "./Json.ts"
 import { type MerchantOptions, newMerchant, testConfigLayer } from "./TestLayers.ts"
+import type { MerchantId } from "../../src/domain/Ids.ts"
 
 export type { JsonBody }
 
@@ -28,7 +29,7 @@ export interface Answer {
 }
 
 interface MerchantCredentials {
-  readonly merchantId: string
+  readonly merchantId: MerchantId
   readonly email: string
   readonly apiKey: string
   /** A dashboard session (bearer JWT) of the same account. */

@@ -11,6 +11,7 @@ import type { PaymentTimingInput } from "../../src/domain/Timing.ts"
 import { type InvoiceDraft, Invoices } from "../../src/invoices/Invoices.ts"
 import { CheckoutSettingsRepo, type MethodInput } from "../../src/payments/CheckoutSettingsRepo.ts"
 import { privateDatabase } from "./PrivateDatabase.ts"
+import type { MerchantId } from "../../src/domain/Ids.ts"
 
 // Layers for suites that need part of the application (a repository, a service, every domain
 // service) rather than the whole of it behind a listening server (TestApp.ts).
@@ -140,7 +141,7 @@ export const newMerchant = (options: MerchantOptions = {}) =>
   })
 
 /** An invoice of an active merchant, created by the `Invoices` use case (as the API's create does). */
-export const newInvoice = (merchantId: string, draft: InvoiceDraft) =>
+export const newInvoice = (merchantId: MerchantId, draft: InvoiceDraft) =>
   Effect.flatMap(Invoices, (invoices) => Effect.orDie(invoices.create({ merchantId, billingStatus: "active" }, draft)))
 
 /** One merchant account shared by the tests of a suite over `testServices` (no HTTP: its id and credentials). */

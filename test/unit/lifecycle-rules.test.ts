@@ -8,7 +8,7 @@ import { decideInvalidation, decideObservation, decideReorgSettlement, observati
 import { applyDecision } from "../../src/lifecycle/ApplyDecision.ts"
 import { decide } from "../../src/lifecycle/Lifecycle.ts"
 import { isLateEvidence } from "../../src/lifecycle/Settlement.ts"
-import type { EvidenceOption, EvidenceState } from "../../src/invoices/InvoiceRepo.ts"
+import type { EvidenceOption, EvidenceState } from "../../src/invoices/EvidenceRepo.ts"
 import { invoiceRecord } from "../support/InvoiceFixtures.ts"
 
 /**
