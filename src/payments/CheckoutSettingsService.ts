@@ -44,8 +44,7 @@ const makeCheckoutSettings = Effect.gen(function*() {
   const unwatchedNetwork = (methods: ReadonlyArray<MethodInput>, livemode: boolean) =>
     config.env === "production" && livemode ? methods.find((method) => method.enabled && !watched.includes(method.network))?.network : undefined
 
-  const tokenContract = (method: Pick<MethodInput, "network" | "assetCode">) =>
-    method.assetCode === "BTC" ? null : tokenContractOf(rails, method.network, method.assetCode) ?? null
+  const tokenContract = (method: Pick<MethodInput, "network" | "assetCode">) => method.assetCode === "BTC" ? null : tokenContractOf(rails, method.network, method.assetCode) ?? null
 
   const view = (settings: CheckoutSettings, nextIndexes: ReadonlyMap<string, number>, warnings: ReadonlyArray<string>) => ({
     livemode: settings.livemode,
