@@ -4,15 +4,15 @@ import { SqlClient } from "effect/sql"
 import { AppConfig } from "../config/AppConfig.ts"
 import { type DeliveryId, MerchantId } from "../domain/Ids.ts"
 import type { InvoiceRecord } from "../domain/Invoice.ts"
-import { webhookInvoiceView } from "../domain/InvoiceViews.ts"
 import { InvoiceRepo } from "../invoices/InvoiceRepo.ts"
-import { type RefundRecord, refundView } from "../refunds/Refund.ts"
+import type { RefundRecord } from "../refunds/Refund.ts"
 import { RefundsRepo } from "../refunds/RefundsRepo.ts"
 import { type DeliveryFilters, DeliveryNotFound, type DeliveryPage, type DeliveryView, findDelivery, type InvalidCursor, listDeliveries } from "./DeliveryLog.ts"
 import { type SendResult, sendWebhook } from "./Sender.ts"
 import type { Delivery } from "./Delivery.ts"
 import { signWebhook } from "./Signature.ts"
 import { WebhookAgents } from "./WebhookAgents.ts"
+import { webhookInvoiceJson, webhookRefundJson } from "./WebhookPayloads.ts"
 import { RETRY_DELAYS_MS } from "./WebhookEvents.ts"
 import { WEBHOOK_TIMEOUT_MS, WebhookConnector, WebhookResolver } from "./WebhookNetwork.ts"
 import { type AttemptRecord, WebhookDeliveryRepo } from "./WebhookDeliveryRepo.ts"
@@ -194,11 +194,11 @@ const sending = ({ agents, allowLoopback, connect, invoices, refunds, resolve, s
       const { url, secret } = destination.success
       if (url === null) return { ...notSent("no webhook URL is configured"), url: delivery.url }
       if (secret === null) return { ...notSent("no signing secret is configured"), url }
-      const invoiceView = invoice === undefined ? null : webhookInvoiceView(invoice)
+      const invoiceView = invoice === undefined ? null : webhookInvoiceJson(invoice)
       const body = JSON.stringify(
         delivery.refundId === null
           ? { event: delivery.event, livemode: delivery.livemode, invoice: invoiceView }
-          : { event: delivery.event, livemode: delivery.livemode, invoice: invoiceView, refund: refund === undefined ? null : refundView(refund) }
+          : { event: delivery.event, livemode: delivery.livemode, invoice: invoiceView, refund: refund === undefined ? null : webhookRefundJson(refund) }
       )
       const result = yield* post(url, secret, delivery.event, delivery.id, body)
       return { ...result, url }
