@@ -1,31 +1,18 @@
 import { Schema, Struct } from "effect"
 import { PaymentCoverage } from "./Statuses.ts"
 import { Invoice, Payment, PaymentOption, ResolvedTiming } from "./Invoice.ts"
-import { isDateSchema, isNullableDateSchema } from "./Timestamps.ts"
+import { jsonFields } from "./Model.ts"
+import { Timestamp } from "./Timestamps.ts"
 import { INVOICE_MERCHANT_FIELDS, INVOICE_SHOWN_FIELDS, OPTION_SHOWN_FIELDS, PAYMENT_SHOWN_FIELDS, STATUS_SHOWN_FIELDS, WEBHOOK_SHOWN_FIELDS } from "./InvoiceFields.ts"
 
 /**
  * Response schemas of the invoice endpoints, derived from the entities (domain/Invoice.ts) by
- * picking the fields each view shows (domain/InvoiceViews.ts) in their JSON form; only the
- * computed fields are declared here.
+ * picking the fields each view shows; only the computed fields are declared here. A view
+ * (domain/InvoiceViews.ts) is a value of its schema's type, timestamps as Dates; the endpoint's
+ * schema (or, outside an endpoint, `Schema.encodeSync` of it) writes them as ISO 8601 text.
  */
 
-const Timestamp = Schema.String.annotate({ format: "date-time" })
-const NullableTimestamp = Schema.NullOr(Timestamp)
-
-/** A field's JSON form: timestamps as ISO 8601 text, everything else as it is. */
-type WireField<S extends Schema.Top> = S["Type"] extends Date ? typeof Timestamp
-  : S["Type"] extends Date | null ? Date extends S["Type"] ? typeof NullableTimestamp : S
-  : S
-
-/** An entity's fields as JSON carries them: timestamps as ISO 8601 text. */
-export const wire = <const F extends Readonly<Record<string, Schema.Top>>>(fields: F): { readonly [K in keyof F]: WireField<F[K]> } =>
-  Object.fromEntries(Object.entries(fields).map(([key, field]) => [
-    key,
-    isDateSchema(field) ? Timestamp : isNullableDateSchema(field) ? NullableTimestamp : field
-  ])) as { readonly [K in keyof F]: WireField<F[K]> }
-
-const InvoiceWire = wire(Invoice.fields)
+const InvoiceJson = jsonFields(Invoice.fields)
 
 export const PaymentSummary = Schema.Struct({
   paymentCoverage: PaymentCoverage,
@@ -35,10 +22,10 @@ export const PaymentSummary = Schema.Struct({
   overpaymentAmountUsd: Schema.Number
 })
 
-export const PaymentTiming = Schema.Union(ResolvedTiming.members.map((member) => Schema.Struct(wire(member.fields))))
+export const PaymentTiming = Schema.Union(ResolvedTiming.members.map((member) => Schema.Struct(jsonFields(member.fields))))
 
 export const PaymentOptionView = Schema.Struct({
-  ...Struct.pick(wire(PaymentOption.fields), OPTION_SHOWN_FIELDS),
+  ...Struct.pick(jsonFields(PaymentOption.fields), OPTION_SHOWN_FIELDS),
   qrCode: PaymentOption.fields.qrCode.annotate({ description: "SVG QR code of paymentUri" }),
   quotedAmount: Schema.Number,
   quoteRate: Schema.Number,
@@ -48,14 +35,17 @@ export const PaymentOptionView = Schema.Struct({
   })
 })
 
+export type PaymentOptionView = typeof PaymentOptionView.Type
+
 export const PaymentView = Schema.Struct({
-  ...Struct.pick(wire(Payment.fields), PAYMENT_SHOWN_FIELDS),
+  ...Struct.pick(jsonFields(Payment.fields), PAYMENT_SHOWN_FIELDS),
   amountReceived: Schema.Number,
   observedTotalAmount: Schema.Number
 })
+export type PaymentView = typeof PaymentView.Type
 
 const PayerInvoiceFields = {
-  ...Struct.pick(InvoiceWire, INVOICE_SHOWN_FIELDS),
+  ...Struct.pick(InvoiceJson, INVOICE_SHOWN_FIELDS),
   paymentUrl: Schema.String,
   amountUsd: Schema.Number,
   paymentCoverage: PaymentCoverage,
@@ -69,18 +59,20 @@ const PayerInvoiceFields = {
 /** The merchant-facing Invoice. `payments` is absent from the create response only. */
 export const InvoiceView = Schema.Struct({
   ...PayerInvoiceFields,
-  ...Struct.pick(InvoiceWire, INVOICE_MERCHANT_FIELDS),
+  ...Struct.pick(InvoiceJson, INVOICE_MERCHANT_FIELDS),
   payments: Schema.optionalKey(Schema.Array(PaymentView))
 }).annotate({ identifier: "Invoice" })
+export type InvoiceView = typeof InvoiceView.Type
 
 /** The payer-facing Invoice: no merchant-only fields and no reconciliation notes. */
 export const PublicInvoiceView = Schema.Struct({
   ...PayerInvoiceFields,
   payments: Schema.Array(PaymentView)
 }).annotate({ identifier: "PublicInvoice" })
+export type PublicInvoiceView = typeof PublicInvoiceView.Type
 
 const StatusFields = {
-  ...Struct.pick(InvoiceWire, STATUS_SHOWN_FIELDS),
+  ...Struct.pick(InvoiceJson, STATUS_SHOWN_FIELDS),
   paymentCoverage: PaymentCoverage,
   receivedAmountUsd: Schema.Number,
   confirmedAmountUsd: Schema.Number,
@@ -91,25 +83,31 @@ const StatusFields = {
 }
 
 export const InvoiceStatusView = Schema.Struct(StatusFields).annotate({ identifier: "InvoiceStatus" })
+export type InvoiceStatusView = typeof InvoiceStatusView.Type
 /** The merchant status shape; the note is always null here (notes are never public). */
 export const PublicInvoiceStatusView = Schema.Struct({
   ...StatusFields,
   paidOutOfBandNote: Schema.Null.annotate({ description: "Always null: reconciliation notes are never public." })
 }).annotate({ identifier: "PublicInvoiceStatus" })
+export type PublicInvoiceStatusView = typeof PublicInvoiceStatusView.Type
 
-/** The `invoice` of a webhook payload: the spec's field list, the latest state at send time (no payment instructions). */
+/** The fields named in `keys`, in that order (`Struct.pick` keeps the source's order). */
+const inOrder = <F extends Readonly<Record<string, Schema.Top>>, const K extends ReadonlyArray<keyof F>>(fields: F, keys: K): Pick<F, K[number]> =>
+  Object.fromEntries(keys.map((key) => [key, fields[key]])) as Pick<F, K[number]>
+
+/**
+ * The `invoice` of a webhook payload: the spec's field list in the spec's order (the order of the
+ * body's keys), the latest state at send time (no payment instructions).
+ */
 export const WebhookInvoiceView = Schema.Struct({
-  ...Struct.pick(InvoiceWire, WEBHOOK_SHOWN_FIELDS),
+  ...inOrder(InvoiceJson, WEBHOOK_SHOWN_FIELDS),
   amountUsd: Schema.Number,
   paymentCoverage: PaymentCoverage,
   receivedAmountUsd: Schema.Number,
   confirmedAmountUsd: Schema.Number,
   paymentSummary: PaymentSummary
 }).annotate({ identifier: "WebhookInvoice" })
-
-/** The fields named in `keys`, in that order (`Struct.pick` keeps the source's order). */
-const inOrder = <F extends Readonly<Record<string, Schema.Top>>, const K extends ReadonlyArray<keyof F>>(fields: F, keys: K): Pick<F, K[number]> =>
-  Object.fromEntries(keys.map((key) => [key, fields[key]])) as Pick<F, K[number]>
+export type WebhookInvoiceView = typeof WebhookInvoiceView.Type
 
 /**
  * One row of the dashboard's invoice list, and its CSV export: the export's columns are these
@@ -117,21 +115,21 @@ const inOrder = <F extends Readonly<Record<string, Schema.Top>>, const K extends
  * fields named here (invoices/InvoiceRows.ts). This is the one place the summary's fields are listed.
  */
 export const InvoiceSummaryView = Schema.Struct({
-  ...inOrder(InvoiceWire, ["id", "createdAt", "status"]),
+  ...inOrder(InvoiceJson, ["id", "createdAt", "status"]),
   amountUsd: Schema.Number,
   paymentCoverage: PaymentCoverage,
   receivedAmountUsd: Schema.Number,
   confirmedAmountUsd: Schema.Number,
-  ...inOrder(InvoiceWire, ["productName", "merchantReference", "customerEmail"]),
+  ...inOrder(InvoiceJson, ["productName", "merchantReference", "customerEmail"]),
   payableUntilAt: Timestamp,
-  ...inOrder(InvoiceWire, ["paymentDetectedAt", "confirmedAt", "paidOutOfBandAt", "exceptionType", "exceptionStatus", "exceptionAction", "exceptionClosedAt"]),
+  ...inOrder(InvoiceJson, ["paymentDetectedAt", "confirmedAt", "paidOutOfBandAt", "exceptionType", "exceptionStatus", "exceptionAction", "exceptionClosedAt"]),
   /** Count and networks of the payments, e.g. "2 (arbitrum USDT, base USDC)". */
   paymentsSummary: Schema.String
 }).annotate({ identifier: "InvoiceSummary" })
 export type InvoiceSummary = typeof InvoiceSummaryView.Type
-/** The summary's fields taken from the invoice as they are (with their JSON form). */
-export const SUMMARY_SHOWN_FIELDS = (Object.keys(InvoiceSummaryView.fields) as Array<keyof InvoiceSummary>).filter((key): key is keyof InvoiceSummary & keyof typeof InvoiceWire =>
-  key in InvoiceWire
+/** The summary's fields taken from the invoice as they are. */
+export const SUMMARY_SHOWN_FIELDS = (Object.keys(InvoiceSummaryView.fields) as Array<keyof InvoiceSummary>).filter((key): key is keyof InvoiceSummary & keyof typeof InvoiceJson =>
+  key in InvoiceJson
 )
 
 /** An unsigned Solana Pay transfer for the payer's wallet to sign (POST prepare-solana-wallet-payment). */

@@ -1,14 +1,15 @@
 import { Effect, Schema } from "effect"
-import { isDateSchema, isNullableDateSchema } from "./Timestamps.ts"
+import { isDateSchema, isNullableDateSchema, NullableTimestamp, Timestamp } from "./Timestamps.ts"
 
 /**
  * How an entity is declared (Invoice, PaymentOption, Payment in Invoice.ts; Delivery, ApiKey,
  * Merchant in their folders): once, as a `Schema.Struct` of its stored fields. The rest derives:
  * - its row: `rowOf(Entity)` (db/Columns.ts) gives each field the column codec its type calls for
  *   (timestamps, exact integers, JSON objects); SQL column lists come from the row's fields;
- * - its views: a view is `Entity.mapFields(Struct.pick([...]))` (or `Struct.pick` of its fields)
- *   plus its computed fields; the view's response schema is `jsonOf(view)` (timestamps as ISO
- *   text), and the browser's types are the API's response types;
+ * - its views: a view's response schema is `jsonOf(Entity.mapFields(Struct.pick([...])))` (or a
+ *   pick of `jsonFields(Entity.fields)`) plus its computed fields, declared once; the view's value
+ *   is a domain value of that schema's type (Dates, not text) and the endpoint's schema encodes it
+ *   (timestamps as ISO text); the browser's types are the API's response types;
  * - creation: fields the lifecycle sets later are declared `later(schema, initial)` and
  *   `Entity.make({...})` fills them in; `changing` marks a field the lifecycle changes that has no
  *   initial value; `changingFields(Entity)` lists both (the columns an update writes).
@@ -48,19 +49,21 @@ export const maker = <F extends Schema.Struct.Fields>(entity: Schema.Struct<F>) 
 export const changingFields = <F extends Schema.Struct.Fields>(entity: Schema.Struct<F>): Array<keyof F & string> =>
   Object.keys(entity.fields).filter((key) => changingSchemas.has(entity.fields[key]))
 
-/** A field as a JSON response carries it: a Date as ISO 8601 text (encoded from the Date), anything else as it is. */
-export type JsonField<S extends Schema.Constraint> = S["Type"] extends Date ? typeof Schema.DateFromString
-  : S["Type"] extends Date | null ? Date extends S["Type"] ? Schema.NullOr<typeof Schema.DateFromString> : S
+/** A field as JSON carries it: a Date as the `Timestamp` codec (a Date in the value, ISO 8601 text on the wire), anything else as it is. */
+export type JsonField<S extends Schema.Constraint> = S["Type"] extends Date ? typeof Timestamp
+  : S["Type"] extends Date | null ? Date extends S["Type"] ? typeof NullableTimestamp : S
   : S
 
+/** An entity's fields as JSON carries them: its timestamps are `Timestamp` codecs, every other field as it is. */
+export const jsonFields = <const F extends Schema.Struct.Fields>(fields: F): { readonly [K in keyof F]: JsonField<F[K]> } =>
+  Object.fromEntries(Object.entries(fields).map(([key, field]) => [
+    key,
+    isDateSchema(field) ? Timestamp : isNullableDateSchema(field) ? NullableTimestamp : field
+  ])) as { readonly [K in keyof F]: JsonField<F[K]> }
+
 /**
- * An entity's (or a view's) schema as a JSON response carries it: its timestamps encoded as ISO
- * 8601 text, every other field as it is. A view is a pick of the entity; its response schema is `jsonOf(view)`.
+ * An entity's (or a view's) schema as a JSON response carries it: the same values (Dates stay
+ * Dates), its timestamps encoded as ISO 8601 text. A view is a pick of the entity; its response
+ * schema is `jsonOf(view)` (or a pick of `jsonFields(Entity.fields)`), and the endpoint encodes the view's value.
  */
-export const jsonOf = <F extends Schema.Struct.Fields>(entity: Schema.Struct<F>) =>
-  Schema.Struct(
-    Object.fromEntries(Object.entries(entity.fields).map(([key, field]) => [
-      key,
-      isDateSchema(field) ? Schema.DateFromString : isNullableDateSchema(field) ? Schema.NullOr(Schema.DateFromString) : field
-    ])) as { readonly [K in keyof F]: JsonField<F[K]> }
-  )
+export const jsonOf = <F extends Schema.Struct.Fields>(entity: Schema.Struct<F>) => Schema.Struct(jsonFields(entity.fields))

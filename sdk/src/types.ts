@@ -473,21 +473,21 @@ export interface components {
             id: string;
             /** @enum {string} */
             status: "awaiting_payment" | "partially_paid" | "payment_detected" | "confirmed" | "paid_out_of_band" | "expired" | "voided";
-            metadata: Record<string, never> | null;
-            defaultPaymentOptionId: string | null;
-            lastPaymentOptionId: string | null;
-            lastTransactionHash: string | null;
             confirmations: number | ("Infinity" | "-Infinity" | "NaN");
             paymentDetectedAt: string | null;
             confirmedAt: string | null;
             paidOutOfBandAt: string | null;
             paidOutOfBandNote: string | null;
+            defaultPaymentOptionId: string | null;
+            lastPaymentOptionId: string | null;
+            livemode: boolean;
+            lastTransactionHash: string | null;
             exceptionType: ("late_payment" | "partial_payment") | null;
             exceptionStatus: ("open" | "closed") | null;
             exceptionAction: ("accept_late_payment" | "mark_paid_out_of_band" | "close_unpaid") | null;
             exceptionNote: string | null;
             exceptionClosedAt: string | null;
-            livemode: boolean;
+            metadata: Record<string, never> | null;
             amountUsd: number | ("Infinity" | "-Infinity" | "NaN");
             /** @enum {string} */
             paymentCoverage: "no_payment" | "partial_payment" | "exact_payment" | "overpayment";

@@ -1,8 +1,8 @@
 import type { InvoiceParts, InvoiceRecord, PaymentOptionRecord, PaymentRecord } from "./Invoice.ts"
+import type { InvoiceStatusView, InvoiceView, PaymentOptionView, PaymentView, PublicInvoiceStatusView, PublicInvoiceView, WebhookInvoiceView } from "./InvoiceResponses.ts"
 import { summarize } from "./Coverage.ts"
 import { isPayableNow } from "./Payable.ts"
 import { formatAtomic, microsToNumber } from "./Money.ts"
-import type { ResolvedTiming } from "./Timing.ts"
 import {
   INVOICE_MERCHANT_FIELDS,
   INVOICE_SHOWN_FIELDS,
@@ -12,31 +12,21 @@ import {
   WEBHOOK_SHOWN_FIELDS
 } from "../../contract/InvoiceFields.ts"
 
-/** An entity value as JSON shows it: timestamps as ISO 8601 text, everything else as it is. */
-export type Wire<A> = { readonly [K in keyof A]: A[K] extends Date ? string : A[K] extends Date | null ? string | null : A[K] }
+/**
+ * The views: values of their response schemas' types (contract/InvoiceResponses.ts), the stored
+ * fields each schema picks taken as they are (timestamps stay Dates) plus the computed ones. The
+ * endpoint's schema encodes a view; outside an endpoint (webhook bodies, the status stream) the
+ * same schema does, through `Schema.encodeSync`.
+ */
 
-/** The fields of `value` named in `keys`, as JSON shows them (the refunds views use it too). */
-export const shown = <A extends object, const K extends ReadonlyArray<keyof A>>(value: A, keys: K): Wire<Pick<A, K[number]>> => {
-  const out: Record<string, unknown> = {}
-  for (const key of keys) {
-    const field = value[key]
-    out[key as string] = field instanceof Date ? field.toISOString() : field
-  }
-  return out as Wire<Pick<A, K[number]>>
+/** The fields of `value` named in `keys`, as they are (the refunds views use it too). */
+export const picked = <A extends object, const K extends ReadonlyArray<keyof A>>(value: A, keys: K): Pick<A, K[number]> => {
+  const out: Partial<Pick<A, K[number]>> = {}
+  for (const key of keys) out[key as K[number]] = value[key as K[number]]
+  return out as Pick<A, K[number]>
 }
 
 export { INVOICE_MERCHANT_FIELDS, INVOICE_SHOWN_FIELDS, OPTION_SHOWN_FIELDS, PAYMENT_SHOWN_FIELDS, STATUS_SHOWN_FIELDS, WEBHOOK_SHOWN_FIELDS }
-
-export const timingView = (timing: ResolvedTiming) =>
-  timing.mode === "immediate"
-    ? { mode: timing.mode, expiresAfterMinutes: timing.expiresAfterMinutes, payableUntilAt: timing.payableUntilAt.toISOString() }
-    : {
-      mode: timing.mode,
-      dueAfterDays: timing.dueAfterDays,
-      gracePeriodDays: timing.gracePeriodDays,
-      dueAt: timing.dueAt.toISOString(),
-      payableUntilAt: timing.payableUntilAt.toISOString()
-    }
 
 export const summaryView = (invoice: InvoiceRecord) => {
   const summary = summarize(invoice.amountMicros, invoice.receivedMicros, invoice.confirmedMicros)
@@ -52,15 +42,15 @@ export const summaryView = (invoice: InvoiceRecord) => {
 /** `active` exactly when the invoice can be paid now (the one rule, domain/Payable.ts): what Solana prepare would prepare. */
 export const optionStatus = (invoice: Pick<InvoiceRecord, "status" | "timing">, now: Date): "active" | "inactive" => isPayableNow(invoice, now) ? "active" : "inactive"
 
-export const optionView = (option: PaymentOptionRecord, invoice: Pick<InvoiceRecord, "status" | "timing">, now: Date) => ({
-  ...shown(option, OPTION_SHOWN_FIELDS),
+export const optionView = (option: PaymentOptionRecord, invoice: Pick<InvoiceRecord, "status" | "timing">, now: Date): PaymentOptionView => ({
+  ...picked(option, OPTION_SHOWN_FIELDS),
   quotedAmount: Number(formatAtomic(option.quotedAtomic, option.decimals)),
   quoteRate: Number(option.quoteRate),
   status: optionStatus(invoice, now)
 })
 
-export const paymentView = (payment: PaymentRecord) => ({
-  ...shown(payment, PAYMENT_SHOWN_FIELDS),
+export const paymentView = (payment: PaymentRecord): PaymentView => ({
+  ...picked(payment, PAYMENT_SHOWN_FIELDS),
   amountReceived: Number(formatAtomic(payment.amountAtomic, payment.decimals)),
   observedTotalAmount: Number(formatAtomic(payment.observedTotalAtomic, payment.decimals))
 })
@@ -74,40 +64,40 @@ type ShownParts = Pick<InvoiceParts, "invoice" | "options"> & { readonly payment
 const payerView = ({ invoice, options }: ShownParts, publicBaseUrl: string, now: Date) => {
   const summary = summaryView(invoice)
   return {
-    ...shown(invoice, INVOICE_SHOWN_FIELDS),
+    ...picked(invoice, INVOICE_SHOWN_FIELDS),
     paymentUrl: `${publicBaseUrl}/pay/${invoice.id}`,
     amountUsd: microsToNumber(invoice.amountMicros),
     paymentCoverage: summary.paymentCoverage,
     receivedAmountUsd: summary.receivedAmountUsd,
     confirmedAmountUsd: summary.confirmedAmountUsd,
     paymentSummary: summary,
-    paymentTiming: timingView(invoice.timing),
+    paymentTiming: invoice.timing,
     paymentOptions: options.map((option) => optionView(option, invoice, now))
   }
 }
 
 /** The merchant-facing Invoice object; `payments` only when given (absent on create). */
-export const merchantInvoiceView = (parts: ShownParts, publicBaseUrl: string, now: Date) => ({
+export const merchantInvoiceView = (parts: ShownParts, publicBaseUrl: string, now: Date): InvoiceView => ({
   ...payerView(parts, publicBaseUrl, now),
-  ...shown(parts.invoice, INVOICE_MERCHANT_FIELDS),
+  ...picked(parts.invoice, INVOICE_MERCHANT_FIELDS),
   ...(parts.payments === undefined ? {} : { payments: parts.payments.map(paymentView) })
 })
 
 /** The payer-facing Invoice. */
-export const publicInvoiceView = (parts: ShownParts, publicBaseUrl: string, now: Date) => ({
+export const publicInvoiceView = (parts: ShownParts, publicBaseUrl: string, now: Date): PublicInvoiceView => ({
   ...payerView(parts, publicBaseUrl, now),
   payments: (parts.payments ?? []).map(paymentView)
 })
 
 /** The polling payload of GET .../status. */
-export const statusView = ({ invoice, options, payments }: ShownParts, now: Date) => {
+export const statusView = ({ invoice, options, payments }: ShownParts, now: Date): InvoiceStatusView => {
   const summary = summaryView(invoice)
   return {
-    ...shown(invoice, STATUS_SHOWN_FIELDS),
+    ...picked(invoice, STATUS_SHOWN_FIELDS),
     paymentCoverage: summary.paymentCoverage,
     receivedAmountUsd: summary.receivedAmountUsd,
     confirmedAmountUsd: summary.confirmedAmountUsd,
-    paymentTiming: timingView(invoice.timing),
+    paymentTiming: invoice.timing,
     paymentSummary: summary,
     paymentOptions: options.map((option) => optionView(option, invoice, now)),
     payments: (payments ?? []).map(paymentView)
@@ -115,13 +105,13 @@ export const statusView = ({ invoice, options, payments }: ShownParts, now: Date
 }
 
 /** The merchant status shape, with the note present as null: never its text. */
-export const publicStatusView = (parts: ShownParts, now: Date) => ({ ...statusView(parts, now), paidOutOfBandNote: null })
+export const publicStatusView = (parts: ShownParts, now: Date): PublicInvoiceStatusView => ({ ...statusView(parts, now), paidOutOfBandNote: null })
 
 /** The `invoice` object of a webhook payload: the spec's field list, latest state at send time. */
-export const webhookInvoiceView = (invoice: InvoiceRecord) => {
+export const webhookInvoiceView = (invoice: InvoiceRecord): WebhookInvoiceView => {
   const summary = summaryView(invoice)
   return {
-    ...shown(invoice, WEBHOOK_SHOWN_FIELDS),
+    ...picked(invoice, WEBHOOK_SHOWN_FIELDS),
     amountUsd: microsToNumber(invoice.amountMicros),
     paymentCoverage: summary.paymentCoverage,
     receivedAmountUsd: summary.receivedAmountUsd,

@@ -1,3 +1,4 @@
+import { Schema } from "effect"
 import { type InvoiceSummary, InvoiceSummaryView } from "../domain/InvoiceResponses.ts"
 
 /** The export's columns: the summary's fields, in order (contract/InvoiceResponses.ts). */
@@ -19,4 +20,10 @@ export const csvField = (value: string | number | null): string => {
 
 export const csvHeader = (): string => `${COLUMNS.map((name) => HEADERS[name] ?? name).join(",")}\r\n`
 
-export const csvRow = (invoice: InvoiceSummary): string => `${COLUMNS.map((name) => csvField(invoice[name])).join(",")}\r\n`
+/** The summary as the list's JSON shows it (its schema encodes it: timestamps as ISO 8601 text). */
+const encodeSummary = Schema.encodeSync(InvoiceSummaryView)
+
+export const csvRow = (invoice: InvoiceSummary): string => {
+  const encoded = encodeSummary(invoice)
+  return `${COLUMNS.map((name) => csvField(encoded[name])).join(",")}\r\n`
+}

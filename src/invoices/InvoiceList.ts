@@ -3,7 +3,7 @@ import type { SqlClient } from "effect/sql"
 import { decodeKeysetCursor, encodeKeysetCursor } from "../db/KeysetCursor.ts"
 import { coverageOf } from "../domain/Coverage.ts"
 import { type InvoiceSummary, SUMMARY_SHOWN_FIELDS } from "../domain/InvoiceResponses.ts"
-import { shown } from "../domain/InvoiceViews.ts"
+import { picked } from "../domain/InvoiceViews.ts"
 import { microsToNumber } from "../domain/Money.ts"
 import { type InvoiceFilters, type InvoiceSummaryRecord, InvoiceListRepo } from "./InvoiceListRepo.ts"
 import type { MerchantId } from "../domain/Ids.ts"
@@ -19,12 +19,12 @@ export interface TimelineEntry {
 }
 
 const summaryOf = (row: InvoiceSummaryRecord): InvoiceSummary => ({
-  ...shown(row, SUMMARY_SHOWN_FIELDS),
+  ...picked(row, SUMMARY_SHOWN_FIELDS),
   amountUsd: microsToNumber(row.amountMicros),
   paymentCoverage: coverageOf(row.amountMicros, row.receivedMicros),
   receivedAmountUsd: microsToNumber(row.receivedMicros),
   confirmedAmountUsd: microsToNumber(row.confirmedMicros),
-  payableUntilAt: row.payableUntilAt.toISOString(),
+  payableUntilAt: row.payableUntilAt,
   paymentsSummary: row.paymentCount === 0 ? "0" : `${row.paymentCount} (${row.paymentNetworks ?? ""})`
 })
 
@@ -43,7 +43,7 @@ export const listInvoices = Effect.fn("InvoiceList.list")(function*(
   const rows = yield* repo.page(merchantId, { ...filters, after }, filters.limit + 1)
   const page = rows.slice(0, filters.limit).map(summaryOf)
   const last = page.at(-1)
-  return { invoices: page, nextCursor: rows.length > filters.limit && last !== undefined ? encodeKeysetCursor(last.createdAt, last.id) : null }
+  return { invoices: page, nextCursor: rows.length > filters.limit && last !== undefined ? encodeKeysetCursor(last.createdAt.toISOString(), last.id) : null }
 })
 
 const EXPORT_BATCH = 500

@@ -2,17 +2,18 @@ import { Clock, Effect, Layer } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { CurrentMerchant } from "../http/CurrentMerchant.ts"
 import { AppConfig } from "../config/AppConfig.ts"
+import type { InvoiceView } from "../domain/InvoiceResponses.ts"
 import { merchantInvoiceView, statusView } from "../domain/InvoiceViews.ts"
 import { checkoutApi } from "../http/CheckoutApi.ts"
 import { MerchantGroup } from "./InvoicesApi.ts"
 import { mapDomainErrors } from "../http/ApiErrors.ts"
-import { withIdempotency } from "../http/Idempotency.ts"
+import { type IdempotentRequest, withIdempotency } from "../http/Idempotency.ts"
 import { paymentTimingChecked } from "../http/ValidationErrors.ts"
 import { Invoices } from "./Invoices.ts"
 import type { HandlerRequest } from "../http/HandlerRequest.ts"
 import { IdempotencyStore } from "../http/IdempotencyStore.ts"
 
-type View = ReturnType<typeof merchantInvoiceView>
+type View = InvoiceView
 
 const merchantContext = Effect.gen(function*() {
   const invoices = yield* Invoices
@@ -24,21 +25,18 @@ const merchantContext = Effect.gen(function*() {
 })
 type Context = Effect.Success<typeof merchantContext>
 type Owner = Pick<CurrentMerchant["Service"], "merchantId" | "livemode">
+type Request<Id extends string> = HandlerRequest<typeof MerchantGroup, Id> & Pick<IdempotentRequest<View>, "endpoint">
 
-/** An Idempotency-Key's scope: a test key's requests never replay a live key's answers, nor the other way round. */
-const scoped = (merchant: Owner, scope: string) => (merchant.livemode ? scope : `test:${scope}`)
-type Request<Id extends string> = HandlerRequest<typeof MerchantGroup, Id>
-
-const create = ({ invoices, view, recovered }: Context) => ({ payload, headers }: Request<"create">) =>
+const create = ({ invoices, view, recovered }: Context) => (request: Request<"create">) =>
   Effect.gen(function*() {
     const merchant = yield* CurrentMerchant
     return yield* withIdempotency(
-      { merchantId: merchant.merchantId, scope: scoped(merchant, "create"), key: headers["idempotency-key"], payload, successStatus: 201 },
+      request,
       // The mode rules run before the use case looks anything up (never a 403 or 404 first), yet inside
       // the claim, so that their 400 is stored and replayed for the key like every answer of the use case.
       Effect.andThen(
-        paymentTimingChecked(payload.paymentTiming),
-        invoices.create(merchant, payload).pipe(
+        paymentTimingChecked(request.payload.paymentTiming),
+        invoices.create(merchant, request.payload).pipe(
           Effect.flatMap(({ invoice, options }) => view({ invoice, options })),
           mapDomainErrors
         )
@@ -47,18 +45,22 @@ const create = ({ invoices, view, recovered }: Context) => ({ payload, headers }
     )
   })
 
-const recordPayment = ({ invoices, view, recovered }: Context) => ({ params, payload, headers }: Request<"recordPayment">) =>
+const recordPayment = ({ invoices, view, recovered }: Context) => (request: Request<"recordPayment">) =>
   Effect.gen(function*() {
     const merchant = yield* CurrentMerchant
     return yield* withIdempotency(
-      {
-        merchantId: merchant.merchantId,
-        scope: scoped(merchant, `record-payment:${params.id}`),
-        key: headers["idempotency-key"],
-        payload,
-        successStatus: 200
-      },
-      invoices.recordPayment(merchant.merchantId, params.id, payload.note, merchant.livemode).pipe(Effect.flatMap(view), mapDomainErrors),
+      request,
+      invoices.recordPayment(merchant.merchantId, request.params.id, request.payload.note, merchant.livemode).pipe(Effect.flatMap(view), mapDomainErrors),
+      recovered(merchant)
+    )
+  })
+
+const voidInvoice = ({ invoices, view, recovered }: Context) => (request: Request<"void">) =>
+  Effect.gen(function*() {
+    const merchant = yield* CurrentMerchant
+    return yield* withIdempotency(
+      request,
+      invoices.void(merchant.merchantId, request.params.id, merchant.livemode).pipe(Effect.flatMap(view), mapDomainErrors),
       recovered(merchant)
     )
   })
@@ -66,7 +68,7 @@ const recordPayment = ({ invoices, view, recovered }: Context) => ({ params, pay
 export const MerchantHttpLive = HttpApiBuilder.group(checkoutApi(MerchantGroup), "merchant", (handlers) =>
   Effect.gen(function*() {
     const context = yield* merchantContext
-    const { invoices, view, recovered } = context
+    const { invoices, view } = context
     return handlers
       .handle("create", create(context))
       .handle("detail", ({ params }) =>
@@ -79,16 +81,7 @@ export const MerchantHttpLive = HttpApiBuilder.group(checkoutApi(MerchantGroup),
           const merchant = yield* CurrentMerchant
           return statusView(yield* mapDomainErrors(invoices.get(merchant.merchantId, params.id, merchant.livemode)), new Date(yield* Clock.currentTimeMillis))
         }))
-      .handle("void", ({ params, payload, headers }) =>
-        Effect.gen(function*() {
-          const merchant = yield* CurrentMerchant
-          return yield* withIdempotency(
-            // An omitted body is the empty object: the same idempotent request either way.
-            { merchantId: merchant.merchantId, scope: scoped(merchant, `void:${params.id}`), key: headers["idempotency-key"], payload: payload ?? {}, successStatus: 200 },
-            invoices.void(merchant.merchantId, params.id, merchant.livemode).pipe(Effect.flatMap(view), mapDomainErrors),
-            recovered(merchant)
-          )
-        }))
+      .handle("void", voidInvoice(context))
       .handle("recordPayment", recordPayment(context))
   })).pipe(Layer.provide([Invoices.layer, IdempotencyStore.layer]))
 

@@ -1,9 +1,10 @@
 import { createHash } from "node:crypto"
 import { PgClient } from "@effect/sql-pg"
-import { type Cause, Clock, Context, Data, Duration, Effect, Layer, Option, Queue, Schedule, Stream } from "effect"
+import { type Cause, Clock, Context, Data, Duration, Effect, Layer, Option, Queue, Schedule, Schema, Stream } from "effect"
 import { HttpServerResponse } from "effect/http"
 import { AppConfig } from "../config/AppConfig.ts"
 import type { InvoiceNotFound } from "../domain/Errors.ts"
+import { PublicInvoiceStatusView } from "../domain/InvoiceResponses.ts"
 import { publicStatusView } from "../domain/InvoiceViews.ts"
 import { InvoiceChanges } from "./InvoiceChanges.ts"
 import { Invoices } from "./Invoices.ts"
@@ -53,10 +54,13 @@ const versionOf = (json: string) => createHash("sha256").update(json).digest("ba
  */
 const BUFFERED_CHUNKS = 16
 
+/** An event's data is the public status endpoint's answer: the view encoded by the same schema. */
+const encodeStatus = Schema.encodeSync(PublicInvoiceStatusView)
+
 /** `ticket` orders reads: a read started later saw a state at least as new, so an older one is never sent after it. */
 const snapshotOf = (parts: Effect.Success<ReturnType<Invoices["Service"]["getPublic"]>>, ticket: number, now: Date) => {
   const view = publicStatusView(parts, now)
-  const json = JSON.stringify(view)
+  const json = JSON.stringify(encodeStatus(view))
   return { id: versionOf(json), json, final: FINAL_STREAM_STATUSES.has(view.status), ticket }
 }
 type Snapshot = ReturnType<typeof snapshotOf>

@@ -1,8 +1,7 @@
 import { Schema, Struct } from "effect"
 import { InvoiceId, MerchantId, PaymentOptionId, RefundId } from "../domain/Ids.ts"
-import { wire } from "../domain/InvoiceResponses.ts"
-import { shown } from "../domain/InvoiceViews.ts"
-import { changing } from "../domain/EntitySchema.ts"
+import { picked } from "../domain/InvoiceViews.ts"
+import { changing, jsonFields } from "../domain/EntitySchema.ts"
 import { formatAtomic } from "../domain/Money.ts"
 import { NullableDate } from "../domain/Timestamps.ts"
 import { paymentRequestOf } from "./PaymentRequest.ts"
@@ -66,7 +65,7 @@ export const Refund = Schema.Struct({
 })
 export type RefundRecord = typeof Refund.Type
 
-const RefundWire = wire(Refund.fields)
+const RefundJson = jsonFields(Refund.fields)
 
 /** The fields the payer page shows as they are stored (no email, no merchant). */
 export const PUBLIC_REFUND_FIELDS = [
@@ -90,7 +89,7 @@ const Amount = Schema.String.annotate({ description: "The refund amount in whole
 
 /** A refund on the payer page (GET/POST /api/checkout/pay/:id/refunds). */
 export const PublicRefundView = Schema.Struct({
-  ...Struct.pick(RefundWire, PUBLIC_REFUND_FIELDS),
+  ...Struct.pick(RefundJson, PUBLIC_REFUND_FIELDS),
   amount: Amount
 }).annotate({ identifier: "PublicRefund" })
 export type PublicRefundView = typeof PublicRefundView.Type
@@ -106,7 +105,7 @@ export const RefundPaymentRequest = Schema.Struct({
 
 /** A refund in the dashboard and in the `refund` field of refund webhooks. */
 export const RefundView = Schema.Struct({
-  ...Struct.omit(RefundWire, MERCHANT_OMITTED_FIELDS),
+  ...Struct.omit(RefundJson, MERCHANT_OMITTED_FIELDS),
   amount: Amount,
   amountAtomic: Schema.String.annotate({ description: "The refund amount in the asset's smallest units" }),
   blockHeight: NullableString,
@@ -128,7 +127,7 @@ export const RefundableView = Schema.Struct({
 }).annotate({ identifier: "Refundable" })
 
 export const publicRefundView = (refund: RefundRecord): PublicRefundView => ({
-  ...shown(refund, PUBLIC_REFUND_FIELDS),
+  ...picked(refund, PUBLIC_REFUND_FIELDS),
   amount: formatAtomic(refund.amountAtomic, refund.decimals)
 })
 
@@ -138,7 +137,7 @@ const MERCHANT_SHOWN_FIELDS = (Object.keys(Refund.fields) as Array<keyof RefundR
 
 /** The merchant's view of a refund, with the payment request to pay it from their wallet. */
 export const refundView = (refund: RefundRecord): RefundView => ({
-  ...shown(refund, MERCHANT_SHOWN_FIELDS),
+  ...picked(refund, MERCHANT_SHOWN_FIELDS),
   amount: formatAtomic(refund.amountAtomic, refund.decimals),
   amountAtomic: refund.amountAtomic.toString(),
   blockHeight: refund.blockHeight === null ? null : refund.blockHeight.toString(),

@@ -1,8 +1,8 @@
 import { Clock, Duration, Effect, Option, Result } from "effect"
 import type { InvoiceRecord } from "../domain/Invoice.ts"
-import { webhookInvoiceView } from "../domain/InvoiceViews.ts"
 import type { InvoiceRepo } from "../invoices/InvoiceRepo.ts"
-import { type RefundRecord, refundView } from "../refunds/Refund.ts"
+import type { RefundRecord } from "../refunds/Refund.ts"
+import { webhookInvoiceJson, webhookRefundJson } from "./WebhookPayloads.ts"
 import type { RefundsRepo } from "../refunds/RefundsRepo.ts"
 import type { Delivery } from "./Delivery.ts"
 import { type SendResult, sendWebhook } from "./Sender.ts"
@@ -104,11 +104,11 @@ export const sending = ({ agents, allowLoopback, connect, invoices, refunds, res
       const { url, secret } = destination.success
       if (url === null) return { ...notSent("no webhook URL is configured"), url: delivery.url }
       if (secret === null) return { ...notSent("no signing secret is configured"), url }
-      const invoiceView = invoice === undefined ? null : webhookInvoiceView(invoice)
+      const invoiceView = invoice === undefined ? null : webhookInvoiceJson(invoice)
       const body = JSON.stringify(
         delivery.refundId === null
           ? { event: delivery.event, livemode: delivery.livemode, invoice: invoiceView }
-          : { event: delivery.event, livemode: delivery.livemode, invoice: invoiceView, refund: refund === undefined ? null : refundView(refund) }
+          : { event: delivery.event, livemode: delivery.livemode, invoice: invoiceView, refund: refund === undefined ? null : webhookRefundJson(refund) }
       )
       const result = yield* post(url, secret, delivery.event, delivery.id, body)
       return { ...result, url }

@@ -1,14 +1,24 @@
 import { Schema } from "effect"
 import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
+import type { InvoiceRecord } from "../domain/Invoice.ts"
 import { WebhookInvoiceView } from "../domain/InvoiceResponses.ts"
+import { webhookInvoiceView } from "../domain/InvoiceViews.ts"
 import { REFUND_WEBHOOK_EVENT_NAMES, WEBHOOK_EVENT_NAMES, type WebhookEventName } from "../domain/Statuses.ts"
-import { RefundView } from "../refunds/Refund.ts"
+import { type RefundRecord, RefundView, refundView } from "../refunds/Refund.ts"
 
 /**
  * The requests the service sends to a merchant's webhook URL, declared as an HttpApi of their own
  * (never served): the OpenAPI document's `webhooks` section is generated from it (http/OpenApiDocs.ts),
  * so each event's body is the schema the dispatcher's views follow.
  */
+
+const encodeInvoice = Schema.encodeSync(WebhookInvoiceView)
+const encodeRefund = Schema.encodeSync(RefundView)
+
+/** A body's `invoice` as sent: the invoice's webhook view, encoded by its schema (the one the `webhooks` section documents). */
+export const webhookInvoiceJson = (invoice: InvoiceRecord) => encodeInvoice(webhookInvoiceView(invoice))
+/** A refund event's `refund` as sent: the merchant's view of the refund, encoded by its schema. */
+export const webhookRefundJson = (refund: RefundRecord) => encodeRefund(refundView(refund))
 
 /** When each event is sent: the summary of its entry in the `webhooks` section. */
 const SENT_WHEN: Readonly<Record<WebhookEventName | "webhook_test", string>> = {

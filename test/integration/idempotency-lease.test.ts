@@ -1,14 +1,19 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Clock, Deferred, Effect, Fiber, Layer } from "effect"
+import { Clock, Deferred, Effect, Fiber, Layer, Schema } from "effect"
+import { HttpApiEndpoint } from "effect/http-api"
 import { SqlClient } from "effect/sql"
 import { TestClock } from "effect/testing"
 import { IdempotencyClaim } from "../../src/db/IdempotencyClaim.ts"
+import { CurrentMerchant } from "../../src/http/CurrentMerchant.ts"
 import { requestHash, withIdempotency } from "../../src/http/Idempotency.ts"
 import { IdempotencyStore } from "../../src/http/IdempotencyStore.ts"
 import { Invoices } from "../../src/invoices/Invoices.ts"
 import { SuiteMerchant, suiteOptions, testApp } from "../support/TestApp.ts"
 
 const LEASE_MS = 1_000
+
+/** An endpoint of its own for a request that runs as long as the test says (its scope is its name, `slow`). */
+const SLOW_ENDPOINT = HttpApiEndpoint.post("slow", "/slow", { success: Schema.Struct({ done: Schema.Boolean }) })
 
 const countInvoices = Effect.gen(function*() {
   const merchant = yield* SuiteMerchant
@@ -126,10 +131,10 @@ it.layer(SuiteMerchant.layer().pipe(Layer.provideMerge(testApp({ idempotencyLeas
         yield* TestClock.setTime(start)
         const finish = yield* Deferred.make<void>()
         const slow = withIdempotency(
-          { merchantId: merchant.merchantId, scope: "slow", key, payload: {}, successStatus: 200 },
+          { endpoint: SLOW_ENDPOINT, headers: { "idempotency-key": key }, payload: {} },
           Deferred.await(finish).pipe(Effect.as({ done: true })),
           () => Effect.succeed({ done: false })
-        )
+        ).pipe(Effect.provideService(CurrentMerchant, { merchantId: merchant.merchantId, livemode: true } as CurrentMerchant["Service"]))
         const fiber = yield* Effect.forkChild(slow)
         yield* leaseUntilBecomes(start + LEASE_MS)
         // Twice the lease passes while the request runs; the claim is renewed every third of it.
