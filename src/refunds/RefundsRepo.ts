@@ -20,6 +20,38 @@ const mutableValues = (refund: RefundRecord) => {
 
 const MerchantRefunds = Schema.Struct({ merchantId: Schema.String, livemode: Schema.Boolean, status: Schema.NullOr(RefundStatus), limit: Schema.Number })
 
+/** The refund watcher's queries, each of one mode's invoices: a testnet watcher sees only test invoices' refunds. */
+const watcherQueries = (sql: SqlClient.SqlClient) => {
+  const ofMode = (livemode: boolean) => sql`invoice_id IN (SELECT id FROM invoices WHERE livemode = ${livemode})`
+  const watched = SqlSchema.findAll({
+    Request: Schema.Struct({ networks: Schema.Array(Schema.String), livemode: Schema.Boolean }),
+    Result: RefundRow,
+    execute: ({ livemode, networks }) =>
+      sql`SELECT * FROM refunds WHERE network = ANY(${networks}::text[]) AND status IN ('requested', 'sent') AND ${ofMode(livemode)}
+          ORDER BY requested_at, id`
+  })
+  const sent = SqlSchema.findAll({
+    Request: Schema.Struct({ network: Schema.String, livemode: Schema.Boolean }),
+    Result: RefundRow,
+    execute: ({ livemode, network }) => sql`SELECT * FROM refunds WHERE network = ${network} AND status = 'sent' AND ${ofMode(livemode)} ORDER BY requested_at, id`
+  })
+  const lockMinedAbove = SqlSchema.findAll({
+    Request: Schema.Struct({ network: Schema.String, height: Schema.String, livemode: Schema.Boolean }),
+    Result: RefundRow,
+    execute: ({ height, livemode, network }) =>
+      sql`SELECT * FROM refunds WHERE network = ${network} AND status IN ('sent', 'completed')
+          AND block_height > ${height}::bigint AND ${ofMode(livemode)} ORDER BY id FOR UPDATE`
+  })
+  const lockBoundTo = SqlSchema.findAll({
+    Request: Schema.Struct({ network: Schema.String, transactionHash: Schema.String, livemode: Schema.Boolean }),
+    Result: RefundRow,
+    execute: ({ livemode, network, transactionHash }) =>
+      sql`SELECT * FROM refunds WHERE network = ${network} AND status IN ('sent', 'completed')
+          AND transaction_hash = ${transactionHash} AND ${ofMode(livemode)} ORDER BY id FOR UPDATE`
+  })
+  return { watched, sent, lockMinedAbove, lockBoundTo }
+}
+
 /**
  * Persistence of refunds and of their outbox events (written in the same statement as the change).
  * SQL and decode failures are infrastructure failures: defects here, at the repository edge.
@@ -60,9 +92,6 @@ export class RefundsRepo extends Context.Service<RefundsRepo, {
     RefundsRepo,
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
-      // Refunds of invoices of one mode: a testnet watcher sees only test invoices' refunds.
-      const ofMode = (livemode: boolean) => sql`invoice_id IN (SELECT id FROM invoices WHERE livemode = ${livemode})`
-
       const findById = SqlSchema.findOneOption({
         Request: Schema.String,
         Result: RefundRow,
@@ -98,32 +127,7 @@ export class RefundsRepo extends Context.Service<RefundsRepo, {
             AND invoice_id IN (SELECT id FROM invoices WHERE merchant_id = ${merchantId} AND livemode = ${livemode})${status === null ? sql`` : sql` AND status = ${status}`}
             ORDER BY requested_at DESC, id DESC LIMIT ${limit}`
       })
-      const watched = SqlSchema.findAll({
-        Request: Schema.Struct({ networks: Schema.Array(Schema.String), livemode: Schema.Boolean }),
-        Result: RefundRow,
-        execute: ({ livemode, networks }) =>
-          sql`SELECT * FROM refunds WHERE network = ANY(${networks}::text[]) AND status IN ('requested', 'sent') AND ${ofMode(livemode)}
-            ORDER BY requested_at, id`
-      })
-      const sent = SqlSchema.findAll({
-        Request: Schema.Struct({ network: Schema.String, livemode: Schema.Boolean }),
-        Result: RefundRow,
-        execute: ({ livemode, network }) => sql`SELECT * FROM refunds WHERE network = ${network} AND status = 'sent' AND ${ofMode(livemode)} ORDER BY requested_at, id`
-      })
-      const lockMinedAbove = SqlSchema.findAll({
-        Request: Schema.Struct({ network: Schema.String, height: Schema.String, livemode: Schema.Boolean }),
-        Result: RefundRow,
-        execute: ({ height, livemode, network }) =>
-          sql`SELECT * FROM refunds WHERE network = ${network} AND status IN ('sent', 'completed')
-            AND block_height > ${height}::bigint AND ${ofMode(livemode)} ORDER BY id FOR UPDATE`
-      })
-      const lockBoundTo = SqlSchema.findAll({
-        Request: Schema.Struct({ network: Schema.String, transactionHash: Schema.String, livemode: Schema.Boolean }),
-        Result: RefundRow,
-        execute: ({ livemode, network, transactionHash }) =>
-          sql`SELECT * FROM refunds WHERE network = ${network} AND status IN ('sent', 'completed')
-            AND transaction_hash = ${transactionHash} AND ${ofMode(livemode)} ORDER BY id FOR UPDATE`
-      })
+      const { lockBoundTo, lockMinedAbove, sent, watched } = watcherQueries(sql)
 
       const depositAddress = SqlSchema.findAll({
         Request: Schema.Struct({ address: Schema.String, evm: Schema.Boolean }),
