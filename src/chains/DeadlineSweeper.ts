@@ -1,5 +1,5 @@
 import { Clock, Context, Duration, Effect, Layer, Schedule } from "effect"
-import { ChainRepo } from "./ChainRepo.ts"
+import { ChainRepo } from "./watcher/ChainRepo.ts"
 import { watchedNetworks } from "../payments/WatchedNetworks.ts"
 import { AppConfig } from "../config/AppConfig.ts"
 import { InvoiceRepo } from "../invoices/InvoiceRepo.ts"

@@ -9,8 +9,8 @@ import {
   type PendingTransfer,
   type Transfer,
   type TransactionPlace
-} from "../ChainSource.ts"
-import type { SeenTransfer } from "../Corroboration.ts"
+} from "../watcher/ChainSource.ts"
+import type { SeenTransfer } from "../watcher/Corroboration.ts"
 import { retryAfterMillis } from "../EndpointSelection.ts"
 import { parseBlockOutputs } from "./RawBlock.ts"
 

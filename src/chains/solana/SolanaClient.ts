@@ -1,6 +1,6 @@
 import { Connection } from "@solana/web3.js"
 import { Clock, Duration, Effect } from "effect"
-import { ChainRpcError } from "../ChainSource.ts"
+import { ChainRpcError } from "../watcher/ChainSource.ts"
 import { makeEndpointPool } from "../EndpointPool.ts"
 import { isRefused, isUsable, readOrder, retryAfterMillis } from "../EndpointSelection.ts"
 import { COMMITMENT, NETWORK, type SolanaClient } from "./SolanaCluster.ts"

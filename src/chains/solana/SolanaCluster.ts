@@ -1,7 +1,7 @@
 import type { Connection, Finality } from "@solana/web3.js"
 import type { Effect } from "effect"
-import type { ChainRpcError } from "../ChainSource.ts"
-import type { Answer, Verdict } from "../Corroboration.ts"
+import type { ChainRpcError } from "../watcher/ChainSource.ts"
+import type { Answer, Verdict } from "../watcher/Corroboration.ts"
 import type { EndpointsReport } from "../EndpointSelection.ts"
 
 export const NETWORK = "solana"

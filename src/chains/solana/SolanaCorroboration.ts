@@ -1,8 +1,8 @@
 import { getAssociatedTokenAddressSync } from "@solana/spl-token"
 import { PublicKey, type VersionedTransactionResponse } from "@solana/web3.js"
-import type { WaitingEvidence } from "../ChainRepo.ts"
+import type { WaitingEvidence } from "../watcher/ChainRepo.ts"
 import { Effect } from "effect"
-import { answerFor, type ReportedTransfer, type SeenTransfer } from "../Corroboration.ts"
+import { answerFor, type ReportedTransfer, type SeenTransfer } from "../watcher/Corroboration.ts"
 import { COMMITMENT, type SolanaClient } from "./SolanaCluster.ts"
 import { receiptOf, type TokenReceipt } from "./TokenReceipt.ts"
 

@@ -3,7 +3,7 @@ import type { ChainEvidence, Cursor, Uncorroborated } from "./ChainRepo.ts"
 import type { Verdict } from "./Corroboration.ts"
 import { type BlockHeader, ChainRpcError, type Classified, type Scanned, type Transfer } from "./ChainSource.ts"
 import { matchRefunds, notRefundTransfers, type RefundMatch } from "./RefundMatching.ts"
-import type { RefundTransfer } from "../refunds/RefundWatch.ts"
+import type { RefundTransfer } from "../../refunds/RefundWatch.ts"
 import type { WatcherContext } from "./WatcherContext.ts"
 
 type Unmatched = Extract<Classified, { _tag: "Unmatched" }>

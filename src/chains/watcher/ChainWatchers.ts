@@ -1,18 +1,18 @@
 import { Cause, Context, Duration, Effect, Layer } from "effect"
-import { AppConfig, type ChainWatchSettings, type WatchedNetwork } from "../config/AppConfig.ts"
-import { EVM_NETWORKS, NETWORKS } from "../payments/Networks.ts"
-import { recordEvidenceApplied } from "../observability/Metrics.ts"
-import { RailSettingsService } from "../payments/RailSettings.ts"
+import { AppConfig, type ChainWatchSettings, type WatchedNetwork } from "../../config/AppConfig.ts"
+import { EVM_NETWORKS, NETWORKS } from "../../payments/Networks.ts"
+import { recordEvidenceApplied } from "../../observability/Metrics.ts"
+import { RailSettingsService } from "../../payments/RailSettings.ts"
 import { ChainRepo } from "./ChainRepo.ts"
 import type { ChainRpcError, ChainSource } from "./ChainSource.ts"
 import { type ChainWatcher, makeChainWatcher, type PollReport } from "./ChainWatcher.ts"
-import { makeMultiSource } from "./MultiSource.ts"
-import { SolanaRpc } from "./solana/SolanaRpc.ts"
+import { makeMultiSource } from "../MultiSource.ts"
+import { SolanaRpc } from "../solana/SolanaRpc.ts"
 import { makeWatchIndex } from "./WatchedOptions.ts"
 import { WatchedOptionsRepo } from "./WatchedOptionsRepo.ts"
 import { WatcherLeadership } from "./WatcherLeadership.ts"
-import { PaymentEvidence } from "../invoices/PaymentEvidence.ts"
-import { RefundWatchLive } from "../refunds/RefundWatchLive.ts"
+import { PaymentEvidence } from "../../invoices/PaymentEvidence.ts"
+import { RefundWatchLive } from "../../refunds/RefundWatchLive.ts"
 
 const MAX_BACKOFF_MILLIS = 60_000
 
@@ -48,7 +48,7 @@ export class ChainWatchers extends Context.Service<ChainWatchers, {
       // Each family's client library (viem, @scure/btc-signer, @solana/web3.js) loads only when one of
       // its networks is configured: tens of MB resident that a deployment without them never needs.
       if (evmNetworks.length > 0) {
-        const { makeEvmSource } = yield* Effect.promise(() => import("./evm/EvmSource.ts"))
+        const { makeEvmSource } = yield* Effect.promise(() => import("../evm/EvmSource.ts"))
         // EVM deposit addresses are the same on every EVM network: one index of all EVM options serves
         // every EVM watcher, so a transfer on the wrong network is recognised as an unmatched deposit.
         const index = yield* makeWatchIndex({
@@ -77,7 +77,7 @@ export class ChainWatchers extends Context.Service<ChainWatchers, {
       }
       const esploraUrl = chains.endpoints.bitcoin
       if (esploraUrl !== undefined) {
-        const { makeEsploraSource } = yield* Effect.promise(() => import("./bitcoin/EsploraSource.ts"))
+        const { makeEsploraSource } = yield* Effect.promise(() => import("../bitcoin/EsploraSource.ts"))
         const index = yield* makeWatchIndex({
           networks: ["bitcoin"],
           key: keys.destinationAddress,
@@ -98,7 +98,7 @@ export class ChainWatchers extends Context.Service<ChainWatchers, {
       }
       const solana = (yield* SolanaRpc).client
       if (solana !== undefined) {
-        const { makeSolanaWatcher } = yield* Effect.promise(() => import("./solana/SolanaWatcher.ts"))
+        const { makeSolanaWatcher } = yield* Effect.promise(() => import("../solana/SolanaWatcher.ts"))
         const mints = new Map<string, string>()
         for (const [key, address] of Object.entries(rails.tokens)) {
           const [tokenNetwork, asset] = key.split(":")

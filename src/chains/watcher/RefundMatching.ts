@@ -1,5 +1,5 @@
 import { Effect } from "effect"
-import { paysRefund, RefundWatch, type RefundTransfer, type WatchedRefund } from "../refunds/RefundWatch.ts"
+import { paysRefund, RefundWatch, type RefundTransfer, type WatchedRefund } from "../../refunds/RefundWatch.ts"
 import type { BlockHeader, Transfer } from "./ChainSource.ts"
 
 /** A refund and the transfer that pays it. */
