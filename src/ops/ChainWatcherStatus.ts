@@ -1,5 +1,5 @@
 import { Option, Schema } from "effect"
-import { AwaitingCorroboration, cutUrls, EndpointReport, EndpointsReport } from "../chains/EndpointSelection.ts"
+import { AwaitingCorroboration, cutUrls, EndpointReport, EndpointsReport } from "../chains/endpoints/EndpointSelection.ts"
 import type { ChainWatchSettings } from "../config/AppConfig.ts"
 import { NETWORKS } from "../payments/Networks.ts"
 import { NullableDate } from "../domain/Timestamps.ts"

@@ -11,7 +11,7 @@ import {
   type TransactionPlace
 } from "../watcher/ChainSource.ts"
 import type { SeenTransfer } from "../watcher/Corroboration.ts"
-import { retryAfterMillis } from "../EndpointSelection.ts"
+import { retryAfterMillis } from "../endpoints/EndpointSelection.ts"
 import { parseBlockOutputs } from "./RawBlock.ts"
 
 export interface EsploraSourceOptions {

@@ -13,7 +13,7 @@ import {
 } from "viem"
 import { type BlockHeader, type ChainSource, ChainRpcError, type Classified, type Transfer } from "../watcher/ChainSource.ts"
 import type { SeenTransfer } from "../watcher/Corroboration.ts"
-import { retryAfterMillis } from "../EndpointSelection.ts"
+import { retryAfterMillis } from "../endpoints/EndpointSelection.ts"
 import type { WatchedOption } from "../watcher/WatchedOptions.ts"
 import { positionsInTransaction } from "./LogPosition.ts"
 

@@ -1,8 +1,8 @@
 import { Connection } from "@solana/web3.js"
 import { Clock, Duration, Effect } from "effect"
 import { ChainRpcError } from "../watcher/ChainSource.ts"
-import { makeEndpointPool } from "../EndpointPool.ts"
-import { isRefused, isUsable, readOrder, retryAfterMillis } from "../EndpointSelection.ts"
+import { makeEndpointPool } from "../endpoints/EndpointPool.ts"
+import { isRefused, isUsable, readOrder, retryAfterMillis } from "../endpoints/EndpointSelection.ts"
 import { COMMITMENT, NETWORK, type SolanaClient } from "./SolanaCluster.ts"
 
 const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error)).split("\n")[0].slice(0, 300)

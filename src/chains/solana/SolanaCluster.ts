@@ -2,7 +2,7 @@ import type { Connection, Finality } from "@solana/web3.js"
 import type { Effect } from "effect"
 import type { ChainRpcError } from "../watcher/ChainSource.ts"
 import type { Answer, Verdict } from "../watcher/Corroboration.ts"
-import type { EndpointsReport } from "../EndpointSelection.ts"
+import type { EndpointsReport } from "../endpoints/EndpointSelection.ts"
 
 export const NETWORK = "solana"
 

@@ -1,6 +1,6 @@
 import { Clock, Effect } from "effect"
-import { type BlockHeader, type ChainSource, type MempoolSource } from "./watcher/ChainSource.ts"
-import { answerFor, type Corroborate, type ReportedTransfer } from "./watcher/Corroboration.ts"
+import { type BlockHeader, type ChainSource, type MempoolSource } from "../watcher/ChainSource.ts"
+import { answerFor, type Corroborate, type ReportedTransfer } from "../watcher/Corroboration.ts"
 import { type EndpointPool, makeEndpointPool } from "./EndpointPool.ts"
 import { type EndpointState, isRefused, isUsable, readOrder, type Tally, tally, voters, withTally } from "./EndpointSelection.ts"
 

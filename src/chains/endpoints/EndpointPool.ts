@@ -1,6 +1,6 @@
 import { Clock, Effect } from "effect"
-import { ChainRpcError } from "./watcher/ChainSource.ts"
-import { type Answer, decide, isSettled, type Verdict, type Vote } from "./watcher/Corroboration.ts"
+import { ChainRpcError } from "../watcher/ChainSource.ts"
+import { type Answer, decide, isSettled, type Verdict, type Vote } from "../watcher/Corroboration.ts"
 import {
   type EndpointsReport,
   type EndpointState,
