@@ -6,7 +6,7 @@ import { RateLimits } from "./accounts/RateLimits.ts"
 import { Secrets } from "./accounts/Secrets.ts"
 import { Sessions } from "./accounts/Sessions.ts"
 import { ChainWatchers } from "./chains/watcher/ChainWatchers.ts"
-import { DeadlineSweeper } from "./chains/DeadlineSweeper.ts"
+import { InvoiceExpiry } from "./expiry/InvoiceExpiry.ts"
 import { EvmContractCodeLive } from "./chains/evm/EvmContractCode.ts"
 import { ForwarderSweeper } from "./chains/evm/ForwarderSweeper.ts"
 import { ForwarderSweepRepo } from "./chains/evm/ForwarderSweepRepo.ts"
@@ -60,7 +60,7 @@ export const ServicesLive = Layer.mergeAll(
   Secrets.layer,
   Sessions.layer,
   ChainWatchers.layer,
-  DeadlineSweeper.layer,
+  InvoiceExpiry.layer,
   ForwarderSweeper.layer,
   ForwarderSweepRepo.layer,
   SolanaPrepare.layer,

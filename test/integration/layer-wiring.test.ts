@@ -6,7 +6,7 @@ import { ApiKeyAdmission } from "../../src/accounts/ApiKeyAdmission.ts"
 import { RateLimits } from "../../src/accounts/RateLimits.ts"
 import { Sessions } from "../../src/accounts/Sessions.ts"
 import { ChainWatchers } from "../../src/chains/watcher/ChainWatchers.ts"
-import { DeadlineSweeper } from "../../src/chains/DeadlineSweeper.ts"
+import { InvoiceExpiry } from "../../src/expiry/InvoiceExpiry.ts"
 import { ForwarderSweeper } from "../../src/chains/evm/ForwarderSweeper.ts"
 import { SolanaPrepare } from "../../src/chains/solana/SolanaPrepare.ts"
 import type { AppConfig } from "../../src/config/AppConfig.ts"
@@ -37,8 +37,8 @@ describe("layers that bring their own dependencies", () => {
       Sessions.layer,
       ChainWatchers.layer,
       ChainWatchers.worker,
-      DeadlineSweeper.layer,
-      DeadlineSweeper.worker,
+      InvoiceExpiry.layer,
+      InvoiceExpiry.worker,
       ForwarderSweeper.layer,
       ForwarderSweeper.worker,
       SolanaPrepare.layer,
