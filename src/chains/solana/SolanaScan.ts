@@ -4,7 +4,7 @@ import { Effect } from "effect"
 import type { WatchedRefund } from "../../refunds/RefundWatch.ts"
 import { ChainRpcError } from "../watcher/ChainSource.ts"
 import type { WatchedOption } from "../watcher/WatchedOptions.ts"
-import { COMMITMENT, NETWORK, type SolanaClient } from "./SolanaCluster.ts"
+import { COMMITMENT, NETWORK, type SolanaRpcClient } from "./SolanaCluster.ts"
 import { corroborateReceipt } from "./SolanaCorroboration.ts"
 import { refundTokenAccount } from "./SolanaRefunds.ts"
 import type { AccountCursor } from "./SolanaRepo.ts"
@@ -24,7 +24,7 @@ export interface ScanCounts {
 }
 
 /** New signatures of an account, newest first: back to the cursor (or, for a new account, the retention period). */
-const newSignatures = (client: SolanaClient, account: PublicKey, cursor: AccountCursor | undefined, notBefore: number) =>
+const newSignatures = (client: SolanaRpcClient, account: PublicKey, cursor: AccountCursor | undefined, notBefore: number) =>
   Effect.gen(function*() {
     const found: Array<ConfirmedSignatureInfo> = []
     let newest: ConfirmedSignatureInfo | undefined

@@ -6,13 +6,13 @@ import { ChainRpcError } from "../watcher/ChainSource.ts"
 import { makeWatchIndex, type WatchIndex } from "../watcher/WatchedOptions.ts"
 import { WatchedOptionsRepo } from "../watcher/WatchedOptionsRepo.ts"
 import { makeReorgSettlement } from "../watcher/ReorgSettlement.ts"
-import { NETWORK, type SolanaClient } from "./SolanaCluster.ts"
+import { NETWORK, type SolanaRpcClient } from "./SolanaCluster.ts"
 import { makeSolanaRefunds } from "./SolanaRefunds.ts"
 import { makeSolanaRepo } from "./SolanaRepo.ts"
 import type { VersionedTransactionResponse } from "@solana/web3.js"
 
 export interface SolanaWatcherOptions {
-  readonly client: SolanaClient
+  readonly client: SolanaRpcClient
   /** The configured mints: address → asset code. */
   readonly mints: ReadonlyMap<string, string>
   /** `<prefix>` of the memos the service writes (`<prefix>:<invoice_id>:<option_id>`). */
@@ -42,7 +42,7 @@ export const slotRef = (slot: bigint | number) => `slot:${slot}`
 /** What every step of the Solana watcher (SolanaWatcher.ts) works with: the cluster, the indexes, the repositories. */
 export interface SolanaWatcherContext {
   readonly options: SolanaWatcherOptions
-  readonly client: SolanaClient
+  readonly client: SolanaRpcClient
   readonly chainRepo: ChainRepo["Service"]
   readonly evidence: PaymentEvidence["Service"]
   readonly settleReorgs: Effect.Success<typeof makeReorgSettlement>
@@ -102,7 +102,7 @@ export const makeSolanaWatcherContext = (options: SolanaWatcherOptions) =>
     return context
   })
 
-export const blockTimeOf = (client: SolanaClient, slot: number) =>
+export const blockTimeOf = (client: SolanaRpcClient, slot: number) =>
   client.call("getBlockTime", (connection) => connection.getBlockTime(slot)).pipe(
     Effect.flatMap((time) =>
       time === null
@@ -111,5 +111,5 @@ export const blockTimeOf = (client: SolanaClient, slot: number) =>
     )
   )
 
-export const chainTimeOf = (client: SolanaClient, transaction: VersionedTransactionResponse) =>
+export const chainTimeOf = (client: SolanaRpcClient, transaction: VersionedTransactionResponse) =>
   transaction.blockTime != null ? Effect.succeed(new Date(transaction.blockTime * 1000)) : blockTimeOf(client, transaction.slot)
