@@ -1,5 +1,5 @@
 /**
- * Why `npm run simulate -- expire` left an invoice payable: the deadline sweeper does not expire
+ * Why `npm run simulate -- expire` left an invoice payable: invoice expiry does not expire
  * an invoice while a watcher of one of its options' networks has processed chain data only up to
  * a time before the deadline (chain time decides lateness). Pure; the CLI prints what it returns.
  */
@@ -34,6 +34,6 @@ export const expiryHeldBack = (invoice: HeldInvoice, watchers: ReadonlyArray<Wat
     ...lagging.map((watcher) =>
       `  ${watcher.network}: processed up to ${watcher.chainTime ?? "no block yet"}; ${howToMove(watcher.network)}, or start the service without its watcher`
     ),
-    "the deadline sweeper expires the invoice once every such watcher has passed the deadline (run expire again then)"
+    "invoice expiry expires the invoice once every such watcher has passed the deadline (run expire again then)"
   ]
 }

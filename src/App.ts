@@ -1,6 +1,6 @@
 import { Effect, Layer } from "effect"
-import { ChainWatchers } from "./chains/ChainWatchers.ts"
-import { DeadlineSweeper } from "./chains/DeadlineSweeper.ts"
+import { ChainWatchers } from "./chains/watcher/ChainWatchers.ts"
+import { InvoiceExpiry } from "./expiry/InvoiceExpiry.ts"
 import { ForwarderSweeper } from "./chains/evm/ForwarderSweeper.ts"
 import { AppConfig } from "./config/AppConfig.ts"
 import { ApiLive } from "./Http.ts"
@@ -14,7 +14,7 @@ export { ServicesLive }
 const Workers = Layer.unwrap(
   Effect.map(AppConfig,
     ({ role }) =>
-      role === "api" ? Layer.empty : Layer.mergeAll(DeadlineSweeper.worker, BitcoinAddressPool.worker, WebhookDispatcher.worker, ChainWatchers.worker, ForwarderSweeper.worker))
+      role === "api" ? Layer.empty : Layer.mergeAll(InvoiceExpiry.worker, BitcoinAddressPool.worker, WebhookDispatcher.worker, ChainWatchers.worker, ForwarderSweeper.worker))
 )
 
 /**

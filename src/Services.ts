@@ -5,14 +5,14 @@ import { BillingGate } from "./accounts/BillingGate.ts"
 import { RateLimits } from "./accounts/RateLimits.ts"
 import { Secrets } from "./accounts/Secrets.ts"
 import { Sessions } from "./accounts/Sessions.ts"
-import { ChainWatchers } from "./chains/ChainWatchers.ts"
-import { DeadlineSweeper } from "./chains/DeadlineSweeper.ts"
+import { ChainWatchers } from "./chains/watcher/ChainWatchers.ts"
+import { InvoiceExpiry } from "./expiry/InvoiceExpiry.ts"
 import { ForwarderSweeper } from "./chains/evm/ForwarderSweeper.ts"
 import { ForwarderSweepRepo } from "./chains/evm/ForwarderSweepRepo.ts"
 import { SolanaPrepare } from "./chains/solana/SolanaPrepare.ts"
 import { SolanaRefundTransfersLive } from "./chains/solana/SolanaRefundTransfers.ts"
 import { SolanaRpc } from "./chains/solana/SolanaRpc.ts"
-import { WatchedOptionsRepo } from "./chains/WatchedOptionsRepo.ts"
+import { WatchedOptionsRepo } from "./chains/watcher/WatchedOptionsRepo.ts"
 import { DatabaseLive } from "./db/Database.ts"
 import { DatabaseAvailability } from "./db/DatabaseAvailability.ts"
 import { IdempotencyStore } from "./http/IdempotencyStore.ts"
@@ -60,7 +60,7 @@ export const ServicesLive = Layer.mergeAll(
   Secrets.layer,
   Sessions.layer,
   ChainWatchers.layer,
-  DeadlineSweeper.layer,
+  InvoiceExpiry.layer,
   ForwarderSweeper.layer,
   ForwarderSweepRepo.layer,
   SolanaPrepare.layer,

@@ -11,7 +11,7 @@
  *    outbox events included).
  * 2. Deadline: DUE invoices cloned with SQL from one service-created invoice (creating 10k
  *    through the service would take most of the time budget), moved into the past with one
- *    UPDATE, then DeadlineSweeper.sweep() is timed. Anything already due in the database (e.g.
+ *    UPDATE, then InvoiceExpiry.expire() is timed. Anything already due in the database (e.g.
  *    invoices of an earlier bench run on the same PostgreSQL) is swept first, untimed.
  *
  *   engine.ts [--quick]        DATABASE_URL set: that server; else an in-memory PGlite
@@ -25,7 +25,7 @@ import { Accounts } from "../../src/accounts/Accounts.ts"
 import { ServicesLive } from "../../src/App.ts"
 import { AppConfig, parseConfig } from "../../src/config/AppConfig.ts"
 import { DEMO_METHODS } from "../../src/demo/DemoMerchant.ts"
-import { DeadlineSweeper } from "../../src/chains/DeadlineSweeper.ts"
+import { InvoiceExpiry } from "../../src/expiry/InvoiceExpiry.ts"
 import { Invoices } from "../../src/invoices/Invoices.ts"
 import { PaymentEvidence } from "../../src/invoices/PaymentEvidence.ts"
 import { CheckoutSettingsRepo } from "../../src/payments/CheckoutSettingsRepo.ts"
@@ -65,10 +65,10 @@ const program = Effect.gen(function*() {
   const settings = yield* CheckoutSettingsRepo
   const invoices = yield* Invoices
   const evidence = yield* PaymentEvidence
-  const sweeper = yield* DeadlineSweeper
+  const expiry = yield* InvoiceExpiry
   const sql = yield* SqlClient.SqlClient
 
-  const alreadyDue = yield* sweeper.sweep()
+  const alreadyDue = yield* expiry.expire()
 
   const merchantId = yield* accounts.createMerchant({ email: `bench-engine-${crypto.randomUUID()}@bench.local` })
   const zpub = HDKey.fromMasterSeed(crypto.getRandomValues(new Uint8Array(32)), { private: 0x04b2430c, public: 0x04b24746 })
@@ -130,7 +130,7 @@ const program = Effect.gen(function*() {
     FROM invoices, generate_series(1, ${DUE}) WHERE id = ${ids[0]}`.pipe(Effect.orDie)
   yield* sql`UPDATE invoices SET payable_until_at = now() - interval '1 minute' WHERE product_name = ${marker}`.pipe(Effect.orDie)
   const sweepStarted = performance.now()
-  const swept = yield* sweeper.sweep()
+  const swept = yield* expiry.expire()
   const sweepSeconds = (performance.now() - sweepStarted) / 1000
   const expired = yield* sql<{ count: number }>`SELECT count(*)::int AS count FROM invoices
     WHERE product_name = ${marker} AND status = 'expired'`.pipe(Effect.orDie)

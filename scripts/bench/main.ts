@@ -484,7 +484,7 @@ if (engine !== undefined) {
   log(`lifecycle: ${engine.evidenceEventsPerSecond} evidence events/s through PaymentEvidence.record (${engine.events} events over ` +
     `${engine.invoices} invoices, concurrency ${engine.concurrency}, p50 ${engine.evidenceP50Ms} ms, p99 ${engine.evidenceP99Ms} ms; ` +
     `statuses after: ${JSON.stringify(engine.statusesAfter)})`)
-  log(`deadline: swept ${engine.swept} due invoices in ${engine.sweepSeconds} s (${engine.sweptPerSecond}/s) with DeadlineSweeper.sweep()` +
+  log(`deadline: swept ${engine.swept} due invoices in ${engine.sweepSeconds} s (${engine.sweptPerSecond}/s) with InvoiceExpiry.expire()` +
     (Number(engine.alreadyDueSweptFirst) > 0 ? `; ${engine.alreadyDueSweptFirst} already-due invoices were swept first, untimed` : ""))
 }
 if (webhooks !== undefined) {

@@ -1,8 +1,8 @@
 import { Option, Schema } from "effect"
-import { AwaitingCorroboration, cutUrls, EndpointReport, EndpointsReport } from "../chains/EndpointSelection.ts"
+import { AwaitingCorroboration, cutUrls, EndpointReport, EndpointsReport } from "../chains/source/EndpointSelection.ts"
 import type { ChainWatchSettings } from "../config/AppConfig.ts"
 import { NETWORKS } from "../payments/Networks.ts"
-import { stateKey } from "../chains/WatchScope.ts"
+import { stateKey } from "../chains/watcher/WatchScope.ts"
 import { NullableDate } from "../domain/Timestamps.ts"
 
 /** A network's row of `chain_cursors`: the progress and errors its watcher publishes. */

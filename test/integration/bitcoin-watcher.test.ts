@@ -1,8 +1,8 @@
 import { Effect, Exit, Layer, Scope } from "effect"
 import { SqlClient } from "effect/sql"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { ChainWatchers } from "../../src/chains/ChainWatchers.ts"
-import { DeadlineSweeper } from "../../src/chains/DeadlineSweeper.ts"
+import { ChainWatchers } from "../../src/chains/watcher/ChainWatchers.ts"
+import { InvoiceExpiry } from "../../src/expiry/InvoiceExpiry.ts"
 import { verifyWebhookSignature } from "../../src/webhooks/Signature.ts"
 import { bitcoinMethod, pollWatcher, startChainApp } from "../support/ChainSuites.ts"
 import { type EsploraSimulator, startEsploraSimulator } from "../support/EsploraSimulator.ts"
@@ -18,7 +18,7 @@ let app: TestApp
 let receiver: WebhookReceiver
 
 const poll = () => pollWatcher(app, "bitcoin")
-const sweep = () => app.run(Effect.flatMap(DeadlineSweeper, (sweeper) => sweeper.sweep()))
+const sweep = () => app.run(Effect.flatMap(InvoiceExpiry, (expiry) => expiry.expire()))
 const sql = <A>(run: (sql: SqlClient.SqlClient) => Effect.Effect<A, unknown>) => app.run(Effect.flatMap(SqlClient.SqlClient, run))
 
 const newMerchant = () =>

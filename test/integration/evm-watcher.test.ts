@@ -2,9 +2,9 @@ import { Effect, Exit, Layer, Scope } from "effect"
 import { SqlClient } from "effect/sql"
 import { type Address, getAddress } from "viem"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { ChainWatchers } from "../../src/chains/ChainWatchers.ts"
+import { ChainWatchers } from "../../src/chains/watcher/ChainWatchers.ts"
 import { DEMO_KEYS } from "../../src/demo/DemoMerchant.ts"
-import { DeadlineSweeper } from "../../src/chains/DeadlineSweeper.ts"
+import { InvoiceExpiry } from "../../src/expiry/InvoiceExpiry.ts"
 import { verifyWebhookSignature } from "../../src/webhooks/Signature.ts"
 import { type AnvilNode, startAnvil, TEST_TOKENS } from "../support/Anvil.ts"
 import { startChainApp } from "../support/ChainSuites.ts"
@@ -24,7 +24,7 @@ let receiver: WebhookReceiver
 let payer: Address
 
 const poll = (network: string) => app.run(Effect.flatMap(ChainWatchers, (watchers) => watchers.poll(network)))
-const sweep = () => app.run(Effect.flatMap(DeadlineSweeper, (sweeper) => sweeper.sweep()))
+const sweep = () => app.run(Effect.flatMap(InvoiceExpiry, (expiry) => expiry.expire()))
 const sql = <A>(run: (sql: SqlClient.SqlClient) => Effect.Effect<A, unknown>) => app.run(Effect.flatMap(SqlClient.SqlClient, run))
 
 /** A merchant taking USDC on ethereum to a derived deposit address and to a forwarder contract. */

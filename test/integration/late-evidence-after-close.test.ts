@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
-import { DeadlineSweeper } from "../../src/chains/DeadlineSweeper.ts"
+import { InvoiceExpiry } from "../../src/expiry/InvoiceExpiry.ts"
 import { type ObservedPayment, PaymentEvidence } from "../../src/invoices/PaymentEvidence.ts"
 import { SuiteMerchant, suiteOptions, testApp } from "../support/TestApp.ts"
 import type { OptionJson } from "../support/Answers.ts"
@@ -32,7 +32,7 @@ const expiredInvoice = Effect.gen(function*() {
   const option = body.paymentOptions.find((candidate: OptionJson) => candidate.network === "ethereum")
   const sql = yield* SqlClient.SqlClient
   yield* sql`UPDATE invoices SET payable_until_at = now() - interval '1 minute' WHERE id = ${body.id}`
-  yield* Effect.flatMap(DeadlineSweeper, (sweeper) => sweeper.sweep())
+  yield* Effect.flatMap(InvoiceExpiry, (expiry) => expiry.expire())
   return { id: body.id as string, optionId: option.id as string }
 })
 

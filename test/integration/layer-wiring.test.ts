@@ -5,8 +5,8 @@ import { Accounts } from "../../src/accounts/Accounts.ts"
 import { ApiKeyAdmission } from "../../src/accounts/ApiKeyAdmission.ts"
 import { RateLimits } from "../../src/accounts/RateLimits.ts"
 import { Sessions } from "../../src/accounts/Sessions.ts"
-import { ChainWatchers } from "../../src/chains/ChainWatchers.ts"
-import { DeadlineSweeper } from "../../src/chains/DeadlineSweeper.ts"
+import { ChainWatchers } from "../../src/chains/watcher/ChainWatchers.ts"
+import { InvoiceExpiry } from "../../src/expiry/InvoiceExpiry.ts"
 import { ForwarderSweeper } from "../../src/chains/evm/ForwarderSweeper.ts"
 import { SolanaPrepare } from "../../src/chains/solana/SolanaPrepare.ts"
 import type { AppConfig } from "../../src/config/AppConfig.ts"
@@ -36,8 +36,8 @@ describe("layers that bring their own dependencies", () => {
       Sessions.layer,
       ChainWatchers.layer,
       ChainWatchers.worker,
-      DeadlineSweeper.layer,
-      DeadlineSweeper.worker,
+      InvoiceExpiry.layer,
+      InvoiceExpiry.worker,
       ForwarderSweeper.layer,
       ForwarderSweeper.worker,
       SolanaPrepare.layer,

@@ -3,7 +3,7 @@ import { Clock, Context, Effect, Exit, Layer, Scope } from "effect"
 import { TestClock } from "effect/testing"
 import fc from "fast-check"
 import { DEMO_METHODS } from "../../src/demo/DemoMerchant.ts"
-import { DeadlineSweeper } from "../../src/chains/DeadlineSweeper.ts"
+import { InvoiceExpiry } from "../../src/expiry/InvoiceExpiry.ts"
 import type { MerchantId } from "../../src/domain/Ids.ts"
 import { Invoices } from "../../src/invoices/Invoices.ts"
 import { PaymentEvidence } from "../../src/invoices/PaymentEvidence.ts"
@@ -28,7 +28,7 @@ const ModelServices = SuiteAccount.layer({ methods: USDC_ON_ETHEREUM }).pipe(
   Layer.provideMerge(inPrivateDatabase((url) => testServices({}, url === undefined ? {} : { DATABASE_URL: url })))
 )
 
-type Services = Invoices | PaymentEvidence | DeadlineSweeper
+type Services = Invoices | PaymentEvidence | InvoiceExpiry
 
 interface Observation {
   readonly transactionHash: string
@@ -117,7 +117,7 @@ const apply = (step: Step, real: Real): Effect.Effect<void, unknown, Services> =
       case "advance":
         return yield* TestClock.adjust(`${step.minutes} minutes`)
       case "sweep":
-        yield* Effect.flatMap(DeadlineSweeper, (sweeper) => sweeper.sweep())
+        yield* Effect.flatMap(InvoiceExpiry, (expiry) => expiry.expire())
         return
       case "void":
         return yield* refusedTransition(invoices.void(real.merchantId, real.invoiceId))

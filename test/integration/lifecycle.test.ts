@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Exit, Layer } from "effect"
 import { SqlClient } from "effect/sql"
-import { DeadlineSweeper } from "../../src/chains/DeadlineSweeper.ts"
+import { InvoiceExpiry } from "../../src/expiry/InvoiceExpiry.ts"
 import { type ObservedPayment, PaymentEvidence } from "../../src/invoices/PaymentEvidence.ts"
 import { SuiteMerchant, suiteOptions, testApp } from "../support/TestApp.ts"
 import type { OptionJson, PaymentJson } from "../support/Answers.ts"
@@ -29,7 +29,7 @@ const outbox = (invoiceId: string) =>
 const moveDeadlineToPast = (invoiceId: string) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) => sql`UPDATE invoices SET payable_until_at = now() - interval '1 minute' WHERE id = ${invoiceId}`)
 
-const sweep = () => Effect.flatMap(DeadlineSweeper, (sweeper) => sweeper.sweep())
+const sweep = () => Effect.flatMap(InvoiceExpiry, (expiry) => expiry.expire())
 
 const api = (path: string, init?: { body?: unknown }) => Effect.flatMap(SuiteMerchant, (merchant) => merchant.api(path, init))
 const dashboard = (path: string, init?: { body?: unknown }) => Effect.flatMap(SuiteMerchant, (merchant) => merchant.dashboard(path, init))

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
-import { makeWatchIndex } from "../../src/chains/WatchedOptions.ts"
+import { makeWatchIndex } from "../../src/chains/watcher/WatchedOptions.ts"
 import { DEMO_KEYS } from "../../src/demo/DemoMerchant.ts"
 import { suiteOptions } from "../support/TestApp.ts"
 import { inPrivateDatabase, newInvoice, SuiteAccount, testServices } from "../support/TestLayers.ts"

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Context, Effect, Exit, Layer, Scope } from "effect"
-import { WatcherLeadership } from "../../src/chains/WatcherLeadership.ts"
+import { WatcherLeadership } from "../../src/chains/watcher/WatcherLeadership.ts"
 import { suiteOptions } from "../support/TestApp.ts"
 import { testDatabase } from "../support/TestLayers.ts"
 

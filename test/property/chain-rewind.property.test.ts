@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Arbitrary, Effect, Layer, Schema } from "effect"
-import { ChainRepo } from "../../src/chains/ChainRepo.ts"
+import { ChainRepo } from "../../src/chains/watcher/ChainRepo.ts"
 import { suiteOptions } from "../support/TestApp.ts"
 import { testDatabase } from "../support/TestLayers.ts"
 

@@ -3,7 +3,7 @@ import { TestClock } from "effect/testing"
 import { summarize } from "../../src/domain/Coverage.ts"
 import { Micros } from "../../src/domain/Money.ts"
 import type { PaymentOptionRecord } from "../../src/domain/Invoice.ts"
-import { DeadlineSweeper } from "../../src/chains/DeadlineSweeper.ts"
+import { InvoiceExpiry } from "../../src/expiry/InvoiceExpiry.ts"
 import { Invoices } from "../../src/invoices/Invoices.ts"
 import { PaymentEvidence } from "../../src/invoices/PaymentEvidence.ts"
 import { KNOWN_DEPARTURES } from "./departures.ts"
@@ -24,7 +24,7 @@ import {
 import type { MerchantId } from "../../src/domain/Ids.ts"
 
 /**
- * Runs command sequences against the real services (Invoices, PaymentEvidence, DeadlineSweeper
+ * Runs command sequences against the real services (Invoices, PaymentEvidence, InvoiceExpiry
  * and whatever repositories are provided: in memory or SQL) and checks the stored invoice, its
  * payments and its webhook outbox against the reference model after every command.
  */
@@ -40,7 +40,7 @@ export class SpecBackend extends Context.Service<SpecBackend, {
   readonly reset: Effect.Effect<void>
 }>()("test/SpecBackend") {}
 
-export type SpecServices = Invoices | PaymentEvidence | DeadlineSweeper | SpecBackend
+export type SpecServices = Invoices | PaymentEvidence | InvoiceExpiry | SpecBackend
 
 export interface Actual extends Omit<Expected, "lastTransactionHash" | "lastPaymentOption" | "lastPaymentObservedAt"> {
   readonly lastTransactionHash: string | null | undefined
@@ -208,7 +208,7 @@ const run = (sequence: Sequence, command: Command, newHash: string | undefined):
         yield* TestClock.adjust(command.ms)
         return "ok"
       case "sweep":
-        yield* Effect.flatMap(DeadlineSweeper, (sweeper) => sweeper.sweep())
+        yield* Effect.flatMap(InvoiceExpiry, (expiry) => expiry.expire())
         return "ok"
       case "watcher":
         if (!backend.watched.includes(command.network)) return "ok"

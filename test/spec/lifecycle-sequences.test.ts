@@ -4,7 +4,7 @@ import { TRANSITIONS } from "./transitions.ts"
 
 /**
  * 10,000 random command sequences per run (SPEC_SEQUENCES to change it) through the real services
- * (Invoices, PaymentEvidence, DeadlineSweeper) on the in-memory repositories, under a TestClock,
+ * (Invoices, PaymentEvidence, InvoiceExpiry) on the in-memory repositories, under a TestClock,
  * each checked after every command against the reference model built from the spec's table:
  * status, exception fields, amounts, coverage, confirmations, lastTransactionHash, payments and
  * the webhook outbox, events in order. A failure prints fast-check's seed and path (replay with

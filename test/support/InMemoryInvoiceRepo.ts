@@ -5,7 +5,7 @@ import { BillingGate } from "../../src/accounts/BillingGate.ts"
 import { AppConfig, parseConfig } from "../../src/config/AppConfig.ts"
 import type { InvoiceRecord, OutboxEvent, PaymentRecord } from "../../src/domain/Invoice.ts"
 import type { PaymentTimingInput } from "../../src/domain/Timing.ts"
-import { DeadlineSweeper } from "../../src/chains/DeadlineSweeper.ts"
+import { InvoiceExpiry } from "../../src/expiry/InvoiceExpiry.ts"
 import { MerchantId } from "../../src/domain/Ids.ts"
 import { type EvidenceOption, type EvidenceState, EvidenceRepo } from "../../src/invoices/EvidenceRepo.ts"
 import { ExpiryRepo } from "../../src/invoices/ExpiryRepo.ts"
@@ -25,7 +25,7 @@ import { railSettingsOf, RailSettings } from "../../src/payments/RailSettings.ts
 /**
  * A second implementation of the repositories the invoice lifecycle needs (InvoiceRepo,
  * EvidenceRepo, ExpiryRepo, CheckoutSettingsRepo, and the chain times the deadline sweeper reads through ChainRepo), in
- * memory, so that the real services (Invoices, PaymentEvidence, DeadlineSweeper) run thousands of
+ * memory, so that the real services (Invoices, PaymentEvidence, InvoiceExpiry) run thousands of
  * command sequences per test run. It keeps the SQL implementation's contract: transactions are
  * serialised and roll back on failure; `saveIfUnchanged` applies only at the version read and
  * while no transaction holds the invoice; a payment write that touches no row saves nothing.
@@ -356,7 +356,7 @@ export const InMemoryCheckoutSettingsRepo = Layer.effect(
 )
 
 /**
- * The deadline sweeper's layer brings the SQL ChainRepo with it; this client answers its one
+ * Invoice expiry's layer brings the SQL ChainRepo with it; this client answers its one
  * statement (the watchers' chain times from chain_cursors) from the store, and refuses any other.
  */
 const ChainTimesSqlClient = Layer.effect(
@@ -403,7 +403,7 @@ export interface InMemoryOptions {
 }
 
 /**
- * Invoices, PaymentEvidence and DeadlineSweeper (the real services) over the in-memory
+ * Invoices, PaymentEvidence and InvoiceExpiry (the real services) over the in-memory
  * repositories, with a merchant (IN_MEMORY_MERCHANT) whose settings are saved already.
  */
 export const inMemoryServices = (options: InMemoryOptions = {}) => {
@@ -434,7 +434,7 @@ export const inMemoryServices = (options: InMemoryOptions = {}) => {
         settings.save(IN_MEMORY_MERCHANT, true, { issuedBy: "Test Store", timing: options.timing ?? { mode: "immediate", expiresAfterMinutes: 60 }, methods: IN_MEMORY_METHODS }))
   )
   // The real services without the dependencies they bring (`layerWithoutDependencies`): the doubles above stand in.
-  return Layer.mergeAll(Invoices.layerWithoutDependencies, PaymentEvidence.layerWithoutDependencies, DeadlineSweeper.layerWithoutDependencies, merchant).pipe(
+  return Layer.mergeAll(Invoices.layerWithoutDependencies, PaymentEvidence.layerWithoutDependencies, InvoiceExpiry.layerWithoutDependencies, merchant).pipe(
     // No refunds in memory: an invalidation has nothing to reject.
     Layer.provideMerge(EvidenceFollowUp.none),
     Layer.provideMerge(OptionPlanner.layerWithoutDependencies),

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest"
-import { answerFor, decide, isSettled, type Vote } from "../../src/chains/Corroboration.ts"
+import { answerFor, decide, isSettled, type Vote } from "../../src/chains/source/Corroboration.ts"
 
 // Endpoint 0 reports a transfer; the others answer about it (issue #52: the majority rule).
 const votes = (...answers: Array<[number, Vote["answer"]]>): Array<Vote> => answers.map(([index, answer]) => ({ index, answer }))

@@ -14,7 +14,7 @@ import {
   withHead,
   withSuccess,
   withTally
-} from "../../src/chains/EndpointSelection.ts"
+} from "../../src/chains/source/EndpointSelection.ts"
 import { endpointsOf } from "../../src/ops/ChainWatcherStatus.ts"
 
 const URLS = ["https://a.example/v2/SECRET", "https://b.example/?key=SECRET", "https://c.example"]

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest"
-import type { Transfer } from "../../src/chains/ChainSource.ts"
-import { matchRefunds, notRefundTransfers } from "../../src/chains/RefundMatching.ts"
+import type { Transfer } from "../../src/chains/source/ChainSource.ts"
+import { matchRefunds, notRefundTransfers } from "../../src/chains/watcher/RefundMatching.ts"
 import type { RefundId } from "../../src/domain/Ids.ts"
 import type { WatchedRefund } from "../../src/refunds/RefundWatch.ts"
 

@@ -9,9 +9,9 @@ import {
   type PendingTransfer,
   type Transfer,
   type TransactionPlace
-} from "../ChainSource.ts"
-import type { SeenTransfer } from "../Corroboration.ts"
-import { retryAfterMillis } from "../EndpointSelection.ts"
+} from "../source/ChainSource.ts"
+import type { SeenTransfer } from "../source/Corroboration.ts"
+import { retryAfterMillis } from "../source/EndpointSelection.ts"
 import { parseBlockOutputs } from "./RawBlock.ts"
 
 export interface EsploraSourceOptions {

@@ -11,10 +11,10 @@ import {
   parseEventLogs,
   TransactionReceiptNotFoundError
 } from "viem"
-import { type BlockHeader, type ChainSource, ChainRpcError, type Classified, type Transfer } from "../ChainSource.ts"
-import type { SeenTransfer } from "../Corroboration.ts"
-import { retryAfterMillis } from "../EndpointSelection.ts"
-import type { WatchedOption } from "../WatchedOptions.ts"
+import { type BlockHeader, type ChainSource, ChainRpcError, type Classified, type Transfer } from "../source/ChainSource.ts"
+import type { SeenTransfer } from "../source/Corroboration.ts"
+import { retryAfterMillis } from "../source/EndpointSelection.ts"
+import type { WatchedOption } from "../watcher/WatchedOptions.ts"
 import { positionsInTransaction } from "./LogPosition.ts"
 
 const TRANSFER = parseAbiItem("event Transfer(address indexed from, address indexed to, uint256 value)")

@@ -1,8 +1,8 @@
 import type { Connection, Finality } from "@solana/web3.js"
 import type { Effect } from "effect"
-import type { ChainRpcError } from "../ChainSource.ts"
-import type { Answer, Verdict } from "../Corroboration.ts"
-import type { EndpointsReport } from "../EndpointSelection.ts"
+import type { ChainRpcError } from "../source/ChainSource.ts"
+import type { Answer, Verdict } from "../source/Corroboration.ts"
+import type { EndpointsReport } from "../source/EndpointSelection.ts"
 
 export const NETWORK = "solana"
 
@@ -16,8 +16,8 @@ export const COMMITMENT: Finality = "confirmed"
 /** One RPC call on an endpoint's connection. */
 export type SolanaCall = <A>(method: string, run: (connection: Connection) => Promise<A>) => Effect.Effect<A, ChainRpcError>
 
-/** The RPC over a network's endpoints (SolanaClient.ts implements it; SolanaRpc provides it). */
-export interface SolanaClient {
+/** The RPC over a network's endpoints (SolanaRpcLive.ts implements it; SolanaRpc provides it). */
+export interface SolanaRpcClient {
   /**
    * One RPC call on the first usable endpoint, failing over to the next ones on an error, a
    * time-out (the configured one, or `timeoutMs` per endpoint) or HTTP 429 (Retry-After honoured);

@@ -1,6 +1,6 @@
 import { Effect } from "effect"
-import type { ChainEvidence } from "../ChainRepo.ts"
-import { identityOf } from "../WatcherRecheck.ts"
+import type { ChainEvidence } from "../watcher/ChainRepo.ts"
+import { identityOf } from "../watcher/WatcherRecheck.ts"
 import { goneFromChain, signatureStatuses } from "./SignatureStatus.ts"
 import { NETWORK } from "./SolanaCluster.ts"
 import type { SolanaWatcherContext } from "./SolanaWatcherContext.ts"

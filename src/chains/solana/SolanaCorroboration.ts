@@ -1,9 +1,9 @@
 import { getAssociatedTokenAddressSync } from "@solana/spl-token"
 import { PublicKey, type VersionedTransactionResponse } from "@solana/web3.js"
-import type { WaitingEvidence } from "../ChainRepo.ts"
+import type { WaitingEvidence } from "../watcher/ChainRepo.ts"
 import { Effect } from "effect"
-import { answerFor, type ReportedTransfer, type SeenTransfer } from "../Corroboration.ts"
-import { COMMITMENT, type SolanaClient } from "./SolanaCluster.ts"
+import { answerFor, type ReportedTransfer, type SeenTransfer } from "../source/Corroboration.ts"
+import { COMMITMENT, type SolanaRpcClient } from "./SolanaCluster.ts"
 import { receiptOf, type TokenReceipt } from "./TokenReceipt.ts"
 
 const slotRef = (slot: bigint | number) => `slot:${slot}`
@@ -25,7 +25,7 @@ const asTransfer = (signature: string, tokenAccount: string, receipt: TokenRecei
  * with the same account keys (so the same reference).
  */
 export const corroborateReceipt = (
-  client: SolanaClient,
+  client: SolanaRpcClient,
   reporter: number,
   reported: { readonly signature: string; readonly tokenAccount: string; readonly receipt: TokenReceipt; readonly transaction: VersionedTransactionResponse }
 ) => {
@@ -49,7 +49,7 @@ export const corroborateReceipt = (
  * at the same account index and slot. The reference is not compared here: the row has no keys, and
  * a transaction is identified by its signature.
  */
-export const recheckReceipt = (client: SolanaClient, row: WaitingEvidence) => {
+export const recheckReceipt = (client: SolanaRpcClient, row: WaitingEvidence) => {
   const tokenAccount = tokenAccountOf(row.destinationAddress ?? "", row.token)
   const slot = row.blockHeight ?? 0n
   const claimed: ReportedTransfer = {

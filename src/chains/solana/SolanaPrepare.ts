@@ -2,7 +2,7 @@ import { Context, Effect, Layer } from "effect"
 import type { AppConfig } from "../../config/AppConfig.ts"
 import type { InvalidRequest, InvoiceNotFound, SolanaPaymentNotPayable, SolanaPreparationUnavailable } from "../../domain/Errors.ts"
 import { Invoices } from "../../invoices/Invoices.ts"
-import type { PreparedSolanaPayment } from "./SolanaPreparation.ts"
+import type { PreparedSolanaPayment } from "./SolanaPrepareLive.ts"
 import { SolanaRpc } from "./SolanaRpc.ts"
 
 /**
@@ -17,7 +17,7 @@ export class SolanaPrepare extends Context.Service<SolanaPrepare, {
   ) => Effect.Effect<PreparedSolanaPayment, InvalidRequest | InvoiceNotFound | SolanaPaymentNotPayable | SolanaPreparationUnavailable>
 }>()("Chains/SolanaPrepare") {
   /**
-   * The implementation (SolanaPreparation.ts, with @solana/web3.js and spl-token) loads at start when
+   * The implementation (SolanaPrepareLive.ts, with @solana/web3.js and spl-token) loads at start when
    * a Solana endpoint is configured, so that no payer waits for it; without one, on the first
    * preparation (which then answers that preparation is unavailable).
    */
@@ -27,7 +27,7 @@ export class SolanaPrepare extends Context.Service<SolanaPrepare, {
       const context = yield* Effect.context<AppConfig | Invoices | SolanaRpc>()
       const { client } = Context.get(context, SolanaRpc)
       const loaded = yield* Effect.cached(
-        Effect.promise(() => import("./SolanaPreparation.ts")).pipe(
+        Effect.promise(() => import("./SolanaPrepareLive.ts")).pipe(
           Effect.flatMap(({ makeSolanaPrepare }) => makeSolanaPrepare),
           Effect.provideContext(context)
         )

@@ -3,7 +3,7 @@ import { PublicKey } from "@solana/web3.js"
 import { Effect } from "effect"
 import { paysRefund, type RefundTransfer, RefundWatch, type WatchedRefund } from "../../refunds/RefundWatch.ts"
 import { goneFromChain, signatureStatuses } from "./SignatureStatus.ts"
-import { NETWORK, type SolanaClient } from "./SolanaCluster.ts"
+import { NETWORK, type SolanaRpcClient } from "./SolanaCluster.ts"
 import type { TokenReceipt } from "./TokenReceipt.ts"
 
 /** The refund address's associated token account of the refund's mint; undefined when either is not a key. */
@@ -22,7 +22,7 @@ const slotRef = (slot: bigint | number) => `slot:${slot}`
  * and raises the balance of the refund address's associated token account of the refund's mint by
  * exactly its amount. The watcher reads those token accounts as it reads the merchants' ones.
  */
-export const makeSolanaRefunds = (client: SolanaClient, livemode: boolean) =>
+export const makeSolanaRefunds = (client: SolanaRpcClient, livemode: boolean) =>
   Effect.gen(function*() {
     const refunds = yield* RefundWatch
     return {

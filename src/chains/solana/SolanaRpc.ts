@@ -1,13 +1,13 @@
 import { Context, Effect, Layer } from "effect"
 import { AppConfig, type ChainWatchSettings } from "../../config/AppConfig.ts"
-import type { SolanaClient } from "./SolanaCluster.ts"
+import type { SolanaRpcClient } from "./SolanaCluster.ts"
 
 /** The Solana RPC client of CHECKOUT_RPC_URL_SOLANA (its endpoints, preferred first); `client` is undefined when none is configured. */
-export class SolanaRpc extends Context.Service<SolanaRpc, { readonly client: SolanaClient | undefined }>()("Chains/SolanaRpc") {
+export class SolanaRpc extends Context.Service<SolanaRpc, { readonly client: SolanaRpcClient | undefined }>()("Chains/SolanaRpc") {
   /** A client over these endpoints (the devnet watcher's, CHECKOUT_TEST_RPC_URL_SOLANA, is built with it too). */
   static readonly clientOf = (chains: ChainWatchSettings, urls: ReadonlyArray<string>) =>
-    Effect.map(Effect.promise(() => import("./SolanaClient.ts")), ({ makeSolanaClient }) =>
-      makeSolanaClient({
+    Effect.map(Effect.promise(() => import("./SolanaRpcLive.ts")), ({ makeSolanaRpcClient }) =>
+      makeSolanaRpcClient({
         urls,
         timeoutMs: chains.rpcTimeoutMs,
         maxLag: BigInt(chains.maxEndpointLag.solana),

@@ -2,9 +2,9 @@ import { getAssociatedTokenAddressSync } from "@solana/spl-token"
 import { type ConfirmedSignatureInfo, PublicKey, type VersionedTransactionResponse } from "@solana/web3.js"
 import { Effect } from "effect"
 import type { WatchedRefund } from "../../refunds/RefundWatch.ts"
-import { ChainRpcError } from "../ChainSource.ts"
-import type { WatchedOption } from "../WatchedOptions.ts"
-import { COMMITMENT, NETWORK, type SolanaClient } from "./SolanaCluster.ts"
+import { ChainRpcError } from "../source/ChainSource.ts"
+import type { WatchedOption } from "../watcher/WatchedOptions.ts"
+import { COMMITMENT, NETWORK, type SolanaRpcClient } from "./SolanaCluster.ts"
 import { corroborateReceipt } from "./SolanaCorroboration.ts"
 import { refundTokenAccount } from "./SolanaRefunds.ts"
 import type { AccountCursor } from "./SolanaRepo.ts"
@@ -24,7 +24,7 @@ export interface ScanCounts {
 }
 
 /** New signatures of an account, newest first: back to the cursor (or, for a new account, the retention period). */
-const newSignatures = (client: SolanaClient, account: PublicKey, cursor: AccountCursor | undefined, notBefore: number) =>
+const newSignatures = (client: SolanaRpcClient, account: PublicKey, cursor: AccountCursor | undefined, notBefore: number) =>
   Effect.gen(function*() {
     const found: Array<ConfirmedSignatureInfo> = []
     let newest: ConfirmedSignatureInfo | undefined

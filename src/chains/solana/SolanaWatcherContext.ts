@@ -1,19 +1,19 @@
 import { Effect } from "effect"
 import { type EvidenceRejected, PaymentEvidence } from "../../invoices/PaymentEvidence.ts"
 import type { WatchedRefund } from "../../refunds/RefundWatch.ts"
-import { ChainRepo } from "../ChainRepo.ts"
-import type { WatchScope } from "../WatchScope.ts"
-import { ChainRpcError } from "../ChainSource.ts"
-import { makeWatchIndex, type WatchIndex } from "../WatchedOptions.ts"
-import { WatchedOptionsRepo } from "../WatchedOptionsRepo.ts"
-import { makeReorgSettlement } from "../ReorgSettlement.ts"
-import { NETWORK, type SolanaClient } from "./SolanaCluster.ts"
+import { ChainRepo } from "../watcher/ChainRepo.ts"
+import type { WatchScope } from "../watcher/WatchScope.ts"
+import { ChainRpcError } from "../source/ChainSource.ts"
+import { makeWatchIndex, type WatchIndex } from "../watcher/WatchedOptions.ts"
+import { WatchedOptionsRepo } from "../watcher/WatchedOptionsRepo.ts"
+import { makeReorgSettlement } from "../watcher/ReorgSettlement.ts"
+import { NETWORK, type SolanaRpcClient } from "./SolanaCluster.ts"
 import { makeSolanaRefunds } from "./SolanaRefunds.ts"
 import { makeSolanaRepo } from "./SolanaRepo.ts"
 import type { VersionedTransactionResponse } from "@solana/web3.js"
 
 export interface SolanaWatcherOptions {
-  readonly client: SolanaClient
+  readonly client: SolanaRpcClient
   /** The configured mints: address → asset code. */
   readonly mints: ReadonlyMap<string, string>
   /** `<prefix>` of the memos the service writes (`<prefix>:<invoice_id>:<option_id>`). */
@@ -45,7 +45,7 @@ export interface SolanaWatcherContext {
   readonly options: SolanaWatcherOptions
   /** Solana's live watcher or its devnet one (test invoices): what ChainRepo's state and evidence are read for. */
   readonly scope: WatchScope
-  readonly client: SolanaClient
+  readonly client: SolanaRpcClient
   readonly chainRepo: ChainRepo["Service"]
   readonly evidence: PaymentEvidence["Service"]
   readonly settleReorgs: Effect.Success<typeof makeReorgSettlement>
@@ -106,7 +106,7 @@ export const makeSolanaWatcherContext = (options: SolanaWatcherOptions) =>
     return context
   })
 
-export const blockTimeOf = (client: SolanaClient, slot: number) =>
+export const blockTimeOf = (client: SolanaRpcClient, slot: number) =>
   client.call("getBlockTime", (connection) => connection.getBlockTime(slot)).pipe(
     Effect.flatMap((time) =>
       time === null
@@ -115,5 +115,5 @@ export const blockTimeOf = (client: SolanaClient, slot: number) =>
     )
   )
 
-export const chainTimeOf = (client: SolanaClient, transaction: VersionedTransactionResponse) =>
+export const chainTimeOf = (client: SolanaRpcClient, transaction: VersionedTransactionResponse) =>
   transaction.blockTime != null ? Effect.succeed(new Date(transaction.blockTime * 1000)) : blockTimeOf(client, transaction.slot)

@@ -2,7 +2,7 @@ import { TOKEN_PROGRAM_ID } from "@solana/spl-token"
 import type { PublicKey } from "@solana/web3.js"
 import { Duration, Effect } from "effect"
 import { SolanaPreparationUnavailable } from "../../domain/Errors.ts"
-import type { SolanaClient } from "./SolanaCluster.ts"
+import type { SolanaRpcClient } from "./SolanaCluster.ts"
 import { buildTransferTransaction, serializeUnsigned, type TransferRequest } from "./SolanaTransfer.ts"
 
 /** Someone waits for the answer (a payer, a merchant): answer 503 rather than hang on a slow RPC. */
@@ -14,14 +14,14 @@ const ATTEMPT_MILLIS = 2_000
  * Unsigned Solana Pay transfers with a recent blockhash, for a wallet to sign: what the payer page
  * (payments) and the dashboard (refunds) prepare. `what` names the preparation in the logs.
  */
-export const makeUnsignedTransfers = (client: SolanaClient | undefined, rpcTimeoutMs: number, what: string) => {
+export const makeUnsignedTransfers = (client: SolanaRpcClient | undefined, rpcTimeoutMs: number, what: string) => {
   const attempt = { timeoutMs: Math.min(rpcTimeoutMs, ATTEMPT_MILLIS) }
   // The token program owning each mint (classic SPL Token for USDC and USDT), read once.
   const tokenPrograms = new Map<string, PublicKey>()
 
   const unavailable = (cause: unknown) => Effect.logWarning(`${what} unavailable`, cause).pipe(Effect.andThen(Effect.fail(new SolanaPreparationUnavailable())))
 
-  const tokenProgramOf = (solana: SolanaClient, mint: PublicKey) =>
+  const tokenProgramOf = (solana: SolanaRpcClient, mint: PublicKey) =>
     Effect.gen(function*() {
       const known = tokenPrograms.get(mint.toBase58())
       if (known !== undefined) return known

@@ -1,6 +1,6 @@
 import { Effect } from "effect"
 import type { Cursor } from "./ChainRepo.ts"
-import type { BlockHeader, ChainRpcError, ChainSource } from "./ChainSource.ts"
+import type { BlockHeader, ChainRpcError, ChainSource } from "../source/ChainSource.ts"
 import { makeReorgSettlement } from "./ReorgSettlement.ts"
 import type { WatchIndex } from "./WatchedOptions.ts"
 import type { WatchScope } from "./WatchScope.ts"

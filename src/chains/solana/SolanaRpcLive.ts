@@ -1,9 +1,9 @@
 import { Connection } from "@solana/web3.js"
 import { Clock, Duration, Effect } from "effect"
-import { ChainRpcError } from "../ChainSource.ts"
-import { makeEndpointPool } from "../EndpointPool.ts"
-import { isRefused, isUsable, readOrder, retryAfterMillis } from "../EndpointSelection.ts"
-import { COMMITMENT, NETWORK, type SolanaClient } from "./SolanaCluster.ts"
+import { ChainRpcError } from "../source/ChainSource.ts"
+import { makeEndpointPool } from "../source/EndpointPool.ts"
+import { isRefused, isUsable, readOrder, retryAfterMillis } from "../source/EndpointSelection.ts"
+import { COMMITMENT, NETWORK, type SolanaRpcClient } from "./SolanaCluster.ts"
 
 const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error)).split("\n")[0].slice(0, 300)
 
@@ -47,13 +47,13 @@ const makeEndpoint = (rpcUrl: string, timeoutMs: number) => {
  * EndpointSelection). There is no block-hash vote: the watcher reads signatures and transactions
  * at `confirmed` commitment, where a supermajority of the cluster has voted, from one endpoint.
  */
-export const makeSolanaClient = (options: {
+export const makeSolanaRpcClient = (options: {
   readonly urls: ReadonlyArray<string>
   readonly timeoutMs: number
   readonly maxLag: bigint
   /** How long an endpoint a majority contradicted is not read from (CHECKOUT_ENDPOINT_QUARANTINE_MS). */
   readonly quarantineMs?: number | undefined
-}): SolanaClient => {
+}): SolanaRpcClient => {
   const endpoints = options.urls.map((url) => ({ url, client: makeEndpoint(url, options.timeoutMs) }))
   const pool = makeEndpointPool({ network: NETWORK, endpoints, maxLag: options.maxLag, quarantineMs: options.quarantineMs })
   return {

@@ -1,5 +1,5 @@
 import { Effect } from "effect"
-import { type EvidenceRejected, PaymentEvidence } from "../invoices/PaymentEvidence.ts"
+import { type EvidenceRejected, PaymentEvidence } from "../../invoices/PaymentEvidence.ts"
 import { ChainRepo } from "./ChainRepo.ts"
 import type { WatchScope } from "./WatchScope.ts"
 

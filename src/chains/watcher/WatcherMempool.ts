@@ -1,5 +1,5 @@
 import { Clock, Effect } from "effect"
-import type { MempoolSource, PendingTransfer } from "./ChainSource.ts"
+import type { MempoolSource, PendingTransfer } from "../source/ChainSource.ts"
 import type { WatcherContext } from "./WatcherContext.ts"
 
 const REPLACED_OR_DROPPED = "replaced_or_dropped"

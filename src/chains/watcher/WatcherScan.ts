@@ -1,9 +1,9 @@
 import { Effect } from "effect"
 import type { ChainEvidence, Cursor, Uncorroborated } from "./ChainRepo.ts"
-import type { Verdict } from "./Corroboration.ts"
-import { type BlockHeader, ChainRpcError, type Classified, type Scanned, type Transfer } from "./ChainSource.ts"
+import type { Verdict } from "../source/Corroboration.ts"
+import { type BlockHeader, ChainRpcError, type Classified, type Scanned, type Transfer } from "../source/ChainSource.ts"
 import { matchRefunds, notRefundTransfers, type RefundMatch } from "./RefundMatching.ts"
-import type { RefundTransfer } from "../refunds/RefundWatch.ts"
+import type { RefundTransfer } from "../../refunds/RefundWatch.ts"
 import type { WatcherContext } from "./WatcherContext.ts"
 
 type Unmatched = Extract<Classified, { _tag: "Unmatched" }>

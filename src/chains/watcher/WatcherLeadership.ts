@@ -1,6 +1,6 @@
 import { Cause, Context, Data, Deferred, Duration, Effect, Exit, Fiber, Layer, Option, Schedule, Schema, Scope, Semaphore } from "effect"
 import { SqlClient, type SqlConnection } from "effect/sql"
-import { AppConfig } from "../config/AppConfig.ts"
+import { AppConfig } from "../../config/AppConfig.ts"
 
 const decodeLocked = Schema.decodeUnknownEffect(Schema.Tuple([Schema.Struct({ locked: Schema.Boolean })]))
 

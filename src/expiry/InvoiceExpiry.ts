@@ -1,5 +1,5 @@
 import { Clock, Context, Duration, Effect, Layer, Schedule } from "effect"
-import { ChainRepo } from "./ChainRepo.ts"
+import { ChainRepo } from "../chains/watcher/ChainRepo.ts"
 import { watchedNetworks } from "../payments/WatchedNetworks.ts"
 import { AppConfig } from "../config/AppConfig.ts"
 import { ExpiryRepo } from "../invoices/ExpiryRepo.ts"
@@ -10,14 +10,14 @@ import { InvoiceChanges } from "../invoices/InvoiceChanges.ts"
 /**
  * Expires invoices whose final payable deadline has passed. Each batch is claimed with
  * FOR UPDATE SKIP LOCKED through the partial index on payable_until_at, so several service
- * instances sweep side by side without waiting on or double-processing each other.
+ * instances expire invoices side by side without waiting on or double-processing each other.
  */
-export class DeadlineSweeper extends Context.Service<DeadlineSweeper, {
-  /** Sweeps until nothing is due; returns how many invoices expired. */
-  readonly sweep: (batchSize?: number) => Effect.Effect<number>
-}>()("Chains/DeadlineSweeper") {
+export class InvoiceExpiry extends Context.Service<InvoiceExpiry, {
+  /** Expires until nothing is due; returns how many invoices expired. */
+  readonly expire: (batchSize?: number) => Effect.Effect<number>
+}>()("Expiry/InvoiceExpiry") {
   static readonly layerWithoutDependencies = Layer.effect(
-    DeadlineSweeper,
+    InvoiceExpiry,
     Effect.gen(function*() {
       const repo = yield* InvoiceRepo
       const expiry = yield* ExpiryRepo
@@ -30,7 +30,7 @@ export class DeadlineSweeper extends Context.Service<DeadlineSweeper, {
       const watchedProgress = Effect.map(chainRepo.chainTimes(networks),
         (rows) => networks.map((network) => ({ network, chainTime: rows.find((row) => row.network === network)?.chainTime ?? null })))
 
-      const sweepBatch = (batchSize: number) =>
+      const expireBatch = (batchSize: number) =>
         repo.withTransaction(Effect.gen(function*() {
           const now = new Date(yield* Clock.currentTimeMillis)
           const due = yield* expiry.claimDueForExpiry(now, batchSize, yield* watchedProgress)
@@ -41,28 +41,28 @@ export class DeadlineSweeper extends Context.Service<DeadlineSweeper, {
           return due.length
         }))
 
-      const sweep = Effect.fn("DeadlineSweeper.sweep")(function*(batchSize: number = 500) {
+      const expire = Effect.fn("InvoiceExpiry.expire")(function*(batchSize: number = 500) {
         let total = 0
         while (true) {
-          const swept = yield* sweepBatch(batchSize)
-          total += swept
-          if (swept < batchSize) return total
+          const count = yield* expireBatch(batchSize)
+          total += count
+          if (count < batchSize) return total
         }
       })
-      return { sweep }
+      return { expire }
     })
   ).pipe(Layer.provide(ChainRepo.layer))
 
-  static readonly layer = DeadlineSweeper.layerWithoutDependencies.pipe(Layer.provide([InvoiceChanges.publishingRepo, ExpiryRepo.layer]))
+  static readonly layer = InvoiceExpiry.layerWithoutDependencies.pipe(Layer.provide([InvoiceChanges.publishingRepo, ExpiryRepo.layer]))
 
-  /** The background fiber: sweeps every CHECKOUT_SWEEP_INTERVAL_MS while the service runs. */
+  /** The background fiber: expires due invoices every CHECKOUT_SWEEP_INTERVAL_MS while the service runs. */
   static readonly worker = Layer.effectDiscard(Effect.gen(function*() {
     const { sweepIntervalMs } = yield* AppConfig
-    const sweeper = yield* DeadlineSweeper
-    yield* sweeper.sweep().pipe(
-      Effect.catchCause((cause) => Effect.logError("Deadline sweep failed", cause)),
+    const expiry = yield* InvoiceExpiry
+    yield* expiry.expire().pipe(
+      Effect.catchCause((cause) => Effect.logError("Invoice expiry failed", cause)),
       Effect.repeat(Schedule.spaced(Duration.millis(sweepIntervalMs))),
       Effect.forkScoped
     )
-  })).pipe(Layer.provide(DeadlineSweeper.layer))
+  })).pipe(Layer.provide(InvoiceExpiry.layer))
 }

@@ -1,6 +1,6 @@
 import { Clock, Effect } from "effect"
 import type { WaitingEvidence } from "./ChainRepo.ts"
-import type { ReportedTransfer, Verdict } from "./Corroboration.ts"
+import type { ReportedTransfer, Verdict } from "../source/Corroboration.ts"
 import type { WatcherContext } from "./WatcherContext.ts"
 
 /** What the recheck needs of a watcher (the shared loop's context, or the Solana watcher's). */

@@ -1,6 +1,6 @@
 import { Effect } from "effect"
-import { paysRefund, RefundWatch, type RefundTransfer, type WatchedRefund } from "../refunds/RefundWatch.ts"
-import type { BlockHeader, Transfer } from "./ChainSource.ts"
+import { paysRefund, RefundWatch, type RefundTransfer, type WatchedRefund } from "../../refunds/RefundWatch.ts"
+import type { BlockHeader, Transfer } from "../source/ChainSource.ts"
 import type { WatchScope } from "./WatchScope.ts"
 
 /** A refund and the transfer that pays it. */

@@ -1,6 +1,6 @@
 import { Effect } from "effect"
 import type { BlockRef, ChainEvidence, Cursor } from "./ChainRepo.ts"
-import type { BlockHeader } from "./ChainSource.ts"
+import type { BlockHeader } from "../source/ChainSource.ts"
 import type { WatcherContext } from "./WatcherContext.ts"
 
 const REORG = "chain_reorganization"

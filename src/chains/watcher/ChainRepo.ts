@@ -1,6 +1,6 @@
 import { Context, Effect, Layer, Option, Schema } from "effect"
 import { SqlClient, SqlSchema } from "effect/sql"
-import { NullableDate } from "../domain/Timestamps.ts"
+import { NullableDate } from "../../domain/Timestamps.ts"
 import { stateKey, type WatchScope } from "./WatchScope.ts"
 
 /** A processed block the watcher remembers: its height and hash (for reorg checks). */
