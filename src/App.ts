@@ -1,5 +1,5 @@
 import { Effect, Layer } from "effect"
-import { ChainWatchers } from "./chains/watcher/ChainWatchers.ts"
+import { ChainWatchers } from "./chains/ChainWatchers.ts"
 import { InvoiceExpiry } from "./expiry/InvoiceExpiry.ts"
 import { ForwarderSweeper } from "./chains/evm/ForwarderSweeper.ts"
 import { AppConfig } from "./config/AppConfig.ts"

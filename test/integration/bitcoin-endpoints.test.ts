@@ -1,6 +1,6 @@
 import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { ChainWatchers } from "../../src/chains/watcher/ChainWatchers.ts"
+import { ChainWatchers } from "../../src/chains/ChainWatchers.ts"
 import { type EsploraSimulator, startEsploraSimulator } from "../support/EsploraSimulator.ts"
 import { privateDatabase } from "../support/PrivateDatabase.ts"
 import { type RpcFront, startRpcFront } from "../support/RpcFront.ts"

@@ -1,7 +1,7 @@
 import { Effect, Exit, Layer, Scope } from "effect"
 import { SqlClient } from "effect/sql"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { ChainWatchers } from "../../src/chains/watcher/ChainWatchers.ts"
+import { ChainWatchers } from "../../src/chains/ChainWatchers.ts"
 import { InvoiceExpiry } from "../../src/expiry/InvoiceExpiry.ts"
 import { verifyWebhookSignature } from "../../src/webhooks/Signature.ts"
 import { bitcoinMethod, pollWatcher, startChainApp } from "../support/ChainSuites.ts"

@@ -1,6 +1,6 @@
 import { Keypair, type PublicKey } from "@solana/web3.js"
 import { Effect } from "effect"
-import { ChainWatchers } from "../../src/chains/watcher/ChainWatchers.ts"
+import { ChainWatchers } from "../../src/chains/ChainWatchers.ts"
 import { buildTransferTransaction } from "../../src/chains/solana/SolanaTransfer.ts"
 import type { AppConfigShape } from "../../src/config/AppConfig.ts"
 import { DEMO_KEYS } from "../../src/demo/DemoMerchant.ts"

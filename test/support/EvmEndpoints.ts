@@ -1,6 +1,6 @@
 import { Effect } from "effect"
 import { type Address, getAddress } from "viem"
-import { ChainWatchers } from "../../src/chains/watcher/ChainWatchers.ts"
+import { ChainWatchers } from "../../src/chains/ChainWatchers.ts"
 import { DEMO_KEYS } from "../../src/demo/DemoMerchant.ts"
 import { type AnvilNode, startAnvil } from "./Anvil.ts"
 import { privateDatabase } from "./PrivateDatabase.ts"

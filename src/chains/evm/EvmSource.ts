@@ -14,7 +14,7 @@ import {
 import { type BlockHeader, type ChainSource, ChainRpcError, type Classified, type Transfer } from "../source/ChainSource.ts"
 import type { SeenTransfer } from "../source/Corroboration.ts"
 import { retryAfterMillis } from "../source/EndpointSelection.ts"
-import type { WatchedOption } from "../watcher/WatchedOptions.ts"
+import type { WatchedOption } from "../source/WatchedOption.ts"
 import { positionsInTransaction } from "./LogPosition.ts"
 
 const TRANSFER = parseAbiItem("event Transfer(address indexed from, address indexed to, uint256 value)")

@@ -3,7 +3,7 @@ import { type ConfirmedSignatureInfo, PublicKey, type VersionedTransactionRespon
 import { Effect } from "effect"
 import type { WatchedRefund } from "../../refunds/RefundWatch.ts"
 import { ChainRpcError } from "../source/ChainSource.ts"
-import type { WatchedOption } from "../watcher/WatchedOptions.ts"
+import type { WatchedOption } from "../source/WatchedOption.ts"
 import { COMMITMENT, NETWORK, type SolanaRpcClient } from "./SolanaCluster.ts"
 import { corroborateReceipt } from "./SolanaCorroboration.ts"
 import { refundTokenAccount } from "./SolanaRefunds.ts"

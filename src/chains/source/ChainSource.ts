@@ -1,7 +1,7 @@
 import { Data, type Effect } from "effect"
 import type { Reported, ReportedTransfer, SeenTransfer, Verdict } from "./Corroboration.ts"
 import type { EndpointsReport } from "./EndpointSelection.ts"
-import type { WatchedOption } from "../watcher/WatchedOptions.ts"
+import type { WatchedOption } from "./WatchedOption.ts"
 
 /** A block as the watcher needs it: where it is, which one it is, and its chain time. */
 export interface BlockHeader {

@@ -1,19 +1,9 @@
 import { Context, Effect, Layer, Schema } from "effect"
 import { SqlClient, SqlSchema, type Statement } from "effect/sql"
 
-/** A payment option a watcher looks for, under the key its chain matches on (an address, a reference). */
-export const WatchedOption = Schema.Struct({
-  watchSeq: Schema.BigIntFromString,
-  optionId: Schema.String,
-  invoiceId: Schema.String,
-  merchantId: Schema.String,
-  network: Schema.String,
-  assetCode: Schema.String,
-  tokenContract: Schema.NullOr(Schema.String),
-  key: Schema.String,
-  payableUntilAt: Schema.Date
-})
-export type WatchedOption = typeof WatchedOption.Type
+import { WatchedOption } from "../source/WatchedOption.ts"
+
+export { WatchedOption }
 
 /** Every new option is read (its sequence number fills the run), but only watched ones carry a key. */
 const OptionRow = Schema.Struct({ ...WatchedOption.fields, key: Schema.NullOr(Schema.String) })

@@ -1,20 +1,20 @@
 import { Cause, Context, Duration, Effect, Layer } from "effect"
-import { AppConfig, type ChainWatchSettings, type WatchedNetwork } from "../../config/AppConfig.ts"
-import { EVM_NETWORKS, EVM_TEST_CHAIN_IDS, NETWORKS } from "../../payments/Networks.ts"
-import type { RailSettingsShape } from "../../payments/PaymentMethod.ts"
-import { recordEvidenceApplied } from "../../observability/Metrics.ts"
-import { RailSettings } from "../../payments/RailSettings.ts"
-import { ChainRepo } from "./ChainRepo.ts"
-import type { ChainRpcError, ChainSource } from "../source/ChainSource.ts"
-import { type ChainWatcher, makeChainWatcher, type PollReport } from "./ChainWatcher.ts"
-import { makeMultiSource } from "../source/MultiSource.ts"
-import { SolanaRpc } from "../solana/SolanaRpc.ts"
-import { makeWatchIndex } from "./WatchedOptions.ts"
-import { WatchedOptionsRepo } from "./WatchedOptionsRepo.ts"
-import { WatcherLeadership } from "./WatcherLeadership.ts"
-import { stateKey } from "./WatchScope.ts"
-import { PaymentEvidence } from "../../invoices/PaymentEvidence.ts"
-import { RefundWatchLive } from "../../refunds/RefundWatchLive.ts"
+import { AppConfig, type ChainWatchSettings, type WatchedNetwork } from "../config/AppConfig.ts"
+import { EVM_NETWORKS, EVM_TEST_CHAIN_IDS, NETWORKS } from "../payments/Networks.ts"
+import type { RailSettingsShape } from "../payments/PaymentMethod.ts"
+import { recordEvidenceApplied } from "../observability/Metrics.ts"
+import { RailSettings } from "../payments/RailSettings.ts"
+import { ChainRepo } from "./watcher/ChainRepo.ts"
+import type { ChainRpcError, ChainSource } from "./source/ChainSource.ts"
+import { type ChainWatcher, makeChainWatcher, type PollReport } from "./watcher/ChainWatcher.ts"
+import { makeMultiSource } from "./source/MultiSource.ts"
+import { SolanaRpc } from "./solana/SolanaRpc.ts"
+import { makeWatchIndex } from "./watcher/WatchedOptions.ts"
+import { WatchedOptionsRepo } from "./watcher/WatchedOptionsRepo.ts"
+import { WatcherLeadership } from "./watcher/WatcherLeadership.ts"
+import { stateKey } from "./watcher/WatchScope.ts"
+import { PaymentEvidence } from "../invoices/PaymentEvidence.ts"
+import { RefundWatchLive } from "../refunds/RefundWatchLive.ts"
 
 const MAX_BACKOFF_MILLIS = 60_000
 
@@ -68,7 +68,7 @@ const watchersOf = (livemode: boolean) =>
     // Each family's client library (viem, @scure/btc-signer, @solana/web3.js) loads only when one of
     // its networks is configured: tens of MB resident that a deployment without them never needs.
     if (evmNetworks.length > 0) {
-      const { makeEvmSource } = yield* Effect.promise(() => import("../evm/EvmSource.ts"))
+      const { makeEvmSource } = yield* Effect.promise(() => import("./evm/EvmSource.ts"))
       // EVM deposit addresses are the same on every EVM network: one index of all EVM options serves
       // every EVM watcher, so a transfer on the wrong network is recognised as an unmatched deposit.
       const index = yield* makeWatchIndex({ networks: EVM_NETWORKS, key: keys.evmAddress, livemode, retentionMillis })
@@ -90,7 +90,7 @@ const watchersOf = (livemode: boolean) =>
     }
     const esplora = lists.bitcoin
     if (esplora !== undefined) {
-      const { makeEsploraSource } = yield* Effect.promise(() => import("../bitcoin/EsploraSource.ts"))
+      const { makeEsploraSource } = yield* Effect.promise(() => import("./bitcoin/EsploraSource.ts"))
       const index = yield* makeWatchIndex({ networks: ["bitcoin"], key: keys.destinationAddress, livemode, retentionMillis })
       watchers.push(yield* makeChainWatcher({
         source: severalEndpoints(chains, "bitcoin", esplora,
@@ -107,7 +107,7 @@ const watchersOf = (livemode: boolean) =>
     }
     const solana = livemode ? (yield* SolanaRpc).client : lists.solana === undefined ? undefined : yield* SolanaRpc.clientOf(chains, lists.solana)
     if (solana !== undefined) {
-      const { makeSolanaWatcher } = yield* Effect.promise(() => import("../solana/SolanaWatcher.ts"))
+      const { makeSolanaWatcher } = yield* Effect.promise(() => import("./solana/SolanaWatcher.ts"))
       watchers.push(yield* makeSolanaWatcher({
         client: solana,
         mints: tokensOf(rails, "solana", livemode),
