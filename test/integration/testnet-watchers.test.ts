@@ -2,6 +2,7 @@ import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import { type Address, getAddress } from "viem"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { DeadlineSweeper, expiryScopes } from "../../src/chains/DeadlineSweeper.ts"
 import { makeEvmSource } from "../../src/chains/evm/EvmSource.ts"
 import { type AnvilNode, startAnvil, TEST_TOKENS } from "../support/Anvil.ts"
 import { bitcoinMethod, ethereumUsdcMethod, pollWatcherToHead, startChainApp } from "../support/ChainSuites.ts"
@@ -156,6 +157,36 @@ describe("the testnet watcher (anvil as sepolia)", () => {
     const metrics = await (await fetch(`${app.baseUrl}/metrics`)).text()
     expect(metrics).toMatch(/checkout_chain_processed_height\{network="ethereum"\}/)
     expect(metrics).toMatch(/checkout_chain_processed_height\{network="ethereum:test"\}/)
+  })
+
+  it("holds a test invoice's expiry on its lagging testnet watcher, while a live invoice whose live watcher is current expires", async () => {
+    const merchant = await app.createMerchant({ methods: [ethereumUsdcMethod] })
+    const { real, test } = await invoicesOf(merchant, 4)
+    await pollBoth()
+    const chainTimeOf = async (key: string) => (await sql((sql) => sql<{ chainTime: Date }>`SELECT chain_time FROM chain_cursors WHERE network = ${key}`))[0]!.chainTime
+    // Both deadlines just before what the live watcher has processed; the testnet watcher an hour behind them.
+    const deadline = new Date(Math.min((await chainTimeOf("ethereum")).getTime(), Date.now()) - 1_000)
+    await sql((sql) => sql`UPDATE invoices SET payable_until_at = ${deadline} WHERE id IN (${real.id}, ${test.id})`)
+    const testnetTime = await chainTimeOf("ethereum:test")
+    await sql((sql) => sql`UPDATE chain_cursors SET chain_time = ${new Date(deadline.getTime() - 3_600_000)} WHERE network = 'ethereum:test'`)
+    const sweep = () => app.run(Effect.flatMap(DeadlineSweeper, (sweeper) => sweeper.sweep()))
+
+    await sweep()
+    expect((await stateOf(real.id)).status).toBe("expired")
+    expect((await stateOf(test.id)).status).toBe("awaiting_payment")
+
+    await sql((sql) => sql`UPDATE chain_cursors SET chain_time = ${new Date(Math.max(testnetTime.getTime(), deadline.getTime()))} WHERE network = 'ethereum:test'`)
+    await sweep()
+    expect((await stateOf(test.id)).status).toBe("expired")
+  })
+
+  it("a test invoice waits on no watcher for a network without a testnet watcher, as a live invoice on a network without a live one", () => {
+    const chains = { endpoints: { ethereum: "http://live" }, testEndpointLists: { bitcoin: ["http://signet"], base: ["http://base-sepolia"] } }
+    expect(expiryScopes(chains)).toEqual([
+      { network: "ethereum", livemode: true },
+      { network: "bitcoin", livemode: false },
+      { network: "base", livemode: false }
+    ])
   })
 
   it("reads a testnet endpoint only when it answers the testnet's chain id", async () => {
