@@ -2,6 +2,7 @@ import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import { type Address, getAddress } from "viem"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { ChainWatchers } from "../../src/chains/ChainWatchers.ts"
 import { DeadlineSweeper, expiryScopes } from "../../src/chains/DeadlineSweeper.ts"
 import { makeEvmSource } from "../../src/chains/evm/EvmSource.ts"
 import { type AnvilNode, startAnvil, TEST_TOKENS } from "../support/Anvil.ts"
@@ -195,6 +196,22 @@ describe("the testnet watcher (anvil as sepolia)", () => {
     const wrong = await Effect.runPromise(Effect.flip(sourceAt(live.rpcUrl).head))
     expect(wrong.message).toContain(`answers chain id 1, not ${SEPOLIA}`)
     expect((await Effect.runPromise(sourceAt(testnet.rpcUrl).head)).height).toBe(await testnet.publicClient.getBlockNumber())
+  })
+
+  it("in production, reads a live EVM endpoint only when it answers its mainnet's chain id", async () => {
+    // The chain-id-1 anvil is a right ethereum endpoint and a wrong base one (base is 8453).
+    const production = await startChainApp({ env: "production" }, { CHECKOUT_RPC_URL_ETHEREUM: live.rpcUrl, CHECKOUT_RPC_URL_BASE: live.rpcUrl })
+    try {
+      expect((await pollWatcherToHead(production, "ethereum")).processedHeight).toBe(await live.publicClient.getBlockNumber())
+      const failed = await production.run(Effect.flip(Effect.flatMap(ChainWatchers, (watchers) => watchers.poll("base"))))
+      expect(failed.message).toContain("answers chain id 1, not 8453")
+      const { body } = await (await production.createMerchant({ withSettings: false })).dashboard("/api/dashboard/chain-watchers")
+      const base = body.watchers.find((watcher: { network: string }) => watcher.network === "base")
+      expect(base.processedHeight).toBeNull()
+      expect(JSON.stringify(base)).toContain("answers chain id 1, not 8453")
+    } finally {
+      await production.close()
+    }
   })
 
   it("a bitcoin signet watcher confirms a test invoice paid to its tb1 address", async () => {
