@@ -106,7 +106,8 @@ const watchersOf = (livemode: boolean) =>
         onApplied: (outcome) => recordEvidenceApplied(label("bitcoin"), outcome)
       }))
     }
-    const solana = livemode ? (yield* SolanaRpc).client : lists.solana === undefined ? undefined : yield* SolanaRpc.clientOf(chains, lists.solana)
+    const rpc = yield* SolanaRpc
+    const solana = livemode ? rpc.client : rpc.testClient
     if (solana !== undefined) {
       const { makeSolanaWatcher } = yield* Effect.promise(() => import("./solana/SolanaWatcher.ts"))
       watchers.push(yield* makeSolanaWatcher({
