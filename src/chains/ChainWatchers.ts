@@ -1,6 +1,6 @@
 import { Cause, Context, Duration, Effect, Layer } from "effect"
 import { AppConfig, type ChainWatchSettings, type WatchedNetwork } from "../config/AppConfig.ts"
-import { EVM_NETWORKS, EVM_TEST_CHAIN_IDS, NETWORKS } from "../payments/Networks.ts"
+import { EVM_CHAIN_IDS, EVM_NETWORKS, EVM_TEST_CHAIN_IDS, NETWORKS } from "../payments/Networks.ts"
 import type { RailSettingsShape } from "../payments/PaymentMethod.ts"
 import { recordEvidenceApplied } from "../observability/Metrics.ts"
 import { RailSettings } from "../payments/RailSettings.ts"
@@ -53,11 +53,12 @@ const tokensOf = (rails: RailSettingsShape, network: string, livemode: boolean):
 /**
  * The watchers of one mode: the live ones (CHECKOUT_RPC_URL_<NETWORK>, CHECKOUT_ESPLORA_URL), or the
  * testnet ones (CHECKOUT_TEST_RPC_URL_<NETWORK>, CHECKOUT_TEST_ESPLORA_URL) over test invoices only. Both
- * are the same watcher code; a testnet EVM endpoint must answer its testnet's chain id.
+ * are the same watcher code; a testnet EVM endpoint must answer its testnet's chain id, and in
+ * production a live one its mainnet's (elsewhere anvil answers chain id 1 for every network).
  */
 const watchersOf = (livemode: boolean) =>
   Effect.gen(function*() {
-    const { chains } = yield* AppConfig
+    const { chains, env } = yield* AppConfig
     const rails = yield* RailSettings
     const { keys } = yield* WatchedOptionsRepo
     const lists = endpointListsOf(chains, livemode)
@@ -74,7 +75,7 @@ const watchersOf = (livemode: boolean) =>
       const index = yield* makeWatchIndex({ networks: EVM_NETWORKS, key: keys.evmAddress, livemode, retentionMillis })
       for (const network of evmNetworks) {
         const tokens = tokensOf(rails, network, livemode)
-        const chainId = livemode ? undefined : EVM_TEST_CHAIN_IDS[network]
+        const chainId = !livemode ? EVM_TEST_CHAIN_IDS[network] : env === "production" ? EVM_CHAIN_IDS[network] : undefined
         watchers.push(yield* makeChainWatcher({
           source: severalEndpoints(chains, network, lists[network]!,
             (rpcUrl) => makeEvmSource({ network, rpcUrl, tokens, chainId, maxLogRange: chains.evmMaxLogRange, timeoutMs: chains.rpcTimeoutMs })),
@@ -105,7 +106,8 @@ const watchersOf = (livemode: boolean) =>
         onApplied: (outcome) => recordEvidenceApplied(label("bitcoin"), outcome)
       }))
     }
-    const solana = livemode ? (yield* SolanaRpc).client : lists.solana === undefined ? undefined : yield* SolanaRpc.clientOf(chains, lists.solana)
+    const rpc = yield* SolanaRpc
+    const solana = livemode ? rpc.client : rpc.testClient
     if (solana !== undefined) {
       const { makeSolanaWatcher } = yield* Effect.promise(() => import("./solana/SolanaWatcher.ts"))
       watchers.push(yield* makeSolanaWatcher({

@@ -1,11 +1,22 @@
 import { Clock, Context, Duration, Effect, Layer, Schedule } from "effect"
 import { ChainRepo } from "../chains/watcher/ChainRepo.ts"
-import { watchedNetworks } from "../payments/WatchedNetworks.ts"
-import { AppConfig } from "../config/AppConfig.ts"
+import { watchedNetworks, watchedTestNetworks } from "../payments/WatchedNetworks.ts"
+import { AppConfig, type ChainWatchSettings } from "../config/AppConfig.ts"
+import { stateKey, type WatchScope } from "../chains/watcher/WatchScope.ts"
 import { ExpiryRepo } from "../invoices/ExpiryRepo.ts"
 import { InvoiceRepo } from "../invoices/InvoiceRepo.ts"
 import { applyEvents } from "../lifecycle/Settlement.ts"
 import { InvoiceChanges } from "../invoices/InvoiceChanges.ts"
+
+/**
+ * The watchers that hold back expiry: each network's live one for live invoices, its testnet one
+ * for test invoices. An invoice of a mode whose network has no watcher of that mode waits on nothing
+ * chain-related (its payments come from the simulator or the test helpers).
+ */
+export const expiryScopes = (chains: Pick<ChainWatchSettings, "endpoints" | "testEndpointLists">): ReadonlyArray<WatchScope> => [
+  ...watchedNetworks(chains).map((network) => ({ network, livemode: true })),
+  ...watchedTestNetworks(chains).map((network) => ({ network, livemode: false }))
+]
 
 /**
  * Expires invoices whose final payable deadline has passed. Each batch is claimed with
@@ -23,12 +34,13 @@ export class InvoiceExpiry extends Context.Service<InvoiceExpiry, {
       const expiry = yield* ExpiryRepo
       const chainRepo = yield* ChainRepo
       const { chains } = yield* AppConfig
-      const networks = watchedNetworks(chains)
+      const scopes = expiryScopes(chains)
 
       // A watched network's watcher must have processed chain data up to an invoice's deadline
       // before it expires: a transfer mined in time but not yet seen would otherwise be called late.
-      const watchedProgress = Effect.map(chainRepo.chainTimes(networks),
-        (rows) => networks.map((network) => ({ network, chainTime: rows.find((row) => row.network === network)?.chainTime ?? null })))
+      // A test invoice waits on its testnet watcher (state key `<network>:test`), never the live one.
+      const watchedProgress = Effect.map(chainRepo.chainTimes(scopes.map(stateKey)),
+        (rows) => scopes.map((scope) => ({ ...scope, chainTime: rows.find((row) => row.network === stateKey(scope))?.chainTime ?? null })))
 
       const expireBatch = (batchSize: number) =>
         repo.withTransaction(Effect.gen(function*() {

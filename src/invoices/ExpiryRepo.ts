@@ -11,19 +11,20 @@ import { InvoiceRow } from "./InvoiceRows.ts"
  */
 const EXPIRABLE_STATUSES = statusesAccepting({ type: "DEADLINE_PASSED" }).map((status) => `'${status}'`).join(", ")
 
-const WatchedNetwork = Schema.Struct({ network: Schema.String, chainTime: NullableDate })
+const WatchedNetwork = Schema.Struct({ network: Schema.String, livemode: Schema.Boolean, chainTime: NullableDate })
 
 /** The deadline sweeper's claims of invoices due for expiry; it saves them through `InvoiceRepo` in the same transaction. */
 export class ExpiryRepo extends Context.Service<ExpiryRepo, {
   /**
    * Within a transaction: locks up to `batchSize` open invoices whose payable window ended before
-   * `now`, skipping those locked by others and those with an option on a network whose watcher
-   * has processed chain data only up to a time before the invoice's deadline (`chainTime` null: not yet).
+   * `now`, skipping those locked by others and those with an option on a network whose watcher of
+   * the invoice's mode (`livemode`) has processed chain data only up to a time before the invoice's
+   * deadline (`chainTime` null: not yet).
    */
   readonly claimDueForExpiry: (
     now: Date,
     batchSize: number,
-    watched: ReadonlyArray<{ readonly network: string; readonly chainTime: Date | null }>
+    watched: ReadonlyArray<{ readonly network: string; readonly livemode: boolean; readonly chainTime: Date | null }>
   ) => Effect.Effect<ReadonlyArray<InvoiceRecord>>
 }>()("Invoices/ExpiryRepo") {
   static readonly layer = Layer.effect(
@@ -38,7 +39,8 @@ export class ExpiryRepo extends Context.Service<ExpiryRepo, {
             WHERE i.status IN (${sql.literal(EXPIRABLE_STATUSES)}) AND i.payable_until_at < ${now}${
             watched.length === 0 ? sql`` : sql`
               AND NOT EXISTS (SELECT 1 FROM payment_options o
-                JOIN json_to_recordset(${JSON.stringify(watched)}::json) AS w(network text, "chainTime" timestamptz) ON w.network = o.network
+                JOIN json_to_recordset(${JSON.stringify(watched)}::json) AS w(network text, livemode boolean, "chainTime" timestamptz)
+                  ON w.network = o.network AND w.livemode = i.livemode
                 WHERE o.invoice_id = i.id AND (w."chainTime" IS NULL OR w."chainTime" < i.payable_until_at))`
           }
             ORDER BY i.payable_until_at LIMIT ${batchSize} FOR UPDATE OF i SKIP LOCKED`

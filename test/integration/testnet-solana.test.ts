@@ -3,9 +3,9 @@ import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { buildTransferTransaction } from "../../src/chains/solana/SolanaTransfer.ts"
-import { fundedSolanaWallet, pollWatcher, solanaUsdcMethod, startChainApp, startSolanaWithMints } from "../support/ChainSuites.ts"
+import { fundedSolanaWallet, pollWatcher, sendPrepared, solanaUsdcMethod, startChainApp, startSolanaWithMints } from "../support/ChainSuites.ts"
 import type { SolanaNode } from "../support/SolanaRpc.ts"
-import type { TestApp } from "../support/TestApp.ts"
+import { publicRequest, type TestApp } from "../support/TestApp.ts"
 import { testKeyOf } from "../support/TestMode.ts"
 
 // The Solana devnet watcher (issue #55 item 5): the litesvm RPC server stands in for devnet under
@@ -16,6 +16,13 @@ let devnet: SolanaNode
 let app: TestApp
 
 const sql = <A>(run: (sql: SqlClient.SqlClient) => Effect.Effect<A, unknown>) => app.run(Effect.flatMap(SqlClient.SqlClient, run))
+
+const prepare = (on: TestApp, invoiceId: string, paymentOptionId: string, payer: PublicKey) =>
+  publicRequest(on.baseUrl, `/api/checkout/pay/${invoiceId}/prepare-solana-wallet-payment`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ paymentOptionId, payerPublicKey: payer.toBase58() })
+  })
 
 beforeAll(async () => {
   devnet = await startSolanaWithMints(DEVNET_USDC)
@@ -63,5 +70,35 @@ describe("the Solana devnet watcher", () => {
     const accounts = await sql((sql) => sql<{ tokenAccount: string }>`SELECT token_account FROM solana_account_cursors`)
     expect(accounts.length).toBeGreaterThan(0)
     for (const { tokenAccount } of accounts) expect(tokenAccount).toMatch(/^test:/)
+  })
+
+  it("prepares a test invoice's wallet payment on devnet, with the devnet mint, though no live cluster is configured", async () => {
+    const merchant = await app.createMerchant({ methods: [solanaUsdcMethod()] })
+    const { api } = await testKeyOf(app, merchant)
+    const created = await api("/api/checkout/invoices", { body: { amountUsd: 6 } })
+    const option = created.body.paymentOptions.find((candidate: { network: string }) => candidate.network === "solana")
+    const payer = fundedSolanaWallet(devnet, [DEVNET_USDC], 100_000_000n)
+    const prepared = await prepare(app, created.body.id, option.id, payer.publicKey)
+    expect(prepared.status).toBe(200)
+    expect(prepared.body).toMatchObject({ blockhash: devnet.svm.latestBlockhash(), amountAtomic: "6000000" })
+    await sendPrepared(devnet, prepared.body.transaction, payer)
+    devnet.advance(3)
+    await pollWatcher(app, "solana:test")
+    await pollWatcher(app, "solana:test")
+    expect((await api(`/api/checkout/invoices/${created.body.id}`)).body).toMatchObject({ status: "confirmed", livemode: false })
+  })
+
+  it("answers a test invoice's preparation as an unconfigured Solana does (503) when only the live cluster is configured", async () => {
+    const liveOnly = await startChainApp({}, { CHECKOUT_RPC_URL_SOLANA: devnet.url })
+    try {
+      const merchant = await liveOnly.createMerchant({ methods: [solanaUsdcMethod()] })
+      const { api } = await testKeyOf(liveOnly, merchant)
+      const created = await api("/api/checkout/invoices", { body: { amountUsd: 6 } })
+      const option = created.body.paymentOptions.find((candidate: { network: string }) => candidate.network === "solana")
+      const prepared = await prepare(liveOnly, created.body.id, option.id, Keypair.generate().publicKey)
+      expect(prepared).toMatchObject({ status: 503, body: { error: "Solana payment preparation is temporarily unavailable. Retry in a few seconds." } })
+    } finally {
+      await liveOnly.close()
+    }
   })
 })

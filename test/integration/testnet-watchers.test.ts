@@ -2,6 +2,8 @@ import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import { type Address, getAddress } from "viem"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { ChainWatchers } from "../../src/chains/ChainWatchers.ts"
+import { InvoiceExpiry, expiryScopes } from "../../src/expiry/InvoiceExpiry.ts"
 import { makeEvmSource } from "../../src/chains/evm/EvmSource.ts"
 import { type AnvilNode, startAnvil, TEST_TOKENS } from "../support/Anvil.ts"
 import { bitcoinMethod, ethereumUsdcMethod, pollWatcherToHead, startChainApp } from "../support/ChainSuites.ts"
@@ -158,12 +160,58 @@ describe("the testnet watcher (anvil as sepolia)", () => {
     expect(metrics).toMatch(/checkout_chain_processed_height\{network="ethereum:test"\}/)
   })
 
+  it("holds a test invoice's expiry on its lagging testnet watcher, while a live invoice whose live watcher is current expires", async () => {
+    const merchant = await app.createMerchant({ methods: [ethereumUsdcMethod] })
+    const { real, test } = await invoicesOf(merchant, 4)
+    await pollBoth()
+    const chainTimeOf = async (key: string) => (await sql((sql) => sql<{ chainTime: Date }>`SELECT chain_time FROM chain_cursors WHERE network = ${key}`))[0]!.chainTime
+    // Both deadlines just before what the live watcher has processed; the testnet watcher an hour behind them.
+    const deadline = new Date(Math.min((await chainTimeOf("ethereum")).getTime(), Date.now()) - 1_000)
+    await sql((sql) => sql`UPDATE invoices SET payable_until_at = ${deadline} WHERE id IN (${real.id}, ${test.id})`)
+    const testnetTime = await chainTimeOf("ethereum:test")
+    await sql((sql) => sql`UPDATE chain_cursors SET chain_time = ${new Date(deadline.getTime() - 3_600_000)} WHERE network = 'ethereum:test'`)
+    const expire = () => app.run(Effect.flatMap(InvoiceExpiry, (expiry) => expiry.expire()))
+
+    await expire()
+    expect((await stateOf(real.id)).status).toBe("expired")
+    expect((await stateOf(test.id)).status).toBe("awaiting_payment")
+
+    await sql((sql) => sql`UPDATE chain_cursors SET chain_time = ${new Date(Math.max(testnetTime.getTime(), deadline.getTime()))} WHERE network = 'ethereum:test'`)
+    await expire()
+    expect((await stateOf(test.id)).status).toBe("expired")
+  })
+
+  it("a test invoice waits on no watcher for a network without a testnet watcher, as a live invoice on a network without a live one", () => {
+    const chains = { endpoints: { ethereum: "http://live" }, testEndpointLists: { bitcoin: ["http://signet"], base: ["http://base-sepolia"] } }
+    expect(expiryScopes(chains)).toEqual([
+      { network: "ethereum", livemode: true },
+      { network: "bitcoin", livemode: false },
+      { network: "base", livemode: false }
+    ])
+  })
+
   it("reads a testnet endpoint only when it answers the testnet's chain id", async () => {
     const sourceAt = (rpcUrl: string) =>
       makeEvmSource({ network: "ethereum", rpcUrl, tokens: new Map([[SEPOLIA_USDC.toLowerCase(), "USDC"]]), chainId: SEPOLIA, maxLogRange: 100, timeoutMs: 5_000 })
     const wrong = await Effect.runPromise(Effect.flip(sourceAt(live.rpcUrl).head))
     expect(wrong.message).toContain(`answers chain id 1, not ${SEPOLIA}`)
     expect((await Effect.runPromise(sourceAt(testnet.rpcUrl).head)).height).toBe(await testnet.publicClient.getBlockNumber())
+  })
+
+  it("in production, reads a live EVM endpoint only when it answers its mainnet's chain id", async () => {
+    // The chain-id-1 anvil is a right ethereum endpoint and a wrong base one (base is 8453).
+    const production = await startChainApp({ env: "production" }, { CHECKOUT_RPC_URL_ETHEREUM: live.rpcUrl, CHECKOUT_RPC_URL_BASE: live.rpcUrl })
+    try {
+      expect((await pollWatcherToHead(production, "ethereum")).processedHeight).toBe(await live.publicClient.getBlockNumber())
+      const failed = await production.run(Effect.flip(Effect.flatMap(ChainWatchers, (watchers) => watchers.poll("base"))))
+      expect(failed.message).toContain("answers chain id 1, not 8453")
+      const { body } = await (await production.createMerchant({ withSettings: false })).dashboard("/api/dashboard/chain-watchers")
+      const base = body.watchers.find((watcher: { network: string }) => watcher.network === "base")
+      expect(base.processedHeight).toBeNull()
+      expect(JSON.stringify(base)).toContain("answers chain id 1, not 8453")
+    } finally {
+      await production.close()
+    }
   })
 
   it("a bitcoin signet watcher confirms a test invoice paid to its tb1 address", async () => {

@@ -297,12 +297,13 @@ export const InMemoryExpiryRepo = Layer.effect(
     return {
       claimDueForExpiry: (now, batchSize, watched) =>
         Effect.sync(() => {
-          const progress = new Map(watched.map(({ chainTime, network }) => [network, chainTime]))
+          const progress = new Map(watched.map(({ chainTime, livemode, network }) => [`${network}:${livemode}`, chainTime]))
           const due = [...store.tables().invoices.values()].filter(({ invoice, options }) => {
             if (!expirable.has(invoice.status) || !(invoice.timing.payableUntilAt.getTime() < now.getTime()) || locked.has(invoice.id)) return false
             return options.every((option) => {
-              if (!progress.has(option.network)) return true
-              const chainTime = progress.get(option.network)
+              const key = `${option.network}:${invoice.livemode}`
+              if (!progress.has(key)) return true
+              const chainTime = progress.get(key)
               return chainTime !== null && chainTime !== undefined && chainTime.getTime() >= invoice.timing.payableUntilAt.getTime()
             })
           }).sort((a, b) => a.invoice.timing.payableUntilAt.getTime() - b.invoice.timing.payableUntilAt.getTime()).slice(0, batchSize)

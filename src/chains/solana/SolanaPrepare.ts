@@ -18,21 +18,21 @@ export class SolanaPrepare extends Context.Service<SolanaPrepare, {
 }>()("Chains/SolanaPrepare") {
   /**
    * The implementation (SolanaPrepareLive.ts, with @solana/web3.js and spl-token) loads at start when
-   * a Solana endpoint is configured, so that no payer waits for it; without one, on the first
+   * a Solana endpoint (live or devnet) is configured, so that no payer waits for it; without one, on the first
    * preparation (which then answers that preparation is unavailable).
    */
   static readonly layer = Layer.effect(
     SolanaPrepare,
     Effect.gen(function*() {
       const context = yield* Effect.context<AppConfig | Invoices | SolanaRpc>()
-      const { client } = Context.get(context, SolanaRpc)
+      const { client, testClient } = Context.get(context, SolanaRpc)
       const loaded = yield* Effect.cached(
         Effect.promise(() => import("./SolanaPrepareLive.ts")).pipe(
           Effect.flatMap(({ makeSolanaPrepare }) => makeSolanaPrepare),
           Effect.provideContext(context)
         )
       )
-      if (client !== undefined) yield* loaded
+      if (client !== undefined || testClient !== undefined) yield* loaded
       return { prepare: (invoiceId, request) => Effect.flatMap(loaded, ({ prepare }) => prepare(invoiceId, request)) }
     })
   ).pipe(Layer.provide([SolanaRpc.layer, Invoices.layer]))

@@ -22,9 +22,11 @@ export interface PreparedSolanaPayment {
 /** SolanaPrepare's implementation, loaded with @solana/web3.js on the first preparation. */
 export const makeSolanaPrepare = Effect.gen(function*() {
   const invoices = yield* Invoices
-  const { client } = yield* SolanaRpc
+  const { client, testClient } = yield* SolanaRpc
   const { chains } = yield* AppConfig
   const transfers = makeUnsignedTransfers(client, chains.rpcTimeoutMs, "Solana payment preparation")
+  // A test invoice's transfer is built on devnet (its option names the devnet mint where set), never on the live cluster.
+  const testTransfers = makeUnsignedTransfers(testClient, chains.rpcTimeoutMs, "Solana test payment preparation", "CHECKOUT_TEST_RPC_URL_SOLANA")
 
   const prepare = Effect.fn("SolanaPrepare.prepare")(function*(
     invoiceId: string,
@@ -45,7 +47,7 @@ export const makeSolanaPrepare = Effect.gen(function*() {
     if (amountAtomic <= 0n) {
       return yield* new SolanaPaymentNotPayable({ message: "Nothing remains to be paid on this invoice" })
     }
-    const prepared = yield* transfers.prepare({
+    const prepared = yield* (invoice.livemode ? transfers : testTransfers).prepare({
       payer: new PublicKey(payerBytes),
       recipient: new PublicKey(String(payload.recipientAddress)),
       mint: new PublicKey(String(payload.mintAddress)),

@@ -14,7 +14,7 @@ const ATTEMPT_MILLIS = 2_000
  * Unsigned Solana Pay transfers with a recent blockhash, for a wallet to sign: what the payer page
  * (payments) and the dashboard (refunds) prepare. `what` names the preparation in the logs.
  */
-export const makeUnsignedTransfers = (client: SolanaRpcClient | undefined, rpcTimeoutMs: number, what: string) => {
+export const makeUnsignedTransfers = (client: SolanaRpcClient | undefined, rpcTimeoutMs: number, what: string, variable = "CHECKOUT_RPC_URL_SOLANA") => {
   const attempt = { timeoutMs: Math.min(rpcTimeoutMs, ATTEMPT_MILLIS) }
   // The token program owning each mint (classic SPL Token for USDC and USDT), read once.
   const tokenPrograms = new Map<string, PublicKey>()
@@ -33,7 +33,7 @@ export const makeUnsignedTransfers = (client: SolanaRpcClient | undefined, rpcTi
 
   const prepare = (request: Omit<TransferRequest, "blockhash" | "lastValidBlockHeight" | "tokenProgram">) =>
     Effect.gen(function*() {
-      if (client === undefined) return yield* unavailable("CHECKOUT_RPC_URL_SOLANA is not set")
+      if (client === undefined) return yield* unavailable(`${variable} is not set`)
       const [{ blockhash, lastValidBlockHeight }, tokenProgram] = yield* Effect.all([
         client.call("getLatestBlockhash", (connection) => connection.getLatestBlockhash(), attempt),
         tokenProgramOf(client, request.mint)
