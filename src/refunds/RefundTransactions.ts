@@ -1,5 +1,6 @@
-import { Context, Effect, Layer } from "effect"
+import { Context, Effect, Layer, Option } from "effect"
 import { InvalidRequest, RefundStatusConflict, type SolanaPreparationUnavailable } from "../domain/Errors.ts"
+import { InvoiceRepo } from "../invoices/InvoiceRepo.ts"
 import type { RefundRecord } from "./Refund.ts"
 import { refundDestination } from "./RefundAddress.ts"
 
@@ -12,6 +13,8 @@ export interface SolanaTransferRequest {
   readonly amountAtomic: bigint
   readonly reference: string
   readonly memo: string
+  /** False for a test invoice's refund: built on devnet (CHECKOUT_TEST_RPC_URL_SOLANA), never on the live cluster. */
+  readonly livemode: boolean
 }
 
 export interface UnsignedSolanaTransfer {
@@ -43,6 +46,7 @@ export class RefundTransactions extends Context.Service<RefundTransactions, {
     RefundTransactions,
     Effect.gen(function*() {
       const builder = yield* SolanaTransferBuilder
+      const invoices = yield* InvoiceRepo
       return {
         prepareSolana: Effect.fn("RefundTransactions.prepareSolana")(function*(refund: RefundRecord, payerPublicKey: string) {
           if (refund.network !== "solana" || refund.reference === null || refund.tokenContract === null) {
@@ -52,6 +56,7 @@ export class RefundTransactions extends Context.Service<RefundTransactions, {
             return yield* new RefundStatusConflict({ message: `Only a requested refund can be prepared; this refund is ${refund.status}` })
           }
           if (refundDestination("solana", payerPublicKey) === undefined) return yield* new InvalidRequest({ message: PAYER_KEY_MESSAGE })
+          const livemode = Option.match(yield* invoices.find(refund.invoiceId), { onNone: () => true, onSome: (parts) => parts.invoice.livemode })
           const built = yield* builder.build({
             payer: payerPublicKey,
             recipient: refund.refundAddress,
@@ -59,11 +64,12 @@ export class RefundTransactions extends Context.Service<RefundTransactions, {
             decimals: refund.decimals,
             amountAtomic: refund.amountAtomic,
             reference: refund.reference,
-            memo: `Refund ${refund.invoiceId}`
+            memo: `Refund ${refund.invoiceId}`,
+            livemode
           })
           return { ...built, refundId: refund.id, amountAtomic: refund.amountAtomic.toString() }
         })
       }
     })
-  )
+  ).pipe(Layer.provide(InvoiceRepo.layer))
 }

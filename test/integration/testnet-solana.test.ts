@@ -88,6 +88,30 @@ describe("the Solana devnet watcher", () => {
     expect((await api(`/api/checkout/invoices/${created.body.id}`)).body).toMatchObject({ status: "confirmed", livemode: false })
   })
 
+  it("prepares a test invoice's refund on devnet, though no live cluster is configured", async () => {
+    const merchant = await app.createMerchant({ methods: [solanaUsdcMethod()] })
+    const { api } = await testKeyOf(app, merchant)
+    const created = await api("/api/checkout/invoices", { body: { amountUsd: 3 } })
+    const option = created.body.paymentOptions.find((candidate: { network: string }) => candidate.network === "solana")
+    // Paid 4 USDC for 3 USD through the test helpers: 1 USDC to refund.
+    const paid = await api(`/api/checkout/test-helpers/invoices/${created.body.id}/pay`, {
+      body: { paymentOptionId: option.id, amount: "4", confirmations: 1_000, transactionHash: "test_refund_1" }
+    })
+    expect(paid.body.invoice).toMatchObject({ status: "confirmed", livemode: false })
+    const payer = Keypair.generate().publicKey
+    const requested = await publicRequest(app.baseUrl, `/api/checkout/pay/${created.body.id}/refunds`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ paymentOptionId: option.id, refundAddress: payer.toBase58() })
+    })
+    expect(requested.status).toBe(201)
+    const [refund] = (await merchant.dashboard(`/api/dashboard/invoices/${created.body.id}/refunds`)).body.data
+    const wallet = Keypair.generate().publicKey
+    const answer = await merchant.dashboard(`/api/dashboard/refunds/${refund.id}/prepare-solana-transaction`, { body: { payerPublicKey: wallet.toBase58() } })
+    expect(answer.status).toBe(200)
+    expect(answer.body).toMatchObject({ refundId: refund.id, amountAtomic: "1000000", blockhash: devnet.svm.latestBlockhash() })
+  })
+
   it("answers a test invoice's preparation as an unconfigured Solana does (503) when only the live cluster is configured", async () => {
     const liveOnly = await startChainApp({}, { CHECKOUT_RPC_URL_SOLANA: devnet.url })
     try {
