@@ -2,12 +2,12 @@ import { Clock, Effect, Layer } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { CurrentMerchant } from "../http/CurrentMerchant.ts"
 import { AppConfig } from "../config/AppConfig.ts"
-import { merchantInvoiceView, paymentView } from "../domain/InvoiceViews.ts"
+import { merchantInvoiceView } from "../domain/InvoiceViews.ts"
 import { checkoutApi } from "../http/CheckoutApi.ts"
 import { DevSimulatorGroup } from "./DevSimulatorApi.ts"
 import { mapDomainErrors } from "../http/ApiErrors.ts"
-import { type HelperResult, type HelperScope, TestHelpers } from "../testmode/TestHelpers.ts"
-import { toHelperHttpError } from "../testmode/TestHelpersHttp.ts"
+import { type HelperScope, TestHelpers } from "../testmode/TestHelpers.ts"
+import { helperAnswer, toHelperHttpError } from "../testmode/TestHelpersHttp.ts"
 
 const simulatedHash = () => `sim_${crypto.randomUUID().replaceAll("-", "")}`
 
@@ -24,7 +24,7 @@ export const DevSimulatorHttpLive = HttpApiBuilder.group(checkoutApi(DevSimulato
     const helpers = yield* TestHelpers
     const { publicUrl } = yield* AppConfig
     const now = Effect.map(Clock.currentTimeMillis, (millis) => new Date(millis))
-    const answer = (result: HelperResult) => Effect.map(now, (at) => ({ payment: paymentView(result.payment), invoice: merchantInvoiceView(result.parts, publicUrl, at) }))
+    const answer = helperAnswer(publicUrl)
     return handlers
       .handle("simulatePayment", ({ params, payload }) =>
         Effect.flatMap(ownScope, (scope) =>

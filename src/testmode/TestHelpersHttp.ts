@@ -42,6 +42,13 @@ export const toHelperHttpError = (error: TestHelperError) => {
 
 const isTestKey = (merchant: CurrentMerchant["Service"]) => merchant.via === "api_key" && !merchant.livemode
 
+/** A helper's answer: the payment it wrote and the invoice as the merchant API shows it now (the development simulator answers the same). */
+export const helperAnswer = (publicUrl: string) => (result: HelperResult) =>
+  Effect.map(Clock.currentTimeMillis, (millis) => ({
+    payment: paymentView(result.payment),
+    invoice: merchantInvoiceView(result.parts, publicUrl, new Date(millis))
+  }))
+
 /** The helpers' gate (TestKeyOnly): anything but a test key is refused with 403 before its body is read. */
 export const TestKeyOnlyLive = Layer.succeed(TestKeyOnly,
   (httpEffect) => Effect.andThen(Effect.flatMap(CurrentMerchant, (merchant) => isTestKey(merchant) ? Effect.void : Effect.fail(TestHelperErrors.needsTestKey())), httpEffect))
@@ -57,7 +64,7 @@ export const TestHelpersHttpLive = HttpApiBuilder.group(checkoutApi(TestHelpersG
     const helpers = yield* TestHelpers
     const { publicUrl } = yield* AppConfig
     const now = Effect.map(Clock.currentTimeMillis, (millis) => new Date(millis))
-    const answer = (result: HelperResult) => Effect.map(now, (at) => ({ payment: paymentView(result.payment), invoice: merchantInvoiceView(result.parts, publicUrl, at) }))
+    const answer = helperAnswer(publicUrl)
     return handlers
       .handle("pay",
         ({ params, payload }) => Effect.flatMap(testScope, (scope) => helpers.pay(scope, params.id, payload).pipe(Effect.mapError(toHelperHttpError), Effect.flatMap(answer))))
