@@ -40,6 +40,12 @@ it.layer(testApp(), { timeout: "120 seconds", excludeTestServices: true })("the 
     Effect.flatMap(SqlClient.SqlClient, (sql) =>
       sql<{ responseStatus: number; responseBody: string }>`SELECT response_status, response_body FROM idempotency_keys
         WHERE merchant_id = ${merchant.merchantId} AND scope = ${scope} AND key = ${key}`).pipe(Effect.map((rows) => rows[0]), Effect.orDie)
+  /** A finished create's record, written as the store would (a test sets the body and status it replays). */
+  const storeCreate = (merchant: Merchant, key: string, body: unknown, responseStatus: number, responseBody: string) =>
+    Effect.flatMap(SqlClient.SqlClient, (sql) =>
+      sql`INSERT INTO idempotency_keys ${
+        sql.insert({ merchantId: merchant.merchantId, scope: "create", key, requestHash: requestHash(body), state: "done", responseStatus, responseBody, createdAt: new Date() })
+      }`).pipe(Effect.orDie)
 
   describe("of a success", () => {
     it.effect("answers a create, a void and a record-payment again byte for byte, timestamps included", () =>
@@ -72,19 +78,7 @@ it.layer(testApp(), { timeout: "120 seconds", excludeTestServices: true })("the 
         const first = yield* post(merchant, "/api/checkout/invoices", body, crypto.randomUUID())
         const reversed = Object.fromEntries(Object.entries(JSON.parse(first.text)).reverse())
         const key = crypto.randomUUID()
-        const sql = yield* SqlClient.SqlClient
-        yield* sql`INSERT INTO idempotency_keys ${
-          sql.insert({
-            merchantId: merchant.merchantId,
-            scope: "create",
-            key,
-            requestHash: requestHash(body),
-            state: "done",
-            responseStatus: 201,
-            responseBody: JSON.stringify(reversed),
-            createdAt: new Date()
-          })
-        }`.pipe(Effect.orDie)
+        yield* storeCreate(merchant, key, body, 201, JSON.stringify(reversed))
         expect(yield* post(merchant, "/api/checkout/invoices", body, key)).toEqual(first)
       }))
   })
@@ -124,20 +118,8 @@ it.layer(testApp(), { timeout: "120 seconds", excludeTestServices: true })("the 
         const merchant = yield* newMerchant()
         const body = { amountUsd: 6 }
         const key = crypto.randomUUID()
-        const sql = yield* SqlClient.SqlClient
         // A 429 is no answer of create's use case: a record of one is not a create answer to replay.
-        yield* sql`INSERT INTO idempotency_keys ${
-          sql.insert({
-            merchantId: merchant.merchantId,
-            scope: "create",
-            key,
-            requestHash: requestHash(body),
-            state: "done",
-            responseStatus: 429,
-            responseBody: JSON.stringify({ error: "Rate limit exceeded. Retry after 1 seconds." }),
-            createdAt: new Date()
-          })
-        }`.pipe(Effect.orDie)
+        yield* storeCreate(merchant, key, body, 429, JSON.stringify({ error: "Rate limit exceeded. Retry after 1 seconds." }))
         const answer = yield* post(merchant, "/api/checkout/invoices", body, key)
         expect(answer.status).not.toBe(409)
         expect(answer.status).toBe(500)
